@@ -1,0 +1,403 @@
+//! One chat message, its swipes, and the ST-Auto-Recap data each swipe carries.
+
+use serde::{Deserialize, Serialize};
+
+use super::settings::TokenizerKind;
+use super::{DomainError, Limits, ids};
+
+/// ST-Auto-Recap's data on one swipe of a message. Every field has presence:
+/// `None` is "never set", which differs from an empty string or `false`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+#[allow(missing_docs)] // each field is the API's MessageData field of the same name
+pub struct MessageData {
+    pub memory: Option<String>,
+    pub prefill: Option<String>,
+    pub exclude: Option<bool>,
+    pub error: Option<String>,
+    pub reasoning: Option<String>,
+    pub edited: Option<bool>,
+    pub scene_break: Option<bool>,
+    pub scene_break_visible: Option<bool>,
+    pub scene_break_name: Option<String>,
+    pub scene_recap_memory: Option<String>,
+    pub is_auto_recap_system_memory: Option<bool>,
+}
+
+impl MessageData {
+    /// Sets every field that is present in `update`.
+    pub fn merge(&mut self, update: &MessageData) {
+        let MessageData {
+            memory,
+            prefill,
+            exclude,
+            error,
+            reasoning,
+            edited,
+            scene_break,
+            scene_break_visible,
+            scene_break_name,
+            scene_recap_memory,
+            is_auto_recap_system_memory,
+        } = update;
+        macro_rules! take {
+            ($($field:ident),*) => { $(if $field.is_some() { self.$field = $field.clone(); })* };
+        }
+        take!(
+            memory,
+            prefill,
+            exclude,
+            error,
+            reasoning,
+            edited,
+            scene_break,
+            scene_break_visible,
+            scene_break_name,
+            scene_recap_memory,
+            is_auto_recap_system_memory
+        );
+    }
+
+    /// ST-Auto-Recap's `clear_memory`: unsets memory, error, reasoning and
+    /// prefill; sets edited and exclude to false.
+    pub fn clear_memory(&mut self) {
+        self.memory = None;
+        self.error = None;
+        self.reasoning = None;
+        self.prefill = None;
+        self.edited = Some(false);
+        self.exclude = Some(false);
+    }
+
+    /// A scene break that counts for auto-hide: the flag is set and its
+    /// visibility is not explicitly false.
+    pub fn is_visible_scene_break(&self) -> bool {
+        self.scene_break == Some(true) && self.scene_break_visible != Some(false)
+    }
+
+    /// Whether the swipe carries a non-empty scene recap.
+    pub fn has_scene_recap(&self) -> bool {
+        self.scene_recap_memory.as_deref().is_some_and(|m| !m.is_empty())
+    }
+
+    /// `get_memory`: the memory, with `prefill` in front only when
+    /// `show_prefill` is on; `None` when there is no (non-empty) memory.
+    pub fn memory_text(&self, show_prefill: bool) -> Option<String> {
+        let memory = self.memory.as_deref().filter(|m| !m.is_empty())?;
+        match (show_prefill, self.prefill.as_deref()) {
+            (true, Some(prefill)) => Some(format!("{prefill}{memory}")),
+            _ => Some(memory.to_owned()),
+        }
+    }
+
+    /// Refuses text fields over the configured maximum.
+    pub fn check(&self, limits: &Limits) -> Result<(), DomainError> {
+        let fields = [
+            ("data.memory", &self.memory),
+            ("data.prefill", &self.prefill),
+            ("data.error", &self.error),
+            ("data.reasoning", &self.reasoning),
+            ("data.scene_break_name", &self.scene_break_name),
+            ("data.scene_recap_memory", &self.scene_recap_memory),
+        ];
+        for (field, value) in fields {
+            if let Some(text) = value {
+                limits.check_text(field, text)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One alternative text of a message, with its own recap data.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Swipe {
+    /// The swipe's text.
+    pub text: String,
+    /// The swipe's recap data.
+    #[serde(default)]
+    pub data: MessageData,
+}
+
+/// A message of a chat. Invariant: `swipes` is never empty and
+/// `swipe_id < swipes.len()`; the current text and data are those of
+/// `swipes[swipe_id]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Client-chosen id, unique in the chat.
+    pub id: String,
+    /// Speaker name.
+    pub name: String,
+    /// Written by the user.
+    pub is_user: bool,
+    /// Hidden by hand.
+    pub hidden: bool,
+    /// A narrator message.
+    pub is_narrator: bool,
+    /// A thought message (Stepped Thinking).
+    pub is_thoughts: bool,
+    /// The writing character, for group chats.
+    pub character_key: String,
+    /// All swipes; never empty.
+    pub swipes: Vec<Swipe>,
+    /// Index of the current swipe.
+    pub swipe_id: usize,
+    /// Token count of the current text, cached per vocabulary; cleared
+    /// whenever the text changes.
+    #[serde(skip)]
+    pub text_tokens: Option<(TokenizerKind, u32)>,
+}
+
+impl Message {
+    /// The current swipe's text.
+    pub fn text(&self) -> &str {
+        self.current().map(|s| s.text.as_str()).unwrap_or("")
+    }
+
+    /// The current swipe's recap data.
+    pub fn data(&self) -> &MessageData {
+        static EMPTY: MessageData = MessageData {
+            memory: None,
+            prefill: None,
+            exclude: None,
+            error: None,
+            reasoning: None,
+            edited: None,
+            scene_break: None,
+            scene_break_visible: None,
+            scene_break_name: None,
+            scene_recap_memory: None,
+            is_auto_recap_system_memory: None,
+        };
+        self.current().map(|s| &s.data).unwrap_or(&EMPTY)
+    }
+
+    /// The current swipe's recap data, for changing it.
+    pub fn data_mut(&mut self) -> &mut MessageData {
+        if self.swipes.is_empty() {
+            // Keep the invariant even for a message built by hand.
+            self.swipes.push(Swipe::default());
+            self.swipe_id = 0;
+        }
+        let last = self.swipes.len() - 1;
+        let index = self.swipe_id.min(last);
+        &mut self.swipes[index].data
+    }
+
+    fn current(&self) -> Option<&Swipe> {
+        self.swipes.get(self.swipe_id)
+    }
+
+    /// Replaces the text, name and flags with those of `incoming`, keeping
+    /// the recap data of every swipe index both have (new swipes start empty).
+    pub fn take_content_of(&mut self, incoming: Message) {
+        let old_swipes = std::mem::take(&mut self.swipes);
+        let mut swipes = incoming.swipes;
+        for (swipe, old) in swipes.iter_mut().zip(old_swipes) {
+            swipe.data = old.data;
+        }
+        *self = Message {
+            swipes,
+            text_tokens: None,
+            ..incoming
+        };
+    }
+}
+
+/// A message as a client describes it, before it is checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[allow(missing_docs)] // each field is the API's Message field of the same name
+pub struct NewMessage {
+    pub id: String,
+    pub name: String,
+    pub text: String,
+    pub is_user: bool,
+    pub hidden: bool,
+    pub is_narrator: bool,
+    pub is_thoughts: bool,
+    pub character_key: String,
+    pub swipes: Vec<String>,
+    pub swipe_id: u32,
+}
+
+impl NewMessage {
+    /// Checks the message and builds it. Without `swipes` the message has one
+    /// swipe, `text`; with `swipes`, `swipe_id` must index them and a
+    /// non-empty `text` replaces the current swipe's text. `field` prefixes
+    /// field names in errors (e.g. `event.message_sent.message`).
+    pub fn build(self, field: &str, limits: &Limits) -> Result<Message, DomainError> {
+        let NewMessage {
+            id,
+            name,
+            text,
+            is_user,
+            hidden,
+            is_narrator,
+            is_thoughts,
+            character_key,
+            swipes,
+            swipe_id,
+        } = self;
+        ids::check_message_id(&format!("{field}.id"), &id)?;
+        limits.check_text(&format!("{field}.text"), &text)?;
+        limits.check_text(&format!("{field}.name"), &name)?;
+        limits.check_text(&format!("{field}.character_key"), &character_key)?;
+        for swipe in &swipes {
+            limits.check_text(&format!("{field}.swipes"), swipe)?;
+        }
+        let (mut swipes, swipe_id) = if swipes.is_empty() {
+            if swipe_id != 0 {
+                return Err(DomainError::invalid(
+                    format!("{field}.swipe_id"),
+                    "must be 0 when swipes is empty",
+                ));
+            }
+            (vec![text.clone()], 0)
+        } else {
+            let index = usize::try_from(swipe_id).unwrap_or(usize::MAX);
+            if index >= swipes.len() {
+                return Err(DomainError::invalid(
+                    format!("{field}.swipe_id"),
+                    format!("{swipe_id} is not an index of the {} swipes", swipes.len()),
+                ));
+            }
+            (swipes, index)
+        };
+        if !text.is_empty() {
+            swipes[swipe_id] = text;
+        }
+        Ok(Message {
+            id,
+            name,
+            is_user,
+            hidden,
+            is_narrator,
+            is_thoughts,
+            character_key,
+            swipes: swipes
+                .into_iter()
+                .map(|text| Swipe {
+                    text,
+                    data: MessageData::default(),
+                })
+                .collect(),
+            swipe_id,
+            text_tokens: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(id: &str, text: &str) -> NewMessage {
+        NewMessage {
+            id: id.into(),
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_message_without_swipes_has_one_swipe_its_text() {
+        let m = new("m1", "hello").build("message", &Limits::default()).unwrap();
+        assert_eq!(m.swipes.len(), 1);
+        assert_eq!(m.text(), "hello");
+    }
+
+    #[test]
+    fn swipes_take_their_text_from_swipe_id_and_text_overrides_it() {
+        let mut n = new("m1", "");
+        n.swipes = vec!["a".into(), "b".into()];
+        n.swipe_id = 1;
+        assert_eq!(n.clone().build("m", &Limits::default()).unwrap().text(), "b");
+        n.text = "B!".into();
+        let m = n.clone().build("m", &Limits::default()).unwrap();
+        assert_eq!(m.text(), "B!");
+        assert_eq!(m.swipes[0].text, "a");
+        n.swipe_id = 2;
+        let err = n.build("m", &Limits::default()).unwrap_err();
+        assert!(err.to_string().contains("m.swipe_id"), "{err}");
+    }
+
+    #[test]
+    fn build_refuses_bad_id_and_long_text() {
+        assert!(new("", "x").build("m", &Limits::default()).is_err());
+        let limits = Limits { max_text_bytes: 3 };
+        let err = new("a", "long").build("m", &limits).unwrap_err();
+        assert!(err.to_string().contains("m.text"), "{err}");
+    }
+
+    #[test]
+    fn clear_memory_matches_the_extension() {
+        let mut d = MessageData {
+            memory: Some("m".into()),
+            prefill: Some("p".into()),
+            error: Some("e".into()),
+            reasoning: Some("r".into()),
+            edited: Some(true),
+            exclude: Some(true),
+            scene_break: Some(true),
+            ..Default::default()
+        };
+        d.clear_memory();
+        assert_eq!(
+            d,
+            MessageData {
+                edited: Some(false),
+                exclude: Some(false),
+                scene_break: Some(true),
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn memory_text_puts_prefill_first_only_when_shown() {
+        let d = MessageData {
+            memory: Some("Alice entered the library.".into()),
+            prefill: Some("In this scene: ".into()),
+            ..Default::default()
+        };
+        assert_eq!(d.memory_text(false).unwrap(), "Alice entered the library.");
+        assert_eq!(
+            d.memory_text(true).unwrap(),
+            "In this scene: Alice entered the library."
+        );
+        let empty = MessageData {
+            memory: Some(String::new()),
+            prefill: Some("p".into()),
+            ..Default::default()
+        };
+        assert_eq!(empty.memory_text(true), None);
+    }
+
+    #[test]
+    fn visible_scene_break_needs_flag_and_not_explicitly_invisible() {
+        let mut d = MessageData {
+            scene_break: Some(true),
+            ..Default::default()
+        };
+        assert!(d.is_visible_scene_break());
+        d.scene_break_visible = Some(false);
+        assert!(!d.is_visible_scene_break());
+        d.scene_break_visible = Some(true);
+        assert!(d.is_visible_scene_break());
+        d.scene_break = Some(false);
+        assert!(!d.is_visible_scene_break());
+    }
+
+    #[test]
+    fn taking_new_content_keeps_each_swipes_data() {
+        let mut old = new("m", "old").build("m", &Limits::default()).unwrap();
+        old.data_mut().memory = Some("recap".into());
+        let mut incoming = new("m", "");
+        incoming.swipes = vec!["new0".into(), "new1".into()];
+        incoming.swipe_id = 1;
+        old.take_content_of(incoming.build("m", &Limits::default()).unwrap());
+        assert_eq!(old.text(), "new1");
+        assert_eq!(old.swipes[0].data.memory.as_deref(), Some("recap"));
+        assert_eq!(old.swipes[1].data, MessageData::default());
+    }
+}

@@ -1,0 +1,100 @@
+//! Pure rules of ST-Auto-Recap's memory injection, with no transport, runtime
+//! or storage in sight: every rule is a plain function over plain data, with
+//! its unit tests beside it.
+//!
+//! - [`ids`]: what a valid chat or message id is.
+//! - [`settings`]: the settings, their defaults, validation and merging.
+//! - [`message`]: messages, swipes and the per-swipe [`message::MessageData`].
+//! - [`chat`]: a chat's transcript and how each event changes it.
+//! - [`recaps`]: the versioned running scene recap.
+//! - [`autohide`], [`inclusion`], [`template`]: the parts of `refresh_memory`.
+//! - [`refresh`]: one refresh, producing an [`refresh::Injection`].
+//! - [`tokens`]: token counting with tiktoken's vocabularies.
+
+pub mod autohide;
+pub mod chat;
+pub mod ids;
+pub mod inclusion;
+pub mod message;
+pub mod recaps;
+pub mod refresh;
+pub mod settings;
+pub mod template;
+pub mod tokens;
+
+/// Why the domain refused a request. Each variant names the field or the
+/// thing involved so that a client can tell what to fix; refusing never
+/// changes any state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DomainError {
+    /// A field has a value the rules do not accept.
+    #[error("invalid {field}: {reason}")]
+    Invalid {
+        /// The request field at fault, as spelled in the API.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A chat, message or running-recap version that does not exist.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// A message id used twice in one chat.
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+}
+
+impl DomainError {
+    /// Shorthand for [`DomainError::Invalid`].
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        DomainError::Invalid {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Size limits applied to client-supplied text, configurable by the operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest accepted text field (message text, swipe, memory, recap
+    /// content, template...), in bytes.
+    pub max_text_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_text_bytes: 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Refuses a text field longer than [`Limits::max_text_bytes`].
+    pub fn check_text(&self, field: &str, text: &str) -> Result<(), DomainError> {
+        if text.len() > self.max_text_bytes {
+            return Err(DomainError::invalid(
+                field,
+                format!(
+                    "{} bytes is over the maximum of {} bytes",
+                    text.len(),
+                    self.max_text_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_at_the_limit_is_accepted_and_one_byte_more_is_not() {
+        let limits = Limits { max_text_bytes: 4 };
+        assert!(limits.check_text("text", "abcd").is_ok());
+        let err = limits.check_text("text", "abcde").unwrap_err();
+        assert!(err.to_string().contains("invalid text"), "{err}");
+    }
+}

@@ -1,0 +1,220 @@
+//! The running scene recap: numbered versions, one of them current.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::DomainError;
+
+/// One version of a chat's running scene recap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecapVersion {
+    /// Highest earlier version + 1; the first is 0.
+    pub version: u32,
+    /// When it was added, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// The recap text the template wraps.
+    pub content: String,
+    /// How many scenes it combines.
+    pub scene_count: u32,
+    /// How many scenes it left out.
+    pub excluded_count: u32,
+    /// The scene message the previous version ended at, if any.
+    pub prev_scene_message_id: Option<String>,
+    /// The scene message this version covers up to, if any.
+    pub new_scene_message_id: Option<String>,
+}
+
+/// What a client supplies for a new version; the number and time are assigned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[allow(missing_docs)] // fields as in RecapVersion
+pub struct NewRecap {
+    pub content: String,
+    pub scene_count: u32,
+    pub excluded_count: u32,
+    pub prev_scene_message_id: Option<String>,
+    pub new_scene_message_id: Option<String>,
+}
+
+/// All versions of a chat's running recap. Invariant: `current`, when set,
+/// names an existing version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunningRecaps {
+    versions: BTreeMap<u32, RecapVersion>,
+    current: Option<u32>,
+}
+
+impl RunningRecaps {
+    /// Rebuilds the set from stored versions; a `current` that names no
+    /// version falls back to the highest one.
+    pub fn from_parts(versions: Vec<RecapVersion>, current: Option<u32>) -> Self {
+        let versions: BTreeMap<u32, RecapVersion> =
+            versions.into_iter().map(|v| (v.version, v)).collect();
+        let current = current
+            .filter(|c| versions.contains_key(c))
+            .or_else(|| versions.keys().next_back().copied());
+        RunningRecaps { versions, current }
+    }
+
+    /// The current version's number.
+    pub fn current_version(&self) -> Option<u32> {
+        self.current
+    }
+
+    /// The current version.
+    pub fn current(&self) -> Option<&RecapVersion> {
+        self.current.and_then(|c| self.versions.get(&c))
+    }
+
+    /// One version by number.
+    pub fn get(&self, version: u32) -> Option<&RecapVersion> {
+        self.versions.get(&version)
+    }
+
+    /// Every version, ascending.
+    pub fn versions(&self) -> impl Iterator<Item = &RecapVersion> {
+        self.versions.values()
+    }
+
+    /// Adds a version numbered highest + 1 (0 for the first) and makes it current.
+    pub fn add(&mut self, new: NewRecap, created_at_ms: i64) -> Result<u32, DomainError> {
+        let version = match self.versions.keys().next_back() {
+            None => 0,
+            Some(highest) => highest.checked_add(1).ok_or_else(|| {
+                DomainError::invalid("version", "the highest version number is in use")
+            })?,
+        };
+        let NewRecap {
+            content,
+            scene_count,
+            excluded_count,
+            prev_scene_message_id,
+            new_scene_message_id,
+        } = new;
+        self.versions.insert(
+            version,
+            RecapVersion {
+                version,
+                created_at_ms,
+                content,
+                scene_count,
+                excluded_count,
+                prev_scene_message_id,
+                new_scene_message_id,
+            },
+        );
+        self.current = Some(version);
+        Ok(version)
+    }
+
+    /// Makes an existing version current.
+    pub fn select(&mut self, version: u32) -> Result<(), DomainError> {
+        if !self.versions.contains_key(&version) {
+            return Err(not_found(version));
+        }
+        self.current = Some(version);
+        Ok(())
+    }
+
+    /// Deletes a version; if it was current, the highest remaining one
+    /// becomes current.
+    pub fn delete(&mut self, version: u32) -> Result<(), DomainError> {
+        if self.versions.remove(&version).is_none() {
+            return Err(not_found(version));
+        }
+        if self.current == Some(version) {
+            self.current = self.versions.keys().next_back().copied();
+        }
+        Ok(())
+    }
+
+    /// `cleanup_invalid_running_recaps`: deletes every version whose scene
+    /// message is not valid according to `scene_is_valid` (a version without
+    /// a scene reference is kept). Returns the deleted version numbers.
+    pub fn cleanup(&mut self, scene_is_valid: impl Fn(&str) -> bool) -> Vec<u32> {
+        let invalid: Vec<u32> = self
+            .versions
+            .values()
+            .filter(|v| {
+                v.new_scene_message_id
+                    .as_deref()
+                    .is_some_and(|id| !scene_is_valid(id))
+            })
+            .map(|v| v.version)
+            .collect();
+        for version in &invalid {
+            // Each number was just read from the map, so delete cannot fail.
+            let _ = self.delete(*version);
+        }
+        invalid
+    }
+}
+
+fn not_found(version: u32) -> DomainError {
+    DomainError::NotFound(format!("running recap version {version}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recap(content: &str, scene: Option<&str>) -> NewRecap {
+        NewRecap {
+            content: content.into(),
+            new_scene_message_id: scene.map(str::to_owned),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn versions_count_up_from_zero_and_the_new_one_is_current() {
+        let mut r = RunningRecaps::default();
+        assert_eq!(r.add(recap("a", None), 1).unwrap(), 0);
+        assert_eq!(r.add(recap("b", None), 2).unwrap(), 1);
+        assert_eq!(r.current().unwrap().content, "b");
+        r.select(0).unwrap();
+        assert_eq!(r.current_version(), Some(0));
+        // Highest + 1, even when a lower one is current or deleted.
+        r.delete(1).unwrap();
+        assert_eq!(r.add(recap("c", None), 3).unwrap(), 1);
+    }
+
+    #[test]
+    fn deleting_the_current_makes_the_highest_remaining_current() {
+        let mut r = RunningRecaps::default();
+        for c in ["a", "b", "c"] {
+            r.add(recap(c, None), 0).unwrap();
+        }
+        r.select(1).unwrap();
+        r.delete(1).unwrap();
+        assert_eq!(r.current_version(), Some(2));
+        r.delete(0).unwrap();
+        assert_eq!(r.current_version(), Some(2));
+        r.delete(2).unwrap();
+        assert_eq!(r.current_version(), None);
+        assert!(matches!(r.delete(2), Err(DomainError::NotFound(_))));
+        assert!(matches!(r.select(9), Err(DomainError::NotFound(_))));
+    }
+
+    #[test]
+    fn cleanup_deletes_versions_whose_scene_is_invalid_and_keeps_unreferenced() {
+        let mut r = RunningRecaps::default();
+        r.add(recap("no scene", None), 0).unwrap();
+        r.add(recap("good", Some("m1")), 0).unwrap();
+        r.add(recap("gone", Some("m2")), 0).unwrap();
+        let deleted = r.cleanup(|id| id == "m1");
+        assert_eq!(deleted, vec![2]);
+        assert_eq!(r.versions().count(), 2);
+        assert_eq!(r.current_version(), Some(1));
+    }
+
+    #[test]
+    fn from_parts_repairs_a_dangling_current() {
+        let mut r = RunningRecaps::default();
+        r.add(recap("a", None), 0).unwrap();
+        r.add(recap("b", None), 0).unwrap();
+        let parts: Vec<RecapVersion> = r.versions().cloned().collect();
+        assert_eq!(RunningRecaps::from_parts(parts.clone(), Some(0)).current_version(), Some(0));
+        assert_eq!(RunningRecaps::from_parts(parts, Some(7)).current_version(), Some(1));
+    }
+}

@@ -1,0 +1,222 @@
+//! One refresh (`refresh_memory`) and the injection it produces.
+
+use serde::{Deserialize, Serialize};
+
+use super::autohide::auto_hide;
+use super::chat::{Chat, ChatEvent};
+use super::settings::{Position, Role, Settings};
+use super::template;
+
+/// The extension-prompt key recapd's injection is registered under.
+pub const INJECTION_KEY: &str = "auto_recap_scene";
+
+/// What caused a refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[allow(missing_docs)] // one per event kind, as named
+pub enum Trigger {
+    ChatChanged,
+    MessageSent,
+    MessageReceived,
+    MessageEdited,
+    MessageDeleted,
+    MessageSwiped,
+    MoreMessagesLoaded,
+    /// The refresh_requested event or the Refresh RPC.
+    RefreshRequested,
+    /// SetMessageData or ClearMemory.
+    MessageDataChanged,
+    /// A settings or enable change.
+    SettingsChanged,
+    /// A running-recap add, select or delete.
+    RunningRecapChanged,
+    /// A debounced refresh that a restart found pending.
+    Startup,
+}
+
+impl Trigger {
+    /// The trigger of an event.
+    pub fn of(event: &ChatEvent) -> Trigger {
+        match event {
+            ChatEvent::ChatChanged(_) => Trigger::ChatChanged,
+            ChatEvent::MessageSent(_) => Trigger::MessageSent,
+            ChatEvent::MessageReceived(_) => Trigger::MessageReceived,
+            ChatEvent::MessageEdited { .. } => Trigger::MessageEdited,
+            ChatEvent::MessageDeleted { .. } => Trigger::MessageDeleted,
+            ChatEvent::MessageSwiped { .. } => Trigger::MessageSwiped,
+            ChatEvent::MoreMessagesLoaded(_) => Trigger::MoreMessagesLoaded,
+            ChatEvent::RefreshRequested => Trigger::RefreshRequested,
+        }
+    }
+
+    /// Whether the trigger waits for `debounce_ms` of quiet (a burst becomes
+    /// one refresh) instead of refreshing at once.
+    pub fn is_debounced(self) -> bool {
+        matches!(
+            self,
+            Trigger::MessageSent
+                | Trigger::MessageReceived
+                | Trigger::MessageEdited
+                | Trigger::MessageSwiped
+                | Trigger::MessageDataChanged
+        )
+    }
+}
+
+/// The result of one refresh of one chat: what to inject and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Injection {
+    /// The chat.
+    pub chat_id: String,
+    /// The injection text; empty injects nothing.
+    pub text: String,
+    /// Where it goes.
+    pub position: Position,
+    /// How deep, for IN_CHAT.
+    pub depth: u32,
+    /// As which role.
+    pub role: Role,
+    /// Whether World Info scans it.
+    pub scan: bool,
+    /// Whether memory was enabled for the chat.
+    pub enabled: bool,
+    /// +1 per refresh of the chat, never going back.
+    pub revision: u64,
+    /// The running-recap version the text came from.
+    pub running_recap_version: Option<u32>,
+    /// Tokens of `text`.
+    pub token_count: u32,
+    /// Length of the chat prefix auto-hide hides.
+    pub auto_hidden_count: u32,
+    /// What caused the refresh.
+    pub trigger: Trigger,
+    /// When it ran, in milliseconds since the Unix epoch.
+    pub refreshed_at_ms: i64,
+}
+
+/// What makes a refresh one of a kind: everything the chat's state does
+/// not give.
+#[derive(Debug, Clone, Copy)]
+pub struct RefreshContext<'a> {
+    /// The chat's id.
+    pub chat_id: &'a str,
+    /// Its effective settings.
+    pub settings: &'a Settings,
+    /// Whether memory is enabled for it ([`Settings::chat_enabled`]).
+    pub enabled: bool,
+    /// The revision the result gets.
+    pub revision: u64,
+    /// What caused the refresh.
+    pub trigger: Trigger,
+    /// The time, in milliseconds since the Unix epoch.
+    pub now_ms: i64,
+}
+
+/// `refresh_memory`: (1) auto-hide, always; (2) a disabled chat gets empty
+/// text, registered like the extension does (IN_PROMPT, depth 0, SYSTEM, no
+/// scan); (3) otherwise the template applied to the current running recap,
+/// at the configured place. `count_tokens` counts the text.
+pub fn refresh(chat: &Chat, ctx: RefreshContext<'_>, count_tokens: impl FnOnce(&str) -> u32) -> Injection {
+    let s = ctx.settings;
+    let hidden = auto_hide(chat, s.auto_hide_scene_count);
+    let auto_hidden_count = u32::try_from(hidden.count).unwrap_or(u32::MAX);
+    let (text, position, depth, role, scan, version) = if ctx.enabled {
+        let current = chat.recaps().current();
+        let text = template::render(&s.template, current.map(|v| v.content.as_str()));
+        let version = current.filter(|_| !text.is_empty()).map(|v| v.version);
+        (text, s.position, s.depth, s.role, s.scan, version)
+    } else {
+        (String::new(), Position::InPrompt, 0, Role::System, false, None)
+    };
+    let token_count = if text.is_empty() { 0 } else { count_tokens(&text) };
+    Injection {
+        chat_id: ctx.chat_id.to_owned(),
+        text,
+        position,
+        depth,
+        role,
+        scan,
+        enabled: ctx.enabled,
+        revision: ctx.revision,
+        running_recap_version: version,
+        token_count,
+        auto_hidden_count,
+        trigger: ctx.trigger,
+        refreshed_at_ms: ctx.now_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::chat::tests::msg;
+    use crate::domain::message::MessageData;
+    use crate::domain::recaps::NewRecap;
+    use crate::domain::settings::SettingsPatch;
+
+    fn ctx(settings: &Settings, enabled: bool) -> RefreshContext<'_> {
+        RefreshContext {
+            chat_id: "c",
+            settings,
+            enabled,
+            revision: 7,
+            trigger: Trigger::ChatChanged,
+            now_ms: 1,
+        }
+    }
+
+    fn chat_with_recap(content: &str) -> Chat {
+        let mut chat = Chat::default();
+        let messages = (0..4).map(|i| msg(&format!("m{i}"), "t")).collect();
+        chat.apply(ChatEvent::ChatChanged(messages)).unwrap();
+        for id in ["m0", "m2"] {
+            let data = MessageData { scene_break: Some(true), ..Default::default() };
+            chat.set_message_data(id, &data).unwrap();
+        }
+        chat.add_recap(NewRecap { content: content.into(), ..Default::default() }, 0).unwrap();
+        chat
+    }
+
+    #[test]
+    fn enabled_refresh_renders_the_template_at_the_configured_place() {
+        let s = Settings::default().with(&SettingsPatch {
+            template: Some("MEM: {{running_recap}}".into()),
+            depth: Some(4),
+            ..Default::default()
+        });
+        let inj = refresh(&chat_with_recap("they met"), ctx(&s, true), |t| t.len() as u32);
+        assert_eq!(inj.text, "MEM: they met");
+        assert_eq!((inj.position, inj.depth, inj.role, inj.scan), (Position::BeforePrompt, 4, Role::System, false));
+        assert_eq!(inj.token_count, 13);
+        assert_eq!(inj.running_recap_version, Some(0));
+        assert_eq!(inj.auto_hidden_count, 1);
+        assert_eq!(inj.revision, 7);
+        assert!(inj.enabled);
+    }
+
+    #[test]
+    fn disabled_refresh_is_empty_but_still_auto_hides() {
+        let s = Settings::default();
+        let inj = refresh(&chat_with_recap("they met"), ctx(&s, false), |_| panic!("nothing to count"));
+        assert_eq!(inj.text, "");
+        assert!(!inj.enabled);
+        assert_eq!((inj.position, inj.depth), (Position::InPrompt, 0));
+        assert_eq!(inj.auto_hidden_count, 1);
+        assert_eq!(inj.running_recap_version, None);
+    }
+
+    #[test]
+    fn no_recap_gives_empty_text() {
+        let s = Settings::default();
+        let inj = refresh(&Chat::default(), ctx(&s, true), |_| 99);
+        assert_eq!((inj.text.as_str(), inj.token_count, inj.running_recap_version), ("", 0, None));
+    }
+
+    #[test]
+    fn debounced_triggers_are_the_frequent_message_events() {
+        assert!(Trigger::MessageSent.is_debounced());
+        assert!(Trigger::MessageDataChanged.is_debounced());
+        assert!(!Trigger::MessageDeleted.is_debounced());
+        assert!(!Trigger::ChatChanged.is_debounced());
+        assert!(!Trigger::SettingsChanged.is_debounced());
+    }
+}

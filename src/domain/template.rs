@@ -1,0 +1,39 @@
+//! The running-recap template.
+
+/// The placeholder replaced by the running recap's content.
+pub const PLACEHOLDER: &str = "{{running_recap}}";
+
+/// `get_running_recap_injection`: no content (or empty) gives empty text; a
+/// blank template gives the raw content; otherwise every placeholder is
+/// replaced literally by the content.
+pub fn render(template: &str, content: Option<&str>) -> String {
+    let Some(content) = content.filter(|c| !c.is_empty()) else {
+        return String::new();
+    };
+    if template.trim().is_empty() {
+        return content.to_owned();
+    }
+    template.replace(PLACEHOLDER, content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_every_placeholder_literally() {
+        assert_eq!(
+            render("A {{running_recap}} B {{running_recap}}", Some("x$1\\n")),
+            "A x$1\\n B x$1\\n"
+        );
+        assert_eq!(render("no placeholder", Some("c")), "no placeholder");
+    }
+
+    #[test]
+    fn blank_template_gives_raw_content_and_no_content_gives_nothing() {
+        assert_eq!(render(" \n\t", Some("raw")), "raw");
+        assert_eq!(render("", Some("raw")), "raw");
+        assert_eq!(render("T {{running_recap}}", None), "");
+        assert_eq!(render("T {{running_recap}}", Some("")), "");
+    }
+}
