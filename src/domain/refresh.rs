@@ -87,10 +87,32 @@ pub struct Injection {
     pub token_count: u32,
     /// Length of the chat prefix auto-hide hides.
     pub auto_hidden_count: u32,
-    /// What caused the refresh.
-    pub trigger: Trigger,
-    /// When it ran, in milliseconds since the Unix epoch.
+    /// What caused the refresh; `None` only for revision 0.
+    pub trigger: Option<Trigger>,
+    /// When it ran, in milliseconds since the Unix epoch; 0 for revision 0.
     pub refreshed_at_ms: i64,
+}
+
+impl Injection {
+    /// The answer for a chat that has never been refreshed: revision 0,
+    /// empty text, placed as its settings say.
+    pub fn unrefreshed(chat_id: &str, settings: &Settings, enabled: bool) -> Injection {
+        Injection {
+            chat_id: chat_id.to_owned(),
+            text: String::new(),
+            position: settings.position,
+            depth: settings.depth,
+            role: settings.role,
+            scan: settings.scan,
+            enabled,
+            revision: 0,
+            running_recap_version: None,
+            token_count: 0,
+            auto_hidden_count: 0,
+            trigger: None,
+            refreshed_at_ms: 0,
+        }
+    }
 }
 
 /// What makes a refresh one of a kind: everything the chat's state does
@@ -140,7 +162,7 @@ pub fn refresh(chat: &Chat, ctx: RefreshContext<'_>, count_tokens: impl FnOnce(&
         running_recap_version: version,
         token_count,
         auto_hidden_count,
-        trigger: ctx.trigger,
+        trigger: Some(ctx.trigger),
         refreshed_at_ms: ctx.now_ms,
     }
 }

@@ -1,0 +1,141 @@
+//! Durable storage behind a small trait, so the engine does not care which
+//! database keeps its rows.
+//!
+//! The engine hands the store groups of row writes ([`Write`]); a store
+//! applies all the groups of one [`Store::commit`] call in one transaction and
+//! returns only once they are durable. Reads load one chat at a time, so a
+//! large data set does not slow down start-up.
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::message::Message;
+use crate::domain::recaps::RecapVersion;
+use crate::domain::refresh::Injection;
+use crate::domain::settings::SettingsPatch;
+
+pub mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+/// Why the store could not do what was asked. Nothing of a failed commit is
+/// applied.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database refused or failed (disk full, read-only, corrupt...).
+    #[error("storage failed: {0}")]
+    Database(String),
+    /// A stored row could not be read back.
+    #[error("stored data is unreadable: {0}")]
+    Corrupt(String),
+    /// The store is closed (shutting down).
+    #[error("storage is closed")]
+    Closed,
+}
+
+/// A chat's own row: its latest injection and refresh bookkeeping.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ChatMeta {
+    /// Revision of the latest refresh; 0 before the first.
+    pub revision: u64,
+    /// The latest refresh's result.
+    pub injection: Option<Injection>,
+    /// A debounced refresh is owed: state changed after the latest refresh.
+    pub needs_refresh: bool,
+    /// The current running-recap version.
+    pub current_recap: Option<u32>,
+}
+
+/// A chat's own settings: its overrides of the global settings and its
+/// enabled state. May exist before the chat does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ChatSettings {
+    /// Fields that replace the global settings for this chat.
+    pub overrides: SettingsPatch,
+    /// The chat's own enabled state (SetChatEnabled); `None` follows
+    /// `default_chat_enabled`.
+    pub enabled: Option<bool>,
+}
+
+/// One row change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// Creates or replaces a chat's row (this also makes the chat known).
+    Chat {
+        /// The chat.
+        chat_id: String,
+        /// Its row.
+        meta: ChatMeta,
+    },
+    /// Creates or replaces a message at a position key.
+    Message {
+        /// The chat.
+        chat_id: String,
+        /// Its position key; messages load in ascending order.
+        seq: i64,
+        /// The message, all swipes included.
+        message: Message,
+    },
+    /// Removes a message.
+    DeleteMessage {
+        /// The chat.
+        chat_id: String,
+        /// The message.
+        message_id: String,
+    },
+    /// Creates or replaces a running-recap version.
+    Recap {
+        /// The chat.
+        chat_id: String,
+        /// The version.
+        version: RecapVersion,
+    },
+    /// Removes a running-recap version.
+    DeleteRecap {
+        /// The chat.
+        chat_id: String,
+        /// Its number.
+        version: u32,
+    },
+    /// Replaces the global settings (a patch over the defaults).
+    GlobalSettings(SettingsPatch),
+    /// Replaces a chat's own settings.
+    ChatSettings {
+        /// The chat.
+        chat_id: String,
+        /// Its settings.
+        settings: ChatSettings,
+    },
+}
+
+/// Everything stored about one chat.
+#[derive(Debug, Clone, Default)]
+pub struct StoredChat {
+    /// Its row.
+    pub meta: ChatMeta,
+    /// Its messages with position keys, in ascending order.
+    pub messages: Vec<(i64, Message)>,
+    /// Its running-recap versions, ascending.
+    pub recaps: Vec<RecapVersion>,
+}
+
+/// A durable store. Calls block; the engine runs them off the async
+/// workers. Implementations must be safe to call from several threads.
+pub trait Store: Send + Sync + 'static {
+    /// Applies every group of writes, in order, in one transaction; returns
+    /// once it is durable. On error nothing of it is applied.
+    fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError>;
+    /// A chat's rows, or `None` when no event has named it.
+    fn load_chat(&self, chat_id: &str) -> Result<Option<StoredChat>, StoreError>;
+    /// A chat's own settings, or `None` when it has none.
+    fn load_chat_settings(&self, chat_id: &str) -> Result<Option<ChatSettings>, StoreError>;
+    /// Every chat's own settings.
+    fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError>;
+    /// The global settings (a patch over the defaults).
+    fn load_global_settings(&self) -> Result<SettingsPatch, StoreError>;
+    /// Ids of every known chat.
+    fn chat_ids(&self) -> Result<Vec<String>, StoreError>;
+    /// Ids of the chats that owe a debounced refresh.
+    fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError>;
+}

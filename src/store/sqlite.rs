@@ -1,0 +1,370 @@
+//! The embedded store: SQLite in WAL mode with `synchronous=FULL`, through
+//! rusqlite's bundled build, so a commit that returned survives `kill -9`
+//! and power loss, and no database server is needed.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{ChatMeta, ChatSettings, Store, StoreError, StoredChat, Write};
+use crate::domain::message::Message;
+use crate::domain::recaps::RecapVersion;
+use crate::domain::settings::SettingsPatch;
+
+/// File name of the database inside the data directory.
+pub const DB_FILE: &str = "recapd.sqlite3";
+
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chats (
+    chat_id TEXT PRIMARY KEY,
+    needs_refresh INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    chat_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (chat_id, message_id)
+);
+CREATE INDEX IF NOT EXISTS messages_by_seq ON messages (chat_id, seq);
+CREATE TABLE IF NOT EXISTS recaps (
+    chat_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (chat_id, version)
+);
+CREATE TABLE IF NOT EXISTS chat_settings (chat_id TEXT PRIMARY KEY, body TEXT NOT NULL);
+";
+
+/// SQLite-backed [`Store`]. Writes go through one connection (SQLite has
+/// one writer at a time anyway); reads use a second one, which WAL lets
+/// run while a write is in progress.
+pub struct SqliteStore {
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SqliteStore")
+    }
+}
+
+fn db_err(e: rusqlite::Error) -> StoreError {
+    StoreError::Database(e.to_string())
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+impl SqliteStore {
+    /// Opens (creating when needed) the database in `data_dir`, which must
+    /// exist.
+    pub fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
+        let path = data_dir.join(DB_FILE);
+        let writer = Connection::open(&path).map_err(db_err)?;
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;",
+            )
+            .map_err(db_err)?;
+        writer.execute_batch(SCHEMA).map_err(db_err)?;
+        let version: Option<String> = writer
+            .query_row("SELECT value FROM kv WHERE key = 'schema_version'", [], |r| r.get(0))
+            .optional()
+            .map_err(db_err)?;
+        match version {
+            None => {
+                writer
+                    .execute(
+                        "INSERT INTO kv (key, value) VALUES ('schema_version', ?1)",
+                        params![SCHEMA_VERSION.to_string()],
+                    )
+                    .map_err(db_err)?;
+            }
+            Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            Some(v) => {
+                return Err(StoreError::Corrupt(format!(
+                    "{} has schema version {v}; this recapd knows {SCHEMA_VERSION}",
+                    path.display()
+                )));
+            }
+        }
+        let reader = Connection::open(&path).map_err(db_err)?;
+        reader
+            .execute_batch("PRAGMA busy_timeout=5000;")
+            .map_err(db_err)?;
+        Ok(SqliteStore {
+            writer: Mutex::new(writer),
+            reader: Mutex::new(reader),
+        })
+    }
+
+    fn reader(&self) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
+        self.reader
+            .lock()
+            .map_err(|_| StoreError::Database("reader connection poisoned".into()))
+    }
+}
+
+fn execute(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    values: impl rusqlite::Params,
+) -> Result<(), StoreError> {
+    tx.prepare_cached(sql)
+        .and_then(|mut statement| statement.execute(values))
+        .map(drop)
+        .map_err(db_err)
+}
+
+fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
+    match write {
+        Write::Chat { chat_id, meta } => execute(
+            tx,
+            "INSERT INTO chats (chat_id, needs_refresh, body) VALUES (?1, ?2, ?3)
+             ON CONFLICT (chat_id) DO UPDATE SET needs_refresh = ?2, body = ?3",
+            params![chat_id, meta.needs_refresh, to_json(meta)?],
+        ),
+        Write::Message { chat_id, seq, message } => execute(
+            tx,
+            "INSERT INTO messages (chat_id, message_id, seq, body) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (chat_id, message_id) DO UPDATE SET seq = ?3, body = ?4",
+            params![chat_id, message.id, seq, to_json(message)?],
+        ),
+        Write::DeleteMessage { chat_id, message_id } => execute(
+            tx,
+            "DELETE FROM messages WHERE chat_id = ?1 AND message_id = ?2",
+            params![chat_id, message_id],
+        ),
+        Write::Recap { chat_id, version } => execute(
+            tx,
+            "INSERT INTO recaps (chat_id, version, body) VALUES (?1, ?2, ?3)
+             ON CONFLICT (chat_id, version) DO UPDATE SET body = ?3",
+            params![chat_id, version.version, to_json(version)?],
+        ),
+        Write::DeleteRecap { chat_id, version } => execute(
+            tx,
+            "DELETE FROM recaps WHERE chat_id = ?1 AND version = ?2",
+            params![chat_id, version],
+        ),
+        Write::GlobalSettings(patch) => execute(
+            tx,
+            "INSERT INTO kv (key, value) VALUES ('global_settings', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = ?1",
+            params![to_json(patch)?],
+        ),
+        Write::ChatSettings { chat_id, settings } => execute(
+            tx,
+            "INSERT INTO chat_settings (chat_id, body) VALUES (?1, ?2)
+             ON CONFLICT (chat_id) DO UPDATE SET body = ?2",
+            params![chat_id, to_json(settings)?],
+        ),
+    }
+}
+
+impl Store for SqliteStore {
+    fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
+        let mut conn = self
+            .writer
+            .lock()
+            .map_err(|_| StoreError::Database("writer connection poisoned".into()))?;
+        let tx = conn.transaction().map_err(db_err)?;
+        for write in groups.iter().flatten() {
+            apply(&tx, write)?;
+        }
+        tx.commit().map_err(db_err)
+    }
+
+    fn load_chat(&self, chat_id: &str) -> Result<Option<StoredChat>, StoreError> {
+        let conn = self.reader()?;
+        let body: Option<String> = conn
+            .prepare_cached("SELECT body FROM chats WHERE chat_id = ?1")
+            .and_then(|mut s| s.query_row(params![chat_id], |r| r.get(0)).optional())
+            .map_err(db_err)?;
+        let Some(body) = body else {
+            return Ok(None);
+        };
+        let meta: ChatMeta = from_json(&body)?;
+        let mut messages = Vec::new();
+        {
+            let mut stmt = conn
+                .prepare_cached("SELECT seq, body FROM messages WHERE chat_id = ?1 ORDER BY seq")
+                .map_err(db_err)?;
+            let mut rows = stmt.query(params![chat_id]).map_err(db_err)?;
+            while let Some(row) = rows.next().map_err(db_err)? {
+                let seq: i64 = row.get(0).map_err(db_err)?;
+                let body: String = row.get(1).map_err(db_err)?;
+                let message: Message = from_json(&body)?;
+                messages.push((seq, message));
+            }
+        }
+        let mut recaps = Vec::new();
+        {
+            let mut stmt = conn
+                .prepare_cached("SELECT body FROM recaps WHERE chat_id = ?1 ORDER BY version")
+                .map_err(db_err)?;
+            let mut rows = stmt.query(params![chat_id]).map_err(db_err)?;
+            while let Some(row) = rows.next().map_err(db_err)? {
+                let body: String = row.get(0).map_err(db_err)?;
+                let version: RecapVersion = from_json(&body)?;
+                recaps.push(version);
+            }
+        }
+        Ok(Some(StoredChat {
+            meta,
+            messages,
+            recaps,
+        }))
+    }
+
+    fn load_chat_settings(&self, chat_id: &str) -> Result<Option<ChatSettings>, StoreError> {
+        let conn = self.reader()?;
+        let body: Option<String> = conn
+            .prepare_cached("SELECT body FROM chat_settings WHERE chat_id = ?1")
+            .and_then(|mut s| s.query_row(params![chat_id], |r| r.get(0)).optional())
+            .map_err(db_err)?;
+        body.map(|b| from_json(&b)).transpose()
+    }
+
+    fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError> {
+        let conn = self.reader()?;
+        let mut stmt = conn
+            .prepare_cached("SELECT chat_id, body FROM chat_settings ORDER BY chat_id")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(db_err)?;
+        rows.map(|row| {
+            let (id, body) = row.map_err(db_err)?;
+            Ok((id, from_json(&body)?))
+        })
+        .collect()
+    }
+
+    fn load_global_settings(&self) -> Result<SettingsPatch, StoreError> {
+        let conn = self.reader()?;
+        let body: Option<String> = conn
+            .query_row("SELECT value FROM kv WHERE key = 'global_settings'", [], |r| r.get(0))
+            .optional()
+            .map_err(db_err)?;
+        body.map_or_else(|| Ok(SettingsPatch::default()), |b| from_json(&b))
+    }
+
+    fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.reader()?;
+        let mut stmt = conn
+            .prepare_cached("SELECT chat_id FROM chats ORDER BY chat_id")
+            .map_err(db_err)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(db_err)?;
+        rows.map(|r| r.map_err(db_err)).collect()
+    }
+
+    fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.reader()?;
+        let mut stmt = conn
+            .prepare_cached("SELECT chat_id FROM chats WHERE needs_refresh ORDER BY chat_id")
+            .map_err(db_err)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(db_err)?;
+        rows.map(|r| r.map_err(db_err)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Limits;
+    use crate::domain::message::NewMessage;
+
+    fn message(id: &str) -> Message {
+        NewMessage {
+            id: id.into(),
+            text: format!("text of {id}"),
+            ..Default::default()
+        }
+        .build("message", &Limits::default())
+        .unwrap()
+    }
+
+    #[test]
+    fn rows_survive_reopening_and_load_in_position_order() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = SqliteStore::open(dir.path()).unwrap();
+            let chat = |m: &str, seq| Write::Message {
+                chat_id: "c".into(),
+                seq,
+                message: message(m),
+            };
+            store
+                .commit(&[
+                    vec![
+                        Write::Chat {
+                            chat_id: "c".into(),
+                            meta: ChatMeta {
+                                revision: 3,
+                                needs_refresh: true,
+                                ..Default::default()
+                            },
+                        },
+                        chat("b", 5),
+                        chat("a", -1),
+                    ],
+                    vec![Write::GlobalSettings(SettingsPatch {
+                        depth: Some(9),
+                        ..Default::default()
+                    })],
+                ])
+                .unwrap();
+            store
+                .commit(&[vec![
+                    Write::DeleteMessage {
+                        chat_id: "c".into(),
+                        message_id: "b".into(),
+                    },
+                    chat("z", 7),
+                ]])
+                .unwrap();
+        }
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let chat = store.load_chat("c").unwrap().unwrap();
+        assert_eq!(chat.meta.revision, 3);
+        let ids: Vec<&str> = chat.messages.iter().map(|(_, m)| m.id.as_str()).collect();
+        assert_eq!(ids, ["a", "z"]);
+        assert_eq!(store.load_global_settings().unwrap().depth, Some(9));
+        assert_eq!(store.chats_needing_refresh().unwrap(), ["c"]);
+        assert!(store.load_chat("other").unwrap().is_none());
+        assert_eq!(store.chat_ids().unwrap(), ["c"]);
+    }
+
+    #[test]
+    fn chat_settings_exist_without_the_chat() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let settings = ChatSettings {
+            enabled: Some(false),
+            ..Default::default()
+        };
+        store
+            .commit(&[vec![Write::ChatSettings {
+                chat_id: "later".into(),
+                settings: settings.clone(),
+            }]])
+            .unwrap();
+        assert_eq!(store.load_chat_settings("later").unwrap(), Some(settings));
+        assert!(store.load_chat("later").unwrap().is_none());
+        assert_eq!(store.all_chat_settings().unwrap().len(), 1);
+    }
+}
