@@ -1,0 +1,191 @@
+//! Wiring: [`App::build`] opens the store, starts the committer and the
+//! engine, refreshes chats a crash left owing a refresh, binds the listener
+//! and serves; [`App::shutdown`] stops it all in order.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Server;
+use tonic_health::server::HealthReporter;
+
+use crate::config::Config;
+use crate::domain::settings::Settings;
+use crate::domain::tokens;
+use crate::engine::commit::Committer;
+use crate::engine::{Engine, EngineError};
+use crate::grpc::pb::event_service_server::EventServiceServer;
+use crate::grpc::pb::injection_service_server::InjectionServiceServer;
+use crate::grpc::pb::memory_service_server::MemoryServiceServer;
+use crate::grpc::pb::settings_service_server::SettingsServiceServer;
+use crate::grpc::{EventApi, InjectionApi, MemoryApi, SettingsApi, pb};
+use crate::store::{SqliteStore, Store, StoreError};
+
+/// Why recapd could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The data directory could not be created.
+    #[error("cannot create data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The store could not be opened or read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The engine could not start or finish the start-up refreshes.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A thread or the reflection service could not be set up.
+    #[error("start-up failed: {0}")]
+    Startup(String),
+}
+
+/// A running recapd.
+pub struct App {
+    local_addr: SocketAddr,
+    engine: Engine,
+    health: HealthReporter,
+    shutdown: CancellationToken,
+    server: JoinHandle<Result<(), tonic::transport::Error>>,
+    committer_thread: thread::JoinHandle<()>,
+}
+
+/// The fully qualified names of the services recapd serves.
+pub const SERVICE_NAMES: [&str; 4] = [
+    "recap.v1.EventService",
+    "recap.v1.MemoryService",
+    "recap.v1.SettingsService",
+    "recap.v1.InjectionService",
+];
+
+impl App {
+    /// Starts recapd as `config` says; when this returns, it is serving.
+    pub async fn build(config: Config) -> Result<App, AppError> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| AppError::DataDir {
+            path: config.data_dir.display().to_string(),
+            source,
+        })?;
+        let data_dir = config.data_dir.clone();
+        let store: Arc<dyn Store> = Arc::new(
+            tokio::task::spawn_blocking(move || SqliteStore::open(&data_dir))
+                .await
+                .map_err(|e| AppError::Startup(e.to_string()))??,
+        );
+        let (committer, committer_thread) =
+            Committer::start(store.clone()).map_err(|e| AppError::Startup(e.to_string()))?;
+        let engine = Engine::new(store, committer, config.limits())?;
+        // The first use of a vocabulary loads it; do it before the first request.
+        tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
+            .await
+            .map_err(|e| AppError::Startup(e.to_string()))?;
+        let owed = engine.refresh_owed().await?;
+        if owed > 0 {
+            tracing::info!(chats = owed, "refreshed chats whose debounced refresh a stop interrupted");
+        }
+
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| AppError::Bind {
+                addr: config.listen,
+                source,
+            })?;
+        let local_addr = listener.local_addr().map_err(|source| AppError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+
+        let (health, health_service) = tonic_health::server::health_reporter();
+        for name in SERVICE_NAMES {
+            health.set_service_status(name, tonic_health::ServingStatus::Serving).await;
+        }
+        let reflection = || {
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        };
+        let reflection_v1 = reflection()
+            .build_v1()
+            .map_err(|e| AppError::Startup(e.to_string()))?;
+        let reflection_v1alpha = reflection()
+            .build_v1alpha()
+            .map_err(|e| AppError::Startup(e.to_string()))?;
+
+        let shutdown = CancellationToken::new();
+        let router = Server::builder()
+            .add_service(health_service)
+            .add_service(reflection_v1)
+            .add_service(reflection_v1alpha)
+            .add_service(EventServiceServer::new(EventApi::new(engine.clone())))
+            .add_service(MemoryServiceServer::new(MemoryApi::new(engine.clone())))
+            .add_service(SettingsServiceServer::new(SettingsApi::new(engine.clone())))
+            .add_service(InjectionServiceServer::new(InjectionApi::new(
+                engine.clone(),
+                shutdown.clone(),
+            )));
+        let stop = shutdown.clone();
+        let server = tokio::spawn(router.serve_with_incoming_shutdown(
+            TcpListenerStream::new(listener),
+            stop.cancelled_owned(),
+        ));
+        tracing::info!(addr = %local_addr, data_dir = %config.data_dir.display(), "recapd serving");
+        Ok(App {
+            local_addr,
+            engine,
+            health,
+            shutdown,
+            server,
+            committer_thread,
+        })
+    }
+
+    /// The address the server listens on (the real port when built with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops serving: health goes NOT_SERVING, open streams end, in-flight
+    /// calls finish, pending debounced refreshes run, and the committer
+    /// drains. Every acknowledged write is on disk when this returns.
+    pub async fn shutdown(self) {
+        let App {
+            local_addr: _,
+            engine,
+            health,
+            shutdown,
+            server,
+            committer_thread,
+        } = self;
+        for name in SERVICE_NAMES {
+            health.set_service_status(name, tonic_health::ServingStatus::NotServing).await;
+        }
+        shutdown.cancel();
+        match server.await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::error!(%error, "server stopped with an error"),
+            Err(error) => tracing::error!(%error, "server task failed"),
+        }
+        engine.flush_debounced().await;
+        drop(engine);
+        // The committer thread ends once the last engine handle is gone.
+        let joined = tokio::task::spawn_blocking(move || committer_thread.join());
+        if tokio::time::timeout(Duration::from_secs(5), joined).await.is_err() {
+            tracing::warn!("committer thread still busy after 5 s; exiting without it");
+        }
+    }
+}

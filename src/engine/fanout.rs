@@ -1,0 +1,117 @@
+//! Fan-out to subscribers, latest-state style: a subscriber that reads
+//! slowly skips intermediate revisions but always ends at the latest one,
+//! and never holds up the refresh that produced it.
+//!
+//! - Named chats: one `watch` receiver per chat (a refresh only replaces
+//!   the chat's latest value; 10,000 subscribers cost one wake-up each).
+//! - Every chat: a bounded `broadcast` channel. A subscriber that falls more
+//!   than its capacity behind is not cut off: it resynchronises from every
+//!   chat's latest injection, skipping only what it already has.
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use tokio::sync::{broadcast, watch};
+use tokio_stream::wrappers::{BroadcastStream, WatchStream, errors::BroadcastStreamRecvError};
+use tokio_stream::{Stream, StreamMap};
+
+use super::Engine;
+use crate::domain::refresh::Injection;
+
+type Latest = Option<Arc<Injection>>;
+
+enum Source {
+    Chats(StreamMap<String, WatchStream<Latest>>),
+    All {
+        engine: Engine,
+        updates: BroadcastStream<Arc<Injection>>,
+    },
+}
+
+/// The stream of injections one `Subscribe` call receives, in revision
+/// order per chat, never the same revision twice.
+pub struct Updates {
+    source: Source,
+    queued: VecDeque<Arc<Injection>>,
+    sent: HashMap<String, u64>,
+}
+
+impl Updates {
+    pub(super) fn chats(receivers: Vec<(String, watch::Receiver<Latest>)>) -> Updates {
+        let mut queued = VecDeque::new();
+        let mut map = StreamMap::with_capacity(receivers.len());
+        for (chat_id, mut receiver) in receivers {
+            if let Some(current) = receiver.borrow_and_update().clone() {
+                queued.push_back(current);
+            }
+            map.insert(chat_id, WatchStream::from_changes(receiver));
+        }
+        Updates {
+            source: Source::Chats(map),
+            queued,
+            sent: HashMap::new(),
+        }
+    }
+
+    pub(super) fn all_chats(engine: Engine, receiver: broadcast::Receiver<Arc<Injection>>) -> Updates {
+        Updates {
+            source: Source::All {
+                engine,
+                updates: BroadcastStream::new(receiver),
+            },
+            queued: VecDeque::new(),
+            sent: HashMap::new(),
+        }
+    }
+
+    /// Whether `injection` is newer than what this subscriber has of its
+    /// chat; records it as sent when it is.
+    fn is_new(&mut self, injection: &Injection) -> bool {
+        let sent = self.sent.entry(injection.chat_id.clone()).or_insert(0);
+        if injection.revision > *sent {
+            *sent = injection.revision;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+impl Stream for Updates {
+    type Item = Arc<Injection>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(next) = this.queued.pop_front() {
+                if this.is_new(&next) {
+                    return Poll::Ready(Some(next));
+                }
+                continue;
+            }
+            let next = match &mut this.source {
+                Source::Chats(map) => match ready!(Pin::new(map).poll_next(cx)) {
+                    Some((_, Some(injection))) => injection,
+                    Some((_, None)) => continue,
+                    None => return Poll::Ready(None),
+                },
+                Source::All { engine, updates } => match ready!(Pin::new(updates).poll_next(cx)) {
+                    Some(Ok(injection)) => injection,
+                    Some(Err(BroadcastStreamRecvError::Lagged(skipped))) => {
+                        tracing::debug!(skipped, "all-chats subscriber fell behind; resynchronising");
+                        let mut latest = engine.latest_of_every_chat();
+                        latest.sort_by(|a, b| a.chat_id.cmp(&b.chat_id));
+                        this.queued.extend(latest);
+                        continue;
+                    }
+                    None => return Poll::Ready(None),
+                },
+            };
+            if this.is_new(&next) {
+                return Poll::Ready(Some(next));
+            }
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The engine: per-chat ordering, debounced and immediate refreshes, durable
+//! commits, and fan-out of every new injection to subscribers.
+//!
+//! Each chat has a slot ([`slot::ChatSlot`]) whose async lock is held for a
+//! whole operation: the domain change, the refresh it triggers, and the
+//! commit of both in one group. Memory changes first and is dropped (the
+//! chat reloaded from disk) if the commit fails, so memory never holds what
+//! disk does not. Subscribers are told only after the commit.
+
+pub mod commit;
+mod fanout;
+mod ops;
+mod slot;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{MutexGuard, broadcast};
+
+use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
+use crate::domain::settings::SettingsPatch;
+use crate::domain::{DomainError, Limits, tokens};
+use crate::store::{Store, StoreError, Write};
+use commit::Committer;
+pub use fanout::Updates;
+pub use ops::{RecapList, SettingsUpdate};
+use slot::{ChatSlot, Debounce, Resident};
+
+/// Why an engine operation failed. Nothing of a failed operation is applied.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The request broke a domain rule.
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    /// The store failed; the operation was not acknowledged.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// How many updates the all-chats channel holds for a slow subscriber
+/// before that subscriber resynchronises from the latest states.
+const ALL_CHATS_BUFFER: usize = 4096;
+
+/// How many chats a global change refreshes at the same time.
+const PARALLEL_REFRESHES: usize = 32;
+
+/// Handle to the engine; cheap to clone (one `Arc`), so every service and
+/// timer task holds its own.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    committer: Committer,
+    limits: Limits,
+    chats: Mutex<HashMap<String, Arc<ChatSlot>>>,
+    global: RwLock<Arc<SettingsPatch>>,
+    global_changes: tokio::sync::Mutex<()>,
+    all_chats: broadcast::Sender<Arc<Injection>>,
+}
+
+/// What an operation asks of the refresh machinery once its change is made.
+enum Next {
+    /// Nothing: no refresh, none scheduled.
+    Nothing,
+    /// Refresh now, in the same commit.
+    Refresh(Trigger),
+    /// Refresh after `debounce_ms` of quiet (now when it is 0).
+    Debounce(Trigger),
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+impl Engine {
+    /// Builds an engine over `store`, whose commits go through `committer`.
+    pub fn new(store: Arc<dyn Store>, committer: Committer, limits: Limits) -> Result<Engine, EngineError> {
+        let global = store.load_global_settings()?;
+        let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                store,
+                committer,
+                limits,
+                chats: Mutex::new(HashMap::new()),
+                global: RwLock::new(Arc::new(global)),
+                global_changes: tokio::sync::Mutex::new(()),
+                all_chats,
+            }),
+        })
+    }
+
+    /// Limits on client text.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    fn global(&self) -> Arc<SettingsPatch> {
+        match self.inner.global.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set_global(&self, patch: SettingsPatch) {
+        let mut guard = match self.inner.global.write() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *guard = Arc::new(patch);
+    }
+
+    fn slot(&self, chat_id: &str) -> Arc<ChatSlot> {
+        let mut chats = match self.inner.chats.lock() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        chats
+            .entry(chat_id.to_owned())
+            .or_insert_with(|| Arc::new(ChatSlot::new(chat_id)))
+            .clone()
+    }
+
+    fn resident_slots(&self) -> Vec<Arc<ChatSlot>> {
+        match self.inner.chats.lock() {
+            Ok(c) => c.values().cloned().collect(),
+            Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
+        }
+    }
+
+    /// Locks a chat's slot, loading the chat from the store first if needed.
+    async fn lock<'a>(&self, slot: &'a ChatSlot) -> Result<MutexGuard<'a, Option<Resident>>, EngineError> {
+        let mut guard = slot.state.lock().await;
+        if guard.is_none() {
+            let store = self.inner.store.clone();
+            let id = slot.id.clone();
+            let loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
+                .await
+                .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
+            if let Some(injection) = &loaded.meta.injection {
+                let injection = Arc::new(injection.clone());
+                slot.latest.send_if_modified(|latest| {
+                    let newer = latest.as_ref().is_none_or(|l| l.revision < injection.revision);
+                    if newer {
+                        *latest = Some(injection);
+                    }
+                    newer
+                });
+            }
+            *guard = Some(loaded);
+        }
+        Ok(guard)
+    }
+
+    /// Commits `writes` together with the chat's row and, per `next`, a
+    /// refresh; then updates memory, tells subscribers and (re)schedules the
+    /// debounce timer. On a store error the slot is unloaded.
+    async fn finish(
+        &self,
+        slot: &Arc<ChatSlot>,
+        guard: &mut Option<Resident>,
+        mut writes: Vec<Write>,
+        next: Next,
+    ) -> Result<u64, EngineError> {
+        let global = self.global();
+        let Some(resident) = guard.as_mut() else {
+            return Err(StoreError::Database("chat state missing after load".into()).into());
+        };
+        let settings = resident.effective(&global);
+        let enabled = settings.chat_enabled(resident.settings.enabled);
+        let next = match next {
+            // A disabled chat is refreshed only by immediate triggers.
+            Next::Debounce(_) if !enabled => Next::Nothing,
+            Next::Debounce(trigger) if settings.debounce_ms == 0 => Next::Refresh(trigger),
+            other => other,
+        };
+        let mut meta = resident.meta.clone();
+        let mut refreshed = None;
+        let mut schedule = None;
+        if let Some(chat) = &resident.chat {
+            match next {
+                Next::Refresh(trigger) => {
+                    let previous = meta.injection.as_ref();
+                    let reusable = previous.filter(|_| resident.counted_with == Some(settings.tokenizer));
+                    let ctx = RefreshContext {
+                        chat_id: &slot.id,
+                        settings: &settings,
+                        enabled,
+                        revision: meta.revision + 1,
+                        trigger,
+                        now_ms: now_ms(),
+                    };
+                    let injection = refresh::refresh(chat, ctx, |text| match reusable {
+                        Some(p) if p.text == text => p.token_count,
+                        _ => tokens::count(settings.tokenizer, text),
+                    });
+                    meta.revision = injection.revision;
+                    meta.needs_refresh = false;
+                    meta.injection = Some(injection.clone());
+                    refreshed = Some(Arc::new(injection));
+                }
+                Next::Debounce(trigger) => {
+                    meta.needs_refresh = true;
+                    schedule = Some(trigger);
+                }
+                Next::Nothing => {}
+            }
+            meta.current_recap = chat.recaps().current_version();
+            writes.push(Write::Chat {
+                chat_id: slot.id.clone(),
+                meta: meta.clone(),
+            });
+        }
+        if let Err(error) = self.inner.committer.commit(writes).await {
+            tracing::warn!(chat = %slot.id, %error, "commit failed; chat reloads from the store");
+            *guard = None;
+            return Err(error.into());
+        }
+        resident.meta = meta;
+        if let Some(injection) = refreshed {
+            resident.cancel_debounce();
+            resident.counted_with = Some(settings.tokenizer);
+            tracing::debug!(
+                chat = %slot.id,
+                trigger = ?injection.trigger,
+                revision = injection.revision,
+                tokens = injection.token_count,
+                text = %injection.text,
+                "[MEMORY INJECTION] refreshed"
+            );
+            slot.latest.send_replace(Some(injection.clone()));
+            let _ = self.inner.all_chats.send(injection);
+        }
+        if let Some(trigger) = schedule {
+            self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
+        }
+        Ok(resident.meta.revision)
+    }
+
+    fn schedule_debounce(&self, slot: &Arc<ChatSlot>, resident: &mut Resident, trigger: Trigger, debounce_ms: u64) {
+        resident.cancel_debounce();
+        resident.debounce_generation += 1;
+        let generation = resident.debounce_generation;
+        let engine = self.clone();
+        let slot = slot.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(debounce_ms)).await;
+            engine.run_debounced(&slot, Some(generation)).await;
+        });
+        resident.debounce = Some(Debounce { trigger, timer });
+    }
+
+    /// Runs a chat's pending debounced refresh; with a generation, only if
+    /// no later event rescheduled it.
+    async fn run_debounced(&self, slot: &Arc<ChatSlot>, generation: Option<u64>) {
+        let mut guard = slot.state.lock().await;
+        let Some(resident) = guard.as_mut() else { return };
+        if generation.is_some_and(|g| g != resident.debounce_generation) {
+            return;
+        }
+        let trigger = if generation.is_some() {
+            // Called from the timer task itself: dropping its handle is enough.
+            resident.debounce.take().map(|pending| pending.trigger)
+        } else {
+            resident.cancel_debounce()
+        };
+        let Some(trigger) = trigger else { return };
+        if let Err(error) = self.finish(slot, &mut guard, Vec::new(), Next::Refresh(trigger)).await {
+            tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
+        }
+    }
+
+    /// Runs every pending debounced refresh now (at shutdown).
+    pub async fn flush_debounced(&self) {
+        for slot in self.resident_slots() {
+            self.run_debounced(&slot, None).await;
+        }
+    }
+
+    /// Refreshes a known chat now; `NotFound` for an unknown one.
+    async fn refresh_chat(&self, chat_id: &str, trigger: Trigger) -> Result<Arc<Injection>, EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        if guard.as_ref().is_none_or(|r| r.chat.is_none()) {
+            return Err(DomainError::NotFound(format!("chat {chat_id:?}")).into());
+        }
+        self.finish(&slot, &mut guard, Vec::new(), Next::Refresh(trigger)).await?;
+        let latest = slot.latest.borrow().clone();
+        latest.ok_or_else(|| StoreError::Database("refresh left no injection".into()).into())
+    }
+
+    /// Refreshes every known chat (after a global change), a few at a time;
+    /// the first error is returned after all have been tried.
+    async fn refresh_every_chat(&self, trigger: Trigger) -> Result<(), EngineError> {
+        let store = self.inner.store.clone();
+        let ids = tokio::task::spawn_blocking(move || store.chat_ids())
+            .await
+            .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
+        let permits = Arc::new(tokio::sync::Semaphore::new(PARALLEL_REFRESHES));
+        let mut tasks = tokio::task::JoinSet::new();
+        for id in ids {
+            let engine = self.clone();
+            let permits = permits.clone();
+            tasks.spawn(async move {
+                let _permit = permits.acquire().await;
+                engine.refresh_chat(&id, trigger).await.map(drop)
+            });
+        }
+        let mut first_error = None;
+        while let Some(result) = tasks.join_next().await {
+            if let Ok(Err(error)) = result {
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Refreshes, once, every chat that owed a debounced refresh when the
+    /// previous process stopped. Returns how many were refreshed.
+    pub async fn refresh_owed(&self) -> Result<usize, EngineError> {
+        let store = self.inner.store.clone();
+        let ids = tokio::task::spawn_blocking(move || store.chats_needing_refresh())
+            .await
+            .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
+        for id in &ids {
+            self.refresh_chat(id, Trigger::Startup).await?;
+        }
+        Ok(ids.len())
+    }
+
+    /// Every resident chat's latest injection.
+    fn latest_of_every_chat(&self) -> Vec<Arc<Injection>> {
+        self.resident_slots()
+            .iter()
+            .filter_map(|slot| slot.latest.borrow().clone())
+            .collect()
+    }
+}

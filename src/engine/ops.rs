@@ -1,0 +1,371 @@
+//! The engine's operations, one per API call: each locks its chat, applies
+//! the domain change, and lets [`Engine::finish`] refresh and commit.
+
+use std::sync::Arc;
+
+use super::{Engine, EngineError, Next, now_ms};
+use crate::domain::DomainError;
+use crate::domain::chat::{Changes, Chat, ChatEvent};
+use crate::domain::inclusion::{self, MessageInclusion};
+use crate::domain::message::MessageData;
+use crate::domain::recaps::{NewRecap, RecapVersion};
+use crate::domain::refresh::{Injection, Trigger};
+use crate::domain::settings::{Settings, SettingsPatch};
+use crate::store::{StoreError, Write};
+
+use super::fanout::Updates;
+use super::slot::Resident;
+
+/// A chat's running-recap versions, ascending, and the current one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecapList {
+    /// The current version.
+    pub current: Option<u32>,
+    /// Every version, ascending.
+    pub versions: Vec<RecapVersion>,
+}
+
+/// A settings change: first the named fields are cleared, then the present
+/// fields of `patch` are set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsUpdate {
+    /// Fields to set.
+    pub patch: SettingsPatch,
+    /// Field names to clear (back to the default, or to the global value).
+    pub clear: Vec<String>,
+}
+
+fn unknown_chat(chat_id: &str) -> EngineError {
+    DomainError::NotFound(format!("chat {chat_id:?}")).into()
+}
+
+fn missing_state() -> EngineError {
+    StoreError::Database("chat state missing after load".into()).into()
+}
+
+/// The rows `changes` touched, read from the chat as it now is.
+fn writes_for(chat_id: &str, chat: &Chat, changes: &Changes) -> Vec<Write> {
+    let mut writes = Vec::new();
+    for id in &changes.messages_put {
+        if let Some((seq, message)) = chat.message(id) {
+            writes.push(Write::Message {
+                chat_id: chat_id.to_owned(),
+                seq,
+                message: message.clone(),
+            });
+        }
+    }
+    for id in &changes.messages_removed {
+        writes.push(Write::DeleteMessage {
+            chat_id: chat_id.to_owned(),
+            message_id: id.clone(),
+        });
+    }
+    for version in &changes.recaps_put {
+        if let Some(v) = chat.recaps().get(*version) {
+            writes.push(Write::Recap {
+                chat_id: chat_id.to_owned(),
+                version: v.clone(),
+            });
+        }
+    }
+    for version in &changes.recaps_removed {
+        writes.push(Write::DeleteRecap {
+            chat_id: chat_id.to_owned(),
+            version: *version,
+        });
+    }
+    writes
+}
+
+fn known_chat<'a>(resident: &'a mut Resident, chat_id: &str) -> Result<&'a mut Chat, EngineError> {
+    resident.chat.as_mut().ok_or_else(|| unknown_chat(chat_id))
+}
+
+fn recap_list(chat: &Chat) -> RecapList {
+    RecapList {
+        current: chat.recaps().current_version(),
+        versions: chat.recaps().versions().cloned().collect(),
+    }
+}
+
+impl Engine {
+    /// Applies one chat event; answers with the chat's revision once the
+    /// event is durable and, for an immediate trigger, refreshed.
+    pub async fn publish(&self, chat_id: &str, event: ChatEvent) -> Result<u64, EngineError> {
+        let trigger = Trigger::of(&event);
+        let needs_known_message = matches!(
+            event,
+            ChatEvent::MessageEdited { .. } | ChatEvent::MessageDeleted { .. } | ChatEvent::MessageSwiped { .. }
+        );
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let changes = match resident.chat.as_mut() {
+            Some(chat) => chat.apply(event)?,
+            None if needs_known_message => return Err(unknown_chat(chat_id)),
+            None => {
+                let mut chat = Chat::default();
+                let changes = chat.apply(event)?;
+                resident.chat = Some(chat);
+                changes
+            }
+        };
+        let writes = resident
+            .chat
+            .as_ref()
+            .map(|chat| writes_for(chat_id, chat, &changes))
+            .unwrap_or_default();
+        let next = if trigger.is_debounced() {
+            Next::Debounce(trigger)
+        } else {
+            Next::Refresh(trigger)
+        };
+        self.finish(&slot, &mut guard, writes, next).await
+    }
+
+    /// A message's current-swipe data.
+    pub async fn message_data(&self, chat_id: &str, message_id: &str) -> Result<MessageData, EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        Ok(known_chat(resident, chat_id)?.message_data(message_id)?.clone())
+    }
+
+    /// Sets present fields on a message's current swipe (debounced refresh).
+    pub async fn set_message_data(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+        update: &MessageData,
+    ) -> Result<MessageData, EngineError> {
+        update.check(self.limits())?;
+        self.change_message_data(chat_id, message_id, |chat| chat.set_message_data(message_id, update))
+            .await
+    }
+
+    /// `clear_memory` on a message's current swipe (debounced refresh).
+    pub async fn clear_memory(&self, chat_id: &str, message_id: &str) -> Result<MessageData, EngineError> {
+        self.change_message_data(chat_id, message_id, |chat| chat.clear_memory(message_id))
+            .await
+    }
+
+    async fn change_message_data(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+        change: impl FnOnce(&mut Chat) -> Result<Changes, DomainError>,
+    ) -> Result<MessageData, EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let chat = known_chat(resident, chat_id)?;
+        let changes = change(chat)?;
+        let writes = writes_for(chat_id, chat, &changes);
+        let data = chat.message_data(message_id)?.clone();
+        self.finish(&slot, &mut guard, writes, Next::Debounce(Trigger::MessageDataChanged))
+            .await?;
+        Ok(data)
+    }
+
+    /// Adds a running-recap version and makes it current (immediate refresh).
+    pub async fn add_recap(&self, chat_id: &str, new: NewRecap) -> Result<RecapVersion, EngineError> {
+        self.limits().check_text("content", &new.content)?;
+        self.change_recaps(chat_id, |chat| {
+            let (version, changes) = chat.add_recap(new, now_ms())?;
+            let added = chat
+                .recaps()
+                .get(version)
+                .cloned()
+                .ok_or_else(|| DomainError::NotFound(format!("running recap version {version}")))?;
+            Ok((added, changes))
+        })
+        .await
+        .map(|(_, added)| added)
+    }
+
+    /// Makes a version current (immediate refresh).
+    pub async fn select_recap(&self, chat_id: &str, version: u32) -> Result<RecapList, EngineError> {
+        self.change_recaps(chat_id, |chat| Ok(((), chat.select_recap(version)?)))
+            .await
+            .map(|(list, ())| list)
+    }
+
+    /// Deletes a version (immediate refresh).
+    pub async fn delete_recap(&self, chat_id: &str, version: u32) -> Result<RecapList, EngineError> {
+        self.change_recaps(chat_id, |chat| Ok(((), chat.delete_recap(version)?)))
+            .await
+            .map(|(list, ())| list)
+    }
+
+    async fn change_recaps<T>(
+        &self,
+        chat_id: &str,
+        change: impl FnOnce(&mut Chat) -> Result<(T, Changes), DomainError>,
+    ) -> Result<(RecapList, T), EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let chat = known_chat(resident, chat_id)?;
+        let (value, changes) = change(chat)?;
+        let writes = writes_for(chat_id, chat, &changes);
+        let list = recap_list(chat);
+        self.finish(&slot, &mut guard, writes, Next::Refresh(Trigger::RunningRecapChanged))
+            .await?;
+        Ok((list, value))
+    }
+
+    /// A chat's running-recap versions.
+    pub async fn list_recaps(&self, chat_id: &str) -> Result<RecapList, EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        Ok(recap_list(known_chat(resident, chat_id)?))
+    }
+
+    /// The global settings (`None`) or a chat's effective settings.
+    pub async fn settings(&self, chat_id: Option<&str>) -> Result<Settings, EngineError> {
+        let global = self.global();
+        let Some(chat_id) = chat_id else {
+            return Ok(Settings::default().with(&global));
+        };
+        let slot = self.slot(chat_id);
+        let guard = self.lock(&slot).await?;
+        let resident = guard.as_ref().ok_or_else(missing_state)?;
+        Ok(resident.effective(&global))
+    }
+
+    /// Changes the global settings (`None`; every chat is refreshed) or a
+    /// chat's overrides (that chat is refreshed if it is known). Answers with
+    /// the resulting (effective) settings.
+    pub async fn update_settings(&self, chat_id: Option<&str>, update: SettingsUpdate) -> Result<Settings, EngineError> {
+        let SettingsUpdate { patch, clear } = update;
+        if let Some(template) = &patch.template {
+            self.limits().check_text("settings.template", template)?;
+        }
+        let Some(chat_id) = chat_id else {
+            return self.update_global(patch, clear).await;
+        };
+        let global = self.global();
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let mut own = resident.settings.clone();
+        for name in &clear {
+            own.overrides.clear(name)?;
+        }
+        own.overrides.merge(&patch);
+        let effective = Settings::default().with(&global).with(&own.overrides);
+        effective.validate()?;
+        resident.settings = own.clone();
+        let writes = vec![Write::ChatSettings {
+            chat_id: chat_id.to_owned(),
+            settings: own,
+        }];
+        self.finish(&slot, &mut guard, writes, Next::Refresh(Trigger::SettingsChanged))
+            .await?;
+        Ok(effective)
+    }
+
+    async fn update_global(&self, patch: SettingsPatch, clear: Vec<String>) -> Result<Settings, EngineError> {
+        let _one_at_a_time = self.inner.global_changes.lock().await;
+        let mut global = (*self.global()).clone();
+        for name in &clear {
+            global.clear(name)?;
+        }
+        global.merge(&patch);
+        let resolved = Settings::default().with(&global);
+        resolved.validate()?;
+        let store = self.inner.store.clone();
+        let overrides = tokio::task::spawn_blocking(move || store.all_chat_settings())
+            .await
+            .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
+        for (chat_id, own) in overrides {
+            resolved.with(&own.overrides).validate().map_err(|e| match e {
+                DomainError::Invalid { field, reason } => {
+                    DomainError::invalid(field, format!("{reason} (for chat {chat_id:?}, whose overrides rely on it)"))
+                }
+                other => other,
+            })?;
+        }
+        self.inner
+            .committer
+            .commit(vec![Write::GlobalSettings(global.clone())])
+            .await?;
+        self.set_global(global);
+        self.refresh_every_chat(Trigger::SettingsChanged).await?;
+        Ok(resolved)
+    }
+
+    /// Sets a chat's own enabled state (immediate refresh if the chat is
+    /// known). Answers with whether memory is now enabled and the revision.
+    pub async fn set_chat_enabled(&self, chat_id: &str, enabled: bool) -> Result<(bool, u64), EngineError> {
+        let global = self.global();
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let mut own = resident.settings.clone();
+        own.enabled = Some(enabled);
+        resident.settings = own.clone();
+        let effective = resident.effective(&global).chat_enabled(Some(enabled));
+        let writes = vec![Write::ChatSettings {
+            chat_id: chat_id.to_owned(),
+            settings: own,
+        }];
+        let revision = self
+            .finish(&slot, &mut guard, writes, Next::Refresh(Trigger::SettingsChanged))
+            .await?;
+        Ok((effective, revision))
+    }
+
+    /// The latest refresh's result; revision 0 with empty text for a known
+    /// chat never refreshed.
+    pub async fn injection(&self, chat_id: &str) -> Result<Arc<Injection>, EngineError> {
+        let slot = self.slot(chat_id);
+        if let Some(latest) = slot.latest.borrow().clone() {
+            return Ok(latest);
+        }
+        let global = self.global();
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        known_chat(resident, chat_id)?;
+        if let Some(latest) = slot.latest.borrow().clone() {
+            return Ok(latest);
+        }
+        let settings = resident.effective(&global);
+        let enabled = settings.chat_enabled(resident.settings.enabled);
+        Ok(Arc::new(Injection::unrefreshed(chat_id, &settings, enabled)))
+    }
+
+    /// Runs a refresh now (the Refresh RPC).
+    pub async fn refresh(&self, chat_id: &str) -> Result<Arc<Injection>, EngineError> {
+        self.refresh_chat(chat_id, Trigger::RefreshRequested).await
+    }
+
+    /// The inclusion of every message as a refresh would compute it now.
+    pub async fn inclusion(&self, chat_id: &str) -> Result<Vec<MessageInclusion>, EngineError> {
+        let global = self.global();
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let settings = resident.effective(&global);
+        let chat = known_chat(resident, chat_id)?;
+        inclusion::count_texts(chat, settings.tokenizer);
+        Ok(inclusion::compute_inclusion(chat, &settings))
+    }
+
+    /// Updates for the named chats (after a snapshot of each that has been
+    /// refreshed), or for every chat when `chat_ids` is empty.
+    pub async fn subscribe(&self, chat_ids: &[String]) -> Result<Updates, EngineError> {
+        if chat_ids.is_empty() {
+            return Ok(Updates::all_chats(self.clone(), self.inner.all_chats.subscribe()));
+        }
+        let mut receivers = Vec::with_capacity(chat_ids.len());
+        for chat_id in chat_ids {
+            let slot = self.slot(chat_id);
+            drop(self.lock(&slot).await?);
+            receivers.push((chat_id.clone(), slot.latest.subscribe()));
+        }
+        Ok(Updates::chats(receivers))
+    }
+}

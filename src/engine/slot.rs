@@ -1,0 +1,100 @@
+//! One chat's place in memory: its state behind an async lock (which orders
+//! the chat's operations), and the watch channel its subscribers read.
+
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, watch};
+use tokio::task::JoinHandle;
+
+use crate::domain::chat::Chat;
+use crate::domain::refresh::{Injection, Trigger};
+use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
+use crate::store::{ChatMeta, ChatSettings, Store, StoreError};
+
+/// A chat's slot. The lock is held for a whole operation, commit included,
+/// so one chat's operations apply in arrival order (tokio's mutex is fair)
+/// while other chats proceed.
+pub(super) struct ChatSlot {
+    /// The chat's id.
+    pub id: String,
+    /// `None` until loaded from the store, and again after a failed commit
+    /// so that memory is re-read from disk instead of trusted.
+    pub state: Mutex<Option<Resident>>,
+    /// The latest injection, for subscribers; `None` before the first refresh.
+    pub latest: watch::Sender<Option<Arc<Injection>>>,
+}
+
+impl ChatSlot {
+    pub fn new(id: &str) -> ChatSlot {
+        ChatSlot {
+            id: id.to_owned(),
+            state: Mutex::new(None),
+            latest: watch::Sender::new(None),
+        }
+    }
+}
+
+/// A debounced refresh waiting for quiet.
+pub(super) struct Debounce {
+    /// The trigger of the burst's latest event.
+    pub trigger: Trigger,
+    /// The timer task; aborted when an immediate refresh covers it.
+    pub timer: JoinHandle<()>,
+}
+
+/// A loaded chat.
+pub(super) struct Resident {
+    /// The transcript and recaps; `None` while no event has named the chat.
+    pub chat: Option<Chat>,
+    /// The chat's stored row.
+    pub meta: ChatMeta,
+    /// The chat's own settings.
+    pub settings: ChatSettings,
+    /// The pending debounced refresh, if any.
+    pub debounce: Option<Debounce>,
+    /// Bumped at every (re)scheduling so a stale timer does nothing.
+    pub debounce_generation: u64,
+    /// Tokenizer the latest injection's `token_count` was counted with.
+    pub counted_with: Option<TokenizerKind>,
+}
+
+impl Resident {
+    /// Reads a chat from the store (blocking).
+    pub fn load(store: &dyn Store, chat_id: &str) -> Result<Resident, StoreError> {
+        let stored = store.load_chat(chat_id)?;
+        let settings = store.load_chat_settings(chat_id)?.unwrap_or_default();
+        let (chat, meta) = match stored {
+            Some(stored) => {
+                let chat = Chat::from_parts(stored.messages, stored.recaps, stored.meta.current_recap);
+                (Some(chat), stored.meta)
+            }
+            None => (None, ChatMeta::default()),
+        };
+        Ok(Resident {
+            chat,
+            meta,
+            settings,
+            debounce: None,
+            debounce_generation: 0,
+            counted_with: None,
+        })
+    }
+
+    /// The chat's effective settings over `global`.
+    pub fn effective(&self, global: &SettingsPatch) -> Settings {
+        Settings::default().with(global).with(&self.settings.overrides)
+    }
+
+    /// Stops the pending debounced refresh, returning its trigger.
+    pub fn cancel_debounce(&mut self) -> Option<Trigger> {
+        let pending = self.debounce.take()?;
+        pending.timer.abort();
+        Some(pending.trigger)
+    }
+}
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        self.cancel_debounce();
+    }
+}

@@ -1,0 +1,532 @@
+//! Conversions between the wire types (`pb`) and the domain. Wire-to-domain
+//! conversions destructure every field, so a field added to the proto does
+//! not compile until it is handled here.
+
+use prost_types::Timestamp;
+
+use super::pb;
+use crate::domain::chat::ChatEvent;
+use crate::domain::inclusion::MessageInclusion;
+use crate::domain::message::{Message, MessageData, NewMessage};
+use crate::domain::recaps::{NewRecap, RecapVersion};
+use crate::domain::refresh::{INJECTION_KEY, Injection, Trigger};
+use crate::domain::settings::{
+    self, ContextType, Position, Role, Settings, SettingsPatch, TokenizerKind,
+};
+use crate::domain::{DomainError, Limits, ids};
+use crate::engine::RecapList;
+
+/// A timestamp from milliseconds since the Unix epoch.
+pub fn timestamp(ms: i64) -> Timestamp {
+    Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: i32::try_from(ms.rem_euclid(1000) * 1_000_000).unwrap_or(0),
+    }
+}
+
+/// Checks a request's `chat_id`.
+pub fn chat_id(id: &str) -> Result<(), DomainError> {
+    ids::check_chat_id("chat_id", id)
+}
+
+/// Checks a request's `message_id`.
+pub fn message_id(id: &str) -> Result<(), DomainError> {
+    ids::check_message_id("message_id", id)
+}
+
+fn new_message(message: pb::Message, field: &str, limits: &Limits) -> Result<Message, DomainError> {
+    let pb::Message {
+        id,
+        name,
+        text,
+        is_user,
+        hidden,
+        is_narrator,
+        is_thoughts,
+        character_key,
+        swipes,
+        swipe_id,
+    } = message;
+    NewMessage {
+        id,
+        name,
+        text,
+        is_user,
+        hidden,
+        is_narrator,
+        is_thoughts,
+        character_key,
+        swipes,
+        swipe_id,
+    }
+    .build(field, limits)
+}
+
+fn new_messages(messages: Vec<pb::Message>, field: &str, limits: &Limits) -> Result<Vec<Message>, DomainError> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| new_message(m, &format!("{field}[{i}]"), limits))
+        .collect()
+}
+
+fn required_message(message: Option<pb::Message>, field: &str, limits: &Limits) -> Result<Message, DomainError> {
+    let message = message.ok_or_else(|| DomainError::invalid(field, "is required"))?;
+    new_message(message, field, limits)
+}
+
+/// A `Publish` event: its chat id and the checked domain event.
+pub fn event(event: Option<pb::Event>, limits: &Limits) -> Result<(String, ChatEvent), DomainError> {
+    use pb::event::Kind;
+    let pb::Event { chat_id, kind } = event.ok_or_else(|| DomainError::invalid("event", "is required"))?;
+    ids::check_chat_id("event.chat_id", &chat_id)?;
+    let kind = kind.ok_or_else(|| DomainError::invalid("event.kind", "is required (one of chat_changed, message_sent, message_received, message_edited, message_deleted, message_swiped, more_messages_loaded, refresh_requested)"))?;
+    let event = match kind {
+        Kind::ChatChanged(pb::ChatChanged { messages }) => {
+            ChatEvent::ChatChanged(new_messages(messages, "event.chat_changed.messages", limits)?)
+        }
+        Kind::MessageSent(pb::MessageSent { message }) => {
+            ChatEvent::MessageSent(required_message(message, "event.message_sent.message", limits)?)
+        }
+        Kind::MessageReceived(pb::MessageReceived { message }) => ChatEvent::MessageReceived(
+            required_message(message, "event.message_received.message", limits)?,
+        ),
+        Kind::MessageEdited(pb::MessageEdited { message_id, text }) => {
+            ids::check_message_id("event.message_edited.message_id", &message_id)?;
+            limits.check_text("event.message_edited.text", &text)?;
+            ChatEvent::MessageEdited { message_id, text }
+        }
+        Kind::MessageDeleted(pb::MessageDeleted { message_id }) => {
+            ids::check_message_id("event.message_deleted.message_id", &message_id)?;
+            ChatEvent::MessageDeleted { message_id }
+        }
+        Kind::MessageSwiped(pb::MessageSwiped {
+            message_id,
+            swipe_id,
+            text,
+        }) => {
+            ids::check_message_id("event.message_swiped.message_id", &message_id)?;
+            limits.check_text("event.message_swiped.text", &text)?;
+            ChatEvent::MessageSwiped {
+                message_id,
+                swipe_id,
+                text,
+            }
+        }
+        Kind::MoreMessagesLoaded(pb::MoreMessagesLoaded { messages }) => ChatEvent::MoreMessagesLoaded(
+            new_messages(messages, "event.more_messages_loaded.messages", limits)?,
+        ),
+        Kind::RefreshRequested(pb::RefreshRequested {}) => ChatEvent::RefreshRequested,
+    };
+    Ok((chat_id, event))
+}
+
+impl From<pb::MessageData> for MessageData {
+    fn from(data: pb::MessageData) -> Self {
+        let pb::MessageData {
+            memory,
+            prefill,
+            exclude,
+            error,
+            reasoning,
+            edited,
+            scene_break,
+            scene_break_visible,
+            scene_break_name,
+            scene_recap_memory,
+            is_auto_recap_system_memory,
+        } = data;
+        MessageData {
+            memory,
+            prefill,
+            exclude,
+            error,
+            reasoning,
+            edited,
+            scene_break,
+            scene_break_visible,
+            scene_break_name,
+            scene_recap_memory,
+            is_auto_recap_system_memory,
+        }
+    }
+}
+
+impl From<MessageData> for pb::MessageData {
+    fn from(data: MessageData) -> Self {
+        let MessageData {
+            memory,
+            prefill,
+            exclude,
+            error,
+            reasoning,
+            edited,
+            scene_break,
+            scene_break_visible,
+            scene_break_name,
+            scene_recap_memory,
+            is_auto_recap_system_memory,
+        } = data;
+        pb::MessageData {
+            memory,
+            prefill,
+            exclude,
+            error,
+            reasoning,
+            edited,
+            scene_break,
+            scene_break_visible,
+            scene_break_name,
+            scene_recap_memory,
+            is_auto_recap_system_memory,
+        }
+    }
+}
+
+fn optional_id(field: &str, id: String) -> Result<Option<String>, DomainError> {
+    if id.is_empty() {
+        return Ok(None);
+    }
+    ids::check_message_id(field, &id)?;
+    Ok(Some(id))
+}
+
+/// An `AddRunningRecap` request: its chat id and the new version.
+pub fn new_recap(request: pb::AddRunningRecapRequest) -> Result<(String, NewRecap), DomainError> {
+    let pb::AddRunningRecapRequest {
+        chat_id,
+        content,
+        scene_count,
+        excluded_count,
+        prev_scene_message_id,
+        new_scene_message_id,
+    } = request;
+    self::chat_id(&chat_id)?;
+    let recap = NewRecap {
+        content,
+        scene_count,
+        excluded_count,
+        prev_scene_message_id: optional_id("prev_scene_message_id", prev_scene_message_id)?,
+        new_scene_message_id: optional_id("new_scene_message_id", new_scene_message_id)?,
+    };
+    Ok((chat_id, recap))
+}
+
+impl From<&RecapVersion> for pb::RunningRecapVersion {
+    fn from(v: &RecapVersion) -> Self {
+        pb::RunningRecapVersion {
+            version: v.version,
+            created_at: Some(timestamp(v.created_at_ms)),
+            content: v.content.clone(),
+            scene_count: v.scene_count,
+            excluded_count: v.excluded_count,
+            prev_scene_message_id: v.prev_scene_message_id.clone().unwrap_or_default(),
+            new_scene_message_id: v.new_scene_message_id.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl From<&RecapList> for pb::ListRunningRecapsResponse {
+    fn from(list: &RecapList) -> Self {
+        pb::ListRunningRecapsResponse {
+            current_version: list.current,
+            versions: list.versions.iter().map(Into::into).collect(),
+        }
+    }
+}
+
+fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> Result<E, DomainError> {
+    if value == 0 {
+        return Err(DomainError::invalid(field, "must not be UNSPECIFIED"));
+    }
+    E::try_from(value).map_err(|_| DomainError::invalid(field, format!("{value} is not a known value")))
+}
+
+impl From<pb::InjectionPosition> for Position {
+    fn from(p: pb::InjectionPosition) -> Self {
+        match p {
+            pb::InjectionPosition::None | pb::InjectionPosition::Unspecified => Position::None,
+            pb::InjectionPosition::InPrompt => Position::InPrompt,
+            pb::InjectionPosition::InChat => Position::InChat,
+            pb::InjectionPosition::BeforePrompt => Position::BeforePrompt,
+        }
+    }
+}
+
+impl From<Position> for pb::InjectionPosition {
+    fn from(p: Position) -> Self {
+        match p {
+            Position::None => pb::InjectionPosition::None,
+            Position::InPrompt => pb::InjectionPosition::InPrompt,
+            Position::InChat => pb::InjectionPosition::InChat,
+            Position::BeforePrompt => pb::InjectionPosition::BeforePrompt,
+        }
+    }
+}
+
+impl From<pb::InjectionRole> for Role {
+    fn from(r: pb::InjectionRole) -> Self {
+        match r {
+            pb::InjectionRole::System | pb::InjectionRole::Unspecified => Role::System,
+            pb::InjectionRole::User => Role::User,
+            pb::InjectionRole::Assistant => Role::Assistant,
+        }
+    }
+}
+
+impl From<Role> for pb::InjectionRole {
+    fn from(r: Role) -> Self {
+        match r {
+            Role::System => pb::InjectionRole::System,
+            Role::User => pb::InjectionRole::User,
+            Role::Assistant => pb::InjectionRole::Assistant,
+        }
+    }
+}
+
+impl From<pb::RecapContextType> for ContextType {
+    fn from(t: pb::RecapContextType) -> Self {
+        match t {
+            pb::RecapContextType::Percent => ContextType::Percent,
+            pb::RecapContextType::Absolute | pb::RecapContextType::Unspecified => ContextType::Absolute,
+        }
+    }
+}
+
+impl From<ContextType> for pb::RecapContextType {
+    fn from(t: ContextType) -> Self {
+        match t {
+            ContextType::Percent => pb::RecapContextType::Percent,
+            ContextType::Absolute => pb::RecapContextType::Absolute,
+        }
+    }
+}
+
+impl From<pb::Tokenizer> for TokenizerKind {
+    fn from(t: pb::Tokenizer) -> Self {
+        match t {
+            pb::Tokenizer::O200kBase | pb::Tokenizer::Unspecified => TokenizerKind::O200kBase,
+            pb::Tokenizer::Cl100kBase => TokenizerKind::Cl100kBase,
+            pb::Tokenizer::P50kBase => TokenizerKind::P50kBase,
+            pb::Tokenizer::R50kBase => TokenizerKind::R50kBase,
+        }
+    }
+}
+
+impl From<TokenizerKind> for pb::Tokenizer {
+    fn from(t: TokenizerKind) -> Self {
+        match t {
+            TokenizerKind::O200kBase => pb::Tokenizer::O200kBase,
+            TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
+            TokenizerKind::P50kBase => pb::Tokenizer::P50kBase,
+            TokenizerKind::R50kBase => pb::Tokenizer::R50kBase,
+        }
+    }
+}
+
+impl From<Trigger> for pb::RefreshTrigger {
+    fn from(t: Trigger) -> Self {
+        match t {
+            Trigger::ChatChanged => pb::RefreshTrigger::ChatChanged,
+            Trigger::MessageSent => pb::RefreshTrigger::MessageSent,
+            Trigger::MessageReceived => pb::RefreshTrigger::MessageReceived,
+            Trigger::MessageEdited => pb::RefreshTrigger::MessageEdited,
+            Trigger::MessageDeleted => pb::RefreshTrigger::MessageDeleted,
+            Trigger::MessageSwiped => pb::RefreshTrigger::MessageSwiped,
+            Trigger::MoreMessagesLoaded => pb::RefreshTrigger::MoreMessagesLoaded,
+            Trigger::RefreshRequested => pb::RefreshTrigger::RefreshRequested,
+            Trigger::MessageDataChanged => pb::RefreshTrigger::MessageDataChanged,
+            Trigger::SettingsChanged => pb::RefreshTrigger::SettingsChanged,
+            Trigger::RunningRecapChanged => pb::RefreshTrigger::RunningRecapChanged,
+            Trigger::Startup => pb::RefreshTrigger::Startup,
+        }
+    }
+}
+
+/// A settings update from the wire: every present field checked.
+pub fn settings_patch(settings: Option<pb::Settings>) -> Result<SettingsPatch, DomainError> {
+    let pb::Settings {
+        position,
+        depth,
+        role,
+        scan,
+        template,
+        include_user_messages,
+        include_system_messages,
+        include_narrator_messages,
+        message_length_threshold,
+        message_recap_context_limit,
+        message_recap_context_type,
+        max_context_tokens,
+        tokenizer,
+        auto_hide_scene_count,
+        show_prefill,
+        default_chat_enabled,
+        use_global_toggle_state,
+        global_toggle_state,
+        disabled_character_keys,
+        debounce_ms,
+    } = settings.unwrap_or_default();
+    let position = position
+        .map(|v| enum_value::<pb::InjectionPosition>("settings.position", v).map(Position::from))
+        .transpose()?;
+    let role = role
+        .map(|v| enum_value::<pb::InjectionRole>("settings.role", v).map(Role::from))
+        .transpose()?;
+    let context_type = message_recap_context_type
+        .map(|v| enum_value::<pb::RecapContextType>("settings.message_recap_context_type", v).map(ContextType::from))
+        .transpose()?;
+    let tokenizer = tokenizer
+        .map(|v| enum_value::<pb::Tokenizer>("settings.tokenizer", v).map(TokenizerKind::from))
+        .transpose()?;
+    let non_negative = |field: &str, v: Option<i64>| v.map(|v| settings::check_non_negative(field, v)).transpose();
+    Ok(SettingsPatch {
+        position,
+        depth: depth.map(settings::check_depth).transpose()?,
+        role,
+        scan,
+        template,
+        include_user_messages,
+        include_system_messages,
+        include_narrator_messages,
+        message_length_threshold: non_negative("settings.message_length_threshold", message_length_threshold)?,
+        message_recap_context_limit: non_negative("settings.message_recap_context_limit", message_recap_context_limit)?,
+        message_recap_context_type: context_type,
+        max_context_tokens: non_negative("settings.max_context_tokens", max_context_tokens)?,
+        tokenizer,
+        auto_hide_scene_count: auto_hide_scene_count.map(settings::check_scene_count).transpose()?,
+        show_prefill,
+        default_chat_enabled,
+        use_global_toggle_state,
+        global_toggle_state,
+        disabled_character_keys: disabled_character_keys.map(|pb::CharacterKeys { keys }| keys),
+        debounce_ms: debounce_ms.map(settings::check_debounce_ms).transpose()?,
+    })
+}
+
+fn wire_count(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl From<&Settings> for pb::Settings {
+    fn from(s: &Settings) -> Self {
+        pb::Settings {
+            position: Some(pb::InjectionPosition::from(s.position).into()),
+            depth: Some(i32::try_from(s.depth).unwrap_or(i32::MAX)),
+            role: Some(pb::InjectionRole::from(s.role).into()),
+            scan: Some(s.scan),
+            template: Some(s.template.clone()),
+            include_user_messages: Some(s.include_user_messages),
+            include_system_messages: Some(s.include_system_messages),
+            include_narrator_messages: Some(s.include_narrator_messages),
+            message_length_threshold: Some(wire_count(s.message_length_threshold)),
+            message_recap_context_limit: s.message_recap_context_limit.map(wire_count),
+            message_recap_context_type: Some(pb::RecapContextType::from(s.message_recap_context_type).into()),
+            max_context_tokens: s.max_context_tokens.map(wire_count),
+            tokenizer: Some(pb::Tokenizer::from(s.tokenizer).into()),
+            auto_hide_scene_count: Some(i32::try_from(s.auto_hide_scene_count).unwrap_or(i32::MAX)),
+            show_prefill: Some(s.show_prefill),
+            default_chat_enabled: Some(s.default_chat_enabled),
+            use_global_toggle_state: Some(s.use_global_toggle_state),
+            global_toggle_state: Some(s.global_toggle_state),
+            disabled_character_keys: Some(pb::CharacterKeys {
+                keys: s.disabled_character_keys.clone(),
+            }),
+            debounce_ms: Some(wire_count(s.debounce_ms)),
+        }
+    }
+}
+
+impl From<&Injection> for pb::Injection {
+    fn from(i: &Injection) -> Self {
+        pb::Injection {
+            chat_id: i.chat_id.clone(),
+            key: INJECTION_KEY.to_owned(),
+            text: i.text.clone(),
+            position: pb::InjectionPosition::from(i.position).into(),
+            depth: i32::try_from(i.depth).unwrap_or(i32::MAX),
+            role: pb::InjectionRole::from(i.role).into(),
+            scan: i.scan,
+            enabled: i.enabled,
+            revision: i.revision,
+            running_recap_version: i.running_recap_version,
+            token_count: i.token_count,
+            auto_hidden_count: i.auto_hidden_count,
+            trigger: i
+                .trigger
+                .map_or(pb::RefreshTrigger::Unspecified, pb::RefreshTrigger::from)
+                .into(),
+            refreshed_at: (i.refreshed_at_ms != 0).then(|| timestamp(i.refreshed_at_ms)),
+        }
+    }
+}
+
+impl From<&MessageInclusion> for pb::MessageInclusion {
+    fn from(m: &MessageInclusion) -> Self {
+        pb::MessageInclusion {
+            message_id: m.message_id.clone(),
+            included: m.included,
+            hidden: m.hidden,
+            token_count: m.token_count,
+            excluded_reason: m.excluded.map(|e| e.reason().to_owned()).unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_through_the_wire() {
+        let s = Settings::default();
+        let wire = pb::Settings::from(&s);
+        let back = Settings::default().with(&settings_patch(Some(wire)).unwrap());
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn unknown_and_unspecified_enums_and_bad_numbers_are_refused_by_name() {
+        let cases = [
+            (pb::Settings { position: Some(99), ..Default::default() }, "settings.position"),
+            (pb::Settings { position: Some(0), ..Default::default() }, "settings.position"),
+            (pb::Settings { role: Some(7), ..Default::default() }, "settings.role"),
+            (pb::Settings { tokenizer: Some(-1), ..Default::default() }, "settings.tokenizer"),
+            (pb::Settings { depth: Some(1001), ..Default::default() }, "depth"),
+            (pb::Settings { message_recap_context_limit: Some(-1), ..Default::default() }, "settings.message_recap_context_limit"),
+            (pb::Settings { debounce_ms: Some(-5), ..Default::default() }, "debounce_ms"),
+        ];
+        for (wire, field) in cases {
+            let err = settings_patch(Some(wire)).unwrap_err();
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+    }
+
+    #[test]
+    fn positions_and_roles_map_to_sillytavern_order() {
+        // proto value - 2 = SillyTavern's extension_prompt_types value.
+        assert_eq!(pb::InjectionPosition::from(Position::None) as i32 - 2, -1);
+        assert_eq!(pb::InjectionPosition::from(Position::InPrompt) as i32 - 2, 0);
+        assert_eq!(pb::InjectionPosition::from(Position::InChat) as i32 - 2, 1);
+        assert_eq!(pb::InjectionPosition::from(Position::BeforePrompt) as i32 - 2, 2);
+        assert_eq!(pb::InjectionRole::from(Role::Assistant) as i32 - 1, 2);
+    }
+
+    #[test]
+    fn an_event_without_kind_or_chat_is_refused() {
+        let limits = Limits::default();
+        let no_kind = pb::Event { chat_id: "c".into(), kind: None };
+        assert!(event(Some(no_kind), &limits).unwrap_err().to_string().contains("event.kind"));
+        let no_chat = pb::Event {
+            chat_id: String::new(),
+            kind: Some(pb::event::Kind::RefreshRequested(pb::RefreshRequested {})),
+        };
+        assert!(event(Some(no_chat), &limits).unwrap_err().to_string().contains("event.chat_id"));
+        assert!(event(None, &limits).is_err());
+    }
+
+    #[test]
+    fn timestamps_split_milliseconds() {
+        assert_eq!(timestamp(1_500), Timestamp { seconds: 1, nanos: 500_000_000 });
+    }
+}

@@ -1,0 +1,248 @@
+//! One implementation per proto service; each checks the request, calls
+//! the engine, and converts the answer.
+
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use super::convert;
+use super::pb;
+use super::pb::event_service_server::EventService;
+use super::pb::injection_service_server::InjectionService;
+use super::pb::memory_service_server::MemoryService;
+use super::pb::settings_service_server::SettingsService;
+use super::stream::InjectionStream;
+use crate::domain::ids;
+use crate::engine::{Engine, SettingsUpdate};
+
+/// `recap.v1.EventService`.
+#[derive(Clone)]
+pub struct EventApi {
+    engine: Engine,
+}
+
+impl EventApi {
+    /// Serves events into `engine`.
+    pub fn new(engine: Engine) -> Self {
+        EventApi { engine }
+    }
+}
+
+#[tonic::async_trait]
+impl EventService for EventApi {
+    async fn publish(&self, request: Request<pb::PublishRequest>) -> Result<Response<pb::PublishResponse>, Status> {
+        let pb::PublishRequest { event } = request.into_inner();
+        let (chat_id, event) = convert::event(event, self.engine.limits())?;
+        let revision = self.engine.publish(&chat_id, event).await?;
+        Ok(Response::new(pb::PublishResponse { revision }))
+    }
+}
+
+/// `recap.v1.MemoryService`.
+#[derive(Clone)]
+pub struct MemoryApi {
+    engine: Engine,
+}
+
+impl MemoryApi {
+    /// Serves message data and running recaps from `engine`.
+    pub fn new(engine: Engine) -> Self {
+        MemoryApi { engine }
+    }
+}
+
+#[tonic::async_trait]
+impl MemoryService for MemoryApi {
+    async fn set_message_data(
+        &self,
+        request: Request<pb::SetMessageDataRequest>,
+    ) -> Result<Response<pb::MessageData>, Status> {
+        let pb::SetMessageDataRequest {
+            chat_id,
+            message_id,
+            data,
+        } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        convert::message_id(&message_id)?;
+        let update = data.unwrap_or_default().into();
+        let data = self.engine.set_message_data(&chat_id, &message_id, &update).await?;
+        Ok(Response::new(data.into()))
+    }
+
+    async fn get_message_data(
+        &self,
+        request: Request<pb::GetMessageDataRequest>,
+    ) -> Result<Response<pb::MessageData>, Status> {
+        let pb::GetMessageDataRequest { chat_id, message_id } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        convert::message_id(&message_id)?;
+        let data = self.engine.message_data(&chat_id, &message_id).await?;
+        Ok(Response::new(data.into()))
+    }
+
+    async fn clear_memory(&self, request: Request<pb::ClearMemoryRequest>) -> Result<Response<pb::MessageData>, Status> {
+        let pb::ClearMemoryRequest { chat_id, message_id } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        convert::message_id(&message_id)?;
+        let data = self.engine.clear_memory(&chat_id, &message_id).await?;
+        Ok(Response::new(data.into()))
+    }
+
+    async fn add_running_recap(
+        &self,
+        request: Request<pb::AddRunningRecapRequest>,
+    ) -> Result<Response<pb::RunningRecapVersion>, Status> {
+        let (chat_id, recap) = convert::new_recap(request.into_inner())?;
+        let version = self.engine.add_recap(&chat_id, recap).await?;
+        Ok(Response::new((&version).into()))
+    }
+
+    async fn select_running_recap(
+        &self,
+        request: Request<pb::SelectRunningRecapRequest>,
+    ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
+        let pb::SelectRunningRecapRequest { chat_id, version } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        let list = self.engine.select_recap(&chat_id, version).await?;
+        Ok(Response::new((&list).into()))
+    }
+
+    async fn delete_running_recap(
+        &self,
+        request: Request<pb::DeleteRunningRecapRequest>,
+    ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
+        let pb::DeleteRunningRecapRequest { chat_id, version } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        let list = self.engine.delete_recap(&chat_id, version).await?;
+        Ok(Response::new((&list).into()))
+    }
+
+    async fn list_running_recaps(
+        &self,
+        request: Request<pb::ListRunningRecapsRequest>,
+    ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
+        let pb::ListRunningRecapsRequest { chat_id } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        let list = self.engine.list_recaps(&chat_id).await?;
+        Ok(Response::new((&list).into()))
+    }
+}
+
+/// `recap.v1.SettingsService`.
+#[derive(Clone)]
+pub struct SettingsApi {
+    engine: Engine,
+}
+
+impl SettingsApi {
+    /// Serves settings from `engine`.
+    pub fn new(engine: Engine) -> Self {
+        SettingsApi { engine }
+    }
+}
+
+/// An empty chat id means the global settings.
+fn optional_chat(chat_id: &str) -> Result<Option<&str>, Status> {
+    if chat_id.is_empty() {
+        return Ok(None);
+    }
+    ids::check_chat_id("chat_id", chat_id)?;
+    Ok(Some(chat_id))
+}
+
+#[tonic::async_trait]
+impl SettingsService for SettingsApi {
+    async fn get_settings(&self, request: Request<pb::GetSettingsRequest>) -> Result<Response<pb::Settings>, Status> {
+        let pb::GetSettingsRequest { chat_id } = request.into_inner();
+        let settings = self.engine.settings(optional_chat(&chat_id)?).await?;
+        Ok(Response::new((&settings).into()))
+    }
+
+    async fn update_settings(
+        &self,
+        request: Request<pb::UpdateSettingsRequest>,
+    ) -> Result<Response<pb::Settings>, Status> {
+        let pb::UpdateSettingsRequest {
+            chat_id,
+            settings,
+            clear,
+        } = request.into_inner();
+        let chat = optional_chat(&chat_id)?;
+        let update = SettingsUpdate {
+            patch: convert::settings_patch(settings)?,
+            clear,
+        };
+        let settings = self.engine.update_settings(chat, update).await?;
+        Ok(Response::new((&settings).into()))
+    }
+
+    async fn set_chat_enabled(
+        &self,
+        request: Request<pb::SetChatEnabledRequest>,
+    ) -> Result<Response<pb::SetChatEnabledResponse>, Status> {
+        let pb::SetChatEnabledRequest { chat_id, enabled } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        let (enabled, revision) = self.engine.set_chat_enabled(&chat_id, enabled).await?;
+        Ok(Response::new(pb::SetChatEnabledResponse { enabled, revision }))
+    }
+}
+
+/// `recap.v1.InjectionService`.
+#[derive(Clone)]
+pub struct InjectionApi {
+    engine: Engine,
+    shutdown: CancellationToken,
+}
+
+impl InjectionApi {
+    /// Serves injections from `engine`; open `Subscribe` streams end when
+    /// `shutdown` is cancelled.
+    pub fn new(engine: Engine, shutdown: CancellationToken) -> Self {
+        InjectionApi { engine, shutdown }
+    }
+}
+
+#[tonic::async_trait]
+impl InjectionService for InjectionApi {
+    async fn get_injection(&self, request: Request<pb::GetInjectionRequest>) -> Result<Response<pb::Injection>, Status> {
+        let pb::GetInjectionRequest { chat_id } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        let injection = self.engine.injection(&chat_id).await?;
+        Ok(Response::new((&*injection).into()))
+    }
+
+    async fn refresh(&self, request: Request<pb::RefreshRequest>) -> Result<Response<pb::Injection>, Status> {
+        let pb::RefreshRequest { chat_id } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        let injection = self.engine.refresh(&chat_id).await?;
+        Ok(Response::new((&*injection).into()))
+    }
+
+    async fn get_inclusion(
+        &self,
+        request: Request<pb::GetInclusionRequest>,
+    ) -> Result<Response<pb::GetInclusionResponse>, Status> {
+        let pb::GetInclusionRequest { chat_id } = request.into_inner();
+        convert::chat_id(&chat_id)?;
+        let lines = self.engine.inclusion(&chat_id).await?;
+        Ok(Response::new(pb::GetInclusionResponse {
+            messages: lines.iter().map(Into::into).collect(),
+        }))
+    }
+
+    type SubscribeStream = InjectionStream;
+
+    async fn subscribe(&self, request: Request<pb::SubscribeRequest>) -> Result<Response<InjectionStream>, Status> {
+        let pb::SubscribeRequest { chat_ids, max_updates } = request.into_inner();
+        let mut seen = std::collections::HashSet::with_capacity(chat_ids.len());
+        let mut unique: Vec<String> = Vec::with_capacity(chat_ids.len());
+        for (i, chat_id) in chat_ids.into_iter().enumerate() {
+            ids::check_chat_id(&format!("chat_ids[{i}]"), &chat_id)?;
+            if seen.insert(chat_id.clone()) {
+                unique.push(chat_id);
+            }
+        }
+        let updates = self.engine.subscribe(&unique).await?;
+        let stream = InjectionStream::new(updates, max_updates, self.shutdown.clone().cancelled_owned());
+        Ok(Response::new(stream))
+    }
+}

@@ -1,0 +1,57 @@
+//! The one table from errors to gRPC status codes.
+
+use tonic::{Code, Status};
+
+use crate::domain::DomainError;
+use crate::engine::EngineError;
+use crate::store::StoreError;
+
+/// The status code for each error.
+fn code(error: &EngineError) -> Code {
+    match error {
+        EngineError::Domain(DomainError::Invalid { .. }) => Code::InvalidArgument,
+        EngineError::Domain(DomainError::NotFound(_)) => Code::NotFound,
+        EngineError::Domain(DomainError::AlreadyExists(_)) => Code::AlreadyExists,
+        EngineError::Store(StoreError::Database(_) | StoreError::Closed) => Code::Unavailable,
+        EngineError::Store(StoreError::Corrupt(_)) => Code::Internal,
+    }
+}
+
+impl From<EngineError> for Status {
+    fn from(error: EngineError) -> Self {
+        let code = code(&error);
+        if matches!(code, Code::Unavailable | Code::Internal) {
+            tracing::error!(%error, "request failed");
+        }
+        Status::new(code, error.to_string())
+    }
+}
+
+impl From<DomainError> for Status {
+    fn from(error: DomainError) -> Self {
+        EngineError::from(error).into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_has_its_code_and_keeps_its_message() {
+        let cases = [
+            (EngineError::from(DomainError::invalid("depth", "too deep")), Code::InvalidArgument),
+            (DomainError::NotFound("chat \"x\"".into()).into(), Code::NotFound),
+            (DomainError::AlreadyExists("message \"m\"".into()).into(), Code::AlreadyExists),
+            (StoreError::Database("disk full".into()).into(), Code::Unavailable),
+            (StoreError::Closed.into(), Code::Unavailable),
+            (StoreError::Corrupt("bad json".into()).into(), Code::Internal),
+        ];
+        for (error, expected) in cases {
+            let text = error.to_string();
+            let status = Status::from(error);
+            assert_eq!(status.code(), expected);
+            assert_eq!(status.message(), text);
+        }
+    }
+}
