@@ -1,0 +1,143 @@
+//! Shared harness for the integration tests: a real recapd on an ephemeral
+//! port over a temporary data directory, and clients connected to it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use recapd::app::App;
+use recapd::config::Config;
+use recapd::grpc::pb;
+use recapd::grpc::pb::event_service_client::EventServiceClient;
+use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
+use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
+use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
+use tonic::transport::Channel;
+
+/// A running server with one client per service.
+pub struct Server {
+    pub app: App,
+    pub events: EventServiceClient<Channel>,
+    pub memory: MemoryServiceClient<Channel>,
+    pub settings: SettingsServiceClient<Channel>,
+    pub injections: InjectionServiceClient<Channel>,
+    pub channel: Channel,
+}
+
+impl Server {
+    /// Starts recapd on `data_dir`.
+    pub async fn start(data_dir: &Path) -> Server {
+        Server::start_with(Config::for_tests(data_dir)).await
+    }
+
+    /// Starts recapd with `config`.
+    pub async fn start_with(config: Config) -> Server {
+        let app = App::build(config).await.expect("recapd starts");
+        let channel = Channel::from_shared(format!("http://{}", app.local_addr()))
+            .expect("valid uri")
+            .connect()
+            .await
+            .expect("connects");
+        Server {
+            app,
+            events: EventServiceClient::new(channel.clone()),
+            memory: MemoryServiceClient::new(channel.clone()),
+            settings: SettingsServiceClient::new(channel.clone()),
+            injections: InjectionServiceClient::new(channel.clone()),
+            channel,
+        }
+    }
+
+    /// Stops the server and waits for it.
+    pub async fn stop(self) {
+        let Server { app, channel, events, memory, settings, injections } = self;
+        drop((channel, events, memory, settings, injections));
+        app.shutdown().await;
+    }
+
+    /// Publishes one event; returns the revision.
+    pub async fn publish(&mut self, chat_id: &str, kind: pb::event::Kind) -> Result<u64, tonic::Status> {
+        self.events
+            .publish(pb::PublishRequest {
+                event: Some(pb::Event { chat_id: chat_id.into(), kind: Some(kind) }),
+            })
+            .await
+            .map(|r| r.into_inner().revision)
+    }
+
+    /// Sets the global debounce (0 makes every trigger immediate).
+    pub async fn set_global_debounce(&mut self, ms: i64) {
+        self.settings
+            .update_settings(pb::UpdateSettingsRequest {
+                chat_id: String::new(),
+                settings: Some(pb::Settings { debounce_ms: Some(ms), ..Default::default() }),
+                clear: vec![],
+            })
+            .await
+            .expect("settings update");
+    }
+
+    /// The chat's current injection.
+    pub async fn injection(&mut self, chat_id: &str) -> pb::Injection {
+        self.injections
+            .get_injection(pb::GetInjectionRequest { chat_id: chat_id.into() })
+            .await
+            .expect("get injection")
+            .into_inner()
+    }
+}
+
+/// A message with one swipe.
+pub fn message(id: &str, text: &str) -> pb::Message {
+    pb::Message { id: id.into(), text: text.into(), name: "Alice".into(), ..Default::default() }
+}
+
+pub fn chat_changed(messages: Vec<pb::Message>) -> pb::event::Kind {
+    pb::event::Kind::ChatChanged(pb::ChatChanged { messages })
+}
+
+pub fn message_sent(id: &str, text: &str) -> pb::event::Kind {
+    let mut m = message(id, text);
+    m.is_user = true;
+    pb::event::Kind::MessageSent(pb::MessageSent { message: Some(m) })
+}
+
+pub fn message_received(id: &str, text: &str) -> pb::event::Kind {
+    pb::event::Kind::MessageReceived(pb::MessageReceived { message: Some(message(id, text)) })
+}
+
+pub fn message_deleted(id: &str) -> pb::event::Kind {
+    pb::event::Kind::MessageDeleted(pb::MessageDeleted { message_id: id.into() })
+}
+
+pub fn refresh_requested() -> pb::event::Kind {
+    pb::event::Kind::RefreshRequested(pb::RefreshRequested {})
+}
+
+/// Adds a running-recap version with `content`.
+pub async fn add_recap(server: &mut Server, chat_id: &str, content: &str) -> pb::RunningRecapVersion {
+    server
+        .memory
+        .add_running_recap(pb::AddRunningRecapRequest {
+            chat_id: chat_id.into(),
+            content: content.into(),
+            ..Default::default()
+        })
+        .await
+        .expect("add recap")
+        .into_inner()
+}
+
+/// Receives the next stream item within `secs` seconds.
+pub async fn next_within(stream: &mut tonic::Streaming<pb::Injection>, secs: u64) -> Option<pb::Injection> {
+    match tokio::time::timeout(Duration::from_secs(secs), stream.message()).await {
+        Ok(Ok(item)) => item,
+        Ok(Err(status)) => panic!("stream failed: {status}"),
+        Err(_) => None,
+    }
+}
+
+/// The trigger of an injection.
+pub fn trigger(injection: &pb::Injection) -> pb::RefreshTrigger {
+    pb::RefreshTrigger::try_from(injection.trigger).expect("known trigger")
+}
