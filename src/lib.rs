@@ -1,5 +1,29 @@
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 //! recapd: ST-Auto-Recap's long-term memory injection as a gRPC sidecar.
+//!
+//! A chat backend reports what happens in its chats and stores the recaps
+//! its LLM writes; recapd keeps it durably, runs `refresh_memory` on the
+//! right triggers and pushes each new injection to subscribers.
+//!
+//! # A tour of the layout
+//!
+//! The layers depend downwards only:
+//!
+//! - [`grpc`]: the four `recap.v1` services. Each call is checked and
+//!   converted ([`grpc::convert`]), handed to the engine, and any error goes
+//!   through the one status table ([`grpc::status`]).
+//! - [`engine`]: per-chat ordering (one async lock per chat), immediate and
+//!   debounced refreshes, group commit of every change with its refresh,
+//!   and fan-out to subscribers.
+//! - [`store`]: the [`store::Store`] trait and the embedded SQLite store.
+//! - [`domain`]: the pure rules (events, settings, auto-hide, inclusion,
+//!   template, refresh), free of transport, runtime and storage.
+//!
+//! Around them: [`config`] reads flags and `RECAPD_*` variables,
+//! [`app::App`] wires everything together (tests build it on port 0), and
+//! `main.rs` only parses, serves and waits for a signal.
+
 pub mod app;
 pub mod config;
 pub mod domain;

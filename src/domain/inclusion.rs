@@ -79,11 +79,7 @@ pub fn check_exclusion(
     if message.is_narrator && !settings.include_narrator_messages {
         return Some(Exclusion::Narrator);
     }
-    if settings
-        .disabled_character_keys
-        .iter()
-        .any(|k| *k == message.character_key)
-    {
+    if settings.disabled_character_keys.contains(&message.character_key) {
         return Some(Exclusion::CharacterDisabled);
     }
     if settings.message_length_threshold > 0
