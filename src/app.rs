@@ -14,17 +14,19 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic_health::server::HealthReporter;
 
-use crate::config::Config;
+use crate::config::{Config, Durability, MetricsListen};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
 use crate::engine::commit::Committer;
 use crate::engine::{Engine, EngineError};
+use crate::grpc::observe::ObserveLayer;
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
 use crate::grpc::pb::memory_service_server::MemoryServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{EventApi, InjectionApi, MemoryApi, SettingsApi, pb};
 use crate::store::{SqliteStore, Store, StoreError};
+use crate::telemetry;
 
 /// Why recapd could not start.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,9 @@ pub enum AppError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The metrics endpoint could not be served.
+    #[error("metrics: {0}")]
+    Metrics(String),
     /// A thread or the reflection service could not be set up.
     #[error("start-up failed: {0}")]
     Startup(String),
@@ -82,8 +87,9 @@ impl App {
             source,
         })?;
         let data_dir = config.data_dir.clone();
+        let fsync_every_commit = config.durability == Durability::Full;
         let store: Arc<dyn Store> = Arc::new(
-            tokio::task::spawn_blocking(move || SqliteStore::open(&data_dir))
+            tokio::task::spawn_blocking(move || SqliteStore::open(&data_dir, fsync_every_commit))
                 .await
                 .map_err(|e| AppError::Startup(e.to_string()))??,
         );
@@ -94,9 +100,16 @@ impl App {
         tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
             .await
             .map_err(|e| AppError::Startup(e.to_string()))?;
+        if let MetricsListen::Addr(addr) = config.metrics_listen {
+            let bound = telemetry::install(addr).map_err(AppError::Metrics)?;
+            tracing::info!(addr = %bound, "metrics at http://{bound}/metrics");
+        }
         let owed = engine.refresh_owed().await?;
         if owed > 0 {
-            tracing::info!(chats = owed, "refreshed chats whose debounced refresh a stop interrupted");
+            tracing::info!(
+                chats = owed,
+                "refreshed chats whose debounced refresh a stop interrupted"
+            );
         }
 
         let listener = TcpListener::bind(config.listen)
@@ -112,7 +125,9 @@ impl App {
 
         let (health, health_service) = tonic_health::server::health_reporter();
         for name in SERVICE_NAMES {
-            health.set_service_status(name, tonic_health::ServingStatus::Serving).await;
+            health
+                .set_service_status(name, tonic_health::ServingStatus::Serving)
+                .await;
         }
         let reflection = || {
             tonic_reflection::server::Builder::configure()
@@ -127,17 +142,28 @@ impl App {
             .map_err(|e| AppError::Startup(e.to_string()))?;
 
         let shutdown = CancellationToken::new();
+        let max_request = config.max_request_bytes();
         let router = Server::builder()
+            .layer(ObserveLayer)
             .add_service(health_service)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)
-            .add_service(EventServiceServer::new(EventApi::new(engine.clone())))
-            .add_service(MemoryServiceServer::new(MemoryApi::new(engine.clone())))
-            .add_service(SettingsServiceServer::new(SettingsApi::new(engine.clone())))
-            .add_service(InjectionServiceServer::new(InjectionApi::new(
-                engine.clone(),
-                shutdown.clone(),
-            )));
+            .add_service(
+                EventServiceServer::new(EventApi::new(engine.clone()))
+                    .max_decoding_message_size(max_request),
+            )
+            .add_service(
+                MemoryServiceServer::new(MemoryApi::new(engine.clone()))
+                    .max_decoding_message_size(max_request),
+            )
+            .add_service(
+                SettingsServiceServer::new(SettingsApi::new(engine.clone()))
+                    .max_decoding_message_size(max_request),
+            )
+            .add_service(
+                InjectionServiceServer::new(InjectionApi::new(engine.clone(), shutdown.clone()))
+                    .max_decoding_message_size(max_request),
+            );
         let stop = shutdown.clone();
         let server = tokio::spawn(router.serve_with_incoming_shutdown(
             TcpListenerStream::new(listener),
@@ -171,8 +197,13 @@ impl App {
             server,
             committer_thread,
         } = self;
+        health
+            .set_service_status("", tonic_health::ServingStatus::NotServing)
+            .await;
         for name in SERVICE_NAMES {
-            health.set_service_status(name, tonic_health::ServingStatus::NotServing).await;
+            health
+                .set_service_status(name, tonic_health::ServingStatus::NotServing)
+                .await;
         }
         shutdown.cancel();
         match server.await {
@@ -184,7 +215,10 @@ impl App {
         drop(engine);
         // The committer thread ends once the last engine handle is gone.
         let joined = tokio::task::spawn_blocking(move || committer_thread.join());
-        if tokio::time::timeout(Duration::from_secs(5), joined).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(5), joined)
+            .await
+            .is_err()
+        {
             tracing::warn!("committer thread still busy after 5 s; exiting without it");
         }
     }

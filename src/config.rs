@@ -1,12 +1,14 @@
 //! Configuration: every option is a flag with a `RECAPD_*` environment
-//! fallback. Parsing goes through [`Config::from_args`], a seam tests fill
-//! with their own argument list; [`Config::for_tests`] gives a config on an
-//! ephemeral port.
+//! fallback, documented in `recapd --help`. Parsing goes through
+//! [`Cli::from_args`], a seam tests fill with their own argument list;
+//! [`Config::for_tests`] gives a config on an ephemeral port.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::str::FromStr;
 
-use clap::Parser;
+use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::domain::Limits;
 
@@ -14,9 +16,88 @@ use crate::domain::Limits;
 /// is bound or file written.
 pub const EXIT_INVALID_CONFIG: i32 = 64;
 
-/// recapd: ST-Auto-Recap's memory injection as a gRPC sidecar.
+/// The command line: serve (no subcommand) or a tool.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "recapd", version, about)]
+#[command(
+    name = "recapd",
+    version,
+    about = "ST-Auto-Recap's memory injection as a gRPC sidecar"
+)]
+pub struct Cli {
+    /// What to do; without a subcommand recapd serves.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Server options.
+    #[command(flatten)]
+    pub config: Config,
+}
+
+/// Subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Asks a running recapd's grpc.health.v1 service; exits 0 when it
+    /// reports SERVING, 1 otherwise.
+    Health {
+        /// Address of the server; defaults to --listen (0.0.0.0 and [::]
+        /// mean the local host).
+        #[arg(long)]
+        addr: Option<String>,
+    },
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// How hard the embedded store works to keep a commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Durability {
+    /// fsync at every commit (SQLite `synchronous=FULL`): an acknowledged
+    /// write survives power loss.
+    Full,
+    /// fsync at WAL checkpoints only (`synchronous=NORMAL`): an
+    /// acknowledged write survives a crash of recapd, but the last commits
+    /// may be lost on power loss.
+    Normal,
+}
+
+/// Where Prometheus metrics are served, or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsListen {
+    /// No metrics endpoint.
+    Off,
+    /// `http://ADDR/metrics`.
+    Addr(SocketAddr),
+}
+
+impl FromStr for MetricsListen {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("off") {
+            return Ok(MetricsListen::Off);
+        }
+        s.parse()
+            .map(MetricsListen::Addr)
+            .map_err(|e| format!("{e}: expected ADDR:PORT or `off`"))
+    }
+}
+
+impl fmt::Display for MetricsListen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetricsListen::Off => f.write_str("off"),
+            MetricsListen::Addr(addr) => addr.fmt(f),
+        }
+    }
+}
+
+/// Server options.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Config {
     /// Address the gRPC server listens on.
     #[arg(long, env = "RECAPD_LISTEN", default_value = "127.0.0.1:50051")]
@@ -26,35 +107,65 @@ pub struct Config {
     #[arg(long, env = "RECAPD_DATA_DIR", default_value = "./recapd-data")]
     pub data_dir: PathBuf,
 
+    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives.
+    #[arg(long, env = "RECAPD_LOG", default_value = "info")]
+    pub log_level: String,
+
+    /// Log line format.
+    #[arg(long, env = "RECAPD_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Address of the Prometheus endpoint (path /metrics), or `off`.
+    #[arg(long, env = "RECAPD_METRICS_LISTEN", default_value = "127.0.0.1:9464")]
+    pub metrics_listen: MetricsListen,
+
+    /// Seconds a shutdown may take before recapd exits anyway.
+    #[arg(long, env = "RECAPD_SHUTDOWN_GRACE", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub shutdown_grace: u64,
+
+    /// Async worker threads; default: one per core.
+    #[arg(long, env = "RECAPD_WORKERS", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub workers: Option<u64>,
+
+    /// Storage durability mode.
+    #[arg(long, env = "RECAPD_DURABILITY", value_enum, default_value = "full")]
+    pub durability: Durability,
+
+    /// Largest accepted gRPC request message, in bytes.
+    #[arg(long, env = "RECAPD_MAX_REQUEST_BYTES", default_value_t = 4 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1024..=(256 * 1024 * 1024)))]
+    pub max_request_bytes: u64,
+
     /// Longest accepted text field (message text, memory, recap, template), in bytes.
     #[arg(long, env = "RECAPD_MAX_TEXT_BYTES", default_value_t = Limits::default().max_text_bytes as u64,
           value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
     pub max_text_bytes: u64,
-
-    /// Log filter: a level (error, warn, info, debug, trace) or a tracing directive list.
-    #[arg(long, env = "RECAPD_LOG", default_value = "info")]
-    pub log_level: String,
 }
 
-impl Config {
+impl Cli {
     /// Parses arguments (the first is the program name) with the environment
     /// as fallback.
-    pub fn from_args<I, T>(args: I) -> Result<Config, clap::Error>
+    pub fn from_args<I, T>(args: I) -> Result<Cli, clap::Error>
     where
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        Config::try_parse_from(args)
+        Cli::try_parse_from(args)
     }
+}
 
-    /// A config for tests: port 0 on loopback, data in `data_dir`.
+impl Config {
+    /// A config for tests: port 0 on loopback, data in `data_dir`, no
+    /// metrics endpoint.
     pub fn for_tests(data_dir: impl Into<PathBuf>) -> Config {
-        Config {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            data_dir: data_dir.into(),
-            max_text_bytes: Limits::default().max_text_bytes as u64,
-            log_level: "warn".into(),
-        }
+        let mut config = Cli::from_args(["recapd"])
+            .map(|cli| cli.config)
+            .unwrap_or_else(|e| unreachable!("the defaults parse: {e}"));
+        config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        config.data_dir = data_dir.into();
+        config.metrics_listen = MetricsListen::Off;
+        config
     }
 
     /// The text limits this config sets.
@@ -63,24 +174,73 @@ impl Config {
             max_text_bytes: usize::try_from(self.max_text_bytes).unwrap_or(usize::MAX),
         }
     }
+
+    /// The largest request message, in bytes.
+    pub fn max_request_bytes(&self) -> usize {
+        usize::try_from(self.max_request_bytes).unwrap_or(usize::MAX)
+    }
+
+    /// The address a local health probe should dial: `--listen`, with an
+    /// unspecified host replaced by loopback.
+    pub fn local_dial_addr(&self) -> SocketAddr {
+        let mut addr = self.listen;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        addr
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::from_args(std::iter::once("recapd").chain(args.iter().copied()))
+    }
+
     #[test]
     fn defaults_are_the_documented_ones() {
-        let config = Config::from_args(["recapd"]).unwrap();
+        let config = parse(&[]).unwrap().config;
         assert_eq!(config.listen.to_string(), "127.0.0.1:50051");
         assert_eq!(config.data_dir, PathBuf::from("./recapd-data"));
+        assert_eq!(config.metrics_listen.to_string(), "127.0.0.1:9464");
+        assert_eq!(config.shutdown_grace, 10);
+        assert_eq!(config.workers, None);
+        assert_eq!(config.log_format, LogFormat::Text);
+        assert_eq!(config.durability, Durability::Full);
         assert_eq!(config.limits(), Limits::default());
+        assert_eq!(config.max_request_bytes(), 4 * 1024 * 1024);
     }
 
     #[test]
     fn a_bad_value_names_the_option() {
-        let err = Config::from_args(["recapd", "--listen", "nowhere"]).unwrap_err();
-        assert!(err.to_string().contains("--listen"), "{err}");
-        assert!(Config::from_args(["recapd", "--max-text-bytes", "0"]).is_err());
+        for (args, option) in [
+            (&["--listen", "nowhere"][..], "--listen"),
+            (&["--workers", "0"][..], "--workers"),
+            (&["--metrics-listen", "yes"][..], "--metrics-listen"),
+            (&["--log-format", "xml"][..], "--log-format"),
+            (&["--shutdown-grace", "0"][..], "--shutdown-grace"),
+        ] {
+            let err = parse(args).unwrap_err();
+            assert!(err.to_string().contains(option), "{err}");
+        }
+        assert_eq!(
+            parse(&["--metrics-listen", "OFF"])
+                .unwrap()
+                .config
+                .metrics_listen,
+            MetricsListen::Off
+        );
+    }
+
+    #[test]
+    fn health_dials_loopback_for_a_wildcard_listen() {
+        let cli = parse(&["--listen", "0.0.0.0:7000", "health"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Health { addr: None })));
+        assert_eq!(cli.config.local_dial_addr().to_string(), "127.0.0.1:7000");
     }
 }

@@ -22,11 +22,14 @@
 //!
 //! Around them: [`config`] reads flags and `RECAPD_*` variables,
 //! [`app::App`] wires everything together (tests build it on port 0), and
-//! `main.rs` only parses, serves and waits for a signal.
+//! `main.rs` only parses, serves and waits for a signal; [`health`] is the
+//! `recapd health` probe.
 
 pub mod app;
 pub mod config;
 pub mod domain;
 pub mod engine;
 pub mod grpc;
+pub mod health;
 pub mod store;
+pub mod telemetry;

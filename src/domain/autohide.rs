@@ -63,7 +63,12 @@ mod tests {
         let hidden = auto_hide(&chat, 2);
         assert_eq!(hidden.count, 6);
         let flags: Vec<bool> = chat.messages().map(|(seq, _)| hidden.hides(seq)).collect();
-        assert_eq!(flags, [true, true, true, true, true, true, false, false, false, false]);
+        assert_eq!(
+            flags,
+            [
+                true, true, true, true, true, true, false, false, false, false
+            ]
+        );
         assert_eq!(auto_hide(&chat, 1).count, 9);
         assert_eq!(auto_hide(&chat, 3).count, 3);
     }
@@ -73,7 +78,10 @@ mod tests {
         let chat = chat_with_breaks(10, &[2, 5], &[]);
         assert_eq!(auto_hide(&chat, 3), AutoHide::default());
         assert_eq!(auto_hide(&chat, 0), AutoHide::default());
-        assert_eq!(auto_hide(&chat_with_breaks(0, &[], &[]), 2), AutoHide::default());
+        assert_eq!(
+            auto_hide(&chat_with_breaks(0, &[], &[]), 2),
+            AutoHide::default()
+        );
     }
 
     #[test]

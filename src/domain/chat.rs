@@ -241,7 +241,11 @@ impl Chat {
         Some(message)
     }
 
-    fn update(&mut self, seq: i64, change: impl FnOnce(&mut Message)) -> Result<Changes, DomainError> {
+    fn update(
+        &mut self,
+        seq: i64,
+        change: impl FnOnce(&mut Message),
+    ) -> Result<Changes, DomainError> {
         let Some(mut message) = self.remove(seq) else {
             return Err(DomainError::NotFound(format!("message at {seq}")));
         };
@@ -326,7 +330,12 @@ impl Chat {
         self.recaps.cleanup(valid).into_iter().collect()
     }
 
-    fn swipe(&mut self, message_id: &str, swipe_id: u32, text: String) -> Result<Changes, DomainError> {
+    fn swipe(
+        &mut self,
+        message_id: &str,
+        swipe_id: u32,
+        text: String,
+    ) -> Result<Changes, DomainError> {
         let seq = self.seq_of(message_id)?;
         let count = self.messages[&seq].swipes.len();
         let index = usize::try_from(swipe_id).unwrap_or(usize::MAX);
@@ -391,8 +400,10 @@ pub(crate) mod tests {
 
     fn chat_of(list: &[&str]) -> Chat {
         let mut chat = Chat::default();
-        chat.apply(ChatEvent::ChatChanged(list.iter().map(|id| msg(id, id)).collect()))
-            .unwrap();
+        chat.apply(ChatEvent::ChatChanged(
+            list.iter().map(|id| msg(id, id)).collect(),
+        ))
+        .unwrap();
         chat
     }
 
@@ -400,19 +411,28 @@ pub(crate) mod tests {
     fn sent_and_received_append_and_more_loaded_prepends_in_order() {
         let mut chat = chat_of(&["b"]);
         chat.apply(ChatEvent::MessageSent(msg("c", "hi"))).unwrap();
-        chat.apply(ChatEvent::MessageReceived(msg("d", "yo"))).unwrap();
-        chat.apply(ChatEvent::MoreMessagesLoaded(vec![msg("x", ""), msg("a", "")]))
+        chat.apply(ChatEvent::MessageReceived(msg("d", "yo")))
             .unwrap();
+        chat.apply(ChatEvent::MoreMessagesLoaded(vec![
+            msg("x", ""),
+            msg("a", ""),
+        ]))
+        .unwrap();
         assert_eq!(ids(&chat), ["x", "a", "b", "c", "d"]);
     }
 
     #[test]
     fn a_message_id_used_twice_is_already_exists_and_changes_nothing() {
         let mut chat = chat_of(&["a", "b"]);
-        let err = chat.apply(ChatEvent::MessageSent(msg("a", ""))).unwrap_err();
+        let err = chat
+            .apply(ChatEvent::MessageSent(msg("a", "")))
+            .unwrap_err();
         assert!(matches!(err, DomainError::AlreadyExists(_)));
         let err = chat
-            .apply(ChatEvent::MoreMessagesLoaded(vec![msg("z", ""), msg("b", "")]))
+            .apply(ChatEvent::MoreMessagesLoaded(vec![
+                msg("z", ""),
+                msg("b", ""),
+            ]))
             .unwrap_err();
         assert!(matches!(err, DomainError::AlreadyExists(_)));
         let err = chat
@@ -434,7 +454,11 @@ pub(crate) mod tests {
         )
         .unwrap();
         let changes = chat
-            .apply(ChatEvent::ChatChanged(vec![msg("b", "new b"), msg("n", ""), msg("a", "")]))
+            .apply(ChatEvent::ChatChanged(vec![
+                msg("b", "new b"),
+                msg("n", ""),
+                msg("a", ""),
+            ]))
             .unwrap();
         assert_eq!(ids(&chat), ["b", "n", "a"]);
         assert_eq!(changes.messages_removed, BTreeSet::from(["c".to_owned()]));
@@ -548,7 +572,10 @@ pub(crate) mod tests {
                 message_id: "x".into(),
             })
             .unwrap();
-        assert_eq!(changes.recaps_removed, BTreeSet::from([lose_no_recap, lose_deleted]));
+        assert_eq!(
+            changes.recaps_removed,
+            BTreeSet::from([lose_no_recap, lose_deleted])
+        );
         let left: Vec<u32> = chat.recaps().versions().map(|v| v.version).collect();
         assert_eq!(left, [keep_unreferenced, keep_s1]);
         assert_eq!(chat.recaps().current_version(), Some(keep_s1));
@@ -581,7 +608,8 @@ pub(crate) mod tests {
             },
         )
         .unwrap();
-        let rows: Vec<(i64, Message)> = chat.messages().rev().map(|(s, m)| (s, m.clone())).collect();
+        let rows: Vec<(i64, Message)> =
+            chat.messages().rev().map(|(s, m)| (s, m.clone())).collect();
         let back = Chat::from_parts(rows, vec![], None);
         assert_eq!(ids(&back), ["a", "b", "c"]);
         assert_eq!(back.scene_breaks(), chat.scene_breaks());

@@ -79,7 +79,10 @@ pub fn check_exclusion(
     if message.is_narrator && !settings.include_narrator_messages {
         return Some(Exclusion::Narrator);
     }
-    if settings.disabled_character_keys.contains(&message.character_key) {
+    if settings
+        .disabled_character_keys
+        .contains(&message.character_key)
+    {
         return Some(Exclusion::CharacterDisabled);
     }
     if settings.message_length_threshold > 0
@@ -138,23 +141,24 @@ pub fn compute_inclusion(chat: &Chat, settings: &Settings) -> Vec<MessageInclusi
         .map(|(seq, message)| {
             let hidden = message.hidden || hidden_prefix.hides(seq);
             let token_count = text_tokens(message, kind);
-            let excluded = check_exclusion(message, hidden, settings, || token_count).or_else(|| {
-                let Some(memory) = message.data().memory_text(settings.show_prefill) else {
-                    return Some(Exclusion::NoMemory);
-                };
-                if limit_reached {
-                    return Some(Exclusion::TokenLimit);
-                }
-                if let Some(limit) = limit {
-                    let next = joined.peek(&memory);
-                    if next.total > limit {
-                        limit_reached = true;
+            let excluded =
+                check_exclusion(message, hidden, settings, || token_count).or_else(|| {
+                    let Some(memory) = message.data().memory_text(settings.show_prefill) else {
+                        return Some(Exclusion::NoMemory);
+                    };
+                    if limit_reached {
                         return Some(Exclusion::TokenLimit);
                     }
-                    joined.accept(next);
-                }
-                None
-            });
+                    if let Some(limit) = limit {
+                        let next = joined.peek(&memory);
+                        if next.total > limit {
+                            limit_reached = true;
+                            return Some(Exclusion::TokenLimit);
+                        }
+                        joined.accept(next);
+                    }
+                    None
+                });
             MessageInclusion {
                 message_id: message.id.clone(),
                 included: excluded.is_none(),
@@ -205,29 +209,56 @@ mod tests {
         let mut m = plain.clone();
         m.data_mut().is_auto_recap_system_memory = Some(true);
         m.data_mut().exclude = Some(true);
-        assert_eq!(check_exclusion(&m, false, &s, || 3), Some(Exclusion::SystemMemory));
+        assert_eq!(
+            check_exclusion(&m, false, &s, || 3),
+            Some(Exclusion::SystemMemory)
+        );
         m.data_mut().is_auto_recap_system_memory = None;
-        assert_eq!(check_exclusion(&m, false, &s, || 3), Some(Exclusion::Excluded));
+        assert_eq!(
+            check_exclusion(&m, false, &s, || 3),
+            Some(Exclusion::Excluded)
+        );
 
         let off = |patch: SettingsPatch| s.with(&patch);
         let mut user = plain.clone();
         user.is_user = true;
         assert_eq!(check_exclusion(&user, false, &s, || 3), None);
-        let no_users = off(SettingsPatch { include_user_messages: Some(false), ..Default::default() });
-        assert_eq!(check_exclusion(&user, false, &no_users, || 3), Some(Exclusion::UserMessage));
+        let no_users = off(SettingsPatch {
+            include_user_messages: Some(false),
+            ..Default::default()
+        });
+        assert_eq!(
+            check_exclusion(&user, false, &no_users, || 3),
+            Some(Exclusion::UserMessage)
+        );
 
         let mut thoughts = plain.clone();
         thoughts.is_thoughts = true;
-        assert_eq!(check_exclusion(&thoughts, false, &s, || 3), Some(Exclusion::Thoughts));
+        assert_eq!(
+            check_exclusion(&thoughts, false, &s, || 3),
+            Some(Exclusion::Thoughts)
+        );
 
-        let no_hidden = off(SettingsPatch { include_system_messages: Some(false), ..Default::default() });
+        let no_hidden = off(SettingsPatch {
+            include_system_messages: Some(false),
+            ..Default::default()
+        });
         assert_eq!(check_exclusion(&plain, true, &s, || 3), None);
-        assert_eq!(check_exclusion(&plain, true, &no_hidden, || 3), Some(Exclusion::Hidden));
+        assert_eq!(
+            check_exclusion(&plain, true, &no_hidden, || 3),
+            Some(Exclusion::Hidden)
+        );
 
         let mut narrator = plain.clone();
         narrator.is_narrator = true;
-        let no_narrator = off(SettingsPatch { include_narrator_messages: Some(false), ..Default::default() });
-        assert_eq!(check_exclusion(&narrator, false, &no_narrator, || 3), Some(Exclusion::Narrator));
+        let no_narrator = off(SettingsPatch {
+            include_narrator_messages: Some(false),
+            ..Default::default()
+        });
+        assert_eq!(
+            check_exclusion(&narrator, false, &no_narrator, || 3),
+            Some(Exclusion::Narrator)
+        );
 
         let mut bob = plain.clone();
         bob.character_key = "bob.png".into();
@@ -235,11 +266,20 @@ mod tests {
             disabled_character_keys: Some(vec!["bob.png".into()]),
             ..Default::default()
         });
-        assert_eq!(check_exclusion(&bob, false, &no_bob, || 3), Some(Exclusion::CharacterDisabled));
+        assert_eq!(
+            check_exclusion(&bob, false, &no_bob, || 3),
+            Some(Exclusion::CharacterDisabled)
+        );
         assert_eq!(check_exclusion(&plain, false, &no_bob, || 3), None);
 
-        let threshold = off(SettingsPatch { message_length_threshold: Some(4), ..Default::default() });
-        assert_eq!(check_exclusion(&plain, false, &threshold, || 3), Some(Exclusion::BelowLengthThreshold));
+        let threshold = off(SettingsPatch {
+            message_length_threshold: Some(4),
+            ..Default::default()
+        });
+        assert_eq!(
+            check_exclusion(&plain, false, &threshold, || 3),
+            Some(Exclusion::BelowLengthThreshold)
+        );
         assert_eq!(check_exclusion(&plain, false, &threshold, || 4), None);
     }
 
@@ -257,7 +297,12 @@ mod tests {
     #[test]
     fn the_budget_stops_at_the_first_memory_that_would_exceed_it() {
         // Each memory "alpha beta gamma" is 3 tokens; joined with \n, two are 7.
-        let memories = [("a", "alpha beta gamma"), ("b", "alpha beta gamma"), ("c", "one"), ("d", "alpha beta gamma")];
+        let memories = [
+            ("a", "alpha beta gamma"),
+            ("b", "alpha beta gamma"),
+            ("c", "one"),
+            ("d", "alpha beta gamma"),
+        ];
         let c = chat(
             vec![msg("a", "1"), msg("b", "2"), msg("c", "3"), msg("d", "4")],
             &memories,
@@ -270,7 +315,10 @@ mod tests {
         });
         let lines = compute_inclusion(&c, &s);
         // d, c, b fit exactly; a would exceed.
-        assert_eq!(reasons(&lines), ["token_limit", "included", "included", "included"]);
+        assert_eq!(
+            reasons(&lines),
+            ["token_limit", "included", "included", "included"]
+        );
         let tight = s.with(&SettingsPatch {
             message_recap_context_limit: Some(budget - 1),
             ..Default::default()
@@ -286,16 +334,31 @@ mod tests {
             max_context_tokens: Some(8000),
             ..Default::default()
         });
-        assert_eq!(reasons(&compute_inclusion(&c, &percent)), ["token_limit"; 4]);
+        assert_eq!(
+            reasons(&compute_inclusion(&c, &percent)),
+            ["token_limit"; 4]
+        );
     }
 
     #[test]
     fn hidden_counts_hand_hides_and_auto_hide_and_token_count_is_the_text() {
         let mut hand = msg("h", "hidden by hand");
         hand.hidden = true;
-        let mut c = chat(vec![msg("a", "one two"), msg("b", "x"), hand, msg("d", "y"), msg("e", "z")], &[]);
+        let mut c = chat(
+            vec![
+                msg("a", "one two"),
+                msg("b", "x"),
+                hand,
+                msg("d", "y"),
+                msg("e", "z"),
+            ],
+            &[],
+        );
         for id in ["a", "d"] {
-            let data = MessageData { scene_break: Some(true), ..Default::default() };
+            let data = MessageData {
+                scene_break: Some(true),
+                ..Default::default()
+            };
             c.set_message_data(id, &data).unwrap();
         }
         count_texts(&mut c, TokenizerKind::O200kBase);

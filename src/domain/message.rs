@@ -77,7 +77,9 @@ impl MessageData {
 
     /// Whether the swipe carries a non-empty scene recap.
     pub fn has_scene_recap(&self) -> bool {
-        self.scene_recap_memory.as_deref().is_some_and(|m| !m.is_empty())
+        self.scene_recap_memory
+            .as_deref()
+            .is_some_and(|m| !m.is_empty())
     }
 
     /// `get_memory`: the memory, with `prefill` in front only when
@@ -301,7 +303,9 @@ mod tests {
 
     #[test]
     fn a_message_without_swipes_has_one_swipe_its_text() {
-        let m = new("m1", "hello").build("message", &Limits::default()).unwrap();
+        let m = new("m1", "hello")
+            .build("message", &Limits::default())
+            .unwrap();
         assert_eq!(m.swipes.len(), 1);
         assert_eq!(m.text(), "hello");
     }
@@ -311,7 +315,10 @@ mod tests {
         let mut n = new("m1", "");
         n.swipes = vec!["a".into(), "b".into()];
         n.swipe_id = 1;
-        assert_eq!(n.clone().build("m", &Limits::default()).unwrap().text(), "b");
+        assert_eq!(
+            n.clone().build("m", &Limits::default()).unwrap().text(),
+            "b"
+        );
         n.text = "B!".into();
         let m = n.clone().build("m", &Limits::default()).unwrap();
         assert_eq!(m.text(), "B!");

@@ -214,7 +214,13 @@ mod tests {
         r.add(recap("a", None), 0).unwrap();
         r.add(recap("b", None), 0).unwrap();
         let parts: Vec<RecapVersion> = r.versions().cloned().collect();
-        assert_eq!(RunningRecaps::from_parts(parts.clone(), Some(0)).current_version(), Some(0));
-        assert_eq!(RunningRecaps::from_parts(parts, Some(7)).current_version(), Some(1));
+        assert_eq!(
+            RunningRecaps::from_parts(parts.clone(), Some(0)).current_version(),
+            Some(0)
+        );
+        assert_eq!(
+            RunningRecaps::from_parts(parts, Some(7)).current_version(),
+            Some(1)
+        );
     }
 }

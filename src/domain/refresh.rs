@@ -48,6 +48,24 @@ impl Trigger {
         }
     }
 
+    /// The trigger's name in logs and metrics (`message_sent`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Trigger::ChatChanged => "chat_changed",
+            Trigger::MessageSent => "message_sent",
+            Trigger::MessageReceived => "message_received",
+            Trigger::MessageEdited => "message_edited",
+            Trigger::MessageDeleted => "message_deleted",
+            Trigger::MessageSwiped => "message_swiped",
+            Trigger::MoreMessagesLoaded => "more_messages_loaded",
+            Trigger::RefreshRequested => "refresh_requested",
+            Trigger::MessageDataChanged => "message_data_changed",
+            Trigger::SettingsChanged => "settings_changed",
+            Trigger::RunningRecapChanged => "running_recap_changed",
+            Trigger::Startup => "startup",
+        }
+    }
+
     /// Whether the trigger waits for `debounce_ms` of quiet (a burst becomes
     /// one refresh) instead of refreshing at once.
     pub fn is_debounced(self) -> bool {
@@ -137,7 +155,11 @@ pub struct RefreshContext<'a> {
 /// text, registered like the extension does (IN_PROMPT, depth 0, SYSTEM, no
 /// scan); (3) otherwise the template applied to the current running recap,
 /// at the configured place. `count_tokens` counts the text.
-pub fn refresh(chat: &Chat, ctx: RefreshContext<'_>, count_tokens: impl FnOnce(&str) -> u32) -> Injection {
+pub fn refresh(
+    chat: &Chat,
+    ctx: RefreshContext<'_>,
+    count_tokens: impl FnOnce(&str) -> u32,
+) -> Injection {
     let s = ctx.settings;
     let hidden = auto_hide(chat, s.auto_hide_scene_count);
     let auto_hidden_count = u32::try_from(hidden.count).unwrap_or(u32::MAX);
@@ -147,9 +169,20 @@ pub fn refresh(chat: &Chat, ctx: RefreshContext<'_>, count_tokens: impl FnOnce(&
         let version = current.filter(|_| !text.is_empty()).map(|v| v.version);
         (text, s.position, s.depth, s.role, s.scan, version)
     } else {
-        (String::new(), Position::InPrompt, 0, Role::System, false, None)
+        (
+            String::new(),
+            Position::InPrompt,
+            0,
+            Role::System,
+            false,
+            None,
+        )
     };
-    let token_count = if text.is_empty() { 0 } else { count_tokens(&text) };
+    let token_count = if text.is_empty() {
+        0
+    } else {
+        count_tokens(&text)
+    };
     Injection {
         chat_id: ctx.chat_id.to_owned(),
         text,
@@ -191,10 +224,20 @@ mod tests {
         let messages = (0..4).map(|i| msg(&format!("m{i}"), "t")).collect();
         chat.apply(ChatEvent::ChatChanged(messages)).unwrap();
         for id in ["m0", "m2"] {
-            let data = MessageData { scene_break: Some(true), ..Default::default() };
+            let data = MessageData {
+                scene_break: Some(true),
+                ..Default::default()
+            };
             chat.set_message_data(id, &data).unwrap();
         }
-        chat.add_recap(NewRecap { content: content.into(), ..Default::default() }, 0).unwrap();
+        chat.add_recap(
+            NewRecap {
+                content: content.into(),
+                ..Default::default()
+            },
+            0,
+        )
+        .unwrap();
         chat
     }
 
@@ -205,9 +248,14 @@ mod tests {
             depth: Some(4),
             ..Default::default()
         });
-        let inj = refresh(&chat_with_recap("they met"), ctx(&s, true), |t| t.len() as u32);
+        let inj = refresh(&chat_with_recap("they met"), ctx(&s, true), |t| {
+            t.len() as u32
+        });
         assert_eq!(inj.text, "MEM: they met");
-        assert_eq!((inj.position, inj.depth, inj.role, inj.scan), (Position::BeforePrompt, 4, Role::System, false));
+        assert_eq!(
+            (inj.position, inj.depth, inj.role, inj.scan),
+            (Position::BeforePrompt, 4, Role::System, false)
+        );
         assert_eq!(inj.token_count, 13);
         assert_eq!(inj.running_recap_version, Some(0));
         assert_eq!(inj.auto_hidden_count, 1);
@@ -218,7 +266,9 @@ mod tests {
     #[test]
     fn disabled_refresh_is_empty_but_still_auto_hides() {
         let s = Settings::default();
-        let inj = refresh(&chat_with_recap("they met"), ctx(&s, false), |_| panic!("nothing to count"));
+        let inj = refresh(&chat_with_recap("they met"), ctx(&s, false), |_| {
+            panic!("nothing to count")
+        });
         assert_eq!(inj.text, "");
         assert!(!inj.enabled);
         assert_eq!((inj.position, inj.depth), (Position::InPrompt, 0));
@@ -230,7 +280,14 @@ mod tests {
     fn no_recap_gives_empty_text() {
         let s = Settings::default();
         let inj = refresh(&Chat::default(), ctx(&s, true), |_| 99);
-        assert_eq!((inj.text.as_str(), inj.token_count, inj.running_recap_version), ("", 0, None));
+        assert_eq!(
+            (
+                inj.text.as_str(),
+                inj.token_count,
+                inj.running_recap_version
+            ),
+            ("", 0, None)
+        );
     }
 
     #[test]

@@ -356,9 +356,7 @@ pub fn check_depth(value: i32) -> Result<u32, DomainError> {
     u32::try_from(value)
         .ok()
         .filter(|d| *d <= MAX_DEPTH)
-        .ok_or_else(|| {
-            DomainError::invalid("depth", format!("{value} is outside 0..={MAX_DEPTH}"))
-        })
+        .ok_or_else(|| DomainError::invalid("depth", format!("{value} is outside 0..={MAX_DEPTH}")))
 }
 
 /// Checks a wire count or limit that must not be negative.
@@ -402,7 +400,9 @@ mod tests {
         assert!(!s.scan);
         assert!(s.template.starts_with("# Story Memory"));
         assert!(s.template.ends_with("{{running_recap}}"));
-        assert!(s.include_user_messages && s.include_system_messages && s.include_narrator_messages);
+        assert!(
+            s.include_user_messages && s.include_system_messages && s.include_narrator_messages
+        );
         assert_eq!(s.message_length_threshold, 0);
         assert_eq!(s.token_limit(), None);
         assert_eq!(s.auto_hide_scene_count, 2);

@@ -111,11 +111,9 @@ impl JoinedCount {
 /// letters, if any.
 fn last_stable_cut(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
-    (1..bytes.len().saturating_sub(1))
-        .rev()
-        .find(|&i| {
-            bytes[i] == b' ' && bytes[i - 1].is_ascii_lowercase() && bytes[i + 1].is_ascii_lowercase()
-        })
+    (1..bytes.len().saturating_sub(1)).rev().find(|&i| {
+        bytes[i] == b' ' && bytes[i - 1].is_ascii_lowercase() && bytes[i + 1].is_ascii_lowercase()
+    })
 }
 
 #[cfg(test)]
@@ -141,15 +139,18 @@ mod tests {
     struct Lcg(u64);
     impl Lcg {
         fn next(&mut self, below: usize) -> usize {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((self.0 >> 33) % below as u64) as usize
         }
     }
 
     fn random_text(rng: &mut Lcg) -> String {
         const PIECES: [&str; 22] = [
-            "a", "b", "the", " ", "  ", ".", "!", "\n", "\n\n", "\r\n", "'s", "'", "A", "Zed",
-            "1", "2024", "é", "中文", "🙂", "\t", "-", " x",
+            "a", "b", "the", " ", "  ", ".", "!", "\n", "\n\n", "\r\n", "'s", "'", "A", "Zed", "1",
+            "2024", "é", "中文", "🙂", "\t", "-", " x",
         ];
         (0..rng.next(12))
             .map(|_| PIECES[rng.next(PIECES.len())])
@@ -170,7 +171,11 @@ mod tests {
                 }
                 text.push_str(&part);
                 let next = joined.peek(&part);
-                assert_eq!(next.total, u64::from(count(kind, &text)), "{kind:?} {text:?}");
+                assert_eq!(
+                    next.total,
+                    u64::from(count(kind, &text)),
+                    "{kind:?} {text:?}"
+                );
                 joined.accept(next);
                 assert_eq!(joined.total(), u64::from(count(kind, &text)));
             }

@@ -4,10 +4,12 @@
 
 use std::sync::Arc;
 use std::thread;
+use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::store::{Store, StoreError, Write};
+use crate::telemetry;
 
 /// Most groups put into one transaction.
 const MAX_GROUPS_PER_COMMIT: usize = 4096;
@@ -26,7 +28,9 @@ pub struct Committer {
 
 impl Committer {
     /// Starts the committer thread over `store`.
-    pub fn start(store: Arc<dyn Store>) -> Result<(Committer, thread::JoinHandle<()>), std::io::Error> {
+    pub fn start(
+        store: Arc<dyn Store>,
+    ) -> Result<(Committer, thread::JoinHandle<()>), std::io::Error> {
         let (queue, requests) = mpsc::unbounded_channel();
         let thread = thread::Builder::new()
             .name("recapd-commit".into())
@@ -58,8 +62,15 @@ fn run(store: Arc<dyn Store>, mut requests: mpsc::UnboundedReceiver<Request>) {
                 Err(_) => break,
             }
         }
-        let groups: Vec<Vec<Write>> = batch.iter_mut().map(|r| std::mem::take(&mut r.writes)).collect();
-        match store.commit(&groups) {
+        let groups: Vec<Vec<Write>> = batch
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.writes))
+            .collect();
+        let started = Instant::now();
+        let committed = store.commit(&groups);
+        metrics::histogram!(telemetry::COMMIT_DURATION).record(started.elapsed().as_secs_f64());
+        metrics::histogram!(telemetry::COMMIT_BATCH).record(groups.len() as f64);
+        match committed {
             Ok(()) => {
                 for request in batch.drain(..) {
                     let _ = request.done.send(Ok(()));
@@ -84,8 +95,8 @@ fn run(store: Arc<dyn Store>, mut requests: mpsc::UnboundedReceiver<Request>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{ChatSettings, StoredChat};
     use crate::domain::settings::SettingsPatch;
+    use crate::store::{ChatSettings, StoredChat};
     use std::sync::Mutex;
 
     /// Records each transaction's group count; fails groups naming "bad".
@@ -96,7 +107,10 @@ mod tests {
 
     impl Store for Recorder {
         fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-            let bad = groups.iter().flatten().any(|w| matches!(w, Write::DeleteMessage { chat_id, .. } if chat_id == "bad"));
+            let bad = groups
+                .iter()
+                .flatten()
+                .any(|w| matches!(w, Write::DeleteMessage { chat_id, .. } if chat_id == "bad"));
             if bad {
                 return Err(StoreError::Database("refused".into()));
             }

@@ -19,6 +19,7 @@ use tokio_stream::{Stream, StreamMap};
 
 use super::Engine;
 use crate::domain::refresh::Injection;
+use crate::telemetry;
 
 type Latest = Option<Arc<Injection>>;
 
@@ -53,9 +54,13 @@ impl Updates {
             queued,
             sent: HashMap::new(),
         }
+        .opened()
     }
 
-    pub(super) fn all_chats(engine: Engine, receiver: broadcast::Receiver<Arc<Injection>>) -> Updates {
+    pub(super) fn all_chats(
+        engine: Engine,
+        receiver: broadcast::Receiver<Arc<Injection>>,
+    ) -> Updates {
         Updates {
             source: Source::All {
                 engine,
@@ -64,18 +69,33 @@ impl Updates {
             queued: VecDeque::new(),
             sent: HashMap::new(),
         }
+        .opened()
     }
 
     /// Whether `injection` is newer than what this subscriber has of its
     /// chat; records it as sent when it is.
     fn is_new(&mut self, injection: &Injection) -> bool {
         let sent = self.sent.entry(injection.chat_id.clone()).or_insert(0);
-        if injection.revision > *sent {
-            *sent = injection.revision;
-            true
-        } else {
-            false
+        if injection.revision <= *sent {
+            return false;
         }
+        if *sent > 0 {
+            metrics::counter!(telemetry::UPDATES_SKIPPED).increment(injection.revision - *sent - 1);
+        }
+        *sent = injection.revision;
+        metrics::counter!(telemetry::UPDATES_PUSHED).increment(1);
+        true
+    }
+
+    fn opened(self) -> Self {
+        metrics::gauge!(telemetry::SUBSCRIBERS).increment(1.0);
+        self
+    }
+}
+
+impl Drop for Updates {
+    fn drop(&mut self) {
+        metrics::gauge!(telemetry::SUBSCRIBERS).decrement(1.0);
     }
 }
 
@@ -100,7 +120,10 @@ impl Stream for Updates {
                 Source::All { engine, updates } => match ready!(Pin::new(updates).poll_next(cx)) {
                     Some(Ok(injection)) => injection,
                     Some(Err(BroadcastStreamRecvError::Lagged(skipped))) => {
-                        tracing::debug!(skipped, "all-chats subscriber fell behind; resynchronising");
+                        tracing::debug!(
+                            skipped,
+                            "all-chats subscriber fell behind; resynchronising"
+                        );
                         let mut latest = engine.latest_of_every_chat();
                         latest.sort_by(|a, b| a.chat_id.cmp(&b.chat_id));
                         this.queued.extend(latest);

@@ -14,7 +14,7 @@ mod slot;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{MutexGuard, broadcast};
 
@@ -22,6 +22,7 @@ use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::domain::{DomainError, Limits, tokens};
 use crate::store::{Store, StoreError, Write};
+use crate::telemetry;
 use commit::Committer;
 pub use fanout::Updates;
 pub use ops::{RecapList, SettingsUpdate};
@@ -81,7 +82,11 @@ fn now_ms() -> i64 {
 
 impl Engine {
     /// Builds an engine over `store`, whose commits go through `committer`.
-    pub fn new(store: Arc<dyn Store>, committer: Committer, limits: Limits) -> Result<Engine, EngineError> {
+    pub fn new(
+        store: Arc<dyn Store>,
+        committer: Committer,
+        limits: Limits,
+    ) -> Result<Engine, EngineError> {
         let global = store.load_global_settings()?;
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         Ok(Engine {
@@ -122,10 +127,13 @@ impl Engine {
             Ok(c) => c,
             Err(poisoned) => poisoned.into_inner(),
         };
-        chats
-            .entry(chat_id.to_owned())
-            .or_insert_with(|| Arc::new(ChatSlot::new(chat_id)))
-            .clone()
+        if let Some(slot) = chats.get(chat_id) {
+            return slot.clone();
+        }
+        let slot = Arc::new(ChatSlot::new(chat_id));
+        chats.insert(chat_id.to_owned(), slot.clone());
+        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+        slot
     }
 
     fn resident_slots(&self) -> Vec<Arc<ChatSlot>> {
@@ -136,7 +144,10 @@ impl Engine {
     }
 
     /// Locks a chat's slot, loading the chat from the store first if needed.
-    async fn lock<'a>(&self, slot: &'a ChatSlot) -> Result<MutexGuard<'a, Option<Resident>>, EngineError> {
+    async fn lock<'a>(
+        &self,
+        slot: &'a ChatSlot,
+    ) -> Result<MutexGuard<'a, Option<Resident>>, EngineError> {
         let mut guard = slot.state.lock().await;
         if guard.is_none() {
             let store = self.inner.store.clone();
@@ -147,7 +158,9 @@ impl Engine {
             if let Some(injection) = &loaded.meta.injection {
                 let injection = Arc::new(injection.clone());
                 slot.latest.send_if_modified(|latest| {
-                    let newer = latest.as_ref().is_none_or(|l| l.revision < injection.revision);
+                    let newer = latest
+                        .as_ref()
+                        .is_none_or(|l| l.revision < injection.revision);
                     if newer {
                         *latest = Some(injection);
                     }
@@ -188,7 +201,8 @@ impl Engine {
             match next {
                 Next::Refresh(trigger) => {
                     let previous = meta.injection.as_ref();
-                    let reusable = previous.filter(|_| resident.counted_with == Some(settings.tokenizer));
+                    let reusable =
+                        previous.filter(|_| resident.counted_with == Some(settings.tokenizer));
                     let ctx = RefreshContext {
                         chat_id: &slot.id,
                         settings: &settings,
@@ -197,10 +211,15 @@ impl Engine {
                         trigger,
                         now_ms: now_ms(),
                     };
+                    let started = Instant::now();
                     let injection = refresh::refresh(chat, ctx, |text| match reusable {
                         Some(p) if p.text == text => p.token_count,
                         _ => tokens::count(settings.tokenizer, text),
                     });
+                    metrics::histogram!(telemetry::REFRESH_DURATION)
+                        .record(started.elapsed().as_secs_f64());
+                    metrics::counter!(telemetry::REFRESHES, "trigger" => trigger.name())
+                        .increment(1);
                     meta.revision = injection.revision;
                     meta.needs_refresh = false;
                     meta.injection = Some(injection.clone());
@@ -244,8 +263,16 @@ impl Engine {
         Ok(resident.meta.revision)
     }
 
-    fn schedule_debounce(&self, slot: &Arc<ChatSlot>, resident: &mut Resident, trigger: Trigger, debounce_ms: u64) {
-        resident.cancel_debounce();
+    fn schedule_debounce(
+        &self,
+        slot: &Arc<ChatSlot>,
+        resident: &mut Resident,
+        trigger: Trigger,
+        debounce_ms: u64,
+    ) {
+        if resident.cancel_debounce().is_some() {
+            metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(1);
+        }
         resident.debounce_generation += 1;
         let generation = resident.debounce_generation;
         let engine = self.clone();
@@ -261,7 +288,9 @@ impl Engine {
     /// no later event rescheduled it.
     async fn run_debounced(&self, slot: &Arc<ChatSlot>, generation: Option<u64>) {
         let mut guard = slot.state.lock().await;
-        let Some(resident) = guard.as_mut() else { return };
+        let Some(resident) = guard.as_mut() else {
+            return;
+        };
         if generation.is_some_and(|g| g != resident.debounce_generation) {
             return;
         }
@@ -272,7 +301,10 @@ impl Engine {
             resident.cancel_debounce()
         };
         let Some(trigger) = trigger else { return };
-        if let Err(error) = self.finish(slot, &mut guard, Vec::new(), Next::Refresh(trigger)).await {
+        if let Err(error) = self
+            .finish(slot, &mut guard, Vec::new(), Next::Refresh(trigger))
+            .await
+        {
             tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
         }
     }
@@ -285,13 +317,18 @@ impl Engine {
     }
 
     /// Refreshes a known chat now; `NotFound` for an unknown one.
-    async fn refresh_chat(&self, chat_id: &str, trigger: Trigger) -> Result<Arc<Injection>, EngineError> {
+    async fn refresh_chat(
+        &self,
+        chat_id: &str,
+        trigger: Trigger,
+    ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         if guard.as_ref().is_none_or(|r| r.chat.is_none()) {
             return Err(DomainError::NotFound(format!("chat {chat_id:?}")).into());
         }
-        self.finish(&slot, &mut guard, Vec::new(), Next::Refresh(trigger)).await?;
+        self.finish(&slot, &mut guard, Vec::new(), Next::Refresh(trigger))
+            .await?;
         let latest = slot.latest.borrow().clone();
         latest.ok_or_else(|| StoreError::Database("refresh left no injection".into()).into())
     }

@@ -96,7 +96,9 @@ impl Engine {
         let trigger = Trigger::of(&event);
         let needs_known_message = matches!(
             event,
-            ChatEvent::MessageEdited { .. } | ChatEvent::MessageDeleted { .. } | ChatEvent::MessageSwiped { .. }
+            ChatEvent::MessageEdited { .. }
+                | ChatEvent::MessageDeleted { .. }
+                | ChatEvent::MessageSwiped { .. }
         );
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
@@ -125,11 +127,17 @@ impl Engine {
     }
 
     /// A message's current-swipe data.
-    pub async fn message_data(&self, chat_id: &str, message_id: &str) -> Result<MessageData, EngineError> {
+    pub async fn message_data(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+    ) -> Result<MessageData, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
-        Ok(known_chat(resident, chat_id)?.message_data(message_id)?.clone())
+        Ok(known_chat(resident, chat_id)?
+            .message_data(message_id)?
+            .clone())
     }
 
     /// Sets present fields on a message's current swipe (debounced refresh).
@@ -140,12 +148,18 @@ impl Engine {
         update: &MessageData,
     ) -> Result<MessageData, EngineError> {
         update.check(self.limits())?;
-        self.change_message_data(chat_id, message_id, |chat| chat.set_message_data(message_id, update))
-            .await
+        self.change_message_data(chat_id, message_id, |chat| {
+            chat.set_message_data(message_id, update)
+        })
+        .await
     }
 
     /// `clear_memory` on a message's current swipe (debounced refresh).
-    pub async fn clear_memory(&self, chat_id: &str, message_id: &str) -> Result<MessageData, EngineError> {
+    pub async fn clear_memory(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+    ) -> Result<MessageData, EngineError> {
         self.change_message_data(chat_id, message_id, |chat| chat.clear_memory(message_id))
             .await
     }
@@ -163,21 +177,29 @@ impl Engine {
         let changes = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let data = chat.message_data(message_id)?.clone();
-        self.finish(&slot, &mut guard, writes, Next::Debounce(Trigger::MessageDataChanged))
-            .await?;
+        self.finish(
+            &slot,
+            &mut guard,
+            writes,
+            Next::Debounce(Trigger::MessageDataChanged),
+        )
+        .await?;
         Ok(data)
     }
 
     /// Adds a running-recap version and makes it current (immediate refresh).
-    pub async fn add_recap(&self, chat_id: &str, new: NewRecap) -> Result<RecapVersion, EngineError> {
+    pub async fn add_recap(
+        &self,
+        chat_id: &str,
+        new: NewRecap,
+    ) -> Result<RecapVersion, EngineError> {
         self.limits().check_text("content", &new.content)?;
         self.change_recaps(chat_id, |chat| {
             let (version, changes) = chat.add_recap(new, now_ms())?;
-            let added = chat
-                .recaps()
-                .get(version)
-                .cloned()
-                .ok_or_else(|| DomainError::NotFound(format!("running recap version {version}")))?;
+            let added =
+                chat.recaps().get(version).cloned().ok_or_else(|| {
+                    DomainError::NotFound(format!("running recap version {version}"))
+                })?;
             Ok((added, changes))
         })
         .await
@@ -185,14 +207,22 @@ impl Engine {
     }
 
     /// Makes a version current (immediate refresh).
-    pub async fn select_recap(&self, chat_id: &str, version: u32) -> Result<RecapList, EngineError> {
+    pub async fn select_recap(
+        &self,
+        chat_id: &str,
+        version: u32,
+    ) -> Result<RecapList, EngineError> {
         self.change_recaps(chat_id, |chat| Ok(((), chat.select_recap(version)?)))
             .await
             .map(|(list, ())| list)
     }
 
     /// Deletes a version (immediate refresh).
-    pub async fn delete_recap(&self, chat_id: &str, version: u32) -> Result<RecapList, EngineError> {
+    pub async fn delete_recap(
+        &self,
+        chat_id: &str,
+        version: u32,
+    ) -> Result<RecapList, EngineError> {
         self.change_recaps(chat_id, |chat| Ok(((), chat.delete_recap(version)?)))
             .await
             .map(|(list, ())| list)
@@ -210,8 +240,13 @@ impl Engine {
         let (value, changes) = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let list = recap_list(chat);
-        self.finish(&slot, &mut guard, writes, Next::Refresh(Trigger::RunningRecapChanged))
-            .await?;
+        self.finish(
+            &slot,
+            &mut guard,
+            writes,
+            Next::Refresh(Trigger::RunningRecapChanged),
+        )
+        .await?;
         Ok((list, value))
     }
 
@@ -238,7 +273,11 @@ impl Engine {
     /// Changes the global settings (`None`; every chat is refreshed) or a
     /// chat's overrides (that chat is refreshed if it is known). Answers with
     /// the resulting (effective) settings.
-    pub async fn update_settings(&self, chat_id: Option<&str>, update: SettingsUpdate) -> Result<Settings, EngineError> {
+    pub async fn update_settings(
+        &self,
+        chat_id: Option<&str>,
+        update: SettingsUpdate,
+    ) -> Result<Settings, EngineError> {
         let SettingsUpdate { patch, clear } = update;
         if let Some(template) = &patch.template {
             self.limits().check_text("settings.template", template)?;
@@ -262,12 +301,21 @@ impl Engine {
             chat_id: chat_id.to_owned(),
             settings: own,
         }];
-        self.finish(&slot, &mut guard, writes, Next::Refresh(Trigger::SettingsChanged))
-            .await?;
+        self.finish(
+            &slot,
+            &mut guard,
+            writes,
+            Next::Refresh(Trigger::SettingsChanged),
+        )
+        .await?;
         Ok(effective)
     }
 
-    async fn update_global(&self, patch: SettingsPatch, clear: Vec<String>) -> Result<Settings, EngineError> {
+    async fn update_global(
+        &self,
+        patch: SettingsPatch,
+        clear: Vec<String>,
+    ) -> Result<Settings, EngineError> {
         let _one_at_a_time = self.inner.global_changes.lock().await;
         let mut global = (*self.global()).clone();
         for name in &clear {
@@ -281,12 +329,16 @@ impl Engine {
             .await
             .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
         for (chat_id, own) in overrides {
-            resolved.with(&own.overrides).validate().map_err(|e| match e {
-                DomainError::Invalid { field, reason } => {
-                    DomainError::invalid(field, format!("{reason} (for chat {chat_id:?}, whose overrides rely on it)"))
-                }
-                other => other,
-            })?;
+            resolved
+                .with(&own.overrides)
+                .validate()
+                .map_err(|e| match e {
+                    DomainError::Invalid { field, reason } => DomainError::invalid(
+                        field,
+                        format!("{reason} (for chat {chat_id:?}, whose overrides rely on it)"),
+                    ),
+                    other => other,
+                })?;
         }
         self.inner
             .committer
@@ -299,7 +351,11 @@ impl Engine {
 
     /// Sets a chat's own enabled state (immediate refresh if the chat is
     /// known). Answers with whether memory is now enabled and the revision.
-    pub async fn set_chat_enabled(&self, chat_id: &str, enabled: bool) -> Result<(bool, u64), EngineError> {
+    pub async fn set_chat_enabled(
+        &self,
+        chat_id: &str,
+        enabled: bool,
+    ) -> Result<(bool, u64), EngineError> {
         let global = self.global();
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
@@ -313,7 +369,12 @@ impl Engine {
             settings: own,
         }];
         let revision = self
-            .finish(&slot, &mut guard, writes, Next::Refresh(Trigger::SettingsChanged))
+            .finish(
+                &slot,
+                &mut guard,
+                writes,
+                Next::Refresh(Trigger::SettingsChanged),
+            )
             .await?;
         Ok((effective, revision))
     }
@@ -334,7 +395,9 @@ impl Engine {
         }
         let settings = resident.effective(&global);
         let enabled = settings.chat_enabled(resident.settings.enabled);
-        Ok(Arc::new(Injection::unrefreshed(chat_id, &settings, enabled)))
+        Ok(Arc::new(Injection::unrefreshed(
+            chat_id, &settings, enabled,
+        )))
     }
 
     /// Runs a refresh now (the Refresh RPC).
@@ -358,7 +421,10 @@ impl Engine {
     /// refreshed), or for every chat when `chat_ids` is empty.
     pub async fn subscribe(&self, chat_ids: &[String]) -> Result<Updates, EngineError> {
         if chat_ids.is_empty() {
-            return Ok(Updates::all_chats(self.clone(), self.inner.all_chats.subscribe()));
+            return Ok(Updates::all_chats(
+                self.clone(),
+                self.inner.all_chats.subscribe(),
+            ));
         }
         let mut receivers = Vec::with_capacity(chat_ids.len());
         for chat_id in chat_ids {

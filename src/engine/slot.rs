@@ -65,7 +65,8 @@ impl Resident {
         let settings = store.load_chat_settings(chat_id)?.unwrap_or_default();
         let (chat, meta) = match stored {
             Some(stored) => {
-                let chat = Chat::from_parts(stored.messages, stored.recaps, stored.meta.current_recap);
+                let chat =
+                    Chat::from_parts(stored.messages, stored.recaps, stored.meta.current_recap);
                 (Some(chat), stored.meta)
             }
             None => (None, ChatMeta::default()),
@@ -82,7 +83,9 @@ impl Resident {
 
     /// The chat's effective settings over `global`.
     pub fn effective(&self, global: &SettingsPatch) -> Settings {
-        Settings::default().with(global).with(&self.settings.overrides)
+        Settings::default()
+            .with(global)
+            .with(&self.settings.overrides)
     }
 
     /// Stops the pending debounced refresh, returning its trigger.

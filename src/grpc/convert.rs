@@ -62,7 +62,11 @@ fn new_message(message: pb::Message, field: &str, limits: &Limits) -> Result<Mes
     .build(field, limits)
 }
 
-fn new_messages(messages: Vec<pb::Message>, field: &str, limits: &Limits) -> Result<Vec<Message>, DomainError> {
+fn new_messages(
+    messages: Vec<pb::Message>,
+    field: &str,
+    limits: &Limits,
+) -> Result<Vec<Message>, DomainError> {
     messages
         .into_iter()
         .enumerate()
@@ -70,54 +74,67 @@ fn new_messages(messages: Vec<pb::Message>, field: &str, limits: &Limits) -> Res
         .collect()
 }
 
-fn required_message(message: Option<pb::Message>, field: &str, limits: &Limits) -> Result<Message, DomainError> {
+fn required_message(
+    message: Option<pb::Message>,
+    field: &str,
+    limits: &Limits,
+) -> Result<Message, DomainError> {
     let message = message.ok_or_else(|| DomainError::invalid(field, "is required"))?;
     new_message(message, field, limits)
 }
 
 /// A `Publish` event: its chat id and the checked domain event.
-pub fn event(event: Option<pb::Event>, limits: &Limits) -> Result<(String, ChatEvent), DomainError> {
+pub fn event(
+    event: Option<pb::Event>,
+    limits: &Limits,
+) -> Result<(String, ChatEvent), DomainError> {
     use pb::event::Kind;
-    let pb::Event { chat_id, kind } = event.ok_or_else(|| DomainError::invalid("event", "is required"))?;
+    let pb::Event { chat_id, kind } =
+        event.ok_or_else(|| DomainError::invalid("event", "is required"))?;
     ids::check_chat_id("event.chat_id", &chat_id)?;
     let kind = kind.ok_or_else(|| DomainError::invalid("event.kind", "is required (one of chat_changed, message_sent, message_received, message_edited, message_deleted, message_swiped, more_messages_loaded, refresh_requested)"))?;
-    let event = match kind {
-        Kind::ChatChanged(pb::ChatChanged { messages }) => {
-            ChatEvent::ChatChanged(new_messages(messages, "event.chat_changed.messages", limits)?)
-        }
-        Kind::MessageSent(pb::MessageSent { message }) => {
-            ChatEvent::MessageSent(required_message(message, "event.message_sent.message", limits)?)
-        }
-        Kind::MessageReceived(pb::MessageReceived { message }) => ChatEvent::MessageReceived(
-            required_message(message, "event.message_received.message", limits)?,
-        ),
-        Kind::MessageEdited(pb::MessageEdited { message_id, text }) => {
-            ids::check_message_id("event.message_edited.message_id", &message_id)?;
-            limits.check_text("event.message_edited.text", &text)?;
-            ChatEvent::MessageEdited { message_id, text }
-        }
-        Kind::MessageDeleted(pb::MessageDeleted { message_id }) => {
-            ids::check_message_id("event.message_deleted.message_id", &message_id)?;
-            ChatEvent::MessageDeleted { message_id }
-        }
-        Kind::MessageSwiped(pb::MessageSwiped {
-            message_id,
-            swipe_id,
-            text,
-        }) => {
-            ids::check_message_id("event.message_swiped.message_id", &message_id)?;
-            limits.check_text("event.message_swiped.text", &text)?;
-            ChatEvent::MessageSwiped {
+    let event =
+        match kind {
+            Kind::ChatChanged(pb::ChatChanged { messages }) => ChatEvent::ChatChanged(
+                new_messages(messages, "event.chat_changed.messages", limits)?,
+            ),
+            Kind::MessageSent(pb::MessageSent { message }) => ChatEvent::MessageSent(
+                required_message(message, "event.message_sent.message", limits)?,
+            ),
+            Kind::MessageReceived(pb::MessageReceived { message }) => ChatEvent::MessageReceived(
+                required_message(message, "event.message_received.message", limits)?,
+            ),
+            Kind::MessageEdited(pb::MessageEdited { message_id, text }) => {
+                ids::check_message_id("event.message_edited.message_id", &message_id)?;
+                limits.check_text("event.message_edited.text", &text)?;
+                ChatEvent::MessageEdited { message_id, text }
+            }
+            Kind::MessageDeleted(pb::MessageDeleted { message_id }) => {
+                ids::check_message_id("event.message_deleted.message_id", &message_id)?;
+                ChatEvent::MessageDeleted { message_id }
+            }
+            Kind::MessageSwiped(pb::MessageSwiped {
                 message_id,
                 swipe_id,
                 text,
+            }) => {
+                ids::check_message_id("event.message_swiped.message_id", &message_id)?;
+                limits.check_text("event.message_swiped.text", &text)?;
+                ChatEvent::MessageSwiped {
+                    message_id,
+                    swipe_id,
+                    text,
+                }
             }
-        }
-        Kind::MoreMessagesLoaded(pb::MoreMessagesLoaded { messages }) => ChatEvent::MoreMessagesLoaded(
-            new_messages(messages, "event.more_messages_loaded.messages", limits)?,
-        ),
-        Kind::RefreshRequested(pb::RefreshRequested {}) => ChatEvent::RefreshRequested,
-    };
+            Kind::MoreMessagesLoaded(pb::MoreMessagesLoaded { messages }) => {
+                ChatEvent::MoreMessagesLoaded(new_messages(
+                    messages,
+                    "event.more_messages_loaded.messages",
+                    limits,
+                )?)
+            }
+            Kind::RefreshRequested(pb::RefreshRequested {}) => ChatEvent::RefreshRequested,
+        };
     Ok((chat_id, event))
 }
 
@@ -239,7 +256,8 @@ fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> Result<E, DomainError
     if value == 0 {
         return Err(DomainError::invalid(field, "must not be UNSPECIFIED"));
     }
-    E::try_from(value).map_err(|_| DomainError::invalid(field, format!("{value} is not a known value")))
+    E::try_from(value)
+        .map_err(|_| DomainError::invalid(field, format!("{value} is not a known value")))
 }
 
 impl From<pb::InjectionPosition> for Position {
@@ -288,7 +306,9 @@ impl From<pb::RecapContextType> for ContextType {
     fn from(t: pb::RecapContextType) -> Self {
         match t {
             pb::RecapContextType::Percent => ContextType::Percent,
-            pb::RecapContextType::Absolute | pb::RecapContextType::Unspecified => ContextType::Absolute,
+            pb::RecapContextType::Absolute | pb::RecapContextType::Unspecified => {
+                ContextType::Absolute
+            }
         }
     }
 }
@@ -374,12 +394,18 @@ pub fn settings_patch(settings: Option<pb::Settings>) -> Result<SettingsPatch, D
         .map(|v| enum_value::<pb::InjectionRole>("settings.role", v).map(Role::from))
         .transpose()?;
     let context_type = message_recap_context_type
-        .map(|v| enum_value::<pb::RecapContextType>("settings.message_recap_context_type", v).map(ContextType::from))
+        .map(|v| {
+            enum_value::<pb::RecapContextType>("settings.message_recap_context_type", v)
+                .map(ContextType::from)
+        })
         .transpose()?;
     let tokenizer = tokenizer
         .map(|v| enum_value::<pb::Tokenizer>("settings.tokenizer", v).map(TokenizerKind::from))
         .transpose()?;
-    let non_negative = |field: &str, v: Option<i64>| v.map(|v| settings::check_non_negative(field, v)).transpose();
+    let non_negative = |field: &str, v: Option<i64>| {
+        v.map(|v| settings::check_non_negative(field, v))
+            .transpose()
+    };
     Ok(SettingsPatch {
         position,
         depth: depth.map(settings::check_depth).transpose()?,
@@ -389,12 +415,20 @@ pub fn settings_patch(settings: Option<pb::Settings>) -> Result<SettingsPatch, D
         include_user_messages,
         include_system_messages,
         include_narrator_messages,
-        message_length_threshold: non_negative("settings.message_length_threshold", message_length_threshold)?,
-        message_recap_context_limit: non_negative("settings.message_recap_context_limit", message_recap_context_limit)?,
+        message_length_threshold: non_negative(
+            "settings.message_length_threshold",
+            message_length_threshold,
+        )?,
+        message_recap_context_limit: non_negative(
+            "settings.message_recap_context_limit",
+            message_recap_context_limit,
+        )?,
         message_recap_context_type: context_type,
         max_context_tokens: non_negative("settings.max_context_tokens", max_context_tokens)?,
         tokenizer,
-        auto_hide_scene_count: auto_hide_scene_count.map(settings::check_scene_count).transpose()?,
+        auto_hide_scene_count: auto_hide_scene_count
+            .map(settings::check_scene_count)
+            .transpose()?,
         show_prefill,
         default_chat_enabled,
         use_global_toggle_state,
@@ -421,7 +455,9 @@ impl From<&Settings> for pb::Settings {
             include_narrator_messages: Some(s.include_narrator_messages),
             message_length_threshold: Some(wire_count(s.message_length_threshold)),
             message_recap_context_limit: s.message_recap_context_limit.map(wire_count),
-            message_recap_context_type: Some(pb::RecapContextType::from(s.message_recap_context_type).into()),
+            message_recap_context_type: Some(
+                pb::RecapContextType::from(s.message_recap_context_type).into(),
+            ),
             max_context_tokens: s.max_context_tokens.map(wire_count),
             tokenizer: Some(pb::Tokenizer::from(s.tokenizer).into()),
             auto_hide_scene_count: Some(i32::try_from(s.auto_hide_scene_count).unwrap_or(i32::MAX)),
@@ -468,7 +504,10 @@ impl From<&MessageInclusion> for pb::MessageInclusion {
             included: m.included,
             hidden: m.hidden,
             token_count: m.token_count,
-            excluded_reason: m.excluded.map(|e| e.reason().to_owned()).unwrap_or_default(),
+            excluded_reason: m
+                .excluded
+                .map(|e| e.reason().to_owned())
+                .unwrap_or_default(),
         }
     }
 }
@@ -488,13 +527,55 @@ mod tests {
     #[test]
     fn unknown_and_unspecified_enums_and_bad_numbers_are_refused_by_name() {
         let cases = [
-            (pb::Settings { position: Some(99), ..Default::default() }, "settings.position"),
-            (pb::Settings { position: Some(0), ..Default::default() }, "settings.position"),
-            (pb::Settings { role: Some(7), ..Default::default() }, "settings.role"),
-            (pb::Settings { tokenizer: Some(-1), ..Default::default() }, "settings.tokenizer"),
-            (pb::Settings { depth: Some(1001), ..Default::default() }, "depth"),
-            (pb::Settings { message_recap_context_limit: Some(-1), ..Default::default() }, "settings.message_recap_context_limit"),
-            (pb::Settings { debounce_ms: Some(-5), ..Default::default() }, "debounce_ms"),
+            (
+                pb::Settings {
+                    position: Some(99),
+                    ..Default::default()
+                },
+                "settings.position",
+            ),
+            (
+                pb::Settings {
+                    position: Some(0),
+                    ..Default::default()
+                },
+                "settings.position",
+            ),
+            (
+                pb::Settings {
+                    role: Some(7),
+                    ..Default::default()
+                },
+                "settings.role",
+            ),
+            (
+                pb::Settings {
+                    tokenizer: Some(-1),
+                    ..Default::default()
+                },
+                "settings.tokenizer",
+            ),
+            (
+                pb::Settings {
+                    depth: Some(1001),
+                    ..Default::default()
+                },
+                "depth",
+            ),
+            (
+                pb::Settings {
+                    message_recap_context_limit: Some(-1),
+                    ..Default::default()
+                },
+                "settings.message_recap_context_limit",
+            ),
+            (
+                pb::Settings {
+                    debounce_ms: Some(-5),
+                    ..Default::default()
+                },
+                "debounce_ms",
+            ),
         ];
         for (wire, field) in cases {
             let err = settings_patch(Some(wire)).unwrap_err();
@@ -506,27 +587,52 @@ mod tests {
     fn positions_and_roles_map_to_sillytavern_order() {
         // proto value - 2 = SillyTavern's extension_prompt_types value.
         assert_eq!(pb::InjectionPosition::from(Position::None) as i32 - 2, -1);
-        assert_eq!(pb::InjectionPosition::from(Position::InPrompt) as i32 - 2, 0);
+        assert_eq!(
+            pb::InjectionPosition::from(Position::InPrompt) as i32 - 2,
+            0
+        );
         assert_eq!(pb::InjectionPosition::from(Position::InChat) as i32 - 2, 1);
-        assert_eq!(pb::InjectionPosition::from(Position::BeforePrompt) as i32 - 2, 2);
+        assert_eq!(
+            pb::InjectionPosition::from(Position::BeforePrompt) as i32 - 2,
+            2
+        );
         assert_eq!(pb::InjectionRole::from(Role::Assistant) as i32 - 1, 2);
     }
 
     #[test]
     fn an_event_without_kind_or_chat_is_refused() {
         let limits = Limits::default();
-        let no_kind = pb::Event { chat_id: "c".into(), kind: None };
-        assert!(event(Some(no_kind), &limits).unwrap_err().to_string().contains("event.kind"));
+        let no_kind = pb::Event {
+            chat_id: "c".into(),
+            kind: None,
+        };
+        assert!(
+            event(Some(no_kind), &limits)
+                .unwrap_err()
+                .to_string()
+                .contains("event.kind")
+        );
         let no_chat = pb::Event {
             chat_id: String::new(),
             kind: Some(pb::event::Kind::RefreshRequested(pb::RefreshRequested {})),
         };
-        assert!(event(Some(no_chat), &limits).unwrap_err().to_string().contains("event.chat_id"));
+        assert!(
+            event(Some(no_chat), &limits)
+                .unwrap_err()
+                .to_string()
+                .contains("event.chat_id")
+        );
         assert!(event(None, &limits).is_err());
     }
 
     #[test]
     fn timestamps_split_milliseconds() {
-        assert_eq!(timestamp(1_500), Timestamp { seconds: 1, nanos: 500_000_000 });
+        assert_eq!(
+            timestamp(1_500),
+            Timestamp {
+                seconds: 1,
+                nanos: 500_000_000
+            }
+        );
     }
 }

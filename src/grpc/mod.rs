@@ -2,6 +2,7 @@
 //! implementation per proto service, the wire conversions and the error table.
 
 pub mod convert;
+pub mod observe;
 mod services;
 pub mod status;
 mod stream;
@@ -15,5 +16,6 @@ pub mod pb {
     tonic::include_proto!("recap.v1");
 
     /// The encoded descriptors of `recap.v1` (and its imports), for reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("recap_v1_descriptor");
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        tonic::include_file_descriptor_set!("recap_v1_descriptor");
 }

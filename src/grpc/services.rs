@@ -29,7 +29,10 @@ impl EventApi {
 
 #[tonic::async_trait]
 impl EventService for EventApi {
-    async fn publish(&self, request: Request<pb::PublishRequest>) -> Result<Response<pb::PublishResponse>, Status> {
+    async fn publish(
+        &self,
+        request: Request<pb::PublishRequest>,
+    ) -> Result<Response<pb::PublishResponse>, Status> {
         let pb::PublishRequest { event } = request.into_inner();
         let (chat_id, event) = convert::event(event, self.engine.limits())?;
         let revision = self.engine.publish(&chat_id, event).await?;
@@ -64,7 +67,10 @@ impl MemoryService for MemoryApi {
         convert::chat_id(&chat_id)?;
         convert::message_id(&message_id)?;
         let update = data.unwrap_or_default().into();
-        let data = self.engine.set_message_data(&chat_id, &message_id, &update).await?;
+        let data = self
+            .engine
+            .set_message_data(&chat_id, &message_id, &update)
+            .await?;
         Ok(Response::new(data.into()))
     }
 
@@ -72,15 +78,24 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::GetMessageDataRequest>,
     ) -> Result<Response<pb::MessageData>, Status> {
-        let pb::GetMessageDataRequest { chat_id, message_id } = request.into_inner();
+        let pb::GetMessageDataRequest {
+            chat_id,
+            message_id,
+        } = request.into_inner();
         convert::chat_id(&chat_id)?;
         convert::message_id(&message_id)?;
         let data = self.engine.message_data(&chat_id, &message_id).await?;
         Ok(Response::new(data.into()))
     }
 
-    async fn clear_memory(&self, request: Request<pb::ClearMemoryRequest>) -> Result<Response<pb::MessageData>, Status> {
-        let pb::ClearMemoryRequest { chat_id, message_id } = request.into_inner();
+    async fn clear_memory(
+        &self,
+        request: Request<pb::ClearMemoryRequest>,
+    ) -> Result<Response<pb::MessageData>, Status> {
+        let pb::ClearMemoryRequest {
+            chat_id,
+            message_id,
+        } = request.into_inner();
         convert::chat_id(&chat_id)?;
         convert::message_id(&message_id)?;
         let data = self.engine.clear_memory(&chat_id, &message_id).await?;
@@ -151,7 +166,10 @@ fn optional_chat(chat_id: &str) -> Result<Option<&str>, Status> {
 
 #[tonic::async_trait]
 impl SettingsService for SettingsApi {
-    async fn get_settings(&self, request: Request<pb::GetSettingsRequest>) -> Result<Response<pb::Settings>, Status> {
+    async fn get_settings(
+        &self,
+        request: Request<pb::GetSettingsRequest>,
+    ) -> Result<Response<pb::Settings>, Status> {
         let pb::GetSettingsRequest { chat_id } = request.into_inner();
         let settings = self.engine.settings(optional_chat(&chat_id)?).await?;
         Ok(Response::new((&settings).into()))
@@ -182,7 +200,10 @@ impl SettingsService for SettingsApi {
         let pb::SetChatEnabledRequest { chat_id, enabled } = request.into_inner();
         convert::chat_id(&chat_id)?;
         let (enabled, revision) = self.engine.set_chat_enabled(&chat_id, enabled).await?;
-        Ok(Response::new(pb::SetChatEnabledResponse { enabled, revision }))
+        Ok(Response::new(pb::SetChatEnabledResponse {
+            enabled,
+            revision,
+        }))
     }
 }
 
@@ -203,14 +224,20 @@ impl InjectionApi {
 
 #[tonic::async_trait]
 impl InjectionService for InjectionApi {
-    async fn get_injection(&self, request: Request<pb::GetInjectionRequest>) -> Result<Response<pb::Injection>, Status> {
+    async fn get_injection(
+        &self,
+        request: Request<pb::GetInjectionRequest>,
+    ) -> Result<Response<pb::Injection>, Status> {
         let pb::GetInjectionRequest { chat_id } = request.into_inner();
         convert::chat_id(&chat_id)?;
         let injection = self.engine.injection(&chat_id).await?;
         Ok(Response::new((&*injection).into()))
     }
 
-    async fn refresh(&self, request: Request<pb::RefreshRequest>) -> Result<Response<pb::Injection>, Status> {
+    async fn refresh(
+        &self,
+        request: Request<pb::RefreshRequest>,
+    ) -> Result<Response<pb::Injection>, Status> {
         let pb::RefreshRequest { chat_id } = request.into_inner();
         convert::chat_id(&chat_id)?;
         let injection = self.engine.refresh(&chat_id).await?;
@@ -231,8 +258,14 @@ impl InjectionService for InjectionApi {
 
     type SubscribeStream = InjectionStream;
 
-    async fn subscribe(&self, request: Request<pb::SubscribeRequest>) -> Result<Response<InjectionStream>, Status> {
-        let pb::SubscribeRequest { chat_ids, max_updates } = request.into_inner();
+    async fn subscribe(
+        &self,
+        request: Request<pb::SubscribeRequest>,
+    ) -> Result<Response<InjectionStream>, Status> {
+        let pb::SubscribeRequest {
+            chat_ids,
+            max_updates,
+        } = request.into_inner();
         let mut seen = std::collections::HashSet::with_capacity(chat_ids.len());
         let mut unique: Vec<String> = Vec::with_capacity(chat_ids.len());
         for (i, chat_id) in chat_ids.into_iter().enumerate() {
@@ -242,7 +275,11 @@ impl InjectionService for InjectionApi {
             }
         }
         let updates = self.engine.subscribe(&unique).await?;
-        let stream = InjectionStream::new(updates, max_updates, self.shutdown.clone().cancelled_owned());
+        let stream = InjectionStream::new(
+            updates,
+            max_updates,
+            self.shutdown.clone().cancelled_owned(),
+        );
         Ok(Response::new(stream))
     }
 }

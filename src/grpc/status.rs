@@ -19,11 +19,8 @@ fn code(error: &EngineError) -> Code {
 
 impl From<EngineError> for Status {
     fn from(error: EngineError) -> Self {
-        let code = code(&error);
-        if matches!(code, Code::Unavailable | Code::Internal) {
-            tracing::error!(%error, "request failed");
-        }
-        Status::new(code, error.to_string())
+        // Every failed RPC is logged once, by grpc::observe.
+        Status::new(code(&error), error.to_string())
     }
 }
 
@@ -40,12 +37,27 @@ mod tests {
     #[test]
     fn each_error_has_its_code_and_keeps_its_message() {
         let cases = [
-            (EngineError::from(DomainError::invalid("depth", "too deep")), Code::InvalidArgument),
-            (DomainError::NotFound("chat \"x\"".into()).into(), Code::NotFound),
-            (DomainError::AlreadyExists("message \"m\"".into()).into(), Code::AlreadyExists),
-            (StoreError::Database("disk full".into()).into(), Code::Unavailable),
+            (
+                EngineError::from(DomainError::invalid("depth", "too deep")),
+                Code::InvalidArgument,
+            ),
+            (
+                DomainError::NotFound("chat \"x\"".into()).into(),
+                Code::NotFound,
+            ),
+            (
+                DomainError::AlreadyExists("message \"m\"".into()).into(),
+                Code::AlreadyExists,
+            ),
+            (
+                StoreError::Database("disk full".into()).into(),
+                Code::Unavailable,
+            ),
             (StoreError::Closed.into(), Code::Unavailable),
-            (StoreError::Corrupt("bad json".into()).into(), Code::Internal),
+            (
+                StoreError::Corrupt("bad json".into()).into(),
+                Code::Internal,
+            ),
         ];
         for (error, expected) in cases {
             let text = error.to_string();

@@ -21,7 +21,11 @@ pub struct InjectionStream {
 
 impl InjectionStream {
     /// Wraps `updates`; `max_updates == 0` means no limit.
-    pub fn new(updates: Updates, max_updates: u32, shutdown: WaitForCancellationFutureOwned) -> Self {
+    pub fn new(
+        updates: Updates,
+        max_updates: u32,
+        shutdown: WaitForCancellationFutureOwned,
+    ) -> Self {
         InjectionStream {
             updates,
             remaining: (max_updates > 0).then_some(max_updates),

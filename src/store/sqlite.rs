@@ -71,18 +71,25 @@ fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, StoreError> {
 
 impl SqliteStore {
     /// Opens (creating when needed) the database in `data_dir`, which must
-    /// exist.
-    pub fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
+    /// exist. With `fsync_every_commit` (`synchronous=FULL`) a commit that
+    /// returned survives power loss; without it (`synchronous=NORMAL`) it
+    /// survives a crash of the process but maybe not of the machine.
+    pub fn open(data_dir: &Path, fsync_every_commit: bool) -> Result<SqliteStore, StoreError> {
         let path = data_dir.join(DB_FILE);
         let writer = Connection::open(&path).map_err(db_err)?;
+        let synchronous = if fsync_every_commit { "FULL" } else { "NORMAL" };
         writer
-            .execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;",
-            )
+            .execute_batch(&format!(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous={synchronous}; PRAGMA busy_timeout=5000;"
+            ))
             .map_err(db_err)?;
         writer.execute_batch(SCHEMA).map_err(db_err)?;
         let version: Option<String> = writer
-            .query_row("SELECT value FROM kv WHERE key = 'schema_version'", [], |r| r.get(0))
+            .query_row(
+                "SELECT value FROM kv WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(db_err)?;
         match version {
@@ -138,13 +145,20 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
              ON CONFLICT (chat_id) DO UPDATE SET needs_refresh = ?2, body = ?3",
             params![chat_id, meta.needs_refresh, to_json(meta)?],
         ),
-        Write::Message { chat_id, seq, message } => execute(
+        Write::Message {
+            chat_id,
+            seq,
+            message,
+        } => execute(
             tx,
             "INSERT INTO messages (chat_id, message_id, seq, body) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (chat_id, message_id) DO UPDATE SET seq = ?3, body = ?4",
             params![chat_id, message.id, seq, to_json(message)?],
         ),
-        Write::DeleteMessage { chat_id, message_id } => execute(
+        Write::DeleteMessage {
+            chat_id,
+            message_id,
+        } => execute(
             tx,
             "DELETE FROM messages WHERE chat_id = ?1 AND message_id = ?2",
             params![chat_id, message_id],
@@ -257,7 +271,11 @@ impl Store for SqliteStore {
     fn load_global_settings(&self) -> Result<SettingsPatch, StoreError> {
         let conn = self.reader()?;
         let body: Option<String> = conn
-            .query_row("SELECT value FROM kv WHERE key = 'global_settings'", [], |r| r.get(0))
+            .query_row(
+                "SELECT value FROM kv WHERE key = 'global_settings'",
+                [],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(db_err)?;
         body.map_or_else(|| Ok(SettingsPatch::default()), |b| from_json(&b))
@@ -302,7 +320,7 @@ mod tests {
     fn rows_survive_reopening_and_load_in_position_order() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let store = SqliteStore::open(dir.path()).unwrap();
+            let store = SqliteStore::open(dir.path(), true).unwrap();
             let chat = |m: &str, seq| Write::Message {
                 chat_id: "c".into(),
                 seq,
@@ -338,7 +356,7 @@ mod tests {
                 ]])
                 .unwrap();
         }
-        let store = SqliteStore::open(dir.path()).unwrap();
+        let store = SqliteStore::open(dir.path(), true).unwrap();
         let chat = store.load_chat("c").unwrap().unwrap();
         assert_eq!(chat.meta.revision, 3);
         let ids: Vec<&str> = chat.messages.iter().map(|(_, m)| m.id.as_str()).collect();
@@ -352,7 +370,7 @@ mod tests {
     #[test]
     fn chat_settings_exist_without_the_chat() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(dir.path()).unwrap();
+        let store = SqliteStore::open(dir.path(), true).unwrap();
         let settings = ChatSettings {
             enabled: Some(false),
             ..Default::default()

@@ -50,16 +50,30 @@ impl Server {
 
     /// Stops the server and waits for it.
     pub async fn stop(self) {
-        let Server { app, channel, events, memory, settings, injections } = self;
+        let Server {
+            app,
+            channel,
+            events,
+            memory,
+            settings,
+            injections,
+        } = self;
         drop((channel, events, memory, settings, injections));
         app.shutdown().await;
     }
 
     /// Publishes one event; returns the revision.
-    pub async fn publish(&mut self, chat_id: &str, kind: pb::event::Kind) -> Result<u64, tonic::Status> {
+    pub async fn publish(
+        &mut self,
+        chat_id: &str,
+        kind: pb::event::Kind,
+    ) -> Result<u64, tonic::Status> {
         self.events
             .publish(pb::PublishRequest {
-                event: Some(pb::Event { chat_id: chat_id.into(), kind: Some(kind) }),
+                event: Some(pb::Event {
+                    chat_id: chat_id.into(),
+                    kind: Some(kind),
+                }),
             })
             .await
             .map(|r| r.into_inner().revision)
@@ -70,7 +84,10 @@ impl Server {
         self.settings
             .update_settings(pb::UpdateSettingsRequest {
                 chat_id: String::new(),
-                settings: Some(pb::Settings { debounce_ms: Some(ms), ..Default::default() }),
+                settings: Some(pb::Settings {
+                    debounce_ms: Some(ms),
+                    ..Default::default()
+                }),
                 clear: vec![],
             })
             .await
@@ -80,7 +97,9 @@ impl Server {
     /// The chat's current injection.
     pub async fn injection(&mut self, chat_id: &str) -> pb::Injection {
         self.injections
-            .get_injection(pb::GetInjectionRequest { chat_id: chat_id.into() })
+            .get_injection(pb::GetInjectionRequest {
+                chat_id: chat_id.into(),
+            })
             .await
             .expect("get injection")
             .into_inner()
@@ -89,7 +108,12 @@ impl Server {
 
 /// A message with one swipe.
 pub fn message(id: &str, text: &str) -> pb::Message {
-    pb::Message { id: id.into(), text: text.into(), name: "Alice".into(), ..Default::default() }
+    pb::Message {
+        id: id.into(),
+        text: text.into(),
+        name: "Alice".into(),
+        ..Default::default()
+    }
 }
 
 pub fn chat_changed(messages: Vec<pb::Message>) -> pb::event::Kind {
@@ -103,11 +127,15 @@ pub fn message_sent(id: &str, text: &str) -> pb::event::Kind {
 }
 
 pub fn message_received(id: &str, text: &str) -> pb::event::Kind {
-    pb::event::Kind::MessageReceived(pb::MessageReceived { message: Some(message(id, text)) })
+    pb::event::Kind::MessageReceived(pb::MessageReceived {
+        message: Some(message(id, text)),
+    })
 }
 
 pub fn message_deleted(id: &str) -> pb::event::Kind {
-    pb::event::Kind::MessageDeleted(pb::MessageDeleted { message_id: id.into() })
+    pb::event::Kind::MessageDeleted(pb::MessageDeleted {
+        message_id: id.into(),
+    })
 }
 
 pub fn refresh_requested() -> pb::event::Kind {
@@ -115,7 +143,11 @@ pub fn refresh_requested() -> pb::event::Kind {
 }
 
 /// Adds a running-recap version with `content`.
-pub async fn add_recap(server: &mut Server, chat_id: &str, content: &str) -> pb::RunningRecapVersion {
+pub async fn add_recap(
+    server: &mut Server,
+    chat_id: &str,
+    content: &str,
+) -> pb::RunningRecapVersion {
     server
         .memory
         .add_running_recap(pb::AddRunningRecapRequest {
@@ -129,7 +161,10 @@ pub async fn add_recap(server: &mut Server, chat_id: &str, content: &str) -> pb:
 }
 
 /// Receives the next stream item within `secs` seconds.
-pub async fn next_within(stream: &mut tonic::Streaming<pb::Injection>, secs: u64) -> Option<pb::Injection> {
+pub async fn next_within(
+    stream: &mut tonic::Streaming<pb::Injection>,
+    secs: u64,
+) -> Option<pb::Injection> {
     match tokio::time::timeout(Duration::from_secs(secs), stream.message()).await {
         Ok(Ok(item)) => item,
         Ok(Err(status)) => panic!("stream failed: {status}"),

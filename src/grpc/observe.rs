@@ -1,0 +1,132 @@
+//! A tower layer that records every RPC's method, status code and latency.
+//!
+//! The code is read from the response headers: tonic sends a handler's
+//! error as a trailers-only response with `grpc-status` in the headers, and
+//! a success carries no status there (it comes in the trailers as OK).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use tonic::Code;
+use tonic::codegen::http;
+use tower::{Layer, Service};
+
+use crate::telemetry;
+
+/// Wraps services with [`Observed`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ObserveLayer;
+
+impl<S> Layer<S> for ObserveLayer {
+    type Service = Observed<S>;
+    fn layer(&self, inner: S) -> Observed<S> {
+        Observed { inner }
+    }
+}
+
+/// A service whose calls are counted and timed.
+#[derive(Debug, Clone)]
+pub struct Observed<S> {
+    inner: S,
+}
+
+/// The status name of a response (OK unless its headers say otherwise).
+fn code_of<B>(response: &http::Response<B>) -> &'static str {
+    let code = response
+        .headers()
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<i32>().ok())
+        .map_or(Code::Ok, Code::from);
+    code_name(code)
+}
+
+/// The status message of an error response, as sent (percent-encoded).
+fn message_of<B>(response: &http::Response<B>) -> String {
+    response
+        .headers()
+        .get("grpc-message")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+impl<S, ReqBody, ResBody> Service<http::Request<ReqBody>> for Observed<S>
+where
+    S: Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
+        // "/recap.v1.EventService/Publish" -> "recap.v1.EventService/Publish"
+        let method = request.uri().path().trim_start_matches('/').to_owned();
+        let started = Instant::now();
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let result = response.await;
+            let (code, message) = match &result {
+                Ok(response) => (code_of(response), message_of(response)),
+                Err(_) => ("INTERNAL", String::from("transport error")),
+            };
+            match code {
+                "OK" => {}
+                "INTERNAL" | "UNAVAILABLE" | "UNKNOWN" | "DATA_LOSS" => {
+                    tracing::warn!(%method, code, %message, "rpc failed")
+                }
+                _ => tracing::info!(%method, code, %message, "rpc refused"),
+            }
+            metrics::histogram!(telemetry::RPC_DURATION, "method" => method.clone())
+                .record(started.elapsed().as_secs_f64());
+            metrics::counter!(telemetry::RPC_REQUESTS, "method" => method, "code" => code)
+                .increment(1);
+            result
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_response_without_status_header_is_ok_and_with_one_is_named() {
+        let ok = http::Response::new(());
+        assert_eq!(code_of(&ok), "OK");
+        let mut failed = http::Response::new(());
+        failed
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("5"));
+        assert_eq!(code_of(&failed), "NOT_FOUND");
+    }
+}

@@ -1,0 +1,104 @@
+//! Metrics: names, what each counts, and the Prometheus endpoint. Recording
+//! goes through the `metrics` facade, so code that records pays almost
+//! nothing when no exporter is installed (tests, `--metrics-listen off`).
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::PrometheusBuilder;
+
+/// Counter of finished RPCs, labelled `method` and `code` (gRPC status name).
+pub const RPC_REQUESTS: &str = "recapd_rpc_requests_total";
+/// Histogram of RPC latency in seconds (to the response headers), by `method`.
+pub const RPC_DURATION: &str = "recapd_rpc_duration_seconds";
+/// Counter of refreshes, labelled `trigger`.
+pub const REFRESHES: &str = "recapd_refreshes_total";
+/// Histogram of a refresh's computation time in seconds.
+pub const REFRESH_DURATION: &str = "recapd_refresh_duration_seconds";
+/// Counter of debounced events folded into an already pending refresh.
+pub const DEBOUNCE_COALESCED: &str = "recapd_debounced_events_coalesced_total";
+/// Gauge of open `Subscribe` streams.
+pub const SUBSCRIBERS: &str = "recapd_subscribers";
+/// Counter of injections sent to subscribers.
+pub const UPDATES_PUSHED: &str = "recapd_updates_pushed_total";
+/// Counter of intermediate revisions a slow subscriber skipped.
+pub const UPDATES_SKIPPED: &str = "recapd_updates_skipped_total";
+/// Histogram of store commit time in seconds (one transaction).
+pub const COMMIT_DURATION: &str = "recapd_store_commit_duration_seconds";
+/// Histogram of write groups (client operations) per store commit.
+pub const COMMIT_BATCH: &str = "recapd_store_commit_batch_size";
+/// Gauge of chats loaded in memory.
+pub const CHATS_RESIDENT: &str = "recapd_chats_resident";
+
+/// Latency buckets shared by the duration histograms, in seconds.
+const SECONDS_BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+const BATCH_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 512.0, 4096.0];
+
+static INSTALLED: OnceLock<SocketAddr> = OnceLock::new();
+
+/// Serves `http://addr/metrics` from this process's metrics. Only the first
+/// call in a process installs the exporter; later ones report where it is.
+pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
+    if let Some(existing) = INSTALLED.get() {
+        return Ok(*existing);
+    }
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    // The exporter binds its own socket: free ours just before (this only
+    // exists to report a taken port as a clear error, and to resolve port 0).
+    drop(listener);
+    let builder = PrometheusBuilder::new()
+        .with_http_listener(bound)
+        .set_buckets(&SECONDS_BUCKETS)
+        .and_then(|b| {
+            b.set_buckets_for_metric(
+                metrics_exporter_prometheus::Matcher::Full(COMMIT_BATCH.into()),
+                &BATCH_BUCKETS,
+            )
+        })
+        .map_err(|e| e.to_string())?;
+    builder
+        .install()
+        .map_err(|e| format!("cannot serve metrics on {bound}: {e}"))?;
+    describe();
+    let _ = INSTALLED.set(bound);
+    Ok(bound)
+}
+
+fn describe() {
+    metrics::describe_counter!(
+        RPC_REQUESTS,
+        "Finished RPCs by method and gRPC status code."
+    );
+    metrics::describe_histogram!(
+        RPC_DURATION,
+        metrics::Unit::Seconds,
+        "RPC latency to the response headers."
+    );
+    metrics::describe_counter!(REFRESHES, "Refreshes by trigger.");
+    metrics::describe_histogram!(
+        REFRESH_DURATION,
+        metrics::Unit::Seconds,
+        "Time to compute one refresh."
+    );
+    metrics::describe_counter!(
+        DEBOUNCE_COALESCED,
+        "Debounced events folded into a pending refresh."
+    );
+    metrics::describe_gauge!(SUBSCRIBERS, "Open Subscribe streams.");
+    metrics::describe_counter!(UPDATES_PUSHED, "Injections sent to subscribers.");
+    metrics::describe_counter!(
+        UPDATES_SKIPPED,
+        "Intermediate revisions slow subscribers skipped."
+    );
+    metrics::describe_histogram!(
+        COMMIT_DURATION,
+        metrics::Unit::Seconds,
+        "Store commit (one transaction) time."
+    );
+    metrics::describe_histogram!(COMMIT_BATCH, "Client operations per store commit.");
+    metrics::describe_gauge!(CHATS_RESIDENT, "Chats loaded in memory.");
+}
