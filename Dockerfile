@@ -1,28 +1,37 @@
 # recapd container image.
 #
 # There is no Docker engine on the development machines, so this file is
-# kept honest by running, step for step, the same commands CI runs:
-#   cargo build --release --locked   (the build stage)
-#   recapd health --addr ...         (the HEALTHCHECK)
+# kept honest by running only commands that CI runs too (scripts/test.sh):
+#   cargo build --release --locked      (the build stages)
+#   recapd health                       (the HEALTHCHECK; CI probes a live server with it)
 
-# ---- build: dependencies first, so the layer is cached until Cargo.lock changes
+# ---- dependencies: cached until Cargo.toml, Cargo.lock, build.rs or proto/ change
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY proto ./proto
-RUN mkdir src && echo 'fn main() {}' > src/main.rs && echo '' > src/lib.rs \
+RUN mkdir src \
+    && echo 'fn main() {}' > src/main.rs \
+    && touch src/lib.rs \
     && cargo build --release --locked \
-    && rm -rf src target/release/deps/recapd* target/release/deps/librecapd* target/release/recapd*
+    && rm -rf src
+# ---- the real build
 COPY src ./src
-RUN cargo build --release --locked
+RUN touch src/main.rs src/lib.rs && cargo build --release --locked
 
-# ---- runtime: small, non-root
+# ---- runtime: small, non-root, data on a volume
 FROM debian:bookworm-slim
-RUN useradd --system --uid 10001 --home-dir /var/lib/recapd --create-home recapd
+RUN useradd --system --uid 10001 --home-dir /var/lib/recapd --create-home recapd \
+    && mkdir -p /var/lib/recapd/data && chown recapd /var/lib/recapd/data
 COPY --from=build /src/target/release/recapd /usr/local/bin/recapd
 USER recapd
 ENV RECAPD_LISTEN=0.0.0.0:50051 \
+    RECAPD_METRICS_LISTEN=0.0.0.0:9464 \
     RECAPD_DATA_DIR=/var/lib/recapd/data
 VOLUME ["/var/lib/recapd/data"]
-EXPOSE 50051
+EXPOSE 50051 9464
+# `recapd health` dials --listen (0.0.0.0 means this host) and asks grpc.health.v1.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
+    CMD ["/usr/local/bin/recapd", "health"]
+STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/recapd"]

@@ -1,6 +1,109 @@
 #!/usr/bin/env bash
-# The project's test command (the README's): every unit, service and
-# integration test. Needs only the Rust toolchain.
+# The project's test command. On a fresh machine it first installs what the
+# tests need (Python packages in a virtualenv, npm packages, and Node.js or
+# python3-venv from apt when missing), then runs every test:
+#   1. cargo tests: domain unit tests, service tests, integration tests
+#   2. buf lint (STANDARD rules) on proto/
+#   3. a live recapd: both example clients, the metrics endpoint, the
+#      health probe, a clean SIGTERM exit, and the ghz configuration files
+# Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
+tools=$root/target/test-tools
+mkdir -p "$tools"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+}
+
+step "tools"
+command -v python3 >/dev/null || apt_install python3 python3-venv
+python3 -m venv --help >/dev/null 2>&1 || apt_install python3-venv
+command -v npm >/dev/null || apt_install nodejs npm
+[ -x "$tools/venv/bin/python" ] || python3 -m venv "$tools/venv"
+"$tools/venv/bin/pip" install -q --disable-pip-version-check -r examples/python/requirements.txt
+(cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
+[ -x "$tools/node_modules/.bin/buf" ] ||
+    npm install --prefix "$tools" --no-audit --no-fund --loglevel=error @bufbuild/buf@1.57.0
+
+step "cargo test"
 cargo test --locked --all-targets "$@"
+
+step "buf lint"
+"$tools/node_modules/.bin/buf" lint
+
+step "live server"
+cargo build --locked --bin recapd
+bin=$root/target/debug/recapd
+free_port() { "$tools/venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+metrics_port=$(free_port)
+data=$(mktemp -d)
+"$bin" --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$metrics_port" --data-dir "$data" --log-level warn &
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$data"' EXIT
+for _ in $(seq 100); do
+    "$bin" health --addr "127.0.0.1:$port" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+"$bin" health --addr "127.0.0.1:$port"
+
+echo "-- python example"
+rm -rf examples/python/gen && mkdir -p examples/python/gen
+"$tools/venv/bin/python" -m grpc_tools.protoc -I proto \
+    --python_out=examples/python/gen --grpc_python_out=examples/python/gen proto/recap/v1/recap.proto
+"$tools/venv/bin/python" examples/python/recap_client.py "127.0.0.1:$port"
+
+echo "-- node example"
+node examples/node/recap_client.js "127.0.0.1:$port"
+
+echo "-- metrics"
+"$tools/venv/bin/python" - "$metrics_port" <<'PY'
+import sys, urllib.request
+body = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
+wanted = [
+    'recapd_rpc_requests_total{method="recap.v1.EventService/Publish",code="OK"}',
+    "recapd_rpc_duration_seconds_bucket",
+    'recapd_refreshes_total{trigger="chat_changed"}',
+    "recapd_refresh_duration_seconds_bucket",
+    "recapd_subscribers",
+    "recapd_updates_pushed_total",
+    "recapd_store_commit_duration_seconds_bucket",
+    "recapd_store_commit_batch_size_bucket",
+    "recapd_chats_resident",
+]
+missing = [w for w in wanted if w not in body]
+if missing:
+    sys.exit(f"metrics missing: {missing}")
+print("metrics: OK")
+PY
+
+echo "-- ghz configuration files"
+"$tools/venv/bin/python" - "$root" <<'PY'
+import json, pathlib, re, sys
+root = pathlib.Path(sys.argv[1])
+proto = (root / "proto/recap/v1/recap.proto").read_text()
+rpcs = {(svc, rpc) for svc, body in re.findall(r"service (\w+) \{(.*?)\n\}", proto, re.S)
+        for rpc in re.findall(r"rpc (\w+)\(", body)}
+for path in sorted((root / "bench/ghz").glob("*.json")):
+    config = json.loads(path.read_text())
+    service, method = config["call"].removeprefix("recap.v1.").split("/")
+    if (service, method) not in rpcs:
+        sys.exit(f"{path.name}: {config['call']} is not in the proto")
+    print(f"{path.name}: {config['call']} OK")
+PY
+
+echo "-- SIGTERM"
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+trap 'rm -rf "$data"' EXIT
+[ "$status" -eq 0 ] || { echo "recapd exited with $status after SIGTERM"; exit 1; }
+echo "clean exit"
+step "all tests passed"
