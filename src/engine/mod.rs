@@ -11,12 +11,14 @@ pub mod commit;
 mod fanout;
 mod ops;
 mod slot;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use tokio::sync::{MutexGuard, broadcast};
+use tokio::sync::{OwnedMutexGuard, broadcast};
 
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::SettingsPatch;
@@ -57,11 +59,14 @@ struct Inner {
     store: Arc<dyn Store>,
     committer: Committer,
     limits: Limits,
-    chats: Mutex<HashMap<String, Arc<ChatSlot>>>,
+    chats: RwLock<HashMap<String, Arc<ChatSlot>>>,
     global: RwLock<Arc<SettingsPatch>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
 }
+
+/// A locked chat slot.
+type Guard = OwnedMutexGuard<Option<Resident>>;
 
 /// What an operation asks of the refresh machinery once its change is made.
 enum Next {
@@ -94,7 +99,7 @@ impl Engine {
                 store,
                 committer,
                 limits,
-                chats: Mutex::new(HashMap::new()),
+                chats: RwLock::new(HashMap::new()),
                 global: RwLock::new(Arc::new(global)),
                 global_changes: tokio::sync::Mutex::new(()),
                 all_chats,
@@ -123,36 +128,43 @@ impl Engine {
     }
 
     fn slot(&self, chat_id: &str) -> Arc<ChatSlot> {
-        let mut chats = match self.inner.chats.lock() {
+        {
+            let chats = match self.inner.chats.read() {
+                Ok(c) => c,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            if let Some(slot) = chats.get(chat_id) {
+                return slot.clone();
+            }
+        }
+        let mut chats = match self.inner.chats.write() {
             Ok(c) => c,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if let Some(slot) = chats.get(chat_id) {
-            return slot.clone();
-        }
-        let slot = Arc::new(ChatSlot::new(chat_id));
-        chats.insert(chat_id.to_owned(), slot.clone());
+        let slot = chats
+            .entry(chat_id.to_owned())
+            .or_insert_with(|| Arc::new(ChatSlot::new(chat_id)))
+            .clone();
         metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
         slot
     }
 
     fn resident_slots(&self) -> Vec<Arc<ChatSlot>> {
-        match self.inner.chats.lock() {
+        match self.inner.chats.read() {
             Ok(c) => c.values().cloned().collect(),
             Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
         }
     }
 
     /// Locks a chat's slot, loading the chat from the store first if needed.
-    async fn lock<'a>(
-        &self,
-        slot: &'a ChatSlot,
-    ) -> Result<MutexGuard<'a, Option<Resident>>, EngineError> {
-        let mut guard = slot.state.lock().await;
+    /// A loaded chat that still owes a debounced refresh (its last one was
+    /// lost to a failed commit) gets it scheduled again.
+    async fn lock(&self, slot: &Arc<ChatSlot>) -> Result<Guard, EngineError> {
+        let mut guard = slot.state.clone().lock_owned().await;
         if guard.is_none() {
             let store = self.inner.store.clone();
             let id = slot.id.clone();
-            let loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
+            let mut loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
                 .await
                 .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
             if let Some(injection) = &loaded.meta.injection {
@@ -167,18 +179,46 @@ impl Engine {
                     newer
                 });
             }
+            if loaded.meta.needs_refresh && loaded.chat.is_some() {
+                let settings = loaded.effective(&self.global());
+                if settings.chat_enabled(loaded.settings.enabled) {
+                    self.schedule_debounce(
+                        slot,
+                        &mut loaded,
+                        Trigger::Startup,
+                        settings.debounce_ms,
+                    );
+                }
+            }
             *guard = Some(loaded);
         }
         Ok(guard)
     }
 
-    /// Commits `writes` together with the chat's row and, per `next`, a
-    /// refresh; then updates memory, tells subscribers and (re)schedules the
-    /// debounce timer. On a store error the slot is unloaded.
+    /// [`Engine::commit_and_publish`] in a task of its own, so that a caller
+    /// that goes away (a cancelled RPC) cannot stop it between the commit
+    /// and the memory update.
     async fn finish(
         &self,
         slot: &Arc<ChatSlot>,
-        guard: &mut Option<Resident>,
+        guard: Guard,
+        writes: Vec<Write>,
+        next: Next,
+    ) -> Result<u64, EngineError> {
+        let engine = self.clone();
+        let slot = slot.clone();
+        tokio::spawn(async move { engine.commit_and_publish(&slot, guard, writes, next).await })
+            .await
+            .map_err(|e| StoreError::Database(format!("commit task failed: {e}")))?
+    }
+
+    /// Commits `writes` together with the chat's row and, per `next`, a
+    /// refresh; then updates memory, tells subscribers and (re)schedules the
+    /// debounce timer. On a store error the slot is unloaded.
+    async fn commit_and_publish(
+        &self,
+        slot: &Arc<ChatSlot>,
+        mut guard: Guard,
         mut writes: Vec<Write>,
         next: Next,
     ) -> Result<u64, EngineError> {
@@ -287,7 +327,7 @@ impl Engine {
     /// Runs a chat's pending debounced refresh; with a generation, only if
     /// no later event rescheduled it.
     async fn run_debounced(&self, slot: &Arc<ChatSlot>, generation: Option<u64>) {
-        let mut guard = slot.state.lock().await;
+        let mut guard = slot.state.clone().lock_owned().await;
         let Some(resident) = guard.as_mut() else {
             return;
         };
@@ -302,7 +342,7 @@ impl Engine {
         };
         let Some(trigger) = trigger else { return };
         if let Err(error) = self
-            .finish(slot, &mut guard, Vec::new(), Next::Refresh(trigger))
+            .commit_and_publish(slot, guard, Vec::new(), Next::Refresh(trigger))
             .await
         {
             tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
@@ -323,11 +363,11 @@ impl Engine {
         trigger: Trigger,
     ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
+        let guard = self.lock(&slot).await?;
         if guard.as_ref().is_none_or(|r| r.chat.is_none()) {
             return Err(DomainError::NotFound(format!("chat {chat_id:?}")).into());
         }
-        self.finish(&slot, &mut guard, Vec::new(), Next::Refresh(trigger))
+        self.finish(&slot, guard, Vec::new(), Next::Refresh(trigger))
             .await?;
         let latest = slot.latest.borrow().clone();
         latest.ok_or_else(|| StoreError::Database("refresh left no injection".into()).into())

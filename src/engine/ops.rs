@@ -123,7 +123,7 @@ impl Engine {
         } else {
             Next::Refresh(trigger)
         };
-        self.finish(&slot, &mut guard, writes, next).await
+        self.finish(&slot, guard, writes, next).await
     }
 
     /// A message's current-swipe data.
@@ -179,7 +179,7 @@ impl Engine {
         let data = chat.message_data(message_id)?.clone();
         self.finish(
             &slot,
-            &mut guard,
+            guard,
             writes,
             Next::Debounce(Trigger::MessageDataChanged),
         )
@@ -242,7 +242,7 @@ impl Engine {
         let list = recap_list(chat);
         self.finish(
             &slot,
-            &mut guard,
+            guard,
             writes,
             Next::Refresh(Trigger::RunningRecapChanged),
         )
@@ -283,8 +283,15 @@ impl Engine {
             self.limits().check_text("settings.template", template)?;
         }
         let Some(chat_id) = chat_id else {
-            return self.update_global(patch, clear).await;
+            // In a task of its own: once the global change is durable, every
+            // chat's refresh runs even if the caller goes away.
+            let engine = self.clone();
+            return tokio::spawn(async move { engine.update_global(patch, clear).await })
+                .await
+                .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))?;
         };
+        // Checked against the global settings while they cannot change.
+        let _global_fixed = self.inner.global_changes.lock().await;
         let global = self.global();
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
@@ -303,7 +310,7 @@ impl Engine {
         }];
         self.finish(
             &slot,
-            &mut guard,
+            guard,
             writes,
             Next::Refresh(Trigger::SettingsChanged),
         )
@@ -342,7 +349,10 @@ impl Engine {
         }
         self.inner
             .committer
-            .commit(vec![Write::GlobalSettings(global.clone())])
+            .commit(vec![
+                Write::GlobalSettings(global.clone()),
+                Write::AllChatsOweRefresh,
+            ])
             .await?;
         self.set_global(global);
         self.refresh_every_chat(Trigger::SettingsChanged).await?;
@@ -371,7 +381,7 @@ impl Engine {
         let revision = self
             .finish(
                 &slot,
-                &mut guard,
+                guard,
                 writes,
                 Next::Refresh(Trigger::SettingsChanged),
             )

@@ -18,8 +18,9 @@ pub(super) struct ChatSlot {
     /// The chat's id.
     pub id: String,
     /// `None` until loaded from the store, and again after a failed commit
-    /// so that memory is re-read from disk instead of trusted.
-    pub state: Mutex<Option<Resident>>,
+    /// so that memory is re-read from disk instead of trusted. Shared so an
+    /// operation's commit can hold it from a task of its own.
+    pub state: Arc<Mutex<Option<Resident>>>,
     /// The latest injection, for subscribers; `None` before the first refresh.
     pub latest: watch::Sender<Option<Arc<Injection>>>,
 }
@@ -28,7 +29,7 @@ impl ChatSlot {
     pub fn new(id: &str) -> ChatSlot {
         ChatSlot {
             id: id.to_owned(),
-            state: Mutex::new(None),
+            state: Arc::new(Mutex::new(None)),
             latest: watch::Sender::new(None),
         }
     }

@@ -32,6 +32,29 @@ pub struct Observed<S> {
     inner: S,
 }
 
+/// The method label of a request path: "/recap.v1.EventService/Publish"
+/// gives "recap.v1.EventService/Publish". Paths outside the services recapd
+/// serves are one label, "unknown", so clients cannot create series at will.
+fn method_label(path: &str) -> String {
+    const SERVED: [&str; 4] = [
+        "recap.v1.",
+        "grpc.health.v1.Health/",
+        "grpc.reflection.v1.",
+        "grpc.reflection.v1alpha.",
+    ];
+    let method = path.trim_start_matches('/');
+    let known = SERVED.iter().any(|prefix| method.starts_with(prefix))
+        && method.len() <= 100
+        && method
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'/' || b == b'_');
+    if known {
+        method.to_owned()
+    } else {
+        "unknown".to_owned()
+    }
+}
+
 /// The status name of a response (OK unless its headers say otherwise).
 fn code_of<B>(response: &http::Response<B>) -> &'static str {
     let code = response
@@ -89,8 +112,7 @@ where
     }
 
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
-        // "/recap.v1.EventService/Publish" -> "recap.v1.EventService/Publish"
-        let method = request.uri().path().trim_start_matches('/').to_owned();
+        let method = method_label(request.uri().path());
         let started = Instant::now();
         let response = self.inner.call(request);
         Box::pin(async move {
@@ -118,6 +140,20 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_served_services_get_their_own_label() {
+        assert_eq!(
+            method_label("/recap.v1.EventService/Publish"),
+            "recap.v1.EventService/Publish"
+        );
+        assert_eq!(
+            method_label("/grpc.health.v1.Health/Check"),
+            "grpc.health.v1.Health/Check"
+        );
+        assert_eq!(method_label("/evil.Service/Random123"), "unknown");
+        assert_eq!(method_label("/recap.v1.EventService/\u{0}"), "unknown");
+    }
 
     #[test]
     fn a_response_without_status_header_is_ok_and_with_one_is_named() {

@@ -100,6 +100,9 @@ pub enum Write {
     },
     /// Replaces the global settings (a patch over the defaults).
     GlobalSettings(SettingsPatch),
+    /// Marks every chat as owing a refresh (a global change is committed
+    /// before its refreshes run; a crash in between leaves them owed).
+    AllChatsOweRefresh,
     /// Replaces a chat's own settings.
     ChatSettings {
         /// The chat.

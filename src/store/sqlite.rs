@@ -180,6 +180,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
              ON CONFLICT (key) DO UPDATE SET value = ?1",
             params![to_json(patch)?],
         ),
+        Write::AllChatsOweRefresh => execute(tx, "UPDATE chats SET needs_refresh = 1", []),
         Write::ChatSettings { chat_id, settings } => execute(
             tx,
             "INSERT INTO chat_settings (chat_id, body) VALUES (?1, ?2)
@@ -204,14 +205,19 @@ impl Store for SqliteStore {
 
     fn load_chat(&self, chat_id: &str) -> Result<Option<StoredChat>, StoreError> {
         let conn = self.reader()?;
-        let body: Option<String> = conn
-            .prepare_cached("SELECT body FROM chats WHERE chat_id = ?1")
-            .and_then(|mut s| s.query_row(params![chat_id], |r| r.get(0)).optional())
+        let row: Option<(bool, String)> = conn
+            .prepare_cached("SELECT needs_refresh, body FROM chats WHERE chat_id = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![chat_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
             .map_err(db_err)?;
-        let Some(body) = body else {
+        let Some((needs_refresh, body)) = row else {
             return Ok(None);
         };
-        let meta: ChatMeta = from_json(&body)?;
+        let mut meta: ChatMeta = from_json(&body)?;
+        // The column is the truth: AllChatsOweRefresh sets only the column.
+        meta.needs_refresh = needs_refresh;
         let mut messages = Vec::new();
         {
             let mut stmt = conn
