@@ -27,7 +27,8 @@ command -v python3 >/dev/null || apt_install python3 python3-venv
 python3 -m venv --help >/dev/null 2>&1 || apt_install python3-venv
 command -v npm >/dev/null || apt_install nodejs npm
 [ -x "$tools/venv/bin/python" ] || python3 -m venv "$tools/venv"
-"$tools/venv/bin/pip" install -q --disable-pip-version-check -r examples/python/requirements.txt
+"$tools/venv/bin/pip" install -q --disable-pip-version-check \
+    -r examples/python/requirements.txt -r scripts/requirements-test.txt
 (cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
 [ -x "$tools/node_modules/.bin/buf" ] ||
     npm install --prefix "$tools" --no-audit --no-fund --loglevel=error @bufbuild/buf@1.57.0
@@ -53,6 +54,25 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 "$bin" health --addr "127.0.0.1:$port"
+
+echo "-- grpcurl through reflection (the README walk-through)"
+grpcurl=("$tools/venv/bin/grpcurl" -plaintext)
+services=$("${grpcurl[@]}" "127.0.0.1:$port" list)
+for service in recap.v1.EventService recap.v1.MemoryService recap.v1.SettingsService \
+    recap.v1.InjectionService grpc.health.v1.Health; do
+    grep -qx "$service" <<<"$services" || { echo "reflection does not list $service"; exit 1; }
+done
+"${grpcurl[@]}" -d '{"event":{"chat_id":"alice-1","chat_changed":{"messages":[
+  {"id":"m1","name":"Alice","text":"Hi!","is_user":true},
+  {"id":"m2","name":"Bob","text":"Hello, Alice."}]}}}' \
+    "127.0.0.1:$port" recap.v1.EventService/Publish | grep -q '"revision": "1"'
+"${grpcurl[@]}" -d '{"chat_id":"alice-1","message_id":"m2","data":{"memory":"Bob greets Alice.","scene_break":true,"scene_recap_memory":"They meet."}}' \
+    "127.0.0.1:$port" recap.v1.MemoryService/SetMessageData >/dev/null
+"${grpcurl[@]}" -d '{"chat_id":"alice-1","content":"Alice and Bob met.","scene_count":1,"new_scene_message_id":"m2"}' \
+    "127.0.0.1:$port" recap.v1.MemoryService/AddRunningRecap >/dev/null
+"${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.InjectionService/GetInjection |
+    grep -q 'Alice and Bob met.' || { echo "grpcurl: the recap is not in the injection"; exit 1; }
+echo "grpcurl: OK"
 
 echo "-- python example"
 rm -rf examples/python/gen && mkdir -p examples/python/gen
