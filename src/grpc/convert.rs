@@ -9,12 +9,14 @@ use crate::domain::chat::ChatEvent;
 use crate::domain::inclusion::MessageInclusion;
 use crate::domain::message::{Message, MessageData, NewMessage};
 use crate::domain::recaps::{NewRecap, RecapVersion};
-use crate::domain::refresh::{INJECTION_KEY, Injection, Trigger};
+use crate::domain::refresh::{INJECTION_KEY, Injection};
 use crate::domain::settings::{
     self, ContextType, Position, Role, Settings, SettingsPatch, TokenizerKind,
 };
 use crate::domain::{DomainError, Limits, ids};
 use crate::engine::RecapList;
+
+mod enums;
 
 /// A timestamp from milliseconds since the Unix epoch.
 pub fn timestamp(ms: i64) -> Timestamp {
@@ -258,109 +260,6 @@ fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> Result<E, DomainError
     }
     E::try_from(value)
         .map_err(|_| DomainError::invalid(field, format!("{value} is not a known value")))
-}
-
-impl From<pb::InjectionPosition> for Position {
-    fn from(p: pb::InjectionPosition) -> Self {
-        match p {
-            pb::InjectionPosition::None | pb::InjectionPosition::Unspecified => Position::None,
-            pb::InjectionPosition::InPrompt => Position::InPrompt,
-            pb::InjectionPosition::InChat => Position::InChat,
-            pb::InjectionPosition::BeforePrompt => Position::BeforePrompt,
-        }
-    }
-}
-
-impl From<Position> for pb::InjectionPosition {
-    fn from(p: Position) -> Self {
-        match p {
-            Position::None => pb::InjectionPosition::None,
-            Position::InPrompt => pb::InjectionPosition::InPrompt,
-            Position::InChat => pb::InjectionPosition::InChat,
-            Position::BeforePrompt => pb::InjectionPosition::BeforePrompt,
-        }
-    }
-}
-
-impl From<pb::InjectionRole> for Role {
-    fn from(r: pb::InjectionRole) -> Self {
-        match r {
-            pb::InjectionRole::System | pb::InjectionRole::Unspecified => Role::System,
-            pb::InjectionRole::User => Role::User,
-            pb::InjectionRole::Assistant => Role::Assistant,
-        }
-    }
-}
-
-impl From<Role> for pb::InjectionRole {
-    fn from(r: Role) -> Self {
-        match r {
-            Role::System => pb::InjectionRole::System,
-            Role::User => pb::InjectionRole::User,
-            Role::Assistant => pb::InjectionRole::Assistant,
-        }
-    }
-}
-
-impl From<pb::RecapContextType> for ContextType {
-    fn from(t: pb::RecapContextType) -> Self {
-        match t {
-            pb::RecapContextType::Percent => ContextType::Percent,
-            pb::RecapContextType::Absolute | pb::RecapContextType::Unspecified => {
-                ContextType::Absolute
-            }
-        }
-    }
-}
-
-impl From<ContextType> for pb::RecapContextType {
-    fn from(t: ContextType) -> Self {
-        match t {
-            ContextType::Percent => pb::RecapContextType::Percent,
-            ContextType::Absolute => pb::RecapContextType::Absolute,
-        }
-    }
-}
-
-impl From<pb::Tokenizer> for TokenizerKind {
-    fn from(t: pb::Tokenizer) -> Self {
-        match t {
-            pb::Tokenizer::O200kBase | pb::Tokenizer::Unspecified => TokenizerKind::O200kBase,
-            pb::Tokenizer::Cl100kBase => TokenizerKind::Cl100kBase,
-            pb::Tokenizer::P50kBase => TokenizerKind::P50kBase,
-            pb::Tokenizer::R50kBase => TokenizerKind::R50kBase,
-        }
-    }
-}
-
-impl From<TokenizerKind> for pb::Tokenizer {
-    fn from(t: TokenizerKind) -> Self {
-        match t {
-            TokenizerKind::O200kBase => pb::Tokenizer::O200kBase,
-            TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
-            TokenizerKind::P50kBase => pb::Tokenizer::P50kBase,
-            TokenizerKind::R50kBase => pb::Tokenizer::R50kBase,
-        }
-    }
-}
-
-impl From<Trigger> for pb::RefreshTrigger {
-    fn from(t: Trigger) -> Self {
-        match t {
-            Trigger::ChatChanged => pb::RefreshTrigger::ChatChanged,
-            Trigger::MessageSent => pb::RefreshTrigger::MessageSent,
-            Trigger::MessageReceived => pb::RefreshTrigger::MessageReceived,
-            Trigger::MessageEdited => pb::RefreshTrigger::MessageEdited,
-            Trigger::MessageDeleted => pb::RefreshTrigger::MessageDeleted,
-            Trigger::MessageSwiped => pb::RefreshTrigger::MessageSwiped,
-            Trigger::MoreMessagesLoaded => pb::RefreshTrigger::MoreMessagesLoaded,
-            Trigger::RefreshRequested => pb::RefreshTrigger::RefreshRequested,
-            Trigger::MessageDataChanged => pb::RefreshTrigger::MessageDataChanged,
-            Trigger::SettingsChanged => pb::RefreshTrigger::SettingsChanged,
-            Trigger::RunningRecapChanged => pb::RefreshTrigger::RunningRecapChanged,
-            Trigger::Startup => pb::RefreshTrigger::Startup,
-        }
-    }
 }
 
 /// A settings update from the wire: every present field checked.
