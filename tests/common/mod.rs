@@ -14,6 +14,8 @@ use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::transport::Channel;
 
+pub mod api;
+
 /// A running server with one client per service.
 pub struct Server {
     pub app: App,
