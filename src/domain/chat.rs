@@ -4,6 +4,7 @@
 //! refuses, then reports which rows changed ([`Changes`]) so a store can
 //! persist exactly those.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::DomainError;
@@ -70,6 +71,9 @@ pub struct Chat {
     index: HashMap<String, i64>,
     scene_breaks: BTreeSet<i64>,
     recaps: RunningRecaps,
+    /// The last [`Chat::count_through`] answer, `(seq, count)`: valid until
+    /// a message at or before `seq` is added or removed (appends keep it).
+    counted_through: Cell<Option<(i64, usize)>>,
 }
 
 impl Chat {
@@ -121,9 +125,28 @@ impl Chat {
         &self.scene_breaks
     }
 
-    /// Number of messages at or before position `seq`.
+    /// Number of messages at or before position `seq`. Counting walks the
+    /// prefix once; the answer is kept until the prefix changes, so refreshes
+    /// that only append do not walk a long chat again.
     pub fn count_through(&self, seq: i64) -> usize {
-        self.messages.range(..=seq).count()
+        if let Some((cached, count)) = self.counted_through.get()
+            && cached == seq
+        {
+            return count;
+        }
+        let count = self.messages.range(..=seq).count();
+        self.counted_through.set(Some((seq, count)));
+        count
+    }
+
+    fn prefix_changed_at(&self, seq: i64) {
+        if self
+            .counted_through
+            .get()
+            .is_some_and(|(cached, _)| seq <= cached)
+        {
+            self.counted_through.set(None);
+        }
     }
 
     /// The running recap.
@@ -225,6 +248,9 @@ impl Chat {
     }
 
     fn insert(&mut self, seq: i64, message: Message) {
+        if !self.messages.contains_key(&seq) {
+            self.prefix_changed_at(seq);
+        }
         self.index.insert(message.id.clone(), seq);
         if message.data().is_visible_scene_break() {
             self.scene_breaks.insert(seq);
@@ -236,6 +262,7 @@ impl Chat {
 
     fn remove(&mut self, seq: i64) -> Option<Message> {
         let message = self.messages.remove(&seq)?;
+        self.prefix_changed_at(seq);
         self.index.remove(&message.id);
         self.scene_breaks.remove(&seq);
         Some(message)
@@ -292,6 +319,7 @@ impl Chat {
             .collect();
         self.index.clear();
         self.scene_breaks.clear();
+        self.counted_through.set(None);
         for (seq, incoming) in (0..).zip(messages) {
             let message = match old.remove(&incoming.id) {
                 Some(mut known) => {

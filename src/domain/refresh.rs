@@ -107,8 +107,8 @@ pub struct Injection {
     pub auto_hidden_count: u32,
     /// What caused the refresh; `None` only for revision 0.
     pub trigger: Option<Trigger>,
-    /// When it ran, in milliseconds since the Unix epoch; 0 for revision 0.
-    pub refreshed_at_ms: i64,
+    /// When it ran, in microseconds since the Unix epoch; 0 for revision 0.
+    pub refreshed_at_us: i64,
 }
 
 impl Injection {
@@ -128,7 +128,7 @@ impl Injection {
             token_count: 0,
             auto_hidden_count: 0,
             trigger: None,
-            refreshed_at_ms: 0,
+            refreshed_at_us: 0,
         }
     }
 }
@@ -147,8 +147,8 @@ pub struct RefreshContext<'a> {
     pub revision: u64,
     /// What caused the refresh.
     pub trigger: Trigger,
-    /// The time, in milliseconds since the Unix epoch.
-    pub now_ms: i64,
+    /// The time, in microseconds since the Unix epoch.
+    pub now_us: i64,
 }
 
 /// `refresh_memory`: (1) auto-hide, always; (2) a disabled chat gets empty
@@ -196,7 +196,7 @@ pub fn refresh(
         token_count,
         auto_hidden_count,
         trigger: Some(ctx.trigger),
-        refreshed_at_ms: ctx.now_ms,
+        refreshed_at_us: ctx.now_us,
     }
 }
 
@@ -215,7 +215,7 @@ mod tests {
             enabled,
             revision: 7,
             trigger: Trigger::ChatChanged,
-            now_ms: 1,
+            now_us: 1,
         }
     }
 

@@ -78,11 +78,15 @@ enum Next {
     Debounce(Trigger),
 }
 
-fn now_ms() -> i64 {
+fn now_us() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+fn now_ms() -> i64 {
+    now_us() / 1000
 }
 
 impl Engine {
@@ -249,7 +253,7 @@ impl Engine {
                         enabled,
                         revision: meta.revision + 1,
                         trigger,
-                        now_ms: now_ms(),
+                        now_us: now_us(),
                     };
                     let started = Instant::now();
                     let injection = refresh::refresh(chat, ctx, |text| match reusable {

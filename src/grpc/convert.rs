@@ -20,9 +20,14 @@ mod enums;
 
 /// A timestamp from milliseconds since the Unix epoch.
 pub fn timestamp(ms: i64) -> Timestamp {
+    timestamp_us(ms.saturating_mul(1000))
+}
+
+/// A timestamp from microseconds since the Unix epoch.
+pub fn timestamp_us(us: i64) -> Timestamp {
     Timestamp {
-        seconds: ms.div_euclid(1000),
-        nanos: i32::try_from(ms.rem_euclid(1000) * 1_000_000).unwrap_or(0),
+        seconds: us.div_euclid(1_000_000),
+        nanos: i32::try_from(us.rem_euclid(1_000_000) * 1000).unwrap_or(0),
     }
 }
 
@@ -391,7 +396,7 @@ impl From<&Injection> for pb::Injection {
                 .trigger
                 .map_or(pb::RefreshTrigger::Unspecified, pb::RefreshTrigger::from)
                 .into(),
-            refreshed_at: (i.refreshed_at_ms != 0).then(|| timestamp(i.refreshed_at_ms)),
+            refreshed_at: (i.refreshed_at_us != 0).then(|| timestamp_us(i.refreshed_at_us)),
         }
     }
 }

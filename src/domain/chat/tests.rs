@@ -233,3 +233,24 @@ fn from_parts_restores_order_and_scene_breaks() {
     assert_eq!(ids(&back), ["a", "b", "c"]);
     assert_eq!(back.scene_breaks(), chat.scene_breaks());
 }
+
+#[test]
+fn count_through_stays_right_as_the_chat_changes() {
+    let mut chat = chat_of(&["a", "b", "c", "d"]);
+    let (seq_c, _) = chat.message("c").unwrap();
+    assert_eq!(chat.count_through(seq_c), 3);
+    chat.apply(ChatEvent::MessageSent(msg("e", ""))).unwrap();
+    assert_eq!(chat.count_through(seq_c), 3, "appends keep the prefix");
+    chat.apply(ChatEvent::MoreMessagesLoaded(vec![msg("z", "")]))
+        .unwrap();
+    assert_eq!(chat.count_through(seq_c), 4);
+    chat.apply(ChatEvent::MessageDeleted {
+        message_id: "a".into(),
+    })
+    .unwrap();
+    assert_eq!(chat.count_through(seq_c), 3);
+    chat.apply(ChatEvent::ChatChanged(vec![msg("c", ""), msg("x", "")]))
+        .unwrap();
+    let (seq_c, _) = chat.message("c").unwrap();
+    assert_eq!(chat.count_through(seq_c), 1);
+}

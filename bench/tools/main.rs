@@ -1,0 +1,82 @@
+//! `recapd-bench`: the programs behind `bench/run.sh`.
+//!
+//! - `bare-server`: the baseline, a tonic server that does no work.
+//! - `prepare`: gives recapd chats whose injection has a set size, and
+//!   checks with a real client that the call under test answers OK.
+//! - `unary`: N concurrent callers of one RPC for a while (used where h2load
+//!   cannot be: each Publish needs a fresh message id).
+//! - `fanout`: many Subscribe/Listen streams over a few connections, refreshes
+//!   or broadcasts at a rate, delivery latency from the server's timestamp.
+//! - `big-chat`: refresh cost of one appended message in a huge chat, and
+//!   its cold load.
+//! - `fill`: writes a data directory of a given size, for the restart figure.
+
+mod bare;
+mod data;
+mod drive;
+mod fixtures;
+mod stats;
+
+use clap::{Parser, Subcommand};
+
+/// Generated code of the baseline's proto.
+pub mod bench_pb {
+    tonic::include_proto!("bench.v1");
+}
+
+#[derive(Parser)]
+#[command(name = "recapd-bench")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the baseline.
+    BareServer {
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        #[arg(long, default_value_t = 1)]
+        workers: usize,
+    },
+    /// Create `chats` chats on recapd whose injection is `bytes` long.
+    Prepare(drive::Prepare),
+    /// Drive one unary RPC with concurrent callers.
+    Unary(drive::Unary),
+    /// Measure stream delivery latency.
+    Fanout(drive::Fanout),
+    /// Refresh cost in a huge chat and its cold load.
+    BigChat(data::BigChat),
+    /// Fill a data directory.
+    Fill(data::Fill),
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::BareServer { listen, workers } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()?;
+            runtime.block_on(bare::serve(listen))
+        }
+        Command::BigChat(args) => data::big_chat(args),
+        Command::Fill(args) => data::fill(args),
+        command => {
+            // The load side gets the machine's other core(s): a runtime of its own.
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(async move {
+                match command {
+                    Command::Prepare(args) => drive::prepare(args).await,
+                    Command::Unary(args) => drive::unary(args).await,
+                    Command::Fanout(args) => drive::fanout(args).await,
+                    _ => unreachable!("handled above"),
+                }
+            })
+        }
+    }
+}
