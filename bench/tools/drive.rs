@@ -104,10 +104,12 @@ pub async fn prepare(args: Prepare) -> Result<(), Error> {
         )
         .into());
     }
+    use prost::Message as _;
     println!(
-        "prepared chats={} injection_bytes={} status=OK",
+        "prepared chats={} injection_bytes={} reply_bytes={} status=OK",
         args.chats,
-        injection.text.len()
+        injection.text.len(),
+        injection.encoded_len()
     );
     Ok(())
 }

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# recapd's benchmark harness: builds release binaries, starts recapd and the
+# bare tonic baseline with the same runtime settings (one worker thread,
+# pinned to CPU 0), drives both with the same load from CPU 1, and prints
+# every figure of BENCHMARKS.md with its ratio to the baseline.
+#
+#   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk)
+#   bench/run.sh --smoke    tiny loads: checks that the harness works, no timing
+#
+# Unary load uses h2load (Debian nghttp2-client) with request bodies encoded
+# by `protoc --encode` (Debian protobuf-compiler) and the 5-byte gRPC prefix.
+# h2load counts gRPC errors as successes, so every figure is trusted only
+# after a real client got OK from the same call, and recapd's own metrics
+# show no failed call afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+smoke=0
+[ "${1:-}" = "--smoke" ] && smoke=1
+
+need() {
+    command -v "$1" >/dev/null && return
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2"
+}
+need h2load nghttp2-client
+need protoc protobuf-compiler
+need taskset util-linux
+need python3 python3
+
+cargo build --release --locked --bin recapd --example recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
+bin=$root/target/release/recapd
+tool=$root/target/release/examples/recapd-bench
+out=$root/target/bench
+mkdir -p "$out"
+results=$out/results.txt
+: >"$results"
+
+if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+say() { printf '%s\n' "$*" | tee -a "$results"; }
+
+if [ $smoke -eq 1 ]; then
+    H2_N=2000; UNARY_S=1; SUBS=200; FAN_RATE=5; FAN_S=1; MANY_CHATS=20; MANY_RATE=50; MANY_S=1
+    BIG=2000; FILL_MB=5
+else
+    H2_N=300000; UNARY_S=10; SUBS=10000; FAN_RATE=5; FAN_S=4; MANY_CHATS=10000; MANY_RATE=1000; MANY_S=30
+    BIG=100000; FILL_MB=1024
+fi
+
+data=$(mktemp -d "$out/data.XXXX")
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$data"; }
+trap cleanup EXIT
+
+start_servers() {
+    bare_port=$(port); recapd_port=$(port); metrics_port=$(port)
+    "${server_cpu[@]}" "$tool" bare-server --listen "127.0.0.1:$bare_port" --workers 1 2>/dev/null &
+    bare_pid=$!; pids+=("$bare_pid")
+    rm -rf "$data/recapd"
+    "${server_cpu[@]}" "$bin" --listen "127.0.0.1:$recapd_port" --workers 1 --data-dir "$data/recapd" \
+        --metrics-listen "127.0.0.1:$metrics_port" --log-level warn &
+    recapd_pid=$!; pids+=("$recapd_pid")
+    for _ in $(seq 200); do "$bin" health --addr "127.0.0.1:$recapd_port" >/dev/null 2>&1 && break; sleep 0.05; done
+}
+
+failed_calls() { # method -> number of non-OK answers recapd counted
+    curl -s "127.0.0.1:$metrics_port/metrics" 2>/dev/null | python3 -c "
+import sys
+m = sys.argv[1]
+print(sum(float(l.rsplit(' ', 1)[1]) for l in sys.stdin
+          if l.startswith('recapd_rpc_requests_total{') and f'method=\"{m}\"' in l and 'code=\"OK\"' not in l))" "$1"
+}
+
+grpc_body() { # proto-file include message text -> file with the 5-byte prefix
+    local raw; raw=$(mktemp)
+    protoc --encode="$3" -I "$2" "$1" <<<"$4" >"$raw"
+    python3 -c "import sys,struct; b=open(sys.argv[1],'rb').read(); sys.stdout.buffer.write(b'\x00'+struct.pack('>I',len(b))+b)" "$raw" >"$5"
+    rm -f "$raw"
+}
+
+h2() { # name url body -> "rps p99_ms"
+    local log=$out/h2load-$1.log
+    rm -f "$log"
+    "${load_cpu[@]}" h2load -n "$H2_N" -c 1 -m 50 -t 1 -H 'content-type: application/grpc' -H 'te: trailers' \
+        -d "$3" --log-file "$log" "$2" >"$out/h2load-$1.txt"
+    python3 - "$out/h2load-$1.txt" "$log" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+rps = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", text).group(1))
+ok = re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed", text)
+if int(ok.group(3)) != 0:
+    sys.exit(f"h2load: {ok.group(3)} failed requests")
+lat = sorted(int(l.split()[2]) for l in open(sys.argv[2]) if l.strip())
+print(f"{rps:.0f} {lat[int((len(lat)-1)*0.99)]/1000:.3f}")
+PY
+}
+
+field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+ratio() { python3 -c "print(f'{float(\"$1\")/float(\"$2\"):.2f}')"; }
+
+say "# recapd benchmarks $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); smoke=$smoke"
+start_servers
+
+# ---- GetInjection with a 2 KB injection vs the bare unary answering the same bytes
+prep=$("${load_cpu[@]}" "$tool" prepare --addr "127.0.0.1:$recapd_port" --chats 1 --bytes 2048)
+reply_bytes=$(field reply_bytes "$prep")
+"${load_cpu[@]}" "$tool" unary --target bare --addr "127.0.0.1:$bare_port" --callers 1 --seconds 0.2 \
+    --reply-bytes "$((reply_bytes - 3))" >/dev/null   # real-client OK check of the baseline
+grpc_body "$root/proto/recap/v1/recap.proto" "$root/proto" recap.v1.GetInjectionRequest 'chat_id: "bench-0"' "$out/get.bin"
+grpc_body "$root/bench/proto/bench/v1/bare.proto" "$root/bench/proto" bench.v1.BareRequest "reply_bytes: $((reply_bytes - 3))" "$out/bare.bin"
+read -r bare_rps bare_p99 <<<"$(h2 bare "http://127.0.0.1:$bare_port/bench.v1.BareService/Unary" "$out/bare.bin")"
+read -r get_rps get_p99 <<<"$(h2 get "http://127.0.0.1:$recapd_port/recap.v1.InjectionService/GetInjection" "$out/get.bin")"
+[ "$(failed_calls recap.v1.InjectionService/GetInjection)" = "0" ] || { echo "GetInjection calls failed during h2load"; exit 1; }
+say "GetInjection 2KB: recapd ${get_rps}/s p99 ${get_p99} ms | bare ${bare_rps}/s p99 ${bare_p99} ms | throughput x$(ratio "$get_rps" "$bare_rps") (target >= 0.90), p99 x$(ratio "$get_p99" "$bare_p99") (target <= 1.5)"
+
+# ---- Publish message_sent, 50 callers, durable (fsync) vs bare tiny unary, same client
+pub=$("${load_cpu[@]}" "$tool" unary --target publish --addr "127.0.0.1:$recapd_port" --callers 50 --seconds "$UNARY_S")
+base=$("${load_cpu[@]}" "$tool" unary --target bare --addr "127.0.0.1:$bare_port" --callers 50 --seconds "$UNARY_S" --reply-bytes 2)
+say "Publish message_sent x50 callers: recapd $(field per_second "$pub")/s p99 $(field p99_ms "$pub") ms | bare $(field per_second "$base")/s p99 $(field p99_ms "$base") ms | throughput x$(ratio "$(field per_second "$pub")" "$(field per_second "$base")") (target >= 0.50)"
+
+# ---- memory per idle subscriber
+before=$(rss_kb "$recapd_pid")
+"${load_cpu[@]}" "$tool" fanout --target recapd --addr "127.0.0.1:$recapd_port" --subscribers "$SUBS" --chats 1 --hold-idle 3 >"$out/idle.txt" &
+idle_pid=$!
+for _ in $(seq 600); do grep -q idle_streams "$out/idle.txt" 2>/dev/null && break; sleep 0.1; done
+sleep 1
+after=$(rss_kb "$recapd_pid")
+wait "$idle_pid"
+say "Idle subscribers: $SUBS streams add $(( (after - before) )) KiB to recapd's RSS = $(python3 -c "print(f'{($after-$before)/$SUBS:.2f}')") KiB each (target <= 16)"
+
+# ---- fan-out: SUBS subscribers on one chat
+fan_r=$("${load_cpu[@]}" "$tool" fanout --target recapd --addr "127.0.0.1:$recapd_port" --subscribers "$SUBS" --chats 1 --rate "$FAN_RATE" --seconds "$FAN_S")
+fan_b=$("${load_cpu[@]}" "$tool" fanout --target bare --addr "127.0.0.1:$bare_port" --subscribers "$SUBS" --chats 1 --rate "$FAN_RATE" --seconds "$FAN_S" --payload-bytes 2048)
+say "Fan-out $SUBS subscribers, 1 chat: recapd p50 $(field p50_ms "$fan_r") p99 $(field p99_ms "$fan_r") ms ($(field count "$fan_r") deliveries) | bare p50 $(field p50_ms "$fan_b") p99 $(field p99_ms "$fan_b") ms ($(field count "$fan_b")) | p99 x$(ratio "$(field p99_ms "$fan_r")" "$(field p99_ms "$fan_b")") (target <= 1.25)"
+
+# ---- fan-out: MANY_CHATS subscribers on as many chats, MANY_RATE refreshes/s
+"${load_cpu[@]}" "$tool" prepare --addr "127.0.0.1:$recapd_port" --chats "$MANY_CHATS" --bytes 2048 >/dev/null
+many_r=$("${load_cpu[@]}" "$tool" fanout --target recapd --addr "127.0.0.1:$recapd_port" --subscribers "$MANY_CHATS" --chats "$MANY_CHATS" --rate "$MANY_RATE" --seconds "$MANY_S")
+many_b=$("${load_cpu[@]}" "$tool" fanout --target bare --addr "127.0.0.1:$bare_port" --subscribers "$MANY_CHATS" --chats "$MANY_CHATS" --rate "$MANY_RATE" --seconds "$MANY_S" --payload-bytes 2048)
+say "Fan-out $MANY_CHATS chats x 1 subscriber, $MANY_RATE refreshes/s for ${MANY_S}s: recapd p99 $(field p99_ms "$many_r") ms ($(field count "$many_r") of $(field triggers "$many_r") delivered) | bare p99 $(field p99_ms "$many_b") ms ($(field count "$many_b") of $(field triggers "$many_b")) | p99 x$(ratio "$(field p99_ms "$many_r")" "$(field p99_ms "$many_b")") (target <= 1.25)"
+
+kill "$recapd_pid" "$bare_pid"; wait "$recapd_pid" "$bare_pid" 2>/dev/null || true
+
+# ---- a huge chat: refresh work of one appended message, cold load
+big=$("${server_cpu[@]}" "$tool" big-chat --messages "$BIG")
+say "Chat of $BIG messages: append + refresh median $(field append_refresh_p50_ms "$big") ms (target <= 1), cold load $(field cold_load_ms "$big") ms (target <= 1000)"
+
+# ---- restart with FILL_MB of data
+"$tool" fill --data-dir "$data/fill" --megabytes "$FILL_MB" >"$out/fill.txt"
+sync
+restart_port=$(port)
+t0=$(date +%s.%N)
+"${server_cpu[@]}" "$bin" --listen "127.0.0.1:$restart_port" --workers 1 --data-dir "$data/fill" --metrics-listen off --log-level warn &
+restart_pid=$!; pids+=("$restart_pid")
+until "$bin" health --addr "127.0.0.1:$restart_port" >/dev/null 2>&1; do sleep 0.01; done
+t1=$(date +%s.%N)
+say "Restart with $(field megabytes "$(cat "$out/fill.txt")") MB stored: serving after $(python3 -c "print(f'{$t1-$t0:.2f}')") s (target <= 2)"
+kill "$restart_pid"; wait "$restart_pid" 2>/dev/null || true
+say "(results also in $results)"
