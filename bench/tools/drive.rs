@@ -46,8 +46,8 @@ pub struct Prepare {
 
 pub async fn prepare(args: Prepare) -> Result<(), Error> {
     let channel = connect(&args.addr).await?;
-    let mut events = EventServiceClient::new(channel.clone());
-    let mut memory = MemoryServiceClient::new(channel.clone());
+    let events = EventServiceClient::new(channel.clone());
+    let memory = MemoryServiceClient::new(channel.clone());
     let mut settings = SettingsServiceClient::new(channel.clone());
     let mut injections = InjectionServiceClient::new(channel);
     // A blank template: the injection is the recap itself, `bytes` long.
@@ -66,28 +66,40 @@ pub async fn prepare(args: Prepare) -> Result<(), Error> {
         .cycle()
         .take(args.bytes)
         .collect();
-    for i in 0..args.chats {
-        let chat_id = format!("bench-{i}");
-        let event = pb::Event {
-            chat_id: chat_id.clone(),
-            kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
-                messages: vec![pb::Message {
-                    id: "m0".into(),
-                    text: "Hello".into(),
+    // Many chats at once: their commits are grouped, as in production.
+    let mut tasks = tokio::task::JoinSet::new();
+    let content = std::sync::Arc::new(content);
+    for worker in 0..64.min(args.chats.max(1)) {
+        let (mut events, mut memory, content) = (events.clone(), memory.clone(), content.clone());
+        let chats = args.chats;
+        tasks.spawn(async move {
+            for i in (worker..chats).step_by(64) {
+                let chat_id = format!("bench-{i}");
+                let event = pb::Event {
+                    chat_id: chat_id.clone(),
+                    kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
+                        messages: vec![pb::Message {
+                            id: "m0".into(),
+                            text: "Hello".into(),
+                            ..Default::default()
+                        }],
+                    })),
+                };
+                events
+                    .publish(pb::PublishRequest { event: Some(event) })
+                    .await?;
+                let recap = pb::AddRunningRecapRequest {
+                    chat_id,
+                    content: (*content).clone(),
                     ..Default::default()
-                }],
-            })),
-        };
-        events
-            .publish(pb::PublishRequest { event: Some(event) })
-            .await?;
-        memory
-            .add_running_recap(pb::AddRunningRecapRequest {
-                chat_id,
-                content: content.clone(),
-                ..Default::default()
-            })
-            .await?;
+                };
+                memory.add_running_recap(recap).await?;
+            }
+            Ok::<(), tonic::Status>(())
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
     }
     // The check h2load cannot make: the call under test answers OK.
     let injection = injections

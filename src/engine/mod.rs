@@ -276,16 +276,20 @@ impl Engine {
                 Next::Nothing => {}
             }
             meta.current_recap = chat.recaps().current_version();
-            writes.push(Write::Chat {
-                chat_id: slot.id.clone(),
-                meta: meta.clone(),
-            });
+            // Most debounced events leave the row as it is: skip the write.
+            if meta != resident.meta || !resident.persisted {
+                writes.push(Write::Chat {
+                    chat_id: slot.id.clone(),
+                    meta: meta.clone(),
+                });
+            }
         }
         if let Err(error) = self.inner.committer.commit(writes).await {
             tracing::warn!(chat = %slot.id, %error, "commit failed; chat reloads from the store");
             *guard = None;
             return Err(error.into());
         }
+        resident.persisted |= resident.chat.is_some();
         resident.meta = meta;
         if let Some(injection) = refreshed {
             resident.cancel_debounce();
@@ -314,43 +318,65 @@ impl Engine {
         trigger: Trigger,
         debounce_ms: u64,
     ) {
-        if resident.cancel_debounce().is_some() {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(debounce_ms);
+        if let Some(pending) = resident.debounce.as_mut() {
+            pending.trigger = trigger;
+            pending.deadline = deadline;
             metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(1);
+            return;
         }
         resident.debounce_generation += 1;
         let generation = resident.debounce_generation;
         let engine = self.clone();
         let slot = slot.clone();
         let timer = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(debounce_ms)).await;
-            engine.run_debounced(&slot, Some(generation)).await;
+            let mut wake = deadline;
+            loop {
+                tokio::time::sleep_until(wake).await;
+                match engine.run_debounced(&slot, Some(generation)).await {
+                    Some(later) => wake = later,
+                    None => break,
+                }
+            }
         });
-        resident.debounce = Some(Debounce { trigger, timer });
+        resident.debounce = Some(Debounce {
+            trigger,
+            deadline,
+            timer,
+        });
     }
 
-    /// Runs a chat's pending debounced refresh; with a generation, only if
-    /// no later event rescheduled it.
-    async fn run_debounced(&self, slot: &Arc<ChatSlot>, generation: Option<u64>) {
+    /// Runs a chat's pending debounced refresh. From its timer (`generation`
+    /// set): only if the timer is still the chat's, and once the deadline a
+    /// later event moved has come; returns that deadline while it has not.
+    async fn run_debounced(
+        &self,
+        slot: &Arc<ChatSlot>,
+        generation: Option<u64>,
+    ) -> Option<tokio::time::Instant> {
         let mut guard = slot.state.clone().lock_owned().await;
-        let Some(resident) = guard.as_mut() else {
-            return;
-        };
+        let resident = guard.as_mut()?;
         if generation.is_some_and(|g| g != resident.debounce_generation) {
-            return;
+            return None;
         }
         let trigger = if generation.is_some() {
+            let deadline = resident.debounce.as_ref()?.deadline;
+            if deadline > tokio::time::Instant::now() {
+                return Some(deadline);
+            }
             // Called from the timer task itself: dropping its handle is enough.
             resident.debounce.take().map(|pending| pending.trigger)
         } else {
             resident.cancel_debounce()
         };
-        let Some(trigger) = trigger else { return };
+        let trigger = trigger?;
         if let Err(error) = self
             .commit_and_publish(slot, guard, Vec::new(), Next::Refresh(trigger))
             .await
         {
             tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
         }
+        None
     }
 
     /// Runs every pending debounced refresh now (at shutdown).

@@ -35,10 +35,13 @@ impl ChatSlot {
     }
 }
 
-/// A debounced refresh waiting for quiet.
+/// A debounced refresh waiting for quiet. Later events of the burst only
+/// move `deadline` (the timer task sleeps again), so a burst costs one task.
 pub(super) struct Debounce {
     /// The trigger of the burst's latest event.
     pub trigger: Trigger,
+    /// When the refresh runs, unless another event moves it.
+    pub deadline: tokio::time::Instant,
     /// The timer task; aborted when an immediate refresh covers it.
     pub timer: JoinHandle<()>,
 }
@@ -57,6 +60,9 @@ pub(super) struct Resident {
     pub debounce_generation: u64,
     /// Tokenizer the latest injection's `token_count` was counted with.
     pub counted_with: Option<TokenizerKind>,
+    /// Whether the store holds the chat's row as `meta` is (so an
+    /// operation that leaves `meta` as it is need not write it again).
+    pub persisted: bool,
 }
 
 impl Resident {
@@ -64,6 +70,7 @@ impl Resident {
     pub fn load(store: &dyn Store, chat_id: &str) -> Result<Resident, StoreError> {
         let stored = store.load_chat(chat_id)?;
         let settings = store.load_chat_settings(chat_id)?.unwrap_or_default();
+        let chat_known = stored.is_some();
         let (chat, meta) = match stored {
             Some(stored) => {
                 let chat =
@@ -79,6 +86,7 @@ impl Resident {
             debounce: None,
             debounce_generation: 0,
             counted_with: None,
+            persisted: chat_known,
         })
     }
 
