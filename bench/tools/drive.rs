@@ -358,8 +358,11 @@ pub async fn fanout(args: Fanout) -> Result<(), Error> {
         return Ok(());
     }
 
-    let injections = InjectionServiceClient::new(channels[0].clone());
-    let bare = BareServiceClient::new(channels[0].clone());
+    // Triggers get a connection of their own: on one shared with thousands
+    // of open streams they would queue behind them in the client.
+    let control = connect(&args.addr).await?;
+    let injections = InjectionServiceClient::new(control.clone());
+    let bare = BareServiceClient::new(control);
     let trigger = |n: usize| {
         let chat = format!("bench-{}", n % args.chats.max(1));
         let mut injections = injections.clone();
@@ -383,8 +386,15 @@ pub async fn fanout(args: Fanout) -> Result<(), Error> {
     };
     // Warm-up: every stream receives something before measuring.
     let before = received.load(Ordering::Relaxed);
+    let mut warm_up = tokio::task::JoinSet::new();
     for n in 0..args.chats.max(1) {
-        trigger(n).await?;
+        warm_up.spawn(trigger(n));
+        if warm_up.len() >= 64 {
+            warm_up.join_next().await.ok_or("warm-up task missing")???;
+        }
+    }
+    while let Some(result) = warm_up.join_next().await {
+        result??;
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     while ((received.load(Ordering::Relaxed) - before) as usize) < args.subscribers {
