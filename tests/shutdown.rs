@@ -3,98 +3,15 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::process::{Recapd, free_port};
 use common::*;
 use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
-use tonic::transport::Channel;
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-struct Recapd {
-    child: Child,
-    addr: String,
-}
-
-impl Recapd {
-    fn start(data_dir: &std::path::Path) -> Recapd {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_recapd"))
-            .args([
-                "--listen",
-                &addr,
-                "--metrics-listen",
-                "off",
-                "--log-level",
-                "warn",
-            ])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("recapd starts");
-        Recapd { child, addr }
-    }
-
-    async fn channel(&self) -> Channel {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let endpoint = Channel::from_shared(format!("http://{}", self.addr)).unwrap();
-            match endpoint.connect().await {
-                Ok(channel) => return channel,
-                Err(_) if Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(50)).await
-                }
-                Err(e) => panic!("recapd did not come up: {e}"),
-            }
-        }
-    }
-
-    fn health(&self) -> std::process::ExitStatus {
-        Command::new(env!("CARGO_BIN_EXE_recapd"))
-            .args(["health", "--addr", &self.addr])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap()
-    }
-
-    fn terminate(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "recapd did not exit within {within:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Recapd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_with_1000_open_streams_exits_0_and_keeps_everything() {

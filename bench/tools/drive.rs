@@ -390,7 +390,10 @@ pub async fn fanout(args: Fanout) -> Result<(), Error> {
     for n in 0..args.chats.max(1) {
         warm_up.spawn(trigger(n));
         if warm_up.len() >= 64 {
-            warm_up.join_next().await.ok_or("warm-up task missing")???;
+            warm_up
+                .join_next()
+                .await
+                .ok_or("warm-up task missing")???;
         }
     }
     while let Some(result) = warm_up.join_next().await {

@@ -16,6 +16,8 @@ pub mod chat;
 pub mod ids;
 pub mod inclusion;
 pub mod message;
+#[cfg(test)]
+mod proptests;
 pub mod recaps;
 pub mod refresh;
 pub mod settings;

@@ -15,6 +15,7 @@ use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::transport::Channel;
 
 pub mod api;
+pub mod process;
 
 /// A running server with one client per service.
 pub struct Server {
