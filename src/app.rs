@@ -144,6 +144,7 @@ impl App {
         let shutdown = CancellationToken::new();
         let max_request = config.max_request_bytes();
         let router = Server::builder()
+            .max_concurrent_streams(config.max_streams_per_connection)
             .layer(ObserveLayer)
             .add_service(health_service)
             .add_service(reflection_v1)

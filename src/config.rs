@@ -137,6 +137,31 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1024..=(256 * 1024 * 1024)))]
     pub max_request_bytes: u64,
 
+    /// Most messages one chat may hold; past it RESOURCE_EXHAUSTED.
+    #[arg(long, env = "RECAPD_MAX_MESSAGES_PER_CHAT", default_value_t = Limits::default().max_messages_per_chat as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_messages_per_chat: u64,
+
+    /// Most chats the server keeps; past it RESOURCE_EXHAUSTED for a new chat.
+    #[arg(long, env = "RECAPD_MAX_CHATS", default_value_t = Limits::default().max_chats as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_chats: u64,
+
+    /// Most open Subscribe streams in all; past it RESOURCE_EXHAUSTED.
+    #[arg(long, env = "RECAPD_MAX_SUBSCRIBERS", default_value_t = Limits::default().max_subscribers as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_subscribers: u64,
+
+    /// Most open Subscribe streams on one connection; past it RESOURCE_EXHAUSTED.
+    #[arg(long, env = "RECAPD_MAX_SUBSCRIBERS_PER_CONNECTION", default_value_t = Limits::default().max_subscribers_per_connection as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_subscribers_per_connection: u64,
+
+    /// Most concurrent HTTP/2 streams (calls) per connection (SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(long, env = "RECAPD_MAX_STREAMS_PER_CONNECTION", default_value_t = 25_000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_streams_per_connection: u32,
+
     /// Longest accepted text field (message text, memory, recap, template), in bytes.
     #[arg(long, env = "RECAPD_MAX_TEXT_BYTES", default_value_t = Limits::default().max_text_bytes as u64,
           value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
@@ -170,8 +195,13 @@ impl Config {
 
     /// The text limits this config sets.
     pub fn limits(&self) -> Limits {
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         Limits {
-            max_text_bytes: usize::try_from(self.max_text_bytes).unwrap_or(usize::MAX),
+            max_text_bytes: size(self.max_text_bytes),
+            max_messages_per_chat: size(self.max_messages_per_chat),
+            max_chats: size(self.max_chats),
+            max_subscribers: size(self.max_subscribers),
+            max_subscribers_per_connection: size(self.max_subscribers_per_connection),
         }
     }
 

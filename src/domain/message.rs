@@ -331,7 +331,10 @@ mod tests {
     #[test]
     fn build_refuses_bad_id_and_long_text() {
         assert!(new("", "x").build("m", &Limits::default()).is_err());
-        let limits = Limits { max_text_bytes: 3 };
+        let limits = Limits {
+            max_text_bytes: 3,
+            ..Limits::default()
+        };
         let err = new("a", "long").build("m", &limits).unwrap_err();
         assert!(err.to_string().contains("m.text"), "{err}");
     }

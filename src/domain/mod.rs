@@ -43,6 +43,9 @@ pub enum DomainError {
     /// A message id used twice in one chat.
     #[error("{0} already exists")]
     AlreadyExists(String),
+    /// A configured limit (messages per chat, chats, subscribers) is reached.
+    #[error("{0}")]
+    ResourceExhausted(String),
 }
 
 impl DomainError {
@@ -61,17 +64,41 @@ pub struct Limits {
     /// Longest accepted text field (message text, swipe, memory, recap
     /// content, template...), in bytes.
     pub max_text_bytes: usize,
+    /// Most messages one chat may hold.
+    pub max_messages_per_chat: usize,
+    /// Most chats the server keeps.
+    pub max_chats: usize,
+    /// Most open `Subscribe` streams in all.
+    pub max_subscribers: usize,
+    /// Most open `Subscribe` streams on one client connection.
+    pub max_subscribers_per_connection: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_text_bytes: 1024 * 1024,
+            max_messages_per_chat: 1_000_000,
+            max_chats: 1_000_000,
+            max_subscribers: 100_000,
+            max_subscribers_per_connection: 20_000,
         }
     }
 }
 
 impl Limits {
+    /// Refuses a chat that would hold more than
+    /// [`Limits::max_messages_per_chat`] messages.
+    pub fn check_chat_size(&self, messages: usize) -> Result<(), DomainError> {
+        if messages > self.max_messages_per_chat {
+            return Err(DomainError::ResourceExhausted(format!(
+                "a chat holds at most {} messages (this event would make {messages})",
+                self.max_messages_per_chat
+            )));
+        }
+        Ok(())
+    }
+
     /// Refuses a text field longer than [`Limits::max_text_bytes`].
     pub fn check_text(&self, field: &str, text: &str) -> Result<(), DomainError> {
         if text.len() > self.max_text_bytes {
@@ -94,9 +121,25 @@ mod tests {
 
     #[test]
     fn text_at_the_limit_is_accepted_and_one_byte_more_is_not() {
-        let limits = Limits { max_text_bytes: 4 };
+        let limits = Limits {
+            max_text_bytes: 4,
+            ..Limits::default()
+        };
         assert!(limits.check_text("text", "abcd").is_ok());
         let err = limits.check_text("text", "abcde").unwrap_err();
         assert!(err.to_string().contains("invalid text"), "{err}");
+    }
+
+    #[test]
+    fn a_chat_at_the_limit_is_accepted_and_one_message_more_is_exhausted() {
+        let limits = Limits {
+            max_messages_per_chat: 3,
+            ..Limits::default()
+        };
+        assert!(limits.check_chat_size(3).is_ok());
+        assert!(matches!(
+            limits.check_chat_size(4),
+            Err(DomainError::ResourceExhausted(_))
+        ));
     }
 }

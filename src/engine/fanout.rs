@@ -9,8 +9,10 @@
 //!   chat's latest injection, skipping only what it already has.
 
 use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::task::{Context, Poll, ready};
 
 use tokio::sync::{broadcast, watch};
@@ -19,9 +21,81 @@ use tokio_stream::{Stream, StreamMap};
 
 use super::Engine;
 use crate::domain::refresh::Injection;
+use crate::domain::{DomainError, Limits};
 use crate::telemetry;
 
 type Latest = Option<Arc<Injection>>;
+
+/// Open subscriptions, in all and per client connection, for the limits.
+#[derive(Default)]
+pub(super) struct Subscribers {
+    counts: Arc<Mutex<Counts>>,
+}
+
+#[derive(Default)]
+struct Counts {
+    total: usize,
+    per_connection: HashMap<SocketAddr, usize>,
+}
+
+impl Subscribers {
+    /// Counts one more subscription, or refuses it past a limit.
+    pub fn admit(
+        &self,
+        limits: &Limits,
+        connection: Option<SocketAddr>,
+    ) -> Result<Permit, DomainError> {
+        let mut counts = self
+            .counts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if counts.total >= limits.max_subscribers {
+            return Err(DomainError::ResourceExhausted(format!(
+                "the server has its maximum of {} open subscriptions",
+                limits.max_subscribers
+            )));
+        }
+        if let Some(connection) = connection {
+            let mine = counts.per_connection.entry(connection).or_insert(0);
+            if *mine >= limits.max_subscribers_per_connection {
+                return Err(DomainError::ResourceExhausted(format!(
+                    "a connection may have at most {} open subscriptions",
+                    limits.max_subscribers_per_connection
+                )));
+            }
+            *mine += 1;
+        }
+        counts.total += 1;
+        Ok(Permit {
+            counts: self.counts.clone(),
+            connection,
+        })
+    }
+}
+
+/// One counted subscription; dropping it uncounts it.
+pub(super) struct Permit {
+    counts: Arc<Mutex<Counts>>,
+    connection: Option<SocketAddr>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut counts = self
+            .counts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        counts.total = counts.total.saturating_sub(1);
+        if let Some(connection) = self.connection
+            && let Some(mine) = counts.per_connection.get_mut(&connection)
+        {
+            *mine -= 1;
+            if *mine == 0 {
+                counts.per_connection.remove(&connection);
+            }
+        }
+    }
+}
 
 enum Source {
     Chats(StreamMap<String, WatchStream<Latest>>),
@@ -34,13 +108,17 @@ enum Source {
 /// The stream of injections one `Subscribe` call receives, in revision
 /// order per chat, never the same revision twice.
 pub struct Updates {
+    _permit: Permit,
     source: Source,
     queued: VecDeque<Arc<Injection>>,
     sent: HashMap<String, u64>,
 }
 
 impl Updates {
-    pub(super) fn chats(receivers: Vec<(String, watch::Receiver<Latest>)>) -> Updates {
+    pub(super) fn chats(
+        receivers: Vec<(String, watch::Receiver<Latest>)>,
+        permit: Permit,
+    ) -> Updates {
         let mut queued = VecDeque::new();
         let mut map = StreamMap::with_capacity(receivers.len());
         for (chat_id, mut receiver) in receivers {
@@ -50,6 +128,7 @@ impl Updates {
             map.insert(chat_id, WatchStream::from_changes(receiver));
         }
         Updates {
+            _permit: permit,
             source: Source::Chats(map),
             queued,
             sent: HashMap::new(),
@@ -60,8 +139,10 @@ impl Updates {
     pub(super) fn all_chats(
         engine: Engine,
         receiver: broadcast::Receiver<Arc<Injection>>,
+        permit: Permit,
     ) -> Updates {
         Updates {
+            _permit: permit,
             source: Source::All {
                 engine,
                 updates: BroadcastStream::new(receiver),

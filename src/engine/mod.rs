@@ -59,6 +59,10 @@ struct Inner {
     store: Arc<dyn Store>,
     committer: Committer,
     limits: Limits,
+    /// Chats the store holds (for `max_chats`).
+    chats_known: std::sync::atomic::AtomicUsize,
+    /// Open subscriptions, in all and per client connection.
+    subscribers: fanout::Subscribers,
     chats: RwLock<HashMap<String, Arc<ChatSlot>>>,
     global: RwLock<Arc<SettingsPatch>>,
     global_changes: tokio::sync::Mutex<()>,
@@ -97,12 +101,15 @@ impl Engine {
         limits: Limits,
     ) -> Result<Engine, EngineError> {
         let global = store.load_global_settings()?;
+        let chats_known = store.chat_ids()?.len();
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         Ok(Engine {
             inner: Arc::new(Inner {
                 store,
                 committer,
                 limits,
+                chats_known: std::sync::atomic::AtomicUsize::new(chats_known),
+                subscribers: fanout::Subscribers::default(),
                 chats: RwLock::new(HashMap::new()),
                 global: RwLock::new(Arc::new(global)),
                 global_changes: tokio::sync::Mutex::new(()),
@@ -289,7 +296,12 @@ impl Engine {
             *guard = None;
             return Err(error.into());
         }
-        resident.persisted |= resident.chat.is_some();
+        if !resident.persisted && resident.chat.is_some() {
+            resident.persisted = true;
+            self.inner
+                .chats_known
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         resident.meta = meta;
         if let Some(injection) = refreshed {
             resident.cancel_debounce();
@@ -440,6 +452,22 @@ impl Engine {
             self.refresh_chat(id, Trigger::Startup).await?;
         }
         Ok(ids.len())
+    }
+
+    /// Refuses a new chat once `max_chats` are stored.
+    fn admit_new_chat(&self) -> Result<(), EngineError> {
+        let known = self
+            .inner
+            .chats_known
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if known >= self.inner.limits.max_chats {
+            return Err(DomainError::ResourceExhausted(format!(
+                "the server holds its maximum of {} chats",
+                self.inner.limits.max_chats
+            ))
+            .into());
+        }
+        Ok(())
     }
 
     /// Every resident chat's latest injection.

@@ -103,6 +103,17 @@ impl Engine {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let current = resident.chat.as_ref().map_or(0, Chat::len);
+        let after = match &event {
+            ChatEvent::ChatChanged(messages) if !messages.is_empty() => messages.len(),
+            ChatEvent::MessageSent(_) | ChatEvent::MessageReceived(_) => current + 1,
+            ChatEvent::MoreMessagesLoaded(messages) => current + messages.len(),
+            _ => current,
+        };
+        self.limits().check_chat_size(after)?;
+        if resident.chat.is_none() {
+            self.admit_new_chat()?;
+        }
         let changes = match resident.chat.as_mut() {
             Some(chat) => chat.apply(event)?,
             None if needs_known_message => return Err(unknown_chat(chat_id)),
@@ -429,11 +440,22 @@ impl Engine {
 
     /// Updates for the named chats (after a snapshot of each that has been
     /// refreshed), or for every chat when `chat_ids` is empty.
-    pub async fn subscribe(&self, chat_ids: &[String]) -> Result<Updates, EngineError> {
+    /// `connection` identifies the client connection, for the
+    /// per-connection limit.
+    pub async fn subscribe(
+        &self,
+        chat_ids: &[String],
+        connection: Option<std::net::SocketAddr>,
+    ) -> Result<Updates, EngineError> {
+        let permit = self
+            .inner
+            .subscribers
+            .admit(&self.inner.limits, connection)?;
         if chat_ids.is_empty() {
             return Ok(Updates::all_chats(
                 self.clone(),
                 self.inner.all_chats.subscribe(),
+                permit,
             ));
         }
         let mut receivers = Vec::with_capacity(chat_ids.len());
@@ -442,6 +464,6 @@ impl Engine {
             drop(self.lock(&slot).await?);
             receivers.push((chat_id.clone(), slot.latest.subscribe()));
         }
-        Ok(Updates::chats(receivers))
+        Ok(Updates::chats(receivers, permit))
     }
 }

@@ -118,7 +118,7 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
 
     // A Refresh cut short during its commit still lands, in memory, on
     // disk and for subscribers.
-    let mut updates = engine.subscribe(&["c".to_owned()]).await.unwrap();
+    let mut updates = engine.subscribe(&["c".to_owned()], None).await.unwrap();
     let cancelled = tokio::time::timeout(Duration::from_millis(50), engine.refresh("c")).await;
     assert!(cancelled.is_err());
     use tokio_stream::StreamExt;

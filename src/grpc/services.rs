@@ -262,6 +262,7 @@ impl InjectionService for InjectionApi {
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<InjectionStream>, Status> {
+        let connection = request.remote_addr();
         let pb::SubscribeRequest {
             chat_ids,
             max_updates,
@@ -274,7 +275,7 @@ impl InjectionService for InjectionApi {
                 unique.push(chat_id);
             }
         }
-        let updates = self.engine.subscribe(&unique).await?;
+        let updates = self.engine.subscribe(&unique, connection).await?;
         let stream = InjectionStream::new(
             updates,
             max_updates,

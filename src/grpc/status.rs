@@ -12,6 +12,7 @@ fn code(error: &EngineError) -> Code {
         EngineError::Domain(DomainError::Invalid { .. }) => Code::InvalidArgument,
         EngineError::Domain(DomainError::NotFound(_)) => Code::NotFound,
         EngineError::Domain(DomainError::AlreadyExists(_)) => Code::AlreadyExists,
+        EngineError::Domain(DomainError::ResourceExhausted(_)) => Code::ResourceExhausted,
         EngineError::Store(StoreError::Database(_) | StoreError::Closed) => Code::Unavailable,
         EngineError::Store(StoreError::Corrupt(_)) => Code::Internal,
     }
