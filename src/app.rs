@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic_health::server::HealthReporter;
 
+use crate::auth::AuthLayer;
 use crate::config::{Config, Durability, MetricsListen};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
@@ -143,9 +144,17 @@ impl App {
 
         let shutdown = CancellationToken::new();
         let max_request = config.max_request_bytes();
-        let router = Server::builder()
+        let tokens = config.auth_tokens().map_err(AppError::Startup)?;
+        let mut server = Server::builder();
+        if let Some(identity) = config.tls_identity().map_err(AppError::Startup)? {
+            server = server
+                .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+                .map_err(|e| AppError::Startup(format!("TLS: {e}")))?;
+        }
+        let router = server
             .max_concurrent_streams(config.max_streams_per_connection)
             .layer(ObserveLayer)
+            .layer(AuthLayer::new(tokens))
             .add_service(health_service)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)

@@ -162,6 +162,19 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_streams_per_connection: u32,
 
+    /// File of `TENANT TOKEN` lines; when set, every call but health needs
+    /// `authorization: Bearer <token>` and sees only its tenant's chats.
+    #[arg(long, env = "RECAPD_AUTH_TOKENS_FILE")]
+    pub auth_tokens_file: Option<PathBuf>,
+
+    /// PEM certificate chain: serve gRPC over TLS (needs --tls-key).
+    #[arg(long, env = "RECAPD_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "RECAPD_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
     /// Longest accepted text field (message text, memory, recap, template), in bytes.
     #[arg(long, env = "RECAPD_MAX_TEXT_BYTES", default_value_t = Limits::default().max_text_bytes as u64,
           value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
@@ -191,6 +204,31 @@ impl Config {
         config.data_dir = data_dir.into();
         config.metrics_listen = MetricsListen::Off;
         config
+    }
+
+    /// The tokens file, read and checked; `None` when authentication is off.
+    /// An error names the option and, for a malformed line, its number.
+    pub fn auth_tokens(&self) -> Result<Option<crate::auth::TokenTable>, String> {
+        self.auth_tokens_file
+            .as_deref()
+            .map(|path| {
+                crate::auth::TokenTable::load(path).map_err(|e| format!("--auth-tokens-file {e}"))
+            })
+            .transpose()
+    }
+
+    /// The TLS certificate and key, read; `None` for plaintext.
+    pub fn tls_identity(&self) -> Result<Option<tonic::transport::Identity>, String> {
+        let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
+            return Ok(None);
+        };
+        let read = |option: &str, path: &std::path::Path| {
+            std::fs::read(path).map_err(|e| format!("{option} {}: {e}", path.display()))
+        };
+        Ok(Some(tonic::transport::Identity::from_pem(
+            read("--tls-cert", cert)?,
+            read("--tls-key", key)?,
+        )))
     }
 
     /// The text limits this config sets.

@@ -26,6 +26,7 @@
 //! `recapd health` probe.
 
 pub mod app;
+pub mod auth;
 pub mod config;
 pub mod domain;
 pub mod engine;

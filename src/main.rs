@@ -29,6 +29,12 @@ fn main() -> ExitCode {
             ));
         }
     };
+    if command.is_none() {
+        // Files the server needs, checked before anything is bound.
+        if let Err(message) = config.auth_tokens().and(config.tls_identity()) {
+            return invalid(&message);
+        }
+    }
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all().thread_name("recapd-worker");
     if let Some(workers) = config.workers {

@@ -35,6 +35,24 @@ fn check_id(field: &str, id: &str) -> Result<(), DomainError> {
     Ok(())
 }
 
+/// Separates a tenant from a chat id in the engine's chat keys
+/// (`TENANT\u{1f}CHAT`; the default tenant's keys are the bare chat id).
+/// Chat ids and tenant names never contain control characters, so a key
+/// splits one way only.
+pub const SCOPE_SEPARATOR: char = '\u{1f}';
+
+/// The chat id a client sees for an engine key.
+pub fn unscoped(key: &str) -> &str {
+    key.split_once(SCOPE_SEPARATOR)
+        .map_or(key, |(_, chat)| chat)
+}
+
+/// The tenant an engine key belongs to (empty: the default tenant).
+pub fn tenant_of(key: &str) -> &str {
+    key.split_once(SCOPE_SEPARATOR)
+        .map_or("", |(tenant, _)| tenant)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

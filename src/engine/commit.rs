@@ -126,8 +126,8 @@ mod tests {
         fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError> {
             Ok(vec![])
         }
-        fn load_global_settings(&self) -> Result<SettingsPatch, StoreError> {
-            Ok(SettingsPatch::default())
+        fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError> {
+            Ok(vec![])
         }
         fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
             Ok(vec![])

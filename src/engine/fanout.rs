@@ -20,6 +20,7 @@ use tokio_stream::wrappers::{BroadcastStream, WatchStream, errors::BroadcastStre
 use tokio_stream::{Stream, StreamMap};
 
 use super::Engine;
+use crate::domain::ids::tenant_of;
 use crate::domain::refresh::Injection;
 use crate::domain::{DomainError, Limits};
 use crate::telemetry;
@@ -102,6 +103,8 @@ enum Source {
     All {
         engine: Engine,
         updates: BroadcastStream<Arc<Injection>>,
+        /// Only this tenant's chats are passed on.
+        tenant: String,
     },
 }
 
@@ -140,12 +143,14 @@ impl Updates {
         engine: Engine,
         receiver: broadcast::Receiver<Arc<Injection>>,
         permit: Permit,
+        tenant: String,
     ) -> Updates {
         Updates {
             _permit: permit,
             source: Source::All {
                 engine,
                 updates: BroadcastStream::new(receiver),
+                tenant,
             },
             queued: VecDeque::new(),
             sent: HashMap::new(),
@@ -198,14 +203,22 @@ impl Stream for Updates {
                     Some((_, None)) => continue,
                     None => return Poll::Ready(None),
                 },
-                Source::All { engine, updates } => match ready!(Pin::new(updates).poll_next(cx)) {
-                    Some(Ok(injection)) => injection,
+                Source::All {
+                    engine,
+                    updates,
+                    tenant,
+                } => match ready!(Pin::new(updates).poll_next(cx)) {
+                    Some(Ok(injection)) if tenant_of(&injection.chat_id) == tenant.as_str() => {
+                        injection
+                    }
+                    Some(Ok(_)) => continue, // another tenant's chat
                     Some(Err(BroadcastStreamRecvError::Lagged(skipped))) => {
                         tracing::debug!(
                             skipped,
                             "all-chats subscriber fell behind; resynchronising"
                         );
                         let mut latest = engine.latest_of_every_chat();
+                        latest.retain(|i| tenant_of(&i.chat_id) == tenant.as_str());
                         latest.sort_by(|a, b| a.chat_id.cmp(&b.chat_id));
                         this.queued.extend(latest);
                         continue;

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{OwnedMutexGuard, broadcast};
 
+use crate::domain::ids::tenant_of;
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::domain::{DomainError, Limits, tokens};
@@ -64,7 +65,8 @@ struct Inner {
     /// Open subscriptions, in all and per client connection.
     subscribers: fanout::Subscribers,
     chats: RwLock<HashMap<String, Arc<ChatSlot>>>,
-    global: RwLock<Arc<SettingsPatch>>,
+    /// Each tenant's global settings (the default tenant's under "").
+    global: RwLock<HashMap<String, Arc<SettingsPatch>>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
 }
@@ -111,7 +113,7 @@ impl Engine {
                 chats_known: std::sync::atomic::AtomicUsize::new(chats_known),
                 subscribers: fanout::Subscribers::default(),
                 chats: RwLock::new(HashMap::new()),
-                global: RwLock::new(Arc::new(global)),
+                global: RwLock::new(global.into_iter().map(|(t, p)| (t, Arc::new(p))).collect()),
                 global_changes: tokio::sync::Mutex::new(()),
                 all_chats,
             }),
@@ -123,19 +125,21 @@ impl Engine {
         &self.inner.limits
     }
 
-    fn global(&self) -> Arc<SettingsPatch> {
-        match self.inner.global.read() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    fn set_global(&self, patch: SettingsPatch) {
-        let mut guard = match self.inner.global.write() {
+    /// A tenant's global settings.
+    fn global(&self, tenant: &str) -> Arc<SettingsPatch> {
+        let globals = match self.inner.global.read() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        *guard = Arc::new(patch);
+        globals.get(tenant).cloned().unwrap_or_default()
+    }
+
+    fn set_global(&self, tenant: &str, patch: SettingsPatch) {
+        let mut globals = match self.inner.global.write() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        globals.insert(tenant.to_owned(), Arc::new(patch));
     }
 
     fn slot(&self, chat_id: &str) -> Arc<ChatSlot> {
@@ -191,7 +195,7 @@ impl Engine {
                 });
             }
             if loaded.meta.needs_refresh && loaded.chat.is_some() {
-                let settings = loaded.effective(&self.global());
+                let settings = loaded.effective(&self.global(tenant_of(&slot.id)));
                 if settings.chat_enabled(loaded.settings.enabled) {
                     self.schedule_debounce(
                         slot,
@@ -233,7 +237,7 @@ impl Engine {
         mut writes: Vec<Write>,
         next: Next,
     ) -> Result<u64, EngineError> {
-        let global = self.global();
+        let global = self.global(tenant_of(&slot.id));
         let Some(resident) = guard.as_mut() else {
             return Err(StoreError::Database("chat state missing after load".into()).into());
         };
@@ -417,11 +421,12 @@ impl Engine {
 
     /// Refreshes every known chat (after a global change), a few at a time;
     /// the first error is returned after all have been tried.
-    async fn refresh_every_chat(&self, trigger: Trigger) -> Result<(), EngineError> {
+    async fn refresh_every_chat(&self, tenant: &str, trigger: Trigger) -> Result<(), EngineError> {
         let store = self.inner.store.clone();
-        let ids = tokio::task::spawn_blocking(move || store.chat_ids())
+        let mut ids = tokio::task::spawn_blocking(move || store.chat_ids())
             .await
             .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
+        ids.retain(|id| tenant_of(id) == tenant);
         let permits = Arc::new(tokio::sync::Semaphore::new(PARALLEL_REFRESHES));
         let mut tasks = tokio::task::JoinSet::new();
         for id in ids {

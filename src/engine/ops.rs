@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::{Engine, EngineError, Next, now_ms};
 use crate::domain::DomainError;
 use crate::domain::chat::{Changes, Chat, ChatEvent};
+use crate::domain::ids::tenant_of;
 use crate::domain::inclusion::{self, MessageInclusion};
 use crate::domain::message::MessageData;
 use crate::domain::recaps::{NewRecap, RecapVersion};
@@ -269,9 +270,13 @@ impl Engine {
         Ok(recap_list(known_chat(resident, chat_id)?))
     }
 
-    /// The global settings (`None`) or a chat's effective settings.
-    pub async fn settings(&self, chat_id: Option<&str>) -> Result<Settings, EngineError> {
-        let global = self.global();
+    /// A tenant's global settings (`None`) or a chat's effective settings.
+    pub async fn settings(
+        &self,
+        tenant: &str,
+        chat_id: Option<&str>,
+    ) -> Result<Settings, EngineError> {
+        let global = self.global(tenant);
         let Some(chat_id) = chat_id else {
             return Ok(Settings::default().with(&global));
         };
@@ -286,6 +291,7 @@ impl Engine {
     /// the resulting (effective) settings.
     pub async fn update_settings(
         &self,
+        tenant: &str,
         chat_id: Option<&str>,
         update: SettingsUpdate,
     ) -> Result<Settings, EngineError> {
@@ -297,13 +303,14 @@ impl Engine {
             // In a task of its own: once the global change is durable, every
             // chat's refresh runs even if the caller goes away.
             let engine = self.clone();
-            return tokio::spawn(async move { engine.update_global(patch, clear).await })
+            let tenant = tenant.to_owned();
+            return tokio::spawn(async move { engine.update_global(&tenant, patch, clear).await })
                 .await
                 .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))?;
         };
         // Checked against the global settings while they cannot change.
         let _global_fixed = self.inner.global_changes.lock().await;
-        let global = self.global();
+        let global = self.global(tenant_of(chat_id));
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
@@ -331,11 +338,12 @@ impl Engine {
 
     async fn update_global(
         &self,
+        tenant: &str,
         patch: SettingsPatch,
         clear: Vec<String>,
     ) -> Result<Settings, EngineError> {
         let _one_at_a_time = self.inner.global_changes.lock().await;
-        let mut global = (*self.global()).clone();
+        let mut global = (*self.global(tenant)).clone();
         for name in &clear {
             global.clear(name)?;
         }
@@ -346,7 +354,10 @@ impl Engine {
         let overrides = tokio::task::spawn_blocking(move || store.all_chat_settings())
             .await
             .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
-        for (chat_id, own) in overrides {
+        for (chat_id, own) in overrides
+            .into_iter()
+            .filter(|(id, _)| tenant_of(id) == tenant)
+        {
             resolved
                 .with(&own.overrides)
                 .validate()
@@ -361,12 +372,18 @@ impl Engine {
         self.inner
             .committer
             .commit(vec![
-                Write::GlobalSettings(global.clone()),
-                Write::AllChatsOweRefresh,
+                Write::GlobalSettings {
+                    tenant: tenant.to_owned(),
+                    patch: global.clone(),
+                },
+                Write::AllChatsOweRefresh {
+                    tenant: tenant.to_owned(),
+                },
             ])
             .await?;
-        self.set_global(global);
-        self.refresh_every_chat(Trigger::SettingsChanged).await?;
+        self.set_global(tenant, global);
+        self.refresh_every_chat(tenant, Trigger::SettingsChanged)
+            .await?;
         Ok(resolved)
     }
 
@@ -377,7 +394,7 @@ impl Engine {
         chat_id: &str,
         enabled: bool,
     ) -> Result<(bool, u64), EngineError> {
-        let global = self.global();
+        let global = self.global(tenant_of(chat_id));
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
@@ -407,7 +424,7 @@ impl Engine {
         if let Some(latest) = slot.latest.borrow().clone() {
             return Ok(latest);
         }
-        let global = self.global();
+        let global = self.global(tenant_of(chat_id));
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
         known_chat(resident, chat_id)?;
@@ -428,7 +445,7 @@ impl Engine {
 
     /// The inclusion of every message as a refresh would compute it now.
     pub async fn inclusion(&self, chat_id: &str) -> Result<Vec<MessageInclusion>, EngineError> {
-        let global = self.global();
+        let global = self.global(tenant_of(chat_id));
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
@@ -444,6 +461,7 @@ impl Engine {
     /// per-connection limit.
     pub async fn subscribe(
         &self,
+        tenant: &str,
         chat_ids: &[String],
         connection: Option<std::net::SocketAddr>,
     ) -> Result<Updates, EngineError> {
@@ -456,6 +474,7 @@ impl Engine {
                 self.clone(),
                 self.inner.all_chats.subscribe(),
                 permit,
+                tenant.to_owned(),
             ));
         }
         let mut receivers = Vec::with_capacity(chat_ids.len());

@@ -39,7 +39,7 @@ impl Store for Faulty {
     fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError> {
         self.inner.all_chat_settings()
     }
-    fn load_global_settings(&self) -> Result<SettingsPatch, StoreError> {
+    fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError> {
         self.inner.load_global_settings()
     }
     fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
@@ -80,6 +80,7 @@ async fn debounce(engine: &Engine, ms: u64) {
     };
     engine
         .update_settings(
+            "",
             None,
             SettingsUpdate {
                 patch,
@@ -118,7 +119,7 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
 
     // A Refresh cut short during its commit still lands, in memory, on
     // disk and for subscribers.
-    let mut updates = engine.subscribe(&["c".to_owned()], None).await.unwrap();
+    let mut updates = engine.subscribe("", &["c".to_owned()], None).await.unwrap();
     let cancelled = tokio::time::timeout(Duration::from_millis(50), engine.refresh("c")).await;
     assert!(cancelled.is_err());
     use tokio_stream::StreamExt;
@@ -200,7 +201,9 @@ async fn a_global_change_marks_every_chat_owed_until_refreshed() {
     // chats would be owed: the same write, committed alone, shows it.
     store
         .inner
-        .commit(&[vec![Write::AllChatsOweRefresh]])
+        .commit(&[vec![Write::AllChatsOweRefresh {
+            tenant: String::new(),
+        }]])
         .unwrap();
     assert_eq!(store.chats_needing_refresh().unwrap(), ["a", "b", "c"]);
 }

@@ -380,7 +380,7 @@ impl From<&Settings> for pb::Settings {
 impl From<&Injection> for pb::Injection {
     fn from(i: &Injection) -> Self {
         pb::Injection {
-            chat_id: i.chat_id.clone(),
+            chat_id: ids::unscoped(&i.chat_id).to_owned(),
             key: INJECTION_KEY.to_owned(),
             text: i.text.clone(),
             position: pb::InjectionPosition::from(i.position).into(),

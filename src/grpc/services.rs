@@ -11,8 +11,20 @@ use super::pb::injection_service_server::InjectionService;
 use super::pb::memory_service_server::MemoryService;
 use super::pb::settings_service_server::SettingsService;
 use super::stream::InjectionStream;
+use crate::auth::Tenant;
 use crate::domain::ids;
 use crate::engine::{Engine, SettingsUpdate};
+
+/// The caller's tenant (set by [`crate::auth::AuthLayer`]; the default
+/// tenant without authentication) and the request's message.
+fn split<T>(request: Request<T>) -> (Tenant, T) {
+    let tenant = request
+        .extensions()
+        .get::<Tenant>()
+        .cloned()
+        .unwrap_or_default();
+    (tenant, request.into_inner())
+}
 
 /// `recap.v1.EventService`.
 #[derive(Clone)]
@@ -33,8 +45,9 @@ impl EventService for EventApi {
         &self,
         request: Request<pb::PublishRequest>,
     ) -> Result<Response<pb::PublishResponse>, Status> {
-        let pb::PublishRequest { event } = request.into_inner();
+        let (tenant, pb::PublishRequest { event }) = split(request);
         let (chat_id, event) = convert::event(event, self.engine.limits())?;
+        let chat_id = tenant.scope(&chat_id);
         let revision = self.engine.publish(&chat_id, event).await?;
         Ok(Response::new(pb::PublishResponse { revision }))
     }
@@ -59,12 +72,16 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::SetMessageDataRequest>,
     ) -> Result<Response<pb::MessageData>, Status> {
-        let pb::SetMessageDataRequest {
-            chat_id,
-            message_id,
-            data,
-        } = request.into_inner();
+        let (
+            tenant,
+            pb::SetMessageDataRequest {
+                chat_id,
+                message_id,
+                data,
+            },
+        ) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         convert::message_id(&message_id)?;
         let update = data.unwrap_or_default().into();
         let data = self
@@ -78,11 +95,15 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::GetMessageDataRequest>,
     ) -> Result<Response<pb::MessageData>, Status> {
-        let pb::GetMessageDataRequest {
-            chat_id,
-            message_id,
-        } = request.into_inner();
+        let (
+            tenant,
+            pb::GetMessageDataRequest {
+                chat_id,
+                message_id,
+            },
+        ) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         convert::message_id(&message_id)?;
         let data = self.engine.message_data(&chat_id, &message_id).await?;
         Ok(Response::new(data.into()))
@@ -92,11 +113,15 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ClearMemoryRequest>,
     ) -> Result<Response<pb::MessageData>, Status> {
-        let pb::ClearMemoryRequest {
-            chat_id,
-            message_id,
-        } = request.into_inner();
+        let (
+            tenant,
+            pb::ClearMemoryRequest {
+                chat_id,
+                message_id,
+            },
+        ) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         convert::message_id(&message_id)?;
         let data = self.engine.clear_memory(&chat_id, &message_id).await?;
         Ok(Response::new(data.into()))
@@ -106,7 +131,9 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::AddRunningRecapRequest>,
     ) -> Result<Response<pb::RunningRecapVersion>, Status> {
-        let (chat_id, recap) = convert::new_recap(request.into_inner())?;
+        let (tenant, request) = split(request);
+        let (chat_id, recap) = convert::new_recap(request)?;
+        let chat_id = tenant.scope(&chat_id);
         let version = self.engine.add_recap(&chat_id, recap).await?;
         Ok(Response::new((&version).into()))
     }
@@ -115,8 +142,9 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::SelectRunningRecapRequest>,
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
-        let pb::SelectRunningRecapRequest { chat_id, version } = request.into_inner();
+        let (tenant, pb::SelectRunningRecapRequest { chat_id, version }) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         let list = self.engine.select_recap(&chat_id, version).await?;
         Ok(Response::new((&list).into()))
     }
@@ -125,8 +153,9 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::DeleteRunningRecapRequest>,
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
-        let pb::DeleteRunningRecapRequest { chat_id, version } = request.into_inner();
+        let (tenant, pb::DeleteRunningRecapRequest { chat_id, version }) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         let list = self.engine.delete_recap(&chat_id, version).await?;
         Ok(Response::new((&list).into()))
     }
@@ -135,8 +164,9 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListRunningRecapsRequest>,
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
-        let pb::ListRunningRecapsRequest { chat_id } = request.into_inner();
+        let (tenant, pb::ListRunningRecapsRequest { chat_id }) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         let list = self.engine.list_recaps(&chat_id).await?;
         Ok(Response::new((&list).into()))
     }
@@ -170,8 +200,9 @@ impl SettingsService for SettingsApi {
         &self,
         request: Request<pb::GetSettingsRequest>,
     ) -> Result<Response<pb::Settings>, Status> {
-        let pb::GetSettingsRequest { chat_id } = request.into_inner();
-        let settings = self.engine.settings(optional_chat(&chat_id)?).await?;
+        let (tenant, pb::GetSettingsRequest { chat_id }) = split(request);
+        let chat = optional_chat(&chat_id)?.map(|c| tenant.scope(c));
+        let settings = self.engine.settings(tenant.name(), chat.as_deref()).await?;
         Ok(Response::new((&settings).into()))
     }
 
@@ -179,17 +210,23 @@ impl SettingsService for SettingsApi {
         &self,
         request: Request<pb::UpdateSettingsRequest>,
     ) -> Result<Response<pb::Settings>, Status> {
-        let pb::UpdateSettingsRequest {
-            chat_id,
-            settings,
-            clear,
-        } = request.into_inner();
-        let chat = optional_chat(&chat_id)?;
+        let (
+            tenant,
+            pb::UpdateSettingsRequest {
+                chat_id,
+                settings,
+                clear,
+            },
+        ) = split(request);
+        let chat = optional_chat(&chat_id)?.map(|c| tenant.scope(c));
         let update = SettingsUpdate {
             patch: convert::settings_patch(settings)?,
             clear,
         };
-        let settings = self.engine.update_settings(chat, update).await?;
+        let settings = self
+            .engine
+            .update_settings(tenant.name(), chat.as_deref(), update)
+            .await?;
         Ok(Response::new((&settings).into()))
     }
 
@@ -197,8 +234,9 @@ impl SettingsService for SettingsApi {
         &self,
         request: Request<pb::SetChatEnabledRequest>,
     ) -> Result<Response<pb::SetChatEnabledResponse>, Status> {
-        let pb::SetChatEnabledRequest { chat_id, enabled } = request.into_inner();
+        let (tenant, pb::SetChatEnabledRequest { chat_id, enabled }) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         let (enabled, revision) = self.engine.set_chat_enabled(&chat_id, enabled).await?;
         Ok(Response::new(pb::SetChatEnabledResponse {
             enabled,
@@ -228,8 +266,9 @@ impl InjectionService for InjectionApi {
         &self,
         request: Request<pb::GetInjectionRequest>,
     ) -> Result<Response<pb::Injection>, Status> {
-        let pb::GetInjectionRequest { chat_id } = request.into_inner();
+        let (tenant, pb::GetInjectionRequest { chat_id }) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         let injection = self.engine.injection(&chat_id).await?;
         Ok(Response::new((&*injection).into()))
     }
@@ -238,8 +277,9 @@ impl InjectionService for InjectionApi {
         &self,
         request: Request<pb::RefreshRequest>,
     ) -> Result<Response<pb::Injection>, Status> {
-        let pb::RefreshRequest { chat_id } = request.into_inner();
+        let (tenant, pb::RefreshRequest { chat_id }) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         let injection = self.engine.refresh(&chat_id).await?;
         Ok(Response::new((&*injection).into()))
     }
@@ -248,8 +288,9 @@ impl InjectionService for InjectionApi {
         &self,
         request: Request<pb::GetInclusionRequest>,
     ) -> Result<Response<pb::GetInclusionResponse>, Status> {
-        let pb::GetInclusionRequest { chat_id } = request.into_inner();
+        let (tenant, pb::GetInclusionRequest { chat_id }) = split(request);
         convert::chat_id(&chat_id)?;
+        let chat_id = tenant.scope(&chat_id);
         let lines = self.engine.inclusion(&chat_id).await?;
         Ok(Response::new(pb::GetInclusionResponse {
             messages: lines.iter().map(Into::into).collect(),
@@ -263,19 +304,25 @@ impl InjectionService for InjectionApi {
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<InjectionStream>, Status> {
         let connection = request.remote_addr();
-        let pb::SubscribeRequest {
-            chat_ids,
-            max_updates,
-        } = request.into_inner();
+        let (
+            tenant,
+            pb::SubscribeRequest {
+                chat_ids,
+                max_updates,
+            },
+        ) = split(request);
         let mut seen = std::collections::HashSet::with_capacity(chat_ids.len());
         let mut unique: Vec<String> = Vec::with_capacity(chat_ids.len());
         for (i, chat_id) in chat_ids.into_iter().enumerate() {
             ids::check_chat_id(&format!("chat_ids[{i}]"), &chat_id)?;
             if seen.insert(chat_id.clone()) {
-                unique.push(chat_id);
+                unique.push(tenant.scope(&chat_id));
             }
         }
-        let updates = self.engine.subscribe(&unique, connection).await?;
+        let updates = self
+            .engine
+            .subscribe(tenant.name(), &unique, connection)
+            .await?;
         let stream = InjectionStream::new(
             updates,
             max_updates,

@@ -98,11 +98,20 @@ pub enum Write {
         /// Its number.
         version: u32,
     },
-    /// Replaces the global settings (a patch over the defaults).
-    GlobalSettings(SettingsPatch),
-    /// Marks every chat as owing a refresh (a global change is committed
-    /// before its refreshes run; a crash in between leaves them owed).
-    AllChatsOweRefresh,
+    /// Replaces a tenant's global settings (a patch over the defaults).
+    GlobalSettings {
+        /// The tenant (empty: the default tenant).
+        tenant: String,
+        /// The settings.
+        patch: SettingsPatch,
+    },
+    /// Marks every chat of a tenant as owing a refresh (a global change is
+    /// committed before its refreshes run; a crash in between leaves them
+    /// owed).
+    AllChatsOweRefresh {
+        /// The tenant (empty: the default tenant).
+        tenant: String,
+    },
     /// Replaces a chat's own settings.
     ChatSettings {
         /// The chat.
@@ -135,8 +144,8 @@ pub trait Store: Send + Sync + 'static {
     fn load_chat_settings(&self, chat_id: &str) -> Result<Option<ChatSettings>, StoreError>;
     /// Every chat's own settings.
     fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError>;
-    /// The global settings (a patch over the defaults).
-    fn load_global_settings(&self) -> Result<SettingsPatch, StoreError>;
+    /// Every tenant's global settings (patches over the defaults).
+    fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError>;
     /// Ids of every known chat.
     fn chat_ids(&self) -> Result<Vec<String>, StoreError>;
     /// Ids of the chats that owe a debounced refresh.

@@ -174,19 +174,37 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
             "DELETE FROM recaps WHERE chat_id = ?1 AND version = ?2",
             params![chat_id, version],
         ),
-        Write::GlobalSettings(patch) => execute(
+        Write::GlobalSettings { tenant, patch } => execute(
             tx,
-            "INSERT INTO kv (key, value) VALUES ('global_settings', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = ?1",
-            params![to_json(patch)?],
+            "INSERT INTO kv (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = ?2",
+            params![global_settings_key(tenant), to_json(patch)?],
         ),
-        Write::AllChatsOweRefresh => execute(tx, "UPDATE chats SET needs_refresh = 1", []),
+        Write::AllChatsOweRefresh { tenant } if tenant.is_empty() => execute(
+            tx,
+            "UPDATE chats SET needs_refresh = 1 WHERE instr(chat_id, char(31)) = 0",
+            [],
+        ),
+        Write::AllChatsOweRefresh { tenant } => execute(
+            tx,
+            "UPDATE chats SET needs_refresh = 1 WHERE substr(chat_id, 1, ?2) = ?1",
+            params![format!("{tenant}\u{1f}"), tenant.len() as i64 + 1],
+        ),
         Write::ChatSettings { chat_id, settings } => execute(
             tx,
             "INSERT INTO chat_settings (chat_id, body) VALUES (?1, ?2)
              ON CONFLICT (chat_id) DO UPDATE SET body = ?2",
             params![chat_id, to_json(settings)?],
         ),
+    }
+}
+
+/// The `kv` key of a tenant's global settings.
+fn global_settings_key(tenant: &str) -> String {
+    if tenant.is_empty() {
+        "global_settings".to_owned()
+    } else {
+        format!("global_settings:{tenant}")
     }
 }
 
@@ -274,17 +292,22 @@ impl Store for SqliteStore {
         .collect()
     }
 
-    fn load_global_settings(&self) -> Result<SettingsPatch, StoreError> {
+    fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError> {
         let conn = self.reader()?;
-        let body: Option<String> = conn
-            .query_row(
-                "SELECT value FROM kv WHERE key = 'global_settings'",
-                [],
-                |r| r.get(0),
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT key, value FROM kv WHERE key = 'global_settings' OR key LIKE 'global_settings:%'",
             )
-            .optional()
             .map_err(db_err)?;
-        body.map_or_else(|| Ok(SettingsPatch::default()), |b| from_json(&b))
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(db_err)?;
+        rows.map(|row| {
+            let (key, body) = row.map_err(db_err)?;
+            let tenant = key.strip_prefix("global_settings").unwrap_or("");
+            Ok((tenant.trim_start_matches(':').to_owned(), from_json(&body)?))
+        })
+        .collect()
     }
 
     fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
@@ -346,10 +369,13 @@ mod tests {
                         chat("b", 5),
                         chat("a", -1),
                     ],
-                    vec![Write::GlobalSettings(SettingsPatch {
-                        depth: Some(9),
-                        ..Default::default()
-                    })],
+                    vec![Write::GlobalSettings {
+                        tenant: String::new(),
+                        patch: SettingsPatch {
+                            depth: Some(9),
+                            ..Default::default()
+                        },
+                    }],
                 ])
                 .unwrap();
             store
@@ -367,7 +393,9 @@ mod tests {
         assert_eq!(chat.meta.revision, 3);
         let ids: Vec<&str> = chat.messages.iter().map(|(_, m)| m.id.as_str()).collect();
         assert_eq!(ids, ["a", "z"]);
-        assert_eq!(store.load_global_settings().unwrap().depth, Some(9));
+        let globals = store.load_global_settings().unwrap();
+        assert_eq!(globals.len(), 1);
+        assert_eq!((globals[0].0.as_str(), globals[0].1.depth), ("", Some(9)));
         assert_eq!(store.chats_needing_refresh().unwrap(), ["c"]);
         assert!(store.load_chat("other").unwrap().is_none());
         assert_eq!(store.chat_ids().unwrap(), ["c"]);

@@ -1,0 +1,249 @@
+//! Bearer-token authentication and tenants.
+//!
+//! The tokens file (`--auth-tokens-file`) has one `TENANT TOKEN` pair per
+//! line, separated by white space; blank lines and lines starting with `#`
+//! are ignored. With a file, every call except `grpc.health.v1` needs
+//! `authorization: Bearer <token>`; the tenant of the matching token is put
+//! in the request's extensions as a [`Tenant`], and each tenant sees only
+//! its own chats and global settings. Tokens are compared in constant time
+//! and never logged.
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use subtle::ConstantTimeEq;
+use tonic::codegen::http;
+use tower::{Layer, Service};
+
+use crate::domain::ids::SCOPE_SEPARATOR;
+#[cfg(test)]
+use crate::domain::ids::{tenant_of, unscoped};
+
+/// The tenant a request acts for; the default (empty) tenant when
+/// authentication is off.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Tenant(pub String);
+
+impl Tenant {
+    /// The engine's key for this tenant's chat `chat_id`.
+    pub fn scope(&self, chat_id: &str) -> String {
+        if self.0.is_empty() {
+            chat_id.to_owned()
+        } else {
+            format!("{}{SCOPE_SEPARATOR}{chat_id}", self.0)
+        }
+    }
+
+    /// The tenant's name (empty for the default tenant).
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The tokens of every tenant.
+#[derive(Clone, Default)]
+pub struct TokenTable {
+    entries: Arc<Vec<(String, Vec<u8>)>>,
+}
+
+impl std::fmt::Debug for TokenTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the tokens themselves.
+        write!(f, "TokenTable({} tokens)", self.entries.len())
+    }
+}
+
+impl TokenTable {
+    /// Reads a tokens file; a malformed line is an error naming its number
+    /// (but not its content, which may hold a token).
+    pub fn load(path: &Path) -> Result<TokenTable, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        TokenTable::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parses the tokens file's text.
+    pub fn parse(text: &str) -> Result<TokenTable, String> {
+        let mut entries = Vec::new();
+        for (number, line) in (1..).zip(text.lines()) {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [tenant, token] = fields[..] else {
+                return Err(format!(
+                    "line {number}: expected `TENANT TOKEN`, found {} fields",
+                    fields.len()
+                ));
+            };
+            if tenant.chars().any(char::is_control) || tenant.len() > 128 {
+                return Err(format!(
+                    "line {number}: a tenant name has at most 128 bytes and no control characters"
+                ));
+            }
+            if token.len() < 16 {
+                return Err(format!("line {number}: a token has at least 16 characters"));
+            }
+            if entries
+                .iter()
+                .any(|(_, t): &(String, Vec<u8>)| t.as_slice() == token.as_bytes())
+            {
+                return Err(format!(
+                    "line {number}: this token is already given to a tenant"
+                ));
+            }
+            entries.push((tenant.to_owned(), token.as_bytes().to_vec()));
+        }
+        if entries.is_empty() {
+            return Err("no `TENANT TOKEN` line".into());
+        }
+        Ok(TokenTable {
+            entries: Arc::new(entries),
+        })
+    }
+
+    /// The tenant of `token`, comparing against every entry in constant
+    /// time so timing does not tell how much of a guess was right.
+    pub fn tenant(&self, token: &[u8]) -> Option<Tenant> {
+        let mut found = None;
+        for (tenant, candidate) in self.entries.iter() {
+            if bool::from(candidate.as_slice().ct_eq(token)) {
+                found = Some(Tenant(tenant.clone()));
+            }
+        }
+        found
+    }
+}
+
+/// Checks the bearer token of every call but health.
+#[derive(Clone)]
+pub struct AuthLayer {
+    tokens: Option<TokenTable>,
+}
+
+impl AuthLayer {
+    /// `None`: authentication off; every call is the default tenant's.
+    pub fn new(tokens: Option<TokenTable>) -> Self {
+        AuthLayer { tokens }
+    }
+}
+
+impl<S> Layer<S> for AuthLayer {
+    type Service = Authenticated<S>;
+    fn layer(&self, inner: S) -> Authenticated<S> {
+        Authenticated {
+            inner,
+            tokens: self.tokens.clone(),
+        }
+    }
+}
+
+/// A service behind [`AuthLayer`].
+#[derive(Clone)]
+pub struct Authenticated<S> {
+    inner: S,
+    tokens: Option<TokenTable>,
+}
+
+fn unauthenticated<B: Default>() -> http::Response<B> {
+    let mut response = http::Response::new(B::default());
+    let headers = response.headers_mut();
+    headers.insert(
+        "content-type",
+        http::HeaderValue::from_static("application/grpc"),
+    );
+    headers.insert("grpc-status", http::HeaderValue::from_static("16"));
+    headers.insert(
+        "grpc-message",
+        http::HeaderValue::from_static("missing%20or%20unknown%20bearer%20token"),
+    );
+    response
+}
+
+impl<S, ReqBody, ResBody> Service<http::Request<ReqBody>> for Authenticated<S>
+where
+    S: Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ResBody: Default + Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<ReqBody>) -> Self::Future {
+        let tenant = match &self.tokens {
+            None => Some(Tenant::default()),
+            Some(_) if request.uri().path().starts_with("/grpc.health.v1.Health/") => {
+                Some(Tenant::default())
+            }
+            Some(tokens) => request
+                .headers()
+                .get("authorization")
+                .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+                .and_then(|token| tokens.tenant(token)),
+        };
+        match tenant {
+            Some(tenant) => {
+                request.extensions_mut().insert(tenant);
+                Box::pin(self.inner.call(request))
+            }
+            None => Box::pin(async { Ok(unauthenticated()) }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tokens_file_skips_comments_and_blank_lines_and_names_a_bad_line() {
+        let table = TokenTable::parse(
+            "# tenants\n\nacme  0123456789abcdef\n\tglobex\tfedcba9876543210  \n",
+        )
+        .unwrap();
+        assert_eq!(
+            table.tenant(b"0123456789abcdef"),
+            Some(Tenant("acme".into()))
+        );
+        assert_eq!(
+            table.tenant(b"fedcba9876543210"),
+            Some(Tenant("globex".into()))
+        );
+        assert_eq!(table.tenant(b"0123456789abcdeX"), None);
+        assert_eq!(table.tenant(b""), None);
+        let err = TokenTable::parse("acme 0123456789abcdef\nbroken\n").unwrap_err();
+        assert!(err.starts_with("line 2:"), "{err}");
+        assert!(!err.contains("0123456789abcdef"), "never the token: {err}");
+        assert!(
+            TokenTable::parse("a b c\n")
+                .unwrap_err()
+                .starts_with("line 1:")
+        );
+        assert!(
+            TokenTable::parse("acme short\n")
+                .unwrap_err()
+                .contains("16")
+        );
+        assert!(TokenTable::parse("# nothing\n").is_err());
+        assert_eq!(format!("{table:?}"), "TokenTable(2 tokens)");
+    }
+
+    #[test]
+    fn scoped_keys_round_trip() {
+        let acme = Tenant("acme".into());
+        let key = acme.scope("chat-1");
+        assert_eq!((tenant_of(&key), unscoped(&key)), ("acme", "chat-1"));
+        let default = Tenant::default();
+        assert_eq!(default.scope("chat-1"), "chat-1");
+        assert_eq!((tenant_of("chat-1"), unscoped("chat-1")), ("", "chat-1"));
+    }
+}
