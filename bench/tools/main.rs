@@ -10,11 +10,13 @@
 //! - `big-chat`: refresh cost of one appended message in a huge chat, and
 //!   its cold load.
 //! - `fill`: writes a data directory of a given size, for the restart figure.
+//! - `soak`: mixed load for a while, watching memory and descriptors.
 
 mod bare;
 mod data;
 mod drive;
 mod fixtures;
+mod soak;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -50,6 +52,8 @@ enum Command {
     BigChat(data::BigChat),
     /// Fill a data directory.
     Fill(data::Fill),
+    /// Mixed load for a while; fails when memory or descriptors grow.
+    Soak(soak::Soak),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -74,6 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Prepare(args) => drive::prepare(args).await,
                     Command::Unary(args) => drive::unary(args).await,
                     Command::Fanout(args) => drive::fanout(args).await,
+                    Command::Soak(args) => soak::soak(args).await,
                     _ => unreachable!("handled above"),
                 }
             })
