@@ -79,7 +79,7 @@ async fn chat_worker(
             .await?;
         let data = pb::MessageData {
             memory: Some(format!("recap of {n}")),
-            scene_break: Some(n % 10 == 0),
+            scene_break: Some(n.is_multiple_of(10)),
             ..Default::default()
         };
         memory
@@ -99,7 +99,7 @@ async fn chat_worker(
                 ))
                 .await?;
         }
-        if n % 10 == 0 {
+        if n.is_multiple_of(10) {
             let v = memory
                 .add_running_recap(pb::AddRunningRecapRequest {
                     chat_id: chat.clone(),
@@ -123,14 +123,14 @@ async fn chat_worker(
                 chat_id: chat.clone(),
             })
             .await?;
-        if n % 5 == 0 {
+        if n.is_multiple_of(5) {
             injections
                 .get_inclusion(pb::GetInclusionRequest {
                     chat_id: chat.clone(),
                 })
                 .await?;
         }
-        if n % 7 == 0 {
+        if n.is_multiple_of(7) {
             // A subscription that comes and goes.
             let mut stream = injections
                 .subscribe(pb::SubscribeRequest {
