@@ -24,8 +24,9 @@ use crate::grpc::observe::ObserveLayer;
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
 use crate::grpc::pb::memory_service_server::MemoryServiceServer;
+use crate::grpc::pb::prompt_service_server::PromptServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
-use crate::grpc::{EventApi, InjectionApi, MemoryApi, SettingsApi, pb};
+use crate::grpc::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi, pb};
 use crate::store::{SqliteStore, Store, StoreError};
 use crate::telemetry;
 
@@ -73,11 +74,12 @@ pub struct App {
 }
 
 /// The fully qualified names of the services recapd serves.
-pub const SERVICE_NAMES: [&str; 4] = [
+pub const SERVICE_NAMES: [&str; 5] = [
     "recap.v1.EventService",
     "recap.v1.MemoryService",
     "recap.v1.SettingsService",
     "recap.v1.InjectionService",
+    "recap.v1.PromptService",
 ];
 
 impl App {
@@ -172,6 +174,10 @@ impl App {
             )
             .add_service(
                 InjectionServiceServer::new(InjectionApi::new(engine.clone(), shutdown.clone()))
+                    .max_decoding_message_size(max_request),
+            )
+            .add_service(
+                PromptServiceServer::new(PromptApi::new(engine.clone()))
                     .max_decoding_message_size(max_request),
             );
         let stop = shutdown.clone();

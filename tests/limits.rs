@@ -141,3 +141,34 @@ async fn an_over_long_field_is_invalid_argument_and_an_over_size_request_is_refu
         .unwrap();
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_new_chats_cannot_pass_the_chat_limit_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::for_tests(dir.path());
+    config.max_chats = 2;
+    let server = Server::start_with(config).await;
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..64 {
+        let mut events = server.events.clone();
+        calls.spawn(async move {
+            let event = pb::Event {
+                chat_id: format!("c{i}"),
+                kind: Some(refresh_requested()),
+            };
+            events
+                .publish(pb::PublishRequest { event: Some(event) })
+                .await
+                .map(drop)
+        });
+    }
+    let mut created = 0;
+    while let Some(result) = calls.join_next().await {
+        match result.unwrap() {
+            Ok(()) => created += 1,
+            Err(status) => assert_eq!(status.code(), Code::ResourceExhausted),
+        }
+    }
+    assert_eq!(created, 2);
+    server.stop().await;
+}

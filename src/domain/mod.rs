@@ -9,6 +9,7 @@
 //! - [`recaps`]: the versioned running scene recap.
 //! - [`autohide`], [`inclusion`], [`template`]: the parts of `refresh_memory`.
 //! - [`refresh`]: one refresh, producing an [`refresh::Injection`].
+//! - [`prompt`]: prompt assembly with SillyTavern's placement.
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
 
 pub mod autohide;
@@ -16,6 +17,7 @@ pub mod chat;
 pub mod ids;
 pub mod inclusion;
 pub mod message;
+pub mod prompt;
 #[cfg(test)]
 mod proptests;
 pub mod recaps;

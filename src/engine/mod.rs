@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{OwnedMutexGuard, broadcast};
 
-use crate::domain::ids::tenant_of;
+use crate::domain::ids::{tenant_of, unscoped};
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::domain::{DomainError, Limits, tokens};
@@ -69,6 +69,27 @@ struct Inner {
     global: RwLock<HashMap<String, Arc<SettingsPatch>>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
+}
+
+/// A reserved place for a new chat (see [`Engine::reserve_chat`]).
+struct ChatPlace<'a> {
+    known: &'a std::sync::atomic::AtomicUsize,
+    kept: bool,
+}
+
+impl ChatPlace<'_> {
+    /// The chat was stored: the place stays taken.
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for ChatPlace<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.known.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
 }
 
 /// A locked chat slot.
@@ -300,12 +321,7 @@ impl Engine {
             *guard = None;
             return Err(error.into());
         }
-        if !resident.persisted && resident.chat.is_some() {
-            resident.persisted = true;
-            self.inner
-                .chats_known
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
+        resident.persisted |= resident.chat.is_some();
         resident.meta = meta;
         if let Some(injection) = refreshed {
             resident.cancel_debounce();
@@ -411,7 +427,7 @@ impl Engine {
         let slot = self.slot(chat_id);
         let guard = self.lock(&slot).await?;
         if guard.as_ref().is_none_or(|r| r.chat.is_none()) {
-            return Err(DomainError::NotFound(format!("chat {chat_id:?}")).into());
+            return Err(DomainError::NotFound(format!("chat {:?}", unscoped(chat_id))).into());
         }
         self.finish(&slot, guard, Vec::new(), Next::Refresh(trigger))
             .await?;
@@ -459,20 +475,25 @@ impl Engine {
         Ok(ids.len())
     }
 
-    /// Refuses a new chat once `max_chats` are stored.
-    fn admit_new_chat(&self) -> Result<(), EngineError> {
-        let known = self
-            .inner
+    /// Reserves a place for a new chat, atomically, so concurrent new
+    /// chats cannot pass `max_chats` together; the place is given back
+    /// unless [`ChatPlace::keep`] is called.
+    fn reserve_chat(&self) -> Result<ChatPlace<'_>, EngineError> {
+        let max = self.inner.limits.max_chats;
+        self.inner
             .chats_known
-            .load(std::sync::atomic::Ordering::Relaxed);
-        if known >= self.inner.limits.max_chats {
-            return Err(DomainError::ResourceExhausted(format!(
-                "the server holds its maximum of {} chats",
-                self.inner.limits.max_chats
-            ))
-            .into());
-        }
-        Ok(())
+            .fetch_update(
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Acquire,
+                |known| (known < max).then_some(known + 1),
+            )
+            .map_err(|_| {
+                DomainError::ResourceExhausted("no more chats can be created on this server".into())
+            })?;
+        Ok(ChatPlace {
+            known: &self.inner.chats_known,
+            kept: false,
+        })
     }
 
     /// Every resident chat's latest injection.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{Engine, EngineError, Next, now_ms};
 use crate::domain::DomainError;
 use crate::domain::chat::{Changes, Chat, ChatEvent};
-use crate::domain::ids::tenant_of;
+use crate::domain::ids::{tenant_of, unscoped};
 use crate::domain::inclusion::{self, MessageInclusion};
 use crate::domain::message::MessageData;
 use crate::domain::recaps::{NewRecap, RecapVersion};
@@ -37,7 +37,7 @@ pub struct SettingsUpdate {
 }
 
 fn unknown_chat(chat_id: &str) -> EngineError {
-    DomainError::NotFound(format!("chat {chat_id:?}")).into()
+    DomainError::NotFound(format!("chat {:?}", unscoped(chat_id))).into()
 }
 
 fn missing_state() -> EngineError {
@@ -112,9 +112,10 @@ impl Engine {
             _ => current,
         };
         self.limits().check_chat_size(after)?;
-        if resident.chat.is_none() {
-            self.admit_new_chat()?;
-        }
+        let place = match resident.chat {
+            None if !needs_known_message => Some(self.reserve_chat()?),
+            _ => None,
+        };
         let changes = match resident.chat.as_mut() {
             Some(chat) => chat.apply(event)?,
             None if needs_known_message => return Err(unknown_chat(chat_id)),
@@ -135,7 +136,11 @@ impl Engine {
         } else {
             Next::Refresh(trigger)
         };
-        self.finish(&slot, guard, writes, next).await
+        let revision = self.finish(&slot, guard, writes, next).await?;
+        if let Some(place) = place {
+            place.keep();
+        }
+        Ok(revision)
     }
 
     /// A message's current-swipe data.

@@ -17,6 +17,7 @@ use crate::domain::{DomainError, Limits, ids};
 use crate::engine::RecapList;
 
 mod enums;
+pub mod prompt;
 
 /// A timestamp from milliseconds since the Unix epoch.
 pub fn timestamp(ms: i64) -> Timestamp {

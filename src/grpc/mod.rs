@@ -7,7 +7,7 @@ mod services;
 pub mod status;
 mod stream;
 
-pub use services::{EventApi, InjectionApi, MemoryApi, SettingsApi};
+pub use services::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi};
 pub use stream::InjectionStream;
 
 /// Code generated from `proto/recap/v1/recap.proto`.

@@ -5,14 +5,17 @@ use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
 use super::convert;
+use super::convert::prompt;
 use super::pb;
 use super::pb::event_service_server::EventService;
 use super::pb::injection_service_server::InjectionService;
 use super::pb::memory_service_server::MemoryService;
+use super::pb::prompt_service_server::PromptService;
 use super::pb::settings_service_server::SettingsService;
 use super::stream::InjectionStream;
 use crate::auth::Tenant;
 use crate::domain::ids;
+use crate::domain::prompt::{PromptInput, render_prompt};
 use crate::engine::{Engine, SettingsUpdate};
 
 /// The caller's tenant (set by [`crate::auth::AuthLayer`]; the default
@@ -245,6 +248,9 @@ impl SettingsService for SettingsApi {
     }
 }
 
+/// Most chats one `Subscribe` may name (each is loaded and watched).
+pub const MAX_CHATS_PER_SUBSCRIBE: usize = 1000;
+
 /// `recap.v1.InjectionService`.
 #[derive(Clone)]
 pub struct InjectionApi {
@@ -311,6 +317,11 @@ impl InjectionService for InjectionApi {
                 max_updates,
             },
         ) = split(request);
+        if chat_ids.len() > MAX_CHATS_PER_SUBSCRIBE {
+            return Err(Status::invalid_argument(format!(
+                "invalid chat_ids: at most {MAX_CHATS_PER_SUBSCRIBE} chats per Subscribe"
+            )));
+        }
         let mut seen = std::collections::HashSet::with_capacity(chat_ids.len());
         let mut unique: Vec<String> = Vec::with_capacity(chat_ids.len());
         for (i, chat_id) in chat_ids.into_iter().enumerate() {
@@ -329,5 +340,66 @@ impl InjectionService for InjectionApi {
             self.shutdown.clone().cancelled_owned(),
         );
         Ok(Response::new(stream))
+    }
+}
+
+/// `recap.v1.PromptService`.
+#[derive(Clone)]
+pub struct PromptApi {
+    engine: Engine,
+}
+
+impl PromptApi {
+    /// Renders prompts, with the chats of `engine`.
+    pub fn new(engine: Engine) -> Self {
+        PromptApi { engine }
+    }
+}
+
+#[tonic::async_trait]
+impl PromptService for PromptApi {
+    async fn render_prompt(
+        &self,
+        request: Request<pb::RenderPromptRequest>,
+    ) -> Result<Response<pb::RenderPromptResponse>, Status> {
+        let (
+            tenant,
+            pb::RenderPromptRequest {
+                chat_id,
+                mode,
+                story_string,
+                history,
+                continue_last,
+                extra,
+            },
+        ) = split(request);
+        let limits = self.engine.limits();
+        let mode = prompt::mode(mode)?;
+        limits.check_text("story_string", &story_string)?;
+        let history = history
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| prompt::message(m, &format!("history[{i}]"), limits))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut prompts = Vec::with_capacity(extra.len() + 1);
+        if !chat_id.is_empty() {
+            convert::chat_id(&chat_id)?;
+            let injection = self.engine.injection(&tenant.scope(&chat_id)).await?;
+            prompts.push(prompt::injection_prompt(&injection));
+        }
+        for (i, p) in extra.into_iter().enumerate() {
+            prompts.push(prompt::extension_prompt(p, &format!("extra[{i}]"), limits)?);
+        }
+        let rendered = render_prompt(PromptInput {
+            mode,
+            story_string: &story_string,
+            history: &history,
+            continue_last,
+            prompts: &prompts,
+        });
+        Ok(Response::new(pb::RenderPromptResponse {
+            text: rendered.text,
+            messages: rendered.messages.into_iter().map(Into::into).collect(),
+        }))
     }
 }

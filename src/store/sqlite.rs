@@ -187,8 +187,8 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
         ),
         Write::AllChatsOweRefresh { tenant } => execute(
             tx,
-            "UPDATE chats SET needs_refresh = 1 WHERE substr(chat_id, 1, ?2) = ?1",
-            params![format!("{tenant}\u{1f}"), tenant.len() as i64 + 1],
+            "UPDATE chats SET needs_refresh = 1 WHERE substr(chat_id, 1, length(?1)) = ?1",
+            params![format!("{tenant}\u{1f}")],
         ),
         Write::ChatSettings { chat_id, settings } => execute(
             tx,
@@ -304,8 +304,8 @@ impl Store for SqliteStore {
             .map_err(db_err)?;
         rows.map(|row| {
             let (key, body) = row.map_err(db_err)?;
-            let tenant = key.strip_prefix("global_settings").unwrap_or("");
-            Ok((tenant.trim_start_matches(':').to_owned(), from_json(&body)?))
+            let tenant = key.strip_prefix("global_settings:").unwrap_or("");
+            Ok((tenant.to_owned(), from_json(&body)?))
         })
         .collect()
     }
@@ -399,6 +399,59 @@ mod tests {
         assert_eq!(store.chats_needing_refresh().unwrap(), ["c"]);
         assert!(store.load_chat("other").unwrap().is_none());
         assert_eq!(store.chat_ids().unwrap(), ["c"]);
+    }
+
+    #[test]
+    fn tenants_with_unusual_names_keep_their_own_settings_and_refreshes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path(), true).unwrap();
+        let chat = |id: &str| Write::Chat {
+            chat_id: id.into(),
+            meta: ChatMeta::default(),
+        };
+        let global = |tenant: &str, depth| Write::GlobalSettings {
+            tenant: tenant.into(),
+            patch: SettingsPatch {
+                depth: Some(depth),
+                ..Default::default()
+            },
+        };
+        store
+            .commit(&[vec![
+                chat("plain"),
+                chat("café\u{1f}c1"),
+                chat(":x\u{1f}c2"),
+                chat("x\u{1f}c3"),
+                global(":x", 1),
+                global("x", 2),
+                global("", 3),
+            ]])
+            .unwrap();
+        let mut globals = store.load_global_settings().unwrap();
+        globals.sort_by(|a, b| a.0.cmp(&b.0));
+        let depths: Vec<(&str, Option<u32>)> =
+            globals.iter().map(|(t, p)| (t.as_str(), p.depth)).collect();
+        assert_eq!(depths, [("", Some(3)), (":x", Some(1)), ("x", Some(2))]);
+        let owe = |tenant: &str| {
+            store
+                .commit(&[vec![Write::AllChatsOweRefresh {
+                    tenant: tenant.into(),
+                }]])
+                .unwrap();
+            let owed = store.chats_needing_refresh().unwrap();
+            store
+                .commit(&[vec![
+                    chat("plain"),
+                    chat("café\u{1f}c1"),
+                    chat(":x\u{1f}c2"),
+                    chat("x\u{1f}c3"),
+                ]])
+                .unwrap();
+            owed
+        };
+        assert_eq!(owe("café"), ["café\u{1f}c1"]);
+        assert_eq!(owe(":x"), [":x\u{1f}c2"]);
+        assert_eq!(owe(""), ["plain"]);
     }
 
     #[test]

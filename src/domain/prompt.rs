@@ -1,0 +1,244 @@
+//! Prompt assembly with SillyTavern's placement of extension prompts, so a
+//! backend that is not SillyTavern gets the exact prompt SillyTavern would
+//! build (`RenderPrompt`).
+//!
+//! Rules (from SillyTavern's `script.js` and `openai.js`, see the reference
+//! file): an empty value is never inserted; a later prompt under the same
+//! key replaces an earlier one; prompts sharing a position (and, for
+//! IN_CHAT, a depth and a role) are joined in key order, each trimmed, with
+//! `\n`; NONE is never placed.
+
+use std::collections::BTreeMap;
+
+use super::settings::{MAX_DEPTH, Position, Role};
+
+/// Text completion or chat completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptMode {
+    /// One text: BEFORE_PROMPT text, story string, IN_PROMPT text.
+    TextCompletion,
+    /// Messages: BEFORE_PROMPT messages, the main prompt, IN_PROMPT
+    /// messages, then the history.
+    ChatCompletion,
+}
+
+/// One message of a prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptMessage {
+    /// Who speaks.
+    pub role: Role,
+    /// The speaker's name (empty for system messages).
+    pub name: String,
+    /// The text.
+    pub content: String,
+    /// Hidden from the prompt (SillyTavern's `is_system`); never in output.
+    pub hidden: bool,
+}
+
+/// One extension prompt (SillyTavern's `setExtensionPrompt`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionPrompt {
+    /// Registration key; a later prompt under the same key replaces it.
+    pub key: String,
+    /// The text; empty (or blank) is never inserted.
+    pub value: String,
+    /// Where it goes.
+    pub position: Position,
+    /// For IN_CHAT: how many visible messages from the end (0..=1000).
+    pub depth: u32,
+    /// Its role (ignored in text completion outside IN_CHAT).
+    pub role: Role,
+    /// World Info scanning; never changes placement.
+    pub scan: bool,
+}
+
+/// A rendered prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RenderedPrompt {
+    /// Text completion: the text before the history; empty in chat completion.
+    pub text: String,
+    /// The messages, in order.
+    pub messages: Vec<PromptMessage>,
+}
+
+/// What to render.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptInput<'a> {
+    /// Text or chat completion.
+    pub mode: PromptMode,
+    /// The story string (character card / system prompt block).
+    pub story_string: &'a str,
+    /// The chat history, oldest first, hidden messages included.
+    pub history: &'a [PromptMessage],
+    /// Whether the request continues the last message.
+    pub continue_last: bool,
+    /// Extension prompts in registration order.
+    pub prompts: &'a [ExtensionPrompt],
+}
+
+/// The order of roles within one depth, as inserted into the reversed
+/// history: after reversing back, assistant, then user, then system.
+const IN_CHAT_ROLE_ORDER: [Role; 3] = [Role::System, Role::User, Role::Assistant];
+/// The order of the per-role messages of BEFORE_PROMPT and IN_PROMPT in
+/// chat completion.
+const PROMPT_ROLE_ORDER: [Role; 3] = [Role::System, Role::User, Role::Assistant];
+
+/// Renders a prompt.
+pub fn render_prompt(input: PromptInput<'_>) -> RenderedPrompt {
+    let prompts = effective_prompts(input.prompts);
+    let visible: Vec<&PromptMessage> = input.history.iter().filter(|m| !m.hidden).collect();
+    let history = place_in_chat(&visible, &prompts, input.continue_last);
+    match input.mode {
+        PromptMode::TextCompletion => {
+            let before = joined(&prompts, |p| p.position == Position::BeforePrompt);
+            let after = joined(&prompts, |p| p.position == Position::InPrompt);
+            let mut text = String::new();
+            if !before.is_empty() {
+                text.push_str(&before);
+                text.push('\n');
+            }
+            text.push_str(input.story_string);
+            if !after.is_empty() {
+                text.push('\n');
+                text.push_str(&after);
+                text.push('\n');
+            }
+            RenderedPrompt {
+                text,
+                messages: history,
+            }
+        }
+        PromptMode::ChatCompletion => {
+            let mut messages = role_messages(&prompts, Position::BeforePrompt);
+            messages.push(PromptMessage {
+                role: Role::System,
+                name: String::new(),
+                content: input.story_string.to_owned(),
+                hidden: false,
+            });
+            messages.extend(role_messages(&prompts, Position::InPrompt));
+            messages.extend(history);
+            RenderedPrompt {
+                text: String::new(),
+                messages,
+            }
+        }
+    }
+}
+
+/// The prompts that take part: the last registration of each key, in key
+/// order, without empty values or NONE.
+fn effective_prompts(prompts: &[ExtensionPrompt]) -> Vec<ExtensionPrompt> {
+    let mut by_key: BTreeMap<&str, &ExtensionPrompt> = BTreeMap::new();
+    for prompt in prompts {
+        by_key.insert(&prompt.key, prompt);
+    }
+    by_key
+        .into_values()
+        .filter(|p| p.position != Position::None && !p.value.trim().is_empty())
+        .cloned()
+        .collect()
+}
+
+/// The values of the prompts `select` picks, in key order, trimmed, joined
+/// with `\n`.
+fn joined(prompts: &[ExtensionPrompt], select: impl Fn(&ExtensionPrompt) -> bool) -> String {
+    prompts
+        .iter()
+        .filter(|p| select(p))
+        .map(|p| p.value.trim())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Chat completion's BEFORE_PROMPT or IN_PROMPT messages: one per role.
+fn role_messages(prompts: &[ExtensionPrompt], position: Position) -> Vec<PromptMessage> {
+    PROMPT_ROLE_ORDER
+        .iter()
+        .filter_map(|&role| {
+            let content = joined(prompts, |p| p.position == position && p.role == role);
+            (!content.is_empty()).then(|| PromptMessage {
+                role,
+                name: String::new(),
+                content,
+                hidden: false,
+            })
+        })
+        .collect()
+}
+
+/// The name an injected message of `role` carries: empty for system, else
+/// the name of the latest visible history message of that role.
+fn speaker(visible: &[&PromptMessage], role: Role) -> String {
+    if role == Role::System {
+        return String::new();
+    }
+    visible
+        .iter()
+        .rev()
+        .find(|m| m.role == role)
+        .map(|m| m.name.clone())
+        .unwrap_or_default()
+}
+
+/// The visible history with the IN_CHAT prompts placed, SillyTavern's way:
+/// walking depths 0..=1000 over the reversed history, the messages of depth
+/// d go in at index d + (messages inserted so far), clamped to the end.
+fn place_in_chat(
+    visible: &[&PromptMessage],
+    prompts: &[ExtensionPrompt],
+    continue_last: bool,
+) -> Vec<PromptMessage> {
+    let depth_of = |p: &ExtensionPrompt| {
+        let depth = p.depth.min(MAX_DEPTH);
+        if continue_last && depth == 0 {
+            1
+        } else {
+            depth
+        }
+    };
+    let in_chat: Vec<&ExtensionPrompt> = prompts
+        .iter()
+        .filter(|p| p.position == Position::InChat)
+        .collect();
+    let mut reversed: Vec<PromptMessage> = visible
+        .iter()
+        .rev()
+        .map(|m| PromptMessage {
+            hidden: false,
+            ..(*m).clone()
+        })
+        .collect();
+    let mut depths: Vec<u32> = in_chat.iter().map(|p| depth_of(p)).collect();
+    depths.sort_unstable();
+    depths.dedup();
+    let mut inserted = 0usize;
+    for depth in depths {
+        let at_depth: Vec<PromptMessage> = IN_CHAT_ROLE_ORDER
+            .iter()
+            .filter_map(|&role| {
+                let content = in_chat
+                    .iter()
+                    .filter(|p| depth_of(p) == depth && p.role == role)
+                    .map(|p| p.value.trim())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                (!content.is_empty()).then(|| PromptMessage {
+                    role,
+                    name: speaker(visible, role),
+                    content,
+                    hidden: false,
+                })
+            })
+            .collect();
+        let index = (depth as usize + inserted).min(reversed.len());
+        inserted += at_depth.len();
+        reversed.splice(index..index, at_depth);
+    }
+    reversed.reverse();
+    reversed
+}
+
+#[cfg(test)]
+#[path = "prompt_tests.rs"]
+mod tests;

@@ -1,0 +1,121 @@
+//! `PromptService.RenderPrompt` over a real socket: the chat's own
+//! injection and the backend's prompts placed as SillyTavern would.
+
+mod common;
+
+use common::*;
+use recapd::grpc::pb;
+use recapd::grpc::pb::prompt_service_client::PromptServiceClient;
+use tonic::Code;
+
+fn history(role: pb::InjectionRole, name: &str, content: &str, hidden: bool) -> pb::PromptMessage {
+    pb::PromptMessage {
+        role: role as i32,
+        name: name.into(),
+        content: content.into(),
+        hidden,
+    }
+}
+
+#[tokio::test]
+async fn a_chats_injection_and_extra_prompts_are_placed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    server.set_global_debounce(0).await;
+    server
+        .publish("c", chat_changed(vec![message("m1", "hi")]))
+        .await
+        .unwrap();
+    add_recap(&mut server, "c", "They met.").await;
+    // The chat's injection: IN_CHAT depth 1 as USER.
+    server
+        .settings
+        .update_settings(pb::UpdateSettingsRequest {
+            chat_id: "c".into(),
+            settings: Some(pb::Settings {
+                position: Some(pb::InjectionPosition::InChat as i32),
+                depth: Some(1),
+                role: Some(pb::InjectionRole::User as i32),
+                template: Some("Memory: {{running_recap}}".into()),
+                ..Default::default()
+            }),
+            clear: vec![],
+        })
+        .await
+        .unwrap();
+    let mut prompts = PromptServiceClient::new(server.channel.clone());
+    let request = |mode: pb::PromptMode| pb::RenderPromptRequest {
+        chat_id: "c".into(),
+        mode: mode as i32,
+        story_string: "You are Bob.".into(),
+        history: vec![
+            history(pb::InjectionRole::User, "Ann", "Hello", false),
+            history(pb::InjectionRole::Assistant, "Bob", "(hidden)", true),
+            history(pb::InjectionRole::Assistant, "Bob", "Hi Ann", false),
+        ],
+        continue_last: false,
+        extra: vec![pb::ExtensionPrompt {
+            key: "authors_note".into(),
+            value: "Keep it short.".into(),
+            position: pb::InjectionPosition::BeforePrompt as i32,
+            depth: 0,
+            role: pb::InjectionRole::System as i32,
+            scan: false,
+        }],
+    };
+    let message =
+        |role: pb::InjectionRole, name: &str, content: &str| history(role, name, content, false);
+
+    let text = prompts
+        .render_prompt(request(pb::PromptMode::TextCompletion))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(text.text, "Keep it short.\nYou are Bob.");
+    assert_eq!(
+        text.messages,
+        [
+            message(pb::InjectionRole::User, "Ann", "Hello"),
+            message(pb::InjectionRole::User, "Ann", "Memory: They met."),
+            message(pb::InjectionRole::Assistant, "Bob", "Hi Ann"),
+        ]
+    );
+    let chat = prompts
+        .render_prompt(request(pb::PromptMode::ChatCompletion))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(chat.text, "");
+    assert_eq!(
+        chat.messages,
+        [
+            message(pb::InjectionRole::System, "", "Keep it short."),
+            message(pb::InjectionRole::System, "", "You are Bob."),
+            message(pb::InjectionRole::User, "Ann", "Hello"),
+            message(pb::InjectionRole::User, "Ann", "Memory: They met."),
+            message(pb::InjectionRole::Assistant, "Bob", "Hi Ann"),
+        ]
+    );
+
+    // Bad input is refused by field.
+    let mut bad = request(pb::PromptMode::Unspecified);
+    assert_eq!(
+        prompts.render_prompt(bad.clone()).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    bad.mode = pb::PromptMode::TextCompletion as i32;
+    bad.extra[0].depth = 1001;
+    let err = prompts.render_prompt(bad.clone()).await.unwrap_err();
+    assert!(
+        err.message().contains("extra[0].depth"),
+        "{}",
+        err.message()
+    );
+    bad.extra[0].depth = 0;
+    bad.chat_id = "nobody".into();
+    assert_eq!(
+        prompts.render_prompt(bad).await.unwrap_err().code(),
+        Code::NotFound
+    );
+    server.stop().await;
+}
