@@ -185,6 +185,21 @@ impl Engine {
         slot
     }
 
+    /// Drops a slot from memory when nobody else holds it and nobody
+    /// watches it. Checked under the map's write lock: any other holder
+    /// took its clone under the map's lock, so the count is exact.
+    fn forget_slot(&self, slot: Arc<ChatSlot>) {
+        let mut chats = match self.inner.chats.write() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // One reference in the map, one here.
+        if Arc::strong_count(&slot) == 2 && slot.latest.receiver_count() == 0 {
+            chats.remove(&slot.id);
+            metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+        }
+    }
+
     fn resident_slots(&self) -> Vec<Arc<ChatSlot>> {
         match self.inner.chats.read() {
             Ok(c) => c.values().cloned().collect(),

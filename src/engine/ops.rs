@@ -149,12 +149,12 @@ impl Engine {
         chat_id: &str,
         message_id: &str,
     ) -> Result<MessageData, EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
-        Ok(known_chat(resident, chat_id)?
-            .message_data(message_id)?
-            .clone())
+        self.read_chat(chat_id, |resident| {
+            Ok(known_chat(resident, chat_id)?
+                .message_data(message_id)?
+                .clone())
+        })
+        .await
     }
 
     /// Sets present fields on a message's current swipe (debounced refresh).
@@ -269,10 +269,10 @@ impl Engine {
 
     /// A chat's running-recap versions.
     pub async fn list_recaps(&self, chat_id: &str) -> Result<RecapList, EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
-        Ok(recap_list(known_chat(resident, chat_id)?))
+        self.read_chat(chat_id, |resident| {
+            Ok(recap_list(known_chat(resident, chat_id)?))
+        })
+        .await
     }
 
     /// A tenant's global settings (`None`) or a chat's effective settings.
@@ -285,10 +285,8 @@ impl Engine {
         let Some(chat_id) = chat_id else {
             return Ok(Settings::default().with(&global));
         };
-        let slot = self.slot(chat_id);
-        let guard = self.lock(&slot).await?;
-        let resident = guard.as_ref().ok_or_else(missing_state)?;
-        Ok(resident.effective(&global))
+        self.read_chat(chat_id, |resident| Ok(resident.effective(&global)))
+            .await
     }
 
     /// Changes the global settings (`None`; every chat is refreshed) or a
@@ -429,18 +427,20 @@ impl Engine {
         if let Some(latest) = slot.latest.borrow().clone() {
             return Ok(latest);
         }
+        drop(slot);
         let global = self.global(tenant_of(chat_id));
-        let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
-        known_chat(resident, chat_id)?;
-        if let Some(latest) = slot.latest.borrow().clone() {
-            return Ok(latest);
-        }
-        let settings = resident.effective(&global);
-        let enabled = settings.chat_enabled(resident.settings.enabled);
-        Ok(Arc::new(Injection::unrefreshed(
-            chat_id, &settings, enabled,
-        )))
+        self.read_chat(chat_id, |resident| {
+            known_chat(resident, chat_id)?;
+            if let Some(latest) = &resident.meta.injection {
+                return Ok(Arc::new(latest.clone()));
+            }
+            let settings = resident.effective(&global);
+            let enabled = settings.chat_enabled(resident.settings.enabled);
+            Ok(Arc::new(Injection::unrefreshed(
+                chat_id, &settings, enabled,
+            )))
+        })
+        .await
     }
 
     /// Runs a refresh now (the Refresh RPC).
@@ -451,13 +451,35 @@ impl Engine {
     /// The inclusion of every message as a refresh would compute it now.
     pub async fn inclusion(&self, chat_id: &str) -> Result<Vec<MessageInclusion>, EngineError> {
         let global = self.global(tenant_of(chat_id));
+        self.read_chat(chat_id, |resident| {
+            let settings = resident.effective(&global);
+            let chat = known_chat(resident, chat_id)?;
+            inclusion::count_texts(chat, settings.tokenizer);
+            Ok(inclusion::compute_inclusion(chat, &settings))
+        })
+        .await
+    }
+
+    /// Runs `read` on a chat's state. A chat that turns out not to exist
+    /// (and has no settings, no subscriber and no other caller) does not
+    /// stay in memory, so reads of made-up ids cannot fill it.
+    async fn read_chat<T>(
+        &self,
+        chat_id: &str,
+        read: impl FnOnce(&mut Resident) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
-        let settings = resident.effective(&global);
-        let chat = known_chat(resident, chat_id)?;
-        inclusion::count_texts(chat, settings.tokenizer);
-        Ok(inclusion::compute_inclusion(chat, &settings))
+        let result = read(resident);
+        let unused = resident.chat.is_none()
+            && resident.settings == crate::store::ChatSettings::default()
+            && resident.debounce.is_none();
+        drop(guard);
+        if unused {
+            self.forget_slot(slot);
+        }
+        result
     }
 
     /// Updates for the named chats (after a snapshot of each that has been

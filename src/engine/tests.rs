@@ -207,3 +207,23 @@ async fn a_global_change_marks_every_chat_owed_until_refreshed() {
         .unwrap();
     assert_eq!(store.chats_needing_refresh().unwrap(), ["a", "b", "c"]);
 }
+
+#[tokio::test]
+async fn reads_of_unknown_chats_do_not_stay_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _store) = engine(&dir);
+    engine
+        .publish("real", ChatEvent::RefreshRequested)
+        .await
+        .unwrap();
+    for i in 0..1000 {
+        let id = format!("made-up-{i}");
+        assert!(engine.injection(&id).await.is_err());
+        assert!(engine.message_data(&id, "m").await.is_err());
+        assert!(engine.list_recaps(&id).await.is_err());
+        assert!(engine.inclusion(&id).await.is_err());
+        engine.settings("", Some(&id)).await.unwrap();
+    }
+    assert_eq!(engine.resident_slots().len(), 1, "only the real chat stays");
+    assert_eq!(engine.injection("real").await.unwrap().revision, 1);
+}
