@@ -119,3 +119,67 @@ async fn a_chats_injection_and_extra_prompts_are_placed() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn st_auto_recap_settings_import_as_global_or_chat_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    let imported = server
+        .settings
+        .import_settings(pb::ImportSettingsRequest {
+            chat_id: String::new(),
+            json: r#"{"running_scene_recap_position": 1, "running_scene_recap_depth": 5,
+                      "running_scene_recap_role": 1, "message_recap_context_type": "absolute",
+                      "message_recap_context_limit": 300, "chats_enabled": {"x": false}}"#
+                .into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let settings = imported.settings.unwrap();
+    assert_eq!(
+        settings.position,
+        Some(pb::InjectionPosition::InChat as i32)
+    );
+    assert_eq!(
+        (settings.depth, settings.role),
+        (Some(5), Some(pb::InjectionRole::User as i32))
+    );
+    assert_eq!(settings.message_recap_context_limit, Some(300));
+    assert_eq!(imported.ignored_keys, ["chats_enabled"]);
+    // A chat import overrides only that chat.
+    let chat = server
+        .settings
+        .import_settings(pb::ImportSettingsRequest {
+            chat_id: "c".into(),
+            json: r#"{"running_scene_recap_depth": 9}"#.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(chat.settings.unwrap().depth, Some(9));
+    let global = server
+        .settings
+        .get_settings(pb::GetSettingsRequest {
+            chat_id: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(global.depth, Some(5));
+    let err = server
+        .settings
+        .import_settings(pb::ImportSettingsRequest {
+            chat_id: String::new(),
+            json: r#"{"running_scene_recap_position": 7}"#.into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(
+        err.message().contains("json.running_scene_recap_position"),
+        "{}",
+        err.message()
+    );
+    server.stop().await;
+}

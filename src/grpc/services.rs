@@ -16,6 +16,7 @@ use super::stream::InjectionStream;
 use crate::auth::Tenant;
 use crate::domain::ids;
 use crate::domain::prompt::{PromptInput, render_prompt};
+use crate::domain::st_settings::import_st_settings;
 use crate::engine::{Engine, SettingsUpdate};
 
 /// The caller's tenant (set by [`crate::auth::AuthLayer`]; the default
@@ -231,6 +232,28 @@ impl SettingsService for SettingsApi {
             .update_settings(tenant.name(), chat.as_deref(), update)
             .await?;
         Ok(Response::new((&settings).into()))
+    }
+
+    async fn import_settings(
+        &self,
+        request: Request<pb::ImportSettingsRequest>,
+    ) -> Result<Response<pb::ImportSettingsResponse>, Status> {
+        let (tenant, pb::ImportSettingsRequest { chat_id, json }) = split(request);
+        let chat = optional_chat(&chat_id)?.map(|c| tenant.scope(c));
+        self.engine.limits().check_text("json", &json)?;
+        let imported = import_st_settings(&json)?;
+        let update = SettingsUpdate {
+            patch: imported.patch,
+            clear: vec![],
+        };
+        let settings = self
+            .engine
+            .update_settings(tenant.name(), chat.as_deref(), update)
+            .await?;
+        Ok(Response::new(pb::ImportSettingsResponse {
+            settings: Some((&settings).into()),
+            ignored_keys: imported.ignored_keys,
+        }))
     }
 
     async fn set_chat_enabled(
