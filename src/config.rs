@@ -43,6 +43,30 @@ pub enum Command {
         #[arg(long)]
         addr: Option<String>,
     },
+    /// Loads SillyTavern chat files into a running recapd; each file's name
+    /// without `.jsonl` is its chat id (an existing chat is replaced).
+    Import {
+        /// Address of the server; defaults to --listen.
+        #[arg(long)]
+        addr: Option<String>,
+        /// Bearer token, when the server has --auth-tokens-file.
+        #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// The files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Writes a chat of a running recapd to stdout as a SillyTavern chat file.
+    Export {
+        /// Address of the server; defaults to --listen.
+        #[arg(long)]
+        addr: Option<String>,
+        /// Bearer token, when the server has --auth-tokens-file.
+        #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// The chat.
+        chat: String,
+    },
 }
 
 /// Log line format.

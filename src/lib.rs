@@ -27,6 +27,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod chat_files;
 pub mod config;
 pub mod domain;
 pub mod engine;

@@ -52,6 +52,14 @@ fn main() -> ExitCode {
             let addr = addr.unwrap_or_else(|| config.local_dial_addr().to_string());
             runtime.block_on(recapd::health::probe(&addr))
         }
+        Some(Command::Import { addr, token, paths }) => {
+            let addr = addr.unwrap_or_else(|| config.local_dial_addr().to_string());
+            runtime.block_on(recapd::chat_files::import(&addr, token.as_deref(), &paths))
+        }
+        Some(Command::Export { addr, token, chat }) => {
+            let addr = addr.unwrap_or_else(|| config.local_dial_addr().to_string());
+            runtime.block_on(recapd::chat_files::export(&addr, token.as_deref(), &chat))
+        }
         None => {
             match config.log_format {
                 LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),

@@ -23,6 +23,7 @@ mod proptests;
 pub mod recaps;
 pub mod refresh;
 pub mod settings;
+pub mod st_chat;
 pub mod st_settings;
 pub mod template;
 pub mod tokens;

@@ -12,6 +12,7 @@ use crate::domain::message::MessageData;
 use crate::domain::recaps::{NewRecap, RecapVersion};
 use crate::domain::refresh::{Injection, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch};
+use crate::domain::st_chat::{ImportedChat, write_st_chat};
 use crate::store::{StoreError, Write};
 
 use super::fanout::Updates;
@@ -511,5 +512,63 @@ impl Engine {
             receivers.push((chat_id.clone(), slot.latest.subscribe()));
         }
         Ok(Updates::chats(receivers, permit))
+    }
+}
+
+impl Engine {
+    /// Replaces a chat (created when new) with one read from a SillyTavern
+    /// file: all its messages and running-recap versions, in one commit
+    /// with an immediate refresh (trigger CHAT_CHANGED). Answers with the
+    /// number of messages and of versions.
+    pub async fn import_chat(
+        &self,
+        chat_id: &str,
+        imported: ImportedChat,
+    ) -> Result<(usize, usize), EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let place = match resident.chat {
+            None => Some(self.reserve_chat()?),
+            Some(_) => None,
+        };
+        let mut writes = Vec::new();
+        if let Some(old) = &resident.chat {
+            writes.extend(old.messages().map(|(_, m)| Write::DeleteMessage {
+                chat_id: chat_id.to_owned(),
+                message_id: m.id.clone(),
+            }));
+            writes.extend(old.recaps().versions().map(|v| Write::DeleteRecap {
+                chat_id: chat_id.to_owned(),
+                version: v.version,
+            }));
+        }
+        let chat = Chat::from_parts(imported.messages, imported.recaps, imported.current);
+        writes.extend(chat.messages().map(|(seq, m)| Write::Message {
+            chat_id: chat_id.to_owned(),
+            seq,
+            message: m.clone(),
+        }));
+        writes.extend(chat.recaps().versions().map(|v| Write::Recap {
+            chat_id: chat_id.to_owned(),
+            version: v.clone(),
+        }));
+        let counts = (chat.len(), chat.recaps().versions().count());
+        resident.chat = Some(chat);
+        self.finish(&slot, guard, writes, Next::Refresh(Trigger::ChatChanged))
+            .await?;
+        if let Some(place) = place {
+            place.keep();
+        }
+        Ok(counts)
+    }
+
+    /// A chat as a SillyTavern chat file.
+    pub async fn export_chat(&self, chat_id: &str) -> Result<String, EngineError> {
+        self.read_chat(chat_id, |resident| {
+            let chat = known_chat(resident, chat_id)?;
+            Ok(write_st_chat(unscoped(chat_id), chat))
+        })
+        .await
     }
 }

@@ -16,6 +16,7 @@ use super::stream::InjectionStream;
 use crate::auth::Tenant;
 use crate::domain::ids;
 use crate::domain::prompt::{PromptInput, render_prompt};
+use crate::domain::st_chat::parse_st_chat;
 use crate::domain::st_settings::import_st_settings;
 use crate::engine::{Engine, SettingsUpdate};
 
@@ -162,6 +163,38 @@ impl MemoryService for MemoryApi {
         let chat_id = tenant.scope(&chat_id);
         let list = self.engine.delete_recap(&chat_id, version).await?;
         Ok(Response::new((&list).into()))
+    }
+
+    async fn import_chat(
+        &self,
+        request: Request<pb::ImportChatRequest>,
+    ) -> Result<Response<pb::ImportChatResponse>, Status> {
+        let (tenant, pb::ImportChatRequest { chat_id, jsonl }) = split(request);
+        convert::chat_id(&chat_id)?;
+        let text = String::from_utf8(jsonl)
+            .map_err(|e| Status::invalid_argument(format!("invalid jsonl: not UTF-8 ({e})")))?;
+        let imported = parse_st_chat(&text, self.engine.limits())?;
+        let (messages, recaps) = self
+            .engine
+            .import_chat(&tenant.scope(&chat_id), imported)
+            .await?;
+        Ok(Response::new(pb::ImportChatResponse {
+            chat_id,
+            message_count: u32::try_from(messages).unwrap_or(u32::MAX),
+            running_recap_count: u32::try_from(recaps).unwrap_or(u32::MAX),
+        }))
+    }
+
+    async fn export_chat(
+        &self,
+        request: Request<pb::ExportChatRequest>,
+    ) -> Result<Response<pb::ExportChatResponse>, Status> {
+        let (tenant, pb::ExportChatRequest { chat_id }) = split(request);
+        convert::chat_id(&chat_id)?;
+        let jsonl = self.engine.export_chat(&tenant.scope(&chat_id)).await?;
+        Ok(Response::new(pb::ExportChatResponse {
+            jsonl: jsonl.into_bytes(),
+        }))
     }
 
     async fn list_running_recaps(

@@ -1,0 +1,86 @@
+//! SillyTavern chat files: reading, writing, and rejecting bad files whole.
+
+use super::*;
+
+const SMALL: &str = r#"{"user_name":"Ann","character_name":"Bob","create_date":"2024-01-01","chat_metadata":{"auto_recap_running_scene_recaps":{"chat_id":"Bob - 2024","current_version":0,"versions":[{"version":0,"timestamp":1700000000000,"content":"They met.","scene_count":1,"excluded_count":0,"prev_scene_index":null,"new_scene_index":1},{"version":1,"timestamp":1700000001000,"content":"They met and left.","scene_count":2,"excluded_count":0,"prev_scene_index":1,"new_scene_index":2}]}}}
+{"name":"Ann","is_user":true,"is_system":false,"send_date":"x","mes":"Hello","extra":{"auto_recap_memory":{"memory":"Ann greets.","include":"Recap of message(s)"}}}
+{"name":"Bob","is_user":false,"is_system":true,"mes":"Hi","swipes":["Hey","Hi"],"swipe_id":1,"swipe_info":[{"extra":{"auto_recap_memory":{"memory":"old swipe"}}},{"extra":{}}],"extra":{"auto_recap_memory":{"memory":"Bob answers.","scene_break":true,"scene_recap_memory":"They met."}}}
+{"name":"Narrator","is_user":false,"mes":"Night falls.","extra":{"type":"narrator","auto_recap_memory":{"scene_break":true,"scene_break_visible":false,"scene_recap_memory":"Night."}}}
+"#;
+
+#[test]
+fn a_chat_file_becomes_messages_swipes_data_and_versions() {
+    let chat = parse_st_chat(SMALL, &Limits::default()).unwrap();
+    assert_eq!(chat.messages.len(), 3);
+    let (_, ann) = &chat.messages[0];
+    assert_eq!(
+        (ann.id.as_str(), ann.text(), ann.is_user),
+        ("m0", "Hello", true)
+    );
+    assert_eq!(ann.data().memory.as_deref(), Some("Ann greets."));
+    let (_, bob) = &chat.messages[1];
+    assert!(bob.hidden, "is_system is a hide made by hand");
+    assert_eq!((bob.swipe_id, bob.swipes.len(), bob.text()), (1, 2, "Hi"));
+    assert_eq!(bob.swipes[0].data.memory.as_deref(), Some("old swipe"));
+    assert_eq!(bob.data().memory.as_deref(), Some("Bob answers."));
+    assert!(bob.data().is_visible_scene_break());
+    let (_, narrator) = &chat.messages[2];
+    assert!(narrator.is_narrator);
+    assert!(!narrator.data().is_visible_scene_break());
+    assert_eq!(chat.current, Some(0));
+    assert_eq!(chat.recaps.len(), 2);
+    assert_eq!(chat.recaps[0].new_scene_message_id.as_deref(), Some("m1"));
+    assert_eq!(chat.recaps[1].prev_scene_message_id.as_deref(), Some("m1"));
+    assert_eq!(chat.recaps[1].new_scene_message_id.as_deref(), Some("m2"));
+    assert_eq!(chat.recaps[1].created_at_ms, 1_700_000_001_000);
+}
+
+#[test]
+fn writing_then_reading_gives_the_same_chat() {
+    let first = parse_st_chat(SMALL, &Limits::default()).unwrap();
+    let chat = Chat::from_parts(first.messages.clone(), first.recaps.clone(), first.current);
+    let written = write_st_chat("Bob - 2024", &chat);
+    let again = parse_st_chat(&written, &Limits::default()).unwrap();
+    assert_eq!(again.messages, first.messages);
+    assert_eq!(again.recaps, first.recaps);
+    assert_eq!(again.current, first.current);
+}
+
+#[test]
+fn a_bad_file_is_rejected_whole_naming_the_line() {
+    let cases = [
+        ("", "line 1"),
+        ("not json\n", "line 1"),
+        ("{}\n{\"mes\": 3}\n", "line 2"),
+        ("{}\n{\"mes\": \"ok\"}\n{broken\n", "line 3"),
+        (
+            "{}\n{\"mes\": \"a\", \"swipes\": [\"a\"], \"swipe_id\": 4}\n",
+            "line 2",
+        ),
+        ("{}\n[1]\n", "line 2"),
+        (
+            r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"versions":[{"version":0,"new_scene_index":5}]}}}
+{"mes":"only one"}
+"#,
+            "line 1",
+        ),
+        (
+            r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"versions":[{"version":0},{"version":0}]}}}
+"#,
+            "line 1",
+        ),
+        (
+            "{}\n{\"mes\":\"x\",\"extra\":{\"auto_recap_memory\":{\"memory\":7}}}\n",
+            "line 2",
+        ),
+    ];
+    for (file, line) in cases {
+        let err = parse_st_chat(file, &Limits::default()).unwrap_err();
+        assert!(err.to_string().contains(line), "{file:?}: {err}");
+    }
+    let tiny = Limits {
+        max_messages_per_chat: 1,
+        ..Limits::default()
+    };
+    assert!(parse_st_chat("{}\n{\"mes\":\"a\"}\n{\"mes\":\"b\"}\n", &tiny).is_err());
+}

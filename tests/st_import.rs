@@ -1,0 +1,272 @@
+//! SillyTavern chat files through the API: ImportChat, ExportChat, and a
+//! round trip, with hand-made fixtures (tests/fixtures/make_fixtures.py).
+
+mod common;
+
+use common::*;
+use recapd::grpc::pb;
+use serde_json::Value;
+use tonic::Code;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/{name}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn lines(jsonl: &[u8]) -> Vec<Value> {
+    std::str::from_utf8(jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_sillytavern_chat_imports_with_its_recaps_and_exports_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    let file = fixture("bob-harbour");
+    let source = lines(&file);
+    let imported = server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "harbour".into(),
+            jsonl: file.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let versions = source[0]["chat_metadata"]["auto_recap_running_scene_recaps"]["versions"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(imported.message_count as usize, source.len() - 1);
+    assert_eq!(imported.running_recap_count as usize, versions);
+
+    // Messages, flags and per-message data as the file has them.
+    let inclusion = server
+        .injections
+        .get_inclusion(pb::GetInclusionRequest {
+            chat_id: "harbour".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .messages;
+    assert_eq!(inclusion.len(), source.len() - 1);
+    for (i, (line, m)) in source[1..].iter().zip(&inclusion).enumerate() {
+        assert_eq!(m.message_id, format!("m{i}"));
+        if line["is_system"] == Value::Bool(true) {
+            assert!(m.hidden, "m{i} was hidden by hand");
+        }
+        let data = server
+            .memory
+            .get_message_data(pb::GetMessageDataRequest {
+                chat_id: "harbour".into(),
+                message_id: m.message_id.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            data.memory.as_deref(),
+            line["extra"]["auto_recap_memory"]["memory"].as_str(),
+            "m{i} memory"
+        );
+        assert_eq!(
+            data.scene_recap_memory.as_deref(),
+            line["extra"]["auto_recap_memory"]["scene_recap_memory"].as_str()
+        );
+    }
+    // Running recaps: the current version is injected; scene indices are message ids.
+    let list = server
+        .memory
+        .list_running_recaps(pb::ListRunningRecapsRequest {
+            chat_id: "harbour".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let meta = &source[0]["chat_metadata"]["auto_recap_running_scene_recaps"];
+    let current = meta["current_version"].as_u64().unwrap() as u32;
+    assert_eq!(list.current_version, Some(current));
+    let first = &meta["versions"][0];
+    assert_eq!(
+        list.versions[0].new_scene_message_id,
+        format!("m{}", first["new_scene_index"])
+    );
+    let injection = server.injection("harbour").await;
+    let content = meta["versions"][current as usize]["content"]
+        .as_str()
+        .unwrap();
+    assert!(injection.text.contains(content), "{}", injection.text);
+    assert!(
+        injection.auto_hidden_count > 0,
+        "the file's scene breaks drive auto-hide"
+    );
+
+    // Export, import as another chat, export again: the same file.
+    let exported = server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: "harbour".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jsonl;
+    server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "copy".into(),
+            jsonl: exported.clone(),
+        })
+        .await
+        .unwrap();
+    let again = server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: "copy".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jsonl;
+    let (a, b) = (lines(&exported), lines(&again));
+    assert_eq!(a[1..], b[1..], "messages survive the round trip");
+    assert_eq!(
+        a[0]["chat_metadata"]["auto_recap_running_scene_recaps"]["versions"],
+        b[0]["chat_metadata"]["auto_recap_running_scene_recaps"]["versions"]
+    );
+    // And the export says what the source said.
+    for (src, out) in source[1..].iter().zip(&a[1..]) {
+        assert_eq!(src["mes"], out["mes"]);
+        assert_eq!(src["name"], out["name"]);
+        assert_eq!(
+            src.get("swipes")
+                .cloned()
+                .unwrap_or(Value::Null)
+                .as_array()
+                .map(|s| s.len()),
+            out["swipes"].as_array().map(|s| s.len()).filter(|n| *n > 1)
+        );
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    server
+        .publish("c", chat_changed(vec![message("old", "old text")]))
+        .await
+        .unwrap();
+    let imported = server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "c".into(),
+            jsonl: fixture("bob-short"),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(imported.message_count, 60);
+    let err = server
+        .memory
+        .get_message_data(pb::GetMessageDataRequest {
+            chat_id: "c".into(),
+            message_id: "old".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound, "the old transcript is replaced");
+    let before = server.injection("c").await;
+
+    let mut broken = fixture("bob-short");
+    broken.extend_from_slice(b"{not json\n");
+    let err = server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "c".into(),
+            jsonl: broken,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("line 62"), "{}", err.message());
+    assert_eq!(
+        server.injection("c").await,
+        before,
+        "nothing of a bad file is stored"
+    );
+    let err = server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "d".into(),
+            jsonl: vec![0xff, 0xfe],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    let err = server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: "nobody".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_import_and_export_commands_talk_to_a_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).await;
+    let addr = server.app.local_addr().to_string();
+    let path = format!(
+        "{}/tests/fixtures/bob-short.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let run = |args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_recapd"))
+                .args(args)
+                .output()
+                .unwrap()
+        })
+    };
+    let out = run(vec!["import".into(), "--addr".into(), addr.clone(), path])
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("chat \"bob-short\", 60 messages"));
+    let out = run(vec![
+        "export".into(),
+        "--addr".into(),
+        addr.clone(),
+        "bob-short".into(),
+    ])
+    .await
+    .unwrap();
+    assert!(out.status.success());
+    assert_eq!(lines(&out.stdout).len(), 61);
+    let out = run(vec![
+        "export".into(),
+        "--addr".into(),
+        addr,
+        "nobody".into(),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    server.stop().await;
+}
