@@ -50,6 +50,12 @@ async fn get_settings_fills_every_field_with_the_documented_defaults() {
         global_toggle_state: Some(true),
         disabled_character_keys: Some(pb::CharacterKeys { keys: vec![] }),
         debounce_ms: Some(300),
+        message_recaps_enabled: Some(false),
+        message_recaps_position: Some(pb::InjectionPosition::InChat as i32),
+        message_recaps_depth: Some(4),
+        message_recaps_role: Some(pb::InjectionRole::System as i32),
+        message_recaps_scan: Some(false),
+        message_recaps_template: Some("# Recent Events\n\n{{message_recaps}}".into()),
     };
     assert_eq!(global, expected);
     // A chat with no events yet has the same effective settings.
@@ -206,6 +212,7 @@ async fn a_chat_with_no_events_accepts_settings_that_apply_once_it_opens() {
         .injections
         .get_injection(pb::GetInjectionRequest {
             chat_id: "later".into(),
+            key: None,
         })
         .await
         .unwrap_err();

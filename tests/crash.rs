@@ -178,6 +178,7 @@ async fn verify(channel: Channel, chat: &str, ledger: &Ledger) {
     let injection = injections
         .get_injection(pb::GetInjectionRequest {
             chat_id: chat.into(),
+            key: None,
         })
         .await
         .unwrap()

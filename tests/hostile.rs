@@ -186,6 +186,7 @@ async fn hostile_requests_get_clear_codes_and_change_nothing() {
             "/recap.v1.InjectionService/GetInjection",
             pb::GetInjectionRequest {
                 chat_id: bad.into(),
+                key: None,
             }
             .encode_to_vec()
             .into(),

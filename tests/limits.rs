@@ -61,6 +61,7 @@ async fn messages_chats_and_subscribers_are_capped() {
         .injections
         .get_injection(pb::GetInjectionRequest {
             chat_id: "c".into(),
+            key: None,
         })
         .await
         .unwrap_err();

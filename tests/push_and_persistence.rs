@@ -246,6 +246,7 @@ async fn unknown_chats_and_bad_requests_get_clear_codes() {
         .injections
         .get_injection(pb::GetInjectionRequest {
             chat_id: "nobody".into(),
+            key: None,
         })
         .await
         .unwrap_err();

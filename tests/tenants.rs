@@ -62,6 +62,7 @@ impl Clients {
         self.injections
             .get_injection(pb::GetInjectionRequest {
                 chat_id: chat.into(),
+                key: None,
             })
             .await
             .map(|r| r.into_inner())

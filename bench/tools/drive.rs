@@ -105,6 +105,7 @@ pub async fn prepare(args: Prepare) -> Result<(), Error> {
     let injection = injections
         .get_injection(pb::GetInjectionRequest {
             chat_id: "bench-0".into(),
+            key: None,
         })
         .await?
         .into_inner();

@@ -121,6 +121,7 @@ async fn chat_worker(
         injections
             .get_injection(pb::GetInjectionRequest {
                 chat_id: chat.clone(),
+                key: None,
             })
             .await?;
         if n.is_multiple_of(5) {

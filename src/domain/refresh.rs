@@ -4,11 +4,43 @@ use serde::{Deserialize, Serialize};
 
 use super::autohide::auto_hide;
 use super::chat::{Chat, ChatEvent};
+use super::inclusion::compute_inclusion;
 use super::settings::{Position, Role, Settings};
 use super::template;
 
 /// The extension-prompt key recapd's injection is registered under.
 pub const INJECTION_KEY: &str = "auto_recap_scene";
+/// The key of the message-recap tier.
+pub const MESSAGE_RECAPS_KEY: &str = "auto_recap_messages";
+
+/// Which of a chat's two injections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum InjectionKey {
+    /// The running scene recap (`auto_recap_scene`).
+    #[default]
+    Scene,
+    /// The message-recap tier (`auto_recap_messages`).
+    Messages,
+}
+
+impl InjectionKey {
+    /// The extension-prompt key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InjectionKey::Scene => INJECTION_KEY,
+            InjectionKey::Messages => MESSAGE_RECAPS_KEY,
+        }
+    }
+
+    /// The key named `name`, if it is one.
+    pub fn parse(name: &str) -> Option<InjectionKey> {
+        match name {
+            INJECTION_KEY => Some(InjectionKey::Scene),
+            MESSAGE_RECAPS_KEY => Some(InjectionKey::Messages),
+            _ => None,
+        }
+    }
+}
 
 /// What caused a refresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +117,9 @@ impl Trigger {
 pub struct Injection {
     /// The chat.
     pub chat_id: String,
+    /// Which of the chat's injections this is.
+    #[serde(default)]
+    pub key: InjectionKey,
     /// The injection text; empty injects nothing.
     pub text: String,
     /// Where it goes.
@@ -114,14 +149,34 @@ pub struct Injection {
 impl Injection {
     /// The answer for a chat that has never been refreshed: revision 0,
     /// empty text, placed as its settings say.
-    pub fn unrefreshed(chat_id: &str, settings: &Settings, enabled: bool) -> Injection {
+    pub fn unrefreshed(
+        chat_id: &str,
+        settings: &Settings,
+        enabled: bool,
+        key: InjectionKey,
+    ) -> Injection {
+        let (position, depth, role, scan) = match key {
+            InjectionKey::Scene => (
+                settings.position,
+                settings.depth,
+                settings.role,
+                settings.scan,
+            ),
+            InjectionKey::Messages => (
+                settings.message_recaps_position,
+                settings.message_recaps_depth,
+                settings.message_recaps_role,
+                settings.message_recaps_scan,
+            ),
+        };
         Injection {
             chat_id: chat_id.to_owned(),
+            key,
             text: String::new(),
-            position: settings.position,
-            depth: settings.depth,
-            role: settings.role,
-            scan: settings.scan,
+            position,
+            depth,
+            role,
+            scan,
             enabled,
             revision: 0,
             running_recap_version: None,
@@ -185,6 +240,7 @@ pub fn refresh(
     };
     Injection {
         chat_id: ctx.chat_id.to_owned(),
+        key: InjectionKey::Scene,
         text,
         position,
         depth,
@@ -195,6 +251,67 @@ pub fn refresh(
         running_recap_version: version,
         token_count,
         auto_hidden_count,
+        trigger: Some(ctx.trigger),
+        refreshed_at_us: ctx.now_us,
+    }
+}
+
+/// The message-recap tier in the same refresh: when memory is enabled for
+/// the chat and `message_recaps_enabled` is on, the recaps the inclusion
+/// pass includes, oldest first, one per line, through the tier's template,
+/// at the tier's place; otherwise empty text (registered like a disabled
+/// chat's). `ctx.revision` is the tier's own next revision.
+pub fn refresh_message_recaps(
+    chat: &Chat,
+    ctx: RefreshContext<'_>,
+    count_tokens: impl FnOnce(&str) -> u32,
+) -> Injection {
+    let s = ctx.settings;
+    let hidden = auto_hide(chat, s.auto_hide_scene_count);
+    let (text, position, depth, role, scan) = if ctx.enabled && s.message_recaps_enabled {
+        let lines = compute_inclusion(chat, s);
+        let recaps: Vec<String> = lines
+            .iter()
+            .filter(|line| line.included)
+            .filter_map(|line| {
+                chat.message(&line.message_id)
+                    .and_then(|(_, m)| m.data().memory_text(s.show_prefill))
+            })
+            .collect();
+        let joined = recaps.join("\n");
+        let text = template::render_with(
+            &s.message_recaps_template,
+            template::MESSAGE_RECAPS_PLACEHOLDER,
+            Some(&joined),
+        );
+        (
+            text,
+            s.message_recaps_position,
+            s.message_recaps_depth,
+            s.message_recaps_role,
+            s.message_recaps_scan,
+        )
+    } else {
+        (String::new(), Position::InPrompt, 0, Role::System, false)
+    };
+    let token_count = if text.is_empty() {
+        0
+    } else {
+        count_tokens(&text)
+    };
+    Injection {
+        chat_id: ctx.chat_id.to_owned(),
+        key: InjectionKey::Messages,
+        text,
+        position,
+        depth,
+        role,
+        scan,
+        enabled: ctx.enabled,
+        revision: ctx.revision,
+        running_recap_version: None,
+        token_count,
+        auto_hidden_count: u32::try_from(hidden.count).unwrap_or(u32::MAX),
         trigger: Some(ctx.trigger),
         refreshed_at_us: ctx.now_us,
     }
@@ -287,6 +404,54 @@ mod tests {
                 inj.running_recap_version
             ),
             ("", 0, None)
+        );
+    }
+
+    #[test]
+    fn the_message_recap_tier_lists_included_recaps_oldest_first() {
+        let mut chat = Chat::default();
+        let messages = (0..4).map(|i| msg(&format!("m{i}"), "t")).collect();
+        chat.apply(ChatEvent::ChatChanged(messages)).unwrap();
+        for (id, memory) in [("m0", "first"), ("m2", "third"), ("m3", "fourth")] {
+            let data = MessageData {
+                memory: Some(memory.into()),
+                ..Default::default()
+            };
+            chat.set_message_data(id, &data).unwrap();
+        }
+        let off = Settings::default();
+        let tier = refresh_message_recaps(&chat, ctx(&off, true), |_| 1);
+        assert_eq!(
+            (tier.key, tier.text.as_str()),
+            (InjectionKey::Messages, ""),
+            "off by default"
+        );
+        let on = off.with(&SettingsPatch {
+            message_recaps_enabled: Some(true),
+            message_recaps_template: Some("Recent:\n{{message_recaps}}".into()),
+            ..Default::default()
+        });
+        let tier = refresh_message_recaps(&chat, ctx(&on, true), |t| t.len() as u32);
+        assert_eq!(tier.text, "Recent:\nfirst\nthird\nfourth");
+        assert_eq!(
+            (tier.position, tier.depth, tier.role),
+            (Position::InChat, 4, Role::System)
+        );
+        assert_eq!(tier.token_count, tier.text.len() as u32);
+        // The budget of the inclusion pass applies: room for "fourth" alone.
+        let room = u64::from(crate::domain::tokens::count(on.tokenizer, "fourth"));
+        let tight = on.with(&SettingsPatch {
+            message_recap_context_limit: Some(room),
+            ..Default::default()
+        });
+        assert_eq!(
+            refresh_message_recaps(&chat, ctx(&tight, true), |_| 1).text,
+            "Recent:\nfourth"
+        );
+        // A disabled chat gets nothing.
+        assert_eq!(
+            refresh_message_recaps(&chat, ctx(&on, false), |_| 1).text,
+            ""
         );
     }
 

@@ -60,6 +60,9 @@ pub const MAX_DEBOUNCE_MS: u64 = 3_600_000;
 /// The seeds' default running-recap template.
 pub const DEFAULT_TEMPLATE: &str = "# Story Memory\n\nThe following is a cumulative memory of key scenes and developments from the roleplay so far.\n\n{{running_recap}}";
 
+/// The message-recap tier's default template.
+pub const DEFAULT_MESSAGE_RECAPS_TEMPLATE: &str = "# Recent Events\n\n{{message_recaps}}";
+
 /// Fully resolved settings: what a refresh of one chat runs with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -103,6 +106,19 @@ pub struct Settings {
     pub disabled_character_keys: Vec<String>,
     /// Quiet time before a debounced refresh runs; 0 makes it immediate.
     pub debounce_ms: u64,
+    /// Whether the message-recap tier (`auto_recap_messages`) is injected.
+    pub message_recaps_enabled: bool,
+    /// The message-recap tier's position.
+    pub message_recaps_position: Position,
+    /// The message-recap tier's depth, for IN_CHAT.
+    pub message_recaps_depth: u32,
+    /// The message-recap tier's role.
+    pub message_recaps_role: Role,
+    /// Whether World Info scans the message-recap tier.
+    pub message_recaps_scan: bool,
+    /// The message-recap tier's template; `{{message_recaps}}` is replaced
+    /// by the included recaps, oldest first, one per line.
+    pub message_recaps_template: String,
 }
 
 impl Default for Settings {
@@ -128,6 +144,12 @@ impl Default for Settings {
             global_toggle_state: true,
             disabled_character_keys: Vec::new(),
             debounce_ms: 300,
+            message_recaps_enabled: false,
+            message_recaps_position: Position::InChat,
+            message_recaps_depth: 4,
+            message_recaps_role: Role::System,
+            message_recaps_scan: false,
+            message_recaps_template: DEFAULT_MESSAGE_RECAPS_TEMPLATE.to_owned(),
         }
     }
 }
@@ -156,6 +178,12 @@ impl Settings {
             global_toggle_state,
             disabled_character_keys,
             debounce_ms,
+            message_recaps_enabled,
+            message_recaps_position,
+            message_recaps_depth,
+            message_recaps_role,
+            message_recaps_scan,
+            message_recaps_template,
         } = patch;
         let base = self.clone();
         Settings {
@@ -187,6 +215,15 @@ impl Settings {
                 .clone()
                 .unwrap_or(base.disabled_character_keys),
             debounce_ms: debounce_ms.unwrap_or(base.debounce_ms),
+            message_recaps_enabled: message_recaps_enabled.unwrap_or(base.message_recaps_enabled),
+            message_recaps_position: message_recaps_position
+                .unwrap_or(base.message_recaps_position),
+            message_recaps_depth: message_recaps_depth.unwrap_or(base.message_recaps_depth),
+            message_recaps_role: message_recaps_role.unwrap_or(base.message_recaps_role),
+            message_recaps_scan: message_recaps_scan.unwrap_or(base.message_recaps_scan),
+            message_recaps_template: message_recaps_template
+                .clone()
+                .unwrap_or(base.message_recaps_template),
         }
     }
 
@@ -258,10 +295,16 @@ pub struct SettingsPatch {
     pub global_toggle_state: Option<bool>,
     pub disabled_character_keys: Option<Vec<String>>,
     pub debounce_ms: Option<u64>,
+    pub message_recaps_enabled: Option<bool>,
+    pub message_recaps_position: Option<Position>,
+    pub message_recaps_depth: Option<u32>,
+    pub message_recaps_role: Option<Role>,
+    pub message_recaps_scan: Option<bool>,
+    pub message_recaps_template: Option<String>,
 }
 
 /// The names of the settings fields, as spelled in the API, in field order.
-pub const FIELD_NAMES: [&str; 20] = [
+pub const FIELD_NAMES: [&str; 26] = [
     "position",
     "depth",
     "role",
@@ -282,6 +325,12 @@ pub const FIELD_NAMES: [&str; 20] = [
     "global_toggle_state",
     "disabled_character_keys",
     "debounce_ms",
+    "message_recaps_enabled",
+    "message_recaps_position",
+    "message_recaps_depth",
+    "message_recaps_role",
+    "message_recaps_scan",
+    "message_recaps_template",
 ];
 
 impl SettingsPatch {
@@ -313,7 +362,13 @@ impl SettingsPatch {
             use_global_toggle_state,
             global_toggle_state,
             disabled_character_keys,
-            debounce_ms
+            debounce_ms,
+            message_recaps_enabled,
+            message_recaps_position,
+            message_recaps_depth,
+            message_recaps_role,
+            message_recaps_scan,
+            message_recaps_template
         );
     }
 
@@ -340,6 +395,12 @@ impl SettingsPatch {
             "global_toggle_state" => self.global_toggle_state = None,
             "disabled_character_keys" => self.disabled_character_keys = None,
             "debounce_ms" => self.debounce_ms = None,
+            "message_recaps_enabled" => self.message_recaps_enabled = None,
+            "message_recaps_position" => self.message_recaps_position = None,
+            "message_recaps_depth" => self.message_recaps_depth = None,
+            "message_recaps_role" => self.message_recaps_role = None,
+            "message_recaps_scan" => self.message_recaps_scan = None,
+            "message_recaps_template" => self.message_recaps_template = None,
             other => {
                 return Err(DomainError::invalid(
                     "clear",

@@ -21,7 +21,7 @@ use tokio_stream::{Stream, StreamMap};
 
 use super::Engine;
 use crate::domain::ids::tenant_of;
-use crate::domain::refresh::Injection;
+use crate::domain::refresh::{Injection, InjectionKey};
 use crate::domain::{DomainError, Limits};
 use crate::telemetry;
 
@@ -99,7 +99,7 @@ impl Drop for Permit {
 }
 
 enum Source {
-    Chats(StreamMap<String, WatchStream<Latest>>),
+    Chats(StreamMap<(String, InjectionKey), WatchStream<Latest>>),
     All {
         engine: Engine,
         updates: BroadcastStream<Arc<Injection>>,
@@ -114,21 +114,21 @@ pub struct Updates {
     _permit: Permit,
     source: Source,
     queued: VecDeque<Arc<Injection>>,
-    sent: HashMap<String, u64>,
+    sent: HashMap<(String, InjectionKey), u64>,
 }
 
 impl Updates {
     pub(super) fn chats(
-        receivers: Vec<(String, watch::Receiver<Latest>)>,
+        receivers: Vec<(String, InjectionKey, watch::Receiver<Latest>)>,
         permit: Permit,
     ) -> Updates {
         let mut queued = VecDeque::new();
         let mut map = StreamMap::with_capacity(receivers.len());
-        for (chat_id, mut receiver) in receivers {
+        for (chat_id, key, mut receiver) in receivers {
             if let Some(current) = receiver.borrow_and_update().clone() {
                 queued.push_back(current);
             }
-            map.insert(chat_id, WatchStream::from_changes(receiver));
+            map.insert((chat_id, key), WatchStream::from_changes(receiver));
         }
         Updates {
             _permit: permit,
@@ -161,7 +161,10 @@ impl Updates {
     /// Whether `injection` is newer than what this subscriber has of its
     /// chat; records it as sent when it is.
     fn is_new(&mut self, injection: &Injection) -> bool {
-        let sent = self.sent.entry(injection.chat_id.clone()).or_insert(0);
+        let sent = self
+            .sent
+            .entry((injection.chat_id.clone(), injection.key))
+            .or_insert(0);
         if injection.revision <= *sent {
             return false;
         }

@@ -218,17 +218,22 @@ impl Engine {
             let mut loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
                 .await
                 .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
-            if let Some(injection) = &loaded.meta.injection {
-                let injection = Arc::new(injection.clone());
-                slot.latest.send_if_modified(|latest| {
-                    let newer = latest
-                        .as_ref()
-                        .is_none_or(|l| l.revision < injection.revision);
-                    if newer {
-                        *latest = Some(injection);
-                    }
-                    newer
-                });
+            for (stored, watch) in [
+                (&loaded.meta.injection, &slot.latest),
+                (&loaded.meta.message_injection, &slot.latest_messages),
+            ] {
+                if let Some(injection) = stored {
+                    let injection = Arc::new(injection.clone());
+                    watch.send_if_modified(|latest| {
+                        let newer = latest
+                            .as_ref()
+                            .is_none_or(|l| l.revision < injection.revision);
+                        if newer {
+                            *latest = Some(injection);
+                        }
+                        newer
+                    });
+                }
             }
             if loaded.meta.needs_refresh && loaded.chat.is_some() {
                 let settings = loaded.effective(&self.global(tenant_of(&slot.id)));
@@ -287,10 +292,12 @@ impl Engine {
         };
         let mut meta = resident.meta.clone();
         let mut refreshed = None;
+        let mut refreshed_messages = None;
         let mut schedule = None;
         if let Some(chat) = &resident.chat {
             match next {
                 Next::Refresh(trigger) => {
+                    let same_tokenizer = resident.counted_with == Some(settings.tokenizer);
                     let previous = meta.injection.as_ref();
                     let reusable =
                         previous.filter(|_| resident.counted_with == Some(settings.tokenizer));
@@ -315,6 +322,24 @@ impl Engine {
                     meta.needs_refresh = false;
                     meta.injection = Some(injection.clone());
                     refreshed = Some(Arc::new(injection));
+                    // The message-recap tier, while on, and once more when
+                    // it goes off so subscribers drop it.
+                    let previous = meta.message_injection.as_ref();
+                    if settings.message_recaps_enabled
+                        || previous.is_some_and(|p| !p.text.is_empty())
+                    {
+                        let ctx = RefreshContext {
+                            revision: previous.map_or(0, |p| p.revision) + 1,
+                            ..ctx
+                        };
+                        let tier =
+                            refresh::refresh_message_recaps(chat, ctx, |text| match previous {
+                                Some(p) if p.text == text && same_tokenizer => p.token_count,
+                                _ => tokens::count(settings.tokenizer, text),
+                            });
+                        meta.message_injection = Some(tier.clone());
+                        refreshed_messages = Some(Arc::new(tier));
+                    }
                 }
                 Next::Debounce(trigger) => {
                     meta.needs_refresh = true;
@@ -351,6 +376,10 @@ impl Engine {
             );
             slot.latest.send_replace(Some(injection.clone()));
             let _ = self.inner.all_chats.send(injection);
+        }
+        if let Some(tier) = refreshed_messages {
+            slot.latest_messages.send_replace(Some(tier.clone()));
+            let _ = self.inner.all_chats.send(tier);
         }
         if let Some(trigger) = schedule {
             self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
@@ -515,7 +544,13 @@ impl Engine {
     fn latest_of_every_chat(&self) -> Vec<Arc<Injection>> {
         self.resident_slots()
             .iter()
-            .filter_map(|slot| slot.latest.borrow().clone())
+            .flat_map(|slot| {
+                [
+                    slot.latest.borrow().clone(),
+                    slot.latest_messages.borrow().clone(),
+                ]
+            })
+            .flatten()
             .collect()
     }
 }

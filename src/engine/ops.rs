@@ -10,7 +10,7 @@ use crate::domain::ids::{tenant_of, unscoped};
 use crate::domain::inclusion::{self, MessageInclusion};
 use crate::domain::message::MessageData;
 use crate::domain::recaps::{NewRecap, RecapVersion};
-use crate::domain::refresh::{Injection, Trigger};
+use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch};
 use crate::domain::st_chat::{ImportedChat, write_st_chat};
 use crate::store::{StoreError, Write};
@@ -421,24 +421,36 @@ impl Engine {
         Ok((effective, revision))
     }
 
-    /// The latest refresh's result; revision 0 with empty text for a known
-    /// chat never refreshed.
-    pub async fn injection(&self, chat_id: &str) -> Result<Arc<Injection>, EngineError> {
+    /// The latest refresh's result for `key`; revision 0 with empty text for
+    /// a known chat never refreshed (or whose message-recap tier never ran).
+    pub async fn injection(
+        &self,
+        chat_id: &str,
+        key: InjectionKey,
+    ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
-        if let Some(latest) = slot.latest.borrow().clone() {
+        let watched = match key {
+            InjectionKey::Scene => slot.latest.borrow().clone(),
+            InjectionKey::Messages => slot.latest_messages.borrow().clone(),
+        };
+        if let Some(latest) = watched {
             return Ok(latest);
         }
         drop(slot);
         let global = self.global(tenant_of(chat_id));
         self.read_chat(chat_id, |resident| {
             known_chat(resident, chat_id)?;
-            if let Some(latest) = &resident.meta.injection {
+            let stored = match key {
+                InjectionKey::Scene => &resident.meta.injection,
+                InjectionKey::Messages => &resident.meta.message_injection,
+            };
+            if let Some(latest) = stored {
                 return Ok(Arc::new(latest.clone()));
             }
             let settings = resident.effective(&global);
             let enabled = settings.chat_enabled(resident.settings.enabled);
             Ok(Arc::new(Injection::unrefreshed(
-                chat_id, &settings, enabled,
+                chat_id, &settings, enabled, key,
             )))
         })
         .await
@@ -509,7 +521,16 @@ impl Engine {
         for chat_id in chat_ids {
             let slot = self.slot(chat_id);
             drop(self.lock(&slot).await?);
-            receivers.push((chat_id.clone(), slot.latest.subscribe()));
+            receivers.push((
+                chat_id.clone(),
+                InjectionKey::Scene,
+                slot.latest.subscribe(),
+            ));
+            receivers.push((
+                chat_id.clone(),
+                InjectionKey::Messages,
+                slot.latest_messages.subscribe(),
+            ));
         }
         Ok(Updates::chats(receivers, permit))
     }

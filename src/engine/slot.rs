@@ -23,6 +23,9 @@ pub(super) struct ChatSlot {
     pub state: Arc<Mutex<Option<Resident>>>,
     /// The latest injection, for subscribers; `None` before the first refresh.
     pub latest: watch::Sender<Option<Arc<Injection>>>,
+    /// The message-recap tier's latest injection; `None` until the tier was
+    /// first enabled and refreshed.
+    pub latest_messages: watch::Sender<Option<Arc<Injection>>>,
 }
 
 impl ChatSlot {
@@ -31,6 +34,7 @@ impl ChatSlot {
             id: id.to_owned(),
             state: Arc::new(Mutex::new(None)),
             latest: watch::Sender::new(None),
+            latest_messages: watch::Sender::new(None),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::{Engine, EngineError};
 use crate::domain::Limits;
 use crate::domain::chat::ChatEvent;
 use crate::domain::message::{Message, MessageData, NewMessage};
-use crate::domain::refresh::Trigger;
+use crate::domain::refresh::{InjectionKey, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::engine::SettingsUpdate;
 use crate::store::{ChatSettings, SqliteStore, Store, StoreError, StoredChat, Write};
@@ -111,7 +111,7 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     tokio::time::sleep(Duration::from_millis(400)).await;
     // The message is stored and its debounced refresh ran.
     assert!(engine.message_data("c", "b").await.is_ok());
-    let injection = engine.injection("c").await.unwrap();
+    let injection = engine.injection("c", InjectionKey::Scene).await.unwrap();
     assert_eq!(
         (injection.revision, injection.trigger),
         (2, Some(Trigger::MessageSent))
@@ -133,7 +133,14 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
         (3, Some(Trigger::RefreshRequested))
     );
     store.delay_ms.store(0, Ordering::SeqCst);
-    assert_eq!(engine.injection("c").await.unwrap().revision, 3);
+    assert_eq!(
+        engine
+            .injection("c", InjectionKey::Scene)
+            .await
+            .unwrap()
+            .revision,
+        3
+    );
     assert!(store.chats_needing_refresh().unwrap().is_empty());
     drop(engine);
     let reopened = SqliteStore::open(dir.path(), true).unwrap();
@@ -173,7 +180,7 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
     assert!(engine.message_data("c", "x").await.is_err());
     // ...and the owed refresh of the acknowledged message still comes.
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let injection = engine.injection("c").await.unwrap();
+    let injection = engine.injection("c", InjectionKey::Scene).await.unwrap();
     assert_eq!(injection.revision, 2);
     assert!(store.chats_needing_refresh().unwrap().is_empty());
 }
@@ -191,7 +198,7 @@ async fn a_global_change_marks_every_chat_owed_until_refreshed() {
     debounce(&engine, 10).await;
     assert!(store.chats_needing_refresh().unwrap().is_empty());
     for chat in ["a", "b", "c"] {
-        let injection = engine.injection(chat).await.unwrap();
+        let injection = engine.injection(chat, InjectionKey::Scene).await.unwrap();
         assert_eq!(
             (injection.revision, injection.trigger),
             (2, Some(Trigger::SettingsChanged))
@@ -218,12 +225,19 @@ async fn reads_of_unknown_chats_do_not_stay_in_memory() {
         .unwrap();
     for i in 0..1000 {
         let id = format!("made-up-{i}");
-        assert!(engine.injection(&id).await.is_err());
+        assert!(engine.injection(&id, InjectionKey::Scene).await.is_err());
         assert!(engine.message_data(&id, "m").await.is_err());
         assert!(engine.list_recaps(&id).await.is_err());
         assert!(engine.inclusion(&id).await.is_err());
         engine.settings("", Some(&id)).await.unwrap();
     }
     assert_eq!(engine.resident_slots().len(), 1, "only the real chat stays");
-    assert_eq!(engine.injection("real").await.unwrap().revision, 1);
+    assert_eq!(
+        engine
+            .injection("real", InjectionKey::Scene)
+            .await
+            .unwrap()
+            .revision,
+        1
+    );
 }

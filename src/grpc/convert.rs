@@ -9,7 +9,7 @@ use crate::domain::chat::ChatEvent;
 use crate::domain::inclusion::MessageInclusion;
 use crate::domain::message::{Message, MessageData, NewMessage};
 use crate::domain::recaps::{NewRecap, RecapVersion};
-use crate::domain::refresh::{INJECTION_KEY, Injection};
+use crate::domain::refresh::Injection;
 use crate::domain::settings::{
     self, ContextType, Position, Role, Settings, SettingsPatch, TokenizerKind,
 };
@@ -291,6 +291,12 @@ pub fn settings_patch(settings: Option<pb::Settings>) -> Result<SettingsPatch, D
         global_toggle_state,
         disabled_character_keys,
         debounce_ms,
+        message_recaps_enabled,
+        message_recaps_position,
+        message_recaps_depth,
+        message_recaps_role,
+        message_recaps_scan,
+        message_recaps_template,
     } = settings.unwrap_or_default();
     let position = position
         .map(|v| enum_value::<pb::InjectionPosition>("settings.position", v).map(Position::from))
@@ -340,6 +346,30 @@ pub fn settings_patch(settings: Option<pb::Settings>) -> Result<SettingsPatch, D
         global_toggle_state,
         disabled_character_keys: disabled_character_keys.map(|pb::CharacterKeys { keys }| keys),
         debounce_ms: debounce_ms.map(settings::check_debounce_ms).transpose()?,
+        message_recaps_enabled,
+        message_recaps_position: message_recaps_position
+            .map(|v| {
+                enum_value::<pb::InjectionPosition>("settings.message_recaps_position", v)
+                    .map(Position::from)
+            })
+            .transpose()?,
+        message_recaps_depth: message_recaps_depth
+            .map(|d| {
+                settings::check_depth(d).map_err(|_| {
+                    DomainError::invalid(
+                        "settings.message_recaps_depth",
+                        format!("{d} is outside 0..={}", settings::MAX_DEPTH),
+                    )
+                })
+            })
+            .transpose()?,
+        message_recaps_role: message_recaps_role
+            .map(|v| {
+                enum_value::<pb::InjectionRole>("settings.message_recaps_role", v).map(Role::from)
+            })
+            .transpose()?,
+        message_recaps_scan,
+        message_recaps_template,
     })
 }
 
@@ -374,6 +404,14 @@ impl From<&Settings> for pb::Settings {
                 keys: s.disabled_character_keys.clone(),
             }),
             debounce_ms: Some(wire_count(s.debounce_ms)),
+            message_recaps_enabled: Some(s.message_recaps_enabled),
+            message_recaps_position: Some(
+                pb::InjectionPosition::from(s.message_recaps_position).into(),
+            ),
+            message_recaps_depth: Some(i32::try_from(s.message_recaps_depth).unwrap_or(i32::MAX)),
+            message_recaps_role: Some(pb::InjectionRole::from(s.message_recaps_role).into()),
+            message_recaps_scan: Some(s.message_recaps_scan),
+            message_recaps_template: Some(s.message_recaps_template.clone()),
         }
     }
 }
@@ -382,7 +420,7 @@ impl From<&Injection> for pb::Injection {
     fn from(i: &Injection) -> Self {
         pb::Injection {
             chat_id: ids::unscoped(&i.chat_id).to_owned(),
-            key: INJECTION_KEY.to_owned(),
+            key: i.key.as_str().to_owned(),
             text: i.text.clone(),
             position: pb::InjectionPosition::from(i.position).into(),
             depth: i32::try_from(i.depth).unwrap_or(i32::MAX),

@@ -16,6 +16,7 @@ use super::stream::InjectionStream;
 use crate::auth::Tenant;
 use crate::domain::ids;
 use crate::domain::prompt::{PromptInput, render_prompt};
+use crate::domain::refresh::InjectionKey;
 use crate::domain::st_chat::parse_st_chat;
 use crate::domain::st_settings::import_st_settings;
 use crate::engine::{Engine, SettingsUpdate};
@@ -328,10 +329,18 @@ impl InjectionService for InjectionApi {
         &self,
         request: Request<pb::GetInjectionRequest>,
     ) -> Result<Response<pb::Injection>, Status> {
-        let (tenant, pb::GetInjectionRequest { chat_id }) = split(request);
+        let (tenant, pb::GetInjectionRequest { chat_id, key }) = split(request);
         convert::chat_id(&chat_id)?;
         let chat_id = tenant.scope(&chat_id);
-        let injection = self.engine.injection(&chat_id).await?;
+        let key = match key.as_deref() {
+            None | Some("") => InjectionKey::Scene,
+            Some(name) => InjectionKey::parse(name).ok_or_else(|| {
+                Status::invalid_argument(format!(
+                    "invalid key: {name:?} is neither auto_recap_scene nor auto_recap_messages"
+                ))
+            })?,
+        };
+        let injection = self.engine.injection(&chat_id, key).await?;
         Ok(Response::new((&*injection).into()))
     }
 
@@ -440,8 +449,11 @@ impl PromptService for PromptApi {
         let mut prompts = Vec::with_capacity(extra.len() + 1);
         if !chat_id.is_empty() {
             convert::chat_id(&chat_id)?;
-            let injection = self.engine.injection(&tenant.scope(&chat_id)).await?;
-            prompts.push(prompt::injection_prompt(&injection));
+            let chat = tenant.scope(&chat_id);
+            for key in [InjectionKey::Scene, InjectionKey::Messages] {
+                let injection = self.engine.injection(&chat, key).await?;
+                prompts.push(prompt::injection_prompt(&injection));
+            }
         }
         for (i, p) in extra.into_iter().enumerate() {
             prompts.push(prompt::extension_prompt(p, &format!("extra[{i}]"), limits)?);

@@ -40,6 +40,9 @@ pub struct ChatMeta {
     pub revision: u64,
     /// The latest refresh's result.
     pub injection: Option<Injection>,
+    /// The message-recap tier's latest result (its own revision), once the
+    /// tier was first enabled.
+    pub message_injection: Option<Injection>,
     /// A debounced refresh is owed: state changed after the latest refresh.
     pub needs_refresh: bool,
     /// The current running-recap version.

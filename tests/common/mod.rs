@@ -102,6 +102,7 @@ impl Server {
         self.injections
             .get_injection(pb::GetInjectionRequest {
                 chat_id: chat_id.into(),
+                key: None,
             })
             .await
             .expect("get injection")

@@ -2,7 +2,7 @@
 
 use super::enum_value;
 use crate::domain::prompt::{ExtensionPrompt, PromptMessage, PromptMode};
-use crate::domain::refresh::{INJECTION_KEY, Injection};
+use crate::domain::refresh::Injection;
 use crate::domain::settings::{self, Position, Role};
 use crate::domain::{DomainError, Limits};
 use crate::grpc::pb;
@@ -88,7 +88,7 @@ pub fn extension_prompt(
 /// A chat's injection as the extension prompt SillyTavern would register.
 pub fn injection_prompt(injection: &Injection) -> ExtensionPrompt {
     ExtensionPrompt {
-        key: INJECTION_KEY.to_owned(),
+        key: injection.key.as_str().to_owned(),
         value: injection.text.clone(),
         position: injection.position,
         depth: injection.depth,
