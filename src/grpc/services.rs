@@ -32,6 +32,13 @@ fn split<T>(request: Request<T>) -> (Tenant, T) {
     (tenant, request.into_inner())
 }
 
+/// Checks a request's `chat_id` and gives the engine's key for it in the
+/// caller's tenant.
+fn scoped(tenant: &Tenant, chat_id: &str) -> Result<String, Status> {
+    convert::chat_id(chat_id)?;
+    Ok(tenant.scope(chat_id))
+}
+
 /// `recap.v1.EventService`.
 #[derive(Clone)]
 pub struct EventApi {
@@ -86,8 +93,7 @@ impl MemoryService for MemoryApi {
                 data,
             },
         ) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         convert::message_id(&message_id)?;
         let update = data.unwrap_or_default().into();
         let data = self
@@ -108,8 +114,7 @@ impl MemoryService for MemoryApi {
                 message_id,
             },
         ) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         convert::message_id(&message_id)?;
         let data = self.engine.message_data(&chat_id, &message_id).await?;
         Ok(Response::new(data.into()))
@@ -126,8 +131,7 @@ impl MemoryService for MemoryApi {
                 message_id,
             },
         ) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         convert::message_id(&message_id)?;
         let data = self.engine.clear_memory(&chat_id, &message_id).await?;
         Ok(Response::new(data.into()))
@@ -149,8 +153,7 @@ impl MemoryService for MemoryApi {
         request: Request<pb::SelectRunningRecapRequest>,
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
         let (tenant, pb::SelectRunningRecapRequest { chat_id, version }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         let list = self.engine.select_recap(&chat_id, version).await?;
         Ok(Response::new((&list).into()))
     }
@@ -160,8 +163,7 @@ impl MemoryService for MemoryApi {
         request: Request<pb::DeleteRunningRecapRequest>,
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
         let (tenant, pb::DeleteRunningRecapRequest { chat_id, version }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         let list = self.engine.delete_recap(&chat_id, version).await?;
         Ok(Response::new((&list).into()))
     }
@@ -203,8 +205,7 @@ impl MemoryService for MemoryApi {
         request: Request<pb::ListRunningRecapsRequest>,
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
         let (tenant, pb::ListRunningRecapsRequest { chat_id }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         let list = self.engine.list_recaps(&chat_id).await?;
         Ok(Response::new((&list).into()))
     }
@@ -295,8 +296,7 @@ impl SettingsService for SettingsApi {
         request: Request<pb::SetChatEnabledRequest>,
     ) -> Result<Response<pb::SetChatEnabledResponse>, Status> {
         let (tenant, pb::SetChatEnabledRequest { chat_id, enabled }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         let (enabled, revision) = self.engine.set_chat_enabled(&chat_id, enabled).await?;
         Ok(Response::new(pb::SetChatEnabledResponse {
             enabled,
@@ -330,8 +330,7 @@ impl InjectionService for InjectionApi {
         request: Request<pb::GetInjectionRequest>,
     ) -> Result<Response<pb::Injection>, Status> {
         let (tenant, pb::GetInjectionRequest { chat_id, key }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         let key = match key.as_deref() {
             None | Some("") => InjectionKey::Scene,
             Some(name) => InjectionKey::parse(name).ok_or_else(|| {
@@ -349,8 +348,7 @@ impl InjectionService for InjectionApi {
         request: Request<pb::RefreshRequest>,
     ) -> Result<Response<pb::Injection>, Status> {
         let (tenant, pb::RefreshRequest { chat_id }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         let injection = self.engine.refresh(&chat_id).await?;
         Ok(Response::new((&*injection).into()))
     }
@@ -360,8 +358,7 @@ impl InjectionService for InjectionApi {
         request: Request<pb::GetInclusionRequest>,
     ) -> Result<Response<pb::GetInclusionResponse>, Status> {
         let (tenant, pb::GetInclusionRequest { chat_id }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = scoped(&tenant, &chat_id)?;
         let lines = self.engine.inclusion(&chat_id).await?;
         Ok(Response::new(pb::GetInclusionResponse {
             messages: lines.iter().map(Into::into).collect(),
