@@ -134,8 +134,7 @@ async fn an_over_long_field_is_invalid_argument_and_an_over_size_request_is_refu
         .publish("a", message_sent("m1", &"x".repeat(5000)))
         .await
         .unwrap_err();
-    // tonic refuses a request over its size limit before recapd sees it.
-    assert_eq!(err.code(), Code::OutOfRange, "{err:?}");
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
     server
         .publish("a", message_sent("m1", "fine"))
         .await

@@ -55,6 +55,31 @@ fn method_label(path: &str) -> String {
     }
 }
 
+/// tonic refuses a request over `--max-request-bytes` before any service
+/// sees it, with OUT_OF_RANGE; recapd answers every limit with
+/// RESOURCE_EXHAUSTED, so this maps that one transport status (and only it:
+/// it is recognised by tonic's message).
+fn request_too_large_is_resource_exhausted<B>(response: &mut http::Response<B>) {
+    let headers = response.headers_mut();
+    let out_of_range = headers
+        .get("grpc-status")
+        .is_some_and(|v| v.as_bytes() == b"11");
+    let too_large = headers
+        .get("grpc-message")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|m| {
+            m.replace("%20", " ")
+                .contains("decoded message length too large")
+        });
+    if out_of_range && too_large {
+        headers.insert("grpc-status", http::HeaderValue::from_static("8"));
+        headers.insert(
+            "grpc-message",
+            http::HeaderValue::from_static("request%20larger%20than%20--max-request-bytes"),
+        );
+    }
+}
+
 /// The status name of a response (OK unless its headers say otherwise).
 fn code_of<B>(response: &http::Response<B>) -> &'static str {
     let code = response
@@ -116,7 +141,10 @@ where
         let started = Instant::now();
         let response = self.inner.call(request);
         Box::pin(async move {
-            let result = response.await;
+            let mut result = response.await;
+            if let Ok(response) = &mut result {
+                request_too_large_is_resource_exhausted(response);
+            }
             let (code, message) = match &result {
                 Ok(response) => (code_of(response), message_of(response)),
                 Err(_) => ("INTERNAL", String::from("transport error")),
@@ -153,6 +181,28 @@ mod tests {
         );
         assert_eq!(method_label("/evil.Service/Random123"), "unknown");
         assert_eq!(method_label("/recap.v1.EventService/\u{0}"), "unknown");
+    }
+
+    #[test]
+    fn only_tonics_size_refusal_becomes_resource_exhausted() {
+        let mut too_large = http::Response::new(());
+        too_large
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("11"));
+        too_large.headers_mut().insert(
+            "grpc-message",
+            http::HeaderValue::from_static(
+                "Error,%20decoded%20message%20length%20too%20large:%20found%205000%20bytes",
+            ),
+        );
+        request_too_large_is_resource_exhausted(&mut too_large);
+        assert_eq!(code_of(&too_large), "RESOURCE_EXHAUSTED");
+        let mut other = http::Response::new(());
+        other
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("11"));
+        request_too_large_is_resource_exhausted(&mut other);
+        assert_eq!(code_of(&other), "OUT_OF_RANGE");
     }
 
     #[test]
