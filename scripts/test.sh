@@ -59,7 +59,7 @@ echo "-- grpcurl through reflection (the README walk-through)"
 grpcurl=("$tools/venv/bin/grpcurl" -plaintext)
 services=$("${grpcurl[@]}" "127.0.0.1:$port" list)
 for service in recap.v1.EventService recap.v1.MemoryService recap.v1.SettingsService \
-    recap.v1.InjectionService grpc.health.v1.Health; do
+    recap.v1.InjectionService recap.v1.PromptService grpc.health.v1.Health; do
     grep -qx "$service" <<<"$services" || { echo "reflection does not list $service"; exit 1; }
 done
 "${grpcurl[@]}" -d '{"event":{"chat_id":"alice-1","chat_changed":{"messages":[

@@ -10,7 +10,7 @@
 //!
 //! The layers depend downwards only:
 //!
-//! - [`grpc`]: the four `recap.v1` services. Each call is checked and
+//! - [`grpc`]: the five `recap.v1` services. Each call is checked and
 //!   converted ([`grpc::convert`]), handed to the engine, and any error goes
 //!   through the one status table ([`grpc::status`]).
 //! - [`engine`]: per-chat ordering (one async lock per chat), immediate and

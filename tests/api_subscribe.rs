@@ -390,16 +390,17 @@ async fn files_containing(
     }
 }
 
-const EXPECTED_SERVICES: [&str; 5] = [
+const EXPECTED_SERVICES: [&str; 6] = [
     "recap.v1.EventService",
     "recap.v1.MemoryService",
     "recap.v1.SettingsService",
     "recap.v1.InjectionService",
+    "recap.v1.PromptService",
     "grpc.health.v1.Health",
 ];
 
 #[tokio::test]
-async fn reflection_v1_and_v1alpha_list_the_four_services_and_health() {
+async fn reflection_v1_and_v1alpha_list_the_recap_services_and_health() {
     let dir = tempfile::tempdir().unwrap();
     let s = Server::start(dir.path()).await;
     for (version, listed) in [
