@@ -20,12 +20,13 @@ use tokio_stream::wrappers::{BroadcastStream, WatchStream, errors::BroadcastStre
 use tokio_stream::{Stream, StreamMap};
 
 use super::Engine;
+use super::slot::LatestInjections;
 use crate::domain::ids::tenant_of;
 use crate::domain::refresh::{Injection, InjectionKey};
 use crate::domain::{DomainError, Limits};
 use crate::telemetry;
 
-type Latest = Option<Arc<Injection>>;
+type Latest = LatestInjections;
 
 /// Open subscriptions, in all and per client connection, for the limits.
 #[derive(Default)]
@@ -99,7 +100,7 @@ impl Drop for Permit {
 }
 
 enum Source {
-    Chats(StreamMap<(String, InjectionKey), WatchStream<Latest>>),
+    Chats(StreamMap<String, WatchStream<Latest>>),
     All {
         engine: Engine,
         updates: BroadcastStream<Arc<Injection>>,
@@ -119,16 +120,14 @@ pub struct Updates {
 
 impl Updates {
     pub(super) fn chats(
-        receivers: Vec<(String, InjectionKey, watch::Receiver<Latest>)>,
+        receivers: Vec<(String, watch::Receiver<Latest>)>,
         permit: Permit,
     ) -> Updates {
         let mut queued = VecDeque::new();
         let mut map = StreamMap::with_capacity(receivers.len());
-        for (chat_id, key, mut receiver) in receivers {
-            if let Some(current) = receiver.borrow_and_update().clone() {
-                queued.push_back(current);
-            }
-            map.insert((chat_id, key), WatchStream::from_changes(receiver));
+        for (chat_id, mut receiver) in receivers {
+            queued.extend(receiver.borrow_and_update().all());
+            map.insert(chat_id, WatchStream::from_changes(receiver));
         }
         Updates {
             _permit: permit,
@@ -202,8 +201,10 @@ impl Stream for Updates {
             }
             let next = match &mut this.source {
                 Source::Chats(map) => match ready!(Pin::new(map).poll_next(cx)) {
-                    Some((_, Some(injection))) => injection,
-                    Some((_, None)) => continue,
+                    Some((_, latest)) => {
+                        this.queued.extend(latest.all());
+                        continue;
+                    }
                     None => return Poll::Ready(None),
                 },
                 Source::All {

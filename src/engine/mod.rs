@@ -218,23 +218,17 @@ impl Engine {
             let mut loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
                 .await
                 .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
-            for (stored, watch) in [
-                (&loaded.meta.injection, &slot.latest),
-                (&loaded.meta.message_injection, &slot.latest_messages),
-            ] {
-                if let Some(injection) = stored {
-                    let injection = Arc::new(injection.clone());
-                    watch.send_if_modified(|latest| {
-                        let newer = latest
-                            .as_ref()
-                            .is_none_or(|l| l.revision < injection.revision);
-                        if newer {
-                            *latest = Some(injection);
-                        }
-                        newer
-                    });
-                }
-            }
+            let stored: Vec<Arc<Injection>> =
+                [&loaded.meta.injection, &loaded.meta.message_injection]
+                    .into_iter()
+                    .flatten()
+                    .map(|i| Arc::new(i.clone()))
+                    .collect();
+            slot.latest.send_if_modified(|latest| {
+                stored
+                    .into_iter()
+                    .fold(false, |changed, i| latest.offer(i) | changed)
+            });
             if loaded.meta.needs_refresh && loaded.chat.is_some() {
                 let settings = loaded.effective(&self.global(tenant_of(&slot.id)));
                 if settings.chat_enabled(loaded.settings.enabled) {
@@ -363,7 +357,7 @@ impl Engine {
         }
         resident.persisted |= resident.chat.is_some();
         resident.meta = meta;
-        if let Some(injection) = refreshed {
+        if let Some(injection) = &refreshed {
             resident.cancel_debounce();
             resident.counted_with = Some(settings.tokenizer);
             tracing::debug!(
@@ -374,12 +368,18 @@ impl Engine {
                 text = %injection.text,
                 "[MEMORY INJECTION] refreshed"
             );
-            slot.latest.send_replace(Some(injection.clone()));
-            let _ = self.inner.all_chats.send(injection);
         }
-        if let Some(tier) = refreshed_messages {
-            slot.latest_messages.send_replace(Some(tier.clone()));
-            let _ = self.inner.all_chats.send(tier);
+        let fresh: Vec<Arc<Injection>> = refreshed.into_iter().chain(refreshed_messages).collect();
+        if !fresh.is_empty() {
+            // One send for both keys: each subscriber wakes once.
+            slot.latest.send_modify(|latest| {
+                for injection in &fresh {
+                    latest.offer(injection.clone());
+                }
+            });
+            for injection in fresh {
+                let _ = self.inner.all_chats.send(injection);
+            }
         }
         if let Some(trigger) = schedule {
             self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
@@ -475,7 +475,7 @@ impl Engine {
         }
         self.finish(&slot, guard, Vec::new(), Next::Refresh(trigger))
             .await?;
-        let latest = slot.latest.borrow().clone();
+        let latest = slot.latest.borrow().scene.clone();
         latest.ok_or_else(|| StoreError::Database("refresh left no injection".into()).into())
     }
 
@@ -544,13 +544,7 @@ impl Engine {
     fn latest_of_every_chat(&self) -> Vec<Arc<Injection>> {
         self.resident_slots()
             .iter()
-            .flat_map(|slot| {
-                [
-                    slot.latest.borrow().clone(),
-                    slot.latest_messages.borrow().clone(),
-                ]
-            })
-            .flatten()
+            .flat_map(|slot| slot.latest.borrow().all())
             .collect()
     }
 }

@@ -429,10 +429,7 @@ impl Engine {
         key: InjectionKey,
     ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
-        let watched = match key {
-            InjectionKey::Scene => slot.latest.borrow().clone(),
-            InjectionKey::Messages => slot.latest_messages.borrow().clone(),
-        };
+        let watched = slot.latest.borrow().get(key);
         if let Some(latest) = watched {
             return Ok(latest);
         }
@@ -521,16 +518,7 @@ impl Engine {
         for chat_id in chat_ids {
             let slot = self.slot(chat_id);
             drop(self.lock(&slot).await?);
-            receivers.push((
-                chat_id.clone(),
-                InjectionKey::Scene,
-                slot.latest.subscribe(),
-            ));
-            receivers.push((
-                chat_id.clone(),
-                InjectionKey::Messages,
-                slot.latest_messages.subscribe(),
-            ));
+            receivers.push((chat_id.clone(), slot.latest.subscribe()));
         }
         Ok(Updates::chats(receivers, permit))
     }

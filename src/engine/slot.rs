@@ -7,7 +7,7 @@ use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
 use crate::domain::chat::Chat;
-use crate::domain::refresh::{Injection, Trigger};
+use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
 use crate::store::{ChatMeta, ChatSettings, Store, StoreError};
 
@@ -21,11 +21,51 @@ pub(super) struct ChatSlot {
     /// so that memory is re-read from disk instead of trusted. Shared so an
     /// operation's commit can hold it from a task of its own.
     pub state: Arc<Mutex<Option<Resident>>>,
-    /// The latest injection, for subscribers; `None` before the first refresh.
-    pub latest: watch::Sender<Option<Arc<Injection>>>,
-    /// The message-recap tier's latest injection; `None` until the tier was
-    /// first enabled and refreshed.
-    pub latest_messages: watch::Sender<Option<Arc<Injection>>>,
+    /// The latest injections, for subscribers: one watch for both keys, so
+    /// a refresh wakes each subscriber once.
+    pub latest: watch::Sender<LatestInjections>,
+}
+
+/// A chat's latest injection of each key; `None` before the first refresh
+/// (for the message-recap tier: until it was first enabled).
+#[derive(Debug, Clone, Default)]
+pub struct LatestInjections {
+    /// `auto_recap_scene`.
+    pub scene: Option<Arc<Injection>>,
+    /// `auto_recap_messages`.
+    pub messages: Option<Arc<Injection>>,
+}
+
+impl LatestInjections {
+    /// The injection of `key`.
+    pub fn get(&self, key: InjectionKey) -> Option<Arc<Injection>> {
+        match key {
+            InjectionKey::Scene => self.scene.clone(),
+            InjectionKey::Messages => self.messages.clone(),
+        }
+    }
+
+    /// Both, where present.
+    pub fn all(&self) -> impl Iterator<Item = Arc<Injection>> + use<> {
+        [self.scene.clone(), self.messages.clone()]
+            .into_iter()
+            .flatten()
+    }
+
+    /// Keeps `injection` if it is newer than what is held for its key.
+    pub fn offer(&mut self, injection: Arc<Injection>) -> bool {
+        let held = match injection.key {
+            InjectionKey::Scene => &mut self.scene,
+            InjectionKey::Messages => &mut self.messages,
+        };
+        let newer = held
+            .as_ref()
+            .is_none_or(|h| h.revision < injection.revision);
+        if newer {
+            *held = Some(injection);
+        }
+        newer
+    }
 }
 
 impl ChatSlot {
@@ -33,8 +73,7 @@ impl ChatSlot {
         ChatSlot {
             id: id.to_owned(),
             state: Arc::new(Mutex::new(None)),
-            latest: watch::Sender::new(None),
-            latest_messages: watch::Sender::new(None),
+            latest: watch::Sender::new(LatestInjections::default()),
         }
     }
 }
