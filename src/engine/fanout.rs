@@ -115,7 +115,7 @@ pub struct Updates {
     _permit: Permit,
     source: Source,
     queued: VecDeque<Arc<Injection>>,
-    sent: HashMap<(String, InjectionKey), u64>,
+    sent: HashMap<String, [u64; 2]>,
 }
 
 impl Updates {
@@ -160,10 +160,15 @@ impl Updates {
     /// Whether `injection` is newer than what this subscriber has of its
     /// chat; records it as sent when it is.
     fn is_new(&mut self, injection: &Injection) -> bool {
-        let sent = self
-            .sent
-            .entry((injection.chat_id.clone(), injection.key))
-            .or_insert(0);
+        // Per chat, the revision sent of each key; no allocation once known.
+        let slot = match injection.key {
+            InjectionKey::Scene => 0,
+            InjectionKey::Messages => 1,
+        };
+        let sent = match self.sent.get_mut(injection.chat_id.as_str()) {
+            Some(revisions) => &mut revisions[slot],
+            None => &mut self.sent.entry(injection.chat_id.clone()).or_insert([0, 0])[slot],
+        };
         if injection.revision <= *sent {
             return false;
         }
