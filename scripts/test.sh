@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The project's test command. On a fresh machine it first installs what the
-# tests need (Python packages in a virtualenv, npm packages, and Node.js or
-# python3-venv from apt when missing), then runs every test:
+# tests need (Python packages in a virtualenv, npm packages, Node.js or
+# python3-venv from apt when missing, and a PostgreSQL server through
+# scripts/postgres.sh, which exports its URL as RECAPD_TEST_DATABASE_URL and
+# drops the per-test schemas earlier runs left behind), then runs every test:
 #   1. cargo tests: domain unit tests, service tests, integration tests
-#   2. buf lint (STANDARD rules) on proto/
-#   3. a live recapd: both example clients, the metrics endpoint, the
+#   2. the integration tests again, every server on the PostgreSQL store
+#      (RECAPD_TEST_STORE=postgres)
+#   3. buf lint (STANDARD rules) on proto/
+#   4. a live recapd: both example clients, the metrics endpoint, the
 #      health probe, a clean SIGTERM exit, and the ghz configuration files
-# Extra arguments go to `cargo test`.
+# Extra arguments go to both `cargo test` runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -33,8 +37,28 @@ command -v npm >/dev/null || apt_install nodejs npm
 [ -x "$tools/node_modules/.bin/buf" ] ||
     npm install --prefix "$tools" --no-audit --no-fund --loglevel=error @bufbuild/buf@1.57.0
 
+step "postgresql"
+# Assigned before the export so that a failure of postgres.sh stops the script.
+RECAPD_TEST_DATABASE_URL=$(./scripts/postgres.sh)
+export RECAPD_TEST_DATABASE_URL
+echo "RECAPD_TEST_DATABASE_URL=$RECAPD_TEST_DATABASE_URL"
+# The harness gives each test a schema rt_<hex>; drop those earlier runs left
+# behind so the database does not grow without end. One statement per line,
+# each in its own transaction, so that many leftovers do not exhaust the lock
+# table.
+leftovers=$(psql "$RECAPD_TEST_DATABASE_URL" -X -qAt -v ON_ERROR_STOP=1 \
+    -c "select format('drop schema %I cascade;', nspname) from pg_namespace where nspname like 'rt\_%'")
+if [ -n "$leftovers" ]; then
+    echo "dropping $(grep -c . <<<"$leftovers") leftover test schema(s)"
+    PGOPTIONS="-c client_min_messages=warning" \
+        psql "$RECAPD_TEST_DATABASE_URL" -X -q -v ON_ERROR_STOP=1 <<<"$leftovers"
+fi
+
 step "cargo test"
 cargo test --locked --all-targets "$@"
+
+step "cargo test (PostgreSQL store)"
+RECAPD_TEST_STORE=postgres cargo test --locked --tests "$@"
 
 step "buf lint"
 "$tools/node_modules/.bin/buf" lint
