@@ -7,6 +7,9 @@
 #   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk)
 #   bench/run.sh --smoke    tiny loads: checks that the harness works, no timing
 #
+# Replicas sharing a PostgreSQL store (--store) are measured apart, by
+# bench/replicas.sh: it needs a database, so this script does not run it.
+#
 # Unary load uses h2load (Debian nghttp2-client) with request bodies encoded
 # by `protoc --encode` (Debian protobuf-compiler) and the 5-byte gRPC prefix.
 # h2load counts gRPC errors as successes, so every figure is trusted only

@@ -17,7 +17,7 @@ use crate::stats::summarize;
 
 type Error = Box<dyn std::error::Error>;
 
-async fn connect(addr: &str) -> Result<Channel, Error> {
+pub(crate) async fn connect(addr: &str) -> Result<Channel, Error> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match Channel::from_shared(format!("http://{addr}"))?
@@ -127,15 +127,18 @@ pub async fn prepare(args: Prepare) -> Result<(), Error> {
     Ok(())
 }
 
-/// `unary`: `callers` concurrent callers over one connection.
+/// `unary`: `callers` concurrent callers, one connection per address.
 #[derive(clap::Args)]
 pub struct Unary {
     /// `publish` (recapd Publish of message_sent, one chat per caller) or
     /// `bare` (the baseline's Unary with `reply-bytes`).
     #[arg(long)]
     target: String,
-    #[arg(long)]
-    addr: String,
+    /// Server address; repeat it to spread the callers round-robin over
+    /// several servers (e.g. recapd replicas sharing one store). Each caller
+    /// keeps to one address, so a chat is only written through one of them.
+    #[arg(long, required = true)]
+    addr: Vec<String>,
     #[arg(long, default_value_t = 50)]
     callers: usize,
     #[arg(long, default_value_t = 10.0)]
@@ -145,15 +148,18 @@ pub struct Unary {
 }
 
 pub async fn unary(args: Unary) -> Result<(), Error> {
-    let channel = connect(&args.addr).await?;
+    let mut channels = Vec::new();
+    for addr in &args.addr {
+        channels.push(connect(addr).await?);
+    }
     let failures = Arc::new(AtomicU64::new(0));
     let run = format!(
         "{:x}",
         SystemTime::now().duration_since(UNIX_EPOCH)?.as_micros()
     );
     if args.target == "publish" {
-        let mut events = EventServiceClient::new(channel.clone());
         for caller in 0..args.callers {
+            let mut events = EventServiceClient::new(channels[caller % channels.len()].clone());
             let event = pb::Event {
                 chat_id: format!("pub-{run}-{caller}"),
                 kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
@@ -169,7 +175,7 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for caller in 0..args.callers {
-        let channel = channel.clone();
+        let channel = channels[caller % channels.len()].clone();
         let failures = failures.clone();
         let target = args.target.clone();
         let chat_id = format!("pub-{run}-{caller}");
@@ -223,8 +229,9 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
     let summary = summarize(samples, started.elapsed());
     let failed = failures.load(Ordering::Relaxed);
     println!(
-        "{} failures={failed}",
-        summary.line(&format!("unary target={}", args.target))
+        "{} failures={failed} addrs={}",
+        summary.line(&format!("unary target={}", args.target)),
+        args.addr.len()
     );
     if failed > 0 {
         return Err(format!("{failed} calls failed").into());

@@ -11,11 +11,14 @@
 //!   its cold load.
 //! - `fill`: writes a data directory of a given size, for the restart figure.
 //! - `soak`: mixed load for a while, watching memory and descriptors.
+//! - `replicas`: delivery latency from a Publish on one recapd replica to a
+//!   Subscribe stream on another sharing its store.
 
 mod bare;
 mod data;
 mod drive;
 mod fixtures;
+mod replicas;
 mod soak;
 mod stats;
 
@@ -54,6 +57,8 @@ enum Command {
     Fill(data::Fill),
     /// Mixed load for a while; fails when memory or descriptors grow.
     Soak(soak::Soak),
+    /// Cross-replica delivery latency: publish on one replica, subscribe on another.
+    Replicas(replicas::Replicas),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -79,6 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Unary(args) => drive::unary(args).await,
                     Command::Fanout(args) => drive::fanout(args).await,
                     Command::Soak(args) => soak::soak(args).await,
+                    Command::Replicas(args) => replicas::replicas(args).await,
                     _ => unreachable!("handled above"),
                 }
             })
