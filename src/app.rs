@@ -27,7 +27,7 @@ use crate::grpc::pb::memory_service_server::MemoryServiceServer;
 use crate::grpc::pb::prompt_service_server::PromptServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi, pb};
-use crate::store::{SqliteStore, Store, StoreError};
+use crate::store::{PgStore, SqliteStore, Store, StoreError};
 use crate::telemetry;
 
 /// Why recapd could not start.
@@ -70,7 +70,31 @@ pub struct App {
     health: HealthReporter,
     shutdown: CancellationToken,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
+    /// Follows other replicas' commits (shared store only).
+    follower: Option<JoinHandle<()>>,
     committer_thread: thread::JoinHandle<()>,
+}
+
+/// Opens the store `config` names: PostgreSQL with --store, else the
+/// embedded store in --data-dir (created when missing).
+async fn open_store(config: &Config) -> Result<Arc<dyn Store>, AppError> {
+    if let Some(options) = config.postgres() {
+        let store = tokio::task::spawn_blocking(move || PgStore::open(&options))
+            .await
+            .map_err(|e| AppError::Startup(e.to_string()))??;
+        return Ok(Arc::new(store));
+    }
+    std::fs::create_dir_all(&config.data_dir).map_err(|source| AppError::DataDir {
+        path: config.data_dir.display().to_string(),
+        source,
+    })?;
+    let data_dir = config.data_dir.clone();
+    let fsync_every_commit = config.durability == Durability::Full;
+    let store =
+        tokio::task::spawn_blocking(move || SqliteStore::open(&data_dir, fsync_every_commit))
+            .await
+            .map_err(|e| AppError::Startup(e.to_string()))??;
+    Ok(Arc::new(store))
 }
 
 /// The fully qualified names of the services recapd serves.
@@ -85,20 +109,14 @@ pub const SERVICE_NAMES: [&str; 5] = [
 impl App {
     /// Starts recapd as `config` says; when this returns, it is serving.
     pub async fn build(config: Config) -> Result<App, AppError> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|source| AppError::DataDir {
-            path: config.data_dir.display().to_string(),
-            source,
-        })?;
-        let data_dir = config.data_dir.clone();
-        let fsync_every_commit = config.durability == Durability::Full;
-        let store: Arc<dyn Store> = Arc::new(
-            tokio::task::spawn_blocking(move || SqliteStore::open(&data_dir, fsync_every_commit))
-                .await
-                .map_err(|e| AppError::Startup(e.to_string()))??,
-        );
+        let store = open_store(&config).await?;
         let (committer, committer_thread) =
             Committer::start(store.clone()).map_err(|e| AppError::Startup(e.to_string()))?;
-        let engine = Engine::new(store, committer, config.limits())?;
+        let changes = store.changes();
+        let limits = config.limits();
+        let engine = tokio::task::spawn_blocking(move || Engine::new(store, committer, limits))
+            .await
+            .map_err(|e| AppError::Startup(e.to_string()))??;
         // The first use of a vocabulary loads it; do it before the first request.
         tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
             .await
@@ -107,6 +125,13 @@ impl App {
             let bound = telemetry::install(addr).map_err(AppError::Metrics)?;
             tracing::info!(addr = %bound, "metrics at http://{bound}/metrics");
         }
+        let follower = changes.map(|changes| {
+            tokio::spawn(
+                engine
+                    .clone()
+                    .follow(changes, Duration::from_secs(config.resync_interval)),
+            )
+        });
         let owed = engine.refresh_owed().await?;
         if owed > 0 {
             tracing::info!(
@@ -185,13 +210,21 @@ impl App {
             TcpListenerStream::new(listener),
             stop.cancelled_owned(),
         ));
-        tracing::info!(addr = %local_addr, data_dir = %config.data_dir.display(), "recapd serving");
+        match &config.store {
+            Some(_) => {
+                tracing::info!(addr = %local_addr, schema = %config.store_schema, "recapd serving, store in PostgreSQL")
+            }
+            None => {
+                tracing::info!(addr = %local_addr, data_dir = %config.data_dir.display(), "recapd serving")
+            }
+        }
         Ok(App {
             local_addr,
             engine,
             health,
             shutdown,
             server,
+            follower,
             committer_thread,
         })
     }
@@ -211,6 +244,7 @@ impl App {
             health,
             shutdown,
             server,
+            follower,
             committer_thread,
         } = self;
         health
@@ -226,6 +260,10 @@ impl App {
             Ok(Ok(())) => {}
             Ok(Err(error)) => tracing::error!(%error, "server stopped with an error"),
             Err(error) => tracing::error!(%error, "server task failed"),
+        }
+        if let Some(follower) = follower {
+            follower.abort();
+            let _ = follower.await;
         }
         engine.flush_debounced().await;
         drop(engine);

@@ -90,6 +90,38 @@ pub enum Durability {
     Normal,
 }
 
+/// A shared database for replicas (`--store`): a PostgreSQL URL. Its
+/// `Debug` hides the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreUrl(pub String);
+
+impl FromStr for StoreUrl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let scheme_ok = s.starts_with("postgres://") || s.starts_with("postgresql://");
+        if !scheme_ok {
+            return Err("expected a postgres:// or postgresql:// URL (without --store recapd uses its embedded store in --data-dir)".into());
+        }
+        tokio_postgres::Config::from_str(s).map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
+        Ok(StoreUrl(s.to_owned()))
+    }
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match tokio_postgres::Config::from_str(&self.0) {
+            Ok(config) if config.get_password().is_some() => {
+                f.write_str("StoreUrl(<with password>)")
+            }
+            _ => write!(f, "StoreUrl({:?})", self.0),
+        }
+    }
+}
+
+fn parse_schema(s: &str) -> Result<String, String> {
+    crate::store::postgres::check_schema(s).map(|()| s.to_owned())
+}
+
 /// Where Prometheus metrics are served, or not at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetricsListen {
@@ -127,9 +159,33 @@ pub struct Config {
     #[arg(long, env = "RECAPD_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
 
-    /// Directory of the embedded database; created when missing.
+    /// Directory of the embedded database; created when missing. Unused
+    /// with --store.
     #[arg(long, env = "RECAPD_DATA_DIR", default_value = "./recapd-data")]
     pub data_dir: PathBuf,
+
+    /// PostgreSQL URL (postgres://user:password@host:port/database) of a
+    /// store shared by several replicas; without it, the embedded store in
+    /// --data-dir.
+    #[arg(long, env = "RECAPD_STORE", hide_env_values = true)]
+    pub store: Option<StoreUrl>,
+
+    /// Schema of recapd's tables in --store; created when missing. Replicas
+    /// share chats exactly when they share --store and --store-schema.
+    #[arg(long, env = "RECAPD_STORE_SCHEMA", default_value = "recapd", value_parser = parse_schema)]
+    pub store_schema: String,
+
+    /// Most PostgreSQL connections of the pool (the listener uses one more).
+    #[arg(long, env = "RECAPD_STORE_POOL_SIZE", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub store_pool_size: u64,
+
+    /// Seconds between two checks, with --store, that every chat held in
+    /// memory is the stored one, and adoptions of refreshes that a stopped
+    /// replica owed (notifications make this rarely needed).
+    #[arg(long, env = "RECAPD_RESYNC_INTERVAL", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub resync_interval: u64,
 
     /// Log filter: a level (error, warn, info, debug, trace) or tracing directives.
     #[arg(long, env = "RECAPD_LOG", default_value = "info")]
@@ -205,6 +261,30 @@ pub struct Config {
     pub max_text_bytes: u64,
 }
 
+/// The database tests use: `RECAPD_TEST_DATABASE_URL`, or the development
+/// machines' `postgres://root@127.0.0.1:5432/test`.
+pub fn test_database_url() -> String {
+    std::env::var("RECAPD_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
+}
+
+/// With `RECAPD_TEST_STORE=postgres`, the store of the tests that keep their
+/// data in `data_dir`: the test database, in a schema named after the
+/// directory (`rt_` and a hash), so each test has its own and a restart on
+/// the same directory finds its data again. `None` otherwise.
+pub fn test_postgres(data_dir: &std::path::Path) -> Option<(StoreUrl, String)> {
+    use std::hash::{Hash, Hasher};
+    if std::env::var("RECAPD_TEST_STORE").ok()?.as_str() != "postgres" {
+        return None;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    data_dir.hash(&mut hasher);
+    Some((
+        StoreUrl(test_database_url()),
+        format!("rt_{:016x}", hasher.finish()),
+    ))
+}
+
 impl Cli {
     /// Parses arguments (the first is the program name) with the environment
     /// as fallback.
@@ -227,7 +307,23 @@ impl Config {
         config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         config.data_dir = data_dir.into();
         config.metrics_listen = MetricsListen::Off;
+        if let Some((url, schema)) = test_postgres(&config.data_dir) {
+            config.store = Some(url);
+            config.store_schema = schema;
+            config.resync_interval = 1;
+        }
         config
+    }
+
+    /// The PostgreSQL options, with --store.
+    pub fn postgres(&self) -> Option<crate::store::postgres::PgOptions> {
+        self.store
+            .as_ref()
+            .map(|url| crate::store::postgres::PgOptions {
+                url: url.0.clone(),
+                schema: self.store_schema.clone(),
+                pool_size: usize::try_from(self.store_pool_size).unwrap_or(16),
+            })
     }
 
     /// The tokens file, read and checked; `None` when authentication is off.

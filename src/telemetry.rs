@@ -29,6 +29,12 @@ pub const COMMIT_DURATION: &str = "recapd_store_commit_duration_seconds";
 pub const COMMIT_BATCH: &str = "recapd_store_commit_batch_size";
 /// Gauge of chats loaded in memory.
 pub const CHATS_RESIDENT: &str = "recapd_chats_resident";
+/// Counter: operations re-run because another replica changed their chat
+/// first (shared store).
+pub const REPLICA_CONFLICTS: &str = "recapd_replica_conflicts_total";
+/// Counter: chats re-read because another replica changed them, by cause
+/// (`hint` from a notification, `resync` from a periodic check).
+pub const REPLICA_RELOADS: &str = "recapd_replica_reloads_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.
 const SECONDS_BUCKETS: [f64; 14] = [
@@ -100,5 +106,13 @@ fn describe() {
         "Store commit (one transaction) time."
     );
     metrics::describe_histogram!(COMMIT_BATCH, "Client operations per store commit.");
+    metrics::describe_counter!(
+        REPLICA_CONFLICTS,
+        "Operations re-run because another replica changed their chat first."
+    );
+    metrics::describe_counter!(
+        REPLICA_RELOADS,
+        "Chats re-read because another replica changed them, by cause."
+    );
     metrics::describe_gauge!(CHATS_RESIDENT, "Chats loaded in memory.");
 }

@@ -10,6 +10,7 @@
 pub mod commit;
 mod fanout;
 mod ops;
+mod replicas;
 mod slot;
 #[cfg(test)]
 mod tests;
@@ -49,6 +50,15 @@ const ALL_CHATS_BUFFER: usize = 4096;
 /// How many chats a global change refreshes at the same time.
 const PARALLEL_REFRESHES: usize = 32;
 
+/// How many times an operation is re-run, on a fresh read of its chat,
+/// when another replica changed the chat first; then it fails (ABORTED).
+const MAX_CONFLICT_RETRIES: u32 = 16;
+
+/// With a shared store, how long after a chat's owed debounced refresh was
+/// due a replica that did not schedule it runs it (the one that did
+/// normally has by then; this covers a replica that stopped).
+const TAKEOVER_GRACE_MS: i64 = 1000;
+
 /// Handle to the engine; cheap to clone (one `Arc`), so every service and
 /// timer task holds its own.
 #[derive(Clone)]
@@ -58,6 +68,8 @@ pub struct Engine {
 
 struct Inner {
     store: Arc<dyn Store>,
+    /// Other replicas write to the store too: commits claim their chat.
+    shared: bool,
     committer: Committer,
     limits: Limits,
     /// Chats the store holds (for `max_chats`).
@@ -128,6 +140,7 @@ impl Engine {
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         Ok(Engine {
             inner: Arc::new(Inner {
+                shared: store.shared(),
                 store,
                 committer,
                 limits,
@@ -208,41 +221,94 @@ impl Engine {
     }
 
     /// Locks a chat's slot, loading the chat from the store first if needed.
-    /// A loaded chat that still owes a debounced refresh (its last one was
-    /// lost to a failed commit) gets it scheduled again.
     async fn lock(&self, slot: &Arc<ChatSlot>) -> Result<Guard, EngineError> {
         let mut guard = slot.state.clone().lock_owned().await;
         if guard.is_none() {
-            let store = self.inner.store.clone();
-            let id = slot.id.clone();
-            let mut loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
-                .await
-                .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
-            let stored: Vec<Arc<Injection>> =
-                [&loaded.meta.injection, &loaded.meta.message_injection]
-                    .into_iter()
-                    .flatten()
-                    .map(|i| Arc::new(i.clone()))
-                    .collect();
-            slot.latest.send_if_modified(|latest| {
-                stored
-                    .into_iter()
-                    .fold(false, |changed, i| latest.offer(i) | changed)
-            });
-            if loaded.meta.needs_refresh && loaded.chat.is_some() {
-                let settings = loaded.effective(&self.global(tenant_of(&slot.id)));
-                if settings.chat_enabled(loaded.settings.enabled) {
-                    self.schedule_debounce(
-                        slot,
-                        &mut loaded,
-                        Trigger::Startup,
-                        settings.debounce_ms,
-                    );
-                }
-            }
-            *guard = Some(loaded);
+            self.load_into(slot, &mut guard, false).await?;
         }
         Ok(guard)
+    }
+
+    /// Reads a chat from the store into its locked slot and offers its
+    /// stored injections to the slot's subscribers (and, with `announce`, to
+    /// the all-chats subscribers: another replica made them). A loaded chat
+    /// that still owes a debounced refresh gets it scheduled: after its
+    /// debounce delay; with a shared store, counted from the chat's last
+    /// change plus [`TAKEOVER_GRACE_MS`], so the replica that owes it
+    /// normally runs it first.
+    async fn load_into(
+        &self,
+        slot: &Arc<ChatSlot>,
+        guard: &mut Guard,
+        announce: bool,
+    ) -> Result<(), EngineError> {
+        let store = self.inner.store.clone();
+        let id = slot.id.clone();
+        let mut loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
+            .await
+            .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
+        let stored: Vec<Arc<Injection>> = [&loaded.meta.injection, &loaded.meta.message_injection]
+            .into_iter()
+            .flatten()
+            .map(|i| Arc::new(i.clone()))
+            .collect();
+        let mut newer = Vec::new();
+        slot.latest.send_if_modified(|latest| {
+            for injection in stored {
+                if latest.offer(injection.clone()) {
+                    newer.push(injection);
+                }
+            }
+            !newer.is_empty()
+        });
+        if announce {
+            for injection in newer {
+                let _ = self.inner.all_chats.send(injection);
+            }
+        }
+        if loaded.meta.needs_refresh && loaded.chat.is_some() {
+            let settings = loaded.effective(&self.global(tenant_of(&slot.id)));
+            if settings.chat_enabled(loaded.settings.enabled) {
+                let delay_ms = match (self.inner.shared, loaded.changed_ms) {
+                    (true, Some(changed)) => {
+                        let due = changed
+                            .saturating_add(i64::try_from(settings.debounce_ms).unwrap_or(i64::MAX))
+                            .saturating_add(TAKEOVER_GRACE_MS);
+                        u64::try_from(due.saturating_sub(now_ms())).unwrap_or(0)
+                    }
+                    _ => settings.debounce_ms,
+                };
+                self.schedule_debounce(slot, &mut loaded, Trigger::Startup, delay_ms);
+            }
+        }
+        **guard = Some(loaded);
+        Ok(())
+    }
+
+    /// Runs `attempt` again, on a fresh read of its chat, while it fails
+    /// because another replica changed the chat first.
+    async fn retrying<T, F, Fut>(&self, mut attempt: F) -> Result<T, EngineError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, EngineError>>,
+    {
+        let mut conflicts = 0;
+        loop {
+            match attempt().await {
+                Err(EngineError::Store(StoreError::Conflict(chat)))
+                    if conflicts < MAX_CONFLICT_RETRIES =>
+                {
+                    conflicts += 1;
+                    metrics::counter!(telemetry::REPLICA_CONFLICTS).increment(1);
+                    tracing::debug!(
+                        chat,
+                        conflicts,
+                        "another replica changed the chat first; retrying"
+                    );
+                }
+                other => return other,
+            }
+        }
     }
 
     /// [`Engine::commit_and_publish`] in a task of its own, so that a caller
@@ -350,10 +416,30 @@ impl Engine {
                 });
             }
         }
+        let claimed = self.inner.shared && !writes.is_empty();
+        if claimed {
+            writes.insert(
+                0,
+                Write::Claim {
+                    chat_id: slot.id.clone(),
+                    generation: resident.generation,
+                },
+            );
+        }
         if let Err(error) = self.inner.committer.commit(writes).await {
-            tracing::warn!(chat = %slot.id, %error, "commit failed; chat reloads from the store");
+            match &error {
+                StoreError::Conflict(_) => {
+                    tracing::debug!(chat = %slot.id, "changed by another replica; reloading")
+                }
+                _ => {
+                    tracing::warn!(chat = %slot.id, %error, "commit failed; chat reloads from the store")
+                }
+            }
             *guard = None;
             return Err(error.into());
+        }
+        if claimed {
+            resident.generation += 1;
         }
         resident.persisted |= resident.chat.is_some();
         resident.meta = meta;
@@ -446,11 +532,21 @@ impl Engine {
             resident.cancel_debounce()
         };
         let trigger = trigger?;
-        if let Err(error) = self
+        match self
             .commit_and_publish(slot, guard, Vec::new(), Next::Refresh(trigger))
             .await
         {
-            tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
+            Ok(_) => {}
+            // Another replica changed the chat: re-read it, which schedules
+            // the refresh again if it is still owed.
+            Err(EngineError::Store(StoreError::Conflict(_))) => {
+                if let Err(error) = self.lock(slot).await {
+                    tracing::warn!(chat = %slot.id, %error, "cannot re-read the chat; its refresh stays owed");
+                }
+            }
+            Err(error) => {
+                tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
+            }
         }
         None
     }
@@ -464,6 +560,15 @@ impl Engine {
 
     /// Refreshes a known chat now; `NotFound` for an unknown one.
     async fn refresh_chat(
+        &self,
+        chat_id: &str,
+        trigger: Trigger,
+    ) -> Result<Arc<Injection>, EngineError> {
+        self.retrying(|| self.refresh_chat_once(chat_id, trigger))
+            .await
+    }
+
+    async fn refresh_chat_once(
         &self,
         chat_id: &str,
         trigger: Trigger,
@@ -514,7 +619,14 @@ impl Engine {
             .await
             .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
         for id in &ids {
-            self.refresh_chat(id, Trigger::Startup).await?;
+            if self.inner.shared {
+                // Maybe owed by a replica still running: loading the chat
+                // schedules the refresh after a grace (see `load_into`).
+                let slot = self.slot(id);
+                drop(self.lock(&slot).await?);
+            } else {
+                self.refresh_chat(id, Trigger::Startup).await?;
+            }
         }
         Ok(ids.len())
     }

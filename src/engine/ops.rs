@@ -95,6 +95,11 @@ impl Engine {
     /// Applies one chat event; answers with the chat's revision once the
     /// event is durable and, for an immediate trigger, refreshed.
     pub async fn publish(&self, chat_id: &str, event: ChatEvent) -> Result<u64, EngineError> {
+        self.retrying(|| self.publish_once(chat_id, event.clone()))
+            .await
+    }
+
+    async fn publish_once(&self, chat_id: &str, event: ChatEvent) -> Result<u64, EngineError> {
         let trigger = Trigger::of(&event);
         let needs_known_message = matches!(
             event,
@@ -186,7 +191,17 @@ impl Engine {
         &self,
         chat_id: &str,
         message_id: &str,
-        change: impl FnOnce(&mut Chat) -> Result<Changes, DomainError>,
+        change: impl Fn(&mut Chat) -> Result<Changes, DomainError>,
+    ) -> Result<MessageData, EngineError> {
+        self.retrying(|| self.change_message_data_once(chat_id, message_id, &change))
+            .await
+    }
+
+    async fn change_message_data_once(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+        change: &impl Fn(&mut Chat) -> Result<Changes, DomainError>,
     ) -> Result<MessageData, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
@@ -213,7 +228,7 @@ impl Engine {
     ) -> Result<RecapVersion, EngineError> {
         self.limits().check_text("content", &new.content)?;
         self.change_recaps(chat_id, |chat| {
-            let (version, changes) = chat.add_recap(new, now_ms())?;
+            let (version, changes) = chat.add_recap(new.clone(), now_ms())?;
             let added =
                 chat.recaps().get(version).cloned().ok_or_else(|| {
                     DomainError::NotFound(format!("running recap version {version}"))
@@ -249,7 +264,16 @@ impl Engine {
     async fn change_recaps<T>(
         &self,
         chat_id: &str,
-        change: impl FnOnce(&mut Chat) -> Result<(T, Changes), DomainError>,
+        change: impl Fn(&mut Chat) -> Result<(T, Changes), DomainError>,
+    ) -> Result<(RecapList, T), EngineError> {
+        self.retrying(|| self.change_recaps_once(chat_id, &change))
+            .await
+    }
+
+    async fn change_recaps_once<T>(
+        &self,
+        chat_id: &str,
+        change: &impl Fn(&mut Chat) -> Result<(T, Changes), DomainError>,
     ) -> Result<(RecapList, T), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
@@ -312,6 +336,16 @@ impl Engine {
                 .await
                 .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))?;
         };
+        self.retrying(|| self.update_chat_settings(chat_id, &patch, &clear))
+            .await
+    }
+
+    async fn update_chat_settings(
+        &self,
+        chat_id: &str,
+        patch: &SettingsPatch,
+        clear: &[String],
+    ) -> Result<Settings, EngineError> {
         // Checked against the global settings while they cannot change.
         let _global_fixed = self.inner.global_changes.lock().await;
         let global = self.global(tenant_of(chat_id));
@@ -319,10 +353,10 @@ impl Engine {
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
         let mut own = resident.settings.clone();
-        for name in &clear {
+        for name in clear {
             own.overrides.clear(name)?;
         }
-        own.overrides.merge(&patch);
+        own.overrides.merge(patch);
         let effective = Settings::default().with(&global).with(&own.overrides);
         effective.validate()?;
         resident.settings = own.clone();
@@ -394,6 +428,15 @@ impl Engine {
     /// Sets a chat's own enabled state (immediate refresh if the chat is
     /// known). Answers with whether memory is now enabled and the revision.
     pub async fn set_chat_enabled(
+        &self,
+        chat_id: &str,
+        enabled: bool,
+    ) -> Result<(bool, u64), EngineError> {
+        self.retrying(|| self.set_chat_enabled_once(chat_id, enabled))
+            .await
+    }
+
+    async fn set_chat_enabled_once(
         &self,
         chat_id: &str,
         enabled: bool,
@@ -534,6 +577,15 @@ impl Engine {
         chat_id: &str,
         imported: ImportedChat,
     ) -> Result<(usize, usize), EngineError> {
+        self.retrying(|| self.import_chat_once(chat_id, &imported))
+            .await
+    }
+
+    async fn import_chat_once(
+        &self,
+        chat_id: &str,
+        imported: &ImportedChat,
+    ) -> Result<(usize, usize), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
@@ -552,7 +604,11 @@ impl Engine {
                 version: v.version,
             }));
         }
-        let chat = Chat::from_parts(imported.messages, imported.recaps, imported.current);
+        let chat = Chat::from_parts(
+            imported.messages.clone(),
+            imported.recaps.clone(),
+            imported.current,
+        );
         writes.extend(chat.messages().map(|(seq, m)| Write::Message {
             chat_id: chat_id.to_owned(),
             seq,

@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use crate::domain::chat::Chat;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
-use crate::store::{ChatMeta, ChatSettings, Store, StoreError};
+use crate::store::{ChatMeta, ChatSettings, LoadedChat, Store, StoreError};
 
 /// A chat's slot. The lock is held for a whole operation, commit included,
 /// so one chat's operations apply in arrival order (tokio's mutex is fair)
@@ -106,13 +106,24 @@ pub(super) struct Resident {
     /// Whether the store holds the chat's row as `meta` is (so an
     /// operation that leaves `meta` as it is need not write it again).
     pub persisted: bool,
+    /// The store's generation of the chat this state is at (shared stores:
+    /// the next commit claims it; see `Write::Claim`).
+    pub generation: u64,
+    /// When the chat last changed in the store, in ms since the epoch, as
+    /// loaded (shared stores only).
+    pub changed_ms: Option<i64>,
 }
 
 impl Resident {
     /// Reads a chat from the store (blocking).
     pub fn load(store: &dyn Store, chat_id: &str) -> Result<Resident, StoreError> {
-        let stored = store.load_chat(chat_id)?;
-        let settings = store.load_chat_settings(chat_id)?.unwrap_or_default();
+        let LoadedChat {
+            chat: stored,
+            settings,
+            generation,
+            changed_ms,
+        } = store.load(chat_id)?;
+        let settings = settings.unwrap_or_default();
         let chat_known = stored.is_some();
         let (chat, meta) = match stored {
             Some(stored) => {
@@ -130,6 +141,8 @@ impl Resident {
             debounce_generation: 0,
             counted_with: None,
             persisted: chat_known,
+            generation,
+            changed_ms,
         })
     }
 

@@ -15,6 +15,8 @@ fn code(error: &EngineError) -> Code {
         EngineError::Domain(DomainError::ResourceExhausted(_)) => Code::ResourceExhausted,
         EngineError::Store(StoreError::Database(_) | StoreError::Closed) => Code::Unavailable,
         EngineError::Store(StoreError::Corrupt(_)) => Code::Internal,
+        // Still losing to other replicas after several fresh attempts.
+        EngineError::Store(StoreError::Conflict(_)) => Code::Aborted,
     }
 }
 

@@ -13,8 +13,10 @@ use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
 use crate::domain::settings::SettingsPatch;
 
+pub mod postgres;
 pub mod sqlite;
 
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// Why the store could not do what was asked. Nothing of a failed commit is
@@ -30,6 +32,10 @@ pub enum StoreError {
     /// The store is closed (shutting down).
     #[error("storage is closed")]
     Closed,
+    /// Another replica changed the chat after this one read it (a
+    /// [`Write::Claim`] did not hold); the caller re-reads and retries.
+    #[error("chat {0:?} was changed by another replica; retry")]
+    Conflict(String),
 }
 
 /// A chat's own row: its latest injection and refresh bookkeeping.
@@ -64,6 +70,18 @@ pub struct ChatSettings {
 /// One row change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
+    /// The group was computed from the chat as it was at `generation`: the
+    /// commit fails with [`StoreError::Conflict`] if another writer moved it
+    /// since, and otherwise moves it to `generation + 1`. This makes the
+    /// database decide the order of a chat's changes, so two replicas never
+    /// hand out the same revision or reorder a chat's events. Stores with a
+    /// single writer ([`Store::shared`] false) may ignore it.
+    Claim {
+        /// The chat.
+        chat_id: String,
+        /// The generation the group was computed from.
+        generation: u64,
+    },
     /// Creates or replaces a chat's row (this also makes the chat known).
     Chat {
         /// The chat.
@@ -135,9 +153,65 @@ pub struct StoredChat {
     pub recaps: Vec<RecapVersion>,
 }
 
+/// A chat as one consistent read: its rows, its own settings, and the
+/// generation they were read at.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedChat {
+    /// Its rows; `None` when no event has named it.
+    pub chat: Option<StoredChat>,
+    /// Its own settings; `None` when it has none.
+    pub settings: Option<ChatSettings>,
+    /// How many claimed commits changed it (0 for single-writer stores).
+    pub generation: u64,
+    /// When the latest claimed commit changed it, in ms since the epoch
+    /// (`None` for single-writer stores).
+    pub changed_ms: Option<i64>,
+}
+
+/// What other replicas committed, as told by a shared store. A hint only:
+/// the engine re-reads what it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// These chats reached these generations.
+    Chats(Vec<(String, u64)>),
+    /// These tenants' global settings changed.
+    GlobalSettings(Vec<String>),
+    /// Hints may have been missed (the listener reconnected, or a batch
+    /// named too much to say): re-read everything held.
+    Resync,
+}
+
 /// A durable store. Calls block; the engine runs them off the async
 /// workers. Implementations must be safe to call from several threads.
 pub trait Store: Send + Sync + 'static {
+    /// Whether other processes write to the same data (replicas): the engine
+    /// then claims each chat it commits ([`Write::Claim`]) and follows
+    /// [`Store::changes`].
+    fn shared(&self) -> bool {
+        false
+    }
+    /// The feed of other replicas' commits, taken once; `None` for a store
+    /// that only this process writes.
+    fn changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Change>> {
+        None
+    }
+    /// A chat's rows and settings as one read. The default composes
+    /// [`Store::load_chat`] and [`Store::load_chat_settings`], which is
+    /// consistent only for a store that this process alone writes.
+    fn load(&self, chat_id: &str) -> Result<LoadedChat, StoreError> {
+        Ok(LoadedChat {
+            chat: self.load_chat(chat_id)?,
+            settings: self.load_chat_settings(chat_id)?,
+            generation: 0,
+            changed_ms: None,
+        })
+    }
+    /// The current generations of `chat_ids` (absent: never claimed). Empty
+    /// for single-writer stores.
+    fn generations(&self, chat_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
+        let _ = chat_ids;
+        Ok(Vec::new())
+    }
     /// Applies every group of writes, in order, in one transaction; returns
     /// once it is durable. On error nothing of it is applied.
     fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError>;

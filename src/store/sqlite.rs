@@ -139,6 +139,8 @@ fn execute(
 
 fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
     match write {
+        // One process writes a data directory: nobody else can move a chat.
+        Write::Claim { .. } => Ok(()),
         Write::Chat { chat_id, meta } => execute(
             tx,
             "INSERT INTO chats (chat_id, needs_refresh, body) VALUES (?1, ?2, ?3)

@@ -20,8 +20,24 @@ pub struct Recapd {
 
 impl Recapd {
     pub fn start(data_dir: &std::path::Path) -> Recapd {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
+        // With RECAPD_TEST_STORE=postgres, the same schema as an in-process
+        // server on this directory.
+        if let Some((url, schema)) = recapd::config::test_postgres(data_dir) {
+            command
+                .arg("--store")
+                .arg(url.0)
+                .arg("--store-schema")
+                .arg(schema);
+        }
+        Recapd::start_with(command, data_dir)
+    }
+
+    /// Starts `command` (the binary, maybe with store options) on a free
+    /// port over `data_dir`.
+    pub fn start_with(mut command: Command, data_dir: &std::path::Path) -> Recapd {
         let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_recapd"))
+        let child = command
             .args([
                 "--listen",
                 &addr,

@@ -1,0 +1,137 @@
+//! Following other replicas (shared store only): their commits arrive as
+//! hints ([`Change`]); a hinted chat this replica holds, or that someone
+//! here watches, is re-read from the store and its newer injections pushed
+//! to this replica's subscribers. A hint is never trusted for content, only
+//! as a reason to re-read, and a periodic resync re-reads whatever a lost
+//! hint would have named.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::{Engine, EngineError};
+use crate::store::{Change, StoreError};
+use crate::telemetry;
+
+impl Engine {
+    /// Follows other replicas' commits until `changes` ends (the store
+    /// closed) or the task is aborted (shutdown); resyncs every
+    /// `resync_every` as well.
+    pub async fn follow(
+        self,
+        mut changes: mpsc::UnboundedReceiver<Change>,
+        resync_every: Duration,
+    ) {
+        let mut tick = tokio::time::interval(resync_every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                change = changes.recv() => match change {
+                    None => return,
+                    Some(Change::Chats(chats)) => {
+                        for (chat_id, generation) in chats {
+                            let engine = self.clone();
+                            tokio::spawn(async move {
+                                engine.catch_up(&chat_id, generation, "hint").await;
+                            });
+                        }
+                    }
+                    Some(Change::GlobalSettings(_)) => self.reload_global_settings().await,
+                    Some(Change::Resync) => self.resync().await,
+                },
+                _ = tick.tick() => self.resync().await,
+            }
+        }
+    }
+
+    /// Re-reads a chat another replica moved to `generation`, if this
+    /// replica holds an older state of it or someone here watches it.
+    async fn catch_up(&self, chat_id: &str, generation: u64, cause: &'static str) {
+        let everything_watched = self.inner.all_chats.receiver_count() > 0;
+        let slot = match self.resident_slot(chat_id) {
+            Some(slot) => slot,
+            None if everything_watched => self.slot(chat_id),
+            None => return,
+        };
+        let mut guard = slot.state.clone().lock_owned().await;
+        match guard.as_ref() {
+            Some(held) if held.generation >= generation => return,
+            None if !everything_watched && slot.latest.receiver_count() == 0 => return,
+            _ => {}
+        }
+        metrics::counter!(telemetry::REPLICA_RELOADS, "cause" => cause).increment(1);
+        // Dropping the old state also stops its debounce timer; the load
+        // schedules the refresh again if it is still owed.
+        *guard = None;
+        if let Err(error) = self.load_into(&slot, &mut guard, true).await {
+            tracing::warn!(chat = chat_id, %error, "cannot re-read a chat another replica changed; the next resync retries");
+        }
+    }
+
+    /// Re-reads every tenant's global settings.
+    async fn reload_global_settings(&self) {
+        let store = self.inner.store.clone();
+        match tokio::task::spawn_blocking(move || store.load_global_settings()).await {
+            Ok(Ok(globals)) => {
+                for (tenant, patch) in globals {
+                    self.set_global(&tenant, patch);
+                }
+            }
+            Ok(Err(error)) => tracing::warn!(%error, "cannot re-read global settings"),
+            Err(error) => tracing::warn!(%error, "global settings task failed"),
+        }
+    }
+
+    /// Brings every chat held here up to the store, and loads the chats that
+    /// owe a refresh so that one replica runs it even if the replica that
+    /// owed it stopped.
+    async fn resync(&self) {
+        self.reload_global_settings().await;
+        if let Err(error) = self.resync_chats().await {
+            tracing::warn!(%error, "resync failed; the next one retries");
+        }
+    }
+
+    async fn resync_chats(&self) -> Result<(), EngineError> {
+        let held: Vec<(String, u64)> = self
+            .resident_slots()
+            .iter()
+            .filter_map(|slot| {
+                // A chat being worked on is claimed by its commit anyway.
+                let state = slot.state.try_lock().ok()?;
+                state.as_ref().map(|r| (slot.id.clone(), r.generation))
+            })
+            .collect();
+        let store = self.inner.store.clone();
+        let ids: Vec<String> = held.iter().map(|(id, _)| id.clone()).collect();
+        let (stored, owed) = tokio::task::spawn_blocking(move || {
+            Ok::<_, StoreError>((store.generations(&ids)?, store.chats_needing_refresh()?))
+        })
+        .await
+        .map_err(|e| StoreError::Database(format!("resync task failed: {e}")))??;
+        let held: std::collections::HashMap<String, u64> = held.into_iter().collect();
+        for (chat_id, generation) in stored {
+            if held.get(&chat_id).is_some_and(|&g| g < generation) {
+                self.catch_up(&chat_id, generation, "resync").await;
+            }
+        }
+        for chat_id in owed {
+            if held.contains_key(&chat_id) {
+                continue;
+            }
+            let slot = self.slot(&chat_id);
+            drop(self.lock(&slot).await?);
+        }
+        Ok(())
+    }
+
+    /// The chat's slot, if it is in memory.
+    fn resident_slot(&self, chat_id: &str) -> Option<Arc<super::ChatSlot>> {
+        let chats = match self.inner.chats.read() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        chats.get(chat_id).cloned()
+    }
+}

@@ -1,0 +1,96 @@
+//! The listener: one connection of its own that `LISTEN`s on the store's
+//! channel and turns other replicas' notifications into [`Change`] hints.
+//! When the connection drops it reconnects (with backoff) and asks for a
+//! resync, since notifications sent meanwhile are lost.
+
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::{AsyncMessage, NoTls};
+
+use super::Hint;
+use crate::store::Change;
+
+/// Longest wait between two reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Listens until `feed` has no receiver. `listening` is told once the first
+/// `LISTEN` is in place.
+pub(super) async fn run(
+    config: tokio_postgres::Config,
+    channel: String,
+    replica: String,
+    feed: mpsc::UnboundedSender<Change>,
+    listening: oneshot::Sender<()>,
+) {
+    let mut listening = Some(listening);
+    let mut backoff = Duration::from_millis(100);
+    while !feed.is_closed() {
+        match listen_once(&config, &channel, &replica, &feed, &mut listening).await {
+            Ok(()) => backoff = Duration::from_millis(100),
+            Err(error) => {
+                tracing::warn!(%error, "PostgreSQL listener disconnected; reconnecting");
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// One connection's life: `LISTEN`, ask for a resync (anything sent while
+/// not listening was missed), then forward hints until the connection ends.
+async fn listen_once(
+    config: &tokio_postgres::Config,
+    channel: &str,
+    replica: &str,
+    feed: &mpsc::UnboundedSender<Change>,
+    listening: &mut Option<oneshot::Sender<()>>,
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let (notes, mut received) = mpsc::unbounded_channel();
+    let driver = tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(AsyncMessage::Notification(note))) => {
+                    if notes.send(note).is_err() {
+                        return Ok(());
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(error)) => return Err(error),
+                None => return Ok(()),
+            }
+        }
+    });
+    client
+        .batch_execute(&format!("LISTEN \"{channel}\""))
+        .await?;
+    if let Some(ready) = listening.take() {
+        let _ = ready.send(());
+    }
+    let _ = feed.send(Change::Resync);
+    tracing::info!(channel, "listening for other replicas' commits");
+    while let Some(note) = received.recv().await {
+        let hint: Hint = match serde_json::from_str(note.payload()) {
+            Ok(hint) => hint,
+            Err(error) => {
+                tracing::warn!(%error, "unreadable notification; resyncing");
+                let _ = feed.send(Change::Resync);
+                continue;
+            }
+        };
+        if hint.replica == replica {
+            continue;
+        }
+        for change in hint.into_changes() {
+            if feed.send(change).is_err() {
+                return Ok(());
+            }
+        }
+    }
+    drop(client);
+    match driver.await {
+        Ok(result) => result,
+        Err(_) => Ok(()),
+    }
+}

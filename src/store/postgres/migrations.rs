@@ -1,0 +1,56 @@
+//! The PostgreSQL schema, as versioned migrations that recapd applies at
+//! start-up. A migration is never edited once released: a change of schema
+//! is a new entry at the end.
+
+/// The migrations, in order: (version, SQL). Tables are created in the
+/// store's own schema (the connections' `search_path`).
+pub(super) const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    "
+CREATE TABLE kv (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE chat_clock (
+    chat_id text PRIMARY KEY,
+    generation bigint NOT NULL,
+    changed_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE chats (
+    chat_id text PRIMARY KEY,
+    needs_refresh boolean NOT NULL,
+    body text NOT NULL
+);
+CREATE INDEX chats_owing_refresh ON chats (chat_id) WHERE needs_refresh;
+CREATE TABLE messages (
+    chat_id text NOT NULL,
+    message_id text NOT NULL,
+    seq bigint NOT NULL,
+    body text NOT NULL,
+    PRIMARY KEY (chat_id, message_id)
+);
+CREATE INDEX messages_by_seq ON messages (chat_id, seq);
+CREATE TABLE recaps (
+    chat_id text NOT NULL,
+    version bigint NOT NULL,
+    body text NOT NULL,
+    PRIMARY KEY (chat_id, version)
+);
+CREATE TABLE chat_settings (chat_id text PRIMARY KEY, body text NOT NULL);
+",
+)];
+
+/// The newest schema version this recapd knows.
+pub(super) fn latest() -> i32 {
+    MIGRATIONS.last().map_or(0, |(version, _)| *version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_consecutive_from_one() {
+        for (index, (version, _)) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(usize::try_from(*version).unwrap(), index + 1);
+        }
+        assert_eq!(latest(), MIGRATIONS.len() as i32);
+    }
+}

@@ -1,0 +1,693 @@
+//! The shared store: PostgreSQL, for several recapd replicas serving the same
+//! chats. Rows are the embedded store's (JSON bodies in text columns) plus a
+//! per-chat clock, `chat_clock`, whose generation every commit claims
+//! ([`Write::Claim`]): the database, not a replica's memory, decides the order
+//! of a chat's changes. Each committed batch sends one `NOTIFY` in its own
+//! transaction, naming the chats it changed; [`listen`] turns other replicas'
+//! notifications into [`Change`] hints.
+//!
+//! The client is tokio-postgres with a deadpool pool, driven by a small
+//! runtime of the store's own, so the blocking [`Store`] calls (made from the
+//! committer thread and from `spawn_blocking`) never run on, or wait for, the
+//! server's async workers.
+
+mod listen;
+mod migrations;
+
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio_postgres::NoTls;
+
+use super::{Change, ChatMeta, ChatSettings, LoadedChat, Store, StoreError, StoredChat, Write};
+use crate::domain::message::Message;
+use crate::domain::recaps::RecapVersion;
+use crate::domain::settings::SettingsPatch;
+
+/// How long a call waits for a connection, or to open one, before it
+/// fails (and the RPC answers UNAVAILABLE).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Longest `NOTIFY` payload sent; PostgreSQL refuses 8000 bytes and more. A
+/// batch that names more says "resync" instead.
+const MAX_PAYLOAD: usize = 7000;
+
+/// Where and how to reach the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgOptions {
+    /// A libpq-style URL, `postgres://user@host:port/database?...`.
+    pub url: String,
+    /// The schema recapd's tables live in; created when missing. Replicas
+    /// share data exactly when they share URL and schema.
+    pub schema: String,
+    /// Most connections in the pool (the listener has one more).
+    pub pool_size: usize,
+}
+
+/// Checks a schema name: lower-case ASCII letters, digits and `_`, starting
+/// with a letter or `_`, at most 48 bytes (the notification channel adds a
+/// prefix within PostgreSQL's 63-byte identifiers).
+pub fn check_schema(name: &str) -> Result<(), String> {
+    let valid_start = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_');
+    let valid_rest = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if valid_start && valid_rest && name.len() <= 48 {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a valid schema name (a-z, 0-9 and _, starting with a letter or _, at most 48 bytes)"
+        ))
+    }
+}
+
+/// PostgreSQL-backed [`Store`], shared by every replica that names the same
+/// database and schema.
+pub struct PgStore {
+    /// Runs the pool's connections and the listener. `None` only while
+    /// dropping.
+    runtime: Option<tokio::runtime::Runtime>,
+    pool: Pool,
+    /// This process's name in notifications, so it skips its own.
+    replica: String,
+    /// The notification channel (one per schema).
+    channel: String,
+    changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("replica", &self.replica)
+            .field("channel", &self.channel)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A notification's payload: who committed, and what changed.
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+struct Hint {
+    replica: String,
+    #[serde(default)]
+    chats: Vec<(String, u64)>,
+    #[serde(default)]
+    tenants: Vec<String>,
+    /// Too much changed to name: re-read everything.
+    #[serde(default)]
+    all: bool,
+}
+
+impl Hint {
+    fn encode(mut self) -> Result<String, StoreError> {
+        let text = serde_json::to_string(&self).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        if text.len() <= MAX_PAYLOAD {
+            return Ok(text);
+        }
+        self.chats.clear();
+        self.tenants.clear();
+        self.all = true;
+        serde_json::to_string(&self).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    /// The changes a hint tells another replica.
+    fn into_changes(self) -> Vec<Change> {
+        if self.all {
+            return vec![Change::Resync];
+        }
+        let mut changes = Vec::new();
+        if !self.tenants.is_empty() {
+            changes.push(Change::GlobalSettings(self.tenants));
+        }
+        if !self.chats.is_empty() {
+            changes.push(Change::Chats(self.chats));
+        }
+        changes
+    }
+}
+
+fn pg_err(e: tokio_postgres::Error) -> StoreError {
+    match e.as_db_error() {
+        Some(db) => {
+            StoreError::Database(format!("PostgreSQL {}: {}", db.code().code(), db.message()))
+        }
+        None => StoreError::Database(format!("PostgreSQL: {e}")),
+    }
+}
+
+fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
+    StoreError::Database(format!("no PostgreSQL connection: {e}"))
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn as_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn as_u64(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+/// The `kv` key of a tenant's global settings (as in the embedded store).
+fn global_settings_key(tenant: &str) -> String {
+    if tenant.is_empty() {
+        "global_settings".to_owned()
+    } else {
+        format!("global_settings:{tenant}")
+    }
+}
+
+impl PgStore {
+    /// Connects, applies the migrations the database lacks, and starts
+    /// listening for other replicas' commits. Blocks; call it off the
+    /// async workers.
+    pub fn open(options: &PgOptions) -> Result<PgStore, StoreError> {
+        check_schema(&options.schema).map_err(StoreError::Database)?;
+        let mut config = tokio_postgres::Config::from_str(&options.url)
+            .map_err(|e| StoreError::Database(format!("bad PostgreSQL URL: {e}")))?;
+        let search_path = format!("-c search_path={}", options.schema);
+        let merged = match config.get_options() {
+            Some(given) if !given.is_empty() => format!("{given} {search_path}"),
+            _ => search_path,
+        };
+        config.options(&merged);
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("recapd");
+        }
+        config.keepalives_idle(Duration::from_secs(10));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("recapd-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                StoreError::Database(format!("cannot start the PostgreSQL runtime: {e}"))
+            })?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(1))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| StoreError::Database(format!("cannot build the pool: {e}")))?;
+        let channel = format!("recapd_{}", options.schema);
+        let replica = format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        );
+        runtime.block_on(migrate(&pool, &options.schema))?;
+        let (feed, changes) = mpsc::unbounded_channel();
+        let listening = tokio::sync::oneshot::channel();
+        runtime.spawn(listen::run(
+            config,
+            channel.clone(),
+            replica.clone(),
+            feed,
+            listening.0,
+        ));
+        // Serve only once other replicas' commits are heard.
+        runtime
+            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT * 2, listening.1).await })
+            .map_err(|_| StoreError::Database("could not LISTEN for other replicas".into()))?
+            .map_err(|_| StoreError::Database("the listener stopped".into()))?;
+        Ok(PgStore {
+            runtime: Some(runtime),
+            pool,
+            replica,
+            channel,
+            changes: Mutex::new(Some(changes)),
+        })
+    }
+
+    fn block<T>(&self, work: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        match &self.runtime {
+            Some(runtime) => runtime.block_on(work),
+            None => Err(StoreError::Closed),
+        }
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(pool_err)
+    }
+
+    async fn commit_async(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_err)?;
+        // Claims first, in chat order, so two batches lock chats in the same
+        // order and cannot deadlock; a stable sort keeps one chat's groups in
+        // their order.
+        let mut claims: Vec<(&str, u64)> = groups
+            .iter()
+            .flatten()
+            .filter_map(|w| match w {
+                Write::Claim {
+                    chat_id,
+                    generation,
+                } => Some((chat_id.as_str(), *generation)),
+                _ => None,
+            })
+            .collect();
+        claims.sort_by(|a, b| a.0.cmp(b.0));
+        let mut hint = Hint {
+            replica: self.replica.clone(),
+            ..Hint::default()
+        };
+        if !claims.is_empty() {
+            let claim = tx
+                .prepare_cached(
+                    "INSERT INTO chat_clock AS c (chat_id, generation, changed_at)
+                     VALUES ($1, $2::bigint + 1, now())
+                     ON CONFLICT (chat_id) DO UPDATE SET generation = c.generation + 1, changed_at = now()
+                     WHERE c.generation = $2::bigint
+                     RETURNING c.generation",
+                )
+                .await
+                .map_err(pg_err)?;
+            for (chat_id, generation) in claims {
+                let row = tx
+                    .query_opt(&claim, &[&chat_id, &as_i64(generation)])
+                    .await
+                    .map_err(pg_err)?;
+                let Some(row) = row else {
+                    return Err(StoreError::Conflict(chat_id.to_owned()));
+                };
+                hint.chats.push((chat_id.to_owned(), as_u64(row.get(0))));
+            }
+        }
+        for write in groups.iter().flatten() {
+            if let Write::GlobalSettings { tenant, .. } = write {
+                hint.tenants.push(tenant.clone());
+            }
+            apply(&tx, write).await?;
+        }
+        if !hint.chats.is_empty() || !hint.tenants.is_empty() {
+            tx.execute(
+                "SELECT pg_notify($1, $2)",
+                &[&self.channel, &hint.encode()?],
+            )
+            .await
+            .map_err(pg_err)?;
+        }
+        tx.commit().await.map_err(pg_err)
+    }
+
+    async fn load_async(&self, chat_id: &str) -> Result<LoadedChat, StoreError> {
+        let mut client = self.client().await?;
+        // One snapshot for every row of the chat, so the generation read is
+        // the one the rows belong to.
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(pg_err)?;
+        let clock = tx
+            .query_opt(
+                "SELECT generation, (extract(epoch FROM changed_at) * 1000)::bigint
+                 FROM chat_clock WHERE chat_id = $1",
+                &[&chat_id],
+            )
+            .await
+            .map_err(pg_err)?;
+        let row = tx
+            .query_opt(
+                "SELECT needs_refresh, body FROM chats WHERE chat_id = $1",
+                &[&chat_id],
+            )
+            .await
+            .map_err(pg_err)?;
+        let settings = tx
+            .query_opt(
+                "SELECT body FROM chat_settings WHERE chat_id = $1",
+                &[&chat_id],
+            )
+            .await
+            .map_err(pg_err)?
+            .map(|r| from_json::<ChatSettings>(r.get(0)))
+            .transpose()?;
+        let chat = match row {
+            None => None,
+            Some(row) => {
+                let mut meta: ChatMeta = from_json(row.get(1))?;
+                // The column is the truth: AllChatsOweRefresh sets only it.
+                meta.needs_refresh = row.get(0);
+                let messages = tx
+                    .query(
+                        "SELECT seq, body FROM messages WHERE chat_id = $1 ORDER BY seq",
+                        &[&chat_id],
+                    )
+                    .await
+                    .map_err(pg_err)?
+                    .iter()
+                    .map(|r| Ok((r.get::<_, i64>(0), from_json::<Message>(r.get(1))?)))
+                    .collect::<Result<Vec<_>, StoreError>>()?;
+                let recaps = tx
+                    .query(
+                        "SELECT body FROM recaps WHERE chat_id = $1 ORDER BY version",
+                        &[&chat_id],
+                    )
+                    .await
+                    .map_err(pg_err)?
+                    .iter()
+                    .map(|r| from_json::<RecapVersion>(r.get(0)))
+                    .collect::<Result<Vec<_>, StoreError>>()?;
+                Some(StoredChat {
+                    meta,
+                    messages,
+                    recaps,
+                })
+            }
+        };
+        tx.commit().await.map_err(pg_err)?;
+        Ok(LoadedChat {
+            chat,
+            settings,
+            generation: clock.as_ref().map_or(0, |r| as_u64(r.get(0))),
+            changed_ms: clock.map(|r| r.get(1)),
+        })
+    }
+
+    async fn strings(&self, sql: &str) -> Result<Vec<String>, StoreError> {
+        let client = self.client().await?;
+        let rows = client.query(sql, &[]).await.map_err(pg_err)?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn pairs<T: serde::de::DeserializeOwned>(
+        &self,
+        sql: &str,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let client = self.client().await?;
+        let rows = client.query(sql, &[]).await.map_err(pg_err)?;
+        rows.iter()
+            .map(|r| Ok((r.get::<_, String>(0), from_json(r.get(1))?)))
+            .collect()
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Dropping a runtime waits for its tasks, which is not allowed
+        // where the last store handle may go (an async task).
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Creates the schema when missing and applies the migrations it lacks, in
+/// one transaction under an advisory lock, so replicas starting together
+/// migrate once.
+async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
+    let mut client = pool.get().await.map_err(pool_err)?;
+    let tx = client.transaction().await.map_err(pg_err)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('recapd migrations ' || $1::text))",
+        &[&schema],
+    )
+    .await
+    .map_err(pg_err)?;
+    tx.batch_execute(&format!(
+        "CREATE SCHEMA IF NOT EXISTS \"{schema}\";
+         CREATE TABLE IF NOT EXISTS \"{schema}\".schema_migrations (
+             version integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+         );"
+    ))
+    .await
+    .map_err(pg_err)?;
+    let applied: i32 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM schema_migrations",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    if applied > migrations::latest() {
+        return Err(StoreError::Corrupt(format!(
+            "schema {schema} is at version {applied}; this recapd knows up to {}",
+            migrations::latest()
+        )));
+    }
+    for (version, sql) in migrations::MIGRATIONS {
+        if *version <= applied {
+            continue;
+        }
+        tx.batch_execute(sql).await.map_err(pg_err)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version) VALUES ($1)",
+            &[version],
+        )
+        .await
+        .map_err(pg_err)?;
+        tracing::info!(schema, version, "applied a PostgreSQL migration");
+    }
+    tx.commit().await.map_err(pg_err)
+}
+
+async fn execute(
+    tx: &deadpool_postgres::Transaction<'_>,
+    sql: &str,
+    values: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<(), StoreError> {
+    let statement = tx.prepare_cached(sql).await.map_err(pg_err)?;
+    tx.execute(&statement, values).await.map_err(pg_err)?;
+    Ok(())
+}
+
+async fn apply(tx: &deadpool_postgres::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
+    match write {
+        // Done first, for the whole batch (see commit_async).
+        Write::Claim { .. } => Ok(()),
+        Write::Chat { chat_id, meta } => {
+            execute(
+                tx,
+                "INSERT INTO chats (chat_id, needs_refresh, body) VALUES ($1, $2, $3)
+                 ON CONFLICT (chat_id) DO UPDATE SET needs_refresh = $2, body = $3",
+                &[chat_id, &meta.needs_refresh, &to_json(meta)?],
+            )
+            .await
+        }
+        Write::Message {
+            chat_id,
+            seq,
+            message,
+        } => {
+            execute(
+                tx,
+                "INSERT INTO messages (chat_id, message_id, seq, body) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (chat_id, message_id) DO UPDATE SET seq = $3, body = $4",
+                &[chat_id, &message.id, seq, &to_json(message)?],
+            )
+            .await
+        }
+        Write::DeleteMessage {
+            chat_id,
+            message_id,
+        } => {
+            execute(
+                tx,
+                "DELETE FROM messages WHERE chat_id = $1 AND message_id = $2",
+                &[chat_id, message_id],
+            )
+            .await
+        }
+        Write::Recap { chat_id, version } => {
+            execute(
+                tx,
+                "INSERT INTO recaps (chat_id, version, body) VALUES ($1, $2, $3)
+                 ON CONFLICT (chat_id, version) DO UPDATE SET body = $3",
+                &[chat_id, &i64::from(version.version), &to_json(version)?],
+            )
+            .await
+        }
+        Write::DeleteRecap { chat_id, version } => {
+            execute(
+                tx,
+                "DELETE FROM recaps WHERE chat_id = $1 AND version = $2",
+                &[chat_id, &i64::from(*version)],
+            )
+            .await
+        }
+        Write::GlobalSettings { tenant, patch } => {
+            execute(
+                tx,
+                "INSERT INTO kv (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = $2",
+                &[&global_settings_key(tenant), &to_json(patch)?],
+            )
+            .await
+        }
+        Write::AllChatsOweRefresh { tenant } if tenant.is_empty() => {
+            execute(
+                tx,
+                "UPDATE chats SET needs_refresh = true WHERE strpos(chat_id, chr(31)) = 0",
+                &[],
+            )
+            .await
+        }
+        Write::AllChatsOweRefresh { tenant } => {
+            execute(
+                tx,
+                "UPDATE chats SET needs_refresh = true WHERE starts_with(chat_id, $1)",
+                &[&format!("{tenant}\u{1f}")],
+            )
+            .await
+        }
+        Write::ChatSettings { chat_id, settings } => {
+            execute(
+                tx,
+                "INSERT INTO chat_settings (chat_id, body) VALUES ($1, $2)
+                 ON CONFLICT (chat_id) DO UPDATE SET body = $2",
+                &[chat_id, &to_json(settings)?],
+            )
+            .await
+        }
+    }
+}
+
+impl Store for PgStore {
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
+        match self.changes.lock() {
+            Ok(mut changes) => changes.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        }
+    }
+
+    fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
+        self.block(self.commit_async(groups))
+    }
+
+    fn load(&self, chat_id: &str) -> Result<LoadedChat, StoreError> {
+        self.block(self.load_async(chat_id))
+    }
+
+    fn load_chat(&self, chat_id: &str) -> Result<Option<StoredChat>, StoreError> {
+        self.load(chat_id).map(|loaded| loaded.chat)
+    }
+
+    fn load_chat_settings(&self, chat_id: &str) -> Result<Option<ChatSettings>, StoreError> {
+        self.load(chat_id).map(|loaded| loaded.settings)
+    }
+
+    fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError> {
+        self.block(self.pairs("SELECT chat_id, body FROM chat_settings ORDER BY chat_id"))
+    }
+
+    fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError> {
+        let rows: Vec<(String, SettingsPatch)> = self.block(self.pairs(
+            "SELECT key, value FROM kv WHERE key = 'global_settings' OR key LIKE 'global_settings:%'",
+        ))?;
+        Ok(rows
+            .into_iter()
+            .map(|(key, patch)| {
+                let tenant = key.strip_prefix("global_settings:").unwrap_or("");
+                (tenant.to_owned(), patch)
+            })
+            .collect())
+    }
+
+    fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.block(self.strings("SELECT chat_id FROM chats ORDER BY chat_id"))
+    }
+
+    fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError> {
+        self.block(self.strings("SELECT chat_id FROM chats WHERE needs_refresh ORDER BY chat_id"))
+    }
+
+    fn generations(&self, chat_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
+        if chat_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = chat_ids.to_vec();
+        self.block(async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT chat_id, generation FROM chat_clock WHERE chat_id = ANY($1)",
+                    &[&ids],
+                )
+                .await
+                .map_err(pg_err)?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get::<_, String>(0), as_u64(r.get(1))))
+                .collect())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        for good in ["recapd", "_x", "rt_0af3", &"a".repeat(48)] {
+            assert!(check_schema(good).is_ok(), "{good}");
+        }
+        for bad in ["", "Recapd", "1abc", "a-b", "a\"b", "a b", &"a".repeat(49)] {
+            assert!(check_schema(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_hint_that_names_too_much_asks_for_a_resync() {
+        let small = Hint {
+            replica: "r".into(),
+            chats: vec![("c".into(), 2)],
+            tenants: vec!["t".into()],
+            all: false,
+        };
+        let decoded: Hint = serde_json::from_str(&small.encode().unwrap()).unwrap();
+        assert_eq!(
+            decoded.into_changes(),
+            [
+                Change::GlobalSettings(vec!["t".into()]),
+                Change::Chats(vec![("c".into(), 2)])
+            ]
+        );
+        let big = Hint {
+            replica: "r".into(),
+            chats: (0..2000).map(|i| (format!("chat-{i}"), i)).collect(),
+            ..Hint::default()
+        };
+        let encoded = big.encode().unwrap();
+        assert!(encoded.len() <= MAX_PAYLOAD);
+        let decoded: Hint = serde_json::from_str(&encoded).unwrap();
+        assert_eq!(decoded.into_changes(), [Change::Resync]);
+    }
+}
