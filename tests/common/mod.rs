@@ -17,6 +17,11 @@ use tonic::transport::Channel;
 pub mod api;
 pub mod process;
 
+/// Whether the tests run against PostgreSQL (`RECAPD_TEST_STORE=postgres`).
+pub fn on_postgres() -> bool {
+    recapd::config::test_postgres(Path::new("probe")).is_some()
+}
+
 /// A running server with one client per service.
 pub struct Server {
     pub app: App,
