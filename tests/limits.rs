@@ -89,11 +89,14 @@ async fn messages_chats_and_subscribers_are_capped() {
         Code::ResourceExhausted,
         "third on one connection"
     );
-    let other = Channel::from_shared(format!("http://{}", server.app.local_addr()))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let other = Channel::from_shared(format!(
+        "http://{}",
+        server.app.as_ref().unwrap().local_addr()
+    ))
+    .unwrap()
+    .connect()
+    .await
+    .unwrap();
     let _third = subscribe(InjectionServiceClient::new(other.clone()))
         .await
         .unwrap();

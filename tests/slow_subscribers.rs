@@ -20,7 +20,7 @@ async fn stalled_subscribers_do_not_slow_a_reader_and_catch_up_to_the_latest() {
         .unwrap();
     // A 32 KB injection: a few refreshes fill a stalled stream's HTTP/2 window.
     add_recap(&mut server, "c", &"The long story so far. ".repeat(1400)).await;
-    let addr = format!("http://{}", server.app.local_addr());
+    let addr = format!("http://{}", server.app.as_ref().unwrap().local_addr());
 
     let mut stalled = Vec::new();
     for _ in 0..100 {

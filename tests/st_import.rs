@@ -227,7 +227,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
 async fn the_import_and_export_commands_talk_to_a_running_server() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path()).await;
-    let addr = server.app.local_addr().to_string();
+    let addr = server.app.as_ref().unwrap().local_addr().to_string();
     let path = format!(
         "{}/tests/fixtures/bob-short.jsonl",
         env!("CARGO_MANIFEST_DIR")

@@ -52,7 +52,7 @@ const PARALLEL_REFRESHES: usize = 32;
 
 /// How many times an operation is re-run, on a fresh read of its chat,
 /// when another replica changed the chat first; then it fails (ABORTED).
-const MAX_CONFLICT_RETRIES: u32 = 16;
+const MAX_CONFLICT_RETRIES: u32 = 32;
 
 /// With a shared store, how long after a chat's owed debounced refresh was
 /// due a replica that did not schedule it runs it (the one that did

@@ -16,6 +16,7 @@ use tonic::transport::Channel;
 
 pub mod api;
 pub mod process;
+pub mod replicas;
 
 /// Whether the tests run against PostgreSQL (`RECAPD_TEST_STORE=postgres`).
 pub fn on_postgres() -> bool {
@@ -24,7 +25,8 @@ pub fn on_postgres() -> bool {
 
 /// A running server with one client per service.
 pub struct Server {
-    pub app: App,
+    /// The in-process server; `None` for clients of a child process.
+    pub app: Option<App>,
     pub events: EventServiceClient<Channel>,
     pub memory: MemoryServiceClient<Channel>,
     pub settings: SettingsServiceClient<Channel>,
@@ -46,8 +48,15 @@ impl Server {
             .connect()
             .await
             .expect("connects");
+        let mut server = Server::clients(channel);
+        server.app = Some(app);
+        server
+    }
+
+    /// Clients of a server running elsewhere (a child process).
+    pub fn clients(channel: Channel) -> Server {
         Server {
-            app,
+            app: None,
             events: EventServiceClient::new(channel.clone()),
             memory: MemoryServiceClient::new(channel.clone()),
             settings: SettingsServiceClient::new(channel.clone()),
@@ -67,7 +76,9 @@ impl Server {
             injections,
         } = self;
         drop((channel, events, memory, settings, injections));
-        app.shutdown().await;
+        if let Some(app) = app {
+            app.shutdown().await;
+        }
     }
 
     /// Publishes one event; returns the revision.
