@@ -1,0 +1,164 @@
+//! PostgreSQL restarted under load, with two replicas on it: calls answer
+//! UNAVAILABLE while it is down, the replicas reconnect by themselves,
+//! nothing acknowledged is lost or doubled, and each replica's subscribers
+//! end on the other replica's latest state.
+//!
+//! The restart is the command in `RECAPD_TEST_PG_RESTART` (the test script
+//! sets `pg_ctlcluster ... restart` when it runs the database itself); without
+//! it, every connection of both replicas is cut and refused for a while
+//! through a proxy, which the replicas cannot tell from a restart. Alone in
+//! its own test binary, so no other test sees the database go away.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use common::api::*;
+use common::replicas::*;
+use common::*;
+use recapd::config::test_database_url;
+use recapd::grpc::pb;
+use tokio::time::Instant;
+
+/// Publishes `count` message events to `chat`, 10 ms apart; returns the
+/// acknowledged ids and how many were refused (all UNAVAILABLE).
+async fn load(
+    mut events: pb::event_service_client::EventServiceClient<tonic::transport::Channel>,
+    chat: &'static str,
+    prefix: &'static str,
+    count: usize,
+) -> (Vec<String>, usize) {
+    let mut acknowledged = Vec::new();
+    let mut refused = 0;
+    for i in 0..count {
+        let id = format!("{prefix}{i}");
+        let sent = events
+            .publish(pb::PublishRequest {
+                event: Some(pb::Event {
+                    chat_id: chat.into(),
+                    kind: Some(message_sent(&id, "under load")),
+                }),
+            })
+            .await;
+        match sent {
+            Ok(_) => acknowledged.push(id),
+            Err(status) => {
+                assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+                refused += 1;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (acknowledged, refused)
+}
+
+#[tokio::test]
+async fn replicas_ride_out_a_database_restart_under_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = fresh_schema(dir.path());
+    let restart = std::env::var("RECAPD_TEST_PG_RESTART").ok();
+    let proxy = Proxy::start(database_addr()).await;
+    let url = match restart {
+        Some(_) => test_database_url(),
+        None => url_through(proxy.addr),
+    };
+    eprintln!(
+        "database outage by: {}",
+        restart
+            .as_deref()
+            .unwrap_or("cutting every connection at a proxy")
+    );
+    let mut a = Server::start_with(replica_config(&dir.path().join("a"), &url, &schema)).await;
+    let mut b = Server::start_with(replica_config(&dir.path().join("b"), &url, &schema)).await;
+    b.set_global_debounce(0).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while a
+        .settings
+        .get_settings(pb::GetSettingsRequest {
+            chat_id: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .debounce_ms
+        != Some(0)
+    {
+        assert!(Instant::now() < deadline, "settings never reached A");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for chat in ["x", "y"] {
+        a.publish(chat, chat_changed(vec![message("m0", "start")]))
+            .await
+            .unwrap();
+    }
+    let mut on_a = subscribe(&mut a, &["y"], 0).await;
+    let mut on_b = subscribe(&mut b, &["x"], 0).await;
+
+    // A writes chat x, B writes chat y: each subscriber watches the
+    // other replica's chat.
+    let load_a = tokio::spawn(load(a.events.clone(), "x", "a", 400));
+    let load_b = tokio::spawn(load(b.events.clone(), "y", "b", 400));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    match &restart {
+        Some(command) => {
+            let status = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(command)
+                .status()
+                .await
+                .expect("the restart command runs");
+            assert!(status.success(), "{command} failed: {status}");
+        }
+        None => {
+            proxy.cut();
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            proxy.restore();
+        }
+    }
+    let (acked_a, refused_a) = load_a.await.unwrap();
+    let (acked_b, refused_b) = load_b.await.unwrap();
+    eprintln!(
+        "A: {} acknowledged, {refused_a} refused; B: {} acknowledged, {refused_b} refused",
+        acked_a.len(),
+        acked_b.len()
+    );
+    assert!(refused_a + refused_b > 0, "the outage was never noticed");
+    assert!(
+        acked_a.len() > 100 && acked_b.len() > 100,
+        "a replica did not recover"
+    );
+
+    for (server, chat, acknowledged) in [(&mut b, "x", &acked_a), (&mut a, "y", &acked_b)] {
+        let ids = order(server, chat).await;
+        let unique: HashSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len(), "an event was stored twice");
+        let positions: Vec<usize> = acknowledged
+            .iter()
+            .map(|id| {
+                ids.iter()
+                    .position(|x| x == id)
+                    .unwrap_or_else(|| panic!("acknowledged {id} was lost"))
+            })
+            .collect();
+        assert!(
+            positions.windows(2).all(|w| w[0] < w[1]),
+            "events were reordered"
+        );
+    }
+    // Each subscriber ends on the other replica's latest injection.
+    for (stream, server, chat) in [(&mut on_a, &mut b, "y"), (&mut on_b, &mut a, "x")] {
+        let latest = server.injection(chat).await.revision;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, stream.message()).await {
+                Ok(Ok(Some(update))) if update.revision >= latest => break,
+                Ok(Ok(Some(_))) => {}
+                other => panic!("a subscriber was left behind revision {latest}: {other:?}"),
+            }
+        }
+    }
+    a.stop().await;
+    b.stop().await;
+}
