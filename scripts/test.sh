@@ -54,6 +54,16 @@ if [ -n "$leftovers" ]; then
         psql "$RECAPD_TEST_DATABASE_URL" -X -q -v ON_ERROR_STOP=1 <<<"$leftovers"
 fi
 
+# tests/pg_restart.rs restarts the database for real when it runs on this
+# machine's own cluster (Debian's pg_ctlcluster, as root); elsewhere it cuts
+# every connection at a proxy instead.
+if command -v pg_ctlcluster >/dev/null && [ "$(id -u)" -eq 0 ] && [ -d /etc/postgresql ] &&
+    grep -Eq '@(127\.0\.0\.1|localhost)(:5432)?/' <<<"$RECAPD_TEST_DATABASE_URL"; then
+    version=$(ls /etc/postgresql | sort -V | tail -n 1)
+    export RECAPD_TEST_PG_RESTART="pg_ctlcluster --skip-systemctl-redirect $version main restart"
+    echo "RECAPD_TEST_PG_RESTART=$RECAPD_TEST_PG_RESTART"
+fi
+
 step "cargo test"
 cargo test --locked --all-targets "$@"
 
