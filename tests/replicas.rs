@@ -323,3 +323,51 @@ async fn a_replica_killed_with_sigkill_leaves_the_other_serving_and_its_owed_ref
     assert_eq!(b.publish("c", refresh_requested()).await.unwrap(), 3);
     assert_eq!(order(&mut b, "c").await, ["m0", "m1"]);
 }
+
+#[tokio::test]
+async fn global_changes_made_at_once_on_two_replicas_are_both_kept() {
+    let (_dir, a, b) = two_replicas(0).await;
+    let change = |mut server: Server, settings: fn(i32) -> pb::Settings| async move {
+        for i in 1..=10 {
+            server
+                .settings
+                .update_settings(pb::UpdateSettingsRequest {
+                    chat_id: String::new(),
+                    settings: Some(settings(i)),
+                    clear: vec![],
+                })
+                .await
+                .unwrap();
+        }
+        server
+    };
+    let (mut a, b) = tokio::join!(
+        change(a, |i| pb::Settings {
+            depth: Some(i),
+            ..Default::default()
+        }),
+        change(b, |i| pb::Settings {
+            message_length_threshold: Some(i64::from(i)),
+            ..Default::default()
+        }),
+    );
+    let settings = a
+        .settings
+        .get_settings(pb::GetSettingsRequest {
+            chat_id: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (
+            settings.depth,
+            settings.message_length_threshold,
+            settings.debounce_ms
+        ),
+        (Some(10), Some(10), Some(0)),
+        "a replica's global change overwrote the other's"
+    );
+    a.stop().await;
+    b.stop().await;
+}

@@ -551,9 +551,21 @@ impl Engine {
         None
     }
 
-    /// Runs every pending debounced refresh now (at shutdown).
+    /// Runs every pending debounced refresh now (at shutdown). With a
+    /// shared store, a refresh this replica only adopted (it loaded the
+    /// chat owing it) is left to the replica that owes it.
     pub async fn flush_debounced(&self) {
         for slot in self.resident_slots() {
+            if self.inner.shared {
+                let mut state = slot.state.lock().await;
+                let adopted = state
+                    .as_ref()
+                    .and_then(|r| r.debounce.as_ref())
+                    .is_some_and(|pending| pending.trigger == Trigger::Startup);
+                if adopted && let Some(resident) = state.as_mut() {
+                    resident.cancel_debounce();
+                }
+            }
             self.run_debounced(&slot, None).await;
         }
     }

@@ -37,6 +37,15 @@ pub struct SettingsUpdate {
     pub clear: Vec<String>,
 }
 
+/// The start of every global-settings claim key: not a chat id (those have
+/// no control characters), so it never meets a chat's claim.
+pub(super) const GLOBAL_SETTINGS_CLAIM: &str = "\u{1e}global settings\u{1f}";
+
+/// The claim key of a tenant's global settings.
+fn global_settings_claim(tenant: &str) -> String {
+    format!("{GLOBAL_SETTINGS_CLAIM}{tenant}")
+}
+
 fn unknown_chat(chat_id: &str) -> EngineError {
     DomainError::NotFound(format!("chat {:?}", unscoped(chat_id))).into()
 }
@@ -381,11 +390,49 @@ impl Engine {
         clear: Vec<String>,
     ) -> Result<Settings, EngineError> {
         let _one_at_a_time = self.inner.global_changes.lock().await;
+        let resolved = self
+            .retrying(|| self.commit_global(tenant, &patch, &clear))
+            .await?;
+        self.refresh_every_chat(tenant, Trigger::SettingsChanged)
+            .await?;
+        Ok(resolved)
+    }
+
+    /// Commits a tenant's new global settings (and that every chat of the
+    /// tenant owes a refresh). With a shared store the settings are read
+    /// afresh and the change claims the tenant's settings, so two replicas
+    /// changing them at once cannot lose either change.
+    async fn commit_global(
+        &self,
+        tenant: &str,
+        patch: &SettingsPatch,
+        clear: &[String],
+    ) -> Result<Settings, EngineError> {
+        let mut writes = Vec::new();
+        if self.inner.shared {
+            let store = self.inner.store.clone();
+            let key = global_settings_claim(tenant);
+            let (generation, stored) = tokio::task::spawn_blocking(move || {
+                // The generation first: settings read after it are at least
+                // as new, so a claim of it cannot pass over a change.
+                let generation = store.generations(std::slice::from_ref(&key))?;
+                Ok::<_, StoreError>((generation, store.load_global_settings()?))
+            })
+            .await
+            .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
+            for (stored_tenant, stored_patch) in stored {
+                self.set_global(&stored_tenant, stored_patch);
+            }
+            writes.push(Write::Claim {
+                chat_id: global_settings_claim(tenant),
+                generation: generation.first().map_or(0, |(_, g)| *g),
+            });
+        }
         let mut global = (*self.global(tenant)).clone();
-        for name in &clear {
+        for name in clear {
             global.clear(name)?;
         }
-        global.merge(&patch);
+        global.merge(patch);
         let resolved = Settings::default().with(&global);
         resolved.validate()?;
         let store = self.inner.store.clone();
@@ -407,21 +454,17 @@ impl Engine {
                     other => other,
                 })?;
         }
-        self.inner
-            .committer
-            .commit(vec![
-                Write::GlobalSettings {
-                    tenant: tenant.to_owned(),
-                    patch: global.clone(),
-                },
-                Write::AllChatsOweRefresh {
-                    tenant: tenant.to_owned(),
-                },
-            ])
-            .await?;
+        writes.extend([
+            Write::GlobalSettings {
+                tenant: tenant.to_owned(),
+                patch: global.clone(),
+            },
+            Write::AllChatsOweRefresh {
+                tenant: tenant.to_owned(),
+            },
+        ]);
+        self.inner.committer.commit(writes).await?;
         self.set_global(tenant, global);
-        self.refresh_every_chat(tenant, Trigger::SettingsChanged)
-            .await?;
         Ok(resolved)
     }
 

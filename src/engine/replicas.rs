@@ -31,6 +31,10 @@ impl Engine {
                     None => return,
                     Some(Change::Chats(chats)) => {
                         for (chat_id, generation) in chats {
+                            // Global settings come as their own change.
+                            if chat_id.starts_with(super::ops::GLOBAL_SETTINGS_CLAIM) {
+                                continue;
+                            }
                             let engine = self.clone();
                             tokio::spawn(async move {
                                 engine.catch_up(&chat_id, generation, "hint").await;
@@ -69,8 +73,13 @@ impl Engine {
         }
     }
 
-    /// Re-reads every tenant's global settings.
+    /// Re-reads every tenant's global settings, unless a change of them is
+    /// under way here (which reads them afresh itself; the next resync
+    /// catches up otherwise).
     async fn reload_global_settings(&self) {
+        let Ok(_no_change_under_way) = self.inner.global_changes.try_lock() else {
+            return;
+        };
         let store = self.inner.store.clone();
         match tokio::task::spawn_blocking(move || store.load_global_settings()).await {
             Ok(Ok(globals)) => {
