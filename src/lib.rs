@@ -15,8 +15,10 @@
 //!   through the one status table ([`grpc::status`]).
 //! - [`engine`]: per-chat ordering (one async lock per chat), immediate and
 //!   debounced refreshes, group commit of every change with its refresh,
-//!   and fan-out to subscribers.
-//! - [`store`]: the [`store::Store`] trait and the embedded SQLite store.
+//!   fan-out to subscribers, and, with a shared store, following the other
+//!   replicas' commits.
+//! - [`store`]: the [`store::Store`] trait, the embedded SQLite store, and
+//!   the PostgreSQL store that several replicas share.
 //! - [`domain`]: the pure rules (events, settings, auto-hide, inclusion,
 //!   template, refresh), free of transport, runtime and storage.
 //!
