@@ -18,40 +18,7 @@ use common::api::*;
 use common::replicas::*;
 use common::*;
 use recapd::config::test_database_url;
-use recapd::grpc::pb;
 use tokio::time::Instant;
-
-/// Publishes `count` message events to `chat`, 10 ms apart; returns the
-/// acknowledged ids and how many were refused (all UNAVAILABLE).
-async fn load(
-    mut events: pb::event_service_client::EventServiceClient<tonic::transport::Channel>,
-    chat: &'static str,
-    prefix: &'static str,
-    count: usize,
-) -> (Vec<String>, usize) {
-    let mut acknowledged = Vec::new();
-    let mut refused = 0;
-    for i in 0..count {
-        let id = format!("{prefix}{i}");
-        let sent = events
-            .publish(pb::PublishRequest {
-                event: Some(pb::Event {
-                    chat_id: chat.into(),
-                    kind: Some(message_sent(&id, "under load")),
-                }),
-            })
-            .await;
-        match sent {
-            Ok(_) => acknowledged.push(id),
-            Err(status) => {
-                assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
-                refused += 1;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    (acknowledged, refused)
-}
 
 #[tokio::test]
 async fn replicas_ride_out_a_database_restart_under_load() {
@@ -72,21 +39,7 @@ async fn replicas_ride_out_a_database_restart_under_load() {
     let mut a = Server::start_with(replica_config(&dir.path().join("a"), &url, &schema)).await;
     let mut b = Server::start_with(replica_config(&dir.path().join("b"), &url, &schema)).await;
     b.set_global_debounce(0).await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while a
-        .settings
-        .get_settings(pb::GetSettingsRequest {
-            chat_id: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .debounce_ms
-        != Some(0)
-    {
-        assert!(Instant::now() < deadline, "settings never reached A");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_debounce(&mut a, 0).await;
     for chat in ["x", "y"] {
         a.publish(chat, chat_changed(vec![message("m0", "start")]))
             .await
@@ -97,8 +50,8 @@ async fn replicas_ride_out_a_database_restart_under_load() {
 
     // A writes chat x, B writes chat y: each subscriber watches the
     // other replica's chat.
-    let load_a = tokio::spawn(load(a.events.clone(), "x", "a", 400));
-    let load_b = tokio::spawn(load(b.events.clone(), "y", "b", 400));
+    let load_a = tokio::spawn(publish_through_outage(a.events.clone(), "x", "a", 400));
+    let load_b = tokio::spawn(publish_through_outage(b.events.clone(), "y", "b", 400));
     tokio::time::sleep(Duration::from_millis(800)).await;
     match &restart {
         Some(command) => {

@@ -33,29 +33,6 @@ async fn two_replicas(debounce_ms: i64) -> (tempfile::TempDir, Server, Server) {
     (dir, a, b)
 }
 
-/// Waits until `server` sees the global debounce another replica set.
-async fn wait_for_debounce(server: &mut Server, ms: i64) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let settings = server
-            .settings
-            .get_settings(pb::GetSettingsRequest {
-                chat_id: String::new(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        if settings.debounce_ms == Some(ms) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the global change never reached this replica"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// Reads `stream` until an injection of at least `revision` arrives.
 async fn until_revision(
     stream: &mut tonic::Streaming<pb::Injection>,
@@ -208,33 +185,7 @@ async fn a_replica_cut_off_from_the_database_loses_nothing_and_resyncs() {
     until_revision(&mut on_a, 1, Duration::from_secs(3)).await;
 
     // Load on A while the database goes away and comes back.
-    let load = {
-        let mut events = a.events.clone();
-        tokio::spawn(async move {
-            let mut acknowledged = Vec::new();
-            let mut refused = 0;
-            for i in 0..300 {
-                let id = format!("a{i}");
-                let sent = events
-                    .publish(pb::PublishRequest {
-                        event: Some(pb::Event {
-                            chat_id: "c".into(),
-                            kind: Some(message_sent(&id, "under load")),
-                        }),
-                    })
-                    .await;
-                match sent {
-                    Ok(_) => acknowledged.push(id),
-                    Err(status) => {
-                        assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
-                        refused += 1;
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            (acknowledged, refused)
-        })
-    };
+    let load = tokio::spawn(publish_through_outage(a.events.clone(), "c", "a", 300));
     tokio::time::sleep(Duration::from_millis(300)).await;
     proxy.cut();
     // Meanwhile B changes the chat; A cannot hear it.
@@ -351,14 +302,7 @@ async fn global_changes_made_at_once_on_two_replicas_are_both_kept() {
             ..Default::default()
         }),
     );
-    let settings = a
-        .settings
-        .get_settings(pb::GetSettingsRequest {
-            chat_id: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let settings = a.global_settings().await;
     assert_eq!(
         (
             settings.depth,

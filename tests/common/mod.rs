@@ -113,6 +113,17 @@ impl Server {
             .expect("settings update");
     }
 
+    /// The global settings.
+    pub async fn global_settings(&mut self) -> pb::Settings {
+        self.settings
+            .get_settings(pb::GetSettingsRequest {
+                chat_id: String::new(),
+            })
+            .await
+            .expect("get settings")
+            .into_inner()
+    }
+
     /// The chat's current injection.
     pub async fn injection(&mut self, chat_id: &str) -> pb::Injection {
         self.injections

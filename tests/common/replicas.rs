@@ -11,8 +11,59 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use recapd::config::{Config, StoreUrl, test_database_url};
+use recapd::grpc::pb;
+use recapd::grpc::pb::event_service_client::EventServiceClient;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
+use tokio::time::{Duration, Instant};
+use tonic::transport::Channel;
+
+use super::{Server, message_sent};
+
+/// Waits until `server` sees the global debounce another replica set.
+pub async fn wait_for_debounce(server: &mut Server, ms: i64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while server.global_settings().await.debounce_ms != Some(ms) {
+        assert!(
+            Instant::now() < deadline,
+            "the global change never reached this replica"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Publishes `count` message events `{prefix}0...` to `chat`, 10 ms apart,
+/// through an outage; returns the acknowledged ids and how many calls were
+/// refused (each must be UNAVAILABLE).
+pub async fn publish_through_outage(
+    mut events: EventServiceClient<Channel>,
+    chat: &'static str,
+    prefix: &'static str,
+    count: usize,
+) -> (Vec<String>, usize) {
+    let mut acknowledged = Vec::new();
+    let mut refused = 0;
+    for i in 0..count {
+        let id = format!("{prefix}{i}");
+        let sent = events
+            .publish(pb::PublishRequest {
+                event: Some(pb::Event {
+                    chat_id: chat.into(),
+                    kind: Some(message_sent(&id, "under load")),
+                }),
+            })
+            .await;
+        match sent {
+            Ok(_) => acknowledged.push(id),
+            Err(status) => {
+                assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+                refused += 1;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (acknowledged, refused)
+}
 
 /// A fresh schema name for one test (`rt_` and a hash of `dir`, so the test
 /// script's clean-up finds it).
