@@ -292,7 +292,7 @@ async fn global_changes_made_at_once_on_two_replicas_are_both_kept() {
         }
         server
     };
-    let (mut a, b) = tokio::join!(
+    let (a, b) = tokio::join!(
         change(a, |i| pb::Settings {
             depth: Some(i),
             ..Default::default()
@@ -302,16 +302,29 @@ async fn global_changes_made_at_once_on_two_replicas_are_both_kept() {
             ..Default::default()
         }),
     );
-    let settings = a.global_settings().await;
-    assert_eq!(
-        (
-            settings.depth,
-            settings.message_length_threshold,
-            settings.debounce_ms
-        ),
-        (Some(10), Some(10), Some(0)),
-        "a replica's global change overwrote the other's"
-    );
+    // Each replica ends with both changes once it has heard the other's
+    // last one (a lost update would never show up).
+    let mut servers = [a, b];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for server in &mut servers {
+        loop {
+            let settings = server.global_settings().await;
+            let seen = (
+                settings.depth,
+                settings.message_length_threshold,
+                settings.debounce_ms,
+            );
+            if seen == (Some(10), Some(10), Some(0)) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "a replica's global change overwrote the other's: {seen:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let [a, b] = servers;
     a.stop().await;
     b.stop().await;
 }
