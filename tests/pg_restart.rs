@@ -82,6 +82,8 @@ async fn replicas_ride_out_a_database_restart_under_load() {
         "a replica did not recover"
     );
 
+    catch_up(&mut b, &mut a, "x").await;
+    catch_up(&mut a, &mut b, "y").await;
     for (server, chat, acknowledged) in [(&mut b, "x", &acked_a), (&mut a, "y", &acked_b)] {
         let ids = order(server, chat).await;
         let unique: HashSet<&String> = ids.iter().collect();

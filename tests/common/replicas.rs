@@ -32,6 +32,20 @@ pub async fn wait_for_debounce(server: &mut Server, ms: i64) {
     }
 }
 
+/// Waits until `reader` holds `chat` at least at the revision `writer`
+/// holds it (notifications are asynchronous).
+pub async fn catch_up(reader: &mut Server, writer: &mut Server, chat: &str) {
+    let target = writer.injection(chat).await.revision;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while reader.injection(chat).await.revision < target {
+        assert!(
+            Instant::now() < deadline,
+            "a replica never caught up with revision {target} of {chat}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Publishes `count` message events `{prefix}0...` to `chat`, 10 ms apart,
 /// through an outage; returns the acknowledged ids and how many calls were
 /// refused (each must be UNAVAILABLE).
