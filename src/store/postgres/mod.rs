@@ -21,7 +21,8 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
-use tokio_postgres::NoTls;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Statement};
 
 use super::{Change, ChatMeta, ChatSettings, LoadedChat, Store, StoreError, StoredChat, Write};
 use crate::domain::message::Message;
@@ -257,6 +258,8 @@ impl PgStore {
         self.pool.get().await.map_err(pool_err)
     }
 
+    /// One transaction for the whole batch. Its statements are pipelined
+    /// (sent together, answered in order) rather than one round trip each.
     async fn commit_async(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_err)?;
@@ -275,37 +278,50 @@ impl PgStore {
             })
             .collect();
         claims.sort_by(|a, b| a.0.cmp(b.0));
-        let mut hint = Hint {
-            replica: self.replica.clone(),
-            ..Hint::default()
-        };
+        let mut statements: Vec<(Statement, Vec<Param>)> = Vec::new();
         if !claims.is_empty() {
-            let claim = tx
-                .prepare_cached(
-                    "INSERT INTO chat_clock AS c (chat_id, generation, changed_at)
-                     VALUES ($1, $2::bigint + 1, now())
-                     ON CONFLICT (chat_id) DO UPDATE SET generation = c.generation + 1, changed_at = now()
-                     WHERE c.generation = $2::bigint
-                     RETURNING c.generation",
-                )
-                .await
-                .map_err(pg_err)?;
-            for (chat_id, generation) in claims {
-                let row = tx
-                    .query_opt(&claim, &[&chat_id, &as_i64(generation)])
-                    .await
-                    .map_err(pg_err)?;
-                let Some(row) = row else {
-                    return Err(StoreError::Conflict(chat_id.to_owned()));
-                };
-                hint.chats.push((chat_id.to_owned(), as_u64(row.get(0))));
+            let claim = tx.prepare_cached(CLAIM).await.map_err(pg_err)?;
+            for (chat_id, generation) in &claims {
+                statements.push((
+                    claim.clone(),
+                    vec![
+                        Box::new((*chat_id).to_owned()),
+                        Box::new(as_i64(*generation)),
+                    ],
+                ));
             }
         }
+        let mut tenants = Vec::new();
         for write in groups.iter().flatten() {
             if let Write::GlobalSettings { tenant, .. } = write {
-                hint.tenants.push(tenant.clone());
+                tenants.push(tenant.clone());
             }
-            apply(&tx, write).await?;
+            if let Some((sql, params)) = statement(write)? {
+                statements.push((tx.prepare_cached(sql).await.map_err(pg_err)?, params));
+            }
+        }
+        let params: Vec<Vec<&(dyn ToSql + Sync)>> = statements
+            .iter()
+            .map(|(_, params)| params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect())
+            .collect();
+        let answers = futures_util::future::try_join_all(
+            statements
+                .iter()
+                .zip(&params)
+                .map(|((statement, _), params)| tx.query(statement, params)),
+        )
+        .await
+        .map_err(pg_err)?;
+        let mut hint = Hint {
+            replica: self.replica.clone(),
+            tenants,
+            ..Hint::default()
+        };
+        for ((chat_id, _), rows) in claims.iter().zip(&answers) {
+            let Some(row) = rows.first() else {
+                return Err(StoreError::Conflict((*chat_id).to_owned()));
+            };
+            hint.chats.push(((*chat_id).to_owned(), as_u64(row.get(0))));
         }
         if !hint.chats.is_empty() || !hint.tenants.is_empty() {
             tx.execute(
@@ -474,105 +490,92 @@ async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
     tx.commit().await.map_err(pg_err)
 }
 
-async fn execute(
-    tx: &deadpool_postgres::Transaction<'_>,
-    sql: &str,
-    values: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<(), StoreError> {
-    let statement = tx.prepare_cached(sql).await.map_err(pg_err)?;
-    tx.execute(&statement, values).await.map_err(pg_err)?;
-    Ok(())
+/// A statement's parameters, owned, so a batch's statements can be sent
+/// together.
+type Param = Box<dyn ToSql + Sync + Send>;
+
+/// Claims a chat's generation: moves it on by one if it is the one given
+/// (inserting the chat at 1 when it has none), and returns the new one; no
+/// row when another writer moved it first.
+const CLAIM: &str = "INSERT INTO chat_clock AS c (chat_id, generation, changed_at)
+     VALUES ($1, $2::bigint + 1, now())
+     ON CONFLICT (chat_id) DO UPDATE SET generation = c.generation + 1, changed_at = now()
+     WHERE c.generation = $2::bigint
+     RETURNING c.generation";
+
+fn text(value: &str) -> Param {
+    Box::new(value.to_owned())
 }
 
-async fn apply(tx: &deadpool_postgres::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
-    match write {
-        // Done first, for the whole batch (see commit_async).
-        Write::Claim { .. } => Ok(()),
-        Write::Chat { chat_id, meta } => {
-            execute(
-                tx,
-                "INSERT INTO chats (chat_id, needs_refresh, body) VALUES ($1, $2, $3)
-                 ON CONFLICT (chat_id) DO UPDATE SET needs_refresh = $2, body = $3",
-                &[chat_id, &meta.needs_refresh, &to_json(meta)?],
-            )
-            .await
-        }
+/// The SQL and parameters of one write (claims are made apart, first).
+fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param>)>, StoreError> {
+    Ok(Some(match write {
+        Write::Claim { .. } => return Ok(None),
+        Write::Chat { chat_id, meta } => (
+            "INSERT INTO chats (chat_id, needs_refresh, body) VALUES ($1, $2, $3)
+             ON CONFLICT (chat_id) DO UPDATE SET needs_refresh = $2, body = $3",
+            vec![
+                text(chat_id),
+                Box::new(meta.needs_refresh),
+                Box::new(to_json(meta)?),
+            ],
+        ),
         Write::Message {
             chat_id,
             seq,
             message,
-        } => {
-            execute(
-                tx,
-                "INSERT INTO messages (chat_id, message_id, seq, body) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (chat_id, message_id) DO UPDATE SET seq = $3, body = $4",
-                &[chat_id, &message.id, seq, &to_json(message)?],
-            )
-            .await
-        }
+        } => (
+            "INSERT INTO messages (chat_id, message_id, seq, body) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (chat_id, message_id) DO UPDATE SET seq = $3, body = $4",
+            vec![
+                text(chat_id),
+                text(&message.id),
+                Box::new(*seq),
+                Box::new(to_json(message)?),
+            ],
+        ),
         Write::DeleteMessage {
             chat_id,
             message_id,
-        } => {
-            execute(
-                tx,
-                "DELETE FROM messages WHERE chat_id = $1 AND message_id = $2",
-                &[chat_id, message_id],
-            )
-            .await
-        }
-        Write::Recap { chat_id, version } => {
-            execute(
-                tx,
-                "INSERT INTO recaps (chat_id, version, body) VALUES ($1, $2, $3)
-                 ON CONFLICT (chat_id, version) DO UPDATE SET body = $3",
-                &[chat_id, &i64::from(version.version), &to_json(version)?],
-            )
-            .await
-        }
-        Write::DeleteRecap { chat_id, version } => {
-            execute(
-                tx,
-                "DELETE FROM recaps WHERE chat_id = $1 AND version = $2",
-                &[chat_id, &i64::from(*version)],
-            )
-            .await
-        }
-        Write::GlobalSettings { tenant, patch } => {
-            execute(
-                tx,
-                "INSERT INTO kv (key, value) VALUES ($1, $2)
-                 ON CONFLICT (key) DO UPDATE SET value = $2",
-                &[&global_settings_key(tenant), &to_json(patch)?],
-            )
-            .await
-        }
-        Write::AllChatsOweRefresh { tenant } if tenant.is_empty() => {
-            execute(
-                tx,
-                "UPDATE chats SET needs_refresh = true WHERE strpos(chat_id, chr(31)) = 0",
-                &[],
-            )
-            .await
-        }
-        Write::AllChatsOweRefresh { tenant } => {
-            execute(
-                tx,
-                "UPDATE chats SET needs_refresh = true WHERE starts_with(chat_id, $1)",
-                &[&format!("{tenant}\u{1f}")],
-            )
-            .await
-        }
-        Write::ChatSettings { chat_id, settings } => {
-            execute(
-                tx,
-                "INSERT INTO chat_settings (chat_id, body) VALUES ($1, $2)
-                 ON CONFLICT (chat_id) DO UPDATE SET body = $2",
-                &[chat_id, &to_json(settings)?],
-            )
-            .await
-        }
-    }
+        } => (
+            "DELETE FROM messages WHERE chat_id = $1 AND message_id = $2",
+            vec![text(chat_id), text(message_id)],
+        ),
+        Write::Recap { chat_id, version } => (
+            "INSERT INTO recaps (chat_id, version, body) VALUES ($1, $2, $3)
+             ON CONFLICT (chat_id, version) DO UPDATE SET body = $3",
+            vec![
+                text(chat_id),
+                Box::new(i64::from(version.version)),
+                Box::new(to_json(version)?),
+            ],
+        ),
+        Write::DeleteRecap { chat_id, version } => (
+            "DELETE FROM recaps WHERE chat_id = $1 AND version = $2",
+            vec![text(chat_id), Box::new(i64::from(*version))],
+        ),
+        Write::GlobalSettings { tenant, patch } => (
+            "INSERT INTO kv (key, value) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET value = $2",
+            vec![
+                text(&global_settings_key(tenant)),
+                Box::new(to_json(patch)?),
+            ],
+        ),
+        Write::AllChatsOweRefresh { tenant } if tenant.is_empty() => (
+            "UPDATE chats SET needs_refresh = true WHERE strpos(chat_id, chr(31)) = 0",
+            vec![],
+        ),
+        Write::AllChatsOweRefresh { tenant } => (
+            "UPDATE chats SET needs_refresh = true WHERE starts_with(chat_id, $1)",
+            vec![text(&format!("{tenant}\u{1f}"))],
+        ),
+        Write::ChatSettings { chat_id, settings } => (
+            "INSERT INTO chat_settings (chat_id, body) VALUES ($1, $2)
+             ON CONFLICT (chat_id) DO UPDATE SET body = $2",
+            vec![text(chat_id), Box::new(to_json(settings)?)],
+        ),
+    }))
 }
 
 impl Store for PgStore {
