@@ -253,6 +253,8 @@ impl Engine {
             .map(|i| Arc::new(i.clone()))
             .collect();
         let mut newer = Vec::new();
+        slot.behind
+            .store(false, std::sync::atomic::Ordering::Release);
         slot.latest.send_if_modified(|latest| {
             for injection in stored {
                 if latest.offer(injection.clone()) {

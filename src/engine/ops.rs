@@ -516,7 +516,8 @@ impl Engine {
     ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
         let watched = slot.latest.borrow().get(key);
-        if let Some(latest) = watched {
+        let behind = slot.behind.load(std::sync::atomic::Ordering::Acquire);
+        if let Some(latest) = watched.filter(|_| !behind) {
             return Ok(latest);
         }
         drop(slot);

@@ -6,6 +6,7 @@
 //! hint would have named.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -68,6 +69,12 @@ impl Engine {
         // Dropping the old state also stops its debounce timer; the load
         // schedules the refresh again if it is still owed.
         *guard = None;
+        if !everything_watched && slot.latest.receiver_count() == 0 {
+            // Nobody here to tell: the next call that needs the chat reads
+            // it, instead of every change of the other replica doing so.
+            slot.behind.store(true, Ordering::Release);
+            return;
+        }
         if let Err(error) = self.load_into(&slot, &mut guard, true).await {
             tracing::warn!(chat = chat_id, %error, "cannot re-read a chat another replica changed; the next resync retries");
         }
@@ -93,8 +100,9 @@ impl Engine {
     }
 
     /// Brings every chat held here up to the store, and loads the chats that
-    /// owe a refresh so that one replica runs it even if the replica that
-    /// owed it stopped.
+    /// owe a refresh and have been quiet for a while, so that one replica
+    /// runs it even if the replica that owed it stopped (a chat in a burst
+    /// of changes is left to the replicas taking them).
     async fn resync(&self) {
         self.reload_global_settings().await;
         if let Err(error) = self.resync_chats().await {
@@ -115,7 +123,10 @@ impl Engine {
         let store = self.inner.store.clone();
         let ids: Vec<String> = held.iter().map(|(id, _)| id.clone()).collect();
         let (stored, owed) = tokio::task::spawn_blocking(move || {
-            Ok::<_, StoreError>((store.generations(&ids)?, store.chats_needing_refresh()?))
+            Ok::<_, StoreError>((
+                store.generations(&ids)?,
+                store.chats_owing_refresh_quiet_for(super::TAKEOVER_GRACE_MS)?,
+            ))
         })
         .await
         .map_err(|e| StoreError::Database(format!("resync task failed: {e}")))??;

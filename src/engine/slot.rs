@@ -2,6 +2,7 @@
 //! the chat's operations), and the watch channel its subscribers read.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
@@ -24,6 +25,10 @@ pub(super) struct ChatSlot {
     /// The latest injections, for subscribers: one watch for both keys, so
     /// a refresh wakes each subscriber once.
     pub latest: watch::Sender<LatestInjections>,
+    /// Another replica changed the chat and nobody here watched it, so it
+    /// was dropped from memory instead of re-read: `latest` may be behind
+    /// the store until the next load (which clears this).
+    pub behind: AtomicBool,
 }
 
 /// A chat's latest injection of each key; `None` before the first refresh
@@ -74,6 +79,7 @@ impl ChatSlot {
             id: id.to_owned(),
             state: Arc::new(Mutex::new(None)),
             latest: watch::Sender::new(LatestInjections::default()),
+            behind: AtomicBool::new(false),
         }
     }
 }

@@ -227,4 +227,11 @@ pub trait Store: Send + Sync + 'static {
     fn chat_ids(&self) -> Result<Vec<String>, StoreError>;
     /// Ids of the chats that owe a debounced refresh.
     fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError>;
+    /// Ids of the chats that owe a debounced refresh and have not changed
+    /// for `quiet_ms` (as far as the store knows; a store that does not
+    /// record when chats change returns every chat that owes one).
+    fn chats_owing_refresh_quiet_for(&self, quiet_ms: i64) -> Result<Vec<String>, StoreError> {
+        let _ = quiet_ms;
+        self.chats_needing_refresh()
+    }
 }

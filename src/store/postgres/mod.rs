@@ -631,6 +631,23 @@ impl Store for PgStore {
         self.block(self.strings("SELECT chat_id FROM chats WHERE needs_refresh ORDER BY chat_id"))
     }
 
+    fn chats_owing_refresh_quiet_for(&self, quiet_ms: i64) -> Result<Vec<String>, StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT c.chat_id FROM chats c LEFT JOIN chat_clock k USING (chat_id)
+                     WHERE c.needs_refresh
+                       AND coalesce(k.changed_at, '-infinity') < now() - $1 * interval '1 millisecond'
+                     ORDER BY c.chat_id",
+                    &[&(quiet_ms as f64)],
+                )
+                .await
+                .map_err(pg_err)?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
+
     fn generations(&self, chat_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
         if chat_ids.is_empty() {
             return Ok(Vec::new());
