@@ -412,6 +412,12 @@ mod tests {
             (&["--metrics-listen", "yes"][..], "--metrics-listen"),
             (&["--log-format", "xml"][..], "--log-format"),
             (&["--shutdown-grace", "0"][..], "--shutdown-grace"),
+            (&["--store", "mysql://db/x"][..], "--store"),
+            (&["--store", "postgres://db:notaport/x"][..], "--store"),
+            (&["--store-schema", "Recapd"][..], "--store-schema"),
+            (&["--store-schema", "a;drop"][..], "--store-schema"),
+            (&["--store-pool-size", "0"][..], "--store-pool-size"),
+            (&["--resync-interval", "0"][..], "--resync-interval"),
         ] {
             let err = parse(args).unwrap_err();
             assert!(err.to_string().contains(option), "{err}");
@@ -423,6 +429,28 @@ mod tests {
                 .metrics_listen,
             MetricsListen::Off
         );
+    }
+
+    #[test]
+    fn the_store_is_embedded_unless_a_postgres_url_is_given() {
+        let config = parse(&[]).unwrap().config;
+        assert_eq!(config.postgres(), None);
+        let config = parse(&[
+            "--store",
+            "postgresql://recapd:s3cret@db:5433/app",
+            "--store-schema",
+            "tenant_a",
+        ])
+        .unwrap()
+        .config;
+        let options = config.postgres().unwrap();
+        assert_eq!(
+            (options.schema.as_str(), options.pool_size),
+            ("tenant_a", 16)
+        );
+        // The password never reaches a log line through Debug.
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
     }
 
     #[test]
