@@ -78,6 +78,7 @@ pub struct App {
 /// Opens the store `config` names: PostgreSQL with --store, else the
 /// embedded store in --data-dir (created when missing).
 async fn open_store(config: &Config) -> Result<Arc<dyn Store>, AppError> {
+    config.check_store().map_err(AppError::Startup)?;
     if let Some(options) = config.postgres() {
         let store = tokio::task::spawn_blocking(move || PgStore::open(&options))
             .await

@@ -95,15 +95,17 @@ pub enum Durability {
 #[derive(Clone, PartialEq, Eq)]
 pub struct StoreUrl(pub String);
 
-impl FromStr for StoreUrl {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let scheme_ok = s.starts_with("postgres://") || s.starts_with("postgresql://");
-        if !scheme_ok {
-            return Err("expected a postgres:// or postgresql:// URL (without --store recapd uses its embedded store in --data-dir)".into());
+impl StoreUrl {
+    /// Checks the URL. Done after parsing the command line, not by clap,
+    /// whose error would repeat the value, password included.
+    pub fn check(&self) -> Result<(), String> {
+        let url = &self.0;
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err("--store: expected a postgres:// or postgresql:// URL (without --store recapd uses its embedded store in --data-dir)".into());
         }
-        tokio_postgres::Config::from_str(s).map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
-        Ok(StoreUrl(s.to_owned()))
+        tokio_postgres::Config::from_str(url)
+            .map(drop)
+            .map_err(|e| format!("--store: not a PostgreSQL URL: {e}"))
     }
 }
 
@@ -167,7 +169,8 @@ pub struct Config {
     /// PostgreSQL URL (postgres://user:password@host:port/database) of a
     /// store shared by several replicas; without it, the embedded store in
     /// --data-dir.
-    #[arg(long, env = "RECAPD_STORE", hide_env_values = true)]
+    #[arg(long, env = "RECAPD_STORE", hide_env_values = true,
+          value_parser = |s: &str| Ok::<_, String>(StoreUrl(s.to_owned())))]
     pub store: Option<StoreUrl>,
 
     /// Schema of recapd's tables in --store; created when missing. Replicas
@@ -315,6 +318,11 @@ impl Config {
         config
     }
 
+    /// Checks what clap does not: the --store URL.
+    pub fn check_store(&self) -> Result<(), String> {
+        self.store.as_ref().map_or(Ok(()), StoreUrl::check)
+    }
+
     /// The PostgreSQL options, with --store.
     pub fn postgres(&self) -> Option<crate::store::postgres::PgOptions> {
         self.store
@@ -412,8 +420,6 @@ mod tests {
             (&["--metrics-listen", "yes"][..], "--metrics-listen"),
             (&["--log-format", "xml"][..], "--log-format"),
             (&["--shutdown-grace", "0"][..], "--shutdown-grace"),
-            (&["--store", "mysql://db/x"][..], "--store"),
-            (&["--store", "postgres://db:notaport/x"][..], "--store"),
             (&["--store-schema", "Recapd"][..], "--store-schema"),
             (&["--store-schema", "a;drop"][..], "--store-schema"),
             (&["--store-pool-size", "0"][..], "--store-pool-size"),
@@ -429,6 +435,16 @@ mod tests {
                 .metrics_listen,
             MetricsListen::Off
         );
+    }
+
+    #[test]
+    fn a_bad_store_url_is_refused_without_repeating_it() {
+        for url in ["mysql://u:s3cret@db/x", "postgres://u:s3cret@db:notaport/x"] {
+            let config = parse(&["--store", url]).unwrap().config;
+            let error = config.check_store().unwrap_err();
+            assert!(error.starts_with("--store"), "{error}");
+            assert!(!error.contains("s3cret"), "{error}");
+        }
     }
 
     #[test]

@@ -31,7 +31,11 @@ fn main() -> ExitCode {
     };
     if command.is_none() {
         // Files the server needs, checked before anything is bound.
-        if let Err(message) = config.auth_tokens().and(config.tls_identity()) {
+        let checked = config
+            .check_store()
+            .and(config.auth_tokens().map(drop))
+            .and(config.tls_identity().map(drop));
+        if let Err(message) = checked {
             return invalid(&message);
         }
     }

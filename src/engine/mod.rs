@@ -438,6 +438,9 @@ impl Engine {
                 }
             }
             *guard = None;
+            // Memory is no longer trusted: reads load the chat again.
+            slot.behind
+                .store(true, std::sync::atomic::Ordering::Release);
             return Err(error.into());
         }
         if claimed {

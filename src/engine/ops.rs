@@ -604,8 +604,11 @@ impl Engine {
         let mut receivers = Vec::with_capacity(chat_ids.len());
         for chat_id in chat_ids {
             let slot = self.slot(chat_id);
-            drop(self.lock(&slot).await?);
+            // Subscribed under the chat's lock, so a concurrent catch-up
+            // sees the watcher and re-reads rather than drops the chat.
+            let guard = self.lock(&slot).await?;
             receivers.push((chat_id.clone(), slot.latest.subscribe()));
+            drop(guard);
         }
         Ok(Updates::chats(receivers, permit))
     }

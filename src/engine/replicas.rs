@@ -62,7 +62,10 @@ impl Engine {
         let mut guard = slot.state.clone().lock_owned().await;
         match guard.as_ref() {
             Some(held) if held.generation >= generation => return,
-            None if !everything_watched && slot.latest.receiver_count() == 0 => return,
+            None if !everything_watched && slot.latest.receiver_count() == 0 => {
+                slot.behind.store(true, Ordering::Release);
+                return;
+            }
             _ => {}
         }
         metrics::counter!(telemetry::REPLICA_RELOADS, "cause" => cause).increment(1);
@@ -76,6 +79,7 @@ impl Engine {
             return;
         }
         if let Err(error) = self.load_into(&slot, &mut guard, true).await {
+            slot.behind.store(true, Ordering::Release);
             tracing::warn!(chat = chat_id, %error, "cannot re-read a chat another replica changed; the next resync retries");
         }
     }
@@ -111,15 +115,23 @@ impl Engine {
     }
 
     async fn resync_chats(&self) -> Result<(), EngineError> {
-        let held: Vec<(String, u64)> = self
-            .resident_slots()
-            .iter()
-            .filter_map(|slot| {
-                // A chat being worked on is claimed by its commit anyway.
-                let state = slot.state.try_lock().ok()?;
-                state.as_ref().map(|r| (slot.id.clone(), r.generation))
-            })
-            .collect();
+        let mut held: Vec<(String, u64)> = Vec::new();
+        for slot in self.resident_slots() {
+            // A chat being worked on is claimed by its commit anyway.
+            let Ok(state) = slot.state.try_lock() else {
+                continue;
+            };
+            match state.as_ref() {
+                Some(resident) => held.push((slot.id.clone(), resident.generation)),
+                // Watched but not in memory (a failed commit or re-read):
+                // read it now, so its subscribers are not left behind.
+                None if slot.latest.receiver_count() > 0 => {
+                    drop(state);
+                    self.catch_up(&slot.id, u64::MAX, "resync").await;
+                }
+                None => {}
+            }
+        }
         let store = self.inner.store.clone();
         let ids: Vec<String> = held.iter().map(|(id, _)| id.clone()).collect();
         let (stored, owed) = tokio::task::spawn_blocking(move || {

@@ -33,6 +33,11 @@ use crate::domain::settings::SettingsPatch;
 /// fails (and the RPC answers UNAVAILABLE).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// Longest a store call may take, waiting for the database included,
+/// before it fails (a commit that timed out is rolled back or, if it
+/// reached the server, may still land: it is not acknowledged either way).
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// Longest `NOTIFY` payload sent; PostgreSQL refuses 8000 bytes and more. A
 /// batch that names more says "resync" instead.
 const MAX_PAYLOAD: usize = 7000;
@@ -106,15 +111,40 @@ struct Hint {
 }
 
 impl Hint {
-    fn encode(mut self) -> Result<String, StoreError> {
-        let text = serde_json::to_string(&self).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        if text.len() <= MAX_PAYLOAD {
-            return Ok(text);
+    /// The hint as payloads of at most [`MAX_PAYLOAD`] bytes: one, or the
+    /// chats spread over several (one `NOTIFY` each) when they are many.
+    fn encode(self) -> Result<Vec<String>, StoreError> {
+        let json = |hint: &Hint| {
+            serde_json::to_string(hint).map_err(|e| StoreError::Corrupt(e.to_string()))
+        };
+        let whole = json(&self)?;
+        if whole.len() <= MAX_PAYLOAD {
+            return Ok(vec![whole]);
         }
-        self.chats.clear();
-        self.tenants.clear();
-        self.all = true;
-        serde_json::to_string(&self).map_err(|e| StoreError::Corrupt(e.to_string()))
+        let empty = |tenants: Vec<String>| Hint {
+            replica: self.replica.clone(),
+            tenants,
+            ..Hint::default()
+        };
+        let mut payloads = Vec::new();
+        let mut part = empty(self.tenants.clone());
+        let mut size = json(&part)?.len();
+        for chat in self.chats {
+            // Each entry costs its JSON and a comma.
+            let entry = serde_json::to_string(&chat)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?
+                .len()
+                + 1;
+            if size + entry > MAX_PAYLOAD && !part.chats.is_empty() {
+                payloads.push(json(&part)?);
+                part = empty(Vec::new());
+                size = json(&part)?.len();
+            }
+            size += entry;
+            part.chats.push(chat);
+        }
+        payloads.push(json(&part)?);
+        Ok(payloads)
     }
 
     /// The changes a hint tells another replica.
@@ -154,6 +184,12 @@ fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 fn as_i64(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
@@ -191,7 +227,12 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("recapd");
         }
+        // A connection whose peer vanished (a partition, a failover) is
+        // given up within seconds instead of TCP's many minutes.
         config.keepalives_idle(Duration::from_secs(10));
+        config.keepalives_interval(Duration::from_secs(3));
+        config.keepalives_retries(3);
+        config.tcp_user_timeout(OPERATION_TIMEOUT / 2);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("recapd-pg")
@@ -249,7 +290,16 @@ impl PgStore {
 
     fn block<T>(&self, work: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
         match &self.runtime {
-            Some(runtime) => runtime.block_on(work),
+            Some(runtime) => runtime.block_on(async {
+                tokio::time::timeout(OPERATION_TIMEOUT, work)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(StoreError::Database(format!(
+                            "PostgreSQL did not answer within {} s",
+                            OPERATION_TIMEOUT.as_secs()
+                        )))
+                    })
+            }),
             None => Err(StoreError::Closed),
         }
     }
@@ -324,12 +374,11 @@ impl PgStore {
             hint.chats.push(((*chat_id).to_owned(), as_u64(row.get(0))));
         }
         if !hint.chats.is_empty() || !hint.tenants.is_empty() {
-            tx.execute(
-                "SELECT pg_notify($1, $2)",
-                &[&self.channel, &hint.encode()?],
-            )
-            .await
-            .map_err(pg_err)?;
+            for payload in hint.encode()? {
+                tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, &payload])
+                    .await
+                    .map_err(pg_err)?;
+            }
         }
         tx.commit().await.map_err(pg_err)
     }
@@ -347,7 +396,7 @@ impl PgStore {
             .map_err(pg_err)?;
         let clock = tx
             .query_opt(
-                "SELECT generation, (extract(epoch FROM changed_at) * 1000)::bigint
+                "SELECT generation, (extract(epoch FROM now() - changed_at) * 1000)::bigint
                  FROM chat_clock WHERE chat_id = $1",
                 &[&chat_id],
             )
@@ -407,7 +456,9 @@ impl PgStore {
             chat,
             settings,
             generation: clock.as_ref().map_or(0, |r| as_u64(r.get(0))),
-            changed_ms: clock.map(|r| r.get(1)),
+            // Aged on the database's clock, dated on ours: replicas whose
+            // clocks differ still agree on how long ago it was.
+            changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
         })
     }
 
@@ -685,14 +736,16 @@ mod tests {
     }
 
     #[test]
-    fn a_hint_that_names_too_much_asks_for_a_resync() {
+    fn a_hint_that_names_many_chats_is_spread_over_several_notifications() {
         let small = Hint {
             replica: "r".into(),
             chats: vec![("c".into(), 2)],
             tenants: vec!["t".into()],
             all: false,
         };
-        let decoded: Hint = serde_json::from_str(&small.encode().unwrap()).unwrap();
+        let payloads = small.encode().unwrap();
+        assert_eq!(payloads.len(), 1);
+        let decoded: Hint = serde_json::from_str(&payloads[0]).unwrap();
         assert_eq!(
             decoded.into_changes(),
             [
@@ -700,14 +753,27 @@ mod tests {
                 Change::Chats(vec![("c".into(), 2)])
             ]
         );
+        let chats: Vec<(String, u64)> = (0..2000)
+            .map(|i| (format!("tenant\u{1f}chat-{i}"), i))
+            .collect();
         let big = Hint {
             replica: "r".into(),
-            chats: (0..2000).map(|i| (format!("chat-{i}"), i)).collect(),
-            ..Hint::default()
+            chats: chats.clone(),
+            tenants: vec!["t".into()],
+            all: false,
         };
-        let encoded = big.encode().unwrap();
-        assert!(encoded.len() <= MAX_PAYLOAD);
-        let decoded: Hint = serde_json::from_str(&encoded).unwrap();
-        assert_eq!(decoded.into_changes(), [Change::Resync]);
+        let payloads = big.encode().unwrap();
+        assert!(payloads.len() > 1);
+        let mut named = Vec::new();
+        let mut tenants = Vec::new();
+        for payload in &payloads {
+            assert!(payload.len() <= MAX_PAYLOAD, "{}", payload.len());
+            let hint: Hint = serde_json::from_str(payload).unwrap();
+            assert!(!hint.all);
+            named.extend(hint.chats);
+            tenants.extend(hint.tenants);
+        }
+        assert_eq!(named, chats);
+        assert_eq!(tenants, ["t"]);
     }
 }
