@@ -77,8 +77,9 @@ struct Inner {
     /// Open subscriptions, in all and per client connection.
     subscribers: fanout::Subscribers,
     chats: RwLock<HashMap<String, Arc<ChatSlot>>>,
-    /// Each tenant's global settings (the default tenant's under "").
-    global: RwLock<HashMap<String, Arc<SettingsPatch>>>,
+    /// Each tenant's global settings (the default tenant's under "") and
+    /// the generation of their claim (always 0 with a single-writer store).
+    global: RwLock<HashMap<String, (u64, Arc<SettingsPatch>)>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
 }
@@ -135,7 +136,7 @@ impl Engine {
         committer: Committer,
         limits: Limits,
     ) -> Result<Engine, EngineError> {
-        let global = store.load_global_settings()?;
+        let global = store.load_global_settings_versioned()?;
         let chats_known = store.chat_ids()?.len();
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         Ok(Engine {
@@ -147,7 +148,12 @@ impl Engine {
                 chats_known: std::sync::atomic::AtomicUsize::new(chats_known),
                 subscribers: fanout::Subscribers::default(),
                 chats: RwLock::new(HashMap::new()),
-                global: RwLock::new(global.into_iter().map(|(t, p)| (t, Arc::new(p))).collect()),
+                global: RwLock::new(
+                    global
+                        .into_iter()
+                        .map(|(tenant, patch, generation)| (tenant, (generation, Arc::new(patch))))
+                        .collect(),
+                ),
                 global_changes: tokio::sync::Mutex::new(()),
                 all_chats,
             }),
@@ -165,15 +171,32 @@ impl Engine {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        globals.get(tenant).cloned().unwrap_or_default()
+        globals
+            .get(tenant)
+            .map(|(_, patch)| patch.clone())
+            .unwrap_or_default()
     }
 
-    fn set_global(&self, tenant: &str, patch: SettingsPatch) {
+    /// The generation of the tenant's global settings held here.
+    fn global_generation(&self, tenant: &str) -> u64 {
+        let globals = match self.inner.global.read() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        globals.get(tenant).map_or(0, |(generation, _)| *generation)
+    }
+
+    /// Keeps `patch` as the tenant's global settings unless newer ones are
+    /// held (a slow re-read must not undo a change made since).
+    fn set_global(&self, tenant: &str, patch: SettingsPatch, generation: u64) {
         let mut globals = match self.inner.global.write() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        globals.insert(tenant.to_owned(), Arc::new(patch));
+        let held = globals.get(tenant).map(|(g, _)| *g);
+        if held.is_none_or(|held| held <= generation) {
+            globals.insert(tenant.to_owned(), (generation, Arc::new(patch)));
+        }
     }
 
     fn slot(&self, chat_id: &str) -> Arc<ChatSlot> {
@@ -244,9 +267,15 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let store = self.inner.store.clone();
         let id = slot.id.clone();
-        let mut loaded = tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
-            .await
-            .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
+        let (mut loaded, settings_generation) =
+            tokio::task::spawn_blocking(move || Resident::load(&*store, &id))
+                .await
+                .map_err(|e| StoreError::Database(format!("load task failed: {e}")))??;
+        if settings_generation > self.global_generation(tenant_of(&slot.id)) {
+            // The chat was read after a global change this replica has not
+            // heard of yet: refreshes must not use the old settings.
+            self.reload_global_settings().await?;
+        }
         let stored: Vec<Arc<Injection>> = [&loaded.meta.injection, &loaded.meta.message_injection]
             .into_iter()
             .flatten()

@@ -13,7 +13,7 @@ use crate::domain::recaps::{NewRecap, RecapVersion};
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch};
 use crate::domain::st_chat::{ImportedChat, write_st_chat};
-use crate::store::{StoreError, Write};
+use crate::store::{StoreError, Write, global_settings_claim};
 
 use super::fanout::Updates;
 use super::slot::Resident;
@@ -35,15 +35,6 @@ pub struct SettingsUpdate {
     pub patch: SettingsPatch,
     /// Field names to clear (back to the default, or to the global value).
     pub clear: Vec<String>,
-}
-
-/// The start of every global-settings claim key: not a chat id (those have
-/// no control characters), so it never meets a chat's claim.
-pub(super) const GLOBAL_SETTINGS_CLAIM: &str = "\u{1e}global settings\u{1f}";
-
-/// The claim key of a tenant's global settings.
-fn global_settings_claim(tenant: &str) -> String {
-    format!("{GLOBAL_SETTINGS_CLAIM}{tenant}")
 }
 
 fn unknown_chat(chat_id: &str) -> EngineError {
@@ -409,23 +400,15 @@ impl Engine {
         clear: &[String],
     ) -> Result<Settings, EngineError> {
         let mut writes = Vec::new();
+        let mut generation = 0;
         if self.inner.shared {
-            let store = self.inner.store.clone();
-            let key = global_settings_claim(tenant);
-            let (generation, stored) = tokio::task::spawn_blocking(move || {
-                // The generation first: settings read after it are at least
-                // as new, so a claim of it cannot pass over a change.
-                let generation = store.generations(std::slice::from_ref(&key))?;
-                Ok::<_, StoreError>((generation, store.load_global_settings()?))
-            })
-            .await
-            .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
-            for (stored_tenant, stored_patch) in stored {
-                self.set_global(&stored_tenant, stored_patch);
-            }
+            // Read afresh (this replica may not have heard another's change
+            // yet) and claimed, so a concurrent change is never lost.
+            self.reload_global_settings().await?;
+            generation = self.global_generation(tenant);
             writes.push(Write::Claim {
                 chat_id: global_settings_claim(tenant),
-                generation: generation.first().map_or(0, |(_, g)| *g),
+                generation,
             });
         }
         let mut global = (*self.global(tenant)).clone();
@@ -464,7 +447,8 @@ impl Engine {
             },
         ]);
         self.inner.committer.commit(writes).await?;
-        self.set_global(tenant, global);
+        let committed = if self.inner.shared { generation + 1 } else { 0 };
+        self.set_global(tenant, global, committed);
         Ok(resolved)
     }
 

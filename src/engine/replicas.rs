@@ -33,7 +33,7 @@ impl Engine {
                     Some(Change::Chats(chats)) => {
                         for (chat_id, generation) in chats {
                             // Global settings come as their own change.
-                            if chat_id.starts_with(super::ops::GLOBAL_SETTINGS_CLAIM) {
+                            if chat_id.starts_with(crate::store::GLOBAL_SETTINGS_CLAIM) {
                                 continue;
                             }
                             let engine = self.clone();
@@ -42,7 +42,11 @@ impl Engine {
                             });
                         }
                     }
-                    Some(Change::GlobalSettings(_)) => self.reload_global_settings().await,
+                    Some(Change::GlobalSettings(_)) => {
+                        if let Err(error) = self.reload_global_settings().await {
+                            tracing::warn!(%error, "cannot re-read global settings; the next resync retries");
+                        }
+                    }
                     Some(Change::Resync) => self.resync().await,
                 },
                 _ = tick.tick() => self.resync().await,
@@ -84,23 +88,17 @@ impl Engine {
         }
     }
 
-    /// Re-reads every tenant's global settings, unless a change of them is
-    /// under way here (which reads them afresh itself; the next resync
-    /// catches up otherwise).
-    async fn reload_global_settings(&self) {
-        let Ok(_no_change_under_way) = self.inner.global_changes.try_lock() else {
-            return;
-        };
+    /// Re-reads every tenant's global settings; newer ones held here (a
+    /// change made since) are kept.
+    pub(super) async fn reload_global_settings(&self) -> Result<(), EngineError> {
         let store = self.inner.store.clone();
-        match tokio::task::spawn_blocking(move || store.load_global_settings()).await {
-            Ok(Ok(globals)) => {
-                for (tenant, patch) in globals {
-                    self.set_global(&tenant, patch);
-                }
-            }
-            Ok(Err(error)) => tracing::warn!(%error, "cannot re-read global settings"),
-            Err(error) => tracing::warn!(%error, "global settings task failed"),
+        let globals = tokio::task::spawn_blocking(move || store.load_global_settings_versioned())
+            .await
+            .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
+        for (tenant, patch, generation) in globals {
+            self.set_global(&tenant, patch, generation);
         }
+        Ok(())
     }
 
     /// Brings every chat held here up to the store, and loads the chats that
@@ -108,7 +106,9 @@ impl Engine {
     /// runs it even if the replica that owed it stopped (a chat in a burst
     /// of changes is left to the replicas taking them).
     async fn resync(&self) {
-        self.reload_global_settings().await;
+        if let Err(error) = self.reload_global_settings().await {
+            tracing::warn!(%error, "cannot re-read global settings; the next resync retries");
+        }
         if let Err(error) = self.resync_chats().await {
             tracing::warn!(%error, "resync failed; the next one retries");
         }

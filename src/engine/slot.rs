@@ -122,12 +122,15 @@ pub(super) struct Resident {
 
 impl Resident {
     /// Reads a chat from the store (blocking).
-    pub fn load(store: &dyn Store, chat_id: &str) -> Result<Resident, StoreError> {
+    /// Also answers the generation of the tenant's global settings read
+    /// with it.
+    pub fn load(store: &dyn Store, chat_id: &str) -> Result<(Resident, u64), StoreError> {
         let LoadedChat {
             chat: stored,
             settings,
             generation,
             changed_ms,
+            settings_generation,
         } = store.load(chat_id)?;
         let settings = settings.unwrap_or_default();
         let chat_known = stored.is_some();
@@ -139,7 +142,7 @@ impl Resident {
             }
             None => (None, ChatMeta::default()),
         };
-        Ok(Resident {
+        let resident = Resident {
             chat,
             meta,
             settings,
@@ -149,7 +152,8 @@ impl Resident {
             persisted: chat_known,
             generation,
             changed_ms,
-        })
+        };
+        Ok((resident, settings_generation))
     }
 
     /// The chat's effective settings over `global`.

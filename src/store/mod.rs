@@ -19,6 +19,16 @@ pub mod sqlite;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
+/// The start of every global-settings claim key (see [`Write::Claim`]): not
+/// a chat id (those have no control characters), so it never meets a
+/// chat's claim.
+pub const GLOBAL_SETTINGS_CLAIM: &str = "\u{1e}global settings\u{1f}";
+
+/// The claim key of a tenant's global settings.
+pub fn global_settings_claim(tenant: &str) -> String {
+    format!("{GLOBAL_SETTINGS_CLAIM}{tenant}")
+}
+
 /// Why the store could not do what was asked. Nothing of a failed commit is
 /// applied.
 #[derive(Debug, thiserror::Error)]
@@ -166,6 +176,9 @@ pub struct LoadedChat {
     /// When the latest claimed commit changed it, in ms since the epoch
     /// (`None` for single-writer stores).
     pub changed_ms: Option<i64>,
+    /// The generation of its tenant's global settings in the same read
+    /// (0 for single-writer stores): settings older than it are stale.
+    pub settings_generation: u64,
 }
 
 /// What other replicas committed, as told by a shared store. A hint only:
@@ -204,6 +217,7 @@ pub trait Store: Send + Sync + 'static {
             settings: self.load_chat_settings(chat_id)?,
             generation: 0,
             changed_ms: None,
+            settings_generation: 0,
         })
     }
     /// The current generations of `chat_ids` (absent: never claimed). Empty
@@ -223,6 +237,17 @@ pub trait Store: Send + Sync + 'static {
     fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError>;
     /// Every tenant's global settings (patches over the defaults).
     fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError>;
+    /// Every tenant's global settings with the generation of their claim,
+    /// read together (0 for single-writer stores).
+    fn load_global_settings_versioned(
+        &self,
+    ) -> Result<Vec<(String, SettingsPatch, u64)>, StoreError> {
+        Ok(self
+            .load_global_settings()?
+            .into_iter()
+            .map(|(tenant, patch)| (tenant, patch, 0))
+            .collect())
+    }
     /// Ids of every known chat.
     fn chat_ids(&self) -> Result<Vec<String>, StoreError>;
     /// Ids of the chats that owe a debounced refresh.

@@ -24,7 +24,11 @@ use tokio::sync::mpsc;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Statement};
 
-use super::{Change, ChatMeta, ChatSettings, LoadedChat, Store, StoreError, StoredChat, Write};
+use super::{
+    Change, ChatMeta, ChatSettings, LoadedChat, Store, StoreError, StoredChat, Write,
+    global_settings_claim,
+};
+use crate::domain::ids::tenant_of;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::domain::settings::SettingsPatch;
@@ -402,6 +406,15 @@ impl PgStore {
             )
             .await
             .map_err(pg_err)?;
+        let settings_claim = global_settings_claim(tenant_of(chat_id));
+        let settings_generation = tx
+            .query_opt(
+                "SELECT generation FROM chat_clock WHERE chat_id = $1",
+                &[&settings_claim],
+            )
+            .await
+            .map_err(pg_err)?
+            .map_or(0, |r| as_u64(r.get(0)));
         let row = tx
             .query_opt(
                 "SELECT needs_refresh, body FROM chats WHERE chat_id = $1",
@@ -459,6 +472,7 @@ impl PgStore {
             // Aged on the database's clock, dated on ours: replicas whose
             // clocks differ still agree on how long ago it was.
             changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
+            settings_generation,
         })
     }
 
@@ -613,13 +627,22 @@ fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param>)>, StoreE
                 Box::new(to_json(patch)?),
             ],
         ),
-        Write::AllChatsOweRefresh { tenant } if tenant.is_empty() => (
-            "UPDATE chats SET needs_refresh = true WHERE strpos(chat_id, chr(31)) = 0",
-            vec![],
-        ),
+        // Chat clocks are locked in chat order, as claims lock them, and
+        // moved on, so replicas holding these chats re-read them (and see
+        // the refresh owed) before their next commit.
         Write::AllChatsOweRefresh { tenant } => (
-            "UPDATE chats SET needs_refresh = true WHERE starts_with(chat_id, $1)",
-            vec![text(&format!("{tenant}\u{1f}"))],
+            "WITH owed AS (
+                 SELECT k.chat_id FROM chat_clock k JOIN chats c USING (chat_id)
+                 WHERE CASE WHEN $1 = '' THEN strpos(c.chat_id, chr(31)) = 0
+                            ELSE starts_with(c.chat_id, $1 || chr(31)) END
+                 ORDER BY k.chat_id
+                 FOR UPDATE OF k
+             ), moved AS (
+                 UPDATE chat_clock k SET generation = k.generation + 1, changed_at = now()
+                 FROM owed WHERE k.chat_id = owed.chat_id
+             )
+             UPDATE chats c SET needs_refresh = true FROM owed WHERE c.chat_id = owed.chat_id",
+            vec![text(tenant)],
         ),
         Write::ChatSettings { chat_id, settings } => (
             "INSERT INTO chat_settings (chat_id, body) VALUES ($1, $2)
@@ -672,6 +695,49 @@ impl Store for PgStore {
                 (tenant.to_owned(), patch)
             })
             .collect())
+    }
+
+    fn load_global_settings_versioned(
+        &self,
+    ) -> Result<Vec<(String, SettingsPatch, u64)>, StoreError> {
+        self.block(async {
+            let mut client = self.client().await?;
+            // One snapshot: each patch with the generation it was written at.
+            let tx = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(pg_err)?;
+            let rows = tx
+                .query(
+                    "SELECT key, value FROM kv
+                     WHERE key = 'global_settings' OR key LIKE 'global_settings:%'",
+                    &[],
+                )
+                .await
+                .map_err(pg_err)?;
+            let mut globals = Vec::new();
+            for row in rows {
+                let key: String = row.get(0);
+                let tenant = key
+                    .strip_prefix("global_settings:")
+                    .unwrap_or("")
+                    .to_owned();
+                let generation = tx
+                    .query_opt(
+                        "SELECT generation FROM chat_clock WHERE chat_id = $1",
+                        &[&global_settings_claim(&tenant)],
+                    )
+                    .await
+                    .map_err(pg_err)?
+                    .map_or(0, |r| as_u64(r.get(0)));
+                globals.push((tenant, from_json(row.get(1))?, generation));
+            }
+            tx.commit().await.map_err(pg_err)?;
+            Ok(globals)
+        })
     }
 
     fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
