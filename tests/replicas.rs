@@ -65,6 +65,12 @@ async fn an_event_on_one_replica_reaches_the_subscribers_of_another() {
         until_revision(&mut every_chat, 1, Duration::from_secs(3)).await,
         first
     );
+    // A chat A has never held reaches A's all-chats subscriber too.
+    b.publish("d", chat_changed(vec![message("m1", "Hello")]))
+        .await
+        .unwrap();
+    let other = until_revision(&mut every_chat, 1, Duration::from_secs(3)).await;
+    assert_eq!(other.chat_id, "d");
     add_recap(&mut b, "c", "They met.").await;
     let second = until_revision(&mut one_chat, 2, Duration::from_secs(3)).await;
     assert!(second.text.contains("They met."), "{second:?}");
@@ -185,6 +191,10 @@ async fn a_replica_cut_off_from_the_database_loses_nothing_and_resyncs() {
         .unwrap();
     let mut on_a = subscribe(&mut a, &["c"], 0).await;
     until_revision(&mut on_a, 1, Duration::from_secs(3)).await;
+    // Chats only B writes, during the outage: A must resync them by itself
+    // (A's own writes would re-read "c" anyway).
+    let mut only_b = subscribe(&mut a, &["d"], 0).await;
+    let mut every_chat = subscribe(&mut a, &[], 0).await;
 
     // Load on A while the database goes away and comes back.
     let load = tokio::spawn(publish_through_outage(a.events.clone(), "c", "a", 300));
@@ -193,8 +203,25 @@ async fn a_replica_cut_off_from_the_database_loses_nothing_and_resyncs() {
     // Meanwhile B changes the chat; A cannot hear it.
     tokio::time::sleep(Duration::from_millis(500)).await;
     add_recap(&mut b, "c", "written while A was cut off").await;
+    b.publish("d", chat_changed(vec![message("d1", "while cut off")]))
+        .await
+        .unwrap();
+    b.publish("e", chat_changed(vec![message("e1", "while cut off")]))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     proxy.restore();
+    let resynced = until_revision(&mut only_b, 1, Duration::from_secs(5)).await;
+    assert_eq!(resynced.chat_id, "d");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, every_chat.message()).await {
+            Ok(Ok(Some(update))) if update.chat_id == "e" => break,
+            Ok(Ok(Some(_))) => {}
+            other => panic!("A's all-chats subscriber never heard of chat e: {other:?}"),
+        }
+    }
     let (acknowledged, refused) = load.await.unwrap();
     assert!(refused > 0, "the outage was never noticed");
     assert!(

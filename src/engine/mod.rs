@@ -82,6 +82,8 @@ struct Inner {
     global: RwLock<HashMap<String, (u64, Arc<SettingsPatch>)>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
+    /// The store's clock at the latest resync (shared store only).
+    last_resync_ms: std::sync::Mutex<Option<i64>>,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -156,6 +158,7 @@ impl Engine {
                 ),
                 global_changes: tokio::sync::Mutex::new(()),
                 all_chats,
+                last_resync_ms: std::sync::Mutex::new(None),
             }),
         })
     }

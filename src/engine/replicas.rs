@@ -143,6 +143,7 @@ impl Engine {
         .await
         .map_err(|e| StoreError::Database(format!("resync task failed: {e}")))??;
         let held: std::collections::HashMap<String, u64> = held.into_iter().collect();
+        self.announce_changed_chats().await?;
         for (chat_id, generation) in stored {
             if held.get(&chat_id).is_some_and(|&g| g < generation) {
                 self.catch_up(&chat_id, generation, "resync").await;
@@ -154,6 +155,36 @@ impl Engine {
             }
             let slot = self.slot(&chat_id);
             drop(self.lock(&slot).await?);
+        }
+        Ok(())
+    }
+
+    /// For all-chats subscribers: re-reads every chat changed since the
+    /// previous resync (minus a margin), held here or not, since a
+    /// notification this replica missed named it.
+    async fn announce_changed_chats(&self) -> Result<(), EngineError> {
+        const MARGIN_MS: i64 = 2_000;
+        let watched = self.inner.all_chats.receiver_count() > 0;
+        let since = {
+            let last = match self.inner.last_resync_ms.lock() {
+                Ok(last) => *last,
+                Err(poisoned) => *poisoned.into_inner(),
+            };
+            // Nothing to catch up on before the first look.
+            last.filter(|_| watched).map(|last| last - MARGIN_MS)
+        };
+        let store = self.inner.store.clone();
+        let (changed, now) = tokio::task::spawn_blocking(move || store.changed_since(since))
+            .await
+            .map_err(|e| StoreError::Database(format!("resync task failed: {e}")))??;
+        match self.inner.last_resync_ms.lock() {
+            Ok(mut last) => *last = Some(now),
+            Err(poisoned) => *poisoned.into_inner() = Some(now),
+        }
+        for (chat_id, generation) in changed {
+            if !chat_id.starts_with(crate::store::GLOBAL_SETTINGS_CLAIM) {
+                self.catch_up(&chat_id, generation, "resync").await;
+            }
         }
         Ok(())
     }

@@ -220,6 +220,17 @@ pub trait Store: Send + Sync + 'static {
             settings_generation: 0,
         })
     }
+    /// The chats (and settings claims) changed since `since_ms` on the
+    /// store's clock (none when `None`), with their generations, and the
+    /// store's clock now, to pass as the next `since_ms`. Empty for
+    /// single-writer stores.
+    fn changed_since(
+        &self,
+        since_ms: Option<i64>,
+    ) -> Result<(Vec<(String, u64)>, i64), StoreError> {
+        let _ = since_ms;
+        Ok((Vec::new(), 0))
+    }
     /// The current generations of `chat_ids` (absent: never claimed). Empty
     /// for single-writer stores.
     fn generations(&self, chat_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {

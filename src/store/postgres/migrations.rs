@@ -4,9 +4,10 @@
 
 /// The migrations, in order: (version, SQL). Tables are created in the
 /// store's own schema (the connections' `search_path`).
-pub(super) const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    "
+pub(super) const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        "
 CREATE TABLE kv (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE chat_clock (
     chat_id text PRIMARY KEY,
@@ -35,7 +36,13 @@ CREATE TABLE recaps (
 );
 CREATE TABLE chat_settings (chat_id text PRIMARY KEY, body text NOT NULL);
 ",
-)];
+    ),
+    (
+        2,
+        // For the resync of all-chats subscribers: chats changed lately.
+        "CREATE INDEX chat_clock_by_change ON chat_clock (changed_at);",
+    ),
+];
 
 /// The newest schema version this recapd knows.
 pub(super) fn latest() -> i32 {

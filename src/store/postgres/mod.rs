@@ -765,6 +765,36 @@ impl Store for PgStore {
         })
     }
 
+    fn changed_since(
+        &self,
+        since_ms: Option<i64>,
+    ) -> Result<(Vec<(String, u64)>, i64), StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            let now: i64 = client
+                .query_one("SELECT (extract(epoch FROM now()) * 1000)::bigint", &[])
+                .await
+                .map_err(pg_err)?
+                .get(0);
+            let Some(since_ms) = since_ms else {
+                return Ok((Vec::new(), now));
+            };
+            let rows = client
+                .query(
+                    "SELECT chat_id, generation FROM chat_clock
+                     WHERE changed_at >= to_timestamp($1::bigint / 1000.0)",
+                    &[&since_ms],
+                )
+                .await
+                .map_err(pg_err)?;
+            let changed = rows
+                .iter()
+                .map(|r| (r.get::<_, String>(0), as_u64(r.get(1))))
+                .collect();
+            Ok((changed, now))
+        })
+    }
+
     fn generations(&self, chat_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
         if chat_ids.is_empty() {
             return Ok(Vec::new());
