@@ -11,15 +11,21 @@
 //! committer thread and from `spawn_blocking`) never run on, or wait for, the
 //! server's async workers.
 
+mod hint;
 mod listen;
 mod migrations;
+mod writes;
+
+use hint::Hint;
+use migrations::migrate;
+use writes::{CLAIM, Param, statement};
 
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Statement};
@@ -41,10 +47,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// before it fails (a commit that timed out is rolled back or, if it
 /// reached the server, may still land: it is not acknowledged either way).
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Longest `NOTIFY` payload sent; PostgreSQL refuses 8000 bytes and more. A
-/// batch that names more says "resync" instead.
-const MAX_PAYLOAD: usize = 7000;
 
 /// Where and how to reach the database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,72 +100,6 @@ impl std::fmt::Debug for PgStore {
             .field("replica", &self.replica)
             .field("channel", &self.channel)
             .finish_non_exhaustive()
-    }
-}
-
-/// A notification's payload: who committed, and what changed.
-#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-struct Hint {
-    replica: String,
-    #[serde(default)]
-    chats: Vec<(String, u64)>,
-    #[serde(default)]
-    tenants: Vec<String>,
-    /// Too much changed to name: re-read everything.
-    #[serde(default)]
-    all: bool,
-}
-
-impl Hint {
-    /// The hint as payloads of at most [`MAX_PAYLOAD`] bytes: one, or the
-    /// chats spread over several (one `NOTIFY` each) when they are many.
-    fn encode(self) -> Result<Vec<String>, StoreError> {
-        let json = |hint: &Hint| {
-            serde_json::to_string(hint).map_err(|e| StoreError::Corrupt(e.to_string()))
-        };
-        let whole = json(&self)?;
-        if whole.len() <= MAX_PAYLOAD {
-            return Ok(vec![whole]);
-        }
-        let empty = |tenants: Vec<String>| Hint {
-            replica: self.replica.clone(),
-            tenants,
-            ..Hint::default()
-        };
-        let mut payloads = Vec::new();
-        let mut part = empty(self.tenants.clone());
-        let mut size = json(&part)?.len();
-        for chat in self.chats {
-            // Each entry costs its JSON and a comma.
-            let entry = serde_json::to_string(&chat)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?
-                .len()
-                + 1;
-            if size + entry > MAX_PAYLOAD && !part.chats.is_empty() {
-                payloads.push(json(&part)?);
-                part = empty(Vec::new());
-                size = json(&part)?.len();
-            }
-            size += entry;
-            part.chats.push(chat);
-        }
-        payloads.push(json(&part)?);
-        Ok(payloads)
-    }
-
-    /// The changes a hint tells another replica.
-    fn into_changes(self) -> Vec<Change> {
-        if self.all {
-            return vec![Change::Resync];
-        }
-        let mut changes = Vec::new();
-        if !self.tenants.is_empty() {
-            changes.push(Change::GlobalSettings(self.tenants));
-        }
-        if !self.chats.is_empty() {
-            changes.push(Change::Chats(self.chats));
-        }
-        changes
     }
 }
 
@@ -504,154 +440,6 @@ impl Drop for PgStore {
     }
 }
 
-/// Creates the schema when missing and applies the migrations it lacks, in
-/// one transaction under an advisory lock, so replicas starting together
-/// migrate once.
-async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
-    let mut client = pool.get().await.map_err(pool_err)?;
-    let tx = client.transaction().await.map_err(pg_err)?;
-    tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtext('recapd migrations ' || $1::text))",
-        &[&schema],
-    )
-    .await
-    .map_err(pg_err)?;
-    tx.batch_execute(&format!(
-        "CREATE SCHEMA IF NOT EXISTS \"{schema}\";
-         CREATE TABLE IF NOT EXISTS \"{schema}\".schema_migrations (
-             version integer PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now()
-         );"
-    ))
-    .await
-    .map_err(pg_err)?;
-    let applied: i32 = tx
-        .query_one(
-            "SELECT coalesce(max(version), 0) FROM schema_migrations",
-            &[],
-        )
-        .await
-        .map_err(pg_err)?
-        .get(0);
-    if applied > migrations::latest() {
-        return Err(StoreError::Corrupt(format!(
-            "schema {schema} is at version {applied}; this recapd knows up to {}",
-            migrations::latest()
-        )));
-    }
-    for (version, sql) in migrations::MIGRATIONS {
-        if *version <= applied {
-            continue;
-        }
-        tx.batch_execute(sql).await.map_err(pg_err)?;
-        tx.execute(
-            "INSERT INTO schema_migrations (version) VALUES ($1)",
-            &[version],
-        )
-        .await
-        .map_err(pg_err)?;
-        tracing::info!(schema, version, "applied a PostgreSQL migration");
-    }
-    tx.commit().await.map_err(pg_err)
-}
-
-/// A statement's parameters, owned, so a batch's statements can be sent
-/// together.
-type Param = Box<dyn ToSql + Sync + Send>;
-
-/// Claims a chat's generation: moves it on by one if it is the one given
-/// (inserting the chat at 1 when it has none), and returns the new one; no
-/// row when another writer moved it first.
-const CLAIM: &str = "INSERT INTO chat_clock AS c (chat_id, generation, changed_at)
-     VALUES ($1, $2::bigint + 1, now())
-     ON CONFLICT (chat_id) DO UPDATE SET generation = c.generation + 1, changed_at = now()
-     WHERE c.generation = $2::bigint
-     RETURNING c.generation";
-
-fn text(value: &str) -> Param {
-    Box::new(value.to_owned())
-}
-
-/// The SQL and parameters of one write (claims are made apart, first).
-fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param>)>, StoreError> {
-    Ok(Some(match write {
-        Write::Claim { .. } => return Ok(None),
-        Write::Chat { chat_id, meta } => (
-            "INSERT INTO chats (chat_id, needs_refresh, body) VALUES ($1, $2, $3)
-             ON CONFLICT (chat_id) DO UPDATE SET needs_refresh = $2, body = $3",
-            vec![
-                text(chat_id),
-                Box::new(meta.needs_refresh),
-                Box::new(to_json(meta)?),
-            ],
-        ),
-        Write::Message {
-            chat_id,
-            seq,
-            message,
-        } => (
-            "INSERT INTO messages (chat_id, message_id, seq, body) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (chat_id, message_id) DO UPDATE SET seq = $3, body = $4",
-            vec![
-                text(chat_id),
-                text(&message.id),
-                Box::new(*seq),
-                Box::new(to_json(message)?),
-            ],
-        ),
-        Write::DeleteMessage {
-            chat_id,
-            message_id,
-        } => (
-            "DELETE FROM messages WHERE chat_id = $1 AND message_id = $2",
-            vec![text(chat_id), text(message_id)],
-        ),
-        Write::Recap { chat_id, version } => (
-            "INSERT INTO recaps (chat_id, version, body) VALUES ($1, $2, $3)
-             ON CONFLICT (chat_id, version) DO UPDATE SET body = $3",
-            vec![
-                text(chat_id),
-                Box::new(i64::from(version.version)),
-                Box::new(to_json(version)?),
-            ],
-        ),
-        Write::DeleteRecap { chat_id, version } => (
-            "DELETE FROM recaps WHERE chat_id = $1 AND version = $2",
-            vec![text(chat_id), Box::new(i64::from(*version))],
-        ),
-        Write::GlobalSettings { tenant, patch } => (
-            "INSERT INTO kv (key, value) VALUES ($1, $2)
-             ON CONFLICT (key) DO UPDATE SET value = $2",
-            vec![
-                text(&global_settings_key(tenant)),
-                Box::new(to_json(patch)?),
-            ],
-        ),
-        // Chat clocks are locked in chat order, as claims lock them, and
-        // moved on, so replicas holding these chats re-read them (and see
-        // the refresh owed) before their next commit.
-        Write::AllChatsOweRefresh { tenant } => (
-            "WITH owed AS (
-                 SELECT k.chat_id FROM chat_clock k JOIN chats c USING (chat_id)
-                 WHERE CASE WHEN $1 = '' THEN strpos(c.chat_id, chr(31)) = 0
-                            ELSE starts_with(c.chat_id, $1 || chr(31)) END
-                 ORDER BY k.chat_id
-                 FOR UPDATE OF k
-             ), moved AS (
-                 UPDATE chat_clock k SET generation = k.generation + 1, changed_at = now()
-                 FROM owed WHERE k.chat_id = owed.chat_id
-             )
-             UPDATE chats c SET needs_refresh = true FROM owed WHERE c.chat_id = owed.chat_id",
-            vec![text(tenant)],
-        ),
-        Write::ChatSettings { chat_id, settings } => (
-            "INSERT INTO chat_settings (chat_id, body) VALUES ($1, $2)
-             ON CONFLICT (chat_id) DO UPDATE SET body = $2",
-            vec![text(chat_id), Box::new(to_json(settings)?)],
-        ),
-    }))
-}
-
 impl Store for PgStore {
     fn shared(&self) -> bool {
         true
@@ -829,47 +617,5 @@ mod tests {
         for bad in ["", "Recapd", "1abc", "a-b", "a\"b", "a b", &"a".repeat(49)] {
             assert!(check_schema(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn a_hint_that_names_many_chats_is_spread_over_several_notifications() {
-        let small = Hint {
-            replica: "r".into(),
-            chats: vec![("c".into(), 2)],
-            tenants: vec!["t".into()],
-            all: false,
-        };
-        let payloads = small.encode().unwrap();
-        assert_eq!(payloads.len(), 1);
-        let decoded: Hint = serde_json::from_str(&payloads[0]).unwrap();
-        assert_eq!(
-            decoded.into_changes(),
-            [
-                Change::GlobalSettings(vec!["t".into()]),
-                Change::Chats(vec![("c".into(), 2)])
-            ]
-        );
-        let chats: Vec<(String, u64)> = (0..2000)
-            .map(|i| (format!("tenant\u{1f}chat-{i}"), i))
-            .collect();
-        let big = Hint {
-            replica: "r".into(),
-            chats: chats.clone(),
-            tenants: vec!["t".into()],
-            all: false,
-        };
-        let payloads = big.encode().unwrap();
-        assert!(payloads.len() > 1);
-        let mut named = Vec::new();
-        let mut tenants = Vec::new();
-        for payload in &payloads {
-            assert!(payload.len() <= MAX_PAYLOAD, "{}", payload.len());
-            let hint: Hint = serde_json::from_str(payload).unwrap();
-            assert!(!hint.all);
-            named.extend(hint.chats);
-            tenants.extend(hint.tenants);
-        }
-        assert_eq!(named, chats);
-        assert_eq!(tenants, ["t"]);
     }
 }

@@ -1,0 +1,123 @@
+//! The payload of a change notification: which replica committed, which
+//! chats reached which generations, which tenants' global settings changed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Change, StoreError};
+
+/// Longest `NOTIFY` payload sent; PostgreSQL refuses 8000 bytes and more. A
+/// batch that names more says "resync" instead.
+pub(super) const MAX_PAYLOAD: usize = 7000;
+
+/// A notification's payload: who committed, and what changed.
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub(super) struct Hint {
+    pub replica: String,
+    #[serde(default)]
+    pub chats: Vec<(String, u64)>,
+    #[serde(default)]
+    pub tenants: Vec<String>,
+    /// Too much changed to name: re-read everything.
+    #[serde(default)]
+    pub all: bool,
+}
+
+impl Hint {
+    /// The hint as payloads of at most [`MAX_PAYLOAD`] bytes: one, or the
+    /// chats spread over several (one `NOTIFY` each) when they are many.
+    pub fn encode(self) -> Result<Vec<String>, StoreError> {
+        let json = |hint: &Hint| {
+            serde_json::to_string(hint).map_err(|e| StoreError::Corrupt(e.to_string()))
+        };
+        let whole = json(&self)?;
+        if whole.len() <= MAX_PAYLOAD {
+            return Ok(vec![whole]);
+        }
+        let empty = |tenants: Vec<String>| Hint {
+            replica: self.replica.clone(),
+            tenants,
+            ..Hint::default()
+        };
+        let mut payloads = Vec::new();
+        let mut part = empty(self.tenants.clone());
+        let mut size = json(&part)?.len();
+        for chat in self.chats {
+            // Each entry costs its JSON and a comma.
+            let entry = serde_json::to_string(&chat)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?
+                .len()
+                + 1;
+            if size + entry > MAX_PAYLOAD && !part.chats.is_empty() {
+                payloads.push(json(&part)?);
+                part = empty(Vec::new());
+                size = json(&part)?.len();
+            }
+            size += entry;
+            part.chats.push(chat);
+        }
+        payloads.push(json(&part)?);
+        Ok(payloads)
+    }
+
+    /// The changes a hint tells another replica.
+    pub fn into_changes(self) -> Vec<Change> {
+        if self.all {
+            return vec![Change::Resync];
+        }
+        let mut changes = Vec::new();
+        if !self.tenants.is_empty() {
+            changes.push(Change::GlobalSettings(self.tenants));
+        }
+        if !self.chats.is_empty() {
+            changes.push(Change::Chats(self.chats));
+        }
+        changes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hint_that_names_many_chats_is_spread_over_several_notifications() {
+        let small = Hint {
+            replica: "r".into(),
+            chats: vec![("c".into(), 2)],
+            tenants: vec!["t".into()],
+            all: false,
+        };
+        let payloads = small.encode().unwrap();
+        assert_eq!(payloads.len(), 1);
+        let decoded: Hint = serde_json::from_str(&payloads[0]).unwrap();
+        assert_eq!(
+            decoded.into_changes(),
+            [
+                Change::GlobalSettings(vec!["t".into()]),
+                Change::Chats(vec![("c".into(), 2)])
+            ]
+        );
+        let chats: Vec<(String, u64)> = (0..2000)
+            .map(|i| (format!("tenant\u{1f}chat-{i}"), i))
+            .collect();
+        let big = Hint {
+            replica: "r".into(),
+            chats: chats.clone(),
+            tenants: vec!["t".into()],
+            all: false,
+        };
+        let payloads = big.encode().unwrap();
+        assert!(payloads.len() > 1);
+        let mut named = Vec::new();
+        let mut tenants = Vec::new();
+        for payload in &payloads {
+            assert!(payload.len() <= MAX_PAYLOAD, "{}", payload.len());
+            let hint: Hint = serde_json::from_str(payload).unwrap();
+            assert!(!hint.all);
+            named.extend(hint.chats);
+            tenants.extend(hint.tenants);
+        }
+        assert_eq!(named, chats);
+        assert_eq!(tenants, ["t"]);
+    }
+}
