@@ -8,9 +8,11 @@
 //! disk does not. Subscribers are told only after the commit.
 
 pub mod commit;
+mod debounce;
 mod fanout;
 mod ops;
 mod replicas;
+mod settings_ops;
 mod slot;
 #[cfg(test)]
 mod tests;
@@ -29,8 +31,9 @@ use crate::store::{Store, StoreError, Write};
 use crate::telemetry;
 use commit::Committer;
 pub use fanout::Updates;
-pub use ops::{RecapList, SettingsUpdate};
-use slot::{ChatSlot, Debounce, Resident};
+pub use ops::RecapList;
+pub use settings_ops::SettingsUpdate;
+use slot::{ChatSlot, Resident};
 
 /// Why an engine operation failed. Nothing of a failed operation is applied.
 #[derive(Debug, thiserror::Error)]
@@ -339,6 +342,14 @@ impl Engine {
                         conflicts,
                         "another replica changed the chat first; retrying"
                     );
+                    // A random, growing pause: two replicas racing on one
+                    // chat stop meeting at the same moment.
+                    let ceiling_us = (250u64 << conflicts.min(8)).min(50_000);
+                    let jitter = u64::from(std::process::id()).wrapping_mul(0x9E37_79B9)
+                        ^ u64::try_from(now_us())
+                            .unwrap_or(0)
+                            .wrapping_mul(0x85EB_CA6B);
+                    tokio::time::sleep(Duration::from_micros(jitter % ceiling_us)).await;
                 }
                 other => return other,
             }
@@ -508,103 +519,6 @@ impl Engine {
             self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
         }
         Ok(resident.meta.revision)
-    }
-
-    fn schedule_debounce(
-        &self,
-        slot: &Arc<ChatSlot>,
-        resident: &mut Resident,
-        trigger: Trigger,
-        debounce_ms: u64,
-    ) {
-        let deadline = tokio::time::Instant::now() + Duration::from_millis(debounce_ms);
-        if let Some(pending) = resident.debounce.as_mut() {
-            pending.trigger = trigger;
-            pending.deadline = deadline;
-            metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(1);
-            return;
-        }
-        resident.debounce_generation += 1;
-        let generation = resident.debounce_generation;
-        let engine = self.clone();
-        let slot = slot.clone();
-        let timer = tokio::spawn(async move {
-            let mut wake = deadline;
-            loop {
-                tokio::time::sleep_until(wake).await;
-                match engine.run_debounced(&slot, Some(generation)).await {
-                    Some(later) => wake = later,
-                    None => break,
-                }
-            }
-        });
-        resident.debounce = Some(Debounce {
-            trigger,
-            deadline,
-            timer,
-        });
-    }
-
-    /// Runs a chat's pending debounced refresh. From its timer (`generation`
-    /// set): only if the timer is still the chat's, and once the deadline a
-    /// later event moved has come; returns that deadline while it has not.
-    async fn run_debounced(
-        &self,
-        slot: &Arc<ChatSlot>,
-        generation: Option<u64>,
-    ) -> Option<tokio::time::Instant> {
-        let mut guard = slot.state.clone().lock_owned().await;
-        let resident = guard.as_mut()?;
-        if generation.is_some_and(|g| g != resident.debounce_generation) {
-            return None;
-        }
-        let trigger = if generation.is_some() {
-            let deadline = resident.debounce.as_ref()?.deadline;
-            if deadline > tokio::time::Instant::now() {
-                return Some(deadline);
-            }
-            // Called from the timer task itself: dropping its handle is enough.
-            resident.debounce.take().map(|pending| pending.trigger)
-        } else {
-            resident.cancel_debounce()
-        };
-        let trigger = trigger?;
-        match self
-            .commit_and_publish(slot, guard, Vec::new(), Next::Refresh(trigger))
-            .await
-        {
-            Ok(_) => {}
-            // Another replica changed the chat: re-read it, which schedules
-            // the refresh again if it is still owed.
-            Err(EngineError::Store(StoreError::Conflict(_))) => {
-                if let Err(error) = self.lock(slot).await {
-                    tracing::warn!(chat = %slot.id, %error, "cannot re-read the chat; its refresh stays owed");
-                }
-            }
-            Err(error) => {
-                tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
-            }
-        }
-        None
-    }
-
-    /// Runs every pending debounced refresh now (at shutdown). With a
-    /// shared store, a refresh this replica only adopted (it loaded the
-    /// chat owing it) is left to the replica that owes it.
-    pub async fn flush_debounced(&self) {
-        for slot in self.resident_slots() {
-            if self.inner.shared {
-                let mut state = slot.state.lock().await;
-                let adopted = state
-                    .as_ref()
-                    .and_then(|r| r.debounce.as_ref())
-                    .is_some_and(|pending| pending.trigger == Trigger::Startup);
-                if adopted && let Some(resident) = state.as_mut() {
-                    resident.cancel_debounce();
-                }
-            }
-            self.run_debounced(&slot, None).await;
-        }
     }
 
     /// Refreshes a known chat now; `NotFound` for an unknown one.
