@@ -11,6 +11,7 @@ pub mod commit;
 mod debounce;
 mod fanout;
 mod ops;
+mod refreshes;
 mod replicas;
 mod settings_ops;
 mod slot;
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{OwnedMutexGuard, broadcast};
 
-use crate::domain::ids::{tenant_of, unscoped};
+use crate::domain::ids::tenant_of;
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::domain::{DomainError, Limits, tokens};
@@ -49,9 +50,6 @@ pub enum EngineError {
 /// How many updates the all-chats channel holds for a slow subscriber
 /// before that subscriber resynchronises from the latest states.
 const ALL_CHATS_BUFFER: usize = 4096;
-
-/// How many chats a global change refreshes at the same time.
-const PARALLEL_REFRESHES: usize = 32;
 
 /// How many times an operation is re-run, on a fresh read of its chat,
 /// when another replica changed the chat first; then it fails (ABORTED).
@@ -519,79 +517,6 @@ impl Engine {
             self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
         }
         Ok(resident.meta.revision)
-    }
-
-    /// Refreshes a known chat now; `NotFound` for an unknown one.
-    async fn refresh_chat(
-        &self,
-        chat_id: &str,
-        trigger: Trigger,
-    ) -> Result<Arc<Injection>, EngineError> {
-        self.retrying(|| self.refresh_chat_once(chat_id, trigger))
-            .await
-    }
-
-    async fn refresh_chat_once(
-        &self,
-        chat_id: &str,
-        trigger: Trigger,
-    ) -> Result<Arc<Injection>, EngineError> {
-        let slot = self.slot(chat_id);
-        let guard = self.lock(&slot).await?;
-        if guard.as_ref().is_none_or(|r| r.chat.is_none()) {
-            return Err(DomainError::NotFound(format!("chat {:?}", unscoped(chat_id))).into());
-        }
-        self.finish(&slot, guard, Vec::new(), Next::Refresh(trigger))
-            .await?;
-        let latest = slot.latest.borrow().scene.clone();
-        latest.ok_or_else(|| StoreError::Database("refresh left no injection".into()).into())
-    }
-
-    /// Refreshes every known chat (after a global change), a few at a time;
-    /// the first error is returned after all have been tried.
-    async fn refresh_every_chat(&self, tenant: &str, trigger: Trigger) -> Result<(), EngineError> {
-        let store = self.inner.store.clone();
-        let mut ids = tokio::task::spawn_blocking(move || store.chat_ids())
-            .await
-            .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
-        ids.retain(|id| tenant_of(id) == tenant);
-        let permits = Arc::new(tokio::sync::Semaphore::new(PARALLEL_REFRESHES));
-        let mut tasks = tokio::task::JoinSet::new();
-        for id in ids {
-            let engine = self.clone();
-            let permits = permits.clone();
-            tasks.spawn(async move {
-                let _permit = permits.acquire().await;
-                engine.refresh_chat(&id, trigger).await.map(drop)
-            });
-        }
-        let mut first_error = None;
-        while let Some(result) = tasks.join_next().await {
-            if let Ok(Err(error)) = result {
-                first_error.get_or_insert(error);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
-    }
-
-    /// Refreshes, once, every chat that owed a debounced refresh when the
-    /// previous process stopped. Returns how many were refreshed.
-    pub async fn refresh_owed(&self) -> Result<usize, EngineError> {
-        let store = self.inner.store.clone();
-        let ids = tokio::task::spawn_blocking(move || store.chats_needing_refresh())
-            .await
-            .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
-        for id in &ids {
-            if self.inner.shared {
-                // Maybe owed by a replica still running: loading the chat
-                // schedules the refresh after a grace (see `load_into`).
-                let slot = self.slot(id);
-                drop(self.lock(&slot).await?);
-            } else {
-                self.refresh_chat(id, Trigger::Startup).await?;
-            }
-        }
-        Ok(ids.len())
     }
 
     /// Reserves a place for a new chat, atomically, so concurrent new

@@ -29,6 +29,16 @@ pub fn global_settings_claim(tenant: &str) -> String {
     format!("{GLOBAL_SETTINGS_CLAIM}{tenant}")
 }
 
+/// The key under which a tenant's global settings are stored (the default
+/// tenant's has no suffix); the same in every store.
+pub(crate) fn global_settings_key(tenant: &str) -> String {
+    if tenant.is_empty() {
+        "global_settings".to_owned()
+    } else {
+        format!("global_settings:{tenant}")
+    }
+}
+
 /// Why the store could not do what was asked. Nothing of a failed commit is
 /// applied.
 #[derive(Debug, thiserror::Error)]

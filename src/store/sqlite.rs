@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{ChatMeta, ChatSettings, Store, StoreError, StoredChat, Write};
+use super::{ChatMeta, ChatSettings, Store, StoreError, StoredChat, Write, global_settings_key};
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::domain::settings::SettingsPatch;
@@ -198,15 +198,6 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
              ON CONFLICT (chat_id) DO UPDATE SET body = ?2",
             params![chat_id, to_json(settings)?],
         ),
-    }
-}
-
-/// The `kv` key of a tenant's global settings.
-fn global_settings_key(tenant: &str) -> String {
-    if tenant.is_empty() {
-        "global_settings".to_owned()
-    } else {
-        format!("global_settings:{tenant}")
     }
 }
 

@@ -14,6 +14,7 @@
 mod hint;
 mod listen;
 mod migrations;
+mod reads;
 mod writes;
 
 use hint::Hint;
@@ -30,13 +31,7 @@ use tokio::sync::mpsc;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Statement};
 
-use super::{
-    Change, ChatMeta, ChatSettings, LoadedChat, Store, StoreError, StoredChat, Write,
-    global_settings_claim,
-};
-use crate::domain::ids::tenant_of;
-use crate::domain::message::Message;
-use crate::domain::recaps::RecapVersion;
+use super::{Change, ChatSettings, LoadedChat, Store, StoreError, StoredChat, Write};
 use crate::domain::settings::SettingsPatch;
 
 /// How long a call waits for a connection, or to open one, before it
@@ -124,7 +119,7 @@ fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -136,15 +131,6 @@ fn as_i64(value: u64) -> i64 {
 
 fn as_u64(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
-}
-
-/// The `kv` key of a tenant's global settings (as in the embedded store).
-fn global_settings_key(tenant: &str) -> String {
-    if tenant.is_empty() {
-        "global_settings".to_owned()
-    } else {
-        format!("global_settings:{tenant}")
-    }
 }
 
 impl PgStore {
@@ -323,95 +309,6 @@ impl PgStore {
         tx.commit().await.map_err(pg_err)
     }
 
-    async fn load_async(&self, chat_id: &str) -> Result<LoadedChat, StoreError> {
-        let mut client = self.client().await?;
-        // One snapshot for every row of the chat, so the generation read is
-        // the one the rows belong to.
-        let tx = client
-            .build_transaction()
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(pg_err)?;
-        let clock = tx
-            .query_opt(
-                "SELECT generation, (extract(epoch FROM now() - changed_at) * 1000)::bigint
-                 FROM chat_clock WHERE chat_id = $1",
-                &[&chat_id],
-            )
-            .await
-            .map_err(pg_err)?;
-        let settings_claim = global_settings_claim(tenant_of(chat_id));
-        let settings_generation = tx
-            .query_opt(
-                "SELECT generation FROM chat_clock WHERE chat_id = $1",
-                &[&settings_claim],
-            )
-            .await
-            .map_err(pg_err)?
-            .map_or(0, |r| as_u64(r.get(0)));
-        let row = tx
-            .query_opt(
-                "SELECT needs_refresh, body FROM chats WHERE chat_id = $1",
-                &[&chat_id],
-            )
-            .await
-            .map_err(pg_err)?;
-        let settings = tx
-            .query_opt(
-                "SELECT body FROM chat_settings WHERE chat_id = $1",
-                &[&chat_id],
-            )
-            .await
-            .map_err(pg_err)?
-            .map(|r| from_json::<ChatSettings>(r.get(0)))
-            .transpose()?;
-        let chat = match row {
-            None => None,
-            Some(row) => {
-                let mut meta: ChatMeta = from_json(row.get(1))?;
-                // The column is the truth: AllChatsOweRefresh sets only it.
-                meta.needs_refresh = row.get(0);
-                let messages = tx
-                    .query(
-                        "SELECT seq, body FROM messages WHERE chat_id = $1 ORDER BY seq",
-                        &[&chat_id],
-                    )
-                    .await
-                    .map_err(pg_err)?
-                    .iter()
-                    .map(|r| Ok((r.get::<_, i64>(0), from_json::<Message>(r.get(1))?)))
-                    .collect::<Result<Vec<_>, StoreError>>()?;
-                let recaps = tx
-                    .query(
-                        "SELECT body FROM recaps WHERE chat_id = $1 ORDER BY version",
-                        &[&chat_id],
-                    )
-                    .await
-                    .map_err(pg_err)?
-                    .iter()
-                    .map(|r| from_json::<RecapVersion>(r.get(0)))
-                    .collect::<Result<Vec<_>, StoreError>>()?;
-                Some(StoredChat {
-                    meta,
-                    messages,
-                    recaps,
-                })
-            }
-        };
-        tx.commit().await.map_err(pg_err)?;
-        Ok(LoadedChat {
-            chat,
-            settings,
-            generation: clock.as_ref().map_or(0, |r| as_u64(r.get(0))),
-            // Aged on the database's clock, dated on ours: replicas whose
-            // clocks differ still agree on how long ago it was.
-            changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
-            settings_generation,
-        })
-    }
-
     async fn strings(&self, sql: &str) -> Result<Vec<String>, StoreError> {
         let client = self.client().await?;
         let rows = client.query(sql, &[]).await.map_err(pg_err)?;
@@ -488,44 +385,7 @@ impl Store for PgStore {
     fn load_global_settings_versioned(
         &self,
     ) -> Result<Vec<(String, SettingsPatch, u64)>, StoreError> {
-        self.block(async {
-            let mut client = self.client().await?;
-            // One snapshot: each patch with the generation it was written at.
-            let tx = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await
-                .map_err(pg_err)?;
-            let rows = tx
-                .query(
-                    "SELECT key, value FROM kv
-                     WHERE key = 'global_settings' OR key LIKE 'global_settings:%'",
-                    &[],
-                )
-                .await
-                .map_err(pg_err)?;
-            let mut globals = Vec::new();
-            for row in rows {
-                let key: String = row.get(0);
-                let tenant = key
-                    .strip_prefix("global_settings:")
-                    .unwrap_or("")
-                    .to_owned();
-                let generation = tx
-                    .query_opt(
-                        "SELECT generation FROM chat_clock WHERE chat_id = $1",
-                        &[&global_settings_claim(&tenant)],
-                    )
-                    .await
-                    .map_err(pg_err)?
-                    .map_or(0, |r| as_u64(r.get(0)));
-                globals.push((tenant, from_json(row.get(1))?, generation));
-            }
-            tx.commit().await.map_err(pg_err)?;
-            Ok(globals)
-        })
+        self.block(self.global_settings_async())
     }
 
     fn chat_ids(&self) -> Result<Vec<String>, StoreError> {

@@ -3,7 +3,8 @@
 
 use tokio_postgres::types::ToSql;
 
-use super::{global_settings_key, to_json};
+use super::to_json;
+use crate::store::global_settings_key;
 use crate::store::{StoreError, Write};
 
 /// A statement's parameters, owned, so a batch's statements can be sent
