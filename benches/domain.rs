@@ -6,6 +6,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use recapd::domain::chat::{Chat, ChatEvent};
+use recapd::domain::ids::ChatKey;
 use recapd::domain::inclusion::{compute_inclusion, count_texts};
 use recapd::domain::refresh::{RefreshContext, Trigger, refresh};
 use recapd::domain::settings::{Settings, SettingsPatch};
@@ -14,9 +15,11 @@ use recapd::domain::{template, tokens};
 #[path = "../bench/tools/fixtures.rs"]
 mod fixtures;
 
+static CHAT: std::sync::LazyLock<ChatKey> = std::sync::LazyLock::new(|| ChatKey::untenanted("c"));
+
 fn context(settings: &Settings) -> RefreshContext<'_> {
     RefreshContext {
-        chat_id: "c",
+        chat: &CHAT,
         settings,
         enabled: true,
         revision: 1,

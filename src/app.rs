@@ -1,10 +1,9 @@
-//! Wiring: [`App::build`] opens the store, starts the committer and the
-//! engine, refreshes chats a crash left owing a refresh, binds the listener
+//! Wiring: [`App::build`] opens the store (which starts its group commit)
+//! and the engine, refreshes chats a crash left owing a refresh, binds the listener
 //! and serves; [`App::shutdown`] stops it all in order.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::thread;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -18,7 +17,6 @@ use crate::auth::AuthLayer;
 use crate::config::{Config, Durability, MetricsListen};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
-use crate::engine::commit::Committer;
 use crate::engine::{Engine, EngineError};
 use crate::grpc::observe::ObserveLayer;
 use crate::grpc::pb::event_service_server::EventServiceServer;
@@ -27,7 +25,7 @@ use crate::grpc::pb::memory_service_server::MemoryServiceServer;
 use crate::grpc::pb::prompt_service_server::PromptServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi, pb};
-use crate::store::{PgStore, SqliteStore, Store, StoreError};
+use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
 use crate::telemetry;
 
 /// Why recapd could not start.
@@ -72,30 +70,28 @@ pub struct App {
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     /// Follows other replicas' commits (shared store only).
     follower: Option<JoinHandle<()>>,
-    committer_thread: thread::JoinHandle<()>,
+    /// Closed last, once every acknowledged write is durable.
+    store: Arc<dyn ChatStore>,
 }
 
 /// Opens the store `config` names: PostgreSQL with --store, else the
 /// embedded store in --data-dir (created when missing).
-async fn open_store(config: &Config) -> Result<Arc<dyn Store>, AppError> {
+async fn open_store(config: &Config) -> Result<Stores, AppError> {
     config.check_store().map_err(AppError::Startup)?;
     if let Some(options) = config.postgres() {
-        let store = tokio::task::spawn_blocking(move || PgStore::open(&options))
-            .await
-            .map_err(|e| AppError::Startup(e.to_string()))??;
-        return Ok(Arc::new(store));
+        let store = Arc::new(PgStore::open(&options).await?);
+        return Ok(Stores {
+            chats: store.clone(),
+            replicas: Some(store),
+        });
     }
     std::fs::create_dir_all(&config.data_dir).map_err(|source| AppError::DataDir {
         path: config.data_dir.display().to_string(),
         source,
     })?;
-    let data_dir = config.data_dir.clone();
     let fsync_every_commit = config.durability == Durability::Full;
-    let store =
-        tokio::task::spawn_blocking(move || SqliteStore::open(&data_dir, fsync_every_commit))
-            .await
-            .map_err(|e| AppError::Startup(e.to_string()))??;
-    Ok(Arc::new(store))
+    let store = SqliteStore::open(&config.data_dir, fsync_every_commit).await?;
+    Ok(Stores::single(Arc::new(store)))
 }
 
 /// The fully qualified names of the services recapd serves.
@@ -110,14 +106,10 @@ pub const SERVICE_NAMES: [&str; 5] = [
 impl App {
     /// Starts recapd as `config` says; when this returns, it is serving.
     pub async fn build(config: Config) -> Result<App, AppError> {
-        let store = open_store(&config).await?;
-        let (committer, committer_thread) =
-            Committer::start(store.clone()).map_err(|e| AppError::Startup(e.to_string()))?;
-        let changes = store.changes();
-        let limits = config.limits();
-        let engine = tokio::task::spawn_blocking(move || Engine::new(store, committer, limits))
-            .await
-            .map_err(|e| AppError::Startup(e.to_string()))??;
+        let stores = open_store(&config).await?;
+        let store = stores.chats.clone();
+        let changes = stores.replicas.as_ref().and_then(|r| r.changes());
+        let engine = Engine::new(stores, config.limits()).await?;
         // The first use of a vocabulary loads it; do it before the first request.
         tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
             .await
@@ -226,7 +218,7 @@ impl App {
             shutdown,
             server,
             follower,
-            committer_thread,
+            store,
         })
     }
 
@@ -236,8 +228,8 @@ impl App {
     }
 
     /// Stops serving: health goes NOT_SERVING, open streams end, in-flight
-    /// calls finish, pending debounced refreshes run, and the committer
-    /// drains. Every acknowledged write is on disk when this returns.
+    /// calls finish, pending debounced refreshes run, and the store's
+    /// group commit drains. Every acknowledged write is on disk when this returns.
     pub async fn shutdown(self) {
         let App {
             local_addr: _,
@@ -246,7 +238,7 @@ impl App {
             shutdown,
             server,
             follower,
-            committer_thread,
+            store,
         } = self;
         health
             .set_service_status("", tonic_health::ServingStatus::NotServing)
@@ -268,13 +260,11 @@ impl App {
         }
         engine.flush_debounced().await;
         drop(engine);
-        // The committer thread ends once the last engine handle is gone.
-        let joined = tokio::task::spawn_blocking(move || committer_thread.join());
-        if tokio::time::timeout(Duration::from_secs(5), joined)
+        if tokio::time::timeout(Duration::from_secs(5), store.close())
             .await
             .is_err()
         {
-            tracing::warn!("committer thread still busy after 5 s; exiting without it");
+            tracing::warn!("the store's commits still busy after 5 s; exiting without them");
         }
     }
 }

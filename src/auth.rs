@@ -18,30 +18,7 @@ use subtle::ConstantTimeEq;
 use tonic::codegen::http;
 use tower::{Layer, Service};
 
-use crate::domain::ids::SCOPE_SEPARATOR;
-#[cfg(test)]
-use crate::domain::ids::{tenant_of, unscoped};
-
-/// The tenant a request acts for; the default (empty) tenant when
-/// authentication is off.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Tenant(pub String);
-
-impl Tenant {
-    /// The engine's key for this tenant's chat `chat_id`.
-    pub fn scope(&self, chat_id: &str) -> String {
-        if self.0.is_empty() {
-            chat_id.to_owned()
-        } else {
-            format!("{}{SCOPE_SEPARATOR}{chat_id}", self.0)
-        }
-    }
-
-    /// The tenant's name (empty for the default tenant).
-    pub fn name(&self) -> &str {
-        &self.0
-    }
-}
+pub use crate::domain::ids::Tenant;
 
 /// The tokens of every tenant.
 #[derive(Clone, Default)]
@@ -235,15 +212,5 @@ mod tests {
         );
         assert!(TokenTable::parse("# nothing\n").is_err());
         assert_eq!(format!("{table:?}"), "TokenTable(2 tokens)");
-    }
-
-    #[test]
-    fn scoped_keys_round_trip() {
-        let acme = Tenant("acme".into());
-        let key = acme.scope("chat-1");
-        assert_eq!((tenant_of(&key), unscoped(&key)), ("acme", "chat-1"));
-        let default = Tenant::default();
-        assert_eq!(default.scope("chat-1"), "chat-1");
-        assert_eq!((tenant_of("chat-1"), unscoped("chat-1")), ("", "chat-1"));
     }
 }

@@ -5,15 +5,21 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use recapd::domain::chat::{Chat, ChatEvent};
+use recapd::domain::ids::ChatKey;
 use recapd::domain::refresh::{RefreshContext, Trigger, refresh};
 use recapd::domain::settings::Settings;
 use recapd::domain::tokens;
-use recapd::store::{ChatMeta, SqliteStore, Store, Write};
+use recapd::store::{ChatMeta, ChatStore, SqliteStore, Write};
 
 use crate::fixtures::{TEXT, build_chat, message};
 use crate::stats::summarize;
 
 type Error = Box<dyn std::error::Error>;
+
+/// Runs the store's async calls from these synchronous commands.
+fn block_on<F: Future>(work: F) -> Result<F::Output, Error> {
+    Ok(tokio::runtime::Runtime::new()?.block_on(work))
+}
 
 /// `big-chat`: a chat of `messages` messages with recaps and scene breaks.
 #[derive(clap::Args)]
@@ -31,31 +37,38 @@ pub fn big_chat(args: BigChat) -> Result<(), Error> {
 
     // Cold load: the rows from disk back into a chat.
     let dir = tempfile::tempdir()?;
-    let store = SqliteStore::open(dir.path(), false)?;
+    let big = ChatKey::untenanted("big");
     let mut writes: Vec<Write> = chat
         .messages()
         .map(|(seq, m)| Write::Message {
-            chat_id: "big".into(),
+            chat: big.clone(),
             seq,
             message: m.clone(),
         })
         .collect();
     writes.extend(chat.recaps().versions().map(|v| Write::Recap {
-        chat_id: "big".into(),
+        chat: big.clone(),
         version: v.clone(),
     }));
     writes.push(Write::Chat {
-        chat_id: "big".into(),
+        chat: big.clone(),
         meta: ChatMeta {
             current_recap: Some(0),
             ..Default::default()
         },
     });
-    store.commit(&[writes])?;
-    drop(store);
+    block_on(async {
+        let store = SqliteStore::open(dir.path(), false).await?;
+        store.commit(writes).await?;
+        store.close().await;
+        Ok::<_, Error>(())
+    })??;
     let started = Instant::now();
-    let store = SqliteStore::open(dir.path(), false)?;
-    let stored = store.load_chat("big")?.ok_or("stored chat is missing")?;
+    let stored = block_on(async {
+        let store = SqliteStore::open(dir.path(), false).await?;
+        Ok::<_, Error>(store.load(&big).await?.chat)
+    })??
+    .ok_or("stored chat is missing")?;
     let loaded = Chat::from_parts(stored.messages, stored.recaps, stored.meta.current_recap);
     let cold = started.elapsed();
     assert_eq!(loaded.len(), chat.len());
@@ -91,9 +104,11 @@ pub fn big_chat(args: BigChat) -> Result<(), Error> {
     Ok(())
 }
 
+static BIG: std::sync::LazyLock<ChatKey> = std::sync::LazyLock::new(|| ChatKey::untenanted("big"));
+
 fn context(settings: &Settings, revision: u64) -> RefreshContext<'_> {
     RefreshContext {
-        chat_id: "big",
+        chat: &BIG,
         settings,
         enabled: true,
         revision,
@@ -115,7 +130,8 @@ pub struct Fill {
 
 pub fn fill(args: Fill) -> Result<(), Error> {
     std::fs::create_dir_all(&args.data_dir)?;
-    let store = SqliteStore::open(&args.data_dir, false)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let store = runtime.block_on(SqliteStore::open(&args.data_dir, false))?;
     let db = args.data_dir.join(recapd::store::sqlite::DB_FILE);
     let wal = args
         .data_dir
@@ -129,21 +145,22 @@ pub fn fill(args: Fill) -> Result<(), Error> {
     let started = Instant::now();
     let mut chats = 0usize;
     while size() < target {
-        let chat_id = format!("fill-{chats}");
+        let chat = ChatKey::untenanted(&format!("fill-{chats}"));
         let mut writes: Vec<Write> = (0..args.messages_per_chat)
             .map(|i| Write::Message {
-                chat_id: chat_id.clone(),
+                chat: chat.clone(),
                 seq: i as i64,
                 message: message(i, &text),
             })
             .collect();
         writes.push(Write::Chat {
-            chat_id,
+            chat,
             meta: ChatMeta::default(),
         });
-        store.commit(&[writes])?;
+        runtime.block_on(store.commit(writes))?;
         chats += 1;
     }
+    runtime.block_on(store.close());
     println!(
         "filled chats={chats} megabytes={} seconds={:.1}",
         size() / (1024 * 1024),

@@ -35,22 +35,90 @@ fn check_id(field: &str, id: &str) -> Result<(), DomainError> {
     Ok(())
 }
 
-/// Separates a tenant from a chat id in the engine's chat keys
-/// (`TENANT\u{1f}CHAT`; the default tenant's keys are the bare chat id).
-/// Chat ids and tenant names never contain control characters, so a key
-/// splits one way only.
-pub const SCOPE_SEPARATOR: char = '\u{1f}';
+/// The tenant a request acts for: the name its token maps to, or the
+/// default tenant (empty name) when authentication is off. Tenants never see
+/// each other's chats or global settings: every key below carries one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tenant(pub String);
 
-/// The chat id a client sees for an engine key.
-pub fn unscoped(key: &str) -> &str {
-    key.split_once(SCOPE_SEPARATOR)
-        .map_or(key, |(_, chat)| chat)
+impl Tenant {
+    /// The key of this tenant's chat `chat_id`.
+    pub fn chat(&self, chat_id: &str) -> ChatKey {
+        ChatKey {
+            tenant: self.clone(),
+            id: chat_id.to_owned(),
+        }
+    }
+
+    /// The tenant's name (empty for the default tenant).
+    pub fn name(&self) -> &str {
+        &self.0
+    }
 }
 
-/// The tenant an engine key belongs to (empty: the default tenant).
-pub fn tenant_of(key: &str) -> &str {
-    key.split_once(SCOPE_SEPARATOR)
-        .map_or("", |(tenant, _)| tenant)
+impl std::fmt::Display for Tenant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            f.write_str("(default tenant)")
+        } else {
+            f.write_str(&self.0)
+        }
+    }
+}
+
+/// A chat as recapd keys it: the tenant it belongs to and the id the
+/// client chose. Two tenants may use the same chat id; their chats never
+/// meet, because every map, row and notification is keyed by both.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChatKey {
+    /// The tenant that owns the chat.
+    pub tenant: Tenant,
+    /// The chat id the client sees.
+    pub id: String,
+}
+
+impl ChatKey {
+    /// A chat of the default tenant (the only tenant without
+    /// authentication).
+    pub fn untenanted(chat_id: &str) -> ChatKey {
+        Tenant::default().chat(chat_id)
+    }
+}
+
+impl std::fmt::Display for ChatKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.tenant.0.is_empty() {
+            write!(f, "{:?}", self.id)
+        } else {
+            write!(f, "{:?} of tenant {:?}", self.id, self.tenant.0)
+        }
+    }
+}
+
+/// What a replica claims before it commits (see the store's `Write::Claim`):
+/// one chat, or one tenant's global settings. A distinct type, so a
+/// settings claim can never be mistaken for a chat.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClaimKey {
+    /// A tenant's global settings. First in the order, so a commit that
+    /// claims both locks the settings before any chat.
+    GlobalSettings(Tenant),
+    /// A chat's rows.
+    Chat(ChatKey),
+}
+
+impl std::fmt::Display for ClaimKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClaimKey::Chat(chat) => write!(f, "chat {chat}"),
+            ClaimKey::GlobalSettings(tenant) if tenant.0.is_empty() => {
+                f.write_str("the global settings")
+            }
+            ClaimKey::GlobalSettings(tenant) => {
+                write!(f, "the global settings of tenant {:?}", tenant.0)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -72,5 +140,16 @@ mod tests {
         let long = "x".repeat(MAX_ID_BYTES + 1);
         assert!(check_chat_id("chat_id", &long).is_err());
         assert!(check_chat_id("chat_id", &long[1..]).is_ok());
+    }
+
+    #[test]
+    fn tenants_keep_their_chats_apart() {
+        let acme = Tenant("acme".into()).chat("chat-1");
+        let default = ChatKey::untenanted("chat-1");
+        assert_ne!(acme, default);
+        assert_eq!((acme.tenant.name(), acme.id.as_str()), ("acme", "chat-1"));
+        assert_eq!(default.tenant.name(), "");
+        assert_eq!(acme.to_string(), r#""chat-1" of tenant "acme""#);
+        assert_eq!(default.to_string(), r#""chat-1""#);
     }
 }

@@ -219,7 +219,7 @@ proptest! {
         for step in steps {
             apply(&mut chat, &mut settings, step);
             check_invariants(&chat, &settings);
-            let ctx = RefreshContext { chat_id: "c", settings: &settings, enabled: true, revision: revision + 1, trigger: Trigger::RefreshRequested, now_us: 0 };
+            let ctx = RefreshContext { chat: &crate::domain::ids::ChatKey::untenanted("c"), settings: &settings, enabled: true, revision: revision + 1, trigger: Trigger::RefreshRequested, now_us: 0 };
             let injection = refresh(&chat, ctx, |t| tokens::count(settings.tokenizer, t));
             prop_assert_eq!(injection.revision, revision + 1);
             revision = injection.revision;

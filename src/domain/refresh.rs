@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::autohide::auto_hide;
 use super::chat::{Chat, ChatEvent};
+use super::ids::ChatKey;
 use super::inclusion::compute_inclusion;
 use super::settings::{Position, Role, Settings};
 use super::template;
@@ -115,8 +116,10 @@ impl Trigger {
 /// The result of one refresh of one chat: what to inject and where.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Injection {
-    /// The chat.
-    pub chat_id: String,
+    /// The chat. Not stored with the injection: the row it is stored in is
+    /// keyed by it, and the engine puts it back on load.
+    #[serde(skip)]
+    pub chat: ChatKey,
     /// Which of the chat's injections this is.
     #[serde(default)]
     pub key: InjectionKey,
@@ -150,7 +153,7 @@ impl Injection {
     /// The answer for a chat that has never been refreshed: revision 0,
     /// empty text, placed as its settings say.
     pub fn unrefreshed(
-        chat_id: &str,
+        chat: &ChatKey,
         settings: &Settings,
         enabled: bool,
         key: InjectionKey,
@@ -170,7 +173,7 @@ impl Injection {
             ),
         };
         Injection {
-            chat_id: chat_id.to_owned(),
+            chat: chat.clone(),
             key,
             text: String::new(),
             position,
@@ -192,8 +195,8 @@ impl Injection {
 /// not give.
 #[derive(Debug, Clone, Copy)]
 pub struct RefreshContext<'a> {
-    /// The chat's id.
-    pub chat_id: &'a str,
+    /// The chat.
+    pub chat: &'a ChatKey,
     /// Its effective settings.
     pub settings: &'a Settings,
     /// Whether memory is enabled for it ([`Settings::chat_enabled`]).
@@ -239,7 +242,7 @@ pub fn refresh(
         count_tokens(&text)
     };
     Injection {
-        chat_id: ctx.chat_id.to_owned(),
+        chat: ctx.chat.clone(),
         key: InjectionKey::Scene,
         text,
         position,
@@ -300,7 +303,7 @@ pub fn refresh_message_recaps(
         count_tokens(&text)
     };
     Injection {
-        chat_id: ctx.chat_id.to_owned(),
+        chat: ctx.chat.clone(),
         key: InjectionKey::Messages,
         text,
         position,
@@ -325,9 +328,12 @@ mod tests {
     use crate::domain::recaps::NewRecap;
     use crate::domain::settings::SettingsPatch;
 
+    static CHAT: std::sync::LazyLock<ChatKey> =
+        std::sync::LazyLock::new(|| ChatKey::untenanted("c"));
+
     fn ctx(settings: &Settings, enabled: bool) -> RefreshContext<'_> {
         RefreshContext {
-            chat_id: "c",
+            chat: &CHAT,
             settings,
             enabled,
             revision: 7,

@@ -1,164 +1,236 @@
-//! Group commit: every write group waiting when the store becomes free goes
-//! into the same transaction, and all of them are acknowledged together. One
-//! fsync then covers many callers instead of one.
+//! The end of every chat operation, in three steps: work out the chat's new
+//! row (running the refresh the operation asked for), commit it with the
+//! operation's writes, then update memory and tell subscribers.
 
 use std::sync::Arc;
-use std::thread;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, oneshot};
-
-use crate::store::{Store, StoreError, Write};
+use super::slot::{ChatSlot, Resident};
+use super::{Engine, EngineError, Guard, Next, now_us};
+use crate::domain::ids::ClaimKey;
+use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
+use crate::domain::settings::Settings;
+use crate::domain::tokens;
+use crate::store::{ChatMeta, StoreError, Write};
 use crate::telemetry;
 
-/// Most groups put into one transaction.
-const MAX_GROUPS_PER_COMMIT: usize = 4096;
-
-struct Request {
-    writes: Vec<Write>,
-    done: oneshot::Sender<Result<(), StoreError>>,
+/// What the first step decided: the chat's new row, and what to do once it
+/// is durable.
+struct Outcome {
+    meta: ChatMeta,
+    /// New injections to push, the running recap's first.
+    fresh: Vec<Arc<Injection>>,
+    /// A debounced refresh to (re)schedule with this trigger.
+    schedule: Option<Trigger>,
 }
 
-/// Handle to the committer thread; cheap to clone. The thread ends once
-/// every handle is dropped and the queue is drained.
-#[derive(Clone)]
-pub struct Committer {
-    queue: mpsc::UnboundedSender<Request>,
-}
-
-impl Committer {
-    /// Starts the committer thread over `store`.
-    pub fn start(
-        store: Arc<dyn Store>,
-    ) -> Result<(Committer, thread::JoinHandle<()>), std::io::Error> {
-        let (queue, requests) = mpsc::unbounded_channel();
-        let thread = thread::Builder::new()
-            .name("recapd-commit".into())
-            .spawn(move || run(store, requests))?;
-        Ok((Committer { queue }, thread))
-    }
-
-    /// Commits one group of writes; resolves once it is durable. A group is
-    /// all-or-nothing.
-    pub async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
-        if writes.is_empty() {
-            return Ok(());
-        }
-        let (done, answer) = oneshot::channel();
-        self.queue
-            .send(Request { writes, done })
-            .map_err(|_| StoreError::Closed)?;
-        answer.await.unwrap_or(Err(StoreError::Closed))
-    }
-}
-
-fn run(store: Arc<dyn Store>, mut requests: mpsc::UnboundedReceiver<Request>) {
-    let mut batch: Vec<Request> = Vec::new();
-    while let Some(first) = requests.blocking_recv() {
-        batch.push(first);
-        while batch.len() < MAX_GROUPS_PER_COMMIT {
-            match requests.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
+impl Engine {
+    /// [`Engine::commit_and_publish`] in a task of its own, so that a caller
+    /// that goes away (a cancelled RPC) cannot stop it between the commit
+    /// and the memory update. A panic in it fails this call only.
+    pub(super) async fn commit_detached(
+        &self,
+        slot: &Arc<ChatSlot>,
+        guard: Guard,
+        writes: Vec<Write>,
+        next: Next,
+    ) -> Result<u64, EngineError> {
+        let engine = self.clone();
+        let task_slot = slot.clone();
+        let task = tokio::spawn(async move {
+            engine
+                .commit_and_publish(&task_slot, guard, writes, next)
+                .await
+        });
+        match task.await {
+            Ok(result) => result,
+            Err(error) => {
+                // The chat's memory may hold the change that was never
+                // committed: it is re-read from the store instead.
+                *slot.state.lock().await = None;
+                slot.behind
+                    .store(true, std::sync::atomic::Ordering::Release);
+                Err(EngineError::from_join(error))
             }
         }
-        let groups: Vec<Vec<Write>> = batch
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.writes))
-            .collect();
+    }
+
+    /// Commits `writes` together with the chat's row and, per `next`, a
+    /// refresh; then updates memory, tells subscribers and (re)schedules the
+    /// debounce timer. On a store error the slot is unloaded.
+    pub(super) async fn commit_and_publish(
+        &self,
+        slot: &Arc<ChatSlot>,
+        mut guard: Guard,
+        mut writes: Vec<Write>,
+        next: Next,
+    ) -> Result<u64, EngineError> {
+        let global = self.global(&slot.key.tenant);
+        let resident = guard.as_mut().ok_or_else(super::ops::missing_state)?;
+        let settings = resident.effective(&global);
+        let outcome = self.plan(slot, resident, &settings, next);
+        // Most debounced events leave the row as it is: skip the write.
+        if resident.chat.is_some() && (outcome.meta != resident.meta || !resident.persisted) {
+            writes.push(Write::Chat {
+                chat: slot.key.clone(),
+                meta: outcome.meta.clone(),
+            });
+        }
+        let claimed = self.shared() && !writes.is_empty();
+        if claimed {
+            writes.insert(
+                0,
+                Write::Claim {
+                    key: ClaimKey::Chat(slot.key.clone()),
+                    generation: resident.generation,
+                },
+            );
+        }
+        if let Err(error) = self.inner.store.commit(writes).await {
+            match &error {
+                StoreError::Conflict(_) => {
+                    tracing::debug!(chat = %slot.key, "changed by another replica; reloading")
+                }
+                _ => {
+                    tracing::warn!(chat = %slot.key, %error, "commit failed; chat reloads from the store")
+                }
+            }
+            *guard = None;
+            // Memory is no longer trusted: reads load the chat again.
+            slot.behind
+                .store(true, std::sync::atomic::Ordering::Release);
+            return Err(error.into());
+        }
+        if claimed {
+            resident.generation += 1;
+        }
+        self.publish_committed(slot, resident, &settings, outcome);
+        Ok(resident.meta.revision)
+    }
+
+    /// Step one: the chat's new row. Runs the refresh `next` asks for (a
+    /// disabled chat is refreshed only by immediate triggers; a debounced
+    /// trigger with no delay refreshes now), or marks one owed.
+    fn plan(
+        &self,
+        slot: &ChatSlot,
+        resident: &Resident,
+        settings: &Settings,
+        next: Next,
+    ) -> Outcome {
+        let enabled = settings.chat_enabled(resident.settings.enabled);
+        let next = match next {
+            Next::Debounce(_) if !enabled => Next::Nothing,
+            Next::Debounce(trigger) if settings.debounce_ms == 0 => Next::Refresh(trigger),
+            other => other,
+        };
+        let mut outcome = Outcome {
+            meta: resident.meta.clone(),
+            fresh: Vec::new(),
+            schedule: None,
+        };
+        let Some(chat) = &resident.chat else {
+            return outcome;
+        };
+        match next {
+            Next::Refresh(trigger) => {
+                let ctx = RefreshContext {
+                    chat: &slot.key,
+                    settings,
+                    enabled,
+                    revision: outcome.meta.revision + 1,
+                    trigger,
+                    now_us: now_us(),
+                };
+                self.refresh_into(&mut outcome, resident, ctx);
+            }
+            Next::Debounce(trigger) => {
+                outcome.meta.needs_refresh = true;
+                outcome.schedule = Some(trigger);
+            }
+            Next::Nothing => {}
+        }
+        outcome.meta.current_recap = chat.recaps().current_version();
+        outcome
+    }
+
+    /// Runs both refreshes (the message-recap tier while it is on, and once
+    /// more when it goes off so subscribers drop it) into `outcome`. Token
+    /// counts of an unchanged text are reused when counted with the same
+    /// tokenizer.
+    fn refresh_into(&self, outcome: &mut Outcome, resident: &Resident, ctx: RefreshContext<'_>) {
+        let Some(chat) = &resident.chat else {
+            return;
+        };
+        let settings = ctx.settings;
+        let same_tokenizer = resident.counted_with == Some(settings.tokenizer);
+        let count = |previous: Option<&Injection>, text: &str| match previous {
+            Some(p) if p.text == text && same_tokenizer => p.token_count,
+            _ => tokens::count(settings.tokenizer, text),
+        };
         let started = Instant::now();
-        let committed = store.commit(&groups);
-        metrics::histogram!(telemetry::COMMIT_DURATION).record(started.elapsed().as_secs_f64());
-        metrics::histogram!(telemetry::COMMIT_BATCH).record(groups.len() as f64);
-        match committed {
-            Ok(()) => {
-                for request in batch.drain(..) {
-                    let _ = request.done.send(Ok(()));
+        let previous = outcome.meta.injection.as_ref();
+        let injection = refresh::refresh(chat, ctx, |text| count(previous, text));
+        metrics::histogram!(telemetry::REFRESH_DURATION).record(started.elapsed().as_secs_f64());
+        metrics::counter!(telemetry::REFRESHES, "trigger" => ctx.trigger.name()).increment(1);
+        outcome.meta.revision = injection.revision;
+        outcome.meta.needs_refresh = false;
+        outcome.meta.injection = Some(injection.clone());
+        outcome.fresh.push(Arc::new(injection));
+        let previous = outcome.meta.message_injection.as_ref();
+        if settings.message_recaps_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
+            let ctx = RefreshContext {
+                revision: previous.map_or(0, |p| p.revision) + 1,
+                ..ctx
+            };
+            let tier = refresh::refresh_message_recaps(chat, ctx, |text| count(previous, text));
+            outcome.meta.message_injection = Some(tier.clone());
+            outcome.fresh.push(Arc::new(tier));
+        }
+    }
+
+    /// Step three, once the commit is durable: memory takes the new row,
+    /// subscribers get the new injections, the debounce timer is
+    /// (re)scheduled.
+    fn publish_committed(
+        &self,
+        slot: &Arc<ChatSlot>,
+        resident: &mut Resident,
+        settings: &Settings,
+        outcome: Outcome,
+    ) {
+        let Outcome {
+            meta,
+            fresh,
+            schedule,
+        } = outcome;
+        resident.persisted |= resident.chat.is_some();
+        resident.meta = meta;
+        if let Some(injection) = fresh.first() {
+            resident.cancel_debounce();
+            resident.counted_with = Some(settings.tokenizer);
+            tracing::debug!(
+                chat = %slot.key,
+                trigger = ?injection.trigger,
+                revision = injection.revision,
+                tokens = injection.token_count,
+                text = %injection.text,
+                "[MEMORY INJECTION] refreshed"
+            );
+        }
+        if !fresh.is_empty() {
+            // One send for both keys: each subscriber wakes once.
+            slot.latest.send_modify(|latest| {
+                for injection in &fresh {
+                    latest.offer(injection.clone());
                 }
-            }
-            Err(error) if batch.len() == 1 => {
-                if let Some(request) = batch.pop() {
-                    let _ = request.done.send(Err(error));
-                }
-            }
-            Err(_) => {
-                // One bad group must not fail the others: retry each alone.
-                for (request, group) in batch.drain(..).zip(groups) {
-                    let result = store.commit(std::slice::from_ref(&group));
-                    let _ = request.done.send(result);
-                }
+            });
+            for injection in fresh {
+                let _ = self.inner.all_chats.send(injection);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::settings::SettingsPatch;
-    use crate::store::{ChatSettings, StoredChat};
-    use std::sync::Mutex;
-
-    /// Records each transaction's group count; fails groups naming "bad".
-    #[derive(Default)]
-    struct Recorder {
-        transactions: Mutex<Vec<usize>>,
-    }
-
-    impl Store for Recorder {
-        fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-            let bad = groups
-                .iter()
-                .flatten()
-                .any(|w| matches!(w, Write::DeleteMessage { chat_id, .. } if chat_id == "bad"));
-            if bad {
-                return Err(StoreError::Database("refused".into()));
-            }
-            self.transactions.lock().unwrap().push(groups.len());
-            Ok(())
+        if let Some(trigger) = schedule {
+            self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
         }
-        fn load_chat(&self, _: &str) -> Result<Option<StoredChat>, StoreError> {
-            Ok(None)
-        }
-        fn load_chat_settings(&self, _: &str) -> Result<Option<ChatSettings>, StoreError> {
-            Ok(None)
-        }
-        fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError> {
-            Ok(vec![])
-        }
-        fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError> {
-            Ok(vec![])
-        }
-        fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
-            Ok(vec![])
-        }
-        fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError> {
-            Ok(vec![])
-        }
-    }
-
-    fn delete(chat: &str) -> Vec<Write> {
-        vec![Write::DeleteMessage {
-            chat_id: chat.into(),
-            message_id: "m".into(),
-        }]
-    }
-
-    #[tokio::test]
-    async fn a_failing_group_fails_alone() {
-        let store = Arc::new(Recorder::default());
-        let (committer, thread) = Committer::start(store.clone()).unwrap();
-        let results = tokio::join!(
-            committer.commit(delete("a")),
-            committer.commit(delete("bad")),
-            committer.commit(delete("c")),
-        );
-        assert!(results.0.is_ok());
-        assert!(matches!(results.1, Err(StoreError::Database(_))));
-        assert!(results.2.is_ok());
-        drop(committer);
-        thread.join().unwrap();
-        let committed: usize = store.transactions.lock().unwrap().iter().sum();
-        assert_eq!(committed, 2);
     }
 }

@@ -80,11 +80,11 @@ impl Engine {
             // the refresh again if it is still owed.
             Err(EngineError::Store(StoreError::Conflict(_))) => {
                 if let Err(error) = self.lock(slot).await {
-                    tracing::warn!(chat = %slot.id, %error, "cannot re-read the chat; its refresh stays owed");
+                    tracing::warn!(chat = %slot.key, %error, "cannot re-read the chat; its refresh stays owed");
                 }
             }
             Err(error) => {
-                tracing::error!(chat = %slot.id, %error, "debounced refresh failed; it stays owed and runs at the next load");
+                tracing::error!(chat = %slot.key, %error, "debounced refresh failed; it stays owed and runs at the next load");
             }
         }
         None
@@ -95,7 +95,7 @@ impl Engine {
     /// chat owing it) is left to the replica that owes it.
     pub async fn flush_debounced(&self) {
         for slot in self.resident_slots() {
-            if self.inner.shared {
+            if self.shared() {
                 let mut state = slot.state.lock().await;
                 let adopted = state
                     .as_ref()

@@ -12,16 +12,16 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::task::{Context, Poll, ready};
 
+use parking_lot::Mutex;
 use tokio::sync::{broadcast, watch};
 use tokio_stream::wrappers::{BroadcastStream, WatchStream, errors::BroadcastStreamRecvError};
 use tokio_stream::{Stream, StreamMap};
 
 use super::Engine;
 use super::slot::LatestInjections;
-use crate::domain::ids::tenant_of;
+use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, InjectionKey};
 use crate::domain::{DomainError, Limits};
 use crate::telemetry;
@@ -47,10 +47,7 @@ impl Subscribers {
         limits: &Limits,
         connection: Option<SocketAddr>,
     ) -> Result<Permit, DomainError> {
-        let mut counts = self
-            .counts
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut counts = self.counts.lock();
         if counts.total >= limits.max_subscribers {
             return Err(DomainError::ResourceExhausted(format!(
                 "the server has its maximum of {} open subscriptions",
@@ -83,10 +80,7 @@ pub(super) struct Permit {
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        let mut counts = self
-            .counts
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut counts = self.counts.lock();
         counts.total = counts.total.saturating_sub(1);
         if let Some(connection) = self.connection
             && let Some(mine) = counts.per_connection.get_mut(&connection)
@@ -100,12 +94,12 @@ impl Drop for Permit {
 }
 
 enum Source {
-    Chats(StreamMap<String, WatchStream<Latest>>),
+    Chats(StreamMap<ChatKey, WatchStream<Latest>>),
     All {
         engine: Engine,
         updates: BroadcastStream<Arc<Injection>>,
         /// Only this tenant's chats are passed on.
-        tenant: String,
+        tenant: Tenant,
     },
 }
 
@@ -115,12 +109,12 @@ pub struct Updates {
     _permit: Permit,
     source: Source,
     queued: VecDeque<Arc<Injection>>,
-    sent: HashMap<String, [u64; 2]>,
+    sent: HashMap<ChatKey, [u64; 2]>,
 }
 
 impl Updates {
     pub(super) fn chats(
-        receivers: Vec<(String, watch::Receiver<Latest>)>,
+        receivers: Vec<(ChatKey, watch::Receiver<Latest>)>,
         permit: Permit,
     ) -> Updates {
         let mut queued = VecDeque::new();
@@ -142,7 +136,7 @@ impl Updates {
         engine: Engine,
         receiver: broadcast::Receiver<Arc<Injection>>,
         permit: Permit,
-        tenant: String,
+        tenant: Tenant,
     ) -> Updates {
         Updates {
             _permit: permit,
@@ -165,9 +159,9 @@ impl Updates {
             InjectionKey::Scene => 0,
             InjectionKey::Messages => 1,
         };
-        let sent = match self.sent.get_mut(injection.chat_id.as_str()) {
+        let sent = match self.sent.get_mut(&injection.chat) {
             Some(revisions) => &mut revisions[slot],
-            None => &mut self.sent.entry(injection.chat_id.clone()).or_insert([0, 0])[slot],
+            None => &mut self.sent.entry(injection.chat.clone()).or_insert([0, 0])[slot],
         };
         if injection.revision <= *sent {
             return false;
@@ -217,9 +211,7 @@ impl Stream for Updates {
                     updates,
                     tenant,
                 } => match ready!(Pin::new(updates).poll_next(cx)) {
-                    Some(Ok(injection)) if tenant_of(&injection.chat_id) == tenant.as_str() => {
-                        injection
-                    }
+                    Some(Ok(injection)) if injection.chat.tenant == *tenant => injection,
                     Some(Ok(_)) => continue, // another tenant's chat
                     Some(Err(BroadcastStreamRecvError::Lagged(skipped))) => {
                         tracing::debug!(
@@ -227,8 +219,8 @@ impl Stream for Updates {
                             "all-chats subscriber fell behind; resynchronising"
                         );
                         let mut latest = engine.latest_of_every_chat();
-                        latest.retain(|i| tenant_of(&i.chat_id) == tenant.as_str());
-                        latest.sort_by(|a, b| a.chat_id.cmp(&b.chat_id));
+                        latest.retain(|i| i.chat.tenant == *tenant);
+                        latest.sort_by(|a, b| a.chat.cmp(&b.chat));
                         this.queued.extend(latest);
                         continue;
                     }

@@ -1,20 +1,20 @@
 //! The engine's chat operations, one per API call (settings ones are in
-//! `settings_ops`): each locks its chat, applies
-//! the domain change, and lets [`Engine::finish`] refresh and commit.
+//! `settings_ops`): each locks its chat, applies the domain change, and lets
+//! [`Engine::commit_detached`] refresh and commit.
 
 use std::sync::Arc;
 
 use super::{Engine, EngineError, Next, now_ms};
 use crate::domain::DomainError;
 use crate::domain::chat::{Changes, Chat, ChatEvent};
-use crate::domain::ids::{tenant_of, unscoped};
+use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::inclusion::{self, MessageInclusion};
 use crate::domain::message::MessageData;
 use crate::domain::recaps::{NewRecap, RecapVersion};
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 
 use crate::domain::st_chat::{ImportedChat, write_st_chat};
-use crate::store::{StoreError, Write};
+use crate::store::Write;
 
 use super::fanout::Updates;
 use super::slot::Resident;
@@ -28,21 +28,23 @@ pub struct RecapList {
     pub versions: Vec<RecapVersion>,
 }
 
-pub(super) fn unknown_chat(chat_id: &str) -> EngineError {
-    DomainError::NotFound(format!("chat {:?}", unscoped(chat_id))).into()
+pub(super) fn unknown_chat(chat: &ChatKey) -> EngineError {
+    DomainError::NotFound(format!("chat {:?}", chat.id)).into()
 }
 
+/// A locked slot left empty after its load: cannot happen, since a failed
+/// load returns its error instead.
 pub(super) fn missing_state() -> EngineError {
-    StoreError::Database("chat state missing after load".into()).into()
+    EngineError::Panicked("chat state missing after load".into())
 }
 
 /// The rows `changes` touched, read from the chat as it now is.
-fn writes_for(chat_id: &str, chat: &Chat, changes: &Changes) -> Vec<Write> {
+fn writes_for(key: &ChatKey, chat: &Chat, changes: &Changes) -> Vec<Write> {
     let mut writes = Vec::new();
     for id in &changes.messages_put {
         if let Some((seq, message)) = chat.message(id) {
             writes.push(Write::Message {
-                chat_id: chat_id.to_owned(),
+                chat: key.clone(),
                 seq,
                 message: message.clone(),
             });
@@ -50,29 +52,29 @@ fn writes_for(chat_id: &str, chat: &Chat, changes: &Changes) -> Vec<Write> {
     }
     for id in &changes.messages_removed {
         writes.push(Write::DeleteMessage {
-            chat_id: chat_id.to_owned(),
+            chat: key.clone(),
             message_id: id.clone(),
         });
     }
     for version in &changes.recaps_put {
         if let Some(v) = chat.recaps().get(*version) {
             writes.push(Write::Recap {
-                chat_id: chat_id.to_owned(),
+                chat: key.clone(),
                 version: v.clone(),
             });
         }
     }
     for version in &changes.recaps_removed {
         writes.push(Write::DeleteRecap {
-            chat_id: chat_id.to_owned(),
+            chat: key.clone(),
             version: *version,
         });
     }
     writes
 }
 
-fn known_chat<'a>(resident: &'a mut Resident, chat_id: &str) -> Result<&'a mut Chat, EngineError> {
-    resident.chat.as_mut().ok_or_else(|| unknown_chat(chat_id))
+fn known_chat<'a>(resident: &'a mut Resident, key: &ChatKey) -> Result<&'a mut Chat, EngineError> {
+    resident.chat.as_mut().ok_or_else(|| unknown_chat(key))
 }
 
 fn recap_list(chat: &Chat) -> RecapList {
@@ -85,12 +87,12 @@ fn recap_list(chat: &Chat) -> RecapList {
 impl Engine {
     /// Applies one chat event; answers with the chat's revision once the
     /// event is durable and, for an immediate trigger, refreshed.
-    pub async fn publish(&self, chat_id: &str, event: ChatEvent) -> Result<u64, EngineError> {
+    pub async fn publish(&self, chat_id: &ChatKey, event: ChatEvent) -> Result<u64, EngineError> {
         self.retrying(|| self.publish_once(chat_id, event.clone()))
             .await
     }
 
-    async fn publish_once(&self, chat_id: &str, event: ChatEvent) -> Result<u64, EngineError> {
+    async fn publish_once(&self, chat_id: &ChatKey, event: ChatEvent) -> Result<u64, EngineError> {
         let trigger = Trigger::of(&event);
         let needs_known_message = matches!(
             event,
@@ -133,7 +135,7 @@ impl Engine {
         } else {
             Next::Refresh(trigger)
         };
-        let revision = self.finish(&slot, guard, writes, next).await?;
+        let revision = self.commit_detached(&slot, guard, writes, next).await?;
         if let Some(place) = place {
             place.keep();
         }
@@ -143,7 +145,7 @@ impl Engine {
     /// A message's current-swipe data.
     pub async fn message_data(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         message_id: &str,
     ) -> Result<MessageData, EngineError> {
         self.read_chat(chat_id, |resident| {
@@ -157,7 +159,7 @@ impl Engine {
     /// Sets present fields on a message's current swipe (debounced refresh).
     pub async fn set_message_data(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         message_id: &str,
         update: &MessageData,
     ) -> Result<MessageData, EngineError> {
@@ -171,7 +173,7 @@ impl Engine {
     /// `clear_memory` on a message's current swipe (debounced refresh).
     pub async fn clear_memory(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         message_id: &str,
     ) -> Result<MessageData, EngineError> {
         self.change_message_data(chat_id, message_id, |chat| chat.clear_memory(message_id))
@@ -180,7 +182,7 @@ impl Engine {
 
     async fn change_message_data(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         message_id: &str,
         change: impl Fn(&mut Chat) -> Result<Changes, DomainError>,
     ) -> Result<MessageData, EngineError> {
@@ -190,7 +192,7 @@ impl Engine {
 
     async fn change_message_data_once(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         message_id: &str,
         change: &impl Fn(&mut Chat) -> Result<Changes, DomainError>,
     ) -> Result<MessageData, EngineError> {
@@ -201,7 +203,7 @@ impl Engine {
         let changes = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let data = chat.message_data(message_id)?.clone();
-        self.finish(
+        self.commit_detached(
             &slot,
             guard,
             writes,
@@ -214,7 +216,7 @@ impl Engine {
     /// Adds a running-recap version and makes it current (immediate refresh).
     pub async fn add_recap(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         new: NewRecap,
     ) -> Result<RecapVersion, EngineError> {
         self.limits().check_text("content", &new.content)?;
@@ -233,7 +235,7 @@ impl Engine {
     /// Makes a version current (immediate refresh).
     pub async fn select_recap(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         version: u32,
     ) -> Result<RecapList, EngineError> {
         self.change_recaps(chat_id, |chat| Ok(((), chat.select_recap(version)?)))
@@ -244,7 +246,7 @@ impl Engine {
     /// Deletes a version (immediate refresh).
     pub async fn delete_recap(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         version: u32,
     ) -> Result<RecapList, EngineError> {
         self.change_recaps(chat_id, |chat| Ok(((), chat.delete_recap(version)?)))
@@ -254,7 +256,7 @@ impl Engine {
 
     async fn change_recaps<T>(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         change: impl Fn(&mut Chat) -> Result<(T, Changes), DomainError>,
     ) -> Result<(RecapList, T), EngineError> {
         self.retrying(|| self.change_recaps_once(chat_id, &change))
@@ -263,7 +265,7 @@ impl Engine {
 
     async fn change_recaps_once<T>(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         change: &impl Fn(&mut Chat) -> Result<(T, Changes), DomainError>,
     ) -> Result<(RecapList, T), EngineError> {
         let slot = self.slot(chat_id);
@@ -273,7 +275,7 @@ impl Engine {
         let (value, changes) = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let list = recap_list(chat);
-        self.finish(
+        self.commit_detached(
             &slot,
             guard,
             writes,
@@ -284,7 +286,7 @@ impl Engine {
     }
 
     /// A chat's running-recap versions.
-    pub async fn list_recaps(&self, chat_id: &str) -> Result<RecapList, EngineError> {
+    pub async fn list_recaps(&self, chat_id: &ChatKey) -> Result<RecapList, EngineError> {
         self.read_chat(chat_id, |resident| {
             Ok(recap_list(known_chat(resident, chat_id)?))
         })
@@ -295,7 +297,7 @@ impl Engine {
     /// a known chat never refreshed (or whose message-recap tier never ran).
     pub async fn injection(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         key: InjectionKey,
     ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
@@ -305,7 +307,7 @@ impl Engine {
             return Ok(latest);
         }
         drop(slot);
-        let global = self.global(tenant_of(chat_id));
+        let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             known_chat(resident, chat_id)?;
             let stored = match key {
@@ -325,13 +327,13 @@ impl Engine {
     }
 
     /// Runs a refresh now (the Refresh RPC).
-    pub async fn refresh(&self, chat_id: &str) -> Result<Arc<Injection>, EngineError> {
+    pub async fn refresh(&self, chat_id: &ChatKey) -> Result<Arc<Injection>, EngineError> {
         self.refresh_chat(chat_id, Trigger::RefreshRequested).await
     }
 
     /// The inclusion of every message as a refresh would compute it now.
-    pub async fn inclusion(&self, chat_id: &str) -> Result<Vec<MessageInclusion>, EngineError> {
-        let global = self.global(tenant_of(chat_id));
+    pub async fn inclusion(&self, chat_id: &ChatKey) -> Result<Vec<MessageInclusion>, EngineError> {
+        let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             let settings = resident.effective(&global);
             let chat = known_chat(resident, chat_id)?;
@@ -346,7 +348,7 @@ impl Engine {
     /// stay in memory, so reads of made-up ids cannot fill it.
     pub(super) async fn read_chat<T>(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         read: impl FnOnce(&mut Resident) -> Result<T, EngineError>,
     ) -> Result<T, EngineError> {
         let slot = self.slot(chat_id);
@@ -369,8 +371,8 @@ impl Engine {
     /// per-connection limit.
     pub async fn subscribe(
         &self,
-        tenant: &str,
-        chat_ids: &[String],
+        tenant: &Tenant,
+        chat_ids: &[ChatKey],
         connection: Option<std::net::SocketAddr>,
     ) -> Result<Updates, EngineError> {
         let permit = self
@@ -382,7 +384,7 @@ impl Engine {
                 self.clone(),
                 self.inner.all_chats.subscribe(),
                 permit,
-                tenant.to_owned(),
+                tenant.clone(),
             ));
         }
         let mut receivers = Vec::with_capacity(chat_ids.len());
@@ -405,7 +407,7 @@ impl Engine {
     /// number of messages and of versions.
     pub async fn import_chat(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         imported: ImportedChat,
     ) -> Result<(usize, usize), EngineError> {
         self.retrying(|| self.import_chat_once(chat_id, &imported))
@@ -414,7 +416,7 @@ impl Engine {
 
     async fn import_chat_once(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         imported: &ImportedChat,
     ) -> Result<(usize, usize), EngineError> {
         let slot = self.slot(chat_id);
@@ -427,11 +429,11 @@ impl Engine {
         let mut writes = Vec::new();
         if let Some(old) = &resident.chat {
             writes.extend(old.messages().map(|(_, m)| Write::DeleteMessage {
-                chat_id: chat_id.to_owned(),
+                chat: chat_id.clone(),
                 message_id: m.id.clone(),
             }));
             writes.extend(old.recaps().versions().map(|v| Write::DeleteRecap {
-                chat_id: chat_id.to_owned(),
+                chat: chat_id.clone(),
                 version: v.version,
             }));
         }
@@ -441,17 +443,17 @@ impl Engine {
             imported.current,
         );
         writes.extend(chat.messages().map(|(seq, m)| Write::Message {
-            chat_id: chat_id.to_owned(),
+            chat: chat_id.clone(),
             seq,
             message: m.clone(),
         }));
         writes.extend(chat.recaps().versions().map(|v| Write::Recap {
-            chat_id: chat_id.to_owned(),
+            chat: chat_id.clone(),
             version: v.clone(),
         }));
         let counts = (chat.len(), chat.recaps().versions().count());
         resident.chat = Some(chat);
-        self.finish(&slot, guard, writes, Next::Refresh(Trigger::ChatChanged))
+        self.commit_detached(&slot, guard, writes, Next::Refresh(Trigger::ChatChanged))
             .await?;
         if let Some(place) = place {
             place.keep();
@@ -460,10 +462,10 @@ impl Engine {
     }
 
     /// A chat as a SillyTavern chat file.
-    pub async fn export_chat(&self, chat_id: &str) -> Result<String, EngineError> {
+    pub async fn export_chat(&self, chat_id: &ChatKey) -> Result<String, EngineError> {
         self.read_chat(chat_id, |resident| {
             let chat = known_chat(resident, chat_id)?;
-            Ok(write_st_chat(unscoped(chat_id), chat))
+            Ok(write_st_chat(&chat_id.id, chat))
         })
         .await
     }

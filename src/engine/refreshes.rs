@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
-use crate::domain::ids::{tenant_of, unscoped};
+use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
-use crate::store::StoreError;
 
 /// How many chats a global change refreshes at the same time.
 const PARALLEL_REFRESHES: usize = 32;
@@ -16,7 +15,7 @@ impl Engine {
     /// Refreshes a known chat now; `NotFound` for an unknown one.
     pub(super) async fn refresh_chat(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         trigger: Trigger,
     ) -> Result<Arc<Injection>, EngineError> {
         self.retrying(|| self.refresh_chat_once(chat_id, trigger))
@@ -25,32 +24,28 @@ impl Engine {
 
     async fn refresh_chat_once(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         trigger: Trigger,
     ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
         let guard = self.lock(&slot).await?;
         if guard.as_ref().is_none_or(|r| r.chat.is_none()) {
-            return Err(DomainError::NotFound(format!("chat {:?}", unscoped(chat_id))).into());
+            return Err(DomainError::NotFound(format!("chat {:?}", chat_id.id)).into());
         }
-        self.finish(&slot, guard, Vec::new(), Next::Refresh(trigger))
+        self.commit_detached(&slot, guard, Vec::new(), Next::Refresh(trigger))
             .await?;
         let latest = slot.latest.borrow().scene.clone();
-        latest.ok_or_else(|| StoreError::Database("refresh left no injection".into()).into())
+        latest.ok_or_else(|| EngineError::Panicked("a refresh left no injection".into()))
     }
 
     /// Refreshes every known chat (after a global change), a few at a time;
     /// the first error is returned after all have been tried.
     pub(super) async fn refresh_every_chat(
         &self,
-        tenant: &str,
+        tenant: &Tenant,
         trigger: Trigger,
     ) -> Result<(), EngineError> {
-        let store = self.inner.store.clone();
-        let mut ids = tokio::task::spawn_blocking(move || store.chat_ids())
-            .await
-            .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
-        ids.retain(|id| tenant_of(id) == tenant);
+        let ids = self.inner.store.chats_of(tenant).await?;
         let permits = Arc::new(tokio::sync::Semaphore::new(PARALLEL_REFRESHES));
         let mut tasks = tokio::task::JoinSet::new();
         for id in ids {
@@ -73,12 +68,9 @@ impl Engine {
     /// Refreshes, once, every chat that owed a debounced refresh when the
     /// previous process stopped. Returns how many were refreshed.
     pub async fn refresh_owed(&self) -> Result<usize, EngineError> {
-        let store = self.inner.store.clone();
-        let ids = tokio::task::spawn_blocking(move || store.chats_needing_refresh())
-            .await
-            .map_err(|e| StoreError::Database(format!("list task failed: {e}")))??;
+        let ids = self.inner.store.chats_owing_refresh().await?;
         for id in &ids {
-            if self.inner.shared {
+            if self.shared() {
                 // Maybe owed by a replica still running: loading the chat
                 // schedules the refresh after a grace (see `load_into`).
                 let slot = self.slot(id);

@@ -5,14 +5,14 @@
 //! as a reason to re-read, and a periodic resync re-reads whatever a lost
 //! hint would have named.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 use super::{Engine, EngineError};
-use crate::store::{Change, StoreError};
+use crate::domain::ids::ChatKey;
+use crate::store::Change;
 use crate::telemetry;
 
 impl Engine {
@@ -32,10 +32,6 @@ impl Engine {
                     None => return,
                     Some(Change::Chats(chats)) => {
                         for (chat_id, generation) in chats {
-                            // Global settings come as their own change.
-                            if chat_id.starts_with(crate::store::GLOBAL_SETTINGS_CLAIM) {
-                                continue;
-                            }
                             let engine = self.clone();
                             tokio::spawn(async move {
                                 engine.catch_up(&chat_id, generation, "hint").await;
@@ -56,7 +52,7 @@ impl Engine {
 
     /// Re-reads a chat another replica moved to `generation`, if this
     /// replica holds an older state of it or someone here watches it.
-    async fn catch_up(&self, chat_id: &str, generation: u64, cause: &'static str) {
+    async fn catch_up(&self, chat_id: &ChatKey, generation: u64, cause: &'static str) {
         let everything_watched = self.inner.all_chats.receiver_count() > 0;
         let slot = match self.resident_slot(chat_id) {
             Some(slot) => slot,
@@ -84,19 +80,15 @@ impl Engine {
         }
         if let Err(error) = self.load_into(&slot, &mut guard, true).await {
             slot.behind.store(true, Ordering::Release);
-            tracing::warn!(chat = chat_id, %error, "cannot re-read a chat another replica changed; the next resync retries");
+            tracing::warn!(chat = %chat_id, %error, "cannot re-read a chat another replica changed; the next resync retries");
         }
     }
 
     /// Re-reads every tenant's global settings; newer ones held here (a
     /// change made since) are kept.
     pub(super) async fn reload_global_settings(&self) -> Result<(), EngineError> {
-        let store = self.inner.store.clone();
-        let globals = tokio::task::spawn_blocking(move || store.load_global_settings_versioned())
-            .await
-            .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
-        for (tenant, patch, generation) in globals {
-            self.set_global(&tenant, patch, generation);
+        for global in self.inner.store.global_settings().await? {
+            self.set_global(&global.tenant, global.patch, global.generation);
         }
         Ok(())
     }
@@ -115,34 +107,32 @@ impl Engine {
     }
 
     async fn resync_chats(&self) -> Result<(), EngineError> {
-        let mut held: Vec<(String, u64)> = Vec::new();
+        let Some(replicas) = self.inner.replicas.clone() else {
+            return Ok(());
+        };
+        let mut held: Vec<(ChatKey, u64)> = Vec::new();
         for slot in self.resident_slots() {
             // A chat being worked on is claimed by its commit anyway.
             let Ok(state) = slot.state.try_lock() else {
                 continue;
             };
             match state.as_ref() {
-                Some(resident) => held.push((slot.id.clone(), resident.generation)),
+                Some(resident) => held.push((slot.key.clone(), resident.generation)),
                 // Watched but not in memory (a failed commit or re-read):
                 // read it now, so its subscribers are not left behind.
                 None if slot.latest.receiver_count() > 0 => {
                     drop(state);
-                    self.catch_up(&slot.id, u64::MAX, "resync").await;
+                    self.catch_up(&slot.key, u64::MAX, "resync").await;
                 }
                 None => {}
             }
         }
-        let store = self.inner.store.clone();
-        let ids: Vec<String> = held.iter().map(|(id, _)| id.clone()).collect();
-        let (stored, owed) = tokio::task::spawn_blocking(move || {
-            Ok::<_, StoreError>((
-                store.generations(&ids)?,
-                store.chats_owing_refresh_quiet_for(super::TAKEOVER_GRACE_MS)?,
-            ))
-        })
-        .await
-        .map_err(|e| StoreError::Database(format!("resync task failed: {e}")))??;
-        let held: std::collections::HashMap<String, u64> = held.into_iter().collect();
+        let ids: Vec<ChatKey> = held.iter().map(|(id, _)| id.clone()).collect();
+        let stored = replicas.generations(&ids).await?;
+        let owed = replicas
+            .chats_owing_refresh_quiet_for(super::TAKEOVER_GRACE_MS)
+            .await?;
+        let held: std::collections::HashMap<ChatKey, u64> = held.into_iter().collect();
         self.announce_changed_chats().await?;
         for (chat_id, generation) in stored {
             if held.get(&chat_id).is_some_and(|&g| g < generation) {
@@ -164,37 +154,22 @@ impl Engine {
     /// notification this replica missed named it.
     async fn announce_changed_chats(&self) -> Result<(), EngineError> {
         const MARGIN_MS: i64 = 2_000;
-        let watched = self.inner.all_chats.receiver_count() > 0;
-        let since = {
-            let last = match self.inner.last_resync_ms.lock() {
-                Ok(last) => *last,
-                Err(poisoned) => *poisoned.into_inner(),
-            };
-            // Nothing to catch up on before the first look.
-            last.filter(|_| watched).map(|last| last - MARGIN_MS)
+        let Some(replicas) = self.inner.replicas.clone() else {
+            return Ok(());
         };
-        let store = self.inner.store.clone();
-        let (changed, now) = tokio::task::spawn_blocking(move || store.changed_since(since))
-            .await
-            .map_err(|e| StoreError::Database(format!("resync task failed: {e}")))??;
-        match self.inner.last_resync_ms.lock() {
-            Ok(mut last) => *last = Some(now),
-            Err(poisoned) => *poisoned.into_inner() = Some(now),
-        }
+        let watched = self.inner.all_chats.receiver_count() > 0;
+        // Nothing to catch up on before the first look.
+        let since = self
+            .inner
+            .last_resync_ms
+            .lock()
+            .filter(|_| watched)
+            .map(|last| last - MARGIN_MS);
+        let (changed, now) = replicas.changed_since(since).await?;
+        *self.inner.last_resync_ms.lock() = Some(now);
         for (chat_id, generation) in changed {
-            if !chat_id.starts_with(crate::store::GLOBAL_SETTINGS_CLAIM) {
-                self.catch_up(&chat_id, generation, "resync").await;
-            }
+            self.catch_up(&chat_id, generation, "resync").await;
         }
         Ok(())
-    }
-
-    /// The chat's slot, if it is in memory.
-    fn resident_slot(&self, chat_id: &str) -> Option<Arc<super::ChatSlot>> {
-        let chats = match self.inner.chats.read() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        chats.get(chat_id).cloned()
     }
 }

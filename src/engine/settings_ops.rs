@@ -5,10 +5,10 @@
 use super::ops::missing_state;
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
-use crate::domain::ids::tenant_of;
+use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::refresh::Trigger;
 use crate::domain::settings::{Settings, SettingsPatch};
-use crate::store::{StoreError, Write, global_settings_claim};
+use crate::store::Write;
 
 /// A settings change: first the named fields are cleared, then the present
 /// fields of `patch` are set.
@@ -24,8 +24,8 @@ impl Engine {
     /// A tenant's global settings (`None`) or a chat's effective settings.
     pub async fn settings(
         &self,
-        tenant: &str,
-        chat_id: Option<&str>,
+        tenant: &Tenant,
+        chat_id: Option<&ChatKey>,
     ) -> Result<Settings, EngineError> {
         let global = self.global(tenant);
         let Some(chat_id) = chat_id else {
@@ -40,8 +40,8 @@ impl Engine {
     /// the resulting (effective) settings.
     pub async fn update_settings(
         &self,
-        tenant: &str,
-        chat_id: Option<&str>,
+        tenant: &Tenant,
+        chat_id: Option<&ChatKey>,
         update: SettingsUpdate,
     ) -> Result<Settings, EngineError> {
         let SettingsUpdate { patch, clear } = update;
@@ -52,10 +52,10 @@ impl Engine {
             // In a task of its own: once the global change is durable, every
             // chat's refresh runs even if the caller goes away.
             let engine = self.clone();
-            let tenant = tenant.to_owned();
+            let tenant = tenant.clone();
             return tokio::spawn(async move { engine.update_global(&tenant, patch, clear).await })
                 .await
-                .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))?;
+                .map_err(EngineError::from_join)?;
         };
         self.retrying(|| self.update_chat_settings(chat_id, &patch, &clear))
             .await
@@ -63,13 +63,13 @@ impl Engine {
 
     async fn update_chat_settings(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         patch: &SettingsPatch,
         clear: &[String],
     ) -> Result<Settings, EngineError> {
         // Checked against the global settings while they cannot change.
         let _global_fixed = self.inner.global_changes.lock().await;
-        let global = self.global(tenant_of(chat_id));
+        let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
@@ -82,10 +82,10 @@ impl Engine {
         effective.validate()?;
         resident.settings = own.clone();
         let writes = vec![Write::ChatSettings {
-            chat_id: chat_id.to_owned(),
+            chat: chat_id.clone(),
             settings: own,
         }];
-        self.finish(
+        self.commit_detached(
             &slot,
             guard,
             writes,
@@ -97,7 +97,7 @@ impl Engine {
 
     async fn update_global(
         &self,
-        tenant: &str,
+        tenant: &Tenant,
         patch: SettingsPatch,
         clear: Vec<String>,
     ) -> Result<Settings, EngineError> {
@@ -116,19 +116,19 @@ impl Engine {
     /// changing them at once cannot lose either change.
     async fn commit_global(
         &self,
-        tenant: &str,
+        tenant: &Tenant,
         patch: &SettingsPatch,
         clear: &[String],
     ) -> Result<Settings, EngineError> {
         let mut writes = Vec::new();
         let mut generation = 0;
-        if self.inner.shared {
+        if self.shared() {
             // Read afresh (this replica may not have heard another's change
             // yet) and claimed, so a concurrent change is never lost.
             self.reload_global_settings().await?;
             generation = self.global_generation(tenant);
             writes.push(Write::Claim {
-                chat_id: global_settings_claim(tenant),
+                key: ClaimKey::GlobalSettings(tenant.clone()),
                 generation,
             });
         }
@@ -139,36 +139,33 @@ impl Engine {
         global.merge(patch);
         let resolved = Settings::default().with(&global);
         resolved.validate()?;
-        let store = self.inner.store.clone();
-        let overrides = tokio::task::spawn_blocking(move || store.all_chat_settings())
-            .await
-            .map_err(|e| StoreError::Database(format!("settings task failed: {e}")))??;
-        for (chat_id, own) in overrides
-            .into_iter()
-            .filter(|(id, _)| tenant_of(id) == tenant)
-        {
+        let overrides = self.inner.store.chat_settings_of(tenant).await?;
+        for (chat, own) in overrides {
             resolved
                 .with(&own.overrides)
                 .validate()
                 .map_err(|e| match e {
                     DomainError::Invalid { field, reason } => DomainError::invalid(
                         field,
-                        format!("{reason} (for chat {chat_id:?}, whose overrides rely on it)"),
+                        format!(
+                            "{reason} (for chat {:?}, whose overrides rely on it)",
+                            chat.id
+                        ),
                     ),
                     other => other,
                 })?;
         }
         writes.extend([
             Write::GlobalSettings {
-                tenant: tenant.to_owned(),
+                tenant: tenant.clone(),
                 patch: global.clone(),
             },
             Write::AllChatsOweRefresh {
-                tenant: tenant.to_owned(),
+                tenant: tenant.clone(),
             },
         ]);
-        self.inner.committer.commit(writes).await?;
-        let committed = if self.inner.shared { generation + 1 } else { 0 };
+        self.inner.store.commit(writes).await?;
+        let committed = if self.shared() { generation + 1 } else { 0 };
         self.set_global(tenant, global, committed);
         Ok(resolved)
     }
@@ -177,7 +174,7 @@ impl Engine {
     /// known). Answers with whether memory is now enabled and the revision.
     pub async fn set_chat_enabled(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         enabled: bool,
     ) -> Result<(bool, u64), EngineError> {
         self.retrying(|| self.set_chat_enabled_once(chat_id, enabled))
@@ -186,10 +183,10 @@ impl Engine {
 
     async fn set_chat_enabled_once(
         &self,
-        chat_id: &str,
+        chat_id: &ChatKey,
         enabled: bool,
     ) -> Result<(bool, u64), EngineError> {
-        let global = self.global(tenant_of(chat_id));
+        let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
@@ -198,11 +195,11 @@ impl Engine {
         resident.settings = own.clone();
         let effective = resident.effective(&global).chat_enabled(Some(enabled));
         let writes = vec![Write::ChatSettings {
-            chat_id: chat_id.to_owned(),
+            chat: chat_id.clone(),
             settings: own,
         }];
         let revision = self
-            .finish(
+            .commit_detached(
                 &slot,
                 guard,
                 writes,

@@ -8,16 +8,17 @@ use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
 use crate::domain::chat::Chat;
+use crate::domain::ids::ChatKey;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
-use crate::store::{ChatMeta, ChatSettings, LoadedChat, Store, StoreError};
+use crate::store::{ChatMeta, ChatSettings, LoadedChat};
 
 /// A chat's slot. The lock is held for a whole operation, commit included,
 /// so one chat's operations apply in arrival order (tokio's mutex is fair)
 /// while other chats proceed.
 pub(super) struct ChatSlot {
-    /// The chat's id.
-    pub id: String,
+    /// The chat.
+    pub key: ChatKey,
     /// `None` until loaded from the store, and again after a failed commit
     /// so that memory is re-read from disk instead of trusted. Shared so an
     /// operation's commit can hold it from a task of its own.
@@ -74,9 +75,9 @@ impl LatestInjections {
 }
 
 impl ChatSlot {
-    pub fn new(id: &str) -> ChatSlot {
+    pub fn new(key: &ChatKey) -> ChatSlot {
         ChatSlot {
-            id: id.to_owned(),
+            key: key.clone(),
             state: Arc::new(Mutex::new(None)),
             latest: watch::Sender::new(LatestInjections::default()),
             behind: AtomicBool::new(false),
@@ -121,20 +122,19 @@ pub(super) struct Resident {
 }
 
 impl Resident {
-    /// Reads a chat from the store (blocking).
-    /// Also answers the generation of the tenant's global settings read
-    /// with it.
-    pub fn load(store: &dyn Store, chat_id: &str) -> Result<(Resident, u64), StoreError> {
+    /// A chat as the store gave it. Stored injections do not repeat their
+    /// chat's key: it is put back here.
+    pub fn from_store(key: &ChatKey, loaded: LoadedChat) -> Resident {
         let LoadedChat {
             chat: stored,
             settings,
             generation,
             changed_ms,
-            settings_generation,
-        } = store.load(chat_id)?;
+            settings_generation: _,
+        } = loaded;
         let settings = settings.unwrap_or_default();
         let chat_known = stored.is_some();
-        let (chat, meta) = match stored {
+        let (chat, mut meta) = match stored {
             Some(stored) => {
                 let chat =
                     Chat::from_parts(stored.messages, stored.recaps, stored.meta.current_recap);
@@ -142,7 +142,13 @@ impl Resident {
             }
             None => (None, ChatMeta::default()),
         };
-        let resident = Resident {
+        for injection in [&mut meta.injection, &mut meta.message_injection]
+            .into_iter()
+            .flatten()
+        {
+            injection.chat = key.clone();
+        }
+        Resident {
             chat,
             meta,
             settings,
@@ -152,8 +158,7 @@ impl Resident {
             persisted: chat_known,
             generation,
             changed_ms,
-        };
-        Ok((resident, settings_generation))
+        }
     }
 
     /// The chat's effective settings over `global`.

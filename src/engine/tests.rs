@@ -5,62 +5,79 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::commit::Committer;
 use super::{Engine, EngineError};
 use crate::domain::Limits;
 use crate::domain::chat::ChatEvent;
+use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::message::{Message, MessageData, NewMessage};
 use crate::domain::refresh::{InjectionKey, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::engine::SettingsUpdate;
-use crate::store::{ChatSettings, SqliteStore, Store, StoreError, StoredChat, Write};
+use crate::store::{
+    ChatSettings, ChatStore, LoadedChat, SqliteStore, StoreError, Stores, TenantSettings, Write,
+};
 
-/// A SQLite store whose commits can be delayed or refused.
+/// A SQLite store whose commits can be delayed, refused, or made to panic.
 struct Faulty {
     inner: SqliteStore,
     delay_ms: AtomicU64,
     fail: AtomicBool,
+    panic: AtomicBool,
 }
 
-impl Store for Faulty {
-    fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        std::thread::sleep(Duration::from_millis(self.delay_ms.load(Ordering::SeqCst)));
-        if self.fail.load(Ordering::SeqCst) {
-            return Err(StoreError::Database("disk full (test)".into()));
+#[async_trait::async_trait]
+impl ChatStore for Faulty {
+    async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        tokio::time::sleep(Duration::from_millis(self.delay_ms.load(Ordering::SeqCst))).await;
+        if self.panic.load(Ordering::SeqCst) {
+            panic!("the store broke (test)");
         }
-        self.inner.commit(groups)
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(StoreError::database("committing", "disk full (test)"));
+        }
+        self.inner.commit(writes).await
     }
-    fn load_chat(&self, chat_id: &str) -> Result<Option<StoredChat>, StoreError> {
-        self.inner.load_chat(chat_id)
+    async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
+        self.inner.load(chat).await
     }
-    fn load_chat_settings(&self, chat_id: &str) -> Result<Option<ChatSettings>, StoreError> {
-        self.inner.load_chat_settings(chat_id)
+    async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {
+        self.inner.global_settings().await
     }
-    fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError> {
-        self.inner.all_chat_settings()
+    async fn chat_count(&self) -> Result<usize, StoreError> {
+        self.inner.chat_count().await
     }
-    fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError> {
-        self.inner.load_global_settings()
+    async fn chats_of(&self, tenant: &Tenant) -> Result<Vec<ChatKey>, StoreError> {
+        self.inner.chats_of(tenant).await
     }
-    fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.chat_ids()
+    async fn chat_settings_of(
+        &self,
+        tenant: &Tenant,
+    ) -> Result<Vec<(ChatKey, ChatSettings)>, StoreError> {
+        self.inner.chat_settings_of(tenant).await
     }
-    fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.chats_needing_refresh()
+    async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {
+        self.inner.chats_owing_refresh().await
+    }
+    async fn close(&self) {
+        self.inner.close().await;
     }
 }
 
-fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
+async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
     let store = Arc::new(Faulty {
-        inner: SqliteStore::open(dir.path(), true).unwrap(),
+        inner: SqliteStore::open(dir.path(), true).await.unwrap(),
         delay_ms: AtomicU64::new(0),
         fail: AtomicBool::new(false),
+        panic: AtomicBool::new(false),
     });
-    let (committer, _thread) = Committer::start(store.clone()).unwrap();
-    (
-        Engine::new(store.clone(), committer, Limits::default()).unwrap(),
-        store,
-    )
+    let engine = Engine::new(Stores::single(store.clone()), Limits::default())
+        .await
+        .unwrap();
+    (engine, store)
+}
+
+fn key(chat: &str) -> ChatKey {
+    ChatKey::untenanted(chat)
 }
 
 fn message(id: &str) -> Message {
@@ -80,7 +97,7 @@ async fn debounce(engine: &Engine, ms: u64) {
     };
     engine
         .update_settings(
-            "",
+            &Tenant::default(),
             None,
             SettingsUpdate {
                 patch,
@@ -94,24 +111,27 @@ async fn debounce(engine: &Engine, ms: u64) {
 #[tokio::test]
 async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, store) = engine(&dir);
+    let (engine, store) = engine(&dir).await;
     debounce(&engine, 50).await;
     engine
-        .publish("c", ChatEvent::ChatChanged(vec![message("a")]))
+        .publish(&key("c"), ChatEvent::ChatChanged(vec![message("a")]))
         .await
         .unwrap();
     store.delay_ms.store(200, Ordering::SeqCst);
     // The caller gives up while the commit is in progress.
     let cancelled = tokio::time::timeout(
         Duration::from_millis(50),
-        engine.publish("c", ChatEvent::MessageSent(message("b"))),
+        engine.publish(&key("c"), ChatEvent::MessageSent(message("b"))),
     )
     .await;
     assert!(cancelled.is_err(), "the call was cut short");
     tokio::time::sleep(Duration::from_millis(400)).await;
     // The message is stored and its debounced refresh ran.
-    assert!(engine.message_data("c", "b").await.is_ok());
-    let injection = engine.injection("c", InjectionKey::Scene).await.unwrap();
+    assert!(engine.message_data(&key("c"), "b").await.is_ok());
+    let injection = engine
+        .injection(&key("c"), InjectionKey::Scene)
+        .await
+        .unwrap();
     assert_eq!(
         (injection.revision, injection.trigger),
         (2, Some(Trigger::MessageSent))
@@ -119,8 +139,12 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
 
     // A Refresh cut short during its commit still lands, in memory, on
     // disk and for subscribers.
-    let mut updates = engine.subscribe("", &["c".to_owned()], None).await.unwrap();
-    let cancelled = tokio::time::timeout(Duration::from_millis(50), engine.refresh("c")).await;
+    let mut updates = engine
+        .subscribe(&Tenant::default(), &[key("c")], None)
+        .await
+        .unwrap();
+    let cancelled =
+        tokio::time::timeout(Duration::from_millis(50), engine.refresh(&key("c"))).await;
     assert!(cancelled.is_err());
     use tokio_stream::StreamExt;
     assert_eq!(updates.next().await.unwrap().revision, 2);
@@ -135,31 +159,32 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     store.delay_ms.store(0, Ordering::SeqCst);
     assert_eq!(
         engine
-            .injection("c", InjectionKey::Scene)
+            .injection(&key("c"), InjectionKey::Scene)
             .await
             .unwrap()
             .revision,
         3
     );
-    assert!(store.chats_needing_refresh().unwrap().is_empty());
+    assert!(store.chats_owing_refresh().await.unwrap().is_empty());
     drop(engine);
-    let reopened = SqliteStore::open(dir.path(), true).unwrap();
-    let stored = reopened.load_chat("c").unwrap().unwrap();
+    store.close().await;
+    let reopened = SqliteStore::open(dir.path(), true).await.unwrap();
+    let stored = reopened.load(&key("c")).await.unwrap().chat.unwrap();
     assert_eq!(stored.meta.revision, 3);
 }
 
 #[tokio::test]
 async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, store) = engine(&dir);
+    let (engine, store) = engine(&dir).await;
     debounce(&engine, 100).await;
     engine
-        .publish("c", ChatEvent::ChatChanged(vec![message("a")]))
+        .publish(&key("c"), ChatEvent::ChatChanged(vec![message("a")]))
         .await
         .unwrap();
     // Acknowledged, debounced: a refresh is owed.
     engine
-        .publish("c", ChatEvent::MessageSent(message("b")))
+        .publish(&key("c"), ChatEvent::MessageSent(message("b")))
         .await
         .unwrap();
     store.fail.store(true, Ordering::SeqCst);
@@ -167,38 +192,53 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
         memory: Some("never stored".into()),
         ..Default::default()
     };
-    let error = engine.set_message_data("c", "b", &data).await.unwrap_err();
-    assert!(matches!(error, EngineError::Store(StoreError::Database(_))));
     let error = engine
-        .publish("c", ChatEvent::MessageSent(message("x")))
+        .set_message_data(&key("c"), "b", &data)
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        error,
+        EngineError::Store(StoreError::Database { .. })
+    ));
+    let error = engine
+        .publish(&key("c"), ChatEvent::MessageSent(message("x")))
         .await
         .unwrap_err();
     assert!(matches!(error, EngineError::Store(_)));
     store.fail.store(false, Ordering::SeqCst);
     // Memory was re-read from disk: no trace of the refused writes...
-    assert_eq!(engine.message_data("c", "b").await.unwrap().memory, None);
-    assert!(engine.message_data("c", "x").await.is_err());
+    assert_eq!(
+        engine.message_data(&key("c"), "b").await.unwrap().memory,
+        None
+    );
+    assert!(engine.message_data(&key("c"), "x").await.is_err());
     // ...and the owed refresh of the acknowledged message still comes.
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let injection = engine.injection("c", InjectionKey::Scene).await.unwrap();
+    let injection = engine
+        .injection(&key("c"), InjectionKey::Scene)
+        .await
+        .unwrap();
     assert_eq!(injection.revision, 2);
-    assert!(store.chats_needing_refresh().unwrap().is_empty());
+    assert!(store.chats_owing_refresh().await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn a_global_change_marks_every_chat_owed_until_refreshed() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, store) = engine(&dir);
+    let (engine, store) = engine(&dir).await;
     for chat in ["a", "b", "c"] {
         engine
-            .publish(chat, ChatEvent::RefreshRequested)
+            .publish(&key(chat), ChatEvent::RefreshRequested)
             .await
             .unwrap();
     }
     debounce(&engine, 10).await;
-    assert!(store.chats_needing_refresh().unwrap().is_empty());
+    assert!(store.chats_owing_refresh().await.unwrap().is_empty());
     for chat in ["a", "b", "c"] {
-        let injection = engine.injection(chat, InjectionKey::Scene).await.unwrap();
+        let injection = engine
+            .injection(&key(chat), InjectionKey::Scene)
+            .await
+            .unwrap();
         assert_eq!(
             (injection.revision, injection.trigger),
             (2, Some(Trigger::SettingsChanged))
@@ -208,36 +248,71 @@ async fn a_global_change_marks_every_chat_owed_until_refreshed() {
     // chats would be owed: the same write, committed alone, shows it.
     store
         .inner
-        .commit(&[vec![Write::AllChatsOweRefresh {
-            tenant: String::new(),
-        }]])
+        .commit(vec![Write::AllChatsOweRefresh {
+            tenant: Tenant::default(),
+        }])
+        .await
         .unwrap();
-    assert_eq!(store.chats_needing_refresh().unwrap(), ["a", "b", "c"]);
+    assert_eq!(
+        store.chats_owing_refresh().await.unwrap(),
+        [key("a"), key("b"), key("c")]
+    );
 }
 
 #[tokio::test]
 async fn reads_of_unknown_chats_do_not_stay_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, _store) = engine(&dir);
+    let (engine, _store) = engine(&dir).await;
     engine
-        .publish("real", ChatEvent::RefreshRequested)
+        .publish(&key("real"), ChatEvent::RefreshRequested)
         .await
         .unwrap();
     for i in 0..1000 {
-        let id = format!("made-up-{i}");
+        let id = key(&format!("made-up-{i}"));
         assert!(engine.injection(&id, InjectionKey::Scene).await.is_err());
         assert!(engine.message_data(&id, "m").await.is_err());
         assert!(engine.list_recaps(&id).await.is_err());
         assert!(engine.inclusion(&id).await.is_err());
-        engine.settings("", Some(&id)).await.unwrap();
+        engine
+            .settings(&Tenant::default(), Some(&id))
+            .await
+            .unwrap();
     }
     assert_eq!(engine.resident_slots().len(), 1, "only the real chat stays");
     assert_eq!(
         engine
-            .injection("real", InjectionKey::Scene)
+            .injection(&key("real"), InjectionKey::Scene)
             .await
             .unwrap()
             .revision,
         1
     );
+}
+
+#[tokio::test]
+async fn a_panic_in_the_commit_path_fails_that_call_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, store) = engine(&dir).await;
+    engine
+        .publish(&key("c"), ChatEvent::ChatChanged(vec![message("a")]))
+        .await
+        .unwrap();
+    store.panic.store(true, Ordering::SeqCst);
+    let error = engine
+        .publish(&key("c"), ChatEvent::MessageSent(message("b")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, EngineError::Panicked(m) if m.contains("the store broke")),
+        "{error:?}"
+    );
+    store.panic.store(false, Ordering::SeqCst);
+    // Memory was dropped with the panic: the message never committed is
+    // not there, and the chat goes on taking changes.
+    assert!(engine.message_data(&key("c"), "b").await.is_err());
+    engine
+        .publish(&key("c"), ChatEvent::MessageSent(message("b")))
+        .await
+        .unwrap();
+    assert!(engine.message_data(&key("c"), "b").await.is_ok());
 }

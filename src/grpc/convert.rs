@@ -419,7 +419,7 @@ impl From<&Settings> for pb::Settings {
 impl From<&Injection> for pb::Injection {
     fn from(i: &Injection) -> Self {
         pb::Injection {
-            chat_id: ids::unscoped(&i.chat_id).to_owned(),
+            chat_id: i.chat.id.clone(),
             key: i.key.as_str().to_owned(),
             text: i.text.clone(),
             position: pb::InjectionPosition::from(i.position).into(),

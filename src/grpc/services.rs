@@ -14,7 +14,7 @@ use super::pb::prompt_service_server::PromptService;
 use super::pb::settings_service_server::SettingsService;
 use super::stream::InjectionStream;
 use crate::auth::Tenant;
-use crate::domain::ids;
+use crate::domain::ids::{self, ChatKey};
 use crate::domain::prompt::{PromptInput, render_prompt};
 use crate::domain::refresh::InjectionKey;
 use crate::domain::st_chat::parse_st_chat;
@@ -34,9 +34,9 @@ fn split<T>(request: Request<T>) -> (Tenant, T) {
 
 /// Checks a request's `chat_id` and gives the engine's key for it in the
 /// caller's tenant.
-fn scoped(tenant: &Tenant, chat_id: &str) -> Result<String, Status> {
+fn scoped(tenant: &Tenant, chat_id: &str) -> Result<ChatKey, Status> {
     convert::chat_id(chat_id)?;
-    Ok(tenant.scope(chat_id))
+    Ok(tenant.chat(chat_id))
 }
 
 /// `recap.v1.EventService`.
@@ -60,7 +60,7 @@ impl EventService for EventApi {
     ) -> Result<Response<pb::PublishResponse>, Status> {
         let (tenant, pb::PublishRequest { event }) = split(request);
         let (chat_id, event) = convert::event(event, self.engine.limits())?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = tenant.chat(&chat_id);
         let revision = self.engine.publish(&chat_id, event).await?;
         Ok(Response::new(pb::PublishResponse { revision }))
     }
@@ -143,7 +143,7 @@ impl MemoryService for MemoryApi {
     ) -> Result<Response<pb::RunningRecapVersion>, Status> {
         let (tenant, request) = split(request);
         let (chat_id, recap) = convert::new_recap(request)?;
-        let chat_id = tenant.scope(&chat_id);
+        let chat_id = tenant.chat(&chat_id);
         let version = self.engine.add_recap(&chat_id, recap).await?;
         Ok(Response::new((&version).into()))
     }
@@ -179,7 +179,7 @@ impl MemoryService for MemoryApi {
         let imported = parse_st_chat(&text, self.engine.limits())?;
         let (messages, recaps) = self
             .engine
-            .import_chat(&tenant.scope(&chat_id), imported)
+            .import_chat(&tenant.chat(&chat_id), imported)
             .await?;
         Ok(Response::new(pb::ImportChatResponse {
             chat_id,
@@ -194,7 +194,7 @@ impl MemoryService for MemoryApi {
     ) -> Result<Response<pb::ExportChatResponse>, Status> {
         let (tenant, pb::ExportChatRequest { chat_id }) = split(request);
         convert::chat_id(&chat_id)?;
-        let jsonl = self.engine.export_chat(&tenant.scope(&chat_id)).await?;
+        let jsonl = self.engine.export_chat(&tenant.chat(&chat_id)).await?;
         Ok(Response::new(pb::ExportChatResponse {
             jsonl: jsonl.into_bytes(),
         }))
@@ -240,8 +240,8 @@ impl SettingsService for SettingsApi {
         request: Request<pb::GetSettingsRequest>,
     ) -> Result<Response<pb::Settings>, Status> {
         let (tenant, pb::GetSettingsRequest { chat_id }) = split(request);
-        let chat = optional_chat(&chat_id)?.map(|c| tenant.scope(c));
-        let settings = self.engine.settings(tenant.name(), chat.as_deref()).await?;
+        let chat = optional_chat(&chat_id)?.map(|c| tenant.chat(c));
+        let settings = self.engine.settings(&tenant, chat.as_ref()).await?;
         Ok(Response::new((&settings).into()))
     }
 
@@ -257,14 +257,14 @@ impl SettingsService for SettingsApi {
                 clear,
             },
         ) = split(request);
-        let chat = optional_chat(&chat_id)?.map(|c| tenant.scope(c));
+        let chat = optional_chat(&chat_id)?.map(|c| tenant.chat(c));
         let update = SettingsUpdate {
             patch: convert::settings_patch(settings)?,
             clear,
         };
         let settings = self
             .engine
-            .update_settings(tenant.name(), chat.as_deref(), update)
+            .update_settings(&tenant, chat.as_ref(), update)
             .await?;
         Ok(Response::new((&settings).into()))
     }
@@ -274,7 +274,7 @@ impl SettingsService for SettingsApi {
         request: Request<pb::ImportSettingsRequest>,
     ) -> Result<Response<pb::ImportSettingsResponse>, Status> {
         let (tenant, pb::ImportSettingsRequest { chat_id, json }) = split(request);
-        let chat = optional_chat(&chat_id)?.map(|c| tenant.scope(c));
+        let chat = optional_chat(&chat_id)?.map(|c| tenant.chat(c));
         self.engine.limits().check_text("json", &json)?;
         let imported = import_st_settings(&json)?;
         let update = SettingsUpdate {
@@ -283,7 +283,7 @@ impl SettingsService for SettingsApi {
         };
         let settings = self
             .engine
-            .update_settings(tenant.name(), chat.as_deref(), update)
+            .update_settings(&tenant, chat.as_ref(), update)
             .await?;
         Ok(Response::new(pb::ImportSettingsResponse {
             settings: Some((&settings).into()),
@@ -385,17 +385,14 @@ impl InjectionService for InjectionApi {
             )));
         }
         let mut seen = std::collections::HashSet::with_capacity(chat_ids.len());
-        let mut unique: Vec<String> = Vec::with_capacity(chat_ids.len());
+        let mut unique: Vec<ChatKey> = Vec::with_capacity(chat_ids.len());
         for (i, chat_id) in chat_ids.into_iter().enumerate() {
             ids::check_chat_id(&format!("chat_ids[{i}]"), &chat_id)?;
             if seen.insert(chat_id.clone()) {
-                unique.push(tenant.scope(&chat_id));
+                unique.push(tenant.chat(&chat_id));
             }
         }
-        let updates = self
-            .engine
-            .subscribe(tenant.name(), &unique, connection)
-            .await?;
+        let updates = self.engine.subscribe(&tenant, &unique, connection).await?;
         let stream = InjectionStream::new(
             updates,
             max_updates,
@@ -446,7 +443,7 @@ impl PromptService for PromptApi {
         let mut prompts = Vec::with_capacity(extra.len() + 1);
         if !chat_id.is_empty() {
             convert::chat_id(&chat_id)?;
-            let chat = tenant.scope(&chat_id);
+            let chat = tenant.chat(&chat_id);
             for key in [InjectionKey::Scene, InjectionKey::Messages] {
                 let injection = self.engine.injection(&chat, key).await?;
                 prompts.push(prompt::injection_prompt(&injection));

@@ -13,8 +13,10 @@ fn code(error: &EngineError) -> Code {
         EngineError::Domain(DomainError::NotFound(_)) => Code::NotFound,
         EngineError::Domain(DomainError::AlreadyExists(_)) => Code::AlreadyExists,
         EngineError::Domain(DomainError::ResourceExhausted(_)) => Code::ResourceExhausted,
-        EngineError::Store(StoreError::Database(_) | StoreError::Closed) => Code::Unavailable,
-        EngineError::Store(StoreError::Corrupt(_)) => Code::Internal,
+        EngineError::Store(StoreError::Database { .. } | StoreError::Closed) => Code::Unavailable,
+        EngineError::Store(StoreError::Corrupt { .. }) => Code::Internal,
+        // A bug, not an outage: retrying would meet it again.
+        EngineError::Store(StoreError::Panicked(_)) | EngineError::Panicked(_) => Code::Internal,
         // Still losing to other replicas after several fresh attempts.
         EngineError::Store(StoreError::Conflict(_)) => Code::Aborted,
     }
@@ -53,13 +55,28 @@ mod tests {
                 Code::AlreadyExists,
             ),
             (
-                StoreError::Database("disk full".into()).into(),
+                StoreError::database("committing", "disk full").into(),
                 Code::Unavailable,
             ),
             (StoreError::Closed.into(), Code::Unavailable),
             (
-                StoreError::Corrupt("bad json".into()).into(),
+                StoreError::corrupt("chat row", "bad json").into(),
                 Code::Internal,
+            ),
+            (
+                StoreError::Panicked("index out of bounds".into()).into(),
+                Code::Internal,
+            ),
+            (
+                EngineError::Panicked("chat state missing after load".into()),
+                Code::Internal,
+            ),
+            (
+                StoreError::Conflict(crate::domain::ids::ClaimKey::Chat(
+                    crate::domain::ids::ChatKey::untenanted("c"),
+                ))
+                .into(),
+                Code::Aborted,
             ),
         ];
         for (error, expected) in cases {

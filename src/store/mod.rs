@@ -1,64 +1,110 @@
-//! Durable storage behind a small trait, so the engine does not care which
-//! database keeps its rows.
+//! Durable storage behind two small async traits, so the engine does not
+//! care which database keeps its rows.
 //!
-//! The engine hands the store groups of row writes ([`Write`]); a store
-//! applies all the groups of one [`Store::commit`] call in one transaction and
-//! returns only once they are durable. Reads load one chat at a time, so a
-//! large data set does not slow down start-up.
+//! - [`ChatStore`]: what every store does. The engine hands it groups of row
+//!   writes ([`Write`]); the store's group commit ([`group_commit`]) puts
+//!   every group waiting when the database becomes free into one
+//!   transaction and answers each caller once that transaction is durable.
+//!   Reads load one chat at a time, so a large data set does not slow down
+//!   start-up.
+//! - [`ReplicaStore`]: what only a store shared by several replicas does:
+//!   the feed of other replicas' commits and the reads that catch up with
+//!   them. The embedded store, which one process writes, has none of it.
+//!
+//! Every row is keyed by its tenant and chat ([`ChatKey`]) in columns of
+//! their own, so one tenant's queries cannot reach another's rows. A new
+//! kind of row (a job queue, say) is a new table in both stores and new
+//! [`Write`] variants: it then commits in the same transaction as the chat
+//! writes that cause it.
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
 use crate::domain::settings::SettingsPatch;
 
+pub mod group_commit;
 pub mod postgres;
 pub mod sqlite;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
-/// The start of every global-settings claim key (see [`Write::Claim`]): not
-/// a chat id (those have no control characters), so it never meets a
-/// chat's claim.
-pub const GLOBAL_SETTINGS_CLAIM: &str = "\u{1e}global settings\u{1f}";
-
-/// The claim key of a tenant's global settings.
-pub fn global_settings_claim(tenant: &str) -> String {
-    format!("{GLOBAL_SETTINGS_CLAIM}{tenant}")
-}
-
-/// The key under which a tenant's global settings are stored (the default
-/// tenant's has no suffix); the same in every store.
-pub(crate) fn global_settings_key(tenant: &str) -> String {
-    if tenant.is_empty() {
-        "global_settings".to_owned()
-    } else {
-        format!("global_settings:{tenant}")
-    }
-}
-
 /// Why the store could not do what was asked. Nothing of a failed commit is
-/// applied.
+/// applied, except as [`StoreError::Database`] says for a shared store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database refused or failed (disk full, read-only, corrupt...).
-    #[error("storage failed: {0}")]
-    Database(String),
-    /// A stored row could not be read back.
-    #[error("stored data is unreadable: {0}")]
-    Corrupt(String),
+    /// The database refused or failed (disk full, read-only, connection
+    /// lost...). With PostgreSQL, a commit whose answer was lost may still
+    /// have been applied.
+    #[error("storage failed: {context}: {source}")]
+    Database {
+        /// What the store was doing.
+        context: String,
+        /// The database's own error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A stored row could not be read back, or a value could not be written
+    /// as a row.
+    #[error("stored data is unreadable: {context}: {source}")]
+    Corrupt {
+        /// Which row or value.
+        context: String,
+        /// Why it could not be read.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The store is closed (shutting down).
     #[error("storage is closed")]
     Closed,
-    /// Another replica changed the chat after this one read it (a
-    /// [`Write::Claim`] did not hold); the caller re-reads and retries.
-    #[error("chat {0:?} was changed by another replica; retry")]
-    Conflict(String),
+    /// Another replica changed what a [`Write::Claim`] claimed after this
+    /// one read it; the caller re-reads and retries.
+    #[error("{0} was changed by another replica; retry")]
+    Conflict(ClaimKey),
+    /// The store's own code panicked while serving the call. The batch it
+    /// was in was rolled back; the store keeps serving other calls.
+    #[error("internal storage error: {0}")]
+    Panicked(String),
 }
 
-/// A chat's own row: its latest injection and refresh bookkeeping.
+impl StoreError {
+    /// A database failure while doing `context`.
+    pub fn database(
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> StoreError {
+        StoreError::Database {
+            context: context.into(),
+            source: source.into(),
+        }
+    }
+
+    /// Unreadable (or unwritable) data in `context`.
+    pub fn corrupt(
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> StoreError {
+        StoreError::Corrupt {
+            context: context.into(),
+            source: source.into(),
+        }
+    }
+
+    /// A panic caught in the store's code, with its message when it had one.
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> StoreError {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a store task panicked".to_owned());
+        StoreError::Panicked(message)
+    }
+}
+
+/// A chat's own row: its latest injections and refresh bookkeeping.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ChatMeta {
@@ -87,32 +133,33 @@ pub struct ChatSettings {
     pub enabled: Option<bool>,
 }
 
-/// One row change.
+/// One row change. A group of them is all-or-nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
-    /// The group was computed from the chat as it was at `generation`: the
-    /// commit fails with [`StoreError::Conflict`] if another writer moved it
-    /// since, and otherwise moves it to `generation + 1`. This makes the
-    /// database decide the order of a chat's changes, so two replicas never
-    /// hand out the same revision or reorder a chat's events. Stores with a
-    /// single writer ([`Store::shared`] false) may ignore it.
+    /// The group was computed from what `key` names as it was at
+    /// `generation`: the commit fails with [`StoreError::Conflict`] if
+    /// another writer moved it since, and otherwise moves it to
+    /// `generation + 1`. The database thus decides the order of a chat's
+    /// changes, so two replicas never hand out the same revision or reorder
+    /// a chat's events. The engine claims only with a [`ReplicaStore`]; a
+    /// store only this process writes has nothing to check.
     Claim {
-        /// The chat.
-        chat_id: String,
+        /// The chat, or the tenant's global settings.
+        key: ClaimKey,
         /// The generation the group was computed from.
         generation: u64,
     },
     /// Creates or replaces a chat's row (this also makes the chat known).
     Chat {
         /// The chat.
-        chat_id: String,
+        chat: ChatKey,
         /// Its row.
         meta: ChatMeta,
     },
     /// Creates or replaces a message at a position key.
     Message {
         /// The chat.
-        chat_id: String,
+        chat: ChatKey,
         /// Its position key; messages load in ascending order.
         seq: i64,
         /// The message, all swipes included.
@@ -121,28 +168,28 @@ pub enum Write {
     /// Removes a message.
     DeleteMessage {
         /// The chat.
-        chat_id: String,
+        chat: ChatKey,
         /// The message.
         message_id: String,
     },
     /// Creates or replaces a running-recap version.
     Recap {
         /// The chat.
-        chat_id: String,
+        chat: ChatKey,
         /// The version.
         version: RecapVersion,
     },
     /// Removes a running-recap version.
     DeleteRecap {
         /// The chat.
-        chat_id: String,
+        chat: ChatKey,
         /// Its number.
         version: u32,
     },
     /// Replaces a tenant's global settings (a patch over the defaults).
     GlobalSettings {
-        /// The tenant (empty: the default tenant).
-        tenant: String,
+        /// The tenant.
+        tenant: Tenant,
         /// The settings.
         patch: SettingsPatch,
     },
@@ -150,13 +197,13 @@ pub enum Write {
     /// committed before its refreshes run; a crash in between leaves them
     /// owed).
     AllChatsOweRefresh {
-        /// The tenant (empty: the default tenant).
-        tenant: String,
+        /// The tenant.
+        tenant: Tenant,
     },
     /// Replaces a chat's own settings.
     ChatSettings {
         /// The chat.
-        chat_id: String,
+        chat: ChatKey,
         /// Its settings.
         settings: ChatSettings,
     },
@@ -191,93 +238,112 @@ pub struct LoadedChat {
     pub settings_generation: u64,
 }
 
+/// A tenant's global settings as stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantSettings {
+    /// The tenant.
+    pub tenant: Tenant,
+    /// Its settings (a patch over the defaults).
+    pub patch: SettingsPatch,
+    /// The generation of their claim, read with them (0 for single-writer
+    /// stores).
+    pub generation: u64,
+}
+
 /// What other replicas committed, as told by a shared store. A hint only:
 /// the engine re-reads what it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// These chats reached these generations.
-    Chats(Vec<(String, u64)>),
+    Chats(Vec<(ChatKey, u64)>),
     /// These tenants' global settings changed.
-    GlobalSettings(Vec<String>),
+    GlobalSettings(Vec<Tenant>),
     /// Hints may have been missed (the listener reconnected, or a batch
     /// named too much to say): re-read everything held.
     Resync,
 }
 
-/// A durable store. Calls block; the engine runs them off the async
-/// workers. Implementations must be safe to call from several threads.
-pub trait Store: Send + Sync + 'static {
-    /// Whether other processes write to the same data (replicas): the engine
-    /// then claims each chat it commits ([`Write::Claim`]) and follows
-    /// [`Store::changes`].
-    fn shared(&self) -> bool {
-        false
-    }
-    /// The feed of other replicas' commits, taken once; `None` for a store
-    /// that only this process writes.
-    fn changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Change>> {
-        None
-    }
-    /// A chat's rows and settings as one read. The default composes
-    /// [`Store::load_chat`] and [`Store::load_chat_settings`], which is
-    /// consistent only for a store that this process alone writes.
-    fn load(&self, chat_id: &str) -> Result<LoadedChat, StoreError> {
-        Ok(LoadedChat {
-            chat: self.load_chat(chat_id)?,
-            settings: self.load_chat_settings(chat_id)?,
-            generation: 0,
-            changed_ms: None,
-            settings_generation: 0,
-        })
-    }
-    /// The chats (and settings claims) changed since `since_ms` on the
-    /// store's clock (none when `None`), with their generations, and the
-    /// store's clock now, to pass as the next `since_ms`. Empty for
-    /// single-writer stores.
-    fn changed_since(
+/// A durable store: chat state and its group commit. Implemented by both
+/// the embedded store and the PostgreSQL store; safe to call from many
+/// tasks at once.
+#[async_trait::async_trait]
+pub trait ChatStore: Send + Sync + 'static {
+    /// Commits one group of writes, together with whatever other groups are
+    /// waiting (group commit); resolves once it is durable. On error nothing
+    /// of the group is applied (but see [`StoreError::Database`]).
+    async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError>;
+    /// A chat's rows and settings as one consistent read.
+    async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError>;
+    /// Every tenant's global settings.
+    async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError>;
+    /// How many chats the store holds, all tenants together.
+    async fn chat_count(&self) -> Result<usize, StoreError>;
+    /// The chats of one tenant.
+    async fn chats_of(&self, tenant: &Tenant) -> Result<Vec<ChatKey>, StoreError>;
+    /// The own settings of every chat of one tenant that has some.
+    async fn chat_settings_of(
+        &self,
+        tenant: &Tenant,
+    ) -> Result<Vec<(ChatKey, ChatSettings)>, StoreError>;
+    /// The chats that owe a debounced refresh.
+    async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError>;
+    /// Stops taking commits and waits until every commit already taken is
+    /// durable (or failed). Later commits fail with [`StoreError::Closed`].
+    async fn close(&self);
+}
+
+/// A store that several replicas write at once: the feed of the others'
+/// commits, and the reads that catch up with them.
+#[async_trait::async_trait]
+pub trait ReplicaStore: Send + Sync + 'static {
+    /// The feed of other replicas' commits; `Some` the first time only.
+    fn changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Change>>;
+    /// The chats changed since `since_ms` on the store's clock (none when
+    /// `None`), with their generations, and the store's clock now, to pass
+    /// as the next `since_ms`.
+    async fn changed_since(
         &self,
         since_ms: Option<i64>,
-    ) -> Result<(Vec<(String, u64)>, i64), StoreError> {
-        let _ = since_ms;
-        Ok((Vec::new(), 0))
-    }
-    /// The current generations of `chat_ids` (absent: never claimed). Empty
-    /// for single-writer stores.
-    fn generations(&self, chat_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
-        let _ = chat_ids;
-        Ok(Vec::new())
-    }
-    /// Applies every group of writes, in order, in one transaction; returns
-    /// once it is durable. On error nothing of it is applied.
-    fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError>;
-    /// A chat's rows, or `None` when no event has named it.
-    fn load_chat(&self, chat_id: &str) -> Result<Option<StoredChat>, StoreError>;
-    /// A chat's own settings, or `None` when it has none.
-    fn load_chat_settings(&self, chat_id: &str) -> Result<Option<ChatSettings>, StoreError>;
-    /// Every chat's own settings.
-    fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError>;
-    /// Every tenant's global settings (patches over the defaults).
-    fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError>;
-    /// Every tenant's global settings with the generation of their claim,
-    /// read together (0 for single-writer stores).
-    fn load_global_settings_versioned(
+    ) -> Result<(Vec<(ChatKey, u64)>, i64), StoreError>;
+    /// The current generations of `chats` (absent: never claimed).
+    async fn generations(&self, chats: &[ChatKey]) -> Result<Vec<(ChatKey, u64)>, StoreError>;
+    /// The chats that owe a debounced refresh and have not changed for
+    /// `quiet_ms`.
+    async fn chats_owing_refresh_quiet_for(
         &self,
-    ) -> Result<Vec<(String, SettingsPatch, u64)>, StoreError> {
-        Ok(self
-            .load_global_settings()?
-            .into_iter()
-            .map(|(tenant, patch)| (tenant, patch, 0))
-            .collect())
+        quiet_ms: i64,
+    ) -> Result<Vec<ChatKey>, StoreError>;
+}
+
+/// The stores the engine works with: always a [`ChatStore`]; with several
+/// replicas, the same database as a [`ReplicaStore`] too.
+#[derive(Clone)]
+pub struct Stores {
+    /// Chat state and commits.
+    pub chats: std::sync::Arc<dyn ChatStore>,
+    /// The replica feed; `None` when this process alone writes the store.
+    pub replicas: Option<std::sync::Arc<dyn ReplicaStore>>,
+}
+
+impl Stores {
+    /// A store that this process alone writes.
+    pub fn single(store: std::sync::Arc<dyn ChatStore>) -> Stores {
+        Stores {
+            chats: store,
+            replicas: None,
+        }
     }
-    /// Ids of every known chat.
-    fn chat_ids(&self) -> Result<Vec<String>, StoreError>;
-    /// Ids of the chats that owe a debounced refresh.
-    fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError>;
-    /// Ids of the chats that owe a debounced refresh and have not changed
-    /// for `quiet_ms` (as far as the store knows; a store that does not
-    /// record when chats change returns every chat that owes one).
-    fn chats_owing_refresh_quiet_for(&self, quiet_ms: i64) -> Result<Vec<String>, StoreError> {
-        let _ = quiet_ms;
-        self.chats_needing_refresh()
-    }
+}
+
+/// Serialises a row body.
+pub(crate) fn to_json<T: Serialize>(what: &str, value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::corrupt(what.to_owned(), e))
+}
+
+/// Reads a row body back.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::corrupt(what.to_owned(), e))
 }

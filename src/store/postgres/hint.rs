@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::ids::{ChatKey, Tenant};
 use crate::store::{Change, StoreError};
 
 /// Longest `NOTIFY` payload sent; PostgreSQL refuses 8000 bytes and more. A
@@ -13,8 +14,10 @@ pub(super) const MAX_PAYLOAD: usize = 7000;
 #[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub(super) struct Hint {
     pub replica: String,
+    /// (tenant, chat id, generation) of each chat the batch claimed.
     #[serde(default)]
-    pub chats: Vec<(String, u64)>,
+    pub chats: Vec<(String, String, u64)>,
+    /// Tenants whose global settings the batch changed.
     #[serde(default)]
     pub tenants: Vec<String>,
     /// Too much changed to name: re-read everything.
@@ -27,7 +30,7 @@ impl Hint {
     /// chats spread over several (one `NOTIFY` each) when they are many.
     pub fn encode(self) -> Result<Vec<String>, StoreError> {
         let json = |hint: &Hint| {
-            serde_json::to_string(hint).map_err(|e| StoreError::Corrupt(e.to_string()))
+            serde_json::to_string(hint).map_err(|e| StoreError::corrupt("notification", e))
         };
         let whole = json(&self)?;
         if whole.len() <= MAX_PAYLOAD {
@@ -44,7 +47,7 @@ impl Hint {
         for chat in self.chats {
             // Each entry costs its JSON and a comma.
             let entry = serde_json::to_string(&chat)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?
+                .map_err(|e| StoreError::corrupt("notification", e))?
                 .len()
                 + 1;
             if size + entry > MAX_PAYLOAD && !part.chats.is_empty() {
@@ -66,10 +69,25 @@ impl Hint {
         }
         let mut changes = Vec::new();
         if !self.tenants.is_empty() {
-            changes.push(Change::GlobalSettings(self.tenants));
+            changes.push(Change::GlobalSettings(
+                self.tenants.into_iter().map(Tenant).collect(),
+            ));
         }
         if !self.chats.is_empty() {
-            changes.push(Change::Chats(self.chats));
+            changes.push(Change::Chats(
+                self.chats
+                    .into_iter()
+                    .map(|(tenant, id, generation)| {
+                        (
+                            ChatKey {
+                                tenant: Tenant(tenant),
+                                id,
+                            },
+                            generation,
+                        )
+                    })
+                    .collect(),
+            ));
         }
         changes
     }
@@ -83,7 +101,7 @@ mod tests {
     fn a_hint_that_names_many_chats_is_spread_over_several_notifications() {
         let small = Hint {
             replica: "r".into(),
-            chats: vec![("c".into(), 2)],
+            chats: vec![("t".into(), "c".into(), 2)],
             tenants: vec!["t".into()],
             all: false,
         };
@@ -93,12 +111,12 @@ mod tests {
         assert_eq!(
             decoded.into_changes(),
             [
-                Change::GlobalSettings(vec!["t".into()]),
-                Change::Chats(vec![("c".into(), 2)])
+                Change::GlobalSettings(vec![Tenant("t".into())]),
+                Change::Chats(vec![(Tenant("t".into()).chat("c"), 2)])
             ]
         );
-        let chats: Vec<(String, u64)> = (0..2000)
-            .map(|i| (format!("tenant\u{1f}chat-{i}"), i))
+        let chats: Vec<(String, String, u64)> = (0..2000)
+            .map(|i| ("tenant".to_owned(), format!("chat-{i}"), i))
             .collect();
         let big = Hint {
             replica: "r".into(),

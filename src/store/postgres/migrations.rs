@@ -7,12 +7,82 @@ use deadpool_postgres::Pool;
 use super::{pg_err, pool_err};
 use crate::store::StoreError;
 
+/// The version-1 separator of joined tenant and chat keys, as SQL: only
+/// migration 3, which splits them, still knows it.
+const V1_SEPARATOR: &str = "chr(31)";
+
+/// Migration 3: the tenant in a column of its own in every chat table, the
+/// global settings and their clock in tables of their own. Existing rows
+/// move in place (a chat of tenant T was stored under one key, T, the
+/// separator, then the chat id; a settings claim under a key that began
+/// with U+001E).
+fn tenant_columns() -> String {
+    let sep = V1_SEPARATOR;
+    let mut sql = format!(
+        "
+CREATE TABLE global_settings (tenant text PRIMARY KEY, body text NOT NULL);
+INSERT INTO global_settings (tenant, body)
+    SELECT CASE WHEN key = 'global_settings' THEN ''
+                ELSE substr(key, length('global_settings:') + 1) END, value
+    FROM kv WHERE key = 'global_settings' OR key LIKE 'global_settings:%';
+DELETE FROM kv WHERE key = 'global_settings' OR key LIKE 'global_settings:%';
+CREATE TABLE settings_clock (
+    tenant text PRIMARY KEY,
+    generation bigint NOT NULL,
+    changed_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO settings_clock (tenant, generation, changed_at)
+    SELECT substr(chat_id, strpos(chat_id, {sep}) + 1), generation, changed_at
+    FROM chat_clock WHERE starts_with(chat_id, chr(30));
+DELETE FROM chat_clock WHERE starts_with(chat_id, chr(30));
+"
+    );
+    for (table, key) in [
+        ("chat_clock", "tenant, chat_id"),
+        ("chats", "tenant, chat_id"),
+        ("messages", "tenant, chat_id, message_id"),
+        ("recaps", "tenant, chat_id, version"),
+        ("chat_settings", "tenant, chat_id"),
+    ] {
+        sql.push_str(&format!(
+            "
+ALTER TABLE {table} ADD COLUMN tenant text NOT NULL DEFAULT '';
+ALTER TABLE {table} DROP CONSTRAINT {table}_pkey;
+UPDATE {table} SET tenant = split_part(chat_id, {sep}, 1),
+                   chat_id = substr(chat_id, strpos(chat_id, {sep}) + 1)
+    WHERE strpos(chat_id, {sep}) > 0;
+ALTER TABLE {table} ALTER COLUMN tenant DROP DEFAULT;
+ALTER TABLE {table} ADD PRIMARY KEY ({key});
+"
+        ));
+    }
+    sql.push_str(
+        "
+DROP INDEX chats_owing_refresh;
+CREATE INDEX chats_owing_refresh ON chats (tenant, chat_id) WHERE needs_refresh;
+DROP INDEX messages_by_seq;
+CREATE INDEX messages_by_seq ON messages (tenant, chat_id, seq);
+",
+    );
+    sql
+}
+
 /// The migrations, in order: (version, SQL). Tables are created in the
 /// store's own schema (the connections' `search_path`).
-pub(super) const MIGRATIONS: &[(i32, &str)] = &[
-    (
-        1,
-        "
+pub(super) fn migrations() -> Vec<(i32, String)> {
+    vec![
+        (1, V1_TABLES.to_owned()),
+        // For the resync of all-chats subscribers: chats changed lately.
+        (
+            2,
+            "CREATE INDEX chat_clock_by_change ON chat_clock (changed_at);".to_owned(),
+        ),
+        (3, tenant_columns()),
+    ]
+}
+
+/// Migration 1: the first schema.
+const V1_TABLES: &str = "
 CREATE TABLE kv (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE chat_clock (
     chat_id text PRIMARY KEY,
@@ -40,32 +110,26 @@ CREATE TABLE recaps (
     PRIMARY KEY (chat_id, version)
 );
 CREATE TABLE chat_settings (chat_id text PRIMARY KEY, body text NOT NULL);
-",
-    ),
-    (
-        2,
-        // For the resync of all-chats subscribers: chats changed lately.
-        "CREATE INDEX chat_clock_by_change ON chat_clock (changed_at);",
-    ),
-];
+";
 
 /// The newest schema version this recapd knows.
 pub(super) fn latest() -> i32 {
-    MIGRATIONS.last().map_or(0, |(version, _)| *version)
+    migrations().last().map_or(0, |(version, _)| *version)
 }
 
 /// Creates the schema when missing and applies the migrations it lacks, in
 /// one transaction under an advisory lock, so replicas starting together
 /// migrate once.
 pub(super) async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
+    let migrating = pg_err("migrating the schema");
     let mut client = pool.get().await.map_err(pool_err)?;
-    let tx = client.transaction().await.map_err(pg_err)?;
+    let tx = client.transaction().await.map_err(&migrating)?;
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtext('recapd migrations ' || $1::text))",
         &[&schema],
     )
     .await
-    .map_err(pg_err)?;
+    .map_err(&migrating)?;
     tx.batch_execute(&format!(
         "CREATE SCHEMA IF NOT EXISTS \"{schema}\";
          CREATE TABLE IF NOT EXISTS \"{schema}\".schema_migrations (
@@ -74,35 +138,38 @@ pub(super) async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError>
          );"
     ))
     .await
-    .map_err(pg_err)?;
+    .map_err(&migrating)?;
     let applied: i32 = tx
         .query_one(
             "SELECT coalesce(max(version), 0) FROM schema_migrations",
             &[],
         )
         .await
-        .map_err(pg_err)?
+        .map_err(&migrating)?
         .get(0);
     if applied > latest() {
-        return Err(StoreError::Corrupt(format!(
-            "schema {schema} is at version {applied}; this recapd knows up to {}",
-            latest()
-        )));
+        return Err(StoreError::corrupt(
+            format!("schema {schema}"),
+            format!(
+                "at version {applied}; this recapd knows up to {} (a newer recapd migrated it)",
+                latest()
+            ),
+        ));
     }
-    for (version, sql) in MIGRATIONS {
-        if *version <= applied {
+    for (version, sql) in migrations() {
+        if version <= applied {
             continue;
         }
-        tx.batch_execute(sql).await.map_err(pg_err)?;
+        tx.batch_execute(&sql).await.map_err(&migrating)?;
         tx.execute(
             "INSERT INTO schema_migrations (version) VALUES ($1)",
-            &[version],
+            &[&version],
         )
         .await
-        .map_err(pg_err)?;
+        .map_err(&migrating)?;
         tracing::info!(schema, version, "applied a PostgreSQL migration");
     }
-    tx.commit().await.map_err(pg_err)
+    tx.commit().await.map_err(&migrating)
 }
 
 #[cfg(test)]
@@ -111,9 +178,9 @@ mod tests {
 
     #[test]
     fn versions_are_consecutive_from_one() {
-        for (index, (version, _)) in MIGRATIONS.iter().enumerate() {
+        for (index, (version, _)) in migrations().iter().enumerate() {
             assert_eq!(usize::try_from(*version).unwrap(), index + 1);
         }
-        assert_eq!(latest(), MIGRATIONS.len() as i32);
+        assert_eq!(latest(), migrations().len() as i32);
     }
 }

@@ -1,15 +1,15 @@
 //! The shared store: PostgreSQL, for several recapd replicas serving the same
-//! chats. Rows are the embedded store's (JSON bodies in text columns) plus a
-//! per-chat clock, `chat_clock`, whose generation every commit claims
-//! ([`Write::Claim`]): the database, not a replica's memory, decides the order
-//! of a chat's changes. Each committed batch sends one `NOTIFY` in its own
-//! transaction, naming the chats it changed; [`listen`] turns other replicas'
-//! notifications into [`Change`] hints.
+//! chats. Rows are the embedded store's (JSON bodies in text columns, keyed
+//! by tenant and chat) plus a per-chat clock, `chat_clock`, and a per-tenant
+//! clock for global settings, `settings_clock`, whose generations every
+//! commit claims ([`Write::Claim`]): the database, not a replica's memory,
+//! decides the order of a chat's changes. Each committed batch sends one
+//! `NOTIFY` in its own transaction, naming the chats it changed; [`listen`]
+//! turns other replicas' notifications into [`Change`] hints.
 //!
-//! The client is tokio-postgres with a deadpool pool, driven by a small
-//! runtime of the store's own, so the blocking [`Store`] calls (made from the
-//! committer thread and from `spawn_blocking`) never run on, or wait for, the
-//! server's async workers.
+//! The client is tokio-postgres with a deadpool pool on the process's own
+//! runtime. Commits go through the group commit loop ([`group_commit`]),
+//! run as a task; every call is bounded by [`OPERATION_TIMEOUT`].
 
 mod hint;
 mod listen;
@@ -19,20 +19,22 @@ mod writes;
 
 use hint::Hint;
 use migrations::migrate;
-use writes::{CLAIM, Param, statement};
+use writes::{Param, claim, statement};
 
 use std::str::FromStr;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Statement};
 
-use super::{Change, ChatSettings, LoadedChat, Store, StoreError, StoredChat, Write};
-use crate::domain::settings::SettingsPatch;
+use super::group_commit::{self, BatchCommit, CommitQueue};
+use super::{
+    Change, ChatSettings, ChatStore, LoadedChat, ReplicaStore, StoreError, TenantSettings, Write,
+    from_json,
+};
+use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 
 /// How long a call waits for a connection, or to open one, before it
 /// fails (and the RPC answers UNAVAILABLE).
@@ -75,48 +77,33 @@ pub fn check_schema(name: &str) -> Result<(), String> {
     }
 }
 
-/// PostgreSQL-backed [`Store`], shared by every replica that names the same
-/// database and schema.
+/// PostgreSQL-backed [`ChatStore`] and [`ReplicaStore`], shared by every
+/// replica that names the same database and schema.
 pub struct PgStore {
-    /// Runs the pool's connections and the listener. `None` only while
-    /// dropping.
-    runtime: Option<tokio::runtime::Runtime>,
     pool: Pool,
-    /// This process's name in notifications, so it skips its own.
+    commits: CommitQueue,
+    /// The feed of other replicas' commits, until taken.
+    changes: parking_lot::Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
+    /// The listener task; stopped with the store.
+    listener: tokio::task::JoinHandle<()>,
+    /// This process's name in notifications.
     replica: String,
-    /// The notification channel (one per schema).
-    channel: String,
-    changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
 }
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgStore")
             .field("replica", &self.replica)
-            .field("channel", &self.channel)
             .finish_non_exhaustive()
     }
 }
 
-fn pg_err(e: tokio_postgres::Error) -> StoreError {
-    match e.as_db_error() {
-        Some(db) => {
-            StoreError::Database(format!("PostgreSQL {}: {}", db.code().code(), db.message()))
-        }
-        None => StoreError::Database(format!("PostgreSQL: {e}")),
-    }
+fn pg_err(context: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
+    move |e| StoreError::database(context, e)
 }
 
 fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
-    StoreError::Database(format!("no PostgreSQL connection: {e}"))
-}
-
-fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+    StoreError::database("no PostgreSQL connection", e)
 }
 
 pub(super) fn now_ms() -> i64 {
@@ -133,14 +120,36 @@ fn as_u64(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
 }
 
+/// `work`, failed when it takes longer than [`OPERATION_TIMEOUT`].
+async fn bounded<T>(work: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    tokio::time::timeout(OPERATION_TIMEOUT, work)
+        .await
+        .unwrap_or_else(|elapsed| {
+            Err(StoreError::database(
+                format!(
+                    "PostgreSQL did not answer within {} s",
+                    OPERATION_TIMEOUT.as_secs()
+                ),
+                elapsed,
+            ))
+        })
+}
+
+/// The chat key of a row whose first two columns are tenant and chat id.
+fn chat_key(row: &tokio_postgres::Row) -> ChatKey {
+    ChatKey {
+        tenant: Tenant(row.get(0)),
+        id: row.get(1),
+    }
+}
+
 impl PgStore {
     /// Connects, applies the migrations the database lacks, and starts
-    /// listening for other replicas' commits. Blocks; call it off the
-    /// async workers.
-    pub fn open(options: &PgOptions) -> Result<PgStore, StoreError> {
-        check_schema(&options.schema).map_err(StoreError::Database)?;
+    /// listening for other replicas' commits; returns once it listens.
+    pub async fn open(options: &PgOptions) -> Result<PgStore, StoreError> {
+        check_schema(&options.schema).map_err(|e| StoreError::database("schema", e))?;
         let mut config = tokio_postgres::Config::from_str(&options.url)
-            .map_err(|e| StoreError::Database(format!("bad PostgreSQL URL: {e}")))?;
+            .map_err(|e| StoreError::database("bad PostgreSQL URL", e))?;
         let search_path = format!("-c search_path={}", options.schema);
         let merged = match config.get_options() {
             Some(given) if !given.is_empty() => format!("{given} {search_path}"),
@@ -159,14 +168,6 @@ impl PgStore {
         config.keepalives_interval(Duration::from_secs(3));
         config.keepalives_retries(3);
         config.tcp_user_timeout(OPERATION_TIMEOUT / 2);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("recapd-pg")
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                StoreError::Database(format!("cannot start the PostgreSQL runtime: {e}"))
-            })?;
         let manager = Manager::from_config(
             config.clone(),
             NoTls,
@@ -181,7 +182,7 @@ impl PgStore {
             .create_timeout(Some(CONNECT_TIMEOUT))
             .recycle_timeout(Some(CONNECT_TIMEOUT))
             .build()
-            .map_err(|e| StoreError::Database(format!("cannot build the pool: {e}")))?;
+            .map_err(|e| StoreError::database("building the connection pool", e))?;
         let channel = format!("recapd_{}", options.schema);
         let replica = format!(
             "{}-{}",
@@ -190,10 +191,10 @@ impl PgStore {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos())
         );
-        runtime.block_on(migrate(&pool, &options.schema))?;
+        bounded(migrate(&pool, &options.schema)).await?;
         let (feed, changes) = mpsc::unbounded_channel();
         let listening = tokio::sync::oneshot::channel();
-        runtime.spawn(listen::run(
+        let listener = tokio::spawn(listen::run(
             config,
             channel.clone(),
             replica.clone(),
@@ -201,79 +202,116 @@ impl PgStore {
             listening.0,
         ));
         // Serve only once other replicas' commits are heard.
-        runtime
-            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT * 2, listening.1).await })
-            .map_err(|_| StoreError::Database("could not LISTEN for other replicas".into()))?
-            .map_err(|_| StoreError::Database("the listener stopped".into()))?;
-        Ok(PgStore {
-            runtime: Some(runtime),
-            pool,
-            replica,
-            channel,
-            changes: Mutex::new(Some(changes)),
-        })
-    }
-
-    fn block<T>(&self, work: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
-        match &self.runtime {
-            Some(runtime) => runtime.block_on(async {
-                tokio::time::timeout(OPERATION_TIMEOUT, work)
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(StoreError::Database(format!(
-                            "PostgreSQL did not answer within {} s",
-                            OPERATION_TIMEOUT.as_secs()
-                        )))
-                    })
-            }),
-            None => Err(StoreError::Closed),
+        let heard = tokio::time::timeout(CONNECT_TIMEOUT * 2, listening.1).await;
+        if !matches!(heard, Ok(Ok(()))) {
+            listener.abort();
+            return Err(StoreError::database(
+                "starting the listener",
+                "could not LISTEN for other replicas' commits",
+            ));
         }
+        let (commits, requests) = group_commit::queue();
+        tokio::spawn(group_commit::run_async(
+            requests,
+            PgCommitter {
+                pool: pool.clone(),
+                replica: replica.clone(),
+                channel,
+            },
+        ));
+        Ok(PgStore {
+            pool,
+            commits,
+            changes: parking_lot::Mutex::new(Some(changes)),
+            listener,
+            replica,
+        })
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         self.pool.get().await.map_err(pool_err)
     }
 
+    async fn chat_keys(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<ChatKey>, StoreError> {
+        bounded(async {
+            let client = self.client().await?;
+            let rows = client
+                .query(sql, params)
+                .await
+                .map_err(pg_err("listing chats"))?;
+            Ok(rows.iter().map(chat_key).collect())
+        })
+        .await
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+/// The commit side of the store, owned by its group commit task.
+struct PgCommitter {
+    pool: Pool,
+    /// This process's name in notifications, so it skips its own.
+    replica: String,
+    /// The notification channel (one per schema).
+    channel: String,
+}
+
+#[async_trait::async_trait]
+impl BatchCommit for PgCommitter {
+    async fn commit_batch(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
+        bounded(self.commit(groups)).await
+    }
+}
+
+impl PgCommitter {
     /// One transaction for the whole batch. Its statements are pipelined
     /// (sent together, answered in order) rather than one round trip each.
-    async fn commit_async(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg_err)?;
-        // Claims first, in chat order, so two batches lock chats in the same
-        // order and cannot deadlock; a stable sort keeps one chat's groups in
-        // their order.
-        let mut claims: Vec<(&str, u64)> = groups
+    async fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
+        let mut client = self.pool.get().await.map_err(pool_err)?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(pg_err("beginning a commit"))?;
+        // Claims first, in key order, so two batches lock clocks in the
+        // same order and cannot deadlock; a stable sort keeps one chat's
+        // groups in their order.
+        let mut claims: Vec<(&ClaimKey, u64)> = groups
             .iter()
             .flatten()
             .filter_map(|w| match w {
-                Write::Claim {
-                    chat_id,
-                    generation,
-                } => Some((chat_id.as_str(), *generation)),
+                Write::Claim { key, generation } => Some((key, *generation)),
                 _ => None,
             })
             .collect();
         claims.sort_by(|a, b| a.0.cmp(b.0));
         let mut statements: Vec<(Statement, Vec<Param>)> = Vec::new();
-        if !claims.is_empty() {
-            let claim = tx.prepare_cached(CLAIM).await.map_err(pg_err)?;
-            for (chat_id, generation) in &claims {
-                statements.push((
-                    claim.clone(),
-                    vec![
-                        Box::new((*chat_id).to_owned()),
-                        Box::new(as_i64(*generation)),
-                    ],
-                ));
-            }
+        for (key, generation) in &claims {
+            let (sql, params) = claim(key, as_i64(*generation));
+            let prepared = tx
+                .prepare_cached(sql)
+                .await
+                .map_err(pg_err("preparing a claim"))?;
+            statements.push((prepared, params));
         }
         let mut tenants = Vec::new();
         for write in groups.iter().flatten() {
             if let Write::GlobalSettings { tenant, .. } = write {
-                tenants.push(tenant.clone());
+                tenants.push(tenant.name().to_owned());
             }
             if let Some((sql, params)) = statement(write)? {
-                statements.push((tx.prepare_cached(sql).await.map_err(pg_err)?, params));
+                let prepared = tx
+                    .prepare_cached(sql)
+                    .await
+                    .map_err(pg_err("preparing a write"))?;
+                statements.push((prepared, params));
             }
         }
         let params: Vec<Vec<&(dyn ToSql + Sync)>> = statements
@@ -287,181 +325,199 @@ impl PgStore {
                 .map(|((statement, _), params)| tx.query(statement, params)),
         )
         .await
-        .map_err(pg_err)?;
+        .map_err(pg_err("writing rows"))?;
         let mut hint = Hint {
             replica: self.replica.clone(),
             tenants,
             ..Hint::default()
         };
-        for ((chat_id, _), rows) in claims.iter().zip(&answers) {
+        for ((key, _), rows) in claims.iter().zip(&answers) {
             let Some(row) = rows.first() else {
-                return Err(StoreError::Conflict((*chat_id).to_owned()));
+                return Err(StoreError::Conflict((*key).clone()));
             };
-            hint.chats.push(((*chat_id).to_owned(), as_u64(row.get(0))));
+            if let ClaimKey::Chat(chat) = key {
+                hint.chats.push((
+                    chat.tenant.name().to_owned(),
+                    chat.id.clone(),
+                    as_u64(row.get(0)),
+                ));
+            }
         }
         if !hint.chats.is_empty() || !hint.tenants.is_empty() {
             for payload in hint.encode()? {
                 tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, &payload])
                     .await
-                    .map_err(pg_err)?;
+                    .map_err(pg_err("notifying other replicas"))?;
             }
         }
-        tx.commit().await.map_err(pg_err)
-    }
-
-    async fn strings(&self, sql: &str) -> Result<Vec<String>, StoreError> {
-        let client = self.client().await?;
-        let rows = client.query(sql, &[]).await.map_err(pg_err)?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
-    }
-
-    async fn pairs<T: serde::de::DeserializeOwned>(
-        &self,
-        sql: &str,
-    ) -> Result<Vec<(String, T)>, StoreError> {
-        let client = self.client().await?;
-        let rows = client.query(sql, &[]).await.map_err(pg_err)?;
-        rows.iter()
-            .map(|r| Ok((r.get::<_, String>(0), from_json(r.get(1))?)))
-            .collect()
+        tx.commit().await.map_err(pg_err("committing"))
     }
 }
 
-impl Drop for PgStore {
-    fn drop(&mut self) {
-        // Dropping a runtime waits for its tasks, which is not allowed
-        // where the last store handle may go (an async task).
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-impl Store for PgStore {
-    fn shared(&self) -> bool {
-        true
+#[async_trait::async_trait]
+impl ChatStore for PgStore {
+    async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        self.commits.commit(writes).await
     }
 
-    fn changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
-        match self.changes.lock() {
-            Ok(mut changes) => changes.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        }
+    async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
+        bounded(self.load_chat(chat)).await
     }
 
-    fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        self.block(self.commit_async(groups))
-    }
-
-    fn load(&self, chat_id: &str) -> Result<LoadedChat, StoreError> {
-        self.block(self.load_async(chat_id))
-    }
-
-    fn load_chat(&self, chat_id: &str) -> Result<Option<StoredChat>, StoreError> {
-        self.load(chat_id).map(|loaded| loaded.chat)
-    }
-
-    fn load_chat_settings(&self, chat_id: &str) -> Result<Option<ChatSettings>, StoreError> {
-        self.load(chat_id).map(|loaded| loaded.settings)
-    }
-
-    fn all_chat_settings(&self) -> Result<Vec<(String, ChatSettings)>, StoreError> {
-        self.block(self.pairs("SELECT chat_id, body FROM chat_settings ORDER BY chat_id"))
-    }
-
-    fn load_global_settings(&self) -> Result<Vec<(String, SettingsPatch)>, StoreError> {
-        let rows: Vec<(String, SettingsPatch)> = self.block(self.pairs(
-            "SELECT key, value FROM kv WHERE key = 'global_settings' OR key LIKE 'global_settings:%'",
-        ))?;
-        Ok(rows
-            .into_iter()
-            .map(|(key, patch)| {
-                let tenant = key.strip_prefix("global_settings:").unwrap_or("");
-                (tenant.to_owned(), patch)
-            })
-            .collect())
-    }
-
-    fn load_global_settings_versioned(
-        &self,
-    ) -> Result<Vec<(String, SettingsPatch, u64)>, StoreError> {
-        self.block(self.global_settings_async())
-    }
-
-    fn chat_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.block(self.strings("SELECT chat_id FROM chats ORDER BY chat_id"))
-    }
-
-    fn chats_needing_refresh(&self) -> Result<Vec<String>, StoreError> {
-        self.block(self.strings("SELECT chat_id FROM chats WHERE needs_refresh ORDER BY chat_id"))
-    }
-
-    fn chats_owing_refresh_quiet_for(&self, quiet_ms: i64) -> Result<Vec<String>, StoreError> {
-        self.block(async {
+    async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {
+        bounded(async {
             let client = self.client().await?;
             let rows = client
                 .query(
-                    "SELECT c.chat_id FROM chats c LEFT JOIN chat_clock k USING (chat_id)
-                     WHERE c.needs_refresh
-                       AND coalesce(k.changed_at, '-infinity') < now() - $1 * interval '1 millisecond'
-                     ORDER BY c.chat_id",
-                    &[&(quiet_ms as f64)],
+                    "SELECT g.tenant, g.body, coalesce(k.generation, 0)
+                     FROM global_settings g LEFT JOIN settings_clock k USING (tenant)
+                     ORDER BY g.tenant",
+                    &[],
                 )
                 .await
-                .map_err(pg_err)?;
-            Ok(rows.iter().map(|r| r.get(0)).collect())
+                .map_err(pg_err("reading global settings"))?;
+            rows.iter()
+                .map(|r| {
+                    Ok(TenantSettings {
+                        tenant: Tenant(r.get(0)),
+                        patch: from_json("global settings", r.get(1))?,
+                        generation: as_u64(r.get(2)),
+                    })
+                })
+                .collect()
         })
+        .await
     }
 
-    fn changed_since(
+    async fn chat_count(&self) -> Result<usize, StoreError> {
+        bounded(async {
+            let client = self.client().await?;
+            let count: i64 = client
+                .query_one("SELECT count(*) FROM chats", &[])
+                .await
+                .map_err(pg_err("counting chats"))?
+                .get(0);
+            Ok(usize::try_from(count).unwrap_or(0))
+        })
+        .await
+    }
+
+    async fn chats_of(&self, tenant: &Tenant) -> Result<Vec<ChatKey>, StoreError> {
+        self.chat_keys(
+            "SELECT tenant, chat_id FROM chats WHERE tenant = $1 ORDER BY chat_id",
+            &[&tenant.name()],
+        )
+        .await
+    }
+
+    async fn chat_settings_of(
+        &self,
+        tenant: &Tenant,
+    ) -> Result<Vec<(ChatKey, ChatSettings)>, StoreError> {
+        bounded(async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT tenant, chat_id, body FROM chat_settings WHERE tenant = $1
+                     ORDER BY chat_id",
+                    &[&tenant.name()],
+                )
+                .await
+                .map_err(pg_err("reading chat settings"))?;
+            rows.iter()
+                .map(|r| Ok((chat_key(r), from_json("chat settings", r.get(2))?)))
+                .collect()
+        })
+        .await
+    }
+
+    async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {
+        self.chat_keys(
+            "SELECT tenant, chat_id FROM chats WHERE needs_refresh ORDER BY tenant, chat_id",
+            &[],
+        )
+        .await
+    }
+
+    async fn close(&self) {
+        self.commits.close().await;
+    }
+}
+
+#[async_trait::async_trait]
+impl ReplicaStore for PgStore {
+    fn changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
+        self.changes.lock().take()
+    }
+
+    async fn chats_owing_refresh_quiet_for(
+        &self,
+        quiet_ms: i64,
+    ) -> Result<Vec<ChatKey>, StoreError> {
+        self.chat_keys(
+            "SELECT c.tenant, c.chat_id FROM chats c LEFT JOIN chat_clock k USING (tenant, chat_id)
+             WHERE c.needs_refresh
+               AND coalesce(k.changed_at, '-infinity') < now() - $1 * interval '1 millisecond'
+             ORDER BY c.tenant, c.chat_id",
+            &[&(quiet_ms as f64)],
+        )
+        .await
+    }
+
+    async fn changed_since(
         &self,
         since_ms: Option<i64>,
-    ) -> Result<(Vec<(String, u64)>, i64), StoreError> {
-        self.block(async {
+    ) -> Result<(Vec<(ChatKey, u64)>, i64), StoreError> {
+        bounded(async {
             let client = self.client().await?;
             let now: i64 = client
                 .query_one("SELECT (extract(epoch FROM now()) * 1000)::bigint", &[])
                 .await
-                .map_err(pg_err)?
+                .map_err(pg_err("reading the clock"))?
                 .get(0);
             let Some(since_ms) = since_ms else {
                 return Ok((Vec::new(), now));
             };
             let rows = client
                 .query(
-                    "SELECT chat_id, generation FROM chat_clock
+                    "SELECT tenant, chat_id, generation FROM chat_clock
                      WHERE changed_at >= to_timestamp($1::bigint / 1000.0)",
                     &[&since_ms],
                 )
                 .await
-                .map_err(pg_err)?;
+                .map_err(pg_err("listing changed chats"))?;
             let changed = rows
                 .iter()
-                .map(|r| (r.get::<_, String>(0), as_u64(r.get(1))))
+                .map(|r| (chat_key(r), as_u64(r.get(2))))
                 .collect();
             Ok((changed, now))
         })
+        .await
     }
 
-    fn generations(&self, chat_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
-        if chat_ids.is_empty() {
+    async fn generations(&self, chats: &[ChatKey]) -> Result<Vec<(ChatKey, u64)>, StoreError> {
+        if chats.is_empty() {
             return Ok(Vec::new());
         }
-        let ids = chat_ids.to_vec();
-        self.block(async {
+        let tenants: Vec<&str> = chats.iter().map(|c| c.tenant.name()).collect();
+        let ids: Vec<&str> = chats.iter().map(|c| c.id.as_str()).collect();
+        bounded(async {
             let client = self.client().await?;
             let rows = client
                 .query(
-                    "SELECT chat_id, generation FROM chat_clock WHERE chat_id = ANY($1)",
-                    &[&ids],
+                    "SELECT k.tenant, k.chat_id, k.generation
+                     FROM chat_clock k JOIN unnest($1::text[], $2::text[]) AS wanted (tenant, chat_id)
+                       USING (tenant, chat_id)",
+                    &[&tenants, &ids],
                 )
                 .await
-                .map_err(pg_err)?;
+                .map_err(pg_err("reading generations"))?;
             Ok(rows
                 .iter()
-                .map(|r| (r.get::<_, String>(0), as_u64(r.get(1))))
+                .map(|r| (chat_key(r), as_u64(r.get(2))))
                 .collect())
         })
+        .await
     }
 }
 

@@ -1,93 +1,90 @@
-//! Reads that must see one moment of the database: a chat with its
-//! generation, and the global settings with theirs.
+//! The read that must see one moment of the database: a chat with its
+//! generation and its tenant's settings generation.
 
-use super::{PgStore, as_u64, from_json, now_ms, pg_err};
-use crate::domain::ids::tenant_of;
+use super::{PgStore, as_u64, now_ms, pg_err};
+use crate::domain::ids::ChatKey;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
-use crate::domain::settings::SettingsPatch;
-use crate::store::{
-    ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, global_settings_claim,
-};
-
-/// A read-only REPEATABLE READ transaction: every query in it sees the same
-/// snapshot.
-async fn snapshot(
-    client: &mut deadpool_postgres::Object,
-) -> Result<deadpool_postgres::Transaction<'_>, StoreError> {
-    client
-        .build_transaction()
-        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(pg_err)
-}
+use crate::store::{ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, from_json};
 
 impl PgStore {
-    pub(super) async fn load_async(&self, chat_id: &str) -> Result<LoadedChat, StoreError> {
+    /// A chat's rows in one read-only REPEATABLE READ transaction, so the
+    /// generation read is the one the rows belong to.
+    pub(super) async fn load_chat(&self, key: &ChatKey) -> Result<LoadedChat, StoreError> {
+        let reading = pg_err("reading a chat");
         let mut client = self.client().await?;
-        // One snapshot for every row of the chat, so the generation read is
-        // the one the rows belong to.
-        let tx = snapshot(&mut client).await?;
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(&reading)?;
+        let (tenant, id) = (key.tenant.name(), key.id.as_str());
         let clock = tx
             .query_opt(
                 "SELECT generation, (extract(epoch FROM now() - changed_at) * 1000)::bigint
-                 FROM chat_clock WHERE chat_id = $1",
-                &[&chat_id],
+                 FROM chat_clock WHERE tenant = $1 AND chat_id = $2",
+                &[&tenant, &id],
             )
             .await
-            .map_err(pg_err)?;
-        let settings_claim = global_settings_claim(tenant_of(chat_id));
+            .map_err(&reading)?;
         let settings_generation = tx
             .query_opt(
-                "SELECT generation FROM chat_clock WHERE chat_id = $1",
-                &[&settings_claim],
+                "SELECT generation FROM settings_clock WHERE tenant = $1",
+                &[&tenant],
             )
             .await
-            .map_err(pg_err)?
+            .map_err(&reading)?
             .map_or(0, |r| as_u64(r.get(0)));
         let row = tx
             .query_opt(
-                "SELECT needs_refresh, body FROM chats WHERE chat_id = $1",
-                &[&chat_id],
+                "SELECT needs_refresh, body FROM chats WHERE tenant = $1 AND chat_id = $2",
+                &[&tenant, &id],
             )
             .await
-            .map_err(pg_err)?;
+            .map_err(&reading)?;
         let settings = tx
             .query_opt(
-                "SELECT body FROM chat_settings WHERE chat_id = $1",
-                &[&chat_id],
+                "SELECT body FROM chat_settings WHERE tenant = $1 AND chat_id = $2",
+                &[&tenant, &id],
             )
             .await
-            .map_err(pg_err)?
-            .map(|r| from_json::<ChatSettings>(r.get(0)))
+            .map_err(&reading)?
+            .map(|r| from_json::<ChatSettings>("chat settings", r.get(0)))
             .transpose()?;
         let chat = match row {
             None => None,
             Some(row) => {
-                let mut meta: ChatMeta = from_json(row.get(1))?;
+                let mut meta: ChatMeta = from_json("chat row", row.get(1))?;
                 // The column is the truth: AllChatsOweRefresh sets only it.
                 meta.needs_refresh = row.get(0);
                 let messages = tx
                     .query(
-                        "SELECT seq, body FROM messages WHERE chat_id = $1 ORDER BY seq",
-                        &[&chat_id],
+                        "SELECT seq, body FROM messages WHERE tenant = $1 AND chat_id = $2
+                         ORDER BY seq",
+                        &[&tenant, &id],
                     )
                     .await
-                    .map_err(pg_err)?
+                    .map_err(&reading)?
                     .iter()
-                    .map(|r| Ok((r.get::<_, i64>(0), from_json::<Message>(r.get(1))?)))
+                    .map(|r| {
+                        Ok((
+                            r.get::<_, i64>(0),
+                            from_json::<Message>("message", r.get(1))?,
+                        ))
+                    })
                     .collect::<Result<Vec<_>, StoreError>>()?;
                 let recaps = tx
                     .query(
-                        "SELECT body FROM recaps WHERE chat_id = $1 ORDER BY version",
-                        &[&chat_id],
+                        "SELECT body FROM recaps WHERE tenant = $1 AND chat_id = $2
+                         ORDER BY version",
+                        &[&tenant, &id],
                     )
                     .await
-                    .map_err(pg_err)?
+                    .map_err(&reading)?
                     .iter()
-                    .map(|r| from_json::<RecapVersion>(r.get(0)))
+                    .map(|r| from_json::<RecapVersion>("running recap", r.get(0)))
                     .collect::<Result<Vec<_>, StoreError>>()?;
                 Some(StoredChat {
                     meta,
@@ -96,7 +93,7 @@ impl PgStore {
                 })
             }
         };
-        tx.commit().await.map_err(pg_err)?;
+        tx.commit().await.map_err(&reading)?;
         Ok(LoadedChat {
             chat,
             settings,
@@ -106,41 +103,5 @@ impl PgStore {
             changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
             settings_generation,
         })
-    }
-
-    /// Every tenant's global settings with their claim's generation.
-    pub(super) async fn global_settings_async(
-        &self,
-    ) -> Result<Vec<(String, SettingsPatch, u64)>, StoreError> {
-        let mut client = self.client().await?;
-        // One snapshot: each patch with the generation it was written at.
-        let tx = snapshot(&mut client).await?;
-        let rows = tx
-            .query(
-                "SELECT key, value FROM kv
-                 WHERE key = 'global_settings' OR key LIKE 'global_settings:%'",
-                &[],
-            )
-            .await
-            .map_err(pg_err)?;
-        let mut globals = Vec::new();
-        for row in rows {
-            let key: String = row.get(0);
-            let tenant = key
-                .strip_prefix("global_settings:")
-                .unwrap_or("")
-                .to_owned();
-            let generation = tx
-                .query_opt(
-                    "SELECT generation FROM chat_clock WHERE chat_id = $1",
-                    &[&global_settings_claim(&tenant)],
-                )
-                .await
-                .map_err(pg_err)?
-                .map_or(0, |r| as_u64(r.get(0)));
-            globals.push((tenant, from_json(row.get(1))?, generation));
-        }
-        tx.commit().await.map_err(pg_err)?;
-        Ok(globals)
     }
 }

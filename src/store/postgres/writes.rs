@@ -3,9 +3,8 @@
 
 use tokio_postgres::types::ToSql;
 
-use super::to_json;
-use crate::store::global_settings_key;
-use crate::store::{StoreError, Write};
+use crate::domain::ids::{ChatKey, ClaimKey};
+use crate::store::{StoreError, Write, to_json};
 
 /// A statement's parameters, owned, so a batch's statements can be sent
 /// together.
@@ -14,9 +13,16 @@ pub(super) type Param = Box<dyn ToSql + Sync + Send>;
 /// Claims a chat's generation: moves it on by one if it is the one given
 /// (inserting the chat at 1 when it has none), and returns the new one; no
 /// row when another writer moved it first.
-pub(super) const CLAIM: &str = "INSERT INTO chat_clock AS c (chat_id, generation, changed_at)
+const CLAIM_CHAT: &str = "INSERT INTO chat_clock AS c (tenant, chat_id, generation, changed_at)
+     VALUES ($1, $2, $3::bigint + 1, now())
+     ON CONFLICT (tenant, chat_id) DO UPDATE SET generation = c.generation + 1, changed_at = now()
+     WHERE c.generation = $3::bigint
+     RETURNING c.generation";
+
+/// The same for a tenant's global settings.
+const CLAIM_SETTINGS: &str = "INSERT INTO settings_clock AS c (tenant, generation, changed_at)
      VALUES ($1, $2::bigint + 1, now())
-     ON CONFLICT (chat_id) DO UPDATE SET generation = c.generation + 1, changed_at = now()
+     ON CONFLICT (tenant) DO UPDATE SET generation = c.generation + 1, changed_at = now()
      WHERE c.generation = $2::bigint
      RETURNING c.generation";
 
@@ -24,59 +30,83 @@ fn text(value: &str) -> Param {
     Box::new(value.to_owned())
 }
 
+fn chat_params(chat: &ChatKey) -> Vec<Param> {
+    vec![text(chat.tenant.name()), text(&chat.id)]
+}
+
+/// The SQL and parameters of a claim.
+pub(super) fn claim(key: &ClaimKey, generation: i64) -> (&'static str, Vec<Param>) {
+    match key {
+        ClaimKey::Chat(chat) => {
+            let mut params = chat_params(chat);
+            params.push(Box::new(generation));
+            (CLAIM_CHAT, params)
+        }
+        ClaimKey::GlobalSettings(tenant) => (
+            CLAIM_SETTINGS,
+            vec![text(tenant.name()), Box::new(generation)],
+        ),
+    }
+}
+
 /// The SQL and parameters of one write (claims are made apart, first).
 pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param>)>, StoreError> {
+    let with = |chat: &ChatKey, more: Vec<Param>| {
+        let mut params = chat_params(chat);
+        params.extend(more);
+        params
+    };
     Ok(Some(match write {
         Write::Claim { .. } => return Ok(None),
-        Write::Chat { chat_id, meta } => (
-            "INSERT INTO chats (chat_id, needs_refresh, body) VALUES ($1, $2, $3)
-             ON CONFLICT (chat_id) DO UPDATE SET needs_refresh = $2, body = $3",
-            vec![
-                text(chat_id),
-                Box::new(meta.needs_refresh),
-                Box::new(to_json(meta)?),
-            ],
+        Write::Chat { chat, meta } => (
+            "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (tenant, chat_id) DO UPDATE SET needs_refresh = $3, body = $4",
+            with(
+                chat,
+                vec![
+                    Box::new(meta.needs_refresh),
+                    Box::new(to_json("chat row", meta)?),
+                ],
+            ),
         ),
-        Write::Message {
-            chat_id,
-            seq,
-            message,
-        } => (
-            "INSERT INTO messages (chat_id, message_id, seq, body) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (chat_id, message_id) DO UPDATE SET seq = $3, body = $4",
-            vec![
-                text(chat_id),
-                text(&message.id),
-                Box::new(*seq),
-                Box::new(to_json(message)?),
-            ],
+        Write::Message { chat, seq, message } => (
+            "INSERT INTO messages (tenant, chat_id, message_id, seq, body)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (tenant, chat_id, message_id) DO UPDATE SET seq = $4, body = $5",
+            with(
+                chat,
+                vec![
+                    text(&message.id),
+                    Box::new(*seq),
+                    Box::new(to_json("message", message)?),
+                ],
+            ),
         ),
-        Write::DeleteMessage {
-            chat_id,
-            message_id,
-        } => (
-            "DELETE FROM messages WHERE chat_id = $1 AND message_id = $2",
-            vec![text(chat_id), text(message_id)],
+        Write::DeleteMessage { chat, message_id } => (
+            "DELETE FROM messages WHERE tenant = $1 AND chat_id = $2 AND message_id = $3",
+            with(chat, vec![text(message_id)]),
         ),
-        Write::Recap { chat_id, version } => (
-            "INSERT INTO recaps (chat_id, version, body) VALUES ($1, $2, $3)
-             ON CONFLICT (chat_id, version) DO UPDATE SET body = $3",
-            vec![
-                text(chat_id),
-                Box::new(i64::from(version.version)),
-                Box::new(to_json(version)?),
-            ],
+        Write::Recap { chat, version } => (
+            "INSERT INTO recaps (tenant, chat_id, version, body) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (tenant, chat_id, version) DO UPDATE SET body = $4",
+            with(
+                chat,
+                vec![
+                    Box::new(i64::from(version.version)),
+                    Box::new(to_json("running recap", version)?),
+                ],
+            ),
         ),
-        Write::DeleteRecap { chat_id, version } => (
-            "DELETE FROM recaps WHERE chat_id = $1 AND version = $2",
-            vec![text(chat_id), Box::new(i64::from(*version))],
+        Write::DeleteRecap { chat, version } => (
+            "DELETE FROM recaps WHERE tenant = $1 AND chat_id = $2 AND version = $3",
+            with(chat, vec![Box::new(i64::from(*version))]),
         ),
         Write::GlobalSettings { tenant, patch } => (
-            "INSERT INTO kv (key, value) VALUES ($1, $2)
-             ON CONFLICT (key) DO UPDATE SET value = $2",
+            "INSERT INTO global_settings (tenant, body) VALUES ($1, $2)
+             ON CONFLICT (tenant) DO UPDATE SET body = $2",
             vec![
-                text(&global_settings_key(tenant)),
-                Box::new(to_json(patch)?),
+                text(tenant.name()),
+                Box::new(to_json("global settings", patch)?),
             ],
         ),
         // Chat clocks are locked in chat order, as claims lock them, and
@@ -84,22 +114,22 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
         // the refresh owed) before their next commit.
         Write::AllChatsOweRefresh { tenant } => (
             "WITH owed AS (
-                 SELECT k.chat_id FROM chat_clock k JOIN chats c USING (chat_id)
-                 WHERE CASE WHEN $1 = '' THEN strpos(c.chat_id, chr(31)) = 0
-                            ELSE starts_with(c.chat_id, $1 || chr(31)) END
+                 SELECT k.tenant, k.chat_id FROM chat_clock k JOIN chats c USING (tenant, chat_id)
+                 WHERE k.tenant = $1
                  ORDER BY k.chat_id
                  FOR UPDATE OF k
              ), moved AS (
                  UPDATE chat_clock k SET generation = k.generation + 1, changed_at = now()
-                 FROM owed WHERE k.chat_id = owed.chat_id
+                 FROM owed WHERE k.tenant = owed.tenant AND k.chat_id = owed.chat_id
              )
-             UPDATE chats c SET needs_refresh = true FROM owed WHERE c.chat_id = owed.chat_id",
-            vec![text(tenant)],
+             UPDATE chats c SET needs_refresh = true
+             FROM owed WHERE c.tenant = owed.tenant AND c.chat_id = owed.chat_id",
+            vec![text(tenant.name())],
         ),
-        Write::ChatSettings { chat_id, settings } => (
-            "INSERT INTO chat_settings (chat_id, body) VALUES ($1, $2)
-             ON CONFLICT (chat_id) DO UPDATE SET body = $2",
-            vec![text(chat_id), Box::new(to_json(settings)?)],
+        Write::ChatSettings { chat, settings } => (
+            "INSERT INTO chat_settings (tenant, chat_id, body) VALUES ($1, $2, $3)
+             ON CONFLICT (tenant, chat_id) DO UPDATE SET body = $3",
+            with(chat, vec![Box::new(to_json("chat settings", settings)?)]),
         ),
     }))
 }

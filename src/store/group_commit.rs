@@ -1,0 +1,328 @@
+//! Group commit, shared by both stores: every write group waiting when the
+//! database becomes free goes into the same transaction, and all of them
+//! are answered together. One fsync (or one PostgreSQL round of commits)
+//! then covers many callers instead of one.
+//!
+//! A store owns the loop that drains its [`CommitQueue`]: the embedded store
+//! on a thread of its own ([`run_blocking`], since its database calls
+//! block), the PostgreSQL store as a task ([`run_async`]). Either way:
+//!
+//! - a failing batch of several groups is retried one group at a time, so a
+//!   bad group fails alone;
+//! - a panic in the store's code is caught: its transaction rolls back (the
+//!   database handles roll back when dropped), its callers get
+//!   [`StoreError::Panicked`], and the loop goes on serving.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{StoreError, Write};
+use crate::telemetry;
+
+/// Most groups put into one transaction.
+const MAX_GROUPS_PER_COMMIT: usize = 4096;
+
+/// Where one caller's answer goes.
+type Answer = oneshot::Sender<Result<(), StoreError>>;
+
+/// One caller's group, and where its answer goes.
+pub struct Request {
+    writes: Vec<Write>,
+    done: Answer,
+}
+
+/// The sending side of a store's commit loop. Closing it (see
+/// [`CommitQueue::close`]) lets the loop drain what it has and end.
+pub struct CommitQueue {
+    sender: parking_lot::RwLock<Option<mpsc::UnboundedSender<Request>>>,
+    /// Completes (its sender dropped) when the loop has ended.
+    finished: tokio::sync::Mutex<Option<oneshot::Receiver<()>>>,
+}
+
+/// The receiving side, for the store's loop, and the signal it drops when
+/// it ends.
+pub struct CommitRequests {
+    requests: mpsc::UnboundedReceiver<Request>,
+    _finished: oneshot::Sender<()>,
+}
+
+/// A new queue and the requests its loop serves.
+pub fn queue() -> (CommitQueue, CommitRequests) {
+    let (sender, requests) = mpsc::unbounded_channel();
+    let (finished_tx, finished_rx) = oneshot::channel();
+    (
+        CommitQueue {
+            sender: parking_lot::RwLock::new(Some(sender)),
+            finished: tokio::sync::Mutex::new(Some(finished_rx)),
+        },
+        CommitRequests {
+            requests,
+            _finished: finished_tx,
+        },
+    )
+}
+
+impl CommitQueue {
+    /// Queues one group; resolves once the transaction holding it is
+    /// durable, or failed. An empty group commits nothing and succeeds.
+    pub async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let (done, answer) = oneshot::channel();
+        {
+            let sender = self.sender.read();
+            let sender = sender.as_ref().ok_or(StoreError::Closed)?;
+            sender
+                .send(Request { writes, done })
+                .map_err(|_| StoreError::Closed)?;
+        }
+        answer.await.unwrap_or(Err(StoreError::Closed))
+    }
+
+    /// Takes no more groups and waits until the loop has answered every
+    /// group it took.
+    pub async fn close(&self) {
+        self.sender.write().take();
+        let finished = self.finished.lock().await.take();
+        if let Some(finished) = finished {
+            let _ = finished.await;
+        }
+    }
+}
+
+/// The groups of one transaction, with their callers.
+struct Batch {
+    callers: Vec<Answer>,
+    groups: Vec<Vec<Write>>,
+    started: Instant,
+}
+
+impl Batch {
+    /// `first` and every request already waiting behind it.
+    fn gather(first: Request, requests: &mut mpsc::UnboundedReceiver<Request>) -> Batch {
+        let mut batch = Batch {
+            callers: Vec::new(),
+            groups: Vec::new(),
+            started: Instant::now(),
+        };
+        batch.push(first);
+        while batch.groups.len() < MAX_GROUPS_PER_COMMIT {
+            match requests.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        batch
+    }
+
+    fn push(&mut self, request: Request) {
+        self.callers.push(request.done);
+        self.groups.push(request.writes);
+    }
+
+    /// Answers every caller with the transaction's outcome, or, when it
+    /// failed and held several groups, hands them back to be retried one
+    /// at a time.
+    fn settle(self, outcome: Result<(), StoreError>) -> Option<Vec<(Vec<Write>, Answer)>> {
+        metrics::histogram!(telemetry::COMMIT_DURATION)
+            .record(self.started.elapsed().as_secs_f64());
+        metrics::histogram!(telemetry::COMMIT_BATCH).record(self.groups.len() as f64);
+        match outcome {
+            Ok(()) => {
+                for caller in self.callers {
+                    let _ = caller.send(Ok(()));
+                }
+                None
+            }
+            Err(error) if self.callers.len() == 1 => {
+                if let Some(caller) = self.callers.into_iter().next() {
+                    let _ = caller.send(Err(error));
+                }
+                None
+            }
+            Err(error) => {
+                tracing::debug!(%error, groups = self.groups.len(), "batch failed; committing its groups one by one");
+                Some(self.groups.into_iter().zip(self.callers).collect())
+            }
+        }
+    }
+}
+
+fn log_panic(error: &StoreError) {
+    if let StoreError::Panicked(message) = error {
+        tracing::error!(
+            panic = message,
+            "a commit panicked; its batch was rolled back and the store goes on"
+        );
+    }
+}
+
+/// Serves `requests` on the calling thread until every [`CommitQueue`]
+/// handle is closed or dropped, committing each batch with `commit` (which
+/// blocks until the transaction is durable).
+pub fn run_blocking(
+    mut requests: CommitRequests,
+    mut commit: impl FnMut(&[Vec<Write>]) -> Result<(), StoreError>,
+) {
+    let mut guarded = |groups: &[Vec<Write>]| {
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| commit(groups)))
+            .unwrap_or_else(|panic| Err(StoreError::from_panic(&*panic)));
+        if let Err(error) = &outcome {
+            log_panic(error);
+        }
+        outcome
+    };
+    while let Some(first) = requests.requests.blocking_recv() {
+        let batch = Batch::gather(first, &mut requests.requests);
+        let outcome = guarded(&batch.groups);
+        for (group, caller) in batch.settle(outcome).into_iter().flatten() {
+            let _ = caller.send(guarded(std::slice::from_ref(&group)));
+        }
+    }
+}
+
+/// A store's transaction over one batch of groups, for [`run_async`].
+#[async_trait::async_trait]
+pub trait BatchCommit: Send + Sync {
+    /// Commits every group of `groups` in one transaction; returns once it
+    /// is durable.
+    async fn commit_batch(&self, groups: &[Vec<Write>]) -> Result<(), StoreError>;
+}
+
+/// Serves `requests` as a task until every [`CommitQueue`] handle is closed
+/// or dropped, committing each batch with `committer`.
+pub async fn run_async(mut requests: CommitRequests, committer: impl BatchCommit) {
+    let guarded = async |groups: &[Vec<Write>]| {
+        let outcome = AssertUnwindSafe(committer.commit_batch(groups))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(StoreError::from_panic(&*panic)));
+        if let Err(error) = &outcome {
+            log_panic(error);
+        }
+        outcome
+    };
+    while let Some(first) = requests.requests.recv().await {
+        let batch = Batch::gather(first, &mut requests.requests);
+        let outcome = guarded(&batch.groups).await;
+        for (group, caller) in batch.settle(outcome).into_iter().flatten() {
+            let _ = caller.send(guarded(std::slice::from_ref(&group)).await);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::ChatKey;
+    use std::sync::{Arc, Mutex};
+
+    fn delete(chat: &str) -> Vec<Write> {
+        vec![Write::DeleteMessage {
+            chat: ChatKey::untenanted(chat),
+            message_id: "m".into(),
+        }]
+    }
+
+    fn names(groups: &[Vec<Write>]) -> Vec<String> {
+        groups
+            .iter()
+            .flatten()
+            .filter_map(|w| match w {
+                Write::DeleteMessage { chat, .. } => Some(chat.id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A committer that records each transaction's group count, fails
+    /// groups naming "bad" and panics on groups naming "panic".
+    fn recording(
+        transactions: Arc<Mutex<Vec<usize>>>,
+    ) -> impl FnMut(&[Vec<Write>]) -> Result<(), StoreError> {
+        move |groups| {
+            let named = names(groups);
+            if named.iter().any(|n| n == "panic") {
+                panic!("the store broke");
+            }
+            if named.iter().any(|n| n == "bad") {
+                return Err(StoreError::database("commit", "refused"));
+            }
+            transactions.lock().unwrap().push(groups.len());
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failing_group_fails_alone() {
+        let transactions = Arc::new(Mutex::new(Vec::new()));
+        let (queue, requests) = queue();
+        let committer = recording(transactions.clone());
+        let thread = std::thread::spawn(move || run_blocking(requests, committer));
+        let results = tokio::join!(
+            queue.commit(delete("a")),
+            queue.commit(delete("bad")),
+            queue.commit(delete("c")),
+        );
+        assert!(results.0.is_ok());
+        assert!(matches!(results.1, Err(StoreError::Database { .. })));
+        assert!(results.2.is_ok());
+        queue.close().await;
+        thread.join().unwrap();
+        let committed: usize = transactions.lock().unwrap().iter().sum();
+        assert_eq!(committed, 2);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_commit_fails_its_callers_and_the_loop_goes_on() {
+        let transactions = Arc::new(Mutex::new(Vec::new()));
+        let (queue, requests) = queue();
+        let committer = recording(transactions.clone());
+        let thread = std::thread::spawn(move || run_blocking(requests, committer));
+        let results = tokio::join!(queue.commit(delete("panic")), queue.commit(delete("ok")));
+        assert!(
+            matches!(&results.0, Err(StoreError::Panicked(m)) if m == "the store broke"),
+            "{:?}",
+            results.0
+        );
+        assert!(results.1.is_ok());
+        // Later commits are served as usual.
+        queue.commit(delete("later")).await.unwrap();
+        queue.close().await;
+        assert!(matches!(
+            queue.commit(delete("closed")).await,
+            Err(StoreError::Closed)
+        ));
+        thread.join().unwrap();
+    }
+
+    struct Panicky;
+
+    #[async_trait::async_trait]
+    impl BatchCommit for Panicky {
+        async fn commit_batch(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
+            tokio::task::yield_now().await;
+            if names(groups).iter().any(|n| n == "panic") {
+                panic!("async store broke");
+            }
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_async_loop_survives_a_panic_too() {
+        let (queue, requests) = queue();
+        let task = tokio::spawn(run_async(requests, Panicky));
+        assert!(matches!(
+            queue.commit(delete("panic")).await,
+            Err(StoreError::Panicked(_))
+        ));
+        queue.commit(delete("ok")).await.unwrap();
+        queue.close().await;
+        task.await.unwrap();
+    }
+}

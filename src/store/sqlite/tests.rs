@@ -1,0 +1,271 @@
+use super::*;
+use crate::domain::Limits;
+use crate::domain::message::NewMessage;
+use crate::domain::settings::SettingsPatch;
+
+fn message(id: &str) -> Message {
+    NewMessage {
+        id: id.into(),
+        text: format!("text of {id}"),
+        ..Default::default()
+    }
+    .build("message", &Limits::default())
+    .unwrap()
+}
+
+fn key(tenant: &str, chat: &str) -> ChatKey {
+    Tenant(tenant.into()).chat(chat)
+}
+
+fn depth(patch: &SettingsPatch) -> Option<u32> {
+    patch.depth
+}
+
+#[tokio::test]
+async fn rows_survive_reopening_and_load_in_position_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = key("", "c");
+    {
+        let store = SqliteStore::open(dir.path(), true).await.unwrap();
+        let put = |m: &str, seq| Write::Message {
+            chat: c.clone(),
+            seq,
+            message: message(m),
+        };
+        let (first, second) = tokio::join!(
+            store.commit(vec![
+                Write::Chat {
+                    chat: c.clone(),
+                    meta: ChatMeta {
+                        revision: 3,
+                        needs_refresh: true,
+                        ..Default::default()
+                    },
+                },
+                put("b", 5),
+                put("a", -1),
+            ]),
+            store.commit(vec![Write::GlobalSettings {
+                tenant: Tenant::default(),
+                patch: SettingsPatch {
+                    depth: Some(9),
+                    ..Default::default()
+                },
+            }])
+        );
+        first.unwrap();
+        second.unwrap();
+        store
+            .commit(vec![
+                Write::DeleteMessage {
+                    chat: c.clone(),
+                    message_id: "b".into(),
+                },
+                put("z", 7),
+            ])
+            .await
+            .unwrap();
+        store.close().await;
+    }
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    let chat = store.load(&c).await.unwrap().chat.unwrap();
+    assert_eq!(chat.meta.revision, 3);
+    let ids: Vec<&str> = chat.messages.iter().map(|(_, m)| m.id.as_str()).collect();
+    assert_eq!(ids, ["a", "z"]);
+    let globals = store.global_settings().await.unwrap();
+    assert_eq!(globals.len(), 1);
+    assert_eq!(
+        (globals[0].tenant.name(), depth(&globals[0].patch)),
+        ("", Some(9))
+    );
+    assert_eq!(store.chats_owing_refresh().await.unwrap(), [c]);
+    assert!(store.load(&key("", "other")).await.unwrap().chat.is_none());
+    assert_eq!(store.chat_count().await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn tenants_keep_their_own_chats_settings_and_refreshes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    let chat = |k: &ChatKey| Write::Chat {
+        chat: k.clone(),
+        meta: ChatMeta::default(),
+    };
+    let global = |tenant: &str, depth| Write::GlobalSettings {
+        tenant: Tenant(tenant.into()),
+        patch: SettingsPatch {
+            depth: Some(depth),
+            ..Default::default()
+        },
+    };
+    // The same chat id in three tenants, and tenant names that a prefix
+    // match would confuse.
+    let keys = [
+        key("", "c"),
+        key("x", "c"),
+        key(":x", "c"),
+        key("café", "c1"),
+    ];
+    let mut writes: Vec<Write> = keys.iter().map(chat).collect();
+    writes.extend([global(":x", 1), global("x", 2), global("", 3)]);
+    store.commit(writes).await.unwrap();
+    let depths: Vec<(String, Option<u32>)> = store
+        .global_settings()
+        .await
+        .unwrap()
+        .iter()
+        .map(|g| (g.tenant.name().to_owned(), depth(&g.patch)))
+        .collect();
+    assert_eq!(
+        depths,
+        [
+            ("".to_owned(), Some(3)),
+            (":x".to_owned(), Some(1)),
+            ("x".to_owned(), Some(2))
+        ]
+    );
+    assert_eq!(
+        store.chats_of(&Tenant("x".into())).await.unwrap(),
+        [key("x", "c")]
+    );
+    assert_eq!(store.chat_count().await.unwrap(), 4);
+    for (tenant, owed) in [
+        ("café", key("café", "c1")),
+        (":x", key(":x", "c")),
+        ("", key("", "c")),
+    ] {
+        store
+            .commit(vec![Write::AllChatsOweRefresh {
+                tenant: Tenant(tenant.into()),
+            }])
+            .await
+            .unwrap();
+        assert_eq!(store.chats_owing_refresh().await.unwrap(), [owed]);
+        store.commit(keys.iter().map(chat).collect()).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn chat_settings_exist_without_the_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    let settings = ChatSettings {
+        enabled: Some(false),
+        ..Default::default()
+    };
+    let later = key("t", "later");
+    store
+        .commit(vec![Write::ChatSettings {
+            chat: later.clone(),
+            settings: settings.clone(),
+        }])
+        .await
+        .unwrap();
+    let loaded = store.load(&later).await.unwrap();
+    assert_eq!(loaded.settings, Some(settings));
+    assert!(loaded.chat.is_none());
+    assert_eq!(
+        store
+            .chat_settings_of(&Tenant("t".into()))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        store
+            .chat_settings_of(&Tenant::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// The schema and rows a version-1 recapd wrote: tenant and chat joined in
+/// one key, global settings in `kv`.
+const V1_DATABASE: &str = "
+CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE chats (chat_id TEXT PRIMARY KEY, needs_refresh INTEGER NOT NULL, body TEXT NOT NULL);
+CREATE TABLE messages (chat_id TEXT NOT NULL, message_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    body TEXT NOT NULL, PRIMARY KEY (chat_id, message_id));
+CREATE INDEX messages_by_seq ON messages (chat_id, seq);
+CREATE TABLE recaps (chat_id TEXT NOT NULL, version INTEGER NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (chat_id, version));
+CREATE TABLE chat_settings (chat_id TEXT PRIMARY KEY, body TEXT NOT NULL);
+INSERT INTO kv VALUES ('schema_version', '1');
+INSERT INTO kv VALUES ('global_settings', '{\"depth\":3}');
+INSERT INTO kv VALUES ('global_settings:acme', '{\"depth\":7}');
+";
+
+#[tokio::test]
+async fn a_version_1_database_is_upgraded_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = |m: &str| serde_json::to_string(&message(m)).unwrap();
+    {
+        let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        conn.execute_batch(V1_DATABASE).unwrap();
+        let joined = |tenant: &str, chat: &str| format!("{tenant}\u{1f}{chat}");
+        for (id, needs) in [("c".to_owned(), 0), (joined("acme", "c"), 1)] {
+            conn.execute(
+                "INSERT INTO chats VALUES (?1, ?2, ?3)",
+                params![id, needs, r#"{"revision":4,"injection":{"chat_id":"old","text":"x","position":"InPrompt","depth":2,"role":"System","scan":false,"enabled":true,"revision":4,"running_recap_version":null,"token_count":1,"auto_hidden_count":0,"trigger":null,"refreshed_at_us":0}}"#],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO messages VALUES (?1, 'm1', 1, ?2)",
+                params![id, body("m1")],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO chat_settings VALUES (?1, '{\"enabled\":false}')",
+            params![joined("acme", "c")],
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    let default = store.load(&key("", "c")).await.unwrap();
+    let acme = store.load(&key("acme", "c")).await.unwrap();
+    let default_chat = default.chat.unwrap();
+    assert_eq!(default_chat.meta.revision, 4);
+    assert_eq!(default_chat.messages.len(), 1);
+    assert!(!default_chat.meta.needs_refresh);
+    assert_eq!(default.settings, None);
+    assert!(acme.chat.unwrap().meta.needs_refresh);
+    assert_eq!(acme.settings.unwrap().enabled, Some(false));
+    let globals: Vec<(String, Option<u32>)> = store
+        .global_settings()
+        .await
+        .unwrap()
+        .iter()
+        .map(|g| (g.tenant.name().to_owned(), depth(&g.patch)))
+        .collect();
+    assert_eq!(
+        globals,
+        [("".to_owned(), Some(3)), ("acme".to_owned(), Some(7))]
+    );
+    assert_eq!(
+        store.chats_owing_refresh().await.unwrap(),
+        [key("acme", "c")]
+    );
+    store.close().await;
+    drop(store);
+    // Opening again finds the new version and changes nothing.
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    assert_eq!(store.chat_count().await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO kv VALUES ('schema_version', '99');",
+        )
+        .unwrap();
+    }
+    let error = SqliteStore::open(dir.path(), true).await.unwrap_err();
+    assert!(error.to_string().contains("schema version 99"), "{error}");
+}

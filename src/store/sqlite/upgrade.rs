@@ -1,0 +1,63 @@
+//! The in-place upgrade of a version-1 database, written before tenants had
+//! a column of their own: a chat of tenant T was stored under the one key
+//! `T` + U+001F + chat id (the default tenant's under the bare chat id), and
+//! a tenant's global settings under `global_settings:T` in `kv`. The upgrade
+//! splits those keys into the tenant and chat columns, in one transaction:
+//! it applies whole or not at all.
+
+use rusqlite::{Connection, params};
+
+use crate::store::StoreError;
+
+/// The version-1 separator between a tenant and a chat id, as SQL. This
+/// upgrade is the only place that still knows joined keys.
+const V1_SEPARATOR: &str = "char(31)";
+
+/// Moves every version-1 table to the `schema` (version `version`).
+pub(super) fn from_v1(conn: &mut Connection, schema: &str, version: i64) -> Result<(), StoreError> {
+    let upgrading = |e| StoreError::database("upgrading the database from schema version 1", e);
+    let tenant = format!(
+        "CASE WHEN instr(chat_id, {V1_SEPARATOR}) > 0
+              THEN substr(chat_id, 1, instr(chat_id, {V1_SEPARATOR}) - 1) ELSE '' END"
+    );
+    let chat = format!(
+        "CASE WHEN instr(chat_id, {V1_SEPARATOR}) > 0
+              THEN substr(chat_id, instr(chat_id, {V1_SEPARATOR}) + 1) ELSE chat_id END"
+    );
+    let tx = conn.transaction().map_err(upgrading)?;
+    tx.execute_batch(
+        "ALTER TABLE chats RENAME TO chats_v1;
+         ALTER TABLE messages RENAME TO messages_v1;
+         ALTER TABLE recaps RENAME TO recaps_v1;
+         ALTER TABLE chat_settings RENAME TO chat_settings_v1;
+         DROP INDEX IF EXISTS messages_by_seq;",
+    )
+    .map_err(upgrading)?;
+    tx.execute_batch(schema).map_err(upgrading)?;
+    tx.execute_batch(&format!(
+        "INSERT INTO chats (tenant, chat_id, needs_refresh, body)
+             SELECT {tenant}, {chat}, needs_refresh, body FROM chats_v1;
+         INSERT INTO messages (tenant, chat_id, message_id, seq, body)
+             SELECT {tenant}, {chat}, message_id, seq, body FROM messages_v1;
+         INSERT INTO recaps (tenant, chat_id, version, body)
+             SELECT {tenant}, {chat}, version, body FROM recaps_v1;
+         INSERT INTO chat_settings (tenant, chat_id, body)
+             SELECT {tenant}, {chat}, body FROM chat_settings_v1;
+         INSERT INTO global_settings (tenant, body)
+             SELECT CASE WHEN key = 'global_settings' THEN ''
+                         ELSE substr(key, length('global_settings:') + 1) END, value
+             FROM kv WHERE key = 'global_settings' OR key LIKE 'global_settings:%';
+         DELETE FROM kv WHERE key = 'global_settings' OR key LIKE 'global_settings:%';
+         DROP TABLE chats_v1;
+         DROP TABLE messages_v1;
+         DROP TABLE recaps_v1;
+         DROP TABLE chat_settings_v1;"
+    ))
+    .map_err(upgrading)?;
+    tx.execute(
+        "UPDATE kv SET value = ?1 WHERE key = 'schema_version'",
+        params![version.to_string()],
+    )
+    .map_err(upgrading)?;
+    tx.commit().map_err(upgrading)
+}
