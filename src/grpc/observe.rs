@@ -81,6 +81,8 @@ fn status_of<B>(response: &http::Response<B>) -> Option<Status> {
     Status::from_header_map(response.headers())
 }
 
+/// A code's name as the gRPC spec spells it (tonic's `Debug` is camel
+/// case): the `code` label of the request counter and of log lines.
 fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
