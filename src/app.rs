@@ -14,7 +14,7 @@ use tonic::transport::Server;
 use tonic_health::server::HealthReporter;
 
 use crate::auth::AuthLayer;
-use crate::config::{Config, Durability, MetricsListen};
+use crate::config::{Config, Durability, MetricsListen, StartupFiles};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
 use crate::engine::{Engine, EngineError};
@@ -25,6 +25,7 @@ use crate::grpc::pb::memory_service_server::MemoryServiceServer;
 use crate::grpc::pb::prompt_service_server::PromptServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi, pb};
+use crate::store::postgres::PgOptions;
 use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
 use crate::telemetry;
 
@@ -74,11 +75,11 @@ pub struct App {
     store: Arc<dyn ChatStore>,
 }
 
-/// Opens the store `config` names: PostgreSQL with --store, else the
-/// embedded store in --data-dir (created when missing).
-async fn open_store(config: &Config) -> Result<Stores, AppError> {
-    config.check_store().map_err(AppError::Startup)?;
-    if let Some(options) = config.postgres() {
+/// Opens the store `config` names: PostgreSQL with --store (`postgres`,
+/// already checked), else the embedded store in --data-dir (created when
+/// missing).
+async fn open_store(config: &Config, postgres: Option<PgOptions>) -> Result<Stores, AppError> {
+    if let Some(options) = postgres {
         let store = Arc::new(PgStore::open(&options).await?);
         return Ok(Stores {
             chats: store.clone(),
@@ -94,19 +95,60 @@ async fn open_store(config: &Config) -> Result<Stores, AppError> {
     Ok(Stores::single(Arc::new(store)))
 }
 
-/// The fully qualified names of the services recapd serves.
-pub const SERVICE_NAMES: [&str; 5] = [
-    "recap.v1.EventService",
-    "recap.v1.MemoryService",
-    "recap.v1.SettingsService",
-    "recap.v1.InjectionService",
-    "recap.v1.PromptService",
-];
+/// Marks each `recap.v1` service SERVING in `grpc.health.v1`, named by its
+/// generated server type (so the names cannot drift from the proto).
+async fn set_services_serving(health: &HealthReporter) {
+    health.set_serving::<EventServiceServer<EventApi>>().await;
+    health.set_serving::<MemoryServiceServer<MemoryApi>>().await;
+    health
+        .set_serving::<SettingsServiceServer<SettingsApi>>()
+        .await;
+    health
+        .set_serving::<InjectionServiceServer<InjectionApi>>()
+        .await;
+    health.set_serving::<PromptServiceServer<PromptApi>>().await;
+}
+
+/// Marks the server as a whole (the empty service name) and each
+/// `recap.v1` service NOT_SERVING, as a shutdown begins.
+async fn set_all_not_serving(health: &HealthReporter) {
+    health
+        .set_service_status("", tonic_health::ServingStatus::NotServing)
+        .await;
+    health
+        .set_not_serving::<EventServiceServer<EventApi>>()
+        .await;
+    health
+        .set_not_serving::<MemoryServiceServer<MemoryApi>>()
+        .await;
+    health
+        .set_not_serving::<SettingsServiceServer<SettingsApi>>()
+        .await;
+    health
+        .set_not_serving::<InjectionServiceServer<InjectionApi>>()
+        .await;
+    health
+        .set_not_serving::<PromptServiceServer<PromptApi>>()
+        .await;
+}
 
 impl App {
-    /// Starts recapd as `config` says; when this returns, it is serving.
+    /// Starts recapd as `config` says, reading its start-up files first;
+    /// when this returns, it is serving.
     pub async fn build(config: Config) -> Result<App, AppError> {
-        let stores = open_store(&config).await?;
+        let files = config.read_startup_files().map_err(AppError::Startup)?;
+        App::build_with(config, files).await
+    }
+
+    /// Starts recapd as `config` says, with the start-up files `main`
+    /// already read and checked; when this returns, it is serving.
+    pub async fn build_with(config: Config, files: StartupFiles) -> Result<App, AppError> {
+        let StartupFiles {
+            postgres,
+            tokens,
+            tls,
+        } = files;
+        let stores = open_store(&config, postgres).await?;
         let store = stores.chats.clone();
         let changes = stores.replicas.as_ref().and_then(|r| r.changes());
         let engine = Engine::new(stores, config.limits()).await?;
@@ -145,11 +187,7 @@ impl App {
         })?;
 
         let (health, health_service) = tonic_health::server::health_reporter();
-        for name in SERVICE_NAMES {
-            health
-                .set_service_status(name, tonic_health::ServingStatus::Serving)
-                .await;
-        }
+        set_services_serving(&health).await;
         let reflection = || {
             tonic_reflection::server::Builder::configure()
                 .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
@@ -164,9 +202,8 @@ impl App {
 
         let shutdown = CancellationToken::new();
         let max_request = config.max_request_bytes();
-        let tokens = config.auth_tokens().map_err(AppError::Startup)?;
         let mut server = Server::builder();
-        if let Some(identity) = config.tls_identity().map_err(AppError::Startup)? {
+        if let Some(identity) = tls {
             server = server
                 .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
                 .map_err(|e| AppError::Startup(format!("TLS: {e}")))?;
@@ -240,14 +277,7 @@ impl App {
             follower,
             store,
         } = self;
-        health
-            .set_service_status("", tonic_health::ServingStatus::NotServing)
-            .await;
-        for name in SERVICE_NAMES {
-            health
-                .set_service_status(name, tonic_health::ServingStatus::NotServing)
-                .await;
-        }
+        set_all_not_serving(&health).await;
         shutdown.cancel();
         match server.await {
             Ok(Ok(())) => {}
@@ -265,6 +295,60 @@ impl App {
             .is_err()
         {
             tracing::warn!("the store's commits still busy after 5 s; exiting without them");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_server::Health as _;
+    use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+    use tonic_health::server::HealthService;
+
+    use super::*;
+
+    async fn check(health: &HealthService, service: &str) -> Result<ServingStatus, tonic::Code> {
+        health
+            .check(tonic::Request::new(HealthCheckRequest {
+                service: service.to_owned(),
+            }))
+            .await
+            .map(|answer| HealthCheckResponse::status(answer.get_ref()))
+            .map_err(|status| status.code())
+    }
+
+    #[tokio::test]
+    async fn health_names_each_proto_service_serving_then_not_serving() {
+        const PROTO_SERVICES: [&str; 5] = [
+            "recap.v1.EventService",
+            "recap.v1.MemoryService",
+            "recap.v1.SettingsService",
+            "recap.v1.InjectionService",
+            "recap.v1.PromptService",
+        ];
+        let reporter = HealthReporter::new();
+        let health = HealthService::from_health_reporter(reporter.clone());
+        set_services_serving(&reporter).await;
+        assert_eq!(check(&health, "").await, Ok(ServingStatus::Serving));
+        for name in PROTO_SERVICES {
+            assert_eq!(
+                check(&health, name).await,
+                Ok(ServingStatus::Serving),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            check(&health, "recap.v1.Nothing").await,
+            Err(tonic::Code::NotFound)
+        );
+        set_all_not_serving(&reporter).await;
+        for name in std::iter::once("").chain(PROTO_SERVICES) {
+            assert_eq!(
+                check(&health, name).await,
+                Ok(ServingStatus::NotServing),
+                "{name:?}"
+            );
         }
     }
 }

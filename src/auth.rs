@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use subtle::ConstantTimeEq;
+use tonic::Status;
 use tonic::codegen::http;
 use tower::{Layer, Service};
 
@@ -125,19 +126,14 @@ pub struct Authenticated<S> {
     tokens: Option<TokenTable>,
 }
 
+/// The message of every refused call; the same whether the token is
+/// missing, malformed or unknown, so a caller learns nothing about tokens.
+pub const UNAUTHENTICATED_MESSAGE: &str = "missing or unknown bearer token";
+
+/// The answer to a call without a valid token: a trailers-only gRPC
+/// response carrying UNAUTHENTICATED, built by tonic like any other status.
 fn unauthenticated<B: Default>() -> http::Response<B> {
-    let mut response = http::Response::new(B::default());
-    let headers = response.headers_mut();
-    headers.insert(
-        "content-type",
-        http::HeaderValue::from_static("application/grpc"),
-    );
-    headers.insert("grpc-status", http::HeaderValue::from_static("16"));
-    headers.insert(
-        "grpc-message",
-        http::HeaderValue::from_static("missing%20or%20unknown%20bearer%20token"),
-    );
-    response
+    Status::unauthenticated(UNAUTHENTICATED_MESSAGE).into_http()
 }
 
 impl<S, ReqBody, ResBody> Service<http::Request<ReqBody>> for Authenticated<S>
@@ -212,5 +208,65 @@ mod tests {
         );
         assert!(TokenTable::parse("# nothing\n").is_err());
         assert_eq!(format!("{table:?}"), "TokenTable(2 tokens)");
+    }
+
+    #[test]
+    fn a_refused_call_decodes_as_unauthenticated_with_its_message() {
+        let response: http::Response<()> = unauthenticated();
+        assert_eq!(
+            response.headers().get("content-type").map(|v| v.as_bytes()),
+            Some(&b"application/grpc"[..])
+        );
+        let status = Status::from_header_map(response.headers())
+            .expect("a refusal carries grpc-status in its headers");
+        assert_eq!(status.code(), tonic::Code::Unauthenticated);
+        assert_eq!(status.message(), UNAUTHENTICATED_MESSAGE);
+    }
+
+    #[test]
+    fn only_a_known_bearer_token_reaches_the_service_and_health_needs_none() {
+        use std::convert::Infallible;
+        use tower::ServiceExt as _;
+
+        let tokens = TokenTable::parse("acme 0123456789abcdef\n").unwrap();
+        // The inner service answers OK with the tenant it was given.
+        let inner = tower::service_fn(|request: http::Request<()>| async move {
+            let tenant = request.extensions().get::<Tenant>().cloned();
+            Ok::<_, Infallible>(http::Response::new(tenant))
+        });
+        let service = AuthLayer::new(Some(tokens)).layer(inner);
+        let call = |path: &str, authorization: Option<&str>| {
+            let mut request = http::Request::builder().uri(path);
+            if let Some(value) = authorization {
+                request = request.header("authorization", value);
+            }
+            let request = request.body(()).unwrap();
+            let service = service.clone();
+            async move { service.oneshot(request).await.unwrap() }
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let accepted = call(
+                "/recap.v1.EventService/Publish",
+                Some("Bearer 0123456789abcdef"),
+            )
+            .await;
+            assert_eq!(accepted.body(), &Some(Tenant("acme".into())));
+            assert!(Status::from_header_map(accepted.headers()).is_none());
+            for authorization in [
+                None,
+                Some("Bearer 0123456789abcdeX"),
+                Some("0123456789abcdef"),
+            ] {
+                let refused = call("/recap.v1.EventService/Publish", authorization).await;
+                assert_eq!(refused.body(), &None, "{authorization:?}");
+                let status = Status::from_header_map(refused.headers()).unwrap();
+                assert_eq!(status.code(), tonic::Code::Unauthenticated);
+            }
+            let health = call("/grpc.health.v1.Health/Check", None).await;
+            assert_eq!(health.body(), &Some(Tenant::default()));
+        });
     }
 }

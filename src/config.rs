@@ -154,6 +154,20 @@ impl fmt::Display for MetricsListen {
     }
 }
 
+/// What the server reads at start-up besides its flags: the checked --store
+/// URL, the tokens file and the TLS files, each read once by
+/// [`Config::read_startup_files`] and then carried, parsed, to
+/// [`crate::app::App::build_with`]. It has no `Debug`: it holds tokens, the
+/// TLS key and the store's password.
+pub struct StartupFiles {
+    /// The PostgreSQL store's options (--store); `None`: the embedded store.
+    pub postgres: Option<crate::store::postgres::PgOptions>,
+    /// The tenants' tokens (--auth-tokens-file); `None`: authentication off.
+    pub tokens: Option<crate::auth::TokenTable>,
+    /// The certificate and key (--tls-cert, --tls-key); `None`: plaintext.
+    pub tls: Option<tonic::transport::Identity>,
+}
+
 /// Server options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Config {
@@ -318,25 +332,35 @@ impl Config {
         config
     }
 
-    /// Checks what clap does not: the --store URL.
-    pub fn check_store(&self) -> Result<(), String> {
-        self.store.as_ref().map_or(Ok(()), StoreUrl::check)
+    /// Reads and checks what the server needs besides its flags, each once:
+    /// the --store URL, then the tokens file, then the TLS files. The first
+    /// failure is one line naming the option (`main` exits 64 with it,
+    /// before anything is bound).
+    pub fn read_startup_files(&self) -> Result<StartupFiles, String> {
+        Ok(StartupFiles {
+            postgres: self.postgres()?,
+            tokens: self.auth_tokens()?,
+            tls: self.tls_identity()?,
+        })
     }
 
-    /// The PostgreSQL options, with --store.
-    pub fn postgres(&self) -> Option<crate::store::postgres::PgOptions> {
-        self.store
-            .as_ref()
-            .map(|url| crate::store::postgres::PgOptions {
-                url: url.0.clone(),
-                schema: self.store_schema.clone(),
-                pool_size: usize::try_from(self.store_pool_size).unwrap_or(16),
-            })
+    /// The PostgreSQL options, with --store, once its URL is checked (which
+    /// clap does not do, as its error would repeat the password).
+    fn postgres(&self) -> Result<Option<crate::store::postgres::PgOptions>, String> {
+        let Some(url) = &self.store else {
+            return Ok(None);
+        };
+        url.check()?;
+        Ok(Some(crate::store::postgres::PgOptions {
+            url: url.0.clone(),
+            schema: self.store_schema.clone(),
+            pool_size: usize::try_from(self.store_pool_size).unwrap_or(16),
+        }))
     }
 
     /// The tokens file, read and checked; `None` when authentication is off.
     /// An error names the option and, for a malformed line, its number.
-    pub fn auth_tokens(&self) -> Result<Option<crate::auth::TokenTable>, String> {
+    fn auth_tokens(&self) -> Result<Option<crate::auth::TokenTable>, String> {
         self.auth_tokens_file
             .as_deref()
             .map(|path| {
@@ -346,7 +370,7 @@ impl Config {
     }
 
     /// The TLS certificate and key, read; `None` for plaintext.
-    pub fn tls_identity(&self) -> Result<Option<tonic::transport::Identity>, String> {
+    fn tls_identity(&self) -> Result<Option<tonic::transport::Identity>, String> {
         let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
             return Ok(None);
         };
@@ -441,7 +465,9 @@ mod tests {
     fn a_bad_store_url_is_refused_without_repeating_it() {
         for url in ["mysql://u:s3cret@db/x", "postgres://u:s3cret@db:notaport/x"] {
             let config = parse(&["--store", url]).unwrap().config;
-            let error = config.check_store().unwrap_err();
+            let Err(error) = config.read_startup_files() else {
+                panic!("{url} was accepted");
+            };
             assert!(error.starts_with("--store"), "{error}");
             assert!(!error.contains("s3cret"), "{error}");
         }
@@ -450,7 +476,7 @@ mod tests {
     #[test]
     fn the_store_is_embedded_unless_a_postgres_url_is_given() {
         let config = parse(&[]).unwrap().config;
-        assert_eq!(config.postgres(), None);
+        assert_eq!(config.postgres(), Ok(None));
         let config = parse(&[
             "--store",
             "postgresql://recapd:s3cret@db:5433/app",
@@ -459,7 +485,7 @@ mod tests {
         ])
         .unwrap()
         .config;
-        let options = config.postgres().unwrap();
+        let options = config.postgres().unwrap().unwrap();
         assert_eq!(
             (options.schema.as_str(), options.pool_size),
             ("tenant_a", 16)
@@ -467,6 +493,53 @@ mod tests {
         // The password never reaches a log line through Debug.
         let shown = format!("{config:?}");
         assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn the_start_up_files_are_read_once_and_the_first_bad_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = dir.path().join("tokens");
+        std::fs::write(&tokens, "acme 0123456789abcdef\n").unwrap();
+        let tokens = tokens.to_str().unwrap();
+        let missing = dir.path().join("missing.pem");
+        let missing = missing.to_str().unwrap();
+
+        let files = parse(&["--auth-tokens-file", tokens])
+            .unwrap()
+            .config
+            .read_startup_files()
+            .unwrap();
+        let table = files.tokens.expect("the tokens file was given");
+        assert_eq!(
+            table.tenant(b"0123456789abcdef"),
+            Some(crate::auth::Tenant("acme".into()))
+        );
+        assert!(files.postgres.is_none() && files.tls.is_none());
+        let nothing = parse(&[]).unwrap().config.read_startup_files().unwrap();
+        assert!(nothing.tokens.is_none() && nothing.tls.is_none() && nothing.postgres.is_none());
+
+        let error = |args: &[&str]| match parse(args).unwrap().config.read_startup_files() {
+            Ok(_) => panic!("{args:?} was accepted"),
+            Err(message) => message,
+        };
+        assert!(
+            error(&["--auth-tokens-file", missing]).starts_with("--auth-tokens-file "),
+            "{}",
+            error(&["--auth-tokens-file", missing])
+        );
+        let tls = ["--tls-cert", missing, "--tls-key", missing];
+        assert!(error(&tls).starts_with("--tls-cert "), "{}", error(&tls));
+        // In order: the store, the tokens, the TLS files.
+        let all = [
+            &["--store", "mysql://db/x", "--auth-tokens-file", missing][..],
+            &tls[..],
+        ]
+        .concat();
+        assert!(error(&all).starts_with("--store"), "{}", error(&all));
+        assert!(
+            error(&[&["--auth-tokens-file", missing][..], &tls[..]].concat())
+                .starts_with("--auth-tokens-file")
+        );
     }
 
     #[test]

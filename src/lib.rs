@@ -22,18 +22,22 @@
 //! - [`domain`]: the pure rules (events, settings, auto-hide, inclusion,
 //!   template, refresh), free of transport, runtime and storage.
 //!
-//! Around them: [`config`] reads flags and `RECAPD_*` variables,
-//! [`app::App`] wires everything together (tests build it on port 0), and
-//! `main.rs` only parses, serves and waits for a signal; [`health`] is the
-//! `recapd health` probe.
+//! Around them: [`config`] reads flags and `RECAPD_*` variables and, once
+//! at start-up, the files they name; [`auth`] checks bearer tokens and
+//! gives each call its tenant; [`telemetry`] serves the metrics; and
+//! [`app::App`] wires everything together (tests build it on port 0).
+//!
+//! Apart from the server: [`cli`] holds the client side of the tool
+//! subcommands (`recapd health`, `import`, `export`), which dial a running
+//! recapd like any client. `main.rs` only parses, then serves and waits for
+//! a signal or runs a tool.
 
 pub mod app;
 pub mod auth;
-pub mod chat_files;
+pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod engine;
 pub mod grpc;
-pub mod health;
 pub mod store;
 pub mod telemetry;

@@ -6,8 +6,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use recapd::app::App;
-use recapd::config::{Cli, Command, Config, EXIT_INVALID_CONFIG, LogFormat};
+use recapd::config::{Cli, Command, Config, EXIT_INVALID_CONFIG, LogFormat, StartupFiles};
 use tracing_subscriber::EnvFilter;
+
+/// What this run of the binary does.
+enum Task {
+    /// A tool subcommand, a client of a running recapd.
+    Tool(Command),
+    /// Serve, with the start-up files read.
+    Serve(StartupFiles),
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::from_args(std::env::args_os()) {
@@ -29,16 +37,15 @@ fn main() -> ExitCode {
             ));
         }
     };
-    if command.is_none() {
-        // Files the server needs, checked before anything is bound.
-        let checked = config
-            .check_store()
-            .and(config.auth_tokens().map(drop))
-            .and(config.tls_identity().map(drop));
-        if let Err(message) = checked {
-            return invalid(&message);
-        }
-    }
+    // Files the server needs, read and checked once, before anything is
+    // bound; the tools need none of them.
+    let task = match command {
+        Some(command) => Task::Tool(command),
+        None => match config.read_startup_files() {
+            Ok(files) => Task::Serve(files),
+            Err(message) => return invalid(&message),
+        },
+    };
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all().thread_name("recapd-worker");
     if let Some(workers) = config.workers {
@@ -51,20 +58,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match command {
-        Some(Command::Health { addr }) => {
-            let addr = addr.unwrap_or_else(|| config.local_dial_addr().to_string());
-            runtime.block_on(recapd::health::probe(&addr))
-        }
-        Some(Command::Import { addr, token, paths }) => {
-            let addr = addr.unwrap_or_else(|| config.local_dial_addr().to_string());
-            runtime.block_on(recapd::chat_files::import(&addr, token.as_deref(), &paths))
-        }
-        Some(Command::Export { addr, token, chat }) => {
-            let addr = addr.unwrap_or_else(|| config.local_dial_addr().to_string());
-            runtime.block_on(recapd::chat_files::export(&addr, token.as_deref(), &chat))
-        }
-        None => {
+    match task {
+        Task::Tool(command) => runtime.block_on(recapd::cli::run(command, &config)),
+        Task::Serve(files) => {
             match config.log_format {
                 LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
                 LogFormat::Json => tracing_subscriber::fmt()
@@ -72,7 +68,7 @@ fn main() -> ExitCode {
                     .with_env_filter(filter)
                     .init(),
             }
-            runtime.block_on(serve(config))
+            runtime.block_on(serve(config, files))
         }
     }
 }
@@ -88,9 +84,9 @@ fn invalid(message: &str) -> ExitCode {
     ExitCode::from(EXIT_INVALID_CONFIG as u8)
 }
 
-async fn serve(config: Config) -> ExitCode {
+async fn serve(config: Config, files: StartupFiles) -> ExitCode {
     let grace = Duration::from_secs(config.shutdown_grace);
-    let app = match App::build(config).await {
+    let app = match App::build_with(config, files).await {
         Ok(app) => app,
         Err(error) => {
             tracing::error!(%error, "recapd could not start");

@@ -1,16 +1,17 @@
 //! A tower layer that records every RPC's method, status code and latency.
 //!
-//! The code is read from the response headers: tonic sends a handler's
-//! error as a trailers-only response with `grpc-status` in the headers, and
-//! a success carries no status there (it comes in the trailers as OK).
+//! The status is decoded from the response headers with
+//! [`Status::from_header_map`]: tonic sends a handler's error as a
+//! trailers-only response with `grpc-status` in the headers, and a success
+//! carries no status there (it comes in the trailers as OK).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use tonic::Code;
 use tonic::codegen::http;
+use tonic::{Code, Status};
 use tower::{Layer, Service};
 
 use crate::telemetry;
@@ -55,52 +56,33 @@ fn method_label(path: &str) -> String {
     }
 }
 
+/// The message of the answer to a request over `--max-request-bytes`.
+pub const REQUEST_TOO_LARGE_MESSAGE: &str = "request larger than --max-request-bytes";
+
 /// tonic refuses a request over `--max-request-bytes` before any service
 /// sees it, with OUT_OF_RANGE; recapd answers every limit with
 /// RESOURCE_EXHAUSTED, so this maps that one transport status (and only it:
 /// it is recognised by tonic's message).
-fn request_too_large_is_resource_exhausted<B>(response: &mut http::Response<B>) {
-    let headers = response.headers_mut();
-    let out_of_range = headers
-        .get("grpc-status")
-        .is_some_and(|v| v.as_bytes() == b"11");
-    let too_large = headers
-        .get("grpc-message")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|m| {
-            m.replace("%20", " ")
+fn request_too_large_is_resource_exhausted<B: Default>(response: &mut http::Response<B>) {
+    let too_large = status_of(response).is_some_and(|status| {
+        status.code() == Code::OutOfRange
+            && status
+                .message()
                 .contains("decoded message length too large")
-        });
-    if out_of_range && too_large {
-        headers.insert("grpc-status", http::HeaderValue::from_static("8"));
-        headers.insert(
-            "grpc-message",
-            http::HeaderValue::from_static("request%20larger%20than%20--max-request-bytes"),
-        );
+    });
+    if too_large {
+        *response = Status::resource_exhausted(REQUEST_TOO_LARGE_MESSAGE).into_http();
     }
 }
 
-/// The status name of a response (OK unless its headers say otherwise).
-fn code_of<B>(response: &http::Response<B>) -> &'static str {
-    let code = response
-        .headers()
-        .get("grpc-status")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<i32>().ok())
-        .map_or(Code::Ok, Code::from);
-    code_name(code)
+/// The status of an error response, decoded by tonic from its headers;
+/// `None` for a response whose status comes later, in the trailers.
+fn status_of<B>(response: &http::Response<B>) -> Option<Status> {
+    Status::from_header_map(response.headers())
 }
 
-/// The status message of an error response, as sent (percent-encoded).
-fn message_of<B>(response: &http::Response<B>) -> String {
-    response
-        .headers()
-        .get("grpc-message")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned()
-}
-
+/// A code's name as the gRPC spec spells it (tonic's `Debug` is camel
+/// case): the `code` label of the request counter and of log lines.
 fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
@@ -127,6 +109,7 @@ impl<S, ReqBody, ResBody> Service<http::Request<ReqBody>> for Observed<S>
 where
     S: Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
     S::Future: Send + 'static,
+    ResBody: Default,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -146,19 +129,22 @@ where
                 request_too_large_is_resource_exhausted(response);
             }
             let (code, message) = match &result {
-                Ok(response) => (code_of(response), message_of(response)),
-                Err(_) => ("INTERNAL", String::from("transport error")),
+                Ok(response) => status_of(response).map_or((Code::Ok, String::new()), |status| {
+                    (status.code(), status.message().to_owned())
+                }),
+                Err(_) => (Code::Internal, String::from("transport error")),
             };
+            let name = code_name(code);
             match code {
-                "OK" => {}
-                "INTERNAL" | "UNAVAILABLE" | "UNKNOWN" | "DATA_LOSS" => {
-                    tracing::warn!(%method, code, %message, "rpc failed")
+                Code::Ok => {}
+                Code::Internal | Code::Unavailable | Code::Unknown | Code::DataLoss => {
+                    tracing::warn!(%method, code = name, %message, "rpc failed")
                 }
-                _ => tracing::info!(%method, code, %message, "rpc refused"),
+                _ => tracing::info!(%method, code = name, %message, "rpc refused"),
             }
             metrics::histogram!(telemetry::RPC_DURATION, "method" => method.clone())
                 .record(started.elapsed().as_secs_f64());
-            metrics::counter!(telemetry::RPC_REQUESTS, "method" => method, "code" => code)
+            metrics::counter!(telemetry::RPC_REQUESTS, "method" => method, "code" => name)
                 .increment(1);
             result
         })
@@ -183,36 +169,52 @@ mod tests {
         assert_eq!(method_label("/recap.v1.EventService/\u{0}"), "unknown");
     }
 
+    /// The code and message a client decodes from `response`.
+    fn decoded(response: &http::Response<()>) -> (Code, String) {
+        status_of(response).map_or((Code::Ok, String::new()), |status| {
+            (status.code(), status.message().to_owned())
+        })
+    }
+
     #[test]
     fn only_tonics_size_refusal_becomes_resource_exhausted() {
-        let mut too_large = http::Response::new(());
-        too_large
-            .headers_mut()
-            .insert("grpc-status", http::HeaderValue::from_static("11"));
-        too_large.headers_mut().insert(
-            "grpc-message",
-            http::HeaderValue::from_static(
-                "Error,%20decoded%20message%20length%20too%20large:%20found%205000%20bytes",
-            ),
-        );
+        // tonic's own refusal, as its decoder words it.
+        let mut too_large = Status::out_of_range(
+            "Error, decoded message length too large: found 5000 bytes, the limit is: 4096 bytes",
+        )
+        .into_http();
         request_too_large_is_resource_exhausted(&mut too_large);
-        assert_eq!(code_of(&too_large), "RESOURCE_EXHAUSTED");
-        let mut other = http::Response::new(());
-        other
-            .headers_mut()
-            .insert("grpc-status", http::HeaderValue::from_static("11"));
+        assert_eq!(
+            decoded(&too_large),
+            (
+                Code::ResourceExhausted,
+                REQUEST_TOO_LARGE_MESSAGE.to_owned()
+            )
+        );
+        assert_eq!(code_name(decoded(&too_large).0), "RESOURCE_EXHAUSTED");
+        // Any other OUT_OF_RANGE, or the same words under another code, stays.
+        let mut other = Status::out_of_range("swipe 3 of 2").into_http();
         request_too_large_is_resource_exhausted(&mut other);
-        assert_eq!(code_of(&other), "OUT_OF_RANGE");
+        assert_eq!(
+            decoded(&other),
+            (Code::OutOfRange, "swipe 3 of 2".to_owned())
+        );
+        let mut not_tonics =
+            Status::invalid_argument("decoded message length too large").into_http();
+        request_too_large_is_resource_exhausted(&mut not_tonics);
+        assert_eq!(decoded(&not_tonics).0, Code::InvalidArgument);
     }
 
     #[test]
     fn a_response_without_status_header_is_ok_and_with_one_is_named() {
         let ok = http::Response::new(());
-        assert_eq!(code_of(&ok), "OK");
-        let mut failed = http::Response::new(());
-        failed
-            .headers_mut()
-            .insert("grpc-status", http::HeaderValue::from_static("5"));
-        assert_eq!(code_of(&failed), "NOT_FOUND");
+        assert_eq!(decoded(&ok), (Code::Ok, String::new()));
+        let failed = Status::not_found("chat \"x\" 100% gone").into_http();
+        // The message comes back as sent, percent-decoded.
+        assert_eq!(
+            decoded(&failed),
+            (Code::NotFound, "chat \"x\" 100% gone".to_owned())
+        );
+        assert_eq!(code_name(decoded(&failed).0), "NOT_FOUND");
     }
 }
