@@ -1,5 +1,12 @@
 //! Settings: their defaults, the checks on every value, and how global
 //! settings and a chat's overrides combine into the effective settings.
+//!
+//! Every setting is declared once, in the table of `settings/fields.rs`
+//! (which says how to add one); [`Settings`], [`SettingsPatch`],
+//! [`ApiSettings`] and their field-by-field operations are generated from
+//! it by `settings/declare.rs`. What spans several fields
+//! ([`Settings::validate`], [`Settings::token_limit`],
+//! [`Settings::chat_enabled`]) is written here by hand.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,170 +70,18 @@ pub const DEFAULT_TEMPLATE: &str = "# Story Memory\n\nThe following is a cumulat
 /// The message-recap tier's default template.
 pub const DEFAULT_MESSAGE_RECAPS_TEMPLATE: &str = "# Recent Events\n\n{{message_recaps}}";
 
-/// Fully resolved settings: what a refresh of one chat runs with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
-    /// Injection position.
-    pub position: Position,
-    /// Injection depth, 0..=[`MAX_DEPTH`]; matters only for IN_CHAT.
-    pub depth: u32,
-    /// Injection role.
-    pub role: Role,
-    /// Whether World Info scans the injection.
-    pub scan: bool,
-    /// The running-recap template; `{{running_recap}}` is replaced.
-    pub template: String,
-    /// Whether user messages can be included.
-    pub include_user_messages: bool,
-    /// Whether hidden messages can be included.
-    pub include_system_messages: bool,
-    /// Whether narrator messages can be included.
-    pub include_narrator_messages: bool,
-    /// Messages whose text has fewer tokens are excluded.
-    pub message_length_threshold: u64,
-    /// Token budget for message recaps; `None` is no limit.
-    pub message_recap_context_limit: Option<u64>,
-    /// How the budget is read.
-    pub message_recap_context_type: ContextType,
-    /// The model's context size, needed by PERCENT budgets.
-    pub max_context_tokens: Option<u64>,
-    /// Vocabulary for every token count of the chat.
-    pub tokenizer: TokenizerKind,
-    /// Auto-hide keeps this many scenes visible; 0 disables auto-hide.
-    pub auto_hide_scene_count: u32,
-    /// Whether `prefill` is put in front of a message's memory.
-    pub show_prefill: bool,
-    /// Enabled state of a chat that has no state of its own.
-    pub default_chat_enabled: bool,
-    /// When true, `global_toggle_state` decides for every chat.
-    pub use_global_toggle_state: bool,
-    /// The global on/off switch, used when `use_global_toggle_state` is on.
-    pub global_toggle_state: bool,
-    /// Characters whose messages are excluded (group chats).
-    pub disabled_character_keys: Vec<String>,
-    /// Quiet time before a debounced refresh runs; 0 makes it immediate.
-    pub debounce_ms: u64,
-    /// Whether the message-recap tier (`auto_recap_messages`) is injected.
-    pub message_recaps_enabled: bool,
-    /// The message-recap tier's position.
-    pub message_recaps_position: Position,
-    /// The message-recap tier's depth, for IN_CHAT.
-    pub message_recaps_depth: u32,
-    /// The message-recap tier's role.
-    pub message_recaps_role: Role,
-    /// Whether World Info scans the message-recap tier.
-    pub message_recaps_scan: bool,
-    /// The message-recap tier's template; `{{message_recaps}}` is replaced
-    /// by the included recaps, oldest first, one per line.
-    pub message_recaps_template: String,
-}
+mod declare;
+mod fields;
+mod values;
 
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            position: Position::BeforePrompt,
-            depth: 2,
-            role: Role::System,
-            scan: false,
-            template: DEFAULT_TEMPLATE.to_owned(),
-            include_user_messages: true,
-            include_system_messages: true,
-            include_narrator_messages: true,
-            message_length_threshold: 0,
-            message_recap_context_limit: None,
-            message_recap_context_type: ContextType::Absolute,
-            max_context_tokens: None,
-            tokenizer: TokenizerKind::O200kBase,
-            auto_hide_scene_count: 2,
-            show_prefill: false,
-            default_chat_enabled: true,
-            use_global_toggle_state: false,
-            global_toggle_state: true,
-            disabled_character_keys: Vec::new(),
-            debounce_ms: 300,
-            message_recaps_enabled: false,
-            message_recaps_position: Position::InChat,
-            message_recaps_depth: 4,
-            message_recaps_role: Role::System,
-            message_recaps_scan: false,
-            message_recaps_template: DEFAULT_MESSAGE_RECAPS_TEMPLATE.to_owned(),
-        }
-    }
-}
+use declare::{checked, declare_settings};
+pub(crate) use fields::settings_table;
+pub use values::SettingValue;
+
+// Settings, SettingsPatch, ApiSettings, FIELD_NAMES and their operations.
+settings_table!(declare_settings);
 
 impl Settings {
-    /// These settings with every field present in `patch` replaced.
-    pub fn with(&self, patch: &SettingsPatch) -> Settings {
-        let SettingsPatch {
-            position,
-            depth,
-            role,
-            scan,
-            template,
-            include_user_messages,
-            include_system_messages,
-            include_narrator_messages,
-            message_length_threshold,
-            message_recap_context_limit,
-            message_recap_context_type,
-            max_context_tokens,
-            tokenizer,
-            auto_hide_scene_count,
-            show_prefill,
-            default_chat_enabled,
-            use_global_toggle_state,
-            global_toggle_state,
-            disabled_character_keys,
-            debounce_ms,
-            message_recaps_enabled,
-            message_recaps_position,
-            message_recaps_depth,
-            message_recaps_role,
-            message_recaps_scan,
-            message_recaps_template,
-        } = patch;
-        let base = self.clone();
-        Settings {
-            position: position.unwrap_or(base.position),
-            depth: depth.unwrap_or(base.depth),
-            role: role.unwrap_or(base.role),
-            scan: scan.unwrap_or(base.scan),
-            template: template.clone().unwrap_or(base.template),
-            include_user_messages: include_user_messages.unwrap_or(base.include_user_messages),
-            include_system_messages: include_system_messages
-                .unwrap_or(base.include_system_messages),
-            include_narrator_messages: include_narrator_messages
-                .unwrap_or(base.include_narrator_messages),
-            message_length_threshold: message_length_threshold
-                .unwrap_or(base.message_length_threshold),
-            message_recap_context_limit: message_recap_context_limit
-                .or(base.message_recap_context_limit),
-            message_recap_context_type: message_recap_context_type
-                .unwrap_or(base.message_recap_context_type),
-            max_context_tokens: max_context_tokens.or(base.max_context_tokens),
-            tokenizer: tokenizer.unwrap_or(base.tokenizer),
-            auto_hide_scene_count: auto_hide_scene_count.unwrap_or(base.auto_hide_scene_count),
-            show_prefill: show_prefill.unwrap_or(base.show_prefill),
-            default_chat_enabled: default_chat_enabled.unwrap_or(base.default_chat_enabled),
-            use_global_toggle_state: use_global_toggle_state
-                .unwrap_or(base.use_global_toggle_state),
-            global_toggle_state: global_toggle_state.unwrap_or(base.global_toggle_state),
-            disabled_character_keys: disabled_character_keys
-                .clone()
-                .unwrap_or(base.disabled_character_keys),
-            debounce_ms: debounce_ms.unwrap_or(base.debounce_ms),
-            message_recaps_enabled: message_recaps_enabled.unwrap_or(base.message_recaps_enabled),
-            message_recaps_position: message_recaps_position
-                .unwrap_or(base.message_recaps_position),
-            message_recaps_depth: message_recaps_depth.unwrap_or(base.message_recaps_depth),
-            message_recaps_role: message_recaps_role.unwrap_or(base.message_recaps_role),
-            message_recaps_scan: message_recaps_scan.unwrap_or(base.message_recaps_scan),
-            message_recaps_template: message_recaps_template
-                .clone()
-                .unwrap_or(base.message_recaps_template),
-        }
-    }
-
     /// Checks rules that span several fields: a PERCENT budget needs
     /// `max_context_tokens`.
     pub fn validate(&self) -> Result<(), DomainError> {
@@ -269,171 +124,43 @@ impl Settings {
     }
 }
 
-/// A partial update of [`Settings`]: `None` leaves a field as it is. Stored
-/// as the global settings (over the defaults) and as a chat's overrides.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-#[allow(missing_docs)] // each field is the Settings field of the same name
-pub struct SettingsPatch {
-    pub position: Option<Position>,
-    pub depth: Option<u32>,
-    pub role: Option<Role>,
-    pub scan: Option<bool>,
-    pub template: Option<String>,
-    pub include_user_messages: Option<bool>,
-    pub include_system_messages: Option<bool>,
-    pub include_narrator_messages: Option<bool>,
-    pub message_length_threshold: Option<u64>,
-    pub message_recap_context_limit: Option<u64>,
-    pub message_recap_context_type: Option<ContextType>,
-    pub max_context_tokens: Option<u64>,
-    pub tokenizer: Option<TokenizerKind>,
-    pub auto_hide_scene_count: Option<u32>,
-    pub show_prefill: Option<bool>,
-    pub default_chat_enabled: Option<bool>,
-    pub use_global_toggle_state: Option<bool>,
-    pub global_toggle_state: Option<bool>,
-    pub disabled_character_keys: Option<Vec<String>>,
-    pub debounce_ms: Option<u64>,
-    pub message_recaps_enabled: Option<bool>,
-    pub message_recaps_position: Option<Position>,
-    pub message_recaps_depth: Option<u32>,
-    pub message_recaps_role: Option<Role>,
-    pub message_recaps_scan: Option<bool>,
-    pub message_recaps_template: Option<String>,
-}
-
-/// The names of the settings fields, as spelled in the API, in field order.
-pub const FIELD_NAMES: [&str; 26] = [
-    "position",
-    "depth",
-    "role",
-    "scan",
-    "template",
-    "include_user_messages",
-    "include_system_messages",
-    "include_narrator_messages",
-    "message_length_threshold",
-    "message_recap_context_limit",
-    "message_recap_context_type",
-    "max_context_tokens",
-    "tokenizer",
-    "auto_hide_scene_count",
-    "show_prefill",
-    "default_chat_enabled",
-    "use_global_toggle_state",
-    "global_toggle_state",
-    "disabled_character_keys",
-    "debounce_ms",
-    "message_recaps_enabled",
-    "message_recaps_position",
-    "message_recaps_depth",
-    "message_recaps_role",
-    "message_recaps_scan",
-    "message_recaps_template",
-];
-
-impl SettingsPatch {
-    /// Layers `update` over this patch: fields present in `update` win.
-    pub fn merge(&mut self, update: &SettingsPatch) {
-        macro_rules! take {
-            ($($field:ident),*) => {
-                let SettingsPatch { $($field),* } = update;
-                $(if $field.is_some() { self.$field = $field.clone(); })*
-            };
-        }
-        take!(
-            position,
-            depth,
-            role,
-            scan,
-            template,
-            include_user_messages,
-            include_system_messages,
-            include_narrator_messages,
-            message_length_threshold,
-            message_recap_context_limit,
-            message_recap_context_type,
-            max_context_tokens,
-            tokenizer,
-            auto_hide_scene_count,
-            show_prefill,
-            default_chat_enabled,
-            use_global_toggle_state,
-            global_toggle_state,
-            disabled_character_keys,
-            debounce_ms,
-            message_recaps_enabled,
-            message_recaps_position,
-            message_recaps_depth,
-            message_recaps_role,
-            message_recaps_scan,
-            message_recaps_template
-        );
-    }
-
-    /// Removes the field named `name` (one of [`FIELD_NAMES`]) from the patch.
-    pub fn clear(&mut self, name: &str) -> Result<(), DomainError> {
-        match name {
-            "position" => self.position = None,
-            "depth" => self.depth = None,
-            "role" => self.role = None,
-            "scan" => self.scan = None,
-            "template" => self.template = None,
-            "include_user_messages" => self.include_user_messages = None,
-            "include_system_messages" => self.include_system_messages = None,
-            "include_narrator_messages" => self.include_narrator_messages = None,
-            "message_length_threshold" => self.message_length_threshold = None,
-            "message_recap_context_limit" => self.message_recap_context_limit = None,
-            "message_recap_context_type" => self.message_recap_context_type = None,
-            "max_context_tokens" => self.max_context_tokens = None,
-            "tokenizer" => self.tokenizer = None,
-            "auto_hide_scene_count" => self.auto_hide_scene_count = None,
-            "show_prefill" => self.show_prefill = None,
-            "default_chat_enabled" => self.default_chat_enabled = None,
-            "use_global_toggle_state" => self.use_global_toggle_state = None,
-            "global_toggle_state" => self.global_toggle_state = None,
-            "disabled_character_keys" => self.disabled_character_keys = None,
-            "debounce_ms" => self.debounce_ms = None,
-            "message_recaps_enabled" => self.message_recaps_enabled = None,
-            "message_recaps_position" => self.message_recaps_position = None,
-            "message_recaps_depth" => self.message_recaps_depth = None,
-            "message_recaps_role" => self.message_recaps_role = None,
-            "message_recaps_scan" => self.message_recaps_scan = None,
-            "message_recaps_template" => self.message_recaps_template = None,
-            other => {
-                return Err(DomainError::invalid(
-                    "clear",
-                    format!("{other:?} is not a settings field"),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Checks a wire `depth`: 0..=[`MAX_DEPTH`].
+/// Checks a wire `depth`: 0..=[`MAX_DEPTH`]; errors name `depth`.
 pub fn check_depth(value: i32) -> Result<u32, DomainError> {
-    u32::try_from(value)
-        .ok()
-        .filter(|d| *d <= MAX_DEPTH)
-        .ok_or_else(|| DomainError::invalid("depth", format!("{value} is outside 0..={MAX_DEPTH}")))
+    depth_in_range("depth")(value)
+}
+
+/// The check of a depth setting whose errors name `field`: 0..=[`MAX_DEPTH`].
+pub fn depth_in_range(field: &'static str) -> impl Fn(i32) -> Result<u32, DomainError> {
+    move |value| {
+        u32::try_from(value)
+            .ok()
+            .filter(|d| *d <= MAX_DEPTH)
+            .ok_or_else(|| {
+                DomainError::invalid(field, format!("{value} is outside 0..={MAX_DEPTH}"))
+            })
+    }
 }
 
 /// Checks a wire count or limit that must not be negative.
 pub fn check_non_negative(field: &str, value: i64) -> Result<u64, DomainError> {
-    u64::try_from(value)
-        .map_err(|_| DomainError::invalid(field, format!("{value} must not be negative")))
+    non_negative(field)(value)
+}
+
+/// The check of a count or limit whose errors name `field`: not negative.
+pub fn non_negative<W, T>(field: &str) -> impl Fn(W) -> Result<T, DomainError> + '_
+where
+    W: Copy + std::fmt::Display,
+    T: TryFrom<W>,
+{
+    move |value| {
+        T::try_from(value)
+            .map_err(|_| DomainError::invalid(field, format!("{value} must not be negative")))
+    }
 }
 
 /// Checks a wire `auto_hide_scene_count`: not negative.
 pub fn check_scene_count(value: i32) -> Result<u32, DomainError> {
-    u32::try_from(value).map_err(|_| {
-        DomainError::invalid(
-            "auto_hide_scene_count",
-            format!("{value} must not be negative"),
-        )
-    })
+    non_negative("auto_hide_scene_count")(value)
 }
 
 /// Checks a wire `debounce_ms`: 0..=[`MAX_DEBOUNCE_MS`].
@@ -451,6 +178,199 @@ pub fn check_debounce_ms(value: i64) -> Result<u64, DomainError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stored JSON of two patches as written by recapd before the
+    /// settings table existed (captured from that code): the key order,
+    /// the `null`s and the enum spellings are what databases hold.
+    const STORED_FULL: &str = concat!(
+        r#"{"position":"InChat","#,
+        r#""depth":7,"#,
+        r#""role":"User","#,
+        r#""scan":true,"#,
+        r#""template":"T {{running_recap}}","#,
+        r#""include_user_messages":false,"#,
+        r#""include_system_messages":true,"#,
+        r#""include_narrator_messages":false,"#,
+        r#""message_length_threshold":3,"#,
+        r#""message_recap_context_limit":15,"#,
+        r#""message_recap_context_type":"Percent","#,
+        r#""max_context_tokens":1001,"#,
+        r#""tokenizer":"Cl100kBase","#,
+        r#""auto_hide_scene_count":0,"#,
+        r#""show_prefill":true,"#,
+        r#""default_chat_enabled":false,"#,
+        r#""use_global_toggle_state":true,"#,
+        r#""global_toggle_state":false,"#,
+        r#""disabled_character_keys":["alice","bob"],"#,
+        r#""debounce_ms":0,"#,
+        r#""message_recaps_enabled":true,"#,
+        r#""message_recaps_position":"BeforePrompt","#,
+        r#""message_recaps_depth":9,"#,
+        r#""message_recaps_role":"Assistant","#,
+        r#""message_recaps_scan":true,"#,
+        r#""message_recaps_template":"R {{message_recaps}}"}"#,
+    );
+    const STORED_SPARSE: &str = concat!(
+        r#"{"position":null,"#,
+        r#""depth":4,"#,
+        r#""role":null,"#,
+        r#""scan":null,"#,
+        r#""template":null,"#,
+        r#""include_user_messages":null,"#,
+        r#""include_system_messages":null,"#,
+        r#""include_narrator_messages":null,"#,
+        r#""message_length_threshold":null,"#,
+        r#""message_recap_context_limit":null,"#,
+        r#""message_recap_context_type":null,"#,
+        r#""max_context_tokens":null,"#,
+        r#""tokenizer":"R50kBase","#,
+        r#""auto_hide_scene_count":null,"#,
+        r#""show_prefill":null,"#,
+        r#""default_chat_enabled":null,"#,
+        r#""use_global_toggle_state":null,"#,
+        r#""global_toggle_state":null,"#,
+        r#""disabled_character_keys":[],"#,
+        r#""debounce_ms":null,"#,
+        r#""message_recaps_enabled":null,"#,
+        r#""message_recaps_position":null,"#,
+        r#""message_recaps_depth":null,"#,
+        r#""message_recaps_role":null,"#,
+        r#""message_recaps_scan":null,"#,
+        r#""message_recaps_template":null}"#,
+    );
+
+    /// `json` re-serialised, minus the `null` keys of settings added after
+    /// it was written (a new setting is stored as one more `null` key).
+    fn reserialised(patch: &SettingsPatch, json: &str) -> String {
+        let mut text = serde_json::to_string(patch).unwrap();
+        for name in FIELD_NAMES {
+            if !json.contains(&format!("\"{name}\":")) {
+                text = text.replace(&format!(",\"{name}\":null"), "");
+            }
+        }
+        text
+    }
+
+    #[test]
+    // `..Default::default()` covers settings added after the capture,
+    // which such rows leave absent.
+    #[allow(clippy::needless_update)]
+    fn stored_patches_read_back_the_same_and_write_identically() {
+        let full: SettingsPatch = serde_json::from_str(STORED_FULL).unwrap();
+        assert_eq!(
+            full,
+            SettingsPatch {
+                position: Some(Position::InChat),
+                depth: Some(7),
+                role: Some(Role::User),
+                scan: Some(true),
+                template: Some("T {{running_recap}}".into()),
+                include_user_messages: Some(false),
+                include_system_messages: Some(true),
+                include_narrator_messages: Some(false),
+                message_length_threshold: Some(3),
+                message_recap_context_limit: Some(15),
+                message_recap_context_type: Some(ContextType::Percent),
+                max_context_tokens: Some(1001),
+                tokenizer: Some(TokenizerKind::Cl100kBase),
+                auto_hide_scene_count: Some(0),
+                show_prefill: Some(true),
+                default_chat_enabled: Some(false),
+                use_global_toggle_state: Some(true),
+                global_toggle_state: Some(false),
+                disabled_character_keys: Some(vec!["alice".into(), "bob".into()]),
+                debounce_ms: Some(0),
+                message_recaps_enabled: Some(true),
+                message_recaps_position: Some(Position::BeforePrompt),
+                message_recaps_depth: Some(9),
+                message_recaps_role: Some(Role::Assistant),
+                message_recaps_scan: Some(true),
+                message_recaps_template: Some("R {{message_recaps}}".into()),
+                ..Default::default()
+            }
+        );
+        assert_eq!(reserialised(&full, STORED_FULL), STORED_FULL);
+
+        let sparse: SettingsPatch = serde_json::from_str(STORED_SPARSE).unwrap();
+        assert_eq!(
+            sparse,
+            SettingsPatch {
+                depth: Some(4),
+                tokenizer: Some(TokenizerKind::R50kBase),
+                disabled_character_keys: Some(vec![]),
+                ..Default::default()
+            }
+        );
+        assert_eq!(reserialised(&sparse, STORED_SPARSE), STORED_SPARSE);
+
+        // Keys missing from older rows read as absent.
+        let short: SettingsPatch = serde_json::from_str(r#"{"depth":3}"#).unwrap();
+        assert_eq!(
+            short,
+            SettingsPatch {
+                depth: Some(3),
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn every_setting_passes_through_the_api_form() {
+        let full: SettingsPatch = serde_json::from_str(STORED_FULL).unwrap();
+        let settings = Settings::default().with(&full);
+        let back = SettingsPatch::from_api(settings.to_api()).unwrap();
+        assert_eq!(Settings::default().with(&back), settings);
+        // Unset optional settings stay absent.
+        let api = Settings::default().to_api();
+        assert_eq!(
+            (api.max_context_tokens, api.message_recap_context_limit),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn api_checks_name_the_field_as_before() {
+        let refused = |api: ApiSettings| SettingsPatch::from_api(api).unwrap_err().to_string();
+        for (api, message) in [
+            (
+                ApiSettings {
+                    depth: Some(-1),
+                    ..Default::default()
+                },
+                "invalid depth: -1 is outside 0..=1000",
+            ),
+            (
+                ApiSettings {
+                    message_recaps_depth: Some(1001),
+                    ..Default::default()
+                },
+                "invalid settings.message_recaps_depth: 1001 is outside 0..=1000",
+            ),
+            (
+                ApiSettings {
+                    max_context_tokens: Some(-3),
+                    ..Default::default()
+                },
+                "invalid settings.max_context_tokens: -3 must not be negative",
+            ),
+            (
+                ApiSettings {
+                    auto_hide_scene_count: Some(-2),
+                    ..Default::default()
+                },
+                "invalid auto_hide_scene_count: -2 must not be negative",
+            ),
+            (
+                ApiSettings {
+                    debounce_ms: Some(3_600_001),
+                    ..Default::default()
+                },
+                "invalid debounce_ms: 3600001 is over the maximum of 3600000",
+            ),
+        ] {
+            assert_eq!(refused(api), message);
+        }
+    }
 
     #[test]
     fn defaults_match_the_documented_table() {

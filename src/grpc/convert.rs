@@ -10,14 +10,14 @@ use crate::domain::inclusion::MessageInclusion;
 use crate::domain::message::{Message, MessageData, NewMessage};
 use crate::domain::recaps::{NewRecap, RecapVersion};
 use crate::domain::refresh::Injection;
-use crate::domain::settings::{
-    self, ContextType, Position, Role, Settings, SettingsPatch, TokenizerKind,
-};
 use crate::domain::{DomainError, Limits, ids};
 use crate::engine::RecapList;
 
 mod enums;
 pub mod prompt;
+mod settings;
+
+pub use settings::settings_patch;
 
 /// A timestamp from milliseconds since the Unix epoch.
 pub fn timestamp(ms: i64) -> Timestamp {
@@ -268,154 +268,6 @@ fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> Result<E, DomainError
         .map_err(|_| DomainError::invalid(field, format!("{value} is not a known value")))
 }
 
-/// A settings update from the wire: every present field checked.
-pub fn settings_patch(settings: Option<pb::Settings>) -> Result<SettingsPatch, DomainError> {
-    let pb::Settings {
-        position,
-        depth,
-        role,
-        scan,
-        template,
-        include_user_messages,
-        include_system_messages,
-        include_narrator_messages,
-        message_length_threshold,
-        message_recap_context_limit,
-        message_recap_context_type,
-        max_context_tokens,
-        tokenizer,
-        auto_hide_scene_count,
-        show_prefill,
-        default_chat_enabled,
-        use_global_toggle_state,
-        global_toggle_state,
-        disabled_character_keys,
-        debounce_ms,
-        message_recaps_enabled,
-        message_recaps_position,
-        message_recaps_depth,
-        message_recaps_role,
-        message_recaps_scan,
-        message_recaps_template,
-    } = settings.unwrap_or_default();
-    let position = position
-        .map(|v| enum_value::<pb::InjectionPosition>("settings.position", v).map(Position::from))
-        .transpose()?;
-    let role = role
-        .map(|v| enum_value::<pb::InjectionRole>("settings.role", v).map(Role::from))
-        .transpose()?;
-    let context_type = message_recap_context_type
-        .map(|v| {
-            enum_value::<pb::RecapContextType>("settings.message_recap_context_type", v)
-                .map(ContextType::from)
-        })
-        .transpose()?;
-    let tokenizer = tokenizer
-        .map(|v| enum_value::<pb::Tokenizer>("settings.tokenizer", v).map(TokenizerKind::from))
-        .transpose()?;
-    let non_negative = |field: &str, v: Option<i64>| {
-        v.map(|v| settings::check_non_negative(field, v))
-            .transpose()
-    };
-    Ok(SettingsPatch {
-        position,
-        depth: depth.map(settings::check_depth).transpose()?,
-        role,
-        scan,
-        template,
-        include_user_messages,
-        include_system_messages,
-        include_narrator_messages,
-        message_length_threshold: non_negative(
-            "settings.message_length_threshold",
-            message_length_threshold,
-        )?,
-        message_recap_context_limit: non_negative(
-            "settings.message_recap_context_limit",
-            message_recap_context_limit,
-        )?,
-        message_recap_context_type: context_type,
-        max_context_tokens: non_negative("settings.max_context_tokens", max_context_tokens)?,
-        tokenizer,
-        auto_hide_scene_count: auto_hide_scene_count
-            .map(settings::check_scene_count)
-            .transpose()?,
-        show_prefill,
-        default_chat_enabled,
-        use_global_toggle_state,
-        global_toggle_state,
-        disabled_character_keys: disabled_character_keys.map(|pb::CharacterKeys { keys }| keys),
-        debounce_ms: debounce_ms.map(settings::check_debounce_ms).transpose()?,
-        message_recaps_enabled,
-        message_recaps_position: message_recaps_position
-            .map(|v| {
-                enum_value::<pb::InjectionPosition>("settings.message_recaps_position", v)
-                    .map(Position::from)
-            })
-            .transpose()?,
-        message_recaps_depth: message_recaps_depth
-            .map(|d| {
-                settings::check_depth(d).map_err(|_| {
-                    DomainError::invalid(
-                        "settings.message_recaps_depth",
-                        format!("{d} is outside 0..={}", settings::MAX_DEPTH),
-                    )
-                })
-            })
-            .transpose()?,
-        message_recaps_role: message_recaps_role
-            .map(|v| {
-                enum_value::<pb::InjectionRole>("settings.message_recaps_role", v).map(Role::from)
-            })
-            .transpose()?,
-        message_recaps_scan,
-        message_recaps_template,
-    })
-}
-
-fn wire_count(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-impl From<&Settings> for pb::Settings {
-    fn from(s: &Settings) -> Self {
-        pb::Settings {
-            position: Some(pb::InjectionPosition::from(s.position).into()),
-            depth: Some(i32::try_from(s.depth).unwrap_or(i32::MAX)),
-            role: Some(pb::InjectionRole::from(s.role).into()),
-            scan: Some(s.scan),
-            template: Some(s.template.clone()),
-            include_user_messages: Some(s.include_user_messages),
-            include_system_messages: Some(s.include_system_messages),
-            include_narrator_messages: Some(s.include_narrator_messages),
-            message_length_threshold: Some(wire_count(s.message_length_threshold)),
-            message_recap_context_limit: s.message_recap_context_limit.map(wire_count),
-            message_recap_context_type: Some(
-                pb::RecapContextType::from(s.message_recap_context_type).into(),
-            ),
-            max_context_tokens: s.max_context_tokens.map(wire_count),
-            tokenizer: Some(pb::Tokenizer::from(s.tokenizer).into()),
-            auto_hide_scene_count: Some(i32::try_from(s.auto_hide_scene_count).unwrap_or(i32::MAX)),
-            show_prefill: Some(s.show_prefill),
-            default_chat_enabled: Some(s.default_chat_enabled),
-            use_global_toggle_state: Some(s.use_global_toggle_state),
-            global_toggle_state: Some(s.global_toggle_state),
-            disabled_character_keys: Some(pb::CharacterKeys {
-                keys: s.disabled_character_keys.clone(),
-            }),
-            debounce_ms: Some(wire_count(s.debounce_ms)),
-            message_recaps_enabled: Some(s.message_recaps_enabled),
-            message_recaps_position: Some(
-                pb::InjectionPosition::from(s.message_recaps_position).into(),
-            ),
-            message_recaps_depth: Some(i32::try_from(s.message_recaps_depth).unwrap_or(i32::MAX)),
-            message_recaps_role: Some(pb::InjectionRole::from(s.message_recaps_role).into()),
-            message_recaps_scan: Some(s.message_recaps_scan),
-            message_recaps_template: Some(s.message_recaps_template.clone()),
-        }
-    }
-}
-
 impl From<&Injection> for pb::Injection {
     fn from(i: &Injection) -> Self {
         pb::Injection {
@@ -458,6 +310,7 @@ impl From<&MessageInclusion> for pb::MessageInclusion {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::settings::{Position, Role, Settings};
 
     #[test]
     fn settings_round_trip_through_the_wire() {
@@ -465,6 +318,34 @@ mod tests {
         let wire = pb::Settings::from(&s);
         let back = Settings::default().with(&settings_patch(Some(wire)).unwrap());
         assert_eq!(back, s);
+    }
+
+    #[test]
+    fn changed_and_optional_settings_round_trip_through_the_wire() {
+        let s = Settings {
+            role: Role::Assistant,
+            message_recap_context_limit: Some(40),
+            max_context_tokens: Some(u64::MAX),
+            disabled_character_keys: vec!["bob".into()],
+            debounce_ms: 0,
+            ..Settings::default()
+        };
+        let wire = pb::Settings::from(&s);
+        assert_eq!(wire.role, Some(pb::InjectionRole::Assistant as i32));
+        assert_eq!(wire.max_context_tokens, Some(i64::MAX), "saturates");
+        let back = Settings::default().with(&settings_patch(Some(wire)).unwrap());
+        assert_eq!(back.max_context_tokens, Some(i64::MAX as u64));
+        assert_eq!(
+            back,
+            Settings {
+                max_context_tokens: Some(i64::MAX as u64),
+                ..s
+            }
+        );
+        // Unset optional settings are absent on the wire.
+        let defaults = pb::Settings::from(&Settings::default());
+        assert_eq!(defaults.max_context_tokens, None);
+        assert_eq!(defaults.message_recap_context_limit, None);
     }
 
     #[test]
