@@ -42,7 +42,7 @@ results=$out/results.txt
 : >"$results"
 
 if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. scripts/lib.sh && port() { free_port; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 say() { printf '%s\n' "$*" | tee -a "$results"; }
 

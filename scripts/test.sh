@@ -4,16 +4,20 @@
 # python3-venv from apt when missing, and a PostgreSQL server through
 # scripts/postgres.sh, which exports its URL as RECAPD_TEST_DATABASE_URL and
 # drops the per-test schemas earlier runs left behind), then runs every test:
-#   1. cargo tests: domain unit tests, service tests, integration tests
+#   1. cargo tests: domain unit tests, service tests, the integration tests
+#      (one binary, tests/it: among them the metrics endpoint and the ghz
+#      configuration files)
 #   2. the integration tests again, every server on the PostgreSQL store
-#      (RECAPD_TEST_STORE=postgres)
+#      (RECAPD_TEST_STORE=postgres), then, when this script runs the
+#      database, the PostgreSQL restart test alone
 #   3. buf lint (STANDARD rules) on proto/
-#   4. a live recapd: both example clients, the metrics endpoint, the
-#      health probe, a clean SIGTERM exit, and the ghz configuration files
+#   4. a live recapd: grpcurl through reflection, both example clients, the
+#      health probe and a clean SIGTERM exit
 # Extra arguments go to both `cargo test` runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+. scripts/lib.sh
 tools=$root/target/test-tools
 mkdir -p "$tools"
 
@@ -54,14 +58,16 @@ if [ -n "$leftovers" ]; then
         psql "$RECAPD_TEST_DATABASE_URL" -X -q -v ON_ERROR_STOP=1 <<<"$leftovers"
 fi
 
-# tests/pg_restart.rs restarts the database for real when it runs on this
-# machine's own cluster (Debian's pg_ctlcluster, as root); elsewhere it cuts
-# every connection at a proxy instead.
+# The integration tests' pg_restart module cuts every connection at a proxy;
+# its ignored test restarts the database for real, which this script runs
+# alone (it takes the database from every other test) when the database is
+# this machine's own cluster (Debian's pg_ctlcluster, as root).
+pg_restart=""
 if command -v pg_ctlcluster >/dev/null && [ "$(id -u)" -eq 0 ] && [ -d /etc/postgresql ] &&
     grep -Eq '@(127\.0\.0\.1|localhost)(:5432)?/' <<<"$RECAPD_TEST_DATABASE_URL"; then
     version=$(ls /etc/postgresql | sort -V | tail -n 1)
-    export RECAPD_TEST_PG_RESTART="pg_ctlcluster --skip-systemctl-redirect $version main restart"
-    echo "RECAPD_TEST_PG_RESTART=$RECAPD_TEST_PG_RESTART"
+    pg_restart="pg_ctlcluster --skip-systemctl-redirect $version main restart"
+    echo "PostgreSQL restart test: $pg_restart"
 fi
 
 step "cargo test"
@@ -69,6 +75,10 @@ cargo test --locked --all-targets "$@"
 
 step "cargo test (PostgreSQL store)"
 RECAPD_TEST_STORE=postgres cargo test --locked --tests "$@"
+if [ -n "$pg_restart" ]; then
+    step "cargo test (PostgreSQL restarted for real, alone)"
+    RECAPD_TEST_PG_RESTART=$pg_restart cargo test --locked --test it pg_restart:: -- --ignored
+fi
 
 step "buf lint"
 "$tools/node_modules/.bin/buf" lint
@@ -76,11 +86,9 @@ step "buf lint"
 step "live server"
 cargo build --locked --bin recapd
 bin=$root/target/debug/recapd
-free_port() { "$tools/venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
-metrics_port=$(free_port)
 data=$(mktemp -d)
-"$bin" --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$metrics_port" --data-dir "$data" --log-level warn &
+"$bin" --listen "127.0.0.1:$port" --metrics-listen off --data-dir "$data" --log-level warn &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$data"' EXIT
 for _ in $(seq 100); do
@@ -116,42 +124,6 @@ rm -rf examples/python/gen && mkdir -p examples/python/gen
 
 echo "-- node example"
 node examples/node/recap_client.js "127.0.0.1:$port"
-
-echo "-- metrics"
-"$tools/venv/bin/python" - "$metrics_port" <<'PY'
-import sys, urllib.request
-body = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
-wanted = [
-    'recapd_rpc_requests_total{method="recap.v1.EventService/Publish",code="OK"}',
-    "recapd_rpc_duration_seconds_bucket",
-    'recapd_refreshes_total{trigger="chat_changed"}',
-    "recapd_refresh_duration_seconds_bucket",
-    "recapd_subscribers",
-    "recapd_updates_pushed_total",
-    "recapd_store_commit_duration_seconds_bucket",
-    "recapd_store_commit_batch_size_bucket",
-    "recapd_chats_resident",
-]
-missing = [w for w in wanted if w not in body]
-if missing:
-    sys.exit(f"metrics missing: {missing}")
-print("metrics: OK")
-PY
-
-echo "-- ghz configuration files"
-"$tools/venv/bin/python" - "$root" <<'PY'
-import json, pathlib, re, sys
-root = pathlib.Path(sys.argv[1])
-proto = (root / "proto/recap/v1/recap.proto").read_text()
-rpcs = {(svc, rpc) for svc, body in re.findall(r"service (\w+) \{(.*?)\n\}", proto, re.S)
-        for rpc in re.findall(r"rpc (\w+)\(", body)}
-for path in sorted((root / "bench/ghz").glob("*.json")):
-    config = json.loads(path.read_text())
-    service, method = config["call"].removeprefix("recap.v1.").split("/")
-    if (service, method) not in rpcs:
-        sys.exit(f"{path.name}: {config['call']} is not in the proto")
-    print(f"{path.name}: {config['call']} OK")
-PY
 
 echo "-- SIGTERM"
 kill -TERM "$pid"

@@ -1,7 +1,6 @@
 //! Configuration: every option is a flag with a `RECAPD_*` environment
 //! fallback, documented in `recapd --help`. Parsing goes through
-//! [`Cli::from_args`], a seam tests fill with their own argument list;
-//! [`Config::for_tests`] gives a config on an ephemeral port.
+//! [`Cli::from_args`], a seam tests fill with their own argument list.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -278,30 +277,6 @@ pub struct Config {
     pub max_text_bytes: u64,
 }
 
-/// The database tests use: `RECAPD_TEST_DATABASE_URL`, or the development
-/// machines' `postgres://root@127.0.0.1:5432/test`.
-pub fn test_database_url() -> String {
-    std::env::var("RECAPD_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
-}
-
-/// With `RECAPD_TEST_STORE=postgres`, the store of the tests that keep their
-/// data in `data_dir`: the test database, in a schema named after the
-/// directory (`rt_` and a hash), so each test has its own and a restart on
-/// the same directory finds its data again. `None` otherwise.
-pub fn test_postgres(data_dir: &std::path::Path) -> Option<(StoreUrl, String)> {
-    use std::hash::{Hash, Hasher};
-    if std::env::var("RECAPD_TEST_STORE").ok()?.as_str() != "postgres" {
-        return None;
-    }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    data_dir.hash(&mut hasher);
-    Some((
-        StoreUrl(test_database_url()),
-        format!("rt_{:016x}", hasher.finish()),
-    ))
-}
-
 impl Cli {
     /// Parses arguments (the first is the program name) with the environment
     /// as fallback.
@@ -315,23 +290,6 @@ impl Cli {
 }
 
 impl Config {
-    /// A config for tests: port 0 on loopback, data in `data_dir`, no
-    /// metrics endpoint.
-    pub fn for_tests(data_dir: impl Into<PathBuf>) -> Config {
-        let mut config = Cli::from_args(["recapd"])
-            .map(|cli| cli.config)
-            .unwrap_or_else(|e| unreachable!("the defaults parse: {e}"));
-        config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
-        config.data_dir = data_dir.into();
-        config.metrics_listen = MetricsListen::Off;
-        if let Some((url, schema)) = test_postgres(&config.data_dir) {
-            config.store = Some(url);
-            config.store_schema = schema;
-            config.resync_interval = 1;
-        }
-        config
-    }
-
     /// Reads and checks what the server needs besides its flags, each once:
     /// the --store URL, then the tokens file, then the TLS files. The first
     /// failure is one line naming the option (`main` exits 64 with it,

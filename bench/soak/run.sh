@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 minutes=${1:-10}
 cargo build --release --locked --bin recapd --example recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. scripts/lib.sh
+port=$(free_port)
 data=$(mktemp -d)
 target/release/recapd --listen "127.0.0.1:$port" --data-dir "$data" --metrics-listen off --log-level warn &
 pid=$!

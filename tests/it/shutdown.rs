@@ -1,13 +1,11 @@
 //! The real binary under SIGTERM: open streams end cleanly, pending
 //! debounced refreshes run, acknowledged writes are on disk, exit 0 in time.
 
-mod common;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::process::{Recapd, free_port};
-use common::*;
+use crate::common::process::Recapd;
+use crate::common::*;
 use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;

@@ -1,10 +1,8 @@
 //! Token budgets over the API: absolute and percent budgets, exact
 //! counting with every tokenizer, prefill and per-chat tokenizers.
 
-mod common;
-
-use common::api::*;
-use common::*;
+use crate::common::api::*;
+use crate::common::*;
 use recapd::grpc::pb;
 
 /// Tokens of `text` with cl100k_base.

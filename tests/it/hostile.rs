@@ -5,10 +5,8 @@
 //! client would: random bytes, invalid UTF-8 inside strings, unknown enum
 //! numbers, huge and deeply repeated fields, ids with control characters.
 
-mod common;
-
+use crate::common::*;
 use bytes::{Buf, BufMut, Bytes};
-use common::*;
 use prost::Message as _;
 use recapd::grpc::pb;
 use tonic::Code;

@@ -7,16 +7,13 @@
 //! SIGKILL leaves the others serving (and its owed refresh is run).
 //! These tests always run: without a reachable database they fail.
 
-mod common;
-
 use std::collections::HashSet;
 use std::time::Duration;
 
-use common::api::*;
-use common::process::Recapd;
-use common::replicas::*;
-use common::*;
-use recapd::config::test_database_url;
+use crate::common::api::*;
+use crate::common::process::Recapd;
+use crate::common::replicas::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use tokio::time::Instant;
 

@@ -1,41 +1,53 @@
-//! PostgreSQL restarted under load, with two replicas on it: calls answer
+//! PostgreSQL going away under load, with two replicas on it: calls answer
 //! UNAVAILABLE while it is down, the replicas reconnect by themselves,
 //! nothing acknowledged is lost or doubled, and each replica's subscribers
 //! end on the other replica's latest state.
 //!
-//! The restart is the command in `RECAPD_TEST_PG_RESTART` (the test script
-//! sets `pg_ctlcluster ... restart` when it runs the database itself); without
-//! it, every connection of both replicas is cut and refused for a while
-//! through a proxy, which the replicas cannot tell from a restart. Alone in
-//! its own test binary, so no other test sees the database go away.
-
-mod common;
+//! Two outages: every connection of both replicas cut and refused for a
+//! while through a proxy, which the replicas cannot tell from a restart (it
+//! runs with the other tests); and a real restart, the command in
+//! `RECAPD_TEST_PG_RESTART` (the test script sets `pg_ctlcluster ... restart`
+//! when it runs the database itself). The real restart takes the database
+//! away from every other test too, so it is ignored by default and run
+//! alone: `RECAPD_TEST_PG_RESTART=CMD cargo test --test it pg_restart:: -- --ignored`.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use common::api::*;
-use common::replicas::*;
-use common::*;
-use recapd::config::test_database_url;
+use crate::common::api::*;
+use crate::common::replicas::*;
+use crate::common::*;
 use tokio::time::Instant;
 
+/// How the database goes away.
+enum Outage {
+    /// Every connection through a proxy cut, new ones refused, for 1.5 s.
+    ProxyCut,
+    /// A shell command that restarts the database server.
+    Restart(String),
+}
+
 #[tokio::test]
+async fn replicas_ride_out_a_database_cut_under_load() {
+    ride_out(Outage::ProxyCut).await;
+}
+
+#[tokio::test]
+#[ignore = "restarts PostgreSQL under every other test: run alone with RECAPD_TEST_PG_RESTART and --ignored"]
 async fn replicas_ride_out_a_database_restart_under_load() {
+    let command = std::env::var("RECAPD_TEST_PG_RESTART")
+        .expect("RECAPD_TEST_PG_RESTART names the command that restarts the test database");
+    ride_out(Outage::Restart(command)).await;
+}
+
+async fn ride_out(outage: Outage) {
     let dir = tempfile::tempdir().unwrap();
     let schema = fresh_schema(dir.path());
-    let restart = std::env::var("RECAPD_TEST_PG_RESTART").ok();
     let proxy = Proxy::start(database_addr()).await;
-    let url = match restart {
-        Some(_) => test_database_url(),
-        None => url_through(proxy.addr),
+    let url = match outage {
+        Outage::Restart(_) => test_database_url(),
+        Outage::ProxyCut => url_through(proxy.addr),
     };
-    eprintln!(
-        "database outage by: {}",
-        restart
-            .as_deref()
-            .unwrap_or("cutting every connection at a proxy")
-    );
     let mut a = Server::start_with(replica_config(&dir.path().join("a"), &url, &schema)).await;
     let mut b = Server::start_with(replica_config(&dir.path().join("b"), &url, &schema)).await;
     b.set_global_debounce(0).await;
@@ -53,8 +65,8 @@ async fn replicas_ride_out_a_database_restart_under_load() {
     let load_a = tokio::spawn(publish_through_outage(a.events.clone(), "x", "a", 400));
     let load_b = tokio::spawn(publish_through_outage(b.events.clone(), "y", "b", 400));
     tokio::time::sleep(Duration::from_millis(800)).await;
-    match &restart {
-        Some(command) => {
+    match &outage {
+        Outage::Restart(command) => {
             let status = tokio::process::Command::new("sh")
                 .arg("-c")
                 .arg(command)
@@ -63,7 +75,7 @@ async fn replicas_ride_out_a_database_restart_under_load() {
                 .expect("the restart command runs");
             assert!(status.success(), "{command} failed: {status}");
         }
-        None => {
+        Outage::ProxyCut => {
             proxy.cut();
             tokio::time::sleep(Duration::from_millis(1_500)).await;
             proxy.restore();

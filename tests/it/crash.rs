@@ -4,13 +4,11 @@
 //! result of a prefix of its client's operations), and revisions never go
 //! back. `RECAPD_CRASH_CYCLES` sets the number of cycles (CI: 10).
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::process::Recapd;
+use crate::common::process::Recapd;
 use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;

@@ -1,10 +1,7 @@
 //! Configured limits: past each one the answer is RESOURCE_EXHAUSTED, the
 //! state is unchanged, and freeing room makes room.
 
-mod common;
-
-use common::*;
-use recapd::config::Config;
+use crate::common::*;
 use recapd::grpc::pb;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
 use tonic::Code;
@@ -13,7 +10,7 @@ use tonic::transport::Channel;
 #[tokio::test]
 async fn messages_chats_and_subscribers_are_capped() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::for_tests(dir.path());
+    let mut config = test_config(dir.path());
     config.max_messages_per_chat = 3;
     config.max_chats = 2;
     config.max_subscribers = 3;
@@ -123,7 +120,7 @@ async fn messages_chats_and_subscribers_are_capped() {
 #[tokio::test]
 async fn an_over_long_field_is_invalid_argument_and_an_over_size_request_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::for_tests(dir.path());
+    let mut config = test_config(dir.path());
     config.max_text_bytes = 100;
     config.max_request_bytes = 4096;
     let mut server = Server::start_with(config).await;
@@ -148,7 +145,7 @@ async fn an_over_long_field_is_invalid_argument_and_an_over_size_request_is_refu
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_new_chats_cannot_pass_the_chat_limit_together() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::for_tests(dir.path());
+    let mut config = test_config(dir.path());
     config.max_chats = 2;
     let server = Server::start_with(config).await;
     let mut calls = tokio::task::JoinSet::new();

@@ -1,12 +1,10 @@
 //! Enable and debounce rules over the API: the global and per-chat
 //! enabled toggle, disabled chats, immediate refreshes and per-chat debounce.
 
-mod common;
-
 use std::time::Duration;
 
-use common::api::*;
-use common::*;
+use crate::common::api::*;
+use crate::common::*;
 use recapd::grpc::pb;
 
 #[tokio::test]

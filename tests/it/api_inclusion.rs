@@ -1,10 +1,8 @@
 //! GetInclusion over the API: each exclusion rule and its reason, and
 //! auto-hide through the nth visible scene break.
 
-mod common;
-
-use common::api::*;
-use common::*;
+use crate::common::api::*;
+use crate::common::*;
 use recapd::grpc::pb;
 
 #[tokio::test]

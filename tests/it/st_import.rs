@@ -1,9 +1,7 @@
 //! SillyTavern chat files through the API: ImportChat, ExportChat, and a
 //! round trip, with hand-made fixtures (tests/fixtures/make_fixtures.py).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use serde_json::Value;
 use tonic::Code;

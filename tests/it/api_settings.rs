@@ -1,12 +1,10 @@
 //! Settings over the API: documented defaults, chat overrides and clear,
 //! settings for chats without events, invalid settings and global changes.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::api::*;
-use common::*;
+use crate::common::api::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use tonic::Code;
 

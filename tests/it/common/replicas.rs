@@ -10,7 +10,9 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use recapd::config::{Config, StoreUrl, test_database_url};
+use recapd::config::{Config, StoreUrl};
+
+use super::{test_config, test_database_url};
 use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use tokio::net::{TcpListener, TcpStream};
@@ -90,7 +92,7 @@ pub fn fresh_schema(dir: &Path) -> String {
 /// A replica's config: its own data directory (unused) and port, the shared
 /// database `url` and `schema`, a 1 s resync.
 pub fn replica_config(dir: &Path, url: &str, schema: &str) -> Config {
-    let mut config = Config::for_tests(dir);
+    let mut config = test_config(dir);
     config.store = Some(StoreUrl(url.to_owned()));
     config.store_schema = schema.to_owned();
     config.resync_interval = 1;

@@ -1,9 +1,7 @@
 //! `PromptService.RenderPrompt` over a real socket: the chat's own
 //! injection and the backend's prompts placed as SillyTavern would.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use recapd::grpc::pb::prompt_service_client::PromptServiceClient;
 use tonic::Code;

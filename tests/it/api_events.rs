@@ -2,10 +2,8 @@
 //! more-loaded messages, edits, swipes, scene breaks, duplicate ids and
 //! malformed or unknown events.
 
-mod common;
-
-use common::api::*;
-use common::*;
+use crate::common::api::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use tonic::Code;
 

@@ -1,11 +1,9 @@
 //! Over a real socket: what a subscriber sees, debouncing, and what
 //! survives a restart.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use tonic::Code;
 

@@ -1,11 +1,9 @@
 //! Slow and stalled subscribers: 100 streams that never read do not hold up
 //! a stream that reads, and when they resume they end at the latest revision.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
 use tonic::transport::Channel;

@@ -1,6 +1,5 @@
 //! Shared harness for the integration tests: a real recapd on an ephemeral
 //! port over a temporary data directory, and clients connected to it.
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,12 +14,20 @@ use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::transport::Channel;
 
 pub mod api;
+pub mod config;
 pub mod process;
 pub mod replicas;
 
-/// Whether the tests run against PostgreSQL (`RECAPD_TEST_STORE=postgres`).
-pub fn on_postgres() -> bool {
-    recapd::config::test_postgres(Path::new("probe")).is_some()
+pub use config::{on_postgres, test_config, test_database_url};
+
+/// A loopback port nothing listens on right now (the OS's pick for port 0,
+/// released at once), for a server that takes its port as an argument.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binds an ephemeral port");
+    listener
+        .local_addr()
+        .expect("a bound socket has an address")
+        .port()
 }
 
 /// A running server with one client per service.
@@ -37,7 +44,7 @@ pub struct Server {
 impl Server {
     /// Starts recapd on `data_dir`.
     pub async fn start(data_dir: &Path) -> Server {
-        Server::start_with(Config::for_tests(data_dir)).await
+        Server::start_with(test_config(data_dir)).await
     }
 
     /// Starts recapd with `config`.

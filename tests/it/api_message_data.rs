@@ -1,10 +1,8 @@
 //! Per-message data over the API: SetMessageData, ClearMemory, running
 //! recap versions (add, select, delete) and the injection template.
 
-mod common;
-
-use common::api::*;
-use common::*;
+use crate::common::api::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use tonic::Code;
 

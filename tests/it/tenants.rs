@@ -1,13 +1,10 @@
 //! Authentication and tenants: bearer tokens from a file, every RPC kept
 //! inside the caller's tenant, and TLS.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use recapd::app::App;
-use recapd::config::Config;
 use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
@@ -83,7 +80,7 @@ async fn server_with_tokens(dir: &std::path::Path) -> Server {
         format!("# tenants\nacme {ACME}\n\nglobex\t{GLOBEX}\n"),
     )
     .unwrap();
-    let mut config = Config::for_tests(dir.join("data"));
+    let mut config = test_config(dir.join("data"));
     config.auth_tokens_file = Some(tokens);
     Server::start_with(config).await
 }
@@ -389,7 +386,7 @@ async fn tls_with_a_certificate_made_here() {
     let cert_pem = cert.cert.pem();
     std::fs::write(dir.path().join("cert.pem"), &cert_pem).unwrap();
     std::fs::write(dir.path().join("key.pem"), cert.signing_key.serialize_pem()).unwrap();
-    let mut config = Config::for_tests(dir.path().join("data"));
+    let mut config = test_config(dir.path().join("data"));
     config.tls_cert = Some(dir.path().join("cert.pem"));
     config.tls_key = Some(dir.path().join("key.pem"));
     let app = App::build(config).await.unwrap();

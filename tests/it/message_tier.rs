@@ -2,9 +2,7 @@
 //! a second injection with its own revision, in the same Subscribe stream,
 //! by key in GetInjection, and placed by RenderPrompt.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use recapd::grpc::pb;
 use recapd::grpc::pb::prompt_service_client::PromptServiceClient;
 use tonic::Code;

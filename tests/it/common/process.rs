@@ -6,11 +6,7 @@ use std::time::{Duration, Instant};
 
 use tonic::transport::Channel;
 
-/// A port nothing listens on right now.
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+use super::free_port;
 
 /// The real `recapd` binary as a child process.
 pub struct Recapd {
@@ -23,7 +19,7 @@ impl Recapd {
         let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
         // With RECAPD_TEST_STORE=postgres, the same schema as an in-process
         // server on this directory.
-        if let Some((url, schema)) = recapd::config::test_postgres(data_dir) {
+        if let Some((url, schema)) = super::config::test_postgres(data_dir) {
             command
                 .arg("--store")
                 .arg(url.0)
@@ -33,19 +29,16 @@ impl Recapd {
         Recapd::start_with(command, data_dir)
     }
 
-    /// Starts `command` (the binary, maybe with store options) on a free
-    /// port over `data_dir`.
+    /// Starts `command` (the binary, maybe with store or metrics options) on
+    /// a free port over `data_dir`; without `--metrics-listen` in `command`,
+    /// no metrics endpoint.
     pub fn start_with(mut command: Command, data_dir: &std::path::Path) -> Recapd {
         let addr = format!("127.0.0.1:{}", free_port());
+        if !command.get_args().any(|arg| arg == "--metrics-listen") {
+            command.args(["--metrics-listen", "off"]);
+        }
         let child = command
-            .args([
-                "--listen",
-                &addr,
-                "--metrics-listen",
-                "off",
-                "--log-level",
-                "warn",
-            ])
+            .args(["--listen", &addr, "--log-level", "warn"])
             .arg("--data-dir")
             .arg(data_dir)
             .stdout(Stdio::null())

@@ -2,13 +2,11 @@
 //! live updates, max_updates, revisions, slow subscribers), reflection
 //! and health.
 
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::api::*;
-use common::*;
+use crate::common::api::*;
+use crate::common::*;
 use prost::Message as _;
 use recapd::grpc::pb;
 

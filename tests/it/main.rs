@@ -1,0 +1,26 @@
+//! The integration tests, one binary: each module is one area (run one with
+//! `cargo test --test it MODULE::`), and `common` is the harness they share.
+
+mod common;
+
+mod api_budgets;
+mod api_enable_debounce;
+mod api_events;
+mod api_inclusion;
+mod api_message_data;
+mod api_settings;
+mod api_subscribe;
+mod crash;
+mod ghz_configs;
+mod hostile;
+mod limits;
+mod message_tier;
+mod metrics;
+mod pg_restart;
+mod prompt;
+mod push_and_persistence;
+mod replicas;
+mod shutdown;
+mod slow_subscribers;
+mod st_import;
+mod tenants;
