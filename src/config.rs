@@ -95,15 +95,14 @@ pub enum Durability {
 pub struct StoreUrl(pub String);
 
 impl StoreUrl {
-    /// Checks the URL. Done after parsing the command line, not by clap,
-    /// whose error would repeat the value, password included.
-    pub fn check(&self) -> Result<(), String> {
+    /// Checks and parses the URL. Done after parsing the command line, not
+    /// by clap, whose error would repeat the value, password included.
+    pub fn parse(&self) -> Result<tokio_postgres::Config, String> {
         let url = &self.0;
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err("--store: expected a postgres:// or postgresql:// URL (without --store recapd uses its embedded store in --data-dir)".into());
         }
         tokio_postgres::Config::from_str(url)
-            .map(drop)
             .map_err(|e| format!("--store: not a PostgreSQL URL: {e}"))
     }
 }
@@ -308,9 +307,8 @@ impl Config {
         let Some(url) = &self.store else {
             return Ok(None);
         };
-        url.check()?;
         Ok(Some(crate::store::postgres::PgOptions {
-            url: url.0.clone(),
+            connection: url.parse()?,
             schema: self.store_schema.clone(),
             pool_size: usize::try_from(self.store_pool_size).unwrap_or(16),
         }))

@@ -14,7 +14,7 @@ enum Task {
     /// A tool subcommand, a client of a running recapd.
     Tool(Command),
     /// Serve, with the start-up files read.
-    Serve(StartupFiles),
+    Serve(Box<StartupFiles>),
 }
 
 fn main() -> ExitCode {
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     let task = match command {
         Some(command) => Task::Tool(command),
         None => match config.read_startup_files() {
-            Ok(files) => Task::Serve(files),
+            Ok(files) => Task::Serve(Box::new(files)),
             Err(message) => return invalid(&message),
         },
     };
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
                     .with_env_filter(filter)
                     .init(),
             }
-            runtime.block_on(serve(config, files))
+            runtime.block_on(serve(config, *files))
         }
     }
 }

@@ -21,7 +21,6 @@ use hint::Hint;
 use migrations::migrate;
 use writes::{Param, claim, statement};
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -48,8 +47,10 @@ const OPERATION_TIMEOUT: Duration = Duration::from_secs(20);
 /// Where and how to reach the database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgOptions {
-    /// A libpq-style URL, `postgres://user@host:port/database?...`.
-    pub url: String,
+    /// Where the database is and how to log in, parsed from a libpq-style
+    /// URL (`postgres://user@host:port/database?...`). Its `Debug` hides
+    /// the password.
+    pub connection: tokio_postgres::Config,
     /// The schema recapd's tables live in; created when missing. Replicas
     /// share data exactly when they share URL and schema.
     pub schema: String,
@@ -148,8 +149,7 @@ impl PgStore {
     /// listening for other replicas' commits; returns once it listens.
     pub async fn open(options: &PgOptions) -> Result<PgStore, StoreError> {
         check_schema(&options.schema).map_err(|e| StoreError::database("schema", e))?;
-        let mut config = tokio_postgres::Config::from_str(&options.url)
-            .map_err(|e| StoreError::database("bad PostgreSQL URL", e))?;
+        let mut config = options.connection.clone();
         let search_path = format!("-c search_path={}", options.schema);
         let merged = match config.get_options() {
             Some(given) if !given.is_empty() => format!("{given} {search_path}"),
