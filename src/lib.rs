@@ -14,13 +14,17 @@
 //!   converted ([`grpc::convert`]), handed to the engine, and any error goes
 //!   through the one status table ([`grpc::status`]).
 //! - [`engine`]: per-chat ordering (one async lock per chat), immediate and
-//!   debounced refreshes, group commit of every change with its refresh,
+//!   debounced refreshes, the commit of every change with its refresh,
 //!   fan-out to subscribers, and, with a shared store, following the other
 //!   replicas' commits.
-//! - [`store`]: the [`store::Store`] trait, the embedded SQLite store, and
-//!   the PostgreSQL store that several replicas share.
+//! - [`store`]: two async traits, [`store::ChatStore`] (chat state and
+//!   group commit; both stores) and [`store::ReplicaStore`] (the feed of
+//!   other replicas' commits; PostgreSQL only), the embedded SQLite store,
+//!   and the PostgreSQL store that several replicas share.
 //! - [`domain`]: the pure rules (events, settings, auto-hide, inclusion,
-//!   template, refresh), free of transport, runtime and storage.
+//!   template, refresh), free of transport, runtime and storage. Keys are
+//!   typed there ([`domain::ids::ChatKey`], [`domain::ids::Tenant`]) and
+//!   carried from the RPC layer down to the rows.
 //!
 //! Around them: [`config`] reads flags and `RECAPD_*` variables and, once
 //! at start-up, the files they name; [`auth`] checks bearer tokens and
