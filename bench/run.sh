@@ -33,9 +33,9 @@ need protoc protobuf-compiler
 need taskset util-linux
 need python3 python3
 
-cargo build --release --locked --bin recapd --example recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
+cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
 bin=$root/target/release/recapd
-tool=$root/target/release/examples/recapd-bench
+tool=$root/target/release/recapd-bench
 out=$root/target/bench
 mkdir -p "$out"
 results=$out/results.txt

@@ -65,7 +65,7 @@ if command -v pg_ctlcluster >/dev/null && [ "$(id -u)" -eq 0 ] && [ -d /etc/post
 fi
 
 step "cargo test"
-cargo test --locked --all-targets "$@"
+cargo test --locked --workspace --all-targets "$@"
 
 step "cargo test (PostgreSQL store)"
 RECAPD_TEST_STORE=postgres cargo test --locked --tests "$@"
