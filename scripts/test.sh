@@ -73,6 +73,12 @@ RECAPD_TEST_STORE=postgres cargo test --locked --tests "$@"
 step "buf lint"
 "$tools/node_modules/.bin/buf" lint
 
+step "buf breaking"
+# The wire contract: proto/ against the copy of the v1 API as released
+# (tests/fixtures/proto-v1-baseline); a renumbered, retyped or removed field,
+# message, enum value or RPC fails here.
+"$tools/node_modules/.bin/buf" breaking proto --against tests/fixtures/proto-v1-baseline
+
 step "live server"
 cargo build --locked --bin recapd
 bin=$root/target/debug/recapd
