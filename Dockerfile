@@ -9,8 +9,11 @@
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
+# The workspace's other member, the benchmark tool: cargo needs its manifest
+# to load the workspace (and to check Cargo.lock), but builds only recapd,
+# so none of its sources or protos are copied.
+COPY bench/Cargo.toml ./bench/Cargo.toml
 COPY proto ./proto
-COPY bench/proto ./bench/proto
 RUN mkdir src \
     && echo 'fn main() {}' > src/main.rs \
     && touch src/lib.rs \

@@ -37,9 +37,9 @@ if [ -x scripts/postgres.sh ]; then
 fi
 [ -n "$url" ] || url=${RECAPD_TEST_DATABASE_URL:-postgres://root@127.0.0.1:5432/test}
 
-cargo build --release --locked --bin recapd --example recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
+cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
 bin=$root/target/release/recapd
-tool=$root/target/release/examples/recapd-bench
+tool=$root/target/release/recapd-bench
 "$bin" --help | grep -q -- '--store ' || { echo "this recapd has no --store option" >&2; exit 1; }
 out=$root/target/bench
 mkdir -p "$out"

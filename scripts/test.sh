@@ -10,7 +10,8 @@
 #   2. the integration tests again, every server on the PostgreSQL store
 #      (RECAPD_TEST_STORE=postgres), then, when this script runs the
 #      database, the PostgreSQL restart test alone
-#   3. buf lint (STANDARD rules) on proto/
+#   3. buf lint (STANDARD rules) on proto/, and buf breaking against the v1
+#      proto kept in tests/fixtures/proto-v1-baseline (no wire change)
 #   4. a live recapd: grpcurl through reflection, both example clients, the
 #      health probe and a clean SIGTERM exit
 # Extra arguments go to both `cargo test` runs.
@@ -71,7 +72,7 @@ if command -v pg_ctlcluster >/dev/null && [ "$(id -u)" -eq 0 ] && [ -d /etc/post
 fi
 
 step "cargo test"
-cargo test --locked --all-targets "$@"
+cargo test --locked --workspace --all-targets "$@"
 
 step "cargo test (PostgreSQL store)"
 RECAPD_TEST_STORE=postgres cargo test --locked --tests "$@"
@@ -82,6 +83,12 @@ fi
 
 step "buf lint"
 "$tools/node_modules/.bin/buf" lint
+
+step "buf breaking"
+# The wire contract: proto/ against the copy of the v1 API as released
+# (tests/fixtures/proto-v1-baseline); a renumbered, retyped or removed field,
+# message, enum value or RPC fails here.
+"$tools/node_modules/.bin/buf" breaking proto --against tests/fixtures/proto-v1-baseline
 
 step "live server"
 cargo build --locked --bin recapd

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 minutes=${1:-10}
-cargo build --release --locked --bin recapd --example recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
+cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
 . scripts/lib.sh
 port=$(free_port)
 data=$(mktemp -d)
@@ -15,5 +15,5 @@ target/release/recapd --listen "127.0.0.1:$port" --data-dir "$data" --metrics-li
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$data"' EXIT
 until target/release/recapd health --addr "127.0.0.1:$port" >/dev/null 2>&1; do sleep 0.05; done
-target/release/examples/recapd-bench soak --addr "127.0.0.1:$port" --pid "$pid" \
+target/release/recapd-bench soak --addr "127.0.0.1:$port" --pid "$pid" \
     --seconds "$(python3 -c "print($minutes * 60)")" | tee target/soak.txt

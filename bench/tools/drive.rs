@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use prost::Message as _;
 use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
@@ -117,7 +118,6 @@ pub async fn prepare(args: Prepare) -> Result<(), Error> {
         )
         .into());
     }
-    use prost::Message as _;
     println!(
         "prepared chats={} injection_bytes={} reply_bytes={} status=OK",
         args.chats,
@@ -182,6 +182,7 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
         let reply_bytes = args.reply_bytes;
         tasks.push(tokio::spawn(async move {
             let mut samples = Vec::new();
+            let mut request_bytes = 0u64;
             let mut events = EventServiceClient::new(channel.clone());
             let mut bare = BareServiceClient::new(channel);
             let mut n = 0u64;
@@ -201,17 +202,16 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
                             message: Some(message),
                         })),
                     };
-                    events
-                        .publish(pb::PublishRequest { event: Some(event) })
-                        .await
-                        .is_ok()
+                    let request = pb::PublishRequest { event: Some(event) };
+                    request_bytes += request.encoded_len() as u64;
+                    events.publish(request).await.is_ok()
                 } else {
-                    bare.unary(bench_pb::BareRequest {
+                    let request = bench_pb::BareRequest {
                         padding: vec![],
                         reply_bytes,
-                    })
-                    .await
-                    .is_ok()
+                    };
+                    request_bytes += request.encoded_len() as u64;
+                    bare.unary(request).await.is_ok()
                 };
                 if ok {
                     samples.push(t.elapsed());
@@ -219,19 +219,26 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
                     failures.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            samples
+            (samples, request_bytes, n)
         }));
     }
-    let mut samples = Vec::new();
+    let (mut samples, mut request_bytes, mut requests) = (Vec::new(), 0u64, 0u64);
     for task in tasks {
-        samples.extend(task.await?);
+        let (task_samples, task_bytes, task_requests) = task.await?;
+        samples.extend(task_samples);
+        request_bytes += task_bytes;
+        requests += task_requests;
     }
     let summary = summarize(samples, started.elapsed());
     let failed = failures.load(Ordering::Relaxed);
+    // The mean encoded request message (without the 5-byte gRPC prefix), so
+    // that a comparison (bench/run.sh's Redis anchor) can send values of the
+    // same size.
     println!(
-        "{} failures={failed} addrs={}",
+        "{} failures={failed} addrs={} request_bytes={}",
         summary.line(&format!("unary target={}", args.target)),
-        args.addr.len()
+        args.addr.len(),
+        request_bytes.checked_div(requests).unwrap_or(0)
     );
     if failed > 0 {
         return Err(format!("{failed} calls failed").into());
