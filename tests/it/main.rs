@@ -24,3 +24,4 @@ mod shutdown;
 mod slow_subscribers;
 mod st_import;
 mod tenants;
+mod upgrade;
