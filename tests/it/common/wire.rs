@@ -128,7 +128,7 @@ impl Descriptors {
             let index = descriptor
                 .field
                 .iter()
-                .position(|f| i64::from(f.number()) == number as i64)
+                .position(|f| u64::try_from(f.number()) == Ok(number))
                 .unwrap_or_else(|| panic!("field number {number} is not in the descriptor"));
             let field = &descriptor.field[index];
             let value = match (wire_type, field.r#type()) {
