@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 
 use crate::common::api::*;
+use crate::common::readme::{self, DocumentedDefault};
+use crate::common::wire;
 use crate::common::*;
 use recapd::grpc::pb;
 use tonic::Code;
@@ -19,51 +21,70 @@ async fn settings_of(server: &mut Server, chat: &str) -> pb::Settings {
         .into_inner()
 }
 
+/// Every `Settings` field has a row in the README's settings table, every
+/// row is a field, and a fresh server serves each documented default.
+/// Read through the proto's descriptors, so a new setting needs no change
+/// here: only its README row.
 #[tokio::test]
-async fn get_settings_fills_every_field_with_the_documented_defaults() {
+async fn get_settings_fills_every_field_with_the_defaults_the_readme_documents() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start(dir.path()).await;
     let global = settings_of(&mut s, "").await;
-    let template = global.template.clone().expect("template is filled");
-    assert!(template.starts_with("# Story Memory"), "{template:?}");
-    assert!(template.contains("{{running_recap}}"), "{template:?}");
-    let expected = pb::Settings {
-        position: Some(pb::InjectionPosition::BeforePrompt as i32),
-        depth: Some(2),
-        role: Some(pb::InjectionRole::System as i32),
-        scan: Some(false),
-        template: Some(template.clone()),
-        include_user_messages: Some(true),
-        include_system_messages: Some(true),
-        include_narrator_messages: Some(true),
-        message_length_threshold: Some(0),
-        message_recap_context_limit: None,
-        message_recap_context_type: Some(pb::RecapContextType::Absolute as i32),
-        max_context_tokens: None,
-        tokenizer: Some(pb::Tokenizer::O200kBase as i32),
-        auto_hide_scene_count: Some(2),
-        show_prefill: Some(false),
-        default_chat_enabled: Some(true),
-        use_global_toggle_state: Some(false),
-        global_toggle_state: Some(true),
-        disabled_character_keys: Some(pb::CharacterKeys { keys: vec![] }),
-        debounce_ms: Some(300),
-        message_recaps_enabled: Some(false),
-        message_recaps_position: Some(pb::InjectionPosition::InChat as i32),
-        message_recaps_depth: Some(4),
-        message_recaps_role: Some(pb::InjectionRole::System as i32),
-        message_recaps_scan: Some(false),
-        message_recaps_template: Some("# Recent Events\n\n{{message_recaps}}".into()),
-    };
-    assert_eq!(global, expected);
+    let served = wire::fields_of("Settings", &global);
+    let documented = readme::settings_table();
+
+    let is_documented = |name: &str| documented.iter().any(|(row, _)| row == name);
+    let undocumented: Vec<&str> = served
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !is_documented(name))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "Settings fields missing from the README's settings table: {undocumented:?}"
+    );
+    let mut mismatches = Vec::new();
+    for (i, (name, cell)) in documented.iter().enumerate() {
+        assert!(
+            !documented[..i].iter().any(|(earlier, _)| earlier == name),
+            "`{name}` has two rows in the README's settings table"
+        );
+        let Some((_, value)) = served.iter().find(|(field, _)| field == name) else {
+            panic!("the README's settings table has `{name}`, which is no Settings field");
+        };
+        let default = DocumentedDefault::parse(cell).unwrap_or_else(|| {
+            panic!(
+                "the README's default for `{name}` is {cell:?}, in no form this test reads: \
+                 a number, true/false, `ENUM_VALUE`, `text`, `start` ... `end`, empty or unset"
+            )
+        });
+        if !default.matches(value) {
+            mismatches.push(format!(
+                "{name}: the README says {cell}, the server serves {value:?}"
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "defaults that differ from the README's settings table:\n{}",
+        mismatches.join("\n")
+    );
+    // The README shows the templates by their start and end; this one is
+    // short enough to check whole.
+    assert_eq!(
+        global.message_recaps_template.as_deref(),
+        Some("# Recent Events\n\n{{message_recaps}}")
+    );
+
     // A chat with no events yet has the same effective settings.
-    assert_eq!(settings_of(&mut s, "not-opened-yet").await, expected);
+    assert_eq!(settings_of(&mut s, "not-opened-yet").await, global);
 
     // The default injection: the template around the recap, before the prompt.
     s.publish("c", chat_changed(vec![message("m", "x")]))
         .await
         .unwrap();
-    assert_eq!(settings_of(&mut s, "c").await, expected);
+    assert_eq!(settings_of(&mut s, "c").await, global);
+    let template = global.template.expect("the default template is set");
     add_recap(&mut s, "c", "Alice met Bob.").await;
     let injection = s.injection("c").await;
     assert_eq!(injection.key, KEY);

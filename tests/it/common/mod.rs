@@ -16,7 +16,9 @@ use tonic::transport::Channel;
 pub mod api;
 pub mod config;
 pub mod process;
+pub mod readme;
 pub mod replicas;
+pub mod wire;
 
 pub use config::{on_postgres, test_config, test_database_url};
 

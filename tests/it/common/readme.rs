@@ -1,0 +1,96 @@
+//! The README's settings table, read as data: each setting's name and the
+//! default the README promises, in a form a test compares with what a
+//! server answers.
+
+use super::wire::FieldValue;
+
+/// A default as the README writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DocumentedDefault {
+    /// `unset`, or `unset (explanation)`.
+    Unset,
+    /// `empty`: an empty string, list or message.
+    Empty,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A bare integer: `2`.
+    Int(i64),
+    /// One code span: an enum value without its prefix (`IN_CHAT`) or a
+    /// whole string.
+    Code(String),
+    /// Two code spans around ` ... `: a long string shown by its start and
+    /// its end (`` `# Story Memory` ... `{{running_recap}}` ``).
+    StartAndEnd(String, String),
+}
+
+impl DocumentedDefault {
+    /// Reads one cell of the default column; `None` if it is in none of
+    /// the forms above.
+    pub fn parse(cell: &str) -> Option<DocumentedDefault> {
+        let cell = cell.trim();
+        let code = |s: &str| {
+            let inner = s.strip_prefix('`')?.strip_suffix('`')?;
+            (!inner.contains('`')).then(|| inner.to_owned())
+        };
+        if cell == "unset" || cell.starts_with("unset (") {
+            return Some(DocumentedDefault::Unset);
+        }
+        if cell == "empty" {
+            return Some(DocumentedDefault::Empty);
+        }
+        if let Ok(flag) = cell.parse::<bool>() {
+            return Some(DocumentedDefault::Bool(flag));
+        }
+        if let Ok(number) = cell.parse::<i64>() {
+            return Some(DocumentedDefault::Int(number));
+        }
+        if let Some(text) = code(cell) {
+            return Some(DocumentedDefault::Code(text));
+        }
+        let (start, end) = cell.split_once(" ... ")?;
+        Some(DocumentedDefault::StartAndEnd(code(start)?, code(end)?))
+    }
+
+    /// Whether a served value is this default.
+    pub fn matches(&self, served: &FieldValue) -> bool {
+        match (self, served) {
+            (DocumentedDefault::Unset, FieldValue::Unset) => true,
+            (DocumentedDefault::Empty, value) => value.is_empty(),
+            (DocumentedDefault::Bool(a), FieldValue::Bool(b)) => a == b,
+            (DocumentedDefault::Int(a), FieldValue::Int(b)) => a == b,
+            (DocumentedDefault::Code(a), FieldValue::Enum(b) | FieldValue::Text(b)) => a == b,
+            (DocumentedDefault::StartAndEnd(start, end), FieldValue::Text(text)) => {
+                text.len() >= start.len() + end.len()
+                    && text.starts_with(start.as_str())
+                    && text.ends_with(end.as_str())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The rows of the README's settings table (the table whose header is
+/// `| setting | default | meaning |`): each setting's name and the default
+/// cell as written.
+pub fn settings_table() -> Vec<(String, String)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).expect("README.md reads");
+    let mut lines = readme
+        .lines()
+        .skip_while(|line| line.trim() != "| setting | default | meaning |")
+        .skip(2); // the header and the | --- | line
+    let mut rows = Vec::new();
+    for line in lines.by_ref().take_while(|line| line.starts_with('|')) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let name = cells
+            .get(1)
+            .and_then(|c| c.strip_prefix('`')?.strip_suffix('`'))
+            .unwrap_or_else(|| panic!("README settings row without a `name`: {line}"));
+        let default = cells
+            .get(2)
+            .unwrap_or_else(|| panic!("README settings row without a default: {line}"));
+        rows.push((name.to_owned(), (*default).to_owned()));
+    }
+    assert!(!rows.is_empty(), "README.md has no settings table");
+    rows
+}
