@@ -17,7 +17,9 @@
 //!    string or one of the enums needs no check; an integer needs one (see
 //!    the existing rows). An `Option<T>` type makes a setting whose default
 //!    is unset and that only `clear` unsets.
-//! 3. Add the setting to the settings table of the README.
+//! 3. Add the setting to the settings table of the README. The integration
+//!    tests (`api_settings`) check every row and its default against what
+//!    the server serves, and that no proto field lacks a row.
 //!
 //! The proto conversion names every field of the generated `pb::Settings`,
 //! so a proto field without a row here (or a row without a proto field)
