@@ -2,8 +2,11 @@
 //! row (running the refresh the operation asked for), commit it with the
 //! operation's writes, then update memory and tell subscribers.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
+
+use futures_util::FutureExt;
 
 use super::slot::{ChatSlot, Resident};
 use super::{Engine, EngineError, Guard, Next, now_us};
@@ -25,9 +28,9 @@ struct Outcome {
 }
 
 impl Engine {
-    /// [`Engine::commit_and_publish`] in a task of its own, so that a caller
+    /// [`Engine::commit_guarded`] in a task of its own, so that a caller
     /// that goes away (a cancelled RPC) cannot stop it between the commit
-    /// and the memory update. A panic in it fails this call only.
+    /// and the memory update.
     pub(super) async fn commit_detached(
         &self,
         slot: &Arc<ChatSlot>,
@@ -36,21 +39,36 @@ impl Engine {
         next: Next,
     ) -> Result<u64, EngineError> {
         let engine = self.clone();
-        let task_slot = slot.clone();
-        let task = tokio::spawn(async move {
-            engine
-                .commit_and_publish(&task_slot, guard, writes, next)
-                .await
-        });
-        match task.await {
+        let slot = slot.clone();
+        tokio::spawn(async move {
+            let mut guard = guard;
+            engine.commit_guarded(&slot, &mut guard, writes, next).await
+        })
+        .await
+        .map_err(EngineError::from_join)?
+    }
+
+    /// [`Engine::commit_and_publish`], with a panic in it caught: the
+    /// chat's memory, which may hold a change never committed, is dropped
+    /// while the chat is still locked (the next operation re-reads it from
+    /// the store), and the call fails with [`EngineError::Panicked`].
+    pub(super) async fn commit_guarded(
+        &self,
+        slot: &Arc<ChatSlot>,
+        guard: &mut Guard,
+        writes: Vec<Write>,
+        next: Next,
+    ) -> Result<u64, EngineError> {
+        let committing = self.commit_and_publish(slot, guard, writes, next);
+        match AssertUnwindSafe(committing).catch_unwind().await {
             Ok(result) => result,
-            Err(error) => {
-                // The chat's memory may hold the change that was never
-                // committed: it is re-read from the store instead.
-                *slot.state.lock().await = None;
+            Err(panic) => {
+                **guard = None;
                 slot.behind
                     .store(true, std::sync::atomic::Ordering::Release);
-                Err(EngineError::from_join(error))
+                let message = crate::store::panic_message(&*panic);
+                tracing::error!(chat = %slot.key, panic = message, "an operation panicked; the chat reloads from the store");
+                Err(EngineError::Panicked(message))
             }
         }
     }
@@ -58,10 +76,10 @@ impl Engine {
     /// Commits `writes` together with the chat's row and, per `next`, a
     /// refresh; then updates memory, tells subscribers and (re)schedules the
     /// debounce timer. On a store error the slot is unloaded.
-    pub(super) async fn commit_and_publish(
+    async fn commit_and_publish(
         &self,
         slot: &Arc<ChatSlot>,
-        mut guard: Guard,
+        guard: &mut Guard,
         mut writes: Vec<Write>,
         next: Next,
     ) -> Result<u64, EngineError> {
@@ -95,7 +113,7 @@ impl Engine {
                     tracing::warn!(chat = %slot.key, %error, "commit failed; chat reloads from the store")
                 }
             }
-            *guard = None;
+            **guard = None;
             // Memory is no longer trusted: reads load the chat again.
             slot.behind
                 .store(true, std::sync::atomic::Ordering::Release);

@@ -72,7 +72,7 @@ impl Engine {
         };
         let trigger = trigger?;
         match self
-            .commit_and_publish(slot, guard, Vec::new(), Next::Refresh(trigger))
+            .commit_guarded(slot, &mut guard, Vec::new(), Next::Refresh(trigger))
             .await
         {
             Ok(_) => {}

@@ -80,10 +80,7 @@ impl EngineError {
     /// The error for a task of the engine's that did not finish.
     fn from_join(error: tokio::task::JoinError) -> EngineError {
         match error.try_into_panic() {
-            Ok(panic) => match StoreError::from_panic(&*panic) {
-                StoreError::Panicked(message) => EngineError::Panicked(message),
-                other => other.into(),
-            },
+            Ok(panic) => EngineError::Panicked(crate::store::panic_message(&*panic)),
             // Cancelled: only at runtime shutdown.
             Err(_) => StoreError::Closed.into(),
         }

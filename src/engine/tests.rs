@@ -17,7 +17,8 @@ use crate::store::{
     ChatSettings, ChatStore, LoadedChat, SqliteStore, StoreError, Stores, TenantSettings, Write,
 };
 
-/// A SQLite store whose commits can be delayed, refused, or made to panic.
+/// A SQLite store whose commits can be delayed, refused, or made to panic
+/// (once).
 struct Faulty {
     inner: SqliteStore,
     delay_ms: AtomicU64,
@@ -29,7 +30,7 @@ struct Faulty {
 impl ChatStore for Faulty {
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         tokio::time::sleep(Duration::from_millis(self.delay_ms.load(Ordering::SeqCst))).await;
-        if self.panic.load(Ordering::SeqCst) {
+        if self.panic.swap(false, Ordering::SeqCst) {
             panic!("the store broke (test)");
         }
         if self.fail.load(Ordering::SeqCst) {
@@ -297,19 +298,34 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
         .publish(&key("c"), ChatEvent::ChatChanged(vec![message("a")]))
         .await
         .unwrap();
+    // The next commit panics after a while; a read of the same chat waits
+    // behind it for the chat's lock.
+    store.delay_ms.store(100, Ordering::SeqCst);
     store.panic.store(true, Ordering::SeqCst);
-    let error = engine
-        .publish(&key("c"), ChatEvent::MessageSent(message("b")))
-        .await
-        .unwrap_err();
+    let chat = key("c");
+    let (panicked, queued_read) = tokio::join!(
+        engine.publish(&chat, ChatEvent::MessageSent(message("b"))),
+        async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            engine.message_data(&chat, "b").await
+        }
+    );
+    let error = panicked.unwrap_err();
     assert!(
         matches!(&error, EngineError::Panicked(m) if m.contains("the store broke")),
         "{error:?}"
     );
-    store.panic.store(false, Ordering::SeqCst);
-    // Memory was dropped with the panic: the message never committed is
-    // not there, and the chat goes on taking changes.
-    assert!(engine.message_data(&key("c"), "b").await.is_err());
+    // The queued read did not see the message that was never committed.
+    assert!(queued_read.is_err(), "{queued_read:?}");
+    store.delay_ms.store(0, Ordering::SeqCst);
+    engine
+        .publish(&chat, ChatEvent::MessageSent(message("x")))
+        .await
+        .unwrap();
+    let stored = store.inner.load(&chat).await.unwrap().chat.unwrap();
+    let ids: Vec<&str> = stored.messages.iter().map(|(_, m)| m.id.as_str()).collect();
+    assert_eq!(ids, ["a", "x"]);
+    // The chat goes on.
     engine
         .publish(&key("c"), ChatEvent::MessageSent(message("b")))
         .await

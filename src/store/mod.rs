@@ -95,13 +95,17 @@ impl StoreError {
 
     /// A panic caught in the store's code, with its message when it had one.
     pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> StoreError {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a store task panicked".to_owned());
-        StoreError::Panicked(message)
+        StoreError::Panicked(panic_message(payload))
     }
+}
+
+/// The message a panic was raised with, when it had one.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a task panicked".to_owned())
 }
 
 /// A chat's own row: its latest injections and refresh bookkeeping.

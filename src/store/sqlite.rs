@@ -161,7 +161,7 @@ impl SqliteStore {
             Ok::<_, StoreError>((writer, reader))
         })
         .await
-        .map_err(|e| StoreError::from_panic(&*e.into_panic()))??;
+        .map_err(join_error)??;
         let (commits, requests) = group_commit::queue();
         let mut writer = writer;
         std::thread::Builder::new()
@@ -185,10 +185,16 @@ impl SqliteStore {
         let reader = self.reader.clone();
         tokio::task::spawn_blocking(move || read(&reader.lock()))
             .await
-            .map_err(|e| match e.try_into_panic() {
-                Ok(panic) => StoreError::from_panic(&*panic),
-                Err(_) => StoreError::Closed,
-            })?
+            .map_err(join_error)?
+    }
+}
+
+/// The error for a blocking task that did not finish: it panicked, or the
+/// runtime is shutting down.
+fn join_error(error: tokio::task::JoinError) -> StoreError {
+    match error.try_into_panic() {
+        Ok(panic) => StoreError::from_panic(&*panic),
+        Err(_) => StoreError::Closed,
     }
 }
 

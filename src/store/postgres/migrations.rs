@@ -160,6 +160,11 @@ pub(super) async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError>
         if version <= applied {
             continue;
         }
+        tracing::info!(
+            schema,
+            version,
+            "applying a PostgreSQL migration (on a large database this can take minutes)"
+        );
         tx.batch_execute(&sql).await.map_err(&migrating)?;
         tx.execute(
             "INSERT INTO schema_migrations (version) VALUES ($1)",

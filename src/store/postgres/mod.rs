@@ -191,7 +191,10 @@ impl PgStore {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos())
         );
-        bounded(migrate(&pool, &options.schema)).await?;
+        // Not bounded by OPERATION_TIMEOUT: a migration that moves every row
+        // of a large database takes as long as it takes (it is one
+        // transaction, and replicas starting meanwhile wait for its lock).
+        migrate(&pool, &options.schema).await?;
         let (feed, changes) = mpsc::unbounded_channel();
         let listening = tokio::sync::oneshot::channel();
         let listener = tokio::spawn(listen::run(

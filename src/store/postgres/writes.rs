@@ -109,14 +109,15 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
                 Box::new(to_json("global settings", patch)?),
             ],
         ),
-        // Chat clocks are locked in chat order, as claims lock them, and
-        // moved on, so replicas holding these chats re-read them (and see
-        // the refresh owed) before their next commit.
+        // Chat clocks are locked in chat order, byte by byte as claims are
+        // sorted (hence the "C" collation), and moved on, so replicas
+        // holding these chats re-read them (and see the refresh owed) before
+        // their next commit.
         Write::AllChatsOweRefresh { tenant } => (
             "WITH owed AS (
                  SELECT k.tenant, k.chat_id FROM chat_clock k JOIN chats c USING (tenant, chat_id)
                  WHERE k.tenant = $1
-                 ORDER BY k.chat_id
+                 ORDER BY k.chat_id COLLATE \"C\"
                  FOR UPDATE OF k
              ), moved AS (
                  UPDATE chat_clock k SET generation = k.generation + 1, changed_at = now()
