@@ -18,7 +18,7 @@ use crate::config::{Config, Durability, MetricsListen, StartupFiles};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
 use crate::engine::{Engine, EngineError};
-use crate::grpc::observe::ObserveLayer;
+use crate::grpc::observe::{self, ObserveLayer};
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
 use crate::grpc::pb::memory_service_server::MemoryServiceServer;
@@ -158,6 +158,9 @@ impl App {
             .map_err(|e| AppError::Startup(e.to_string()))?;
         if let MetricsListen::Addr(addr) = config.metrics_listen {
             let bound = telemetry::install(addr).map_err(AppError::Metrics)?;
+            // Every series a dashboard reads exists from the first scrape.
+            observe::register_rpc_series();
+            engine.publish_start_up_metrics();
             tracing::info!(addr = %bound, "metrics at http://{bound}/metrics");
         }
         let follower = changes.map(|changes| {

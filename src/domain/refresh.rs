@@ -67,6 +67,23 @@ pub enum Trigger {
 }
 
 impl Trigger {
+    /// Every trigger, in declaration order: the `trigger` labels the
+    /// refresh counter shows from start-up.
+    pub const ALL: [Trigger; 12] = [
+        Trigger::ChatChanged,
+        Trigger::MessageSent,
+        Trigger::MessageReceived,
+        Trigger::MessageEdited,
+        Trigger::MessageDeleted,
+        Trigger::MessageSwiped,
+        Trigger::MoreMessagesLoaded,
+        Trigger::RefreshRequested,
+        Trigger::MessageDataChanged,
+        Trigger::SettingsChanged,
+        Trigger::RunningRecapChanged,
+        Trigger::Startup,
+    ];
+
     /// The trigger of an event.
     pub fn of(event: &ChatEvent) -> Trigger {
         match event {
@@ -468,5 +485,30 @@ mod tests {
         assert!(!Trigger::MessageDeleted.is_debounced());
         assert!(!Trigger::ChatChanged.is_debounced());
         assert!(!Trigger::SettingsChanged.is_debounced());
+    }
+
+    #[test]
+    fn all_lists_every_trigger_once() {
+        // No wildcard: a new trigger does not compile until it has a place.
+        let position = |trigger: Trigger| match trigger {
+            Trigger::ChatChanged => 0,
+            Trigger::MessageSent => 1,
+            Trigger::MessageReceived => 2,
+            Trigger::MessageEdited => 3,
+            Trigger::MessageDeleted => 4,
+            Trigger::MessageSwiped => 5,
+            Trigger::MoreMessagesLoaded => 6,
+            Trigger::RefreshRequested => 7,
+            Trigger::MessageDataChanged => 8,
+            Trigger::SettingsChanged => 9,
+            Trigger::RunningRecapChanged => 10,
+            Trigger::Startup => 11,
+        };
+        for (index, trigger) in Trigger::ALL.into_iter().enumerate() {
+            assert_eq!(position(trigger), index, "{trigger:?}");
+        }
+        let names: std::collections::BTreeSet<&str> =
+            Trigger::ALL.into_iter().map(Trigger::name).collect();
+        assert_eq!(names.len(), Trigger::ALL.len());
     }
 }

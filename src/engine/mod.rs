@@ -206,6 +206,20 @@ impl Engine {
         &self.inner.limits
     }
 
+    /// Shows the engine's metrics before anything happens: the refresh
+    /// counter at 0 for every trigger, the open subscribers and the chats
+    /// loaded now. Call it once the metrics recorder is installed; it never
+    /// lowers a count already recorded.
+    pub fn publish_start_up_metrics(&self) {
+        for trigger in Trigger::ALL {
+            metrics::counter!(telemetry::REFRESHES, "trigger" => trigger.name()).increment(0);
+        }
+        metrics::gauge!(telemetry::SUBSCRIBERS).increment(0.0);
+        // Under the map's lock, as every other update of this gauge.
+        let chats = self.inner.chats.read();
+        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+    }
+
     /// Whether other replicas write the store too.
     fn shared(&self) -> bool {
         self.inner.replicas.is_some()

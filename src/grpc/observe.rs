@@ -10,10 +10,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use prost::Message as _;
 use tonic::codegen::http;
 use tonic::{Code, Status};
 use tower::{Layer, Service};
 
+use crate::grpc::pb;
 use crate::telemetry;
 
 /// Wraps services with [`Observed`].
@@ -53,6 +55,38 @@ fn method_label(path: &str) -> String {
         method.to_owned()
     } else {
         "unknown".to_owned()
+    }
+}
+
+/// The method label of every RPC of the `recap.v1` services, read from the
+/// descriptors compiled from the proto (so the list cannot drift from it),
+/// in proto order: "recap.v1.EventService/Publish", ...
+pub fn recap_v1_methods() -> Vec<String> {
+    let set = match prost_types::FileDescriptorSet::decode(pb::FILE_DESCRIPTOR_SET) {
+        Ok(set) => set,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the compiled recap.v1 descriptors");
+            return Vec::new();
+        }
+    };
+    let mut methods = Vec::new();
+    for file in set.file.iter().filter(|file| file.package() == "recap.v1") {
+        for service in &file.service {
+            for method in &service.method {
+                methods.push(format!("recap.v1.{}/{}", service.name(), method.name()));
+            }
+        }
+    }
+    methods
+}
+
+/// Shows `recapd_rpc_requests_total{method, code="OK"}` at 0 for every
+/// `recap.v1` method, so a scrape lists every method before its first call
+/// (counters only ever go up: this never lowers a count already recorded).
+pub fn register_rpc_series() {
+    for method in recap_v1_methods() {
+        metrics::counter!(telemetry::RPC_REQUESTS, "method" => method, "code" => code_name(Code::Ok))
+            .increment(0);
     }
 }
 
@@ -167,6 +201,27 @@ mod tests {
         );
         assert_eq!(method_label("/evil.Service/Random123"), "unknown");
         assert_eq!(method_label("/recap.v1.EventService/\u{0}"), "unknown");
+    }
+
+    #[test]
+    fn every_recap_method_is_listed_under_its_own_label() {
+        let methods = recap_v1_methods();
+        for expected in [
+            "recap.v1.EventService/Publish",
+            "recap.v1.MemoryService/SetMessageData",
+            "recap.v1.SettingsService/ImportSettings",
+            "recap.v1.InjectionService/Subscribe",
+            "recap.v1.PromptService/RenderPrompt",
+        ] {
+            assert!(
+                methods.iter().any(|m| m == expected),
+                "{expected} in {methods:?}"
+            );
+        }
+        // Each is the label its calls are counted under.
+        for method in &methods {
+            assert_eq!(&method_label(&format!("/{method}")), method);
+        }
     }
 
     /// The code and message a client decodes from `response`.

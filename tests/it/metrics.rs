@@ -1,4 +1,5 @@
-//! The Prometheus endpoint of the real binary: after a Publish that a
+//! The Prometheus endpoint of the real binary: before any call, every
+//! method's and every trigger's series is there at 0; after a Publish that a
 //! subscriber receives, `/metrics` lists the metrics the README documents
 //! for RPCs, refreshes, subscribers, store commits and resident chats.
 
@@ -45,6 +46,85 @@ async fn scrape(addr: &str) -> String {
     assert!(head.starts_with("HTTP/1."), "not HTTP: {head}");
     assert!(head.contains(" 200 "), "GET /metrics answered {head}");
     body.to_owned()
+}
+
+/// Every refresh trigger, as the README names them.
+const TRIGGERS: [&str; 12] = [
+    "chat_changed",
+    "message_sent",
+    "message_received",
+    "message_edited",
+    "message_deleted",
+    "message_swiped",
+    "more_messages_loaded",
+    "refresh_requested",
+    "message_data_changed",
+    "settings_changed",
+    "running_recap_changed",
+    "startup",
+];
+
+/// "recap.v1.Service/Method" for every `rpc` of every `service` in the
+/// proto file, read from its text.
+fn proto_methods() -> Vec<String> {
+    let proto = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/proto/recap/v1/recap.proto"
+    ))
+    .expect("the proto file is readable");
+    let mut service = None;
+    let mut methods = Vec::new();
+    for line in proto.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("service ") {
+            service = rest.split_whitespace().next().map(str::to_owned);
+        } else if let Some(rest) = line.strip_prefix("rpc ") {
+            let name = rest.split('(').next().unwrap_or_default().trim();
+            let service = service.as_deref().expect("an rpc inside a service");
+            methods.push(format!("recap.v1.{service}/{name}"));
+        }
+    }
+    methods
+}
+
+#[tokio::test]
+async fn a_fresh_server_shows_every_method_and_trigger_at_zero_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
+    command.args(["--metrics-listen", &metrics_addr]);
+    let recapd = Recapd::start_with(command, dir.path());
+    // The gRPC port opens after the metrics are set up; no call is made.
+    drop(recapd.channel().await);
+
+    let body = scrape(&metrics_addr).await;
+    let methods = proto_methods();
+    let services: std::collections::BTreeSet<&str> = methods
+        .iter()
+        .filter_map(|method| method.split('/').next())
+        .collect();
+    assert_eq!(services.len(), 5, "rpcs read from the proto: {methods:?}");
+    let mut expected: Vec<String> = methods
+        .iter()
+        .map(|method| format!(r#"recapd_rpc_requests_total{{method="{method}",code="OK"}} 0"#))
+        .collect();
+    expected.extend(
+        TRIGGERS
+            .iter()
+            .map(|trigger| format!(r#"recapd_refreshes_total{{trigger="{trigger}"}} 0"#)),
+    );
+    expected.push("recapd_subscribers 0".to_owned());
+    expected.push("recapd_chats_resident 0".to_owned());
+    let lines: Vec<&str> = body.lines().collect();
+    let missing: Vec<&String> = expected
+        .iter()
+        .filter(|series| !lines.contains(&series.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "series missing: {missing:?}\n{body}");
+    // Nothing counted a call that was never made.
+    assert!(
+        !body.contains(r#"code="OK"} 1"#),
+        "a call counted before any call:\n{body}"
+    );
 }
 
 #[tokio::test]
