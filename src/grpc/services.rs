@@ -279,12 +279,21 @@ impl SettingsService for SettingsApi {
         let imported = import_st_settings(&json)?;
         let update = SettingsUpdate {
             patch: imported.patch,
-            clear: vec![],
+            clear: imported.clear,
         };
         let settings = self
             .engine
             .update_settings(&tenant, chat.as_ref(), update)
             .await?;
+        // Each chat's own state, in the caller's tenant; a chat import
+        // takes only its own entry. The global toggle is never touched.
+        for (id, enabled) in &imported.chats_enabled {
+            if chat_id.is_empty() || *id == chat_id {
+                self.engine
+                    .set_chat_enabled(&tenant.chat(id), *enabled)
+                    .await?;
+            }
+        }
         Ok(Response::new(pb::ImportSettingsResponse {
             settings: Some((&settings).into()),
             ignored_keys: imported.ignored_keys,

@@ -20,6 +20,7 @@ mod pg_restart;
 mod prompt;
 mod push_and_persistence;
 mod replicas;
+mod settings_import;
 mod shutdown;
 mod slow_subscribers;
 mod st_import;
