@@ -268,3 +268,54 @@ async fn a_chats_own_debounce_ms_overrides_the_global_one() {
     assert_eq!(s.injection("slow").await.revision, slow);
     s.stop().await;
 }
+
+#[tokio::test]
+async fn a_disabled_chat_never_refreshed_is_placed_like_every_disabled_injection() {
+    let (_dir, mut s) = start().await;
+    s.set_global_debounce(60_000).await;
+    update(
+        &mut s,
+        "",
+        pb::Settings {
+            position: Some(pb::InjectionPosition::InChat as i32),
+            depth: Some(3),
+            role: Some(pb::InjectionRole::User as i32),
+            scan: Some(true),
+            ..Default::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap();
+    let place = |i: &pb::Injection| (i.revision, i.enabled, i.position, i.depth, i.role, i.scan);
+    // Known through debounced events only: never refreshed (revision 0).
+    for (chat, enabled) in [("on", true), ("off", false)] {
+        set_enabled(&mut s, chat, enabled).await;
+        s.publish(chat, message_sent("m", "hello")).await.unwrap();
+    }
+    assert_eq!(
+        place(&s.injection("on").await),
+        (
+            0,
+            true,
+            pb::InjectionPosition::InChat as i32,
+            3,
+            pb::InjectionRole::User as i32,
+            true
+        )
+    );
+    let disabled = (
+        0,
+        false,
+        pb::InjectionPosition::InPrompt as i32,
+        0,
+        pb::InjectionRole::System as i32,
+        false,
+    );
+    assert_eq!(place(&s.injection("off").await), disabled);
+    // A refresh of the disabled chat places it the same way.
+    let refreshed = refresh(&mut s, "off").await.unwrap();
+    let (_, enabled, position, depth, role, scan) = disabled;
+    assert_eq!(place(&refreshed), (1, enabled, position, depth, role, scan));
+    s.stop().await;
+}
