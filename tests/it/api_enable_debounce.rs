@@ -61,8 +61,20 @@ async fn enabled_is_the_global_toggle_or_the_chats_own_value_or_the_default() {
     .unwrap();
     assert_eq!(enabled_of(&s.injection("own").await), (false, false));
     assert_eq!(enabled_of(&s.injection("none").await), (false, false));
-    let answer = set_enabled(&mut s, "own", true).await;
-    assert!(!answer.enabled, "the global toggle wins");
+    // SetChatEnabled then flips the global toggle, for every chat, and
+    // leaves the chat's own value (true) as it was.
+    let none_before = s.injection("none").await.revision;
+    let answer = set_enabled(&mut s, "none", true).await;
+    assert!(answer.enabled);
+    assert_eq!(answer.revision, s.injection("none").await.revision);
+    assert_eq!(s.global_settings().await.global_toggle_state, Some(true));
+    assert_eq!(enabled_of(&s.injection("none").await), (true, true));
+    assert_eq!(enabled_of(&s.injection("own").await), (true, true));
+    assert!(s.injection("none").await.revision > none_before);
+    let answer = set_enabled(&mut s, "own", false).await;
+    assert!(!answer.enabled);
+    assert_eq!(s.global_settings().await.global_toggle_state, Some(false));
+    assert_eq!(enabled_of(&s.injection("none").await), (false, false));
     update(
         &mut s,
         "",
@@ -75,13 +87,10 @@ async fn enabled_is_the_global_toggle_or_the_chats_own_value_or_the_default() {
     .await
     .unwrap();
     assert_eq!(enabled_of(&s.injection("none").await), (true, true));
-    assert!(
-        set_enabled(&mut s, "own", false).await.enabled,
-        "the global toggle wins"
-    );
     assert_eq!(enabled_of(&s.injection("own").await), (true, true));
 
-    // Off again: the chat's own value (false) counts once more.
+    // Off again: the chat's own value (true, untouched by the global
+    // toggle) counts once more; "none" falls back to default_chat_enabled.
     update(
         &mut s,
         "",
@@ -93,7 +102,7 @@ async fn enabled_is_the_global_toggle_or_the_chats_own_value_or_the_default() {
     )
     .await
     .unwrap();
-    assert_eq!(enabled_of(&s.injection("own").await), (false, false));
+    assert_eq!(enabled_of(&s.injection("own").await), (true, true));
     assert_eq!(enabled_of(&s.injection("none").await), (false, false));
     s.stop().await;
 }
