@@ -375,11 +375,9 @@ impl Chat {
         }
         self.update(seq, |m| {
             if index == count {
-                // A new swipe: its memory starts cleared.
-                m.swipes.push(Swipe {
-                    text,
-                    data: MessageData::default(),
-                });
+                // A new swipe: the current swipe's data, memory cleared.
+                let data = m.data().for_new_swipe();
+                m.swipes.push(Swipe { text, data });
             } else if !text.is_empty() {
                 m.swipes[index].text = text;
             }

@@ -295,6 +295,29 @@ mod tests {
     }
 
     #[test]
+    fn a_shown_prefill_without_memory_counts_as_the_memory() {
+        let mut c = chat(vec![msg("a", "x"), msg("b", "y")], &[]);
+        let prefill = MessageData {
+            prefill: Some("Alice left.".into()),
+            ..Default::default()
+        };
+        c.set_message_data("a", &prefill).unwrap();
+        let hidden_prefill = Settings::default();
+        assert_eq!(
+            reasons(&compute_inclusion(&c, &hidden_prefill)),
+            ["no_memory", "no_memory"]
+        );
+        let shown = hidden_prefill.with(&SettingsPatch {
+            show_prefill: Some(true),
+            ..Default::default()
+        });
+        assert_eq!(
+            reasons(&compute_inclusion(&c, &shown)),
+            ["included", "no_memory"]
+        );
+    }
+
+    #[test]
     fn the_budget_stops_at_the_first_memory_that_would_exceed_it() {
         // Each memory "alpha beta gamma" is 3 tokens; joined with \n, two are 7.
         let memories = [

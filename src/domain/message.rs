@@ -69,6 +69,17 @@ impl MessageData {
         self.exclude = Some(false);
     }
 
+    /// The data a new swipe of this message starts with: a copy of this
+    /// (the current swipe's) data with [`MessageData::clear_memory`] applied,
+    /// as SillyTavern keeps the message's data on a new swipe and the
+    /// extension then clears only the memory fields. Scene-break fields,
+    /// the scene recap and the system-memory flag carry over.
+    pub fn for_new_swipe(&self) -> MessageData {
+        let mut data = self.clone();
+        data.clear_memory();
+        data
+    }
+
     /// A scene break that counts for auto-hide: the flag is set and its
     /// visibility is not explicitly false.
     pub fn is_visible_scene_break(&self) -> bool {
@@ -83,13 +94,15 @@ impl MessageData {
     }
 
     /// `get_memory`: the memory, with `prefill` in front only when
-    /// `show_prefill` is on; `None` when there is no (non-empty) memory.
+    /// `show_prefill` is on; `None` when that text is empty. With
+    /// `show_prefill` on, a prefill alone (no memory) is the memory text.
     pub fn memory_text(&self, show_prefill: bool) -> Option<String> {
-        let memory = self.memory.as_deref().filter(|m| !m.is_empty())?;
-        match (show_prefill, self.prefill.as_deref()) {
-            (true, Some(prefill)) => Some(format!("{prefill}{memory}")),
-            _ => Some(memory.to_owned()),
-        }
+        let memory = self.memory.as_deref().unwrap_or("");
+        let text = match (show_prefill, self.prefill.as_deref()) {
+            (true, Some(prefill)) => format!("{prefill}{memory}"),
+            _ => memory.to_owned(),
+        };
+        (!text.is_empty()).then_some(text)
     }
 
     /// Refuses text fields over the configured maximum.
@@ -364,6 +377,44 @@ mod tests {
     }
 
     #[test]
+    fn a_new_swipe_keeps_everything_but_the_memory_fields() {
+        let current = MessageData {
+            memory: Some("m".into()),
+            prefill: Some("p".into()),
+            error: Some("e".into()),
+            reasoning: Some("r".into()),
+            edited: Some(true),
+            exclude: Some(true),
+            scene_break: Some(true),
+            scene_break_visible: Some(false),
+            scene_break_name: Some("The library".into()),
+            scene_recap_memory: Some("They met.".into()),
+            is_auto_recap_system_memory: Some(true),
+        };
+        assert_eq!(
+            current.for_new_swipe(),
+            MessageData {
+                edited: Some(false),
+                exclude: Some(false),
+                scene_break: Some(true),
+                scene_break_visible: Some(false),
+                scene_break_name: Some("The library".into()),
+                scene_recap_memory: Some("They met.".into()),
+                is_auto_recap_system_memory: Some(true),
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            MessageData::default().for_new_swipe(),
+            MessageData {
+                edited: Some(false),
+                exclude: Some(false),
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
     fn memory_text_puts_prefill_first_only_when_shown() {
         let d = MessageData {
             memory: Some("Alice entered the library.".into()),
@@ -375,12 +426,23 @@ mod tests {
             d.memory_text(true).unwrap(),
             "In this scene: Alice entered the library."
         );
-        let empty = MessageData {
+        let prefill_only = MessageData {
             memory: Some(String::new()),
             prefill: Some("p".into()),
             ..Default::default()
         };
-        assert_eq!(empty.memory_text(true), None);
+        assert_eq!(prefill_only.memory_text(true).as_deref(), Some("p"));
+        assert_eq!(prefill_only.memory_text(false), None);
+        let unset_memory = MessageData {
+            prefill: Some("p".into()),
+            ..Default::default()
+        };
+        assert_eq!(unset_memory.memory_text(true).as_deref(), Some("p"));
+        let nothing = MessageData {
+            prefill: Some(String::new()),
+            ..Default::default()
+        };
+        assert_eq!(nothing.memory_text(true), None);
     }
 
     #[test]

@@ -36,8 +36,11 @@ pub struct NewRecap {
     pub new_scene_message_id: Option<String>,
 }
 
-/// All versions of a chat's running recap. Invariant: `current`, when set,
-/// names an existing version.
+/// All versions of a chat's running recap. `current` names an existing
+/// version, except in a chat read from a SillyTavern file whose current
+/// version named none: that number is kept (and written back on export)
+/// and nothing is current until a version is added or selected, as in the
+/// extension, which then finds no current recap to inject.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunningRecaps {
     versions: BTreeMap<u32, RecapVersion>,
@@ -45,23 +48,22 @@ pub struct RunningRecaps {
 }
 
 impl RunningRecaps {
-    /// Rebuilds the set from stored versions; a `current` that names no
-    /// version falls back to the highest one.
+    /// Rebuilds the set from stored (or imported) versions and the current
+    /// number as given: a `current` that names no version, or none at all,
+    /// stays so (no fall-back to the highest version).
     pub fn from_parts(versions: Vec<RecapVersion>, current: Option<u32>) -> Self {
         let versions: BTreeMap<u32, RecapVersion> =
             versions.into_iter().map(|v| (v.version, v)).collect();
-        let current = current
-            .filter(|c| versions.contains_key(c))
-            .or_else(|| versions.keys().next_back().copied());
         RunningRecaps { versions, current }
     }
 
-    /// The current version's number.
+    /// The current version's number, as set; it may name no version (see
+    /// [`RunningRecaps`]).
     pub fn current_version(&self) -> Option<u32> {
         self.current
     }
 
-    /// The current version.
+    /// The current version; `None` when the current number names none.
     pub fn current(&self) -> Option<&RecapVersion> {
         self.current.and_then(|c| self.versions.get(&c))
     }
@@ -209,18 +211,22 @@ mod tests {
     }
 
     #[test]
-    fn from_parts_repairs_a_dangling_current() {
+    fn from_parts_keeps_a_current_that_names_no_version() {
         let mut r = RunningRecaps::default();
         r.add(recap("a", None), 0).unwrap();
         r.add(recap("b", None), 0).unwrap();
         let parts: Vec<RecapVersion> = r.versions().cloned().collect();
-        assert_eq!(
-            RunningRecaps::from_parts(parts.clone(), Some(0)).current_version(),
-            Some(0)
-        );
-        assert_eq!(
-            RunningRecaps::from_parts(parts, Some(7)).current_version(),
-            Some(1)
-        );
+        let named = RunningRecaps::from_parts(parts.clone(), Some(0));
+        assert_eq!(named.current().map(|v| v.content.as_str()), Some("a"));
+        let mut dangling = RunningRecaps::from_parts(parts.clone(), Some(7));
+        assert_eq!(dangling.current_version(), Some(7));
+        assert_eq!(dangling.current(), None, "no fall-back to the highest");
+        // Deleting another version leaves it; selecting one repairs it.
+        dangling.delete(0).unwrap();
+        assert_eq!(dangling.current_version(), Some(7));
+        dangling.select(1).unwrap();
+        assert_eq!(dangling.current().map(|v| v.content.as_str()), Some("b"));
+        let unset = RunningRecaps::from_parts(parts, None);
+        assert_eq!((unset.current_version(), unset.current()), (None, None));
     }
 }

@@ -168,7 +168,10 @@ pub struct Injection {
 
 impl Injection {
     /// The answer for a chat that has never been refreshed: revision 0,
-    /// empty text, placed as its settings say.
+    /// empty text, placed where a refresh would place it now: as its
+    /// settings say, or, when the injection is off (the chat is disabled,
+    /// or for the message-recap tier the tier is off), like every disabled
+    /// injection (IN_PROMPT, depth 0, SYSTEM, no scan).
     pub fn unrefreshed(
         chat: &ChatKey,
         settings: &Settings,
@@ -176,18 +179,19 @@ impl Injection {
         key: InjectionKey,
     ) -> Injection {
         let (position, depth, role, scan) = match key {
-            InjectionKey::Scene => (
+            InjectionKey::Scene if enabled => (
                 settings.position,
                 settings.depth,
                 settings.role,
                 settings.scan,
             ),
-            InjectionKey::Messages => (
+            InjectionKey::Messages if enabled && settings.message_recaps_enabled => (
                 settings.message_recaps_position,
                 settings.message_recaps_depth,
                 settings.message_recaps_role,
                 settings.message_recaps_scan,
             ),
+            InjectionKey::Scene | InjectionKey::Messages => DISABLED_PLACE,
         };
         Injection {
             chat: chat.clone(),
@@ -207,6 +211,10 @@ impl Injection {
         }
     }
 }
+
+/// Where a disabled injection is registered, as the extension does:
+/// IN_PROMPT, depth 0, SYSTEM, no scan.
+const DISABLED_PLACE: (Position, u32, Role, bool) = (Position::InPrompt, 0, Role::System, false);
 
 /// What makes a refresh one of a kind: everything the chat's state does
 /// not give.
@@ -244,14 +252,8 @@ pub fn refresh(
         let version = current.filter(|_| !text.is_empty()).map(|v| v.version);
         (text, s.position, s.depth, s.role, s.scan, version)
     } else {
-        (
-            String::new(),
-            Position::InPrompt,
-            0,
-            Role::System,
-            false,
-            None,
-        )
+        let (position, depth, role, scan) = DISABLED_PLACE;
+        (String::new(), position, depth, role, scan, None)
     };
     let token_count = if text.is_empty() {
         0
@@ -312,7 +314,8 @@ pub fn refresh_message_recaps(
             s.message_recaps_scan,
         )
     } else {
-        (String::new(), Position::InPrompt, 0, Role::System, false)
+        let (position, depth, role, scan) = DISABLED_PLACE;
+        (String::new(), position, depth, role, scan)
     };
     let token_count = if text.is_empty() {
         0
@@ -417,6 +420,56 @@ mod tests {
     }
 
     #[test]
+    fn an_unrefreshed_injection_is_placed_where_a_refresh_would_place_it() {
+        let s = Settings::default().with(&SettingsPatch {
+            position: Some(Position::InChat),
+            depth: Some(3),
+            role: Some(Role::User),
+            scan: Some(true),
+            message_recaps_enabled: Some(true),
+            ..Default::default()
+        });
+        let place = |i: Injection| (i.position, i.depth, i.role, i.scan, i.revision);
+        let scene = |enabled| Injection::unrefreshed(&CHAT, &s, enabled, InjectionKey::Scene);
+        assert_eq!(
+            place(scene(true)),
+            (Position::InChat, 3, Role::User, true, 0)
+        );
+        let disabled = (Position::InPrompt, 0, Role::System, false, 0);
+        assert_eq!(place(scene(false)), disabled);
+        assert!(!scene(false).enabled);
+        let tier = |s: &Settings, enabled| {
+            place(Injection::unrefreshed(
+                &CHAT,
+                s,
+                enabled,
+                InjectionKey::Messages,
+            ))
+        };
+        assert_eq!(
+            tier(&s, true),
+            (Position::InChat, 4, Role::System, false, 0)
+        );
+        assert_eq!(tier(&s, false), disabled);
+        let tier_off = s.with(&SettingsPatch {
+            message_recaps_enabled: Some(false),
+            ..Default::default()
+        });
+        assert_eq!(tier(&tier_off, true), disabled);
+        // The same places as a refresh of the never-refreshed chat.
+        let chat = Chat::default();
+        for enabled in [true, false] {
+            let refreshed = refresh(&chat, ctx(&s, enabled), |_| 0);
+            let unrefreshed = scene(enabled);
+            assert_eq!(
+                (unrefreshed.position, unrefreshed.depth, unrefreshed.role),
+                (refreshed.position, refreshed.depth, refreshed.role)
+            );
+            assert_eq!(unrefreshed.scan, refreshed.scan);
+        }
+    }
+
+    #[test]
     fn no_recap_gives_empty_text() {
         let s = Settings::default();
         let inj = refresh(&Chat::default(), ctx(&s, true), |_| 99);
@@ -427,6 +480,27 @@ mod tests {
                 inj.running_recap_version
             ),
             ("", 0, None)
+        );
+    }
+
+    #[test]
+    fn a_current_version_that_names_no_version_gives_empty_text() {
+        let s = Settings::default();
+        let recapped = chat_with_recap("they met");
+        let messages = recapped
+            .messages()
+            .map(|(seq, m)| (seq, m.clone()))
+            .collect();
+        let versions = recapped.recaps().versions().cloned().collect();
+        let dangling = Chat::from_parts(messages, versions, Some(9));
+        let inj = refresh(&dangling, ctx(&s, true), |_| 99);
+        assert_eq!(
+            (
+                inj.text.as_str(),
+                inj.running_recap_version,
+                inj.token_count
+            ),
+            ("", None, 0)
         );
     }
 

@@ -27,7 +27,7 @@ pub struct ImportedChat {
     pub messages: Vec<(i64, Message)>,
     /// The running-recap versions.
     pub recaps: Vec<RecapVersion>,
-    /// The current version.
+    /// The current version, as the file names it (it may name no version).
     pub current: Option<u32>,
 }
 

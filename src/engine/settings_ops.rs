@@ -170,9 +170,49 @@ impl Engine {
         Ok(resolved)
     }
 
-    /// Sets a chat's own enabled state (immediate refresh if the chat is
-    /// known). Answers with whether memory is now enabled and the revision.
+    /// Sets whether memory is enabled for a chat, as the extension's toggle
+    /// does: while the chat's `use_global_toggle_state` is on, the tenant's
+    /// global `global_toggle_state` (every chat refreshed, as after an
+    /// UpdateSettings); otherwise the chat's own enabled state (immediate
+    /// refresh if the chat is known). Answers with whether memory is now
+    /// enabled for the chat and its revision (0 for a chat not yet known).
     pub async fn set_chat_enabled(
+        &self,
+        chat_id: &ChatKey,
+        enabled: bool,
+    ) -> Result<(bool, u64), EngineError> {
+        let tenant = &chat_id.tenant;
+        if self
+            .settings(tenant, Some(chat_id))
+            .await?
+            .use_global_toggle_state
+        {
+            let update = SettingsUpdate {
+                patch: SettingsPatch {
+                    global_toggle_state: Some(enabled),
+                    ..SettingsPatch::default()
+                },
+                clear: Vec::new(),
+            };
+            self.update_settings(tenant, None, update).await?;
+            let global = self.global(tenant);
+            return self
+                .read_chat(chat_id, |resident| {
+                    let enabled = resident
+                        .effective(&global)
+                        .chat_enabled(resident.settings.enabled);
+                    Ok((enabled, resident.meta.revision))
+                })
+                .await;
+        }
+        self.set_chat_own_enabled(chat_id, enabled).await
+    }
+
+    /// Sets a chat's own enabled state, whatever the global toggle says
+    /// (a settings import's `chats_enabled`: it never changes the global
+    /// switch); immediate refresh if the chat is known. Answers as
+    /// [`Engine::set_chat_enabled`].
+    pub async fn set_chat_own_enabled(
         &self,
         chat_id: &ChatKey,
         enabled: bool,

@@ -332,3 +332,76 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
         .unwrap();
     assert!(engine.message_data(&key("c"), "b").await.is_ok());
 }
+
+#[tokio::test]
+async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _store) = engine(&dir).await;
+    let tenant = Tenant::default();
+    let global = |patch: SettingsPatch| SettingsUpdate {
+        patch,
+        clear: vec![],
+    };
+    engine
+        .update_settings(
+            &tenant,
+            None,
+            global(SettingsPatch {
+                use_global_toggle_state: Some(true),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap();
+    engine
+        .publish(&key("known"), ChatEvent::ChatChanged(vec![message("a")]))
+        .await
+        .unwrap();
+    // A chat not yet known: the global switch flips, revision 0.
+    assert_eq!(
+        engine.set_chat_enabled(&key("new"), false).await.unwrap(),
+        (false, 0)
+    );
+    assert!(
+        !engine
+            .settings(&tenant, None)
+            .await
+            .unwrap()
+            .global_toggle_state
+    );
+    let known = engine
+        .injection(&key("known"), InjectionKey::Scene)
+        .await
+        .unwrap();
+    assert_eq!(
+        (known.enabled, known.trigger),
+        (false, Some(Trigger::SettingsChanged))
+    );
+    let (enabled, revision) = engine.set_chat_enabled(&key("known"), false).await.unwrap();
+    assert_eq!((enabled, revision), (false, known.revision + 1));
+    // The chat's own value was not stored: with the global toggle off,
+    // default_chat_enabled (true) decides.
+    engine
+        .update_settings(
+            &tenant,
+            None,
+            global(SettingsPatch {
+                use_global_toggle_state: Some(false),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap();
+    let known = engine
+        .injection(&key("known"), InjectionKey::Scene)
+        .await
+        .unwrap();
+    assert!(known.enabled);
+    assert!(
+        !engine
+            .settings(&tenant, None)
+            .await
+            .unwrap()
+            .global_toggle_state
+    );
+}

@@ -290,7 +290,7 @@ impl SettingsService for SettingsApi {
         for (id, enabled) in &imported.chats_enabled {
             if chat_id.is_empty() || *id == chat_id {
                 self.engine
-                    .set_chat_enabled(&tenant.chat(id), *enabled)
+                    .set_chat_own_enabled(&tenant.chat(id), *enabled)
                     .await?;
             }
         }

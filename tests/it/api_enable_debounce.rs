@@ -61,8 +61,20 @@ async fn enabled_is_the_global_toggle_or_the_chats_own_value_or_the_default() {
     .unwrap();
     assert_eq!(enabled_of(&s.injection("own").await), (false, false));
     assert_eq!(enabled_of(&s.injection("none").await), (false, false));
-    let answer = set_enabled(&mut s, "own", true).await;
-    assert!(!answer.enabled, "the global toggle wins");
+    // SetChatEnabled then flips the global toggle, for every chat, and
+    // leaves the chat's own value (true) as it was.
+    let none_before = s.injection("none").await.revision;
+    let answer = set_enabled(&mut s, "none", true).await;
+    assert!(answer.enabled);
+    assert_eq!(answer.revision, s.injection("none").await.revision);
+    assert_eq!(s.global_settings().await.global_toggle_state, Some(true));
+    assert_eq!(enabled_of(&s.injection("none").await), (true, true));
+    assert_eq!(enabled_of(&s.injection("own").await), (true, true));
+    assert!(s.injection("none").await.revision > none_before);
+    let answer = set_enabled(&mut s, "own", false).await;
+    assert!(!answer.enabled);
+    assert_eq!(s.global_settings().await.global_toggle_state, Some(false));
+    assert_eq!(enabled_of(&s.injection("none").await), (false, false));
     update(
         &mut s,
         "",
@@ -75,13 +87,10 @@ async fn enabled_is_the_global_toggle_or_the_chats_own_value_or_the_default() {
     .await
     .unwrap();
     assert_eq!(enabled_of(&s.injection("none").await), (true, true));
-    assert!(
-        set_enabled(&mut s, "own", false).await.enabled,
-        "the global toggle wins"
-    );
     assert_eq!(enabled_of(&s.injection("own").await), (true, true));
 
-    // Off again: the chat's own value (false) counts once more.
+    // Off again: the chat's own value (true, untouched by the global
+    // toggle) counts once more; "none" falls back to default_chat_enabled.
     update(
         &mut s,
         "",
@@ -93,7 +102,7 @@ async fn enabled_is_the_global_toggle_or_the_chats_own_value_or_the_default() {
     )
     .await
     .unwrap();
-    assert_eq!(enabled_of(&s.injection("own").await), (false, false));
+    assert_eq!(enabled_of(&s.injection("own").await), (true, true));
     assert_eq!(enabled_of(&s.injection("none").await), (false, false));
     s.stop().await;
 }
@@ -266,5 +275,56 @@ async fn a_chats_own_debounce_ms_overrides_the_global_one() {
         slow
     );
     assert_eq!(s.injection("slow").await.revision, slow);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_disabled_chat_never_refreshed_is_placed_like_every_disabled_injection() {
+    let (_dir, mut s) = start().await;
+    s.set_global_debounce(60_000).await;
+    update(
+        &mut s,
+        "",
+        pb::Settings {
+            position: Some(pb::InjectionPosition::InChat as i32),
+            depth: Some(3),
+            role: Some(pb::InjectionRole::User as i32),
+            scan: Some(true),
+            ..Default::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap();
+    let place = |i: &pb::Injection| (i.revision, i.enabled, i.position, i.depth, i.role, i.scan);
+    // Known through debounced events only: never refreshed (revision 0).
+    for (chat, enabled) in [("on", true), ("off", false)] {
+        set_enabled(&mut s, chat, enabled).await;
+        s.publish(chat, message_sent("m", "hello")).await.unwrap();
+    }
+    assert_eq!(
+        place(&s.injection("on").await),
+        (
+            0,
+            true,
+            pb::InjectionPosition::InChat as i32,
+            3,
+            pb::InjectionRole::User as i32,
+            true
+        )
+    );
+    let disabled = (
+        0,
+        false,
+        pb::InjectionPosition::InPrompt as i32,
+        0,
+        pb::InjectionRole::System as i32,
+        false,
+    );
+    assert_eq!(place(&s.injection("off").await), disabled);
+    // A refresh of the disabled chat places it the same way.
+    let refreshed = refresh(&mut s, "off").await.unwrap();
+    let (_, enabled, position, depth, role, scan) = disabled;
+    assert_eq!(place(&refreshed), (1, enabled, position, depth, role, scan));
     s.stop().await;
 }

@@ -219,19 +219,37 @@ async fn message_swiped_makes_new_swipes_and_switches_back_to_old_ones() {
         .unwrap();
     let first_data = pb::MessageData {
         memory: Some("first recap".into()),
+        prefill: Some("Recap: ".into()),
+        error: Some("timed out once".into()),
+        reasoning: Some("thought about it".into()),
+        edited: Some(true),
+        exclude: Some(true),
         scene_break: Some(true),
+        scene_break_visible: Some(true),
+        scene_break_name: Some("The harbour".into()),
+        scene_recap_memory: Some("Bob reached the harbour.".into()),
         ..Default::default()
     };
     set_data(&mut s, "c", "m", first_data.clone()).await;
 
-    // swipe_id == number of swipes (1): a new swipe with empty data.
+    // swipe_id == number of swipes (1): a new swipe, with the current
+    // swipe's data but its memory cleared (the scene break stays).
     let revision = s.publish("c", swiped("m", 1, second)).await.unwrap();
     let injection = s.injection("c").await;
     assert_eq!(
         (injection.revision, trigger(&injection)),
         (revision, pb::RefreshTrigger::MessageSwiped)
     );
-    assert_eq!(data(&mut s, "c", "m").await, pb::MessageData::default());
+    let new_swipe = pb::MessageData {
+        scene_break: Some(true),
+        scene_break_visible: Some(true),
+        scene_break_name: Some("The harbour".into()),
+        scene_recap_memory: Some("Bob reached the harbour.".into()),
+        exclude: Some(false),
+        edited: Some(false),
+        ..Default::default()
+    };
+    assert_eq!(data(&mut s, "c", "m").await, new_swipe);
     assert_eq!(inclusion(&mut s, "c").await[0].token_count, o200k(second));
     set_memory(&mut s, "c", "m", "second recap").await;
 
@@ -259,9 +277,9 @@ async fn message_swiped_makes_new_swipes_and_switches_back_to_old_ones() {
         Some("second recap")
     );
 
-    // swipe_id 2 == number of swipes: a third swipe, again empty.
+    // swipe_id 2 == number of swipes: a third swipe, again without memory.
     s.publish("c", swiped("m", 2, "third")).await.unwrap();
-    assert_eq!(data(&mut s, "c", "m").await, pb::MessageData::default());
+    assert_eq!(data(&mut s, "c", "m").await, new_swipe);
     assert_eq!(inclusion(&mut s, "c").await[0].token_count, o200k("third"));
     s.stop().await;
 }
@@ -296,11 +314,18 @@ async fn scene_breaks_belong_to_a_swipe_and_prepended_messages_join_the_hidden_p
         .map(|l| l.hidden)
         .collect();
     assert_eq!(hidden, [true, true, true, false, false, false]);
-    // A new swipe of b1 has no break: fewer than N breaks, nothing hidden.
+    // A new swipe of b1 keeps its break.
     s.publish("c", swiped("b1", 1, "another take"))
         .await
         .unwrap();
-    assert_eq!(s.injection("c").await.auto_hidden_count, 0);
+    assert_eq!(s.injection("c").await.auto_hidden_count, 3);
+    // Without a break on that swipe: fewer than N breaks, nothing hidden.
+    let unbreak = pb::MessageData {
+        scene_break: Some(false),
+        ..Default::default()
+    };
+    set_data(&mut s, "c", "b1", unbreak).await;
+    assert_eq!(refresh(&mut s, "c").await.unwrap().auto_hidden_count, 0);
     assert!(inclusion(&mut s, "c").await.iter().all(|l| !l.hidden));
     // Back on swipe 0, its break counts again.
     s.publish("c", swiped("b1", 0, "")).await.unwrap();

@@ -250,3 +250,43 @@ async fn auto_hide_hides_through_the_nth_visible_scene_break_from_the_end() {
     assert_eq!(s.injection("c").await.auto_hidden_count, 4);
     s.stop().await;
 }
+
+#[tokio::test]
+async fn with_show_prefill_a_prefill_without_memory_is_included_as_the_memory() {
+    let (_dir, mut s) = start().await;
+    let messages = vec![message("prefill_only", "t"), message("nothing", "t")];
+    s.publish("c", chat_changed(messages)).await.unwrap();
+    let prefill_only = pb::MessageData {
+        prefill: Some("Alice opened the door".into()),
+        ..Default::default()
+    };
+    set_data(&mut s, "c", "prefill_only", prefill_only).await;
+    // show_prefill off (the default): the prefill is ignored, no memory.
+    assert_eq!(
+        reasons(&mut s, "c").await,
+        expect_reasons(&[("prefill_only", "no_memory"), ("nothing", "no_memory")])
+    );
+    let shown = pb::Settings {
+        show_prefill: Some(true),
+        message_recaps_enabled: Some(true),
+        message_recaps_template: Some("Recent: {{message_recaps}}".into()),
+        ..Default::default()
+    };
+    update(&mut s, "c", shown, &[]).await.unwrap();
+    assert_eq!(
+        reasons(&mut s, "c").await,
+        expect_reasons(&[("prefill_only", "included"), ("nothing", "no_memory")])
+    );
+    // The message-recap tier injects the prefill as that message's recap.
+    let tier = s
+        .injections
+        .get_injection(pb::GetInjectionRequest {
+            chat_id: "c".into(),
+            key: Some("auto_recap_messages".into()),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(tier.text, "Recent: Alice opened the door");
+    s.stop().await;
+}

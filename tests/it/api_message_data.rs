@@ -434,3 +434,68 @@ async fn the_template_replaces_every_placeholder_literally() {
     assert_eq!((injection.text.as_str(), injection.token_count), ("", 0));
     s.stop().await;
 }
+
+#[tokio::test]
+async fn an_imported_current_version_that_names_no_version_injects_nothing() {
+    let (dir, mut s) = start().await;
+    let file = concat!(
+        r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"current_version":5,"versions":["#,
+        r#"{"version":0,"content":"They met."},{"version":1,"content":"They met and left."}]}}}"#,
+        "\n",
+        r#"{"name":"Bob","is_user":false,"mes":"Hello."}"#,
+        "\n",
+    );
+    s.memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "c".into(),
+            jsonl: file.as_bytes().to_vec(),
+        })
+        .await
+        .unwrap();
+    let check = |injection: pb::Injection| {
+        assert_eq!(injection.text, "", "no fall-back to the highest version");
+        assert_eq!(injection.running_recap_version, None);
+    };
+    check(s.injection("c").await);
+    let listed = recaps(&mut s, "c").await;
+    assert_eq!(listed.current_version, Some(5));
+    assert_eq!(listed.versions.len(), 2);
+    // Deleting another version leaves it as it is; so does a restart.
+    delete(&mut s, "c", 0).await.unwrap();
+    check(s.injection("c").await);
+    s.stop().await;
+    let mut s = Server::start(dir.path()).await;
+    assert_eq!(recaps(&mut s, "c").await.current_version, Some(5));
+    check(refresh(&mut s, "c").await.unwrap());
+    // The export writes the number back as the file had it.
+    let exported = s
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: "c".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jsonl;
+    let header: serde_json::Value = serde_json::from_str(
+        std::str::from_utf8(&exported)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        header["chat_metadata"]["auto_recap_running_scene_recaps"]["current_version"],
+        5
+    );
+    // Selecting a version makes it current and injected.
+    select(&mut s, "c", 1).await.unwrap();
+    let injection = s.injection("c").await;
+    assert!(
+        injection.text.contains("They met and left."),
+        "{injection:?}"
+    );
+    assert_eq!(injection.running_recap_version, Some(1));
+    s.stop().await;
+}

@@ -118,10 +118,13 @@ fn edit_changes_the_current_swipe_text_and_unknown_ids_are_not_found() {
 }
 
 #[test]
-fn a_new_swipe_starts_with_empty_data_and_old_swipes_keep_theirs() {
+fn a_new_swipe_copies_the_data_but_the_memory_and_old_swipes_keep_theirs() {
     let mut chat = chat_of(&["a"]);
     let data = MessageData {
         memory: Some("first".into()),
+        exclude: Some(true),
+        scene_break: Some(true),
+        scene_recap_memory: Some("scene".into()),
         ..Default::default()
     };
     chat.set_message_data("a", &data).unwrap();
@@ -131,8 +134,18 @@ fn a_new_swipe_starts_with_empty_data_and_old_swipes_keep_theirs() {
         text: text.into(),
     };
     chat.apply(swipe(1, "second")).unwrap();
-    assert_eq!(chat.message_data("a").unwrap(), &MessageData::default());
+    assert_eq!(
+        chat.message_data("a").unwrap(),
+        &MessageData {
+            exclude: Some(false),
+            edited: Some(false),
+            scene_break: Some(true),
+            scene_recap_memory: Some("scene".into()),
+            ..Default::default()
+        }
+    );
     assert_eq!(chat.message("a").unwrap().1.text(), "second");
+    assert_eq!(chat.scene_breaks().len(), 1, "the scene break carries over");
     chat.apply(swipe(0, "")).unwrap();
     assert_eq!(chat.message_data("a").unwrap(), &data);
     assert_eq!(chat.message("a").unwrap().1.text(), "a");
@@ -153,6 +166,25 @@ fn scene_breaks_track_the_current_swipe() {
         message_id: "b".into(),
         swipe_id: 1,
         text: "other".into(),
+    })
+    .unwrap();
+    let unbreak = MessageData {
+        scene_break: Some(false),
+        ..Default::default()
+    };
+    chat.set_message_data("b", &unbreak).unwrap();
+    assert!(chat.scene_breaks().is_empty());
+    chat.apply(ChatEvent::MessageSwiped {
+        message_id: "b".into(),
+        swipe_id: 0,
+        text: String::new(),
+    })
+    .unwrap();
+    assert_eq!(chat.scene_breaks().len(), 1, "swipe 0 is still a break");
+    chat.apply(ChatEvent::MessageSwiped {
+        message_id: "b".into(),
+        swipe_id: 1,
+        text: String::new(),
     })
     .unwrap();
     assert!(chat.scene_breaks().is_empty());
