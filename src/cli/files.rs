@@ -32,7 +32,9 @@ fn authorized<T>(message: T, token: Option<&str>) -> Result<Request<T>, String> 
 }
 
 /// Imports each file as the chat named by its file name; stops at the
-/// first failure (exit 1) and says which file it was.
+/// first failure (exit 1) and says which file it was. What the server
+/// repaired rather than refused goes to stderr, one line each, and is no
+/// failure.
 pub async fn import(addr: &str, token: Option<&str>, paths: &[PathBuf]) -> ExitCode {
     let mut memory = match client(addr).await {
         Ok(memory) => memory,
@@ -63,13 +65,18 @@ pub async fn import(addr: &str, token: Option<&str>, paths: &[PathBuf]) -> ExitC
         }
         .await;
         match result {
-            Ok(done) => println!(
-                "{}: chat {:?}, {} messages, {} running-recap versions",
-                path.display(),
-                done.chat_id,
-                done.message_count,
-                done.running_recap_count
-            ),
+            Ok(done) => {
+                for warning in &done.warnings {
+                    eprintln!("recapd import: {}: repaired: {warning}", path.display());
+                }
+                println!(
+                    "{}: chat {:?}, {} messages, {} running-recap versions",
+                    path.display(),
+                    done.chat_id,
+                    done.message_count,
+                    done.running_recap_count
+                )
+            }
             Err(error) => {
                 eprintln!("recapd import: {}: {error}", path.display());
                 return ExitCode::FAILURE;

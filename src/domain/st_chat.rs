@@ -7,6 +7,14 @@
 //! SillyTavern messages have no ids: a message's id is `m<index>`, its
 //! position in the file (`m0` is the first message), and the running-recap
 //! versions' scene indices become those ids.
+//!
+//! Reading follows what SillyTavern and the extension really write rather
+//! than refusing it: a leading byte-order mark is skipped, a file whose
+//! first line is already a message (older group chats and their backups)
+//! has no header, `swipe_id` may equal the number of swipes (the message's
+//! text is then a swipe being generated), and running-recap versions with a
+//! scene index past the last message or a number used twice are repaired
+//! and reported as warnings, one `line N: ...` each.
 
 use serde_json::{Map, Value, json};
 
@@ -29,6 +37,9 @@ pub struct ImportedChat {
     pub recaps: Vec<RecapVersion>,
     /// The current version, as the file names it (it may name no version).
     pub current: Option<u32>,
+    /// What was repaired while reading, one `line N: what` each, in file
+    /// order; empty for a file read as written.
+    pub warnings: Vec<String>,
 }
 
 fn bad(line: usize, reason: impl Into<String>) -> DomainError {
@@ -149,7 +160,10 @@ fn message(
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| bad(line, "swipe_id must be a swipe index"))?,
     };
-    if swipes.is_empty() {
+    // SillyTavern saves `swipe_id == swipes.length` while a new swipe is
+    // being generated (and a message without swipes has `swipe_id` 0): the
+    // message's text is then one more swipe, the current one.
+    if swipe_id == swipes.len() {
         swipes.push(Swipe {
             text: text.clone(),
             data: MessageData::default(),
@@ -182,10 +196,14 @@ fn message(
     })
 }
 
+/// The running-recap versions of the header at file line `line`, and the
+/// current version; repairs go to `warnings`.
 fn recaps(
     metadata: &Value,
+    line: usize,
     messages: usize,
     limits: &Limits,
+    warnings: &mut Vec<String>,
 ) -> Result<(Vec<RecapVersion>, Option<u32>), DomainError> {
     let Some(store) = metadata
         .get("chat_metadata")
@@ -199,34 +217,47 @@ fn recaps(
             Some(v) => v
                 .as_u64()
                 .map(Some)
-                .ok_or_else(|| bad(1, format!("{what} must be a non-negative integer"))),
-        }
-    };
-    let scene = |v: Option<&Value>, what: &str| -> Result<Option<String>, DomainError> {
-        match number(v, what)? {
-            None => Ok(None),
-            Some(i) if (i as usize) < messages => Ok(Some(message_id(i as usize))),
-            Some(i) => Err(bad(1, format!("{what} {i} is not a message index"))),
+                .ok_or_else(|| bad(line, format!("{what} must be a non-negative integer"))),
         }
     };
     let mut versions = Vec::new();
     if let Some(list) = store.get("versions") {
         let Value::Array(list) = list else {
-            return Err(bad(1, format!("{RECAPS_KEY}.versions must be an array")));
+            return Err(bad(line, format!("{RECAPS_KEY}.versions must be an array")));
         };
         for v in list {
             let version = number(v.get("version"), "version")?
-                .ok_or_else(|| bad(1, "a running-recap version needs its number"))?;
+                .ok_or_else(|| bad(line, "a running-recap version needs its number"))?;
+            let version = u32::try_from(version).map_err(|_| bad(line, "version is too large"))?;
+            // The extension skips its cleanup in disabled chats, so a
+            // version can name a scene whose messages were deleted since:
+            // it is kept, without the scene reference.
+            let mut scene =
+                |v: Option<&Value>, what: &str| -> Result<Option<String>, DomainError> {
+                    match number(v, what)? {
+                        None => Ok(None),
+                        Some(i) if (i as usize) < messages => Ok(Some(message_id(i as usize))),
+                        Some(i) => {
+                            warnings.push(format!(
+                            "line {line}: running-recap version {version}: {what} {i} points past \
+                             the last message ({messages} messages); kept with no scene reference"
+                        ));
+                            Ok(None)
+                        }
+                    }
+                };
+            let prev_scene_message_id = scene(v.get("prev_scene_index"), "prev_scene_index")?;
+            let new_scene_message_id = scene(v.get("new_scene_index"), "new_scene_index")?;
             let content = match v.get("content") {
                 Some(Value::String(s)) => s.clone(),
                 None | Some(Value::Null) => String::new(),
-                Some(_) => return Err(bad(1, "content must be a string")),
+                Some(_) => return Err(bad(line, "content must be a string")),
             };
             limits
                 .check_text("jsonl", &content)
-                .map_err(|_| bad(1, "a running recap is over the text limit"))?;
+                .map_err(|_| bad(line, "a running recap is over the text limit"))?;
             versions.push(RecapVersion {
-                version: u32::try_from(version).map_err(|_| bad(1, "version is too large"))?,
+                version,
                 created_at_ms: v.get("timestamp").and_then(Value::as_i64).unwrap_or(0),
                 content,
                 scene_count: number(v.get("scene_count"), "scene_count")?
@@ -235,46 +266,115 @@ fn recaps(
                 excluded_count: number(v.get("excluded_count"), "excluded_count")?
                     .unwrap_or(0)
                     .min(u64::from(u32::MAX)) as u32,
-                prev_scene_message_id: scene(v.get("prev_scene_index"), "prev_scene_index")?,
-                new_scene_message_id: scene(v.get("new_scene_index"), "new_scene_index")?,
+                prev_scene_message_id,
+                new_scene_message_id,
             });
         }
     }
-    let mut numbers: Vec<u32> = versions.iter().map(|v| v.version).collect();
-    numbers.sort_unstable();
-    if numbers.windows(2).any(|w| w[0] == w[1]) {
-        return Err(bad(1, "two running-recap versions share a number"));
-    }
+    renumber_duplicates(&mut versions, line, warnings)?;
     let current = number(store.get("current_version"), "current_version")?
         .and_then(|c| u32::try_from(c).ok());
     Ok((versions, current))
 }
 
+/// The extension's edit path numbers a new version `versions.length + 1`,
+/// which can repeat a number already used: every version whose number was
+/// already seen, in file order, becomes the highest number so far + 1 (the
+/// first one keeps its number, so `current_version` still names it).
+fn renumber_duplicates(
+    versions: &mut [RecapVersion],
+    line: usize,
+    warnings: &mut Vec<String>,
+) -> Result<(), DomainError> {
+    let mut highest = versions.iter().map(|v| v.version).max().unwrap_or(0);
+    let mut seen = std::collections::HashSet::new();
+    for v in versions.iter_mut() {
+        if seen.insert(v.version) {
+            continue;
+        }
+        let old = v.version;
+        highest = highest
+            .checked_add(1)
+            .ok_or_else(|| bad(line, "version is too large to renumber a duplicate"))?;
+        v.version = highest;
+        seen.insert(highest);
+        warnings.push(format!(
+            "line {line}: running-recap version {old} appears more than once; \
+             this one is now version {highest}"
+        ));
+    }
+    Ok(())
+}
+
+/// The byte-order mark some editors (Windows Notepad, for one) put first.
+const BOM: char = '\u{feff}';
+
+/// Reads a SillyTavern chat file given as bytes: a leading UTF-8
+/// byte-order mark is skipped; bytes that are not UTF-8 are refused naming
+/// the line they are on. See [`parse_st_chat`].
+pub fn parse_st_chat_bytes(bytes: &[u8], limits: &Limits) -> Result<ImportedChat, DomainError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let valid = &bytes[..e.valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+        bad(
+            line,
+            format!("not UTF-8 (byte {} of the file)", e.valid_up_to() + 1),
+        )
+    })?;
+    parse_st_chat(text, limits)
+}
+
+/// Whether a first line is a message rather than the header: messages
+/// always carry `mes`, SillyTavern's header never does.
+fn is_message_line(value: &Value) -> bool {
+    value.get("mes").is_some()
+}
+
 /// Reads a SillyTavern chat file. Anything that does not parse rejects the
-/// whole file, naming the line.
+/// whole file, naming the line; what can be repaired is, and reported in
+/// [`ImportedChat::warnings`].
 pub fn parse_st_chat(jsonl: &str, limits: &Limits) -> Result<ImportedChat, DomainError> {
+    let jsonl = jsonl.strip_prefix(BOM).unwrap_or(jsonl);
     let mut lines = jsonl
         .lines()
         .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let Some((_, first)) = lines.next() else {
+        .map(|(number, l)| (number + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty())
+        .peekable();
+    let Some(&(header_line, first)) = lines.peek() else {
         return Err(bad(1, "the file is empty"));
     };
-    let metadata: Value =
-        serde_json::from_str(first).map_err(|e| bad(1, format!("not JSON: {e}")))?;
+    let first: Value =
+        serde_json::from_str(first).map_err(|e| bad(header_line, format!("not JSON: {e}")))?;
+    // Group chats of older SillyTavern versions (and their backups) have no
+    // header: the first line is already a message, read with the others.
+    let metadata = if is_message_line(&first) {
+        Value::Null
+    } else {
+        lines.next();
+        first
+    };
     let mut messages = Vec::new();
-    for (number, line) in lines {
+    for (line, text) in lines {
         let value: Value =
-            serde_json::from_str(line).map_err(|e| bad(number + 1, format!("not JSON: {e}")))?;
+            serde_json::from_str(text).map_err(|e| bad(line, format!("not JSON: {e}")))?;
         let index = messages.len();
-        messages.push((index as i64, message(number + 1, index, value, limits)?));
+        messages.push((index as i64, message(line, index, value, limits)?));
     }
     limits.check_chat_size(messages.len())?;
-    let (recaps, current) = recaps(&metadata, messages.len(), limits)?;
+    let mut warnings = Vec::new();
+    let (recaps, current) = recaps(
+        &metadata,
+        header_line,
+        messages.len(),
+        limits,
+        &mut warnings,
+    )?;
     Ok(ImportedChat {
         messages,
         recaps,
         current,
+        warnings,
     })
 }
 

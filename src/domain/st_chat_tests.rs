@@ -1,4 +1,5 @@
-//! SillyTavern chat files: reading, writing, and rejecting bad files whole.
+//! SillyTavern chat files: reading, writing, repairing what can be repaired
+//! (reported as warnings), and rejecting the rest whole.
 
 use super::*;
 
@@ -59,15 +60,13 @@ fn a_bad_file_is_rejected_whole_naming_the_line() {
         ),
         ("{}\n[1]\n", "line 2"),
         (
-            r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"versions":[{"version":0,"new_scene_index":5}]}}}
-{"mes":"only one"}
+            r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"versions":[{"version":-1}]}}}
 "#,
             "line 1",
         ),
         (
-            r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"versions":[{"version":0},{"version":0}]}}}
-"#,
-            "line 1",
+            "{}\n{\"mes\": \"a\", \"swipes\": [\"a\"], \"swipe_id\": 2}\n",
+            "line 2",
         ),
         (
             "{}\n{\"mes\":\"x\",\"extra\":{\"auto_recap_memory\":{\"memory\":7}}}\n",
@@ -83,4 +82,80 @@ fn a_bad_file_is_rejected_whole_naming_the_line() {
         ..Limits::default()
     };
     assert!(parse_st_chat("{}\n{\"mes\":\"a\"}\n{\"mes\":\"b\"}\n", &tiny).is_err());
+}
+
+#[test]
+fn swipe_id_equal_to_the_swipe_count_makes_the_text_one_more_current_swipe() {
+    // SillyTavern saves this while a swipe is being generated.
+    let file = r#"{}
+{"name":"Bob","mes":"third, in progress","swipes":["first","second"],"swipe_id":2,"swipe_info":[{"extra":{"auto_recap_memory":{"memory":"one"}}},{}],"extra":{"auto_recap_memory":{"memory":"now"}}}
+"#;
+    let chat = parse_st_chat(file, &Limits::default()).unwrap();
+    let (_, bob) = &chat.messages[0];
+    assert_eq!(bob.swipes.len(), 3);
+    assert_eq!((bob.swipe_id, bob.text()), (2, "third, in progress"));
+    assert_eq!(bob.swipes[0].text, "first");
+    assert_eq!(bob.swipes[0].data.memory.as_deref(), Some("one"));
+    assert_eq!(bob.data().memory.as_deref(), Some("now"));
+    assert!(chat.warnings.is_empty(), "{:?}", chat.warnings);
+}
+
+#[test]
+fn a_file_starting_with_a_message_has_no_header_and_loses_nothing() {
+    // Group chats of older SillyTavern versions and their backups.
+    let file = r#"{"name":"Ann","is_user":true,"is_group":true,"mes":"Hello all"}
+{"name":"Bob","is_user":false,"mes":"Hi"}
+{"name":"Cid","is_user":false,"mes":"Hey"}
+"#;
+    let chat = parse_st_chat(file, &Limits::default()).unwrap();
+    let texts: Vec<_> = chat.messages.iter().map(|(_, m)| m.text()).collect();
+    assert_eq!(texts, ["Hello all", "Hi", "Hey"]);
+    assert_eq!(chat.messages[0].1.id, "m0");
+    assert!(chat.recaps.is_empty() && chat.current.is_none());
+    let err = parse_st_chat("{\"mes\":\"a\"}\n{\"mes\":1}\n", &Limits::default()).unwrap_err();
+    assert!(err.to_string().contains("line 2"), "{err}");
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_and_bad_utf8_names_its_line() {
+    let mut file = "\u{feff}".as_bytes().to_vec();
+    file.extend_from_slice(SMALL.as_bytes());
+    let chat = parse_st_chat_bytes(&file, &Limits::default()).unwrap();
+    assert_eq!(chat.messages.len(), 3);
+    assert_eq!(chat.recaps.len(), 2);
+    let mut broken = b"{}\n{\"mes\":\"fine\"}\n{\"mes\":\"caf".to_vec();
+    broken.extend_from_slice(&[0xe9, b'"', b'}', b'\n']);
+    let err = parse_st_chat_bytes(&broken, &Limits::default()).unwrap_err();
+    assert!(err.to_string().contains("line 3"), "{err}");
+    assert!(err.to_string().contains("UTF-8"), "{err}");
+}
+
+#[test]
+fn scene_indices_past_the_end_and_repeated_numbers_are_repaired_and_reported() {
+    // Disabled chats skip the extension's cleanup; its edit path numbers a
+    // new version `versions.length + 1`.
+    let file = r#"
+
+{"chat_metadata":{"auto_recap_running_scene_recaps":{"current_version":2,"versions":[{"version":0,"content":"a","new_scene_index":0},{"version":2,"content":"b","prev_scene_index":0,"new_scene_index":9},{"version":2,"content":"c"},{"version":0,"content":"d"}]}}}
+{"mes":"only one"}
+"#;
+    let chat = parse_st_chat(file, &Limits::default()).unwrap();
+    let numbered: Vec<_> = chat
+        .recaps
+        .iter()
+        .map(|v| (v.version, v.content.as_str()))
+        .collect();
+    assert_eq!(numbered, [(0, "a"), (2, "b"), (3, "c"), (4, "d")]);
+    assert_eq!(chat.recaps[1].prev_scene_message_id.as_deref(), Some("m0"));
+    assert_eq!(chat.recaps[1].new_scene_message_id, None);
+    assert_eq!(chat.current, Some(2), "the first version 2 stays current");
+    assert_eq!(chat.warnings.len(), 3, "{:?}", chat.warnings);
+    assert!(
+        chat.warnings.iter().all(|w| w.starts_with("line 3: ")),
+        "the header is on line 3: {:?}",
+        chat.warnings
+    );
+    assert!(chat.warnings[0].contains("new_scene_index 9"));
+    assert!(chat.warnings[1].contains("now version 3"));
+    assert!(chat.warnings[2].contains("now version 4"));
 }

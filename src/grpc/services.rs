@@ -17,7 +17,7 @@ use crate::auth::Tenant;
 use crate::domain::ids::{self, ChatKey};
 use crate::domain::prompt::{PromptInput, render_prompt};
 use crate::domain::refresh::InjectionKey;
-use crate::domain::st_chat::parse_st_chat;
+use crate::domain::st_chat::parse_st_chat_bytes;
 use crate::domain::st_settings::import_st_settings;
 use crate::engine::{Engine, SettingsUpdate};
 
@@ -174,9 +174,8 @@ impl MemoryService for MemoryApi {
     ) -> Result<Response<pb::ImportChatResponse>, Status> {
         let (tenant, pb::ImportChatRequest { chat_id, jsonl }) = split(request);
         convert::chat_id(&chat_id)?;
-        let text = String::from_utf8(jsonl)
-            .map_err(|e| Status::invalid_argument(format!("invalid jsonl: not UTF-8 ({e})")))?;
-        let imported = parse_st_chat(&text, self.engine.limits())?;
+        let imported = parse_st_chat_bytes(&jsonl, self.engine.limits())?;
+        let warnings = imported.warnings.clone();
         let (messages, recaps) = self
             .engine
             .import_chat(&tenant.chat(&chat_id), imported)
@@ -185,6 +184,7 @@ impl MemoryService for MemoryApi {
             chat_id,
             message_count: u32::try_from(messages).unwrap_or(u32::MAX),
             running_recap_count: u32::try_from(recaps).unwrap_or(u32::MAX),
+            warnings,
         }))
     }
 

@@ -1,6 +1,9 @@
 //! SillyTavern chat files through the API: ImportChat, ExportChat, and a
-//! round trip, with hand-made fixtures (tests/fixtures/make_fixtures.py).
+//! round trip, with generated fixtures (tests/fixtures/make_fixtures.py) and
+//! hand-made ones reproducing shapes real files have
+//! (tests/fixtures/README.md says where each shape comes from).
 
+use crate::common::api::*;
 use crate::common::*;
 use recapd::grpc::pb;
 use serde_json::Value;
@@ -266,5 +269,183 @@ async fn the_import_and_export_commands_talk_to_a_running_server() {
     .await
     .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    server.stop().await;
+}
+
+async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportChatResponse {
+    server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: chat.into(),
+            jsonl,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+async fn versions(server: &mut Server, chat: &str) -> pb::ListRunningRecapsResponse {
+    server
+        .memory
+        .list_running_recaps(pb::ListRunningRecapsRequest {
+            chat_id: chat.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+#[tokio::test]
+async fn real_file_shapes_import_whole_without_warnings() {
+    let (_dir, mut server) = start().await;
+
+    // A swipe being generated: `swipe_id` == swipes.length, `mes` is it.
+    let done = import(&mut server, "swiping", fixture("st-swipe-in-progress")).await;
+    assert_eq!((done.message_count, done.warnings.len()), (2, 0));
+    let exported = server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: "swiping".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jsonl;
+    let bob = &lines(&exported)[2];
+    assert_eq!(bob["mes"], "It has stood there for a century, and");
+    assert_eq!(bob["swipes"].as_array().unwrap().len(), 3);
+    assert_eq!(bob["swipes"][0], "It is old.");
+    assert_eq!(bob["swipe_id"], 2, "the text being generated is current");
+    assert_eq!(
+        bob["swipe_info"][0]["extra"]["auto_recap_memory"]["memory"],
+        "Bob says it is old."
+    );
+
+    // An older group-chat backup: no header, the first line is a message.
+    let done = import(&mut server, "group", fixture("st-group-backup")).await;
+    assert_eq!((done.message_count, done.warnings.len()), (3, 0));
+    let order: Vec<_> = inclusion(&mut server, "group")
+        .await
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    assert_eq!(order, ["m0", "m1", "m2"], "the first message is kept");
+    assert_eq!(
+        data(&mut server, "group", "m1").await.memory.as_deref(),
+        Some("Bob follows Ann.")
+    );
+
+    // A byte-order mark in front, as Windows editors save.
+    let file = fixture("st-bom");
+    assert!(file.starts_with(&[0xef, 0xbb, 0xbf]));
+    let done = import(&mut server, "bom", file).await;
+    assert_eq!((done.message_count, done.running_recap_count), (2, 1));
+    assert!(done.warnings.is_empty());
+    let list = versions(&mut server, "bom").await;
+    assert_eq!(list.current_version, Some(0));
+    assert_eq!(list.versions[0].new_scene_message_id, "m1");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_refused_naming_its_line() {
+    let (_dir, mut server) = start().await;
+    let mut file = fixture("st-bom");
+    let third_line = file
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(1)
+        .map(|(i, _)| i + 1)
+        .unwrap();
+    file[third_line + 10] = 0xff;
+    let err = server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "broken".into(),
+            jsonl: file,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("line 3"), "{}", err.message());
+    assert!(err.message().contains("UTF-8"), "{}", err.message());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn repaired_versions_are_kept_and_each_repair_is_reported() {
+    let (_dir, mut server) = start().await;
+    let done = import(&mut server, "repairs", fixture("st-repairs")).await;
+    assert_eq!((done.message_count, done.running_recap_count), (3, 3));
+    assert_eq!(done.warnings.len(), 2, "{:?}", done.warnings);
+    assert!(
+        done.warnings[0].starts_with("line 1: ") && done.warnings[0].contains("new_scene_index 7"),
+        "{:?}",
+        done.warnings
+    );
+    assert!(
+        done.warnings[1].starts_with("line 1: ") && done.warnings[1].contains("now version 4"),
+        "{:?}",
+        done.warnings
+    );
+    let list = versions(&mut server, "repairs").await;
+    let numbered: Vec<_> = list
+        .versions
+        .iter()
+        .map(|v| {
+            (
+                v.version,
+                v.content.as_str(),
+                v.new_scene_message_id.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        numbered,
+        [
+            (2, "The storm begins.", "m1"),
+            (3, "The storm ends at dawn.", ""),
+            (4, "The storm ends; they rest.", "m2"),
+        ]
+    );
+    assert_eq!(
+        list.current_version,
+        Some(3),
+        "the first version 3 stays current"
+    );
+    let injection = refresh(&mut server, "repairs").await.unwrap();
+    assert!(
+        injection.text.contains("The storm ends at dawn."),
+        "{injection:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_import_command_prints_repairs_on_stderr_and_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).await;
+    let addr = server.app.as_ref().unwrap().local_addr().to_string();
+    let path = format!(
+        "{}/tests/fixtures/st-repairs.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_recapd"))
+            .args(["import", "--addr", &addr, &path])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains(": line 1: ")).count(),
+        2,
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("chat \"st-repairs\", 3 messages"));
     server.stop().await;
 }
