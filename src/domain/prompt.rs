@@ -6,7 +6,8 @@
 //! file): an empty value is never inserted; a later prompt under the same
 //! key replaces an earlier one; prompts sharing a position (and, for
 //! IN_CHAT, a depth and a role) are joined in key order, each trimmed, with
-//! `\n`; NONE is never placed.
+//! `\n`; an IN_CHAT message's joined text is trimmed at its start; NONE is
+//! never placed. Each IN_CHAT depth is its own block of messages.
 
 use std::collections::BTreeMap;
 
@@ -40,7 +41,10 @@ pub struct PromptMessage {
 pub struct ExtensionPrompt {
     /// Registration key; a later prompt under the same key replaces it.
     pub key: String,
-    /// The text; empty (or blank) is never inserted.
+    /// The text; empty is never inserted. A blank value places nothing
+    /// alone; in IN_CHAT it can leave an empty line after a non-blank value
+    /// of the same depth and role (only the start of the joined text is
+    /// trimmed).
     pub value: String,
     /// Where it goes.
     pub position: Position,
@@ -127,7 +131,8 @@ pub fn render_prompt(input: PromptInput<'_>) -> RenderedPrompt {
 }
 
 /// The prompts that take part: the last registration of each key, in key
-/// order, without empty values or NONE.
+/// order, without empty values or NONE. A blank (whitespace-only) value
+/// stays: in IN_CHAT it joins its block as an empty line, as in SillyTavern.
 fn effective_prompts(prompts: &[ExtensionPrompt]) -> Vec<ExtensionPrompt> {
     let mut by_key: BTreeMap<&str, &ExtensionPrompt> = BTreeMap::new();
     for prompt in prompts {
@@ -135,17 +140,17 @@ fn effective_prompts(prompts: &[ExtensionPrompt]) -> Vec<ExtensionPrompt> {
     }
     by_key
         .into_values()
-        .filter(|p| p.position != Position::None && !p.value.trim().is_empty())
+        .filter(|p| p.position != Position::None && !p.value.is_empty())
         .cloned()
         .collect()
 }
 
-/// The values of the prompts `select` picks, in key order, trimmed, joined
-/// with `\n`.
+/// The non-blank values of the prompts `select` picks, in key order,
+/// trimmed, joined with `\n` (BEFORE_PROMPT and IN_PROMPT).
 fn joined(prompts: &[ExtensionPrompt], select: impl Fn(&ExtensionPrompt) -> bool) -> String {
     prompts
         .iter()
-        .filter(|p| select(p))
+        .filter(|p| select(p) && !p.value.trim().is_empty())
         .map(|p| p.value.trim())
         .collect::<Vec<_>>()
         .join("\n")
@@ -181,26 +186,27 @@ fn speaker(visible: &[&PromptMessage], role: Role) -> String {
         .unwrap_or_default()
 }
 
-/// The visible history with the IN_CHAT prompts placed, SillyTavern's way:
-/// walking depths 0..=1000 over the reversed history, the messages of depth
-/// d go in at index d + (messages inserted so far), clamped to the end.
+/// The visible history with the IN_CHAT prompts placed, SillyTavern's way.
+///
+/// The history is reversed (newest first). Depths are walked in increasing
+/// order; each depth that has prompts gives one block: at most one message
+/// per role (system, user, assistant in the reversed array, so assistant,
+/// user, system once reversed back), each holding the prompts of exactly
+/// that depth and role. A block goes in at `min(d + inserted, len)`, where
+/// `d` is the depth (1 for depth 0 when continuing), `inserted` counts the
+/// messages of the blocks already placed and `len` is the current length
+/// of the array, placed messages included. Blocks of different depths stay
+/// separate even when they land at the same place.
 fn place_in_chat(
     visible: &[&PromptMessage],
     prompts: &[ExtensionPrompt],
     continue_last: bool,
 ) -> Vec<PromptMessage> {
-    let depth_of = |p: &ExtensionPrompt| {
-        let depth = p.depth.min(MAX_DEPTH);
-        if continue_last && depth == 0 {
-            1
-        } else {
-            depth
-        }
-    };
     let in_chat: Vec<&ExtensionPrompt> = prompts
         .iter()
         .filter(|p| p.position == Position::InChat)
         .collect();
+    let depth_of = |p: &ExtensionPrompt| p.depth.min(MAX_DEPTH);
     let mut reversed: Vec<PromptMessage> = visible
         .iter()
         .rev()
@@ -214,26 +220,35 @@ fn place_in_chat(
     depths.dedup();
     let mut inserted = 0usize;
     for depth in depths {
-        let at_depth: Vec<PromptMessage> = IN_CHAT_ROLE_ORDER
+        let block: Vec<PromptMessage> = IN_CHAT_ROLE_ORDER
             .iter()
             .filter_map(|&role| {
-                let content = in_chat
+                let joined = in_chat
                     .iter()
                     .filter(|p| depth_of(p) == depth && p.role == role)
                     .map(|p| p.value.trim())
                     .collect::<Vec<_>>()
                     .join("\n");
+                let content = joined.trim_start();
                 (!content.is_empty()).then(|| PromptMessage {
                     role,
                     name: speaker(visible, role),
-                    content,
+                    content: content.to_owned(),
                     hidden: false,
                 })
             })
             .collect();
-        let index = (depth as usize + inserted).min(reversed.len());
-        inserted += at_depth.len();
-        reversed.splice(index..index, at_depth);
+        if block.is_empty() {
+            continue;
+        }
+        let distance = if continue_last && depth == 0 {
+            1
+        } else {
+            depth as usize
+        };
+        let index = (distance + inserted).min(reversed.len());
+        inserted += block.len();
+        reversed.splice(index..index, block);
     }
     reversed.reverse();
     reversed

@@ -119,6 +119,70 @@ async fn a_chats_injection_and_extra_prompts_are_placed() {
 }
 
 #[tokio::test]
+async fn in_chat_depths_stay_separate_blocks_placed_as_sillytavern_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).await;
+    let mut prompts = PromptServiceClient::new(server.channel.clone());
+    let extra = |key: &str, value: &str, depth: i32, role: pb::InjectionRole| pb::ExtensionPrompt {
+        key: key.into(),
+        value: value.into(),
+        position: pb::InjectionPosition::InChat as i32,
+        depth,
+        role: role as i32,
+        scan: false,
+    };
+    let request = |mode: pb::PromptMode| pb::RenderPromptRequest {
+        chat_id: String::new(),
+        mode: mode as i32,
+        story_string: "You are Bob.".into(),
+        history: vec![
+            history(pb::InjectionRole::User, "Ann", "Hello", false),
+            history(pb::InjectionRole::Assistant, "Bob", "Hi Ann", false),
+            history(pb::InjectionRole::User, "Ann", "How are", false),
+        ],
+        continue_last: true,
+        extra: vec![
+            extra("a", "zero", 0, pb::InjectionRole::System),
+            // A leading blank value leaves no empty line: the joined text is
+            // trimmed at its start.
+            extra("b0", "   ", 1, pb::InjectionRole::User),
+            extra("b1", "one", 1, pb::InjectionRole::User),
+            extra("c", "deep", 50, pb::InjectionRole::Assistant),
+        ],
+    };
+    let message =
+        |role: pb::InjectionRole, name: &str, content: &str| history(role, name, content, false);
+    // Continuing: depth 0 counts as 1, so depths 0 and 1 land at the same
+    // place; they stay two blocks, the deeper first. Depth 50 is past the
+    // history and goes first.
+    let placed = [
+        message(pb::InjectionRole::Assistant, "Bob", "deep"),
+        message(pb::InjectionRole::User, "Ann", "Hello"),
+        message(pb::InjectionRole::Assistant, "Bob", "Hi Ann"),
+        message(pb::InjectionRole::User, "Ann", "one"),
+        message(pb::InjectionRole::System, "", "zero"),
+        message(pb::InjectionRole::User, "Ann", "How are"),
+    ];
+    let text = prompts
+        .render_prompt(request(pb::PromptMode::TextCompletion))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(text.messages, placed);
+    let chat = prompts
+        .render_prompt(request(pb::PromptMode::ChatCompletion))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        chat.messages[0],
+        message(pb::InjectionRole::System, "", "You are Bob.")
+    );
+    assert_eq!(chat.messages[1..], placed);
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn st_auto_recap_settings_import_as_global_or_chat_settings() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(dir.path()).await;
