@@ -225,7 +225,7 @@ fn recaps(
         let Value::Array(list) = list else {
             return Err(bad(line, format!("{RECAPS_KEY}.versions must be an array")));
         };
-        for v in list {
+        for (entry, v) in list.iter().enumerate() {
             let version = number(v.get("version"), "version")?
                 .ok_or_else(|| bad(line, "a running-recap version needs its number"))?;
             let version = u32::try_from(version).map_err(|_| bad(line, "version is too large"))?;
@@ -239,8 +239,10 @@ fn recaps(
                         Some(i) if (i as usize) < messages => Ok(Some(message_id(i as usize))),
                         Some(i) => {
                             warnings.push(format!(
-                            "line {line}: running-recap version {version}: {what} {i} points past \
-                             the last message ({messages} messages); kept with no scene reference"
+                            "line {line}: running-recap version {version} (entry {} of versions): \
+                             {what} {i} points past the last message ({messages} messages); kept \
+                             with no scene reference",
+                            entry + 1
                         ));
                             Ok(None)
                         }

@@ -156,6 +156,8 @@ fn scene_indices_past_the_end_and_repeated_numbers_are_repaired_and_reported() {
         chat.warnings
     );
     assert!(chat.warnings[0].contains("new_scene_index 9"));
+    // Named by its place in the file too: its number may be renumbered.
+    assert!(chat.warnings[0].contains("(entry "), "{}", chat.warnings[0]);
     assert!(chat.warnings[1].contains("now version 3"));
     assert!(chat.warnings[2].contains("now version 4"));
 }

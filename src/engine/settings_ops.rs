@@ -173,7 +173,8 @@ impl Engine {
     /// Sets whether memory is enabled for a chat, as the extension's toggle
     /// does: while the chat's `use_global_toggle_state` is on, the tenant's
     /// global `global_toggle_state` (every chat refreshed, as after an
-    /// UpdateSettings); otherwise the chat's own enabled state (immediate
+    /// UpdateSettings), or the chat's own override of it when it has one;
+    /// otherwise the chat's own enabled state (immediate
     /// refresh if the chat is known). Answers with whether memory is now
     /// enabled for the chat and its revision (0 for a chat not yet known).
     pub async fn set_chat_enabled(
@@ -194,7 +195,17 @@ impl Engine {
                 },
                 clear: Vec::new(),
             };
-            self.update_settings(tenant, None, update).await?;
+            // The switch this chat follows: its own override of
+            // `global_toggle_state` when it has one (changing the tenant's
+            // would change the other chats and not this one), else the
+            // tenant's.
+            let own_switch = self
+                .read_chat(chat_id, |resident| {
+                    Ok(resident.settings.overrides.global_toggle_state.is_some())
+                })
+                .await?;
+            let scope = own_switch.then_some(chat_id);
+            self.update_settings(tenant, scope, update).await?;
             let global = self.global(tenant);
             return self
                 .read_chat(chat_id, |resident| {

@@ -405,3 +405,60 @@ async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
             .global_toggle_state
     );
 }
+
+#[tokio::test]
+async fn set_chat_enabled_under_the_toggle_changes_the_switch_the_chat_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _store) = engine(&dir).await;
+    let tenant = Tenant::default();
+    let update = |patch: SettingsPatch| SettingsUpdate {
+        patch,
+        clear: vec![],
+    };
+    // The tenant's switch is off; both chats follow a toggle, A its own.
+    engine
+        .update_settings(
+            &tenant,
+            None,
+            update(SettingsPatch {
+                global_toggle_state: Some(false),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap();
+    for (chat, own_switch) in [("a", Some(false)), ("b", None)] {
+        engine
+            .update_settings(
+                &tenant,
+                Some(&key(chat)),
+                update(SettingsPatch {
+                    use_global_toggle_state: Some(true),
+                    global_toggle_state: own_switch,
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap();
+    }
+    let (enabled, _) = engine.set_chat_enabled(&key("a"), true).await.unwrap();
+    assert!(enabled, "A follows its own switch, which was turned on");
+    let settings = |chat: &'static str| {
+        let engine = engine.clone();
+        let tenant = tenant.clone();
+        async move { engine.settings(&tenant, Some(&key(chat))).await.unwrap() }
+    };
+    assert!(settings("a").await.global_toggle_state);
+    // B follows the tenant's switch, which A's call left off.
+    assert!(!settings("b").await.global_toggle_state);
+    // B's call turns the tenant's switch on.
+    let (enabled, _) = engine.set_chat_enabled(&key("b"), true).await.unwrap();
+    assert!(enabled);
+    assert!(
+        engine
+            .settings(&tenant, None)
+            .await
+            .unwrap()
+            .global_toggle_state
+    );
+}
