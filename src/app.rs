@@ -10,7 +10,9 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
+use tonic::server::NamedService;
 use tonic::transport::Server;
+use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
 use crate::auth::AuthLayer;
@@ -95,41 +97,33 @@ async fn open_store(config: &Config, postgres: Option<PgOptions>) -> Result<Stor
     Ok(Stores::single(Arc::new(store)))
 }
 
-/// Marks each `recap.v1` service SERVING in `grpc.health.v1`, named by its
-/// generated server type (so the names cannot drift from the proto).
+/// The `recap.v1` services' names in `grpc.health.v1`, taken from their
+/// generated server types (so the names cannot drift from the proto).
+const RECAP_SERVICES: [&str; 5] = [
+    <EventServiceServer<EventApi> as NamedService>::NAME,
+    <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
+    <SettingsServiceServer<SettingsApi> as NamedService>::NAME,
+    <InjectionServiceServer<InjectionApi> as NamedService>::NAME,
+    <PromptServiceServer<PromptApi> as NamedService>::NAME,
+];
+
+/// Marks each `recap.v1` service SERVING in `grpc.health.v1`.
 async fn set_services_serving(health: &HealthReporter) {
-    health.set_serving::<EventServiceServer<EventApi>>().await;
-    health.set_serving::<MemoryServiceServer<MemoryApi>>().await;
-    health
-        .set_serving::<SettingsServiceServer<SettingsApi>>()
-        .await;
-    health
-        .set_serving::<InjectionServiceServer<InjectionApi>>()
-        .await;
-    health.set_serving::<PromptServiceServer<PromptApi>>().await;
+    for name in RECAP_SERVICES {
+        health
+            .set_service_status(name, ServingStatus::Serving)
+            .await;
+    }
 }
 
 /// Marks the server as a whole (the empty service name) and each
 /// `recap.v1` service NOT_SERVING, as a shutdown begins.
 async fn set_all_not_serving(health: &HealthReporter) {
-    health
-        .set_service_status("", tonic_health::ServingStatus::NotServing)
-        .await;
-    health
-        .set_not_serving::<EventServiceServer<EventApi>>()
-        .await;
-    health
-        .set_not_serving::<MemoryServiceServer<MemoryApi>>()
-        .await;
-    health
-        .set_not_serving::<SettingsServiceServer<SettingsApi>>()
-        .await;
-    health
-        .set_not_serving::<InjectionServiceServer<InjectionApi>>()
-        .await;
-    health
-        .set_not_serving::<PromptServiceServer<PromptApi>>()
-        .await;
+    for name in std::iter::once("").chain(RECAP_SERVICES) {
+        health
+            .set_service_status(name, ServingStatus::NotServing)
+            .await;
+    }
 }
 
 impl App {

@@ -183,11 +183,20 @@ impl Engine {
         enabled: bool,
     ) -> Result<(bool, u64), EngineError> {
         let tenant = &chat_id.tenant;
-        if self
-            .settings(tenant, Some(chat_id))
-            .await?
-            .use_global_toggle_state
-        {
+        let global = self.global(tenant);
+        // One read: whether the chat follows a toggle, and whether the
+        // switch it follows is its own override of `global_toggle_state`
+        // (changing the tenant's would change the other chats and not this
+        // one) or the tenant's.
+        let (follows_toggle, own_switch) = self
+            .read_chat(chat_id, |resident| {
+                Ok((
+                    resident.effective(&global).use_global_toggle_state,
+                    resident.settings.overrides.global_toggle_state.is_some(),
+                ))
+            })
+            .await?;
+        if follows_toggle {
             let update = SettingsUpdate {
                 patch: SettingsPatch {
                     global_toggle_state: Some(enabled),
@@ -195,15 +204,6 @@ impl Engine {
                 },
                 clear: Vec::new(),
             };
-            // The switch this chat follows: its own override of
-            // `global_toggle_state` when it has one (changing the tenant's
-            // would change the other chats and not this one), else the
-            // tenant's.
-            let own_switch = self
-                .read_chat(chat_id, |resident| {
-                    Ok(resident.settings.overrides.global_toggle_state.is_some())
-                })
-                .await?;
             let scope = own_switch.then_some(chat_id);
             self.update_settings(tenant, scope, update).await?;
             let global = self.global(tenant);
