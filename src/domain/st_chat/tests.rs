@@ -2,6 +2,8 @@
 //! (reported as warnings), and rejecting the rest whole.
 
 use super::*;
+use crate::domain::Limits;
+use crate::domain::chat::Chat;
 
 const SMALL: &str = r#"{"user_name":"Ann","character_name":"Bob","create_date":"2024-01-01","chat_metadata":{"auto_recap_running_scene_recaps":{"chat_id":"Bob - 2024","current_version":0,"versions":[{"version":0,"timestamp":1700000000000,"content":"They met.","scene_count":1,"excluded_count":0,"prev_scene_index":null,"new_scene_index":1},{"version":1,"timestamp":1700000001000,"content":"They met and left.","scene_count":2,"excluded_count":0,"prev_scene_index":1,"new_scene_index":2}]}}}
 {"name":"Ann","is_user":true,"is_system":false,"send_date":"x","mes":"Hello","extra":{"auto_recap_memory":{"memory":"Ann greets.","include":"Recap of message(s)"}}}
@@ -160,4 +162,43 @@ fn scene_indices_past_the_end_and_repeated_numbers_are_repaired_and_reported() {
     assert!(chat.warnings[0].contains("(entry "), "{}", chat.warnings[0]);
     assert!(chat.warnings[1].contains("now version 3"));
     assert!(chat.warnings[2].contains("now version 4"));
+}
+
+#[test]
+fn chunks_split_anywhere_read_as_the_whole_file() {
+    let mut file = "\u{feff}".as_bytes().to_vec();
+    file.extend_from_slice(SMALL.replace('\n', "\r\n").as_bytes());
+    let whole = parse_st_chat_bytes(&file, &Limits::default()).unwrap();
+    for size in [1, 2, 3, 7, 64] {
+        let mut reader = ChatReader::new(Limits::default());
+        for chunk in file.chunks(size) {
+            reader.push(chunk).unwrap();
+        }
+        let chat = reader.finish().unwrap();
+        assert_eq!(chat.messages, whole.messages, "chunks of {size} bytes");
+        assert_eq!(chat.recaps, whole.recaps);
+    }
+}
+
+#[test]
+fn a_bad_line_is_numbered_across_chunks() {
+    let file = "{}\n{\"mes\":\"a\"}\n\n{\"mes\":\"b\"\n";
+    let mut reader = ChatReader::new(Limits::default());
+    let mut err = None;
+    for chunk in file.as_bytes().chunks(3) {
+        if let Err(e) = reader.push(chunk) {
+            err = Some(e);
+            break;
+        }
+    }
+    let err = err.expect("the broken fourth line fails as it completes");
+    assert!(err.to_string().contains("line 4"), "{err}");
+}
+
+#[test]
+fn written_lines_are_the_written_file() {
+    let first = parse_st_chat(SMALL, &Limits::default()).unwrap();
+    let chat = Chat::from_parts(first.messages, first.recaps, first.current);
+    let joined: String = st_chat_lines("c", &chat).map(|l| l + "\n").collect();
+    assert_eq!(joined, write_st_chat("c", &chat));
 }

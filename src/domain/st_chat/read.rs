@@ -1,54 +1,15 @@
-//! SillyTavern chat files (JSONL) in and out: the first line holds the
-//! chat's metadata, with ST-Auto-Recap's running-recap versions under
-//! `chat_metadata.auto_recap_running_scene_recaps`; each further line is a
-//! message, its swipes, and ST-Auto-Recap's per-message data under
-//! `extra.auto_recap_memory` (per swipe under `swipe_info[i].extra`).
-//!
-//! SillyTavern messages have no ids: a message's id is `m<index>`, its
-//! position in the file (`m0` is the first message), and the running-recap
-//! versions' scene indices become those ids.
-//!
-//! Reading follows what SillyTavern and the extension really write rather
-//! than refusing it: a leading byte-order mark is skipped, a file whose
-//! first line is already a message (older group chats and their backups)
-//! has no header, `swipe_id` may equal the number of swipes (the message's
-//! text is then a swipe being generated), and running-recap versions with a
-//! scene index past the last message or a number used twice are repaired
-//! and reported as warnings, one `line N: ...` each.
+//! Reading a SillyTavern chat file, whole or as chunks of bytes split
+//! anywhere ([`ChatReader`]).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::chat::Chat;
-use super::message::{Message, MessageData, Swipe};
-use super::recaps::RecapVersion;
-use super::{DomainError, Limits};
-
-/// The namespace of ST-Auto-Recap's per-message data.
-const DATA_KEY: &str = "auto_recap_memory";
-/// The metadata key of ST-Auto-Recap's running-recap versions.
-const RECAPS_KEY: &str = "auto_recap_running_scene_recaps";
-
-/// A chat read from a file.
-#[derive(Debug, Clone)]
-pub struct ImportedChat {
-    /// The messages, in order, with their position keys.
-    pub messages: Vec<(i64, Message)>,
-    /// The running-recap versions.
-    pub recaps: Vec<RecapVersion>,
-    /// The current version, as the file names it (it may name no version).
-    pub current: Option<u32>,
-    /// What was repaired while reading, one `line N: what` each, in file
-    /// order; empty for a file read as written.
-    pub warnings: Vec<String>,
-}
+use super::{DATA_KEY, ImportedChat, RECAPS_KEY, message_id};
+use crate::domain::message::{Message, MessageData, Swipe};
+use crate::domain::recaps::RecapVersion;
+use crate::domain::{DomainError, Limits};
 
 fn bad(line: usize, reason: impl Into<String>) -> DomainError {
     DomainError::invalid("jsonl", format!("line {line}: {}", reason.into()))
-}
-
-/// The message id of position `index`.
-pub fn message_id(index: usize) -> String {
-    format!("m{index}")
 }
 
 fn text_field(
@@ -309,21 +270,151 @@ fn renumber_duplicates(
 }
 
 /// The byte-order mark some editors (Windows Notepad, for one) put first.
-const BOM: char = '\u{feff}';
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// Reads a SillyTavern chat file given in chunks of bytes, split anywhere
+/// (a chunk may end inside a line or inside a UTF-8 character). Lines are
+/// numbered across chunks. Each complete line is parsed as it arrives, so
+/// a bad line is reported before the rest of the file is sent; the
+/// running-recap versions (on the first line) are read at
+/// [`ChatReader::finish`], once the number of messages is known.
+///
+/// A leading UTF-8 byte-order mark is skipped; bytes that are not UTF-8
+/// are refused naming their line. Memory held: the parsed messages, the
+/// header, and at most one incomplete line.
+#[derive(Debug)]
+pub struct ChatReader {
+    limits: Limits,
+    /// Bytes of the line not yet ended by a newline.
+    partial: Vec<u8>,
+    /// Number of the line `partial` belongs to (1-based).
+    line: usize,
+    /// Whether any byte was seen (the byte-order mark is only skipped first).
+    started: bool,
+    /// The header and its line, once the first non-blank line was read;
+    /// `Value::Null` for a header-less file.
+    header: Option<(usize, Value)>,
+    messages: Vec<(i64, Message)>,
+}
+
+impl ChatReader {
+    /// A reader for one file, checking texts and the message count against
+    /// `limits`.
+    pub fn new(limits: Limits) -> ChatReader {
+        ChatReader {
+            limits,
+            partial: Vec::new(),
+            line: 1,
+            started: false,
+            header: None,
+            messages: Vec::new(),
+        }
+    }
+
+    /// Number of the line being read (1-based): the next line to complete.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// Takes the next chunk of the file. Fails on the first line that
+    /// cannot be read; the reader must then be dropped.
+    pub fn push(&mut self, mut chunk: &[u8]) -> Result<(), DomainError> {
+        if !self.started && !chunk.is_empty() {
+            // The mark may itself be split across chunks.
+            let have = self.partial.len();
+            let want = BOM.len() - have;
+            let take = want.min(chunk.len());
+            if BOM[have..have + take] == chunk[..take] {
+                self.partial.extend_from_slice(&chunk[..take]);
+                chunk = &chunk[take..];
+                if self.partial.len() < BOM.len() {
+                    return Ok(());
+                }
+                self.partial.clear();
+            }
+            self.started = true;
+        }
+        while let Some(end) = chunk.iter().position(|&b| b == b'\n') {
+            let complete = if self.partial.is_empty() {
+                self.take_line(&chunk[..end])
+            } else {
+                self.partial.extend_from_slice(&chunk[..end]);
+                let line = std::mem::take(&mut self.partial);
+                self.take_line(&line)
+            };
+            complete?;
+            self.line += 1;
+            chunk = &chunk[end + 1..];
+        }
+        self.partial.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    /// One complete line, without its newline.
+    fn take_line(&mut self, bytes: &[u8]) -> Result<(), DomainError> {
+        let line = self.line;
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            bad(
+                line,
+                format!("not UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
+            )
+        })?;
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| bad(line, format!("not JSON: {e}")))?;
+        if self.header.is_none() {
+            // Group chats of older SillyTavern versions (and their
+            // backups) have no header: the first line is already a
+            // message, read with the others.
+            if !is_message_line(&value) {
+                self.header = Some((line, value));
+                return Ok(());
+            }
+            self.header = Some((line, Value::Null));
+        }
+        let index = self.messages.len();
+        self.messages
+            .push((index as i64, message(line, index, value, &self.limits)?));
+        self.limits.check_chat_size(self.messages.len())
+    }
+
+    /// Ends the file: reads its last line (when it has no newline) and the
+    /// running-recap versions, repairing what can be repaired.
+    pub fn finish(mut self) -> Result<ImportedChat, DomainError> {
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.take_line(&line)?;
+        }
+        let Some((header_line, metadata)) = self.header else {
+            return Err(bad(1, "the file is empty"));
+        };
+        let mut warnings = Vec::new();
+        let (recaps, current) = recaps(
+            &metadata,
+            header_line,
+            self.messages.len(),
+            &self.limits,
+            &mut warnings,
+        )?;
+        Ok(ImportedChat {
+            messages: self.messages,
+            recaps,
+            current,
+            warnings,
+        })
+    }
+}
 
 /// Reads a SillyTavern chat file given as bytes: a leading UTF-8
 /// byte-order mark is skipped; bytes that are not UTF-8 are refused naming
-/// the line they are on. See [`parse_st_chat`].
+/// the line they are on. See [`ChatReader`].
 pub fn parse_st_chat_bytes(bytes: &[u8], limits: &Limits) -> Result<ImportedChat, DomainError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let valid = &bytes[..e.valid_up_to()];
-        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
-        bad(
-            line,
-            format!("not UTF-8 (byte {} of the file)", e.valid_up_to() + 1),
-        )
-    })?;
-    parse_st_chat(text, limits)
+    let mut reader = ChatReader::new(*limits);
+    reader.push(bytes)?;
+    reader.finish()
 }
 
 /// Whether a first line is a message rather than the header: messages
@@ -336,141 +427,5 @@ fn is_message_line(value: &Value) -> bool {
 /// whole file, naming the line; what can be repaired is, and reported in
 /// [`ImportedChat::warnings`].
 pub fn parse_st_chat(jsonl: &str, limits: &Limits) -> Result<ImportedChat, DomainError> {
-    let jsonl = jsonl.strip_prefix(BOM).unwrap_or(jsonl);
-    let mut lines = jsonl
-        .lines()
-        .enumerate()
-        .map(|(number, l)| (number + 1, l))
-        .filter(|(_, l)| !l.trim().is_empty())
-        .peekable();
-    let Some(&(header_line, first)) = lines.peek() else {
-        return Err(bad(1, "the file is empty"));
-    };
-    let first: Value =
-        serde_json::from_str(first).map_err(|e| bad(header_line, format!("not JSON: {e}")))?;
-    // Group chats of older SillyTavern versions (and their backups) have no
-    // header: the first line is already a message, read with the others.
-    let metadata = if is_message_line(&first) {
-        Value::Null
-    } else {
-        lines.next();
-        first
-    };
-    let mut messages = Vec::new();
-    for (line, text) in lines {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| bad(line, format!("not JSON: {e}")))?;
-        let index = messages.len();
-        messages.push((index as i64, message(line, index, value, limits)?));
-    }
-    limits.check_chat_size(messages.len())?;
-    let mut warnings = Vec::new();
-    let (recaps, current) = recaps(
-        &metadata,
-        header_line,
-        messages.len(),
-        limits,
-        &mut warnings,
-    )?;
-    Ok(ImportedChat {
-        messages,
-        recaps,
-        current,
-        warnings,
-    })
+    parse_st_chat_bytes(jsonl.as_bytes(), limits)
 }
-
-fn data_json(data: &MessageData) -> Value {
-    let mut map = Map::new();
-    let mut put = |key: &str, value: Option<Value>| {
-        if let Some(value) = value {
-            map.insert(key.to_owned(), value);
-        }
-    };
-    put("memory", data.memory.clone().map(Value::String));
-    put("prefill", data.prefill.clone().map(Value::String));
-    put("exclude", data.exclude.map(Value::Bool));
-    put("error", data.error.clone().map(Value::String));
-    put("reasoning", data.reasoning.clone().map(Value::String));
-    put("edited", data.edited.map(Value::Bool));
-    put("scene_break", data.scene_break.map(Value::Bool));
-    put(
-        "scene_break_visible",
-        data.scene_break_visible.map(Value::Bool),
-    );
-    put(
-        "scene_break_name",
-        data.scene_break_name.clone().map(Value::String),
-    );
-    put(
-        "scene_recap_memory",
-        data.scene_recap_memory.clone().map(Value::String),
-    );
-    put(
-        "is_auto_recap_system_memory",
-        data.is_auto_recap_system_memory.map(Value::Bool),
-    );
-    Value::Object(map)
-}
-
-/// Writes a chat as a SillyTavern chat file. Scene references that name a
-/// message become its index.
-pub fn write_st_chat(chat_id: &str, chat: &Chat) -> String {
-    let index_of: std::collections::HashMap<&str, usize> = chat
-        .messages()
-        .enumerate()
-        .map(|(i, (_, m))| (m.id.as_str(), i))
-        .collect();
-    let versions: Vec<Value> = chat
-        .recaps()
-        .versions()
-        .map(|v| {
-            json!({
-                "version": v.version,
-                "timestamp": v.created_at_ms,
-                "content": v.content,
-                "scene_count": v.scene_count,
-                "excluded_count": v.excluded_count,
-                "prev_scene_index": v.prev_scene_message_id.as_deref().and_then(|id| index_of.get(id)),
-                "new_scene_index": v.new_scene_message_id.as_deref().and_then(|id| index_of.get(id)),
-            })
-        })
-        .collect();
-    let metadata = json!({
-        "chat_metadata": {
-            RECAPS_KEY: {
-                "chat_id": chat_id,
-                "current_version": chat.recaps().current_version(),
-                "versions": versions,
-            }
-        }
-    });
-    let mut out = metadata.to_string();
-    out.push('\n');
-    for (_, m) in chat.messages() {
-        let mut extra = Map::new();
-        if m.is_narrator {
-            extra.insert("type".into(), Value::String("narrator".into()));
-        }
-        extra.insert(DATA_KEY.into(), data_json(m.data()));
-        let line = json!({
-            "name": m.name,
-            "is_user": m.is_user,
-            "is_system": m.hidden,
-            "is_thoughts": m.is_thoughts,
-            "original_avatar": m.character_key,
-            "mes": m.text(),
-            "extra": extra,
-            "swipes": m.swipes.iter().map(|s| s.text.clone()).collect::<Vec<_>>(),
-            "swipe_id": m.swipe_id,
-            "swipe_info": m.swipes.iter().map(|s| json!({ "extra": { DATA_KEY: data_json(&s.data) } })).collect::<Vec<_>>(),
-        });
-        out.push_str(&line.to_string());
-        out.push('\n');
-    }
-    out
-}
-
-#[cfg(test)]
-#[path = "st_chat_tests.rs"]
-mod tests;
