@@ -437,11 +437,7 @@ impl Engine {
                 version: v.version,
             }));
         }
-        let chat = Chat::from_parts(
-            imported.messages.clone(),
-            imported.recaps.clone(),
-            imported.current,
-        );
+        let chat = imported.clone().into_chat();
         writes.extend(chat.messages().map(|(seq, m)| Write::Message {
             chat: chat_id.clone(),
             seq,

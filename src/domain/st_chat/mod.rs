@@ -16,6 +16,7 @@
 //! scene index past the last message or a number used twice are repaired
 //! and reported as warnings, one `line N: ...` each.
 
+use super::chat::Chat;
 use super::message::Message;
 use super::recaps::RecapVersion;
 
@@ -36,6 +37,14 @@ pub struct ImportedChat {
     /// What was repaired while reading, one `line N: what` each, in file
     /// order; empty for a file read as written.
     pub warnings: Vec<String>,
+}
+
+impl ImportedChat {
+    /// The chat the file holds, its messages moved rather than copied (a
+    /// large import must not hold two copies of its text).
+    pub fn into_chat(self) -> Chat {
+        Chat::from_parts(self.messages, self.recaps, self.current)
+    }
 }
 
 /// The message id of position `index`.
