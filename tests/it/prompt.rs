@@ -12,6 +12,7 @@ fn history(role: pb::InjectionRole, name: &str, content: &str, hidden: bool) -> 
         name: name.into(),
         content: content.into(),
         hidden,
+        message_id: String::new(),
     }
 }
 
