@@ -101,8 +101,10 @@ fn auto_hidden_messages_are_left_out_as_the_count_says() {
 fn hidden_messages_are_those_get_inclusion_reports_hidden() {
     let chat = chat();
     for count in 0..4 {
-        let mut settings = Settings::default();
-        settings.auto_hide_scene_count = count;
+        let settings = Settings {
+            auto_hide_scene_count: count,
+            ..Default::default()
+        };
         let visible: Vec<String> = compute_inclusion(&chat, &settings)
             .into_iter()
             .filter(|line| !line.hidden)
