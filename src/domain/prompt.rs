@@ -8,9 +8,17 @@
 //! IN_CHAT, a depth and a role) are joined in key order, each trimmed, with
 //! `\n`; an IN_CHAT message's joined text is trimmed at its start; NONE is
 //! never placed. Each IN_CHAT depth is its own block of messages.
+//!
+//! With a chat ([`chat_history`], [`link_history`]): its stored transcript
+//! can be the history, and its hidden state (by hand or by auto-hide)
+//! applies to the history entries linked to its messages.
 
 use std::collections::BTreeMap;
 
+use super::DomainError;
+use super::autohide::{AutoHide, auto_hide};
+use super::chat::Chat;
+use super::message::Message;
 use super::settings::{MAX_DEPTH, Position, Role};
 
 /// Text completion or chat completion.
@@ -34,6 +42,9 @@ pub struct PromptMessage {
     pub content: String,
     /// Hidden from the prompt (SillyTavern's `is_system`); never in output.
     pub hidden: bool,
+    /// The stored chat message this entry stands for; empty when none
+    /// (always for injected messages). See [`link_history`].
+    pub message_id: String,
 }
 
 /// One extension prompt (SillyTavern's `setExtensionPrompt`).
@@ -119,6 +130,7 @@ pub fn render_prompt(input: PromptInput<'_>) -> RenderedPrompt {
                 name: String::new(),
                 content: input.story_string.to_owned(),
                 hidden: false,
+                message_id: String::new(),
             });
             messages.extend(role_messages(&prompts, Position::InPrompt));
             messages.extend(history);
@@ -167,6 +179,7 @@ fn role_messages(prompts: &[ExtensionPrompt], position: Position) -> Vec<PromptM
                 name: String::new(),
                 content,
                 hidden: false,
+                message_id: String::new(),
             })
         })
         .collect()
@@ -235,6 +248,7 @@ fn place_in_chat(
                     name: speaker(visible, role),
                     content: content.to_owned(),
                     hidden: false,
+                    message_id: String::new(),
                 })
             })
             .collect();
@@ -254,6 +268,93 @@ fn place_in_chat(
     reversed
 }
 
+/// Which of a chat's stored messages are hidden from the prompt: those
+/// hidden by hand and those in the prefix auto-hide hides with the chat's
+/// current `auto_hide_scene_count` (the rule `GetInclusion` reports as
+/// `hidden`; a refresh computes the same prefix).
+struct ChatHides<'a> {
+    chat: &'a Chat,
+    auto: AutoHide,
+}
+
+impl<'a> ChatHides<'a> {
+    fn new(chat: &'a Chat, auto_hide_scene_count: u32) -> Self {
+        ChatHides {
+            chat,
+            auto: auto_hide(chat, auto_hide_scene_count),
+        }
+    }
+
+    fn hides(&self, seq: i64, message: &Message) -> bool {
+        message.hidden || self.auto.hides(seq)
+    }
+}
+
+/// The role a stored message speaks with in a prompt, as SillyTavern sends
+/// its chat: a narrator message is SYSTEM (whoever sent it), a user message
+/// USER, every other message ASSISTANT.
+pub fn stored_role(message: &Message) -> Role {
+    if message.is_narrator {
+        Role::System
+    } else if message.is_user {
+        Role::User
+    } else {
+        Role::Assistant
+    }
+}
+
+/// A chat's stored transcript as prompt history, oldest first: each visible
+/// message with its [`stored_role`], its name, its current swipe's text and
+/// its id as `message_id`. Messages hidden by hand or by auto-hide (with
+/// `auto_hide_scene_count`) are left out, as rendering would drop them.
+pub fn chat_history(chat: &Chat, auto_hide_scene_count: u32) -> Vec<PromptMessage> {
+    let hides = ChatHides::new(chat, auto_hide_scene_count);
+    chat.messages()
+        .filter(|(seq, message)| !hides.hides(*seq, message))
+        .map(|(_, message)| PromptMessage {
+            role: stored_role(message),
+            name: message.name.clone(),
+            content: message.text().to_owned(),
+            hidden: false,
+            message_id: message.id.clone(),
+        })
+        .collect()
+}
+
+/// Links a request's history to the chat: every entry with a non-empty
+/// `message_id` takes that stored message's hidden state (by hand or by
+/// auto-hide with `auto_hide_scene_count`) in place of its own `hidden`;
+/// its role, name and content stay its own. Entries without one are left
+/// as they are.
+///
+/// # Errors
+/// [`DomainError::NotFound`] naming the first entry (`history[i].message_id`)
+/// whose id the chat does not hold.
+pub fn link_history(
+    history: &mut [PromptMessage],
+    chat: &Chat,
+    auto_hide_scene_count: u32,
+) -> Result<(), DomainError> {
+    let hides = ChatHides::new(chat, auto_hide_scene_count);
+    for (i, entry) in history.iter_mut().enumerate() {
+        if entry.message_id.is_empty() {
+            continue;
+        }
+        let Some((seq, message)) = hides.chat.message(&entry.message_id) else {
+            return Err(DomainError::NotFound(format!(
+                "message {:?} (history[{i}].message_id)",
+                entry.message_id
+            )));
+        };
+        entry.hidden = hides.hides(seq, message);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[path = "prompt_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "prompt_chat_tests.rs"]
+mod chat_tests;

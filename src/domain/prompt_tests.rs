@@ -16,6 +16,7 @@ fn msg(role: Role, name: &str, content: &str) -> PromptMessage {
         name: name.into(),
         content: content.into(),
         hidden: false,
+        message_id: String::new(),
     }
 }
 

@@ -35,6 +35,7 @@ mod commit;
 mod debounce;
 mod fanout;
 mod ops;
+mod prompt;
 mod refreshes;
 mod replicas;
 mod settings_ops;
@@ -58,6 +59,7 @@ use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
 pub use fanout::Updates;
 pub use ops::RecapList;
+pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
 use slot::{ChatSlot, Resident};
 

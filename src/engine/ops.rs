@@ -17,6 +17,7 @@ use crate::domain::st_chat::{ImportedChat, write_st_chat};
 use crate::store::Write;
 
 use super::fanout::Updates;
+use super::prompt::stored_injection;
 use super::slot::Resident;
 
 /// A chat's running-recap versions, ascending, and the current one.
@@ -310,18 +311,8 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             known_chat(resident, chat_id)?;
-            let stored = match key {
-                InjectionKey::Scene => &resident.meta.injection,
-                InjectionKey::Messages => &resident.meta.message_injection,
-            };
-            if let Some(latest) = stored {
-                return Ok(Arc::new(latest.clone()));
-            }
             let settings = resident.effective(&global);
-            let enabled = settings.chat_enabled(resident.settings.enabled);
-            Ok(Arc::new(Injection::unrefreshed(
-                chat_id, &settings, enabled, key,
-            )))
+            Ok(stored_injection(resident, chat_id, &settings, key))
         })
         .await
     }

@@ -444,23 +444,24 @@ impl PromptService for PromptApi {
         let limits = self.engine.limits();
         let mode = prompt::mode(mode)?;
         limits.check_text("story_string", &story_string)?;
-        let history = history
+        let chat = match chat_id.as_str() {
+            "" => None,
+            id => Some(scoped(&tenant, id)?),
+        };
+        let mut history = prompt::history(history, chat.is_some(), limits)?;
+        let extra = extra
             .into_iter()
             .enumerate()
-            .map(|(i, m)| prompt::message(m, &format!("history[{i}]"), limits))
+            .map(|(i, p)| prompt::extension_prompt(p, &format!("extra[{i}]"), limits))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut prompts = Vec::with_capacity(extra.len() + 1);
-        if !chat_id.is_empty() {
-            convert::chat_id(&chat_id)?;
-            let chat = tenant.chat(&chat_id);
-            for key in [InjectionKey::Scene, InjectionKey::Messages] {
-                let injection = self.engine.injection(&chat, key).await?;
-                prompts.push(prompt::injection_prompt(&injection));
-            }
+        let mut prompts = Vec::with_capacity(extra.len() + 2);
+        if let Some(chat) = chat {
+            // One read: the injections, the transcript and its hidden state.
+            let chat = self.engine.chat_prompt(&chat, history).await?;
+            history = chat.history;
+            prompts.extend(chat.injections.iter().map(|i| prompt::injection_prompt(i)));
         }
-        for (i, p) in extra.into_iter().enumerate() {
-            prompts.push(prompt::extension_prompt(p, &format!("extra[{i}]"), limits)?);
-        }
+        prompts.extend(extra);
         let rendered = render_prompt(PromptInput {
             mode,
             story_string: &story_string,

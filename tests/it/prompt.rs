@@ -12,6 +12,7 @@ fn history(role: pb::InjectionRole, name: &str, content: &str, hidden: bool) -> 
         name: name.into(),
         content: content.into(),
         hidden,
+        message_id: String::new(),
     }
 }
 
@@ -240,6 +241,225 @@ async fn st_auto_recap_settings_import_as_global_or_chat_settings() {
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(
         err.message().contains("json.running_scene_recap_position"),
+        "{}",
+        err.message()
+    );
+    server.stop().await;
+}
+
+/// Chat "c": u0 Ann, a1 Bob (two swipes, the second current), n2 a
+/// narrator message, h3 hidden by hand, u4 Ann, a5 Bob, u6 Ann; scene
+/// breaks on a1 and u4; auto-hide keeps the last 2 scenes (hides u0, a1);
+/// the injection is IN_CHAT, depth 2, SYSTEM.
+async fn stored_chat() -> (tempfile::TempDir, Server) {
+    let (dir, mut server) = api::start().await;
+    let user = |id: &str, text: &str| {
+        api::msg_with(id, text, |m| {
+            m.name = "Ann".into();
+            m.is_user = true;
+        })
+    };
+    let bob = |id: &str, text: &str| api::msg_with(id, text, |m| m.name = "Bob".into());
+    let messages = vec![
+        user("u0", "Hello"),
+        api::msg_with("a1", "", |m| {
+            m.name = "Bob".into();
+            m.swipes = vec!["Hi (first swipe)".into(), "Hi Ann".into()];
+            m.swipe_id = 1;
+        }),
+        api::msg_with("n2", "Night falls.", |m| {
+            m.name = "Narrator".into();
+            m.is_narrator = true;
+        }),
+        api::msg_with("h3", "(hidden by hand)", |m| {
+            m.name = "Bob".into();
+            m.hidden = true;
+        }),
+        user("u4", "Next day."),
+        bob("a5", "Morning."),
+        user("u6", "Bye"),
+    ];
+    server.publish("c", chat_changed(messages)).await.unwrap();
+    for id in ["a1", "u4"] {
+        let data = pb::MessageData {
+            scene_break: Some(true),
+            ..Default::default()
+        };
+        api::set_data(&mut server, "c", id, data).await;
+    }
+    let settings = pb::Settings {
+        auto_hide_scene_count: Some(2),
+        position: Some(pb::InjectionPosition::InChat as i32),
+        depth: Some(2),
+        role: Some(pb::InjectionRole::System as i32),
+        template: Some("Memory: {{running_recap}}".into()),
+        ..Default::default()
+    };
+    api::update(&mut server, "c", settings, &[]).await.unwrap();
+    add_recap(&mut server, "c", "They met.").await;
+    (dir, server)
+}
+
+fn stored(role: pb::InjectionRole, name: &str, content: &str, id: &str) -> pb::PromptMessage {
+    pb::PromptMessage {
+        message_id: id.into(),
+        ..history(role, name, content, false)
+    }
+}
+
+fn render_request(
+    mode: pb::PromptMode,
+    chat_id: &str,
+    history: Vec<pb::PromptMessage>,
+) -> pb::RenderPromptRequest {
+    pb::RenderPromptRequest {
+        chat_id: chat_id.into(),
+        mode: mode as i32,
+        story_string: "You are Bob.".into(),
+        history,
+        continue_last: false,
+        extra: vec![],
+    }
+}
+
+/// Renders in both modes; checks that chat completion is the main prompt
+/// followed by what text completion gives, and returns the latter.
+async fn render_both(
+    prompts: &mut PromptServiceClient<tonic::transport::Channel>,
+    chat_id: &str,
+    history: Vec<pb::PromptMessage>,
+) -> Vec<pb::PromptMessage> {
+    let text = prompts
+        .render_prompt(render_request(
+            pb::PromptMode::TextCompletion,
+            chat_id,
+            history.clone(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(text.text, "You are Bob.");
+    let chat = prompts
+        .render_prompt(render_request(
+            pb::PromptMode::ChatCompletion,
+            chat_id,
+            history,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(chat.text, "");
+    assert_eq!(
+        chat.messages[0],
+        history_message(pb::InjectionRole::System, "", "You are Bob.")
+    );
+    assert_eq!(chat.messages[1..], text.messages);
+    text.messages
+}
+
+fn history_message(role: pb::InjectionRole, name: &str, content: &str) -> pb::PromptMessage {
+    history(role, name, content, false)
+}
+
+#[tokio::test]
+async fn with_a_chat_and_no_history_the_visible_stored_transcript_is_rendered() {
+    use pb::InjectionRole::{Assistant, System, User};
+    let (_dir, mut server) = stored_chat().await;
+    let mut prompts = PromptServiceClient::new(server.channel.clone());
+    // u0 and a1 are auto-hidden, h3 hidden by hand: the depth-2 memory goes
+    // before the last two visible messages.
+    assert_eq!(
+        render_both(&mut prompts, "c", vec![]).await,
+        [
+            stored(System, "Narrator", "Night falls.", "n2"),
+            stored(User, "Ann", "Next day.", "u4"),
+            history_message(System, "", "Memory: They met."),
+            stored(Assistant, "Bob", "Morning.", "a5"),
+            stored(User, "Ann", "Bye", "u6"),
+        ]
+    );
+
+    // Auto-hide follows the chat's current settings: with no scene kept
+    // hidden, u0 and a1 (its current swipe's text) come back; the hand hide
+    // stays.
+    let settings = pb::Settings {
+        auto_hide_scene_count: Some(0),
+        ..Default::default()
+    };
+    api::update(&mut server, "c", settings, &[]).await.unwrap();
+    let rendered = render_both(&mut prompts, "c", vec![]).await;
+    let ids: Vec<&str> = rendered.iter().map(|m| m.message_id.as_str()).collect();
+    assert_eq!(ids, ["u0", "a1", "n2", "u4", "", "a5", "u6"]);
+    assert_eq!(rendered[1], stored(Assistant, "Bob", "Hi Ann", "a1"));
+    server.publish("c", api::swiped("a1", 0, "")).await.unwrap();
+    let rendered = render_both(&mut prompts, "c", vec![]).await;
+    assert_eq!(
+        rendered[1],
+        stored(Assistant, "Bob", "Hi (first swipe)", "a1")
+    );
+
+    // Without a chat, an empty history stays empty.
+    assert_eq!(render_both(&mut prompts, "", vec![]).await, []);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn history_entries_linked_by_message_id_follow_the_stored_hidden_state() {
+    use pb::InjectionRole::{Assistant, System, User};
+    let (_dir, server) = stored_chat().await;
+    let mut prompts = PromptServiceClient::new(server.channel.clone());
+    let linked = |role, name: &str, content: &str, id: &str, hidden: bool| pb::PromptMessage {
+        hidden,
+        ..stored(role, name, content, id)
+    };
+    let given = vec![
+        // Auto-hidden in the chat, although the entry says visible.
+        linked(User, "Ann", "Hello", "u0", false),
+        // Hidden by hand in the chat.
+        linked(Assistant, "Bob", "(hidden by hand)", "h3", false),
+        // Visible in the chat, although the entry says hidden.
+        linked(User, "Ann", "Next day.", "u4", true),
+        linked(Assistant, "Bob", "Morning.", "a5", false),
+        // Not linked: its own flag applies.
+        history(Assistant, "Bob", "(the backend's own hide)", true),
+        history(User, "Ann", "What now?", false),
+    ];
+    assert_eq!(
+        render_both(&mut prompts, "c", given.clone()).await,
+        [
+            stored(User, "Ann", "Next day.", "u4"),
+            history_message(System, "", "Memory: They met."),
+            stored(Assistant, "Bob", "Morning.", "a5"),
+            history_message(User, "Ann", "What now?"),
+        ]
+    );
+
+    // An id the chat does not hold names the entry.
+    let mut unknown = given.clone();
+    unknown[3].message_id = "gone".into();
+    for mode in [
+        pb::PromptMode::TextCompletion,
+        pb::PromptMode::ChatCompletion,
+    ] {
+        let err = prompts
+            .render_prompt(render_request(mode, "c", unknown.clone()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::NotFound, "{}", err.message());
+        assert!(
+            err.message().contains(r#""gone""#) && err.message().contains("history[3].message_id"),
+            "{}",
+            err.message()
+        );
+    }
+    // A message_id without a chat is refused, naming the entry.
+    let err = prompts
+        .render_prompt(render_request(pb::PromptMode::TextCompletion, "", given))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(
+        err.message().contains("history[0].message_id"),
         "{}",
         err.message()
     );

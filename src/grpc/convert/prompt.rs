@@ -4,7 +4,7 @@ use super::enum_value;
 use crate::domain::prompt::{ExtensionPrompt, PromptMessage, PromptMode};
 use crate::domain::refresh::Injection;
 use crate::domain::settings::{self, Position, Role};
-use crate::domain::{DomainError, Limits};
+use crate::domain::{DomainError, Limits, ids};
 use crate::grpc::pb;
 
 /// The request's mode.
@@ -16,10 +16,27 @@ pub fn mode(value: i32) -> Result<PromptMode, DomainError> {
     }
 }
 
-/// One history message, checked.
+/// A request's history, checked: each entry as [`message`] checks it,
+/// named `history[i]`. `with_chat` says whether the request names a chat
+/// (a `message_id` needs one).
+pub fn history(
+    history: Vec<pb::PromptMessage>,
+    with_chat: bool,
+    limits: &Limits,
+) -> Result<Vec<PromptMessage>, DomainError> {
+    history
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| message(m, &format!("history[{i}]"), with_chat, limits))
+        .collect()
+}
+
+/// One history message, checked: text limits, a known role, and a
+/// `message_id` that is a valid id given only with a chat (`with_chat`).
 pub fn message(
     message: pb::PromptMessage,
     field: &str,
+    with_chat: bool,
     limits: &Limits,
 ) -> Result<PromptMessage, DomainError> {
     let pb::PromptMessage {
@@ -27,9 +44,17 @@ pub fn message(
         name,
         content,
         hidden,
+        message_id,
     } = message;
     limits.check_text(&format!("{field}.content"), &content)?;
     limits.check_text(&format!("{field}.name"), &name)?;
+    if !message_id.is_empty() {
+        let field = format!("{field}.message_id");
+        if !with_chat {
+            return Err(DomainError::invalid(field, "needs the request's chat_id"));
+        }
+        ids::check_message_id(&field, &message_id)?;
+    }
     Ok(PromptMessage {
         role: Role::from(enum_value::<pb::InjectionRole>(
             &format!("{field}.role"),
@@ -38,6 +63,7 @@ pub fn message(
         name,
         content,
         hidden,
+        message_id,
     })
 }
 
@@ -104,12 +130,14 @@ impl From<PromptMessage> for pb::PromptMessage {
             name,
             content,
             hidden,
+            message_id,
         } = message;
         pb::PromptMessage {
             role: pb::InjectionRole::from(role).into(),
             name,
             content,
             hidden,
+            message_id,
         }
     }
 }

@@ -1,0 +1,84 @@
+//! The engine's read for `RenderPrompt`: a chat's injections, transcript
+//! and hidden state, taken in one read under the chat's lock.
+
+use std::sync::Arc;
+
+use super::ops::unknown_chat;
+use super::slot::Resident;
+use super::{Engine, EngineError};
+use crate::domain::ids::ChatKey;
+use crate::domain::prompt::{self, PromptMessage};
+use crate::domain::refresh::{Injection, InjectionKey};
+use crate::domain::settings::Settings;
+
+/// What a chat gives a rendered prompt, all read at one moment of the chat.
+#[derive(Debug, Clone)]
+pub struct ChatPrompt {
+    /// The chat's injections, `auto_recap_scene` then `auto_recap_messages`
+    /// (each as [`Engine::injection`] answers it).
+    pub injections: [Arc<Injection>; 2],
+    /// The history to render: the request's, its linked entries carrying
+    /// the stored messages' hidden state, or, when the request gave none,
+    /// the chat's visible stored transcript.
+    pub history: Vec<PromptMessage>,
+}
+
+/// A loaded chat's injection of `key` as it stands: the latest refresh's
+/// result, or revision 0 with empty text, placed where a refresh would
+/// place it now, for a chat never refreshed.
+pub(super) fn stored_injection(
+    resident: &Resident,
+    chat_id: &ChatKey,
+    settings: &Settings,
+    key: InjectionKey,
+) -> Arc<Injection> {
+    let stored = match key {
+        InjectionKey::Scene => &resident.meta.injection,
+        InjectionKey::Messages => &resident.meta.message_injection,
+    };
+    if let Some(latest) = stored {
+        return Arc::new(latest.clone());
+    }
+    let enabled = settings.chat_enabled(resident.settings.enabled);
+    Arc::new(Injection::unrefreshed(chat_id, settings, enabled, key))
+}
+
+impl Engine {
+    /// A chat's part of a rendered prompt ([`ChatPrompt`]), read under the
+    /// chat's lock so the injections, the transcript and the hidden state
+    /// (by hand, and auto-hide with the chat's current settings) agree.
+    /// An empty `history` becomes the chat's visible stored transcript;
+    /// otherwise each entry with a `message_id` takes that message's hidden
+    /// state ([`prompt::link_history`]).
+    ///
+    /// # Errors
+    /// NotFound for an unknown chat or a `message_id` the chat does not
+    /// hold; store errors while loading the chat.
+    pub async fn chat_prompt(
+        &self,
+        chat_id: &ChatKey,
+        mut history: Vec<PromptMessage>,
+    ) -> Result<ChatPrompt, EngineError> {
+        let global = self.global(&chat_id.tenant);
+        self.read_chat(chat_id, |resident| {
+            let settings = resident.effective(&global);
+            let chat = resident
+                .chat
+                .as_ref()
+                .ok_or_else(|| unknown_chat(chat_id))?;
+            let scene_count = settings.auto_hide_scene_count;
+            if history.is_empty() {
+                history = prompt::chat_history(chat, scene_count);
+            } else {
+                prompt::link_history(&mut history, chat, scene_count)?;
+            }
+            let injections = [InjectionKey::Scene, InjectionKey::Messages]
+                .map(|key| stored_injection(resident, chat_id, &settings, key));
+            Ok(ChatPrompt {
+                injections,
+                history,
+            })
+        })
+        .await
+    }
+}
