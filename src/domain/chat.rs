@@ -398,6 +398,9 @@ impl Chat {
             ));
         }
         self.update(seq, |m| {
+            if index != m.swipe_id {
+                m.follow_swipe(m.swipe_id, index);
+            }
             if index == count {
                 // A new swipe: the current swipe's data, memory cleared.
                 let data = m.data().for_new_swipe();

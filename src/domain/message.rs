@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::settings::TokenizerKind;
-use super::st_chat::verbatim::{StMessage, StSwipe, has};
+use super::st_chat::verbatim::{StMessage, StSwipe, has, swipe_has};
 use super::{DomainError, Limits, ids};
 
 /// ST-Auto-Recap's data on one swipe of a message. Every field has presence:
@@ -251,14 +251,51 @@ impl Message {
 
     /// Adds a swipe made through the API; it gets a `swipe_info` entry in
     /// an export when every earlier swipe has one.
-    pub fn push_swipe(&mut self, swipe: Swipe) {
+    /// Its entry repeats the members of the message's
+    /// `extra.auto_recap_memory` recapd keeps, as SillyTavern keeps the
+    /// message's `extra` on a new swipe.
+    pub fn push_swipe(&mut self, mut swipe: Swipe) {
         let count = self.swipes.len();
+        if swipe.st.is_none()
+            && let Some(kept) = self.st.as_deref().and_then(|st| st.data.clone())
+        {
+            swipe.st = Some(Box::new(StSwipe {
+                has: swipe_has::EXTRA | swipe_has::DATA,
+                data: Some(kept),
+                ..StSwipe::default()
+            }));
+        }
         self.swipes.push(swipe);
         if let Some(st) = self.st.as_deref_mut()
             && st.had(has::SWIPE_INFO)
             && st.info_len as usize == count
         {
             st.info_len += 1;
+        }
+    }
+
+    /// The current swipe goes from `from` to `to` through the API. As
+    /// SillyTavern copies the message's `extra` into the swipe it leaves
+    /// and the new swipe's into the message, the members of
+    /// `extra.auto_recap_memory` recapd keeps follow the same way (recapd's
+    /// own fields follow with the swipes' data).
+    pub fn follow_swipe(&mut self, from: usize, to: usize) {
+        let Some(st) = self.st.as_deref_mut() else {
+            return;
+        };
+        // A new swipe keeps the message's `extra` (see [`Message::push_swipe`]).
+        let new = to >= self.swipes.len();
+        let message_kept = if new { st.data.clone() } else { st.data.take() };
+        if let Some(entry) = self.swipes.get_mut(from).and_then(|s| s.st.as_deref_mut()) {
+            entry.own_data = None;
+            entry.data = message_kept;
+        }
+        if !new {
+            st.data = self
+                .swipes
+                .get(to)
+                .and_then(|s| s.st.as_deref())
+                .and_then(|entry| entry.data.clone());
         }
     }
 

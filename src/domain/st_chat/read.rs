@@ -163,11 +163,14 @@ fn swipe_info_of(
             if key == DATA_KEY && value.get() != "null" {
                 st.has |= swipe_has::DATA;
                 entry_data = Some(value);
+                // The current swipe's data is the message's; the members
+                // the entry's has beyond recapd's are kept for when
+                // another swipe becomes current.
+                let (read, unknown) = data_of(line, value, limits)?;
                 if current_data.is_none() {
-                    let (read, unknown) = data_of(line, value, limits)?;
                     data = Some(read);
-                    st.data = unknown;
                 }
+                st.data = unknown;
             } else {
                 kept_extra.push((key, value));
             }

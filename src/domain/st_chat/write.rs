@@ -234,11 +234,7 @@ fn swipe_info_json(m: &Message, st: Option<&StMessage>) -> String {
         .iter()
         .take(entries)
         .enumerate()
-        .map(|(i, swipe)| {
-            let current = i == m.swipe_id;
-            let message_data = st.and_then(|st| st.data.as_ref());
-            swipe_entry(swipe, current.then_some(message_data))
-        })
+        .map(|(i, swipe)| swipe_entry(swipe, i == m.swipe_id))
         .collect();
     if let Some(rest) = st.and_then(|st| st.info_rest.as_ref()) {
         out.extend(rest.elements().iter().map(|e| e.get().to_owned()));
@@ -246,9 +242,9 @@ fn swipe_info_json(m: &Message, st: Option<&StMessage>) -> String {
     format!("[{}]", out.join(","))
 }
 
-/// One `swipe_info` entry. For the current swipe, `current` holds the
-/// kept members of the message's own data, which the entry repeats.
-fn swipe_entry(swipe: &Swipe, current: Option<Option<&Kept>>) -> String {
+/// One `swipe_info` entry; the current swipe's may have its own data
+/// from the file.
+fn swipe_entry(swipe: &Swipe, current: bool) -> String {
     let st = swipe.st.as_deref();
     if let Some(st) = st
         && st.had(swipe_has::NOT_OBJECT)
@@ -258,14 +254,11 @@ fn swipe_entry(swipe: &Swipe, current: Option<Option<&Kept>>) -> String {
     }
     let had = |bit: u8| st.is_some_and(|st| st.had(bit));
     let mut extra = Obj::new();
-    match (current, st.and_then(|st| st.own_data.as_ref())) {
-        (Some(_), Some(OwnData::Missing)) => {}
-        (Some(_), Some(OwnData::Kept(own))) => extra.put_raw(DATA_KEY, own.get()),
-        (current, _) => {
-            let kept = match current {
-                Some(message_kept) => message_kept,
-                None => st.and_then(|st| st.data.as_ref()),
-            };
+    let kept = st.and_then(|st| st.data.as_ref());
+    match st.and_then(|st| st.own_data.as_ref()).filter(|_| current) {
+        Some(OwnData::Missing) => {}
+        Some(OwnData::Kept(own)) => extra.put_raw(DATA_KEY, own.get()),
+        None => {
             if had(swipe_has::DATA) || has_data(&swipe.data) || kept.is_some() {
                 extra.put_raw(DATA_KEY, &data_json(&swipe.data, kept));
             }
