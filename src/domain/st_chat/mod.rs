@@ -80,6 +80,8 @@ pub fn message_id(index: usize) -> String {
 }
 
 mod read;
+mod read_header;
+mod read_message;
 pub mod verbatim;
 mod write;
 

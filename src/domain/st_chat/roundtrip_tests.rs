@@ -324,3 +324,62 @@ fn nulls_and_odd_spellings_come_back_as_they_were() {
     let chat = chat_of(file, 0);
     assert_json_equal(file, &write_st_chat("c", &chat, 0));
 }
+
+#[test]
+fn chat_changed_keeps_kept_members_and_the_file_swipe_while_the_texts_stay() {
+    let file = r#"{}
+{"name":"Bob","send_date":"d","mes":"Hi Ann","swipes":["Hi <user>","Yo"],"swipe_id":0,"extra":{"api":"x"}}
+"#;
+    let mut chat = chat_of(file, 0);
+    let resend = |text: &str| {
+        api_message("m0", "", |m| {
+            m.swipes = vec![text.into(), "Yo".into()];
+        })
+    };
+    chat.apply(ChatEvent::ChatChanged(vec![resend("Hi Ann")]))
+        .unwrap();
+    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+    chat.apply(ChatEvent::ChatChanged(vec![resend("Hello Ann")]))
+        .unwrap();
+    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    assert_eq!(line["swipes"], serde_json::json!(["Hello Ann", "Yo"]));
+    assert_eq!(
+        (line["send_date"].as_str(), line["extra"]["api"].as_str()),
+        (Some("d"), Some("x"))
+    );
+}
+
+#[test]
+fn a_swipe_moves_the_kept_extension_data_as_sillytavern_moves_extra() {
+    let file = r#"{}
+{"name":"Bob","mes":"A","swipes":["A","B"],"swipe_id":0,"swipe_info":[{"extra":{"auto_recap_memory":{"memory":"a","hash":1}}},{"extra":{"auto_recap_memory":{"memory":"b","hash":2}}}],"extra":{"auto_recap_memory":{"memory":"a","hash":1}}}
+"#;
+    let mut chat = chat_of(file, 0);
+    chat.apply(ChatEvent::MessageSwiped {
+        message_id: "m0".into(),
+        swipe_id: 1,
+        text: String::new(),
+    })
+    .unwrap();
+    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    assert_eq!(
+        line["extra"][DATA_KEY],
+        serde_json::json!({"memory":"b","hash":2})
+    );
+    assert_eq!(
+        line["swipe_info"][0]["extra"][DATA_KEY],
+        serde_json::json!({"memory":"a","hash":1})
+    );
+    // A new swipe keeps the message's kept members (memory cleared).
+    chat.apply(ChatEvent::MessageSwiped {
+        message_id: "m0".into(),
+        swipe_id: 2,
+        text: "C".into(),
+    })
+    .unwrap();
+    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    let cleared = serde_json::json!({"edited":false,"exclude":false,"hash":2});
+    assert_eq!(line["extra"][DATA_KEY], cleared);
+    assert_eq!(line["swipe_info"][2]["extra"][DATA_KEY], cleared);
+    assert_eq!(line["swipes"], serde_json::json!(["A", "B", "C"]));
+}
