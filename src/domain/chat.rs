@@ -6,10 +6,12 @@
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::DomainError;
 use super::message::{Message, MessageData, Swipe};
 use super::recaps::{NewRecap, RecapVersion, RunningRecaps};
+use super::st_chat::verbatim::StFile;
 
 /// One chat event, with its messages already checked ([`super::message::NewMessage::build`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +76,10 @@ pub struct Chat {
     /// The last [`Chat::count_through`] answer, `(seq, count)`: valid until
     /// a message at or before `seq` is added or removed (appends keep it).
     counted_through: Cell<Option<(i64, usize)>>,
+    /// How the SillyTavern file the chat was imported from began (its
+    /// header's members recapd keeps); `None` for a chat made through the
+    /// API.
+    st_file: Option<Arc<StFile>>,
 }
 
 impl Chat {
@@ -149,6 +155,18 @@ impl Chat {
         }
     }
 
+    /// How the SillyTavern file the chat was imported from began; `None`
+    /// for a chat made through the API.
+    pub fn st_file(&self) -> Option<&Arc<StFile>> {
+        self.st_file.as_ref()
+    }
+
+    /// Sets what [`Chat::st_file`] answers (from an import, or the chat's
+    /// stored row).
+    pub fn set_st_file(&mut self, file: Option<Arc<StFile>>) {
+        self.st_file = file;
+    }
+
     /// The running recap.
     pub fn recaps(&self) -> &RunningRecaps {
         &self.recaps
@@ -168,7 +186,7 @@ impl Chat {
                     if let Some(swipe) = m.swipes.get_mut(index) {
                         swipe.text = text;
                     }
-                    m.text_tokens = None;
+                    m.text_changed();
                 })
             }
             ChatEvent::MessageDeleted { message_id } => self.delete(&message_id),
@@ -195,13 +213,19 @@ impl Chat {
         update: &MessageData,
     ) -> Result<Changes, DomainError> {
         let seq = self.seq_of(message_id)?;
-        self.update(seq, |m| m.data_mut().merge(update))
+        self.update(seq, |m| {
+            m.data_mut().merge(update);
+            m.data_changed();
+        })
     }
 
     /// ST-Auto-Recap's `clear_memory` on a message's current swipe.
     pub fn clear_memory(&mut self, message_id: &str) -> Result<Changes, DomainError> {
         let seq = self.seq_of(message_id)?;
-        self.update(seq, |m| m.data_mut().clear_memory())
+        self.update(seq, |m| {
+            m.data_mut().clear_memory();
+            m.data_changed();
+        })
     }
 
     /// Adds a running-recap version; its scene message ids must exist.
@@ -374,15 +398,22 @@ impl Chat {
             ));
         }
         self.update(seq, |m| {
+            if index != m.swipe_id {
+                m.follow_swipe(m.swipe_id, index);
+            }
             if index == count {
                 // A new swipe: the current swipe's data, memory cleared.
                 let data = m.data().for_new_swipe();
-                m.swipes.push(Swipe { text, data });
+                m.push_swipe(Swipe {
+                    text,
+                    data,
+                    st: None,
+                });
             } else if !text.is_empty() {
                 m.swipes[index].text = text;
             }
             m.swipe_id = index;
-            m.text_tokens = None;
+            m.text_changed();
         })
     }
 

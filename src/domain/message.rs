@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::settings::TokenizerKind;
+use super::st_chat::verbatim::{StMessage, StSwipe, has, swipe_has};
 use super::{DomainError, Limits, ids};
 
 /// ST-Auto-Recap's data on one swipe of a message. Every field has presence:
@@ -132,6 +133,10 @@ pub struct Swipe {
     /// The swipe's recap data.
     #[serde(default)]
     pub data: MessageData,
+    /// What the swipe's `swipe_info` entry in a SillyTavern file had that
+    /// recapd keeps as it was; `None` for swipes made through the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub st: Option<Box<StSwipe>>,
 }
 
 /// A message of a chat. Invariant: `swipes` is never empty and
@@ -161,6 +166,10 @@ pub struct Message {
     /// whenever the text changes.
     #[serde(skip)]
     pub text_tokens: Option<(TokenizerKind, u32)>,
+    /// What the message's line in a SillyTavern file had that recapd keeps
+    /// as it was, for the export; `None` for messages made through the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub st: Option<Box<StMessage>>,
 }
 
 impl Message {
@@ -204,18 +213,107 @@ impl Message {
     }
 
     /// Replaces the text, name and flags with those of `incoming`, keeping
-    /// the recap data of every swipe index both have (new swipes start empty).
+    /// the recap data of every swipe index both have (new swipes start
+    /// empty) and what a SillyTavern file had; the file's own current swipe
+    /// text is dropped when the swipes' texts or the current swipe change.
     pub fn take_content_of(&mut self, incoming: Message) {
+        let same_texts = self.swipe_id == incoming.swipe_id
+            && self.swipes.len() == incoming.swipes.len()
+            && self
+                .swipes
+                .iter()
+                .zip(&incoming.swipes)
+                .all(|(old, new)| old.text == new.text);
         let old_swipes = std::mem::take(&mut self.swipes);
         let mut swipes = incoming.swipes;
         for (swipe, old) in swipes.iter_mut().zip(old_swipes) {
             swipe.data = old.data;
+            swipe.st = old.st;
+        }
+        let mut st = self.st.take();
+        if !same_texts {
+            forget_file_swipe(&mut st);
         }
         *self = Message {
             swipes,
             text_tokens: None,
+            st,
             ..incoming
         };
+    }
+
+    /// The current swipe's text or the current swipe changed through the
+    /// API: the file's own `swipes[swipe_id]` is no longer written back.
+    pub fn text_changed(&mut self) {
+        self.text_tokens = None;
+        forget_file_swipe(&mut self.st);
+    }
+
+    /// Adds a swipe made through the API; it gets a `swipe_info` entry in
+    /// an export when every earlier swipe has one.
+    /// Its entry repeats the members of the message's
+    /// `extra.auto_recap_memory` recapd keeps, as SillyTavern keeps the
+    /// message's `extra` on a new swipe.
+    pub fn push_swipe(&mut self, mut swipe: Swipe) {
+        let count = self.swipes.len();
+        if swipe.st.is_none()
+            && let Some(kept) = self.st.as_deref().and_then(|st| st.data.clone())
+        {
+            swipe.st = Some(Box::new(StSwipe {
+                has: swipe_has::EXTRA | swipe_has::DATA,
+                data: Some(kept),
+                ..StSwipe::default()
+            }));
+        }
+        self.swipes.push(swipe);
+        if let Some(st) = self.st.as_deref_mut()
+            && st.had(has::SWIPE_INFO)
+            && st.info_len as usize == count
+        {
+            st.info_len += 1;
+        }
+    }
+
+    /// The current swipe goes from `from` to `to` through the API. As
+    /// SillyTavern copies the message's `extra` into the swipe it leaves
+    /// and the new swipe's into the message, the members of
+    /// `extra.auto_recap_memory` recapd keeps follow the same way (recapd's
+    /// own fields follow with the swipes' data).
+    pub fn follow_swipe(&mut self, from: usize, to: usize) {
+        let Some(st) = self.st.as_deref_mut() else {
+            return;
+        };
+        // A new swipe keeps the message's `extra` (see [`Message::push_swipe`]).
+        let new = to >= self.swipes.len();
+        let message_kept = if new { st.data.clone() } else { st.data.take() };
+        if let Some(entry) = self.swipes.get_mut(from).and_then(|s| s.st.as_deref_mut()) {
+            entry.own_data = None;
+            entry.data = message_kept;
+        }
+        if !new {
+            st.data = self
+                .swipes
+                .get(to)
+                .and_then(|s| s.st.as_deref())
+                .and_then(|entry| entry.data.clone());
+        }
+    }
+
+    /// The current swipe's data was set through the API: as the extension
+    /// copies a message's data into its current `swipe_info` entry when
+    /// `swipe_id` is not 0, that entry's own data from the file is dropped
+    /// then (and kept for swipe 0).
+    pub fn data_changed(&mut self) {
+        if self.swipe_id == 0 {
+            return;
+        }
+        if let Some(st) = self
+            .swipes
+            .get_mut(self.swipe_id)
+            .and_then(|s| s.st.as_deref_mut())
+        {
+            st.own_data = None;
+        }
     }
 }
 
@@ -294,11 +392,19 @@ impl NewMessage {
                 .map(|text| Swipe {
                     text,
                     data: MessageData::default(),
+                    st: None,
                 })
                 .collect(),
             swipe_id,
             text_tokens: None,
+            st: None,
         })
+    }
+}
+
+fn forget_file_swipe(st: &mut Option<Box<StMessage>>) {
+    if let Some(st) = st.as_deref_mut() {
+        st.current_swipe = None;
     }
 }
 

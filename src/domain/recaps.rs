@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::DomainError;
+use super::st_chat::verbatim::StVersion;
 
 /// One version of a chat's running scene recap.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +24,10 @@ pub struct RecapVersion {
     pub prev_scene_message_id: Option<String>,
     /// The scene message this version covers up to, if any.
     pub new_scene_message_id: Option<String>,
+    /// What the version had in a SillyTavern file that recapd keeps as it
+    /// was (`event_keys`, ...); `None` for versions added through the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub st: Option<Box<StVersion>>,
 }
 
 /// What a client supplies for a new version; the number and time are assigned.
@@ -103,6 +108,7 @@ impl RunningRecaps {
                 excluded_count,
                 prev_scene_message_id,
                 new_scene_message_id,
+                st: None,
             },
         );
         self.current = Some(version);

@@ -169,6 +169,7 @@ impl Engine {
             Next::Nothing => {}
         }
         outcome.meta.current_recap = chat.recaps().current_version();
+        outcome.meta.st_file = chat.st_file().cloned();
         outcome
     }
 

@@ -428,7 +428,11 @@ impl Engine {
                 version: v.version,
             }));
         }
-        let chat = imported.clone().into_chat();
+        let chat = imported.clone().into_chat(
+            resident
+                .effective(&self.global(&chat_id.tenant))
+                .auto_hide_scene_count,
+        );
         writes.extend(chat.messages().map(|(seq, m)| Write::Message {
             chat: chat_id.clone(),
             seq,
@@ -448,11 +452,14 @@ impl Engine {
         Ok(counts)
     }
 
-    /// A chat as a SillyTavern chat file.
+    /// A chat as a SillyTavern chat file (`is_system` set for messages
+    /// hidden by hand or by the chat's auto-hide).
     pub async fn export_chat(&self, chat_id: &ChatKey) -> Result<String, EngineError> {
+        let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
+            let auto_hide = resident.effective(&global).auto_hide_scene_count;
             let chat = known_chat(resident, chat_id)?;
-            Ok(write_st_chat(&chat_id.id, chat))
+            Ok(write_st_chat(&chat_id.id, chat, auto_hide))
         })
         .await
     }

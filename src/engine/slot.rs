@@ -136,8 +136,9 @@ impl Resident {
         let chat_known = stored.is_some();
         let (chat, mut meta) = match stored {
             Some(stored) => {
-                let chat =
+                let mut chat =
                     Chat::from_parts(stored.messages, stored.recaps, stored.meta.current_recap);
+                chat.set_st_file(stored.meta.st_file.clone());
                 (Some(chat), stored.meta)
             }
             None => (None, ChatMeta::default()),

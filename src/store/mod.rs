@@ -24,6 +24,7 @@ use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
 use crate::domain::settings::SettingsPatch;
+use crate::domain::st_chat::verbatim::StFile;
 
 pub mod group_commit;
 pub mod postgres;
@@ -123,6 +124,14 @@ pub struct ChatMeta {
     pub needs_refresh: bool,
     /// The current running-recap version.
     pub current_recap: Option<u32>,
+    /// How the SillyTavern file the chat was imported from began (its
+    /// header's members recapd keeps, for the export); `None` for a chat
+    /// made through the API.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "crate::domain::st_chat::verbatim::shared_file"
+    )]
+    pub st_file: Option<std::sync::Arc<StFile>>,
 }
 
 /// A chat's own settings: its overrides of the global settings and its

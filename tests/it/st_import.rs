@@ -313,9 +313,13 @@ async fn real_file_shapes_import_whole_without_warnings() {
         .jsonl;
     let bob = &lines(&exported)[2];
     assert_eq!(bob["mes"], "It has stood there for a century, and");
-    assert_eq!(bob["swipes"].as_array().unwrap().len(), 3);
+    // Written back as SillyTavern saved it: `swipes` without the swipe
+    // being generated, `swipe_id` past them.
+    assert_eq!(bob["swipes"].as_array().unwrap().len(), 2);
     assert_eq!(bob["swipes"][0], "It is old.");
     assert_eq!(bob["swipe_id"], 2, "the text being generated is current");
+    let current = inclusion(&mut server, "swiping").await;
+    assert_eq!(current.len(), 2);
     assert_eq!(
         bob["swipe_info"][0]["extra"]["auto_recap_memory"]["memory"],
         "Bob says it is old."

@@ -42,7 +42,7 @@ fn a_chat_file_becomes_messages_swipes_data_and_versions() {
 fn writing_then_reading_gives_the_same_chat() {
     let first = parse_st_chat(SMALL, &Limits::default()).unwrap();
     let chat = Chat::from_parts(first.messages.clone(), first.recaps.clone(), first.current);
-    let written = write_st_chat("Bob - 2024", &chat);
+    let written = write_st_chat("Bob - 2024", &chat, 0);
     let again = parse_st_chat(&written, &Limits::default()).unwrap();
     assert_eq!(again.messages, first.messages);
     assert_eq!(again.recaps, first.recaps);
@@ -199,6 +199,6 @@ fn a_bad_line_is_numbered_across_chunks() {
 fn written_lines_are_the_written_file() {
     let first = parse_st_chat(SMALL, &Limits::default()).unwrap();
     let chat = Chat::from_parts(first.messages, first.recaps, first.current);
-    let joined: String = st_chat_lines("c", &chat).map(|l| l + "\n").collect();
-    assert_eq!(joined, write_st_chat("c", &chat));
+    let joined: String = st_chat_lines("c", &chat, 0).map(|l| l + "\n").collect();
+    assert_eq!(joined, write_st_chat("c", &chat, 0));
 }
