@@ -95,25 +95,36 @@ pub enum Durability {
 pub struct StoreUrl(pub String);
 
 impl StoreUrl {
-    /// Checks and parses the URL. Done after parsing the command line, not
-    /// by clap, whose error would repeat the value, password included.
-    pub fn parse(&self) -> Result<tokio_postgres::Config, String> {
+    /// Checks and parses the URL, reading the TLS files it names
+    /// (`sslrootcert`, `sslcert`, `sslkey`; see
+    /// [`crate::store::postgres::tls`]). Done after parsing the command
+    /// line, not by clap, whose error would repeat the value, password
+    /// included; no error here repeats it.
+    pub fn parse(&self) -> Result<(tokio_postgres::Config, crate::store::postgres::PgTls), String> {
         let url = &self.0;
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err("--store: expected a postgres:// or postgresql:// URL (without --store recapd uses its embedded store in --data-dir)".into());
         }
-        tokio_postgres::Config::from_str(url)
-            .map_err(|e| format!("--store: not a PostgreSQL URL: {e}"))
+        let (rest, params) =
+            crate::store::postgres::tls::split_url(url).map_err(|e| format!("--store: {e}"))?;
+        let mut config = tokio_postgres::Config::from_str(&rest)
+            .map_err(|e| format!("--store: not a PostgreSQL URL: {e}"))?;
+        let tls = crate::store::postgres::PgTls::build(&params, &mut config)
+            .map_err(|e| format!("--store: {e}"))?;
+        Ok((config, tls))
     }
 }
 
 impl fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match tokio_postgres::Config::from_str(&self.0) {
-            Ok(config) if config.get_password().is_some() => {
-                f.write_str("StoreUrl(<with password>)")
+        let parsed = crate::store::postgres::tls::split_url(&self.0)
+            .ok()
+            .and_then(|(rest, _)| tokio_postgres::Config::from_str(&rest).ok());
+        match parsed {
+            Some(config) if config.get_password().is_none() => {
+                write!(f, "StoreUrl({:?})", self.0)
             }
-            _ => write!(f, "StoreUrl({:?})", self.0),
+            _ => f.write_str("StoreUrl(<with password or unreadable>)"),
         }
     }
 }
@@ -307,8 +318,10 @@ impl Config {
         let Some(url) = &self.store else {
             return Ok(None);
         };
+        let (connection, tls) = url.parse()?;
         Ok(Some(crate::store::postgres::PgOptions {
-            connection: url.parse()?,
+            connection,
+            tls,
             schema: self.store_schema.clone(),
             pool_size: usize::try_from(self.store_pool_size).unwrap_or(16),
         }))

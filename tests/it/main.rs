@@ -25,4 +25,5 @@ mod shutdown;
 mod slow_subscribers;
 mod st_import;
 mod tenants;
+mod tls_postgres;
 mod upgrade;
