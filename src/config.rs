@@ -41,6 +41,9 @@ pub enum Command {
         /// mean the local host).
         #[arg(long)]
         addr: Option<String>,
+        /// How to dial: plaintext, or TLS.
+        #[command(flatten)]
+        tls: ClientTls,
     },
     /// Loads SillyTavern chat files into a running recapd; each file's name
     /// without `.jsonl` is its chat id (an existing chat is replaced).
@@ -51,6 +54,9 @@ pub enum Command {
         /// Bearer token, when the server has --auth-tokens-file.
         #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// How to dial: plaintext, or TLS.
+        #[command(flatten)]
+        tls: ClientTls,
         /// The files.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -63,9 +69,30 @@ pub enum Command {
         /// Bearer token, when the server has --auth-tokens-file.
         #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// How to dial: plaintext, or TLS.
+        #[command(flatten)]
+        tls: ClientTls,
         /// The chat.
         chat: String,
     },
+}
+
+/// How a tool subcommand dials the server (see [`crate::cli::connect`]):
+/// TLS with `--tls-ca` or `--tls`; without either, TLS exactly when the
+/// server configuration (`--tls-cert`) has it; plaintext otherwise.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ClientTls {
+    /// PEM file of the CA (or the server's own certificate) to trust: dial
+    /// over TLS. Without TLS flags, TLS when --tls-cert is set, trusting it.
+    #[arg(long, env = "RECAPD_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// Dial over TLS, trusting the system's root certificates.
+    #[arg(long)]
+    pub tls: bool,
+    /// The name the server's certificate must carry, when it is not the
+    /// host of --addr (with --tls-cert's default: its first DNS name).
+    #[arg(long)]
+    pub tls_server_name: Option<String>,
 }
 
 /// Log line format.
@@ -514,7 +541,17 @@ mod tests {
     #[test]
     fn health_dials_loopback_for_a_wildcard_listen() {
         let cli = parse(&["--listen", "0.0.0.0:7000", "health"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Health { addr: None })));
+        assert!(matches!(
+            cli.command,
+            Some(Command::Health {
+                addr: None,
+                tls: ClientTls {
+                    tls_ca: None,
+                    tls: false,
+                    tls_server_name: None
+                }
+            })
+        ));
         assert_eq!(cli.config.local_dial_addr().to_string(), "127.0.0.1:7000");
     }
 }
