@@ -3,9 +3,9 @@
 //! The tokens file (`--auth-tokens-file`) has one `TENANT TOKEN` pair per
 //! line, separated by white space; blank lines and lines starting with `#`
 //! are ignored. With a file, every call except `grpc.health.v1` needs
-//! `authorization: Bearer <token>` (the scheme in any case); the tenant of the matching token is put
-//! in the request's extensions as a [`Tenant`], and each tenant sees only
-//! its own chats and global settings. Tokens are compared in constant time
+//! `authorization: Bearer <token>` (the scheme in any case); the tenant of
+//! the matching token is put in the request's extensions as a [`Tenant`],
+//! and each tenant sees only its own chats and global settings. Tokens are compared in constant time
 //! and never logged.
 
 use std::future::Future;

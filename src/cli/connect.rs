@@ -70,14 +70,6 @@ impl fmt::Display for Dial {
 }
 
 impl Dial {
-    /// Plaintext to `addr`.
-    pub fn plaintext(addr: impl Into<String>) -> Dial {
-        Dial {
-            addr: addr.into(),
-            tls: None,
-        }
-    }
-
     /// How to dial `addr` given the subcommand's TLS flags and the server
     /// configuration (`server`, for its `--tls-cert` when no TLS flag is
     /// given); reads the certificate files. An error names the flag.
