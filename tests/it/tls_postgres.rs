@@ -1,7 +1,8 @@
 //! The PostgreSQL store over TLS (RECAPD_TEST_DATABASE_URL, whose server
 //! scripts/postgres.sh gives TLS with a certificate for localhost,
-//! 127.0.0.1 and ::1 signed by a test CA): `sslmode=require` encrypts every
-//! connection of the store, `verify-full` against that CA works and checks
+//! 127.0.0.1 and ::1 signed by a test CA): `sslmode=require` (and the
+//! default, `prefer`) encrypts every connection of the store, `disable`
+//! none, `verify-full` against that CA works and checks
 //! the host name, a CA made here is refused with an error naming the
 //! certificate, and a replica pair on `verify-full` pushes across replicas.
 //! These tests always run: without a database with TLS on they fail,
@@ -99,10 +100,11 @@ async fn start(dir: &std::path::Path, url: &str) -> Result<App, String> {
 }
 
 #[tokio::test]
-async fn require_encrypts_every_connection_and_disable_none() {
+async fn require_and_prefer_encrypt_every_connection_and_disable_none() {
     test_ca().await;
     let dir = tempfile::tempdir().unwrap();
-    for (mode, encrypted) in [("require", true), ("disable", false)] {
+    // prefer (the default) encrypts too, the server offering TLS.
+    for (mode, encrypted) in [("require", true), ("prefer", true), ("disable", false)] {
         let application = format!("rt_tls_{mode}_{}", std::process::id());
         let url = with_params(
             &test_database_url(),

@@ -489,4 +489,32 @@ mod tests {
         .unwrap_err();
         assert!(error.contains("no PEM certificate"), "{error}");
     }
+
+    #[test]
+    fn a_client_certificate_needs_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["recapd".to_owned()]).unwrap();
+        let cert = dir.path().join("client.pem");
+        let key = dir.path().join("client.key");
+        std::fs::write(&cert, made.cert.pem()).unwrap();
+        std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+        let url = |query: String| format!("postgres://db/app?sslmode=require&{query}");
+        let (_, tls) = build(&url(format!(
+            "sslcert={}&sslkey={}",
+            cert.display(),
+            key.display()
+        )))
+        .unwrap();
+        assert_eq!(tls.client_cert.as_deref(), Some(cert.as_path()));
+        // The certificate's file where the key should be: no key in it.
+        let error = build(&url(format!(
+            "sslcert={}&sslkey={}",
+            cert.display(),
+            cert.display()
+        )))
+        .unwrap_err();
+        assert!(error.starts_with("sslkey "), "{error}");
+        let error = build(&url(format!("sslkey={}", key.display()))).unwrap_err();
+        assert!(error.contains("together"), "{error}");
+    }
 }
