@@ -90,7 +90,8 @@ pub struct ClientTls {
     #[arg(long)]
     pub tls: bool,
     /// The name the server's certificate must carry, when it is not the
-    /// host of --addr (with --tls-cert's default: its first DNS name).
+    /// host of --addr (a certificate of the --tls-ca file, trusted as it
+    /// is, needs none).
     #[arg(long)]
     pub tls_server_name: Option<String>,
 }
