@@ -25,6 +25,11 @@ RUN touch src/main.rs src/lib.rs && cargo build --release --locked
 
 # ---- runtime: small, non-root, data on a volume
 FROM debian:bookworm-slim
+# The system's root certificates: for PostgreSQL's sslmode=verify-ca/verify-full
+# without sslrootcert, and for `recapd health|import|export --tls`.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --home-dir /var/lib/recapd --create-home recapd \
     && mkdir -p /var/lib/recapd/data && chown recapd /var/lib/recapd/data
 COPY --from=build /src/target/release/recapd /usr/local/bin/recapd
@@ -34,7 +39,8 @@ ENV RECAPD_LISTEN=0.0.0.0:50051 \
     RECAPD_DATA_DIR=/var/lib/recapd/data
 VOLUME ["/var/lib/recapd/data"]
 EXPOSE 50051 9464
-# `recapd health` dials --listen (0.0.0.0 means this host) and asks grpc.health.v1.
+# `recapd health` dials --listen (0.0.0.0 means this host) and asks grpc.health.v1;
+# with RECAPD_TLS_CERT set it dials over TLS, trusting that certificate.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
     CMD ["/usr/local/bin/recapd", "health"]
 STOPSIGNAL SIGTERM

@@ -8,6 +8,13 @@
 #      its cluster created if there is none and started without systemd, a
 #      superuser role `root` and a database `test` owned by it, and trust
 #      authentication for TCP connections from 127.0.0.1 and ::1.
+# In cases 2 and 3, and in case 1 when the URL is a local Debian cluster's,
+# the cluster also gets TLS (setup_tls): a test CA and a server certificate
+# for localhost, 127.0.0.1 and ::1 that it signs, in the directory
+# recapd-test-tls beside the cluster's postgresql.conf, turned on with
+# ALTER SYSTEM and a reload (never a restart: plaintext clients keep
+# working, open connections are untouched). The integration tests find the
+# CA as ca.crt beside the server's ssl_cert_file.
 # Idempotent: running it again finds the server of the previous run.
 # Exits non-zero with a message on stderr when no usable server can be had.
 set -euo pipefail
@@ -101,11 +108,73 @@ host    all             all             ::1/128                 trust' "$hba"
     as_postgres "${psql_admin[@]}" -At -d postgres -c 'select pg_reload_conf()' >/dev/null
 }
 
+# setup_tls VERSION NAME PORT: TLS on, with a certificate signed by a test CA
+# (see the top of this file); nothing when it is already so.
+setup_tls() {
+    local version=$1 name=$2 port=$3 conf dir
+    local -a psql_admin=(psql -X -q -v ON_ERROR_STOP=1 -p "$port" -d postgres -At)
+    conf=$(as_postgres "${psql_admin[@]}" -c 'show config_file')
+    dir=$(dirname "$conf")/recapd-test-tls
+    if [ "$(as_postgres "${psql_admin[@]}" -c 'show ssl')" = on ] &&
+        [ "$(as_postgres "${psql_admin[@]}" -c 'show ssl_cert_file')" = "$dir/server.crt" ] &&
+        as_root test -s "$dir/ca.crt"; then
+        return 0
+    fi
+    command -v openssl >/dev/null || apt_install openssl
+    log "turning TLS on for cluster $version/$name (certificate in $dir, signed by a test CA; reload, no restart)"
+    as_root mkdir -p "$dir"
+    if ! as_root test -s "$dir/server.crt"; then
+        as_root openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+            -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 3650 -subj "/CN=recapd test CA" \
+            -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+        as_root openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+            -keyout "$dir/server.key" -out "$dir/server.csr" -subj "/CN=localhost" 2>/dev/null
+        printf '%s\n' 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1' 'basicConstraints=CA:FALSE' \
+            'keyUsage=critical,digitalSignature' 'extendedKeyUsage=serverAuth' |
+            as_root tee "$dir/server.ext" >/dev/null
+        as_root openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+            -CAcreateserial -days 3650 -extfile "$dir/server.ext" -out "$dir/server.crt" 2>/dev/null
+    fi
+    as_root chown -R postgres:postgres "$dir"
+    as_root chmod 0600 "$dir/server.key" "$dir/ca.key"
+    as_root chmod 0644 "$dir/ca.crt" "$dir/server.crt"
+    as_root chmod 0755 "$dir"
+    as_postgres "${psql_admin[@]}" >/dev/null <<SQL
+alter system set ssl_cert_file = '$dir/server.crt';
+alter system set ssl_key_file = '$dir/server.key';
+alter system set ssl = on;
+select pg_reload_conf();
+SQL
+    for _ in $(seq 20); do
+        [ "$(as_postgres "${psql_admin[@]}" -c 'show ssl_cert_file')" = "$dir/server.crt" ] && break
+        sleep 0.2
+    done
+    [ "$(as_postgres "${psql_admin[@]}" -c 'show ssl')" = on ] ||
+        die "cluster $version/$name: ssl is still off after the reload (see its log)"
+}
+
+# local_tls URL: setup_tls for the local Debian cluster URL reaches on
+# 127.0.0.1 or localhost, when there is one; a warning otherwise (the TLS
+# tests then fail, saying so).
+local_tls() {
+    local port version name
+    if [[ $1 =~ @(127\.0\.0\.1|localhost)(:([0-9]+))?/ ]]; then
+        port=${BASH_REMATCH[3]:-5432}
+        read -r version name _ <<<"$(clusters | awk -v p="$port" '$3 == p && $4 == "online" { print; exit }')"
+        if [ -n "${version:-}" ]; then
+            setup_tls "$version" "$name" "$port"
+            return 0
+        fi
+    fi
+    log "warning: the database is not a local Debian cluster; TLS is not set up (the TLS tests need it)"
+}
+
 # 1. The URL the caller chose.
 if [ -n "${RECAPD_TEST_DATABASE_URL:-}" ]; then
     ensure_psql
     if try_url "$RECAPD_TEST_DATABASE_URL"; then
         log "using RECAPD_TEST_DATABASE_URL"
+        local_tls "$RECAPD_TEST_DATABASE_URL"
         printf '%s\n' "$RECAPD_TEST_DATABASE_URL"
         exit 0
     fi
@@ -119,6 +188,7 @@ if port_open 5432; then
         url="postgres://$user@127.0.0.1:5432/test"
         if try_url "$url"; then
             log "found a server on 127.0.0.1:5432, user $user"
+            local_tls "$url"
             printf '%s\n' "$url"
             exit 0
         fi
@@ -130,6 +200,7 @@ if port_open 5432; then
     setup_cluster "$version" "$name" 5432
     url="postgres://root@127.0.0.1:5432/test"
     try_url "$url" || die "configured cluster $version/$name, but psql still cannot connect to $url"
+    setup_tls "$version" "$name" 5432
     printf '%s\n' "$url"
     exit 0
 fi
@@ -180,5 +251,6 @@ done
 setup_cluster "$version" "$name" "$port"
 url="postgres://root@127.0.0.1:$port/test"
 try_url "$url" || die "cluster $version/$name is running, but psql cannot connect to $url"
+setup_tls "$version" "$name" "$port"
 log "cluster $version/$name is ready"
 printf '%s\n' "$url"

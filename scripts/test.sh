@@ -2,8 +2,10 @@
 # The project's test command. On a fresh machine it first installs what the
 # tests need (Python packages in a virtualenv, npm packages, Node.js or
 # python3-venv from apt when missing, and a PostgreSQL server through
-# scripts/postgres.sh, which exports its URL as RECAPD_TEST_DATABASE_URL and
-# drops the per-test schemas earlier runs left behind), then runs every test:
+# scripts/postgres.sh, which exports its URL as RECAPD_TEST_DATABASE_URL,
+# turns TLS on for a local cluster (a certificate signed by a test CA, which
+# the tls_postgres tests verify against) and drops the per-test schemas
+# earlier runs left behind), then runs every test:
 #   1. cargo tests: domain unit tests, service tests, the integration tests
 #      (one binary, tests/it: among them the metrics endpoint and the ghz
 #      configuration files)

@@ -3,9 +3,9 @@
 //! The tokens file (`--auth-tokens-file`) has one `TENANT TOKEN` pair per
 //! line, separated by white space; blank lines and lines starting with `#`
 //! are ignored. With a file, every call except `grpc.health.v1` needs
-//! `authorization: Bearer <token>`; the tenant of the matching token is put
-//! in the request's extensions as a [`Tenant`], and each tenant sees only
-//! its own chats and global settings. Tokens are compared in constant time
+//! `authorization: Bearer <token>` (the scheme in any case); the tenant of
+//! the matching token is put in the request's extensions as a [`Tenant`],
+//! and each tenant sees only its own chats and global settings. Tokens are compared in constant time
 //! and never logged.
 
 use std::future::Future;
@@ -136,6 +136,18 @@ fn unauthenticated<B: Default>() -> http::Response<B> {
     Status::unauthenticated(UNAUTHENTICATED_MESSAGE).into_http()
 }
 
+/// The token of an `authorization` header value `Bearer <token>`: the
+/// scheme in any case (RFC 7235 makes it case-insensitive), one or more
+/// spaces, then the token, taken as it is (tokens are case-sensitive).
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = value.split_at_checked(b"Bearer".len())?;
+    if !scheme.eq_ignore_ascii_case(b"Bearer") || !rest.starts_with(b" ") {
+        return None;
+    }
+    let token = rest.trim_ascii_start();
+    (!token.is_empty()).then_some(token)
+}
+
 impl<S, ReqBody, ResBody> Service<http::Request<ReqBody>> for Authenticated<S>
 where
     S: Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
@@ -160,7 +172,7 @@ where
             Some(tokens) => request
                 .headers()
                 .get("authorization")
-                .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+                .and_then(|v| bearer_token(v.as_bytes()))
                 .and_then(|token| tokens.tenant(token)),
         };
         match tenant {
@@ -248,17 +260,30 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let accepted = call(
-                "/recap.v1.EventService/Publish",
-                Some("Bearer 0123456789abcdef"),
-            )
-            .await;
-            assert_eq!(accepted.body(), &Some(Tenant("acme".into())));
-            assert!(Status::from_header_map(accepted.headers()).is_none());
+            // The scheme in any case (RFC 7235); the token exactly.
+            for authorization in [
+                "Bearer 0123456789abcdef",
+                "bearer 0123456789abcdef",
+                "BEARER 0123456789abcdef",
+                "bEaReR  0123456789abcdef",
+            ] {
+                let accepted = call("/recap.v1.EventService/Publish", Some(authorization)).await;
+                assert_eq!(
+                    accepted.body(),
+                    &Some(Tenant("acme".into())),
+                    "{authorization}"
+                );
+                assert!(Status::from_header_map(accepted.headers()).is_none());
+            }
             for authorization in [
                 None,
                 Some("Bearer 0123456789abcdeX"),
+                Some("bearer 0123456789ABCDEF"),
                 Some("0123456789abcdef"),
+                Some("Bearer0123456789abcdef"),
+                Some("Basic 0123456789abcdef"),
+                Some("Bearer "),
+                Some("bear"),
             ] {
                 let refused = call("/recap.v1.EventService/Publish", authorization).await;
                 assert_eq!(refused.body(), &None, "{authorization:?}");

@@ -41,6 +41,9 @@ pub enum Command {
         /// mean the local host).
         #[arg(long)]
         addr: Option<String>,
+        /// How to dial: plaintext, or TLS.
+        #[command(flatten)]
+        tls: ClientTls,
     },
     /// Loads SillyTavern chat files into a running recapd; each file's name
     /// without `.jsonl` is its chat id (an existing chat is replaced).
@@ -51,6 +54,9 @@ pub enum Command {
         /// Bearer token, when the server has --auth-tokens-file.
         #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// How to dial: plaintext, or TLS.
+        #[command(flatten)]
+        tls: ClientTls,
         /// The files.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -63,9 +69,31 @@ pub enum Command {
         /// Bearer token, when the server has --auth-tokens-file.
         #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// How to dial: plaintext, or TLS.
+        #[command(flatten)]
+        tls: ClientTls,
         /// The chat.
         chat: String,
     },
+}
+
+/// How a tool subcommand dials the server (see [`crate::cli::connect`]):
+/// TLS with `--tls-ca` or `--tls`; without either, TLS exactly when the
+/// server configuration (`--tls-cert`) has it; plaintext otherwise.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ClientTls {
+    /// PEM file of the CA (or the server's own certificate) to trust: dial
+    /// over TLS. Without TLS flags, TLS when --tls-cert is set, trusting it.
+    #[arg(long, env = "RECAPD_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// Dial over TLS, trusting the system's root certificates.
+    #[arg(long)]
+    pub tls: bool,
+    /// The name the server's certificate must carry, when it is not the
+    /// host of --addr (a certificate of the --tls-ca file, trusted as it
+    /// is, needs none).
+    #[arg(long)]
+    pub tls_server_name: Option<String>,
 }
 
 /// Log line format.
@@ -95,25 +123,36 @@ pub enum Durability {
 pub struct StoreUrl(pub String);
 
 impl StoreUrl {
-    /// Checks and parses the URL. Done after parsing the command line, not
-    /// by clap, whose error would repeat the value, password included.
-    pub fn parse(&self) -> Result<tokio_postgres::Config, String> {
+    /// Checks and parses the URL, reading the TLS files it names
+    /// (`sslrootcert`, `sslcert`, `sslkey`; see
+    /// [`crate::store::postgres::tls`]). Done after parsing the command
+    /// line, not by clap, whose error would repeat the value, password
+    /// included; no error here repeats it.
+    pub fn parse(&self) -> Result<(tokio_postgres::Config, crate::store::postgres::PgTls), String> {
         let url = &self.0;
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err("--store: expected a postgres:// or postgresql:// URL (without --store recapd uses its embedded store in --data-dir)".into());
         }
-        tokio_postgres::Config::from_str(url)
-            .map_err(|e| format!("--store: not a PostgreSQL URL: {e}"))
+        let (rest, params) =
+            crate::store::postgres::tls::split_url(url).map_err(|e| format!("--store: {e}"))?;
+        let mut config = tokio_postgres::Config::from_str(&rest)
+            .map_err(|e| format!("--store: not a PostgreSQL URL: {e}"))?;
+        let tls = crate::store::postgres::PgTls::build(&params, &mut config)
+            .map_err(|e| format!("--store: {e}"))?;
+        Ok((config, tls))
     }
 }
 
 impl fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match tokio_postgres::Config::from_str(&self.0) {
-            Ok(config) if config.get_password().is_some() => {
-                f.write_str("StoreUrl(<with password>)")
+        let parsed = crate::store::postgres::tls::split_url(&self.0)
+            .ok()
+            .and_then(|(rest, _)| tokio_postgres::Config::from_str(&rest).ok());
+        match parsed {
+            Some(config) if config.get_password().is_none() => {
+                write!(f, "StoreUrl({:?})", self.0)
             }
-            _ => write!(f, "StoreUrl({:?})", self.0),
+            _ => f.write_str("StoreUrl(<with password or unreadable>)"),
         }
     }
 }
@@ -307,8 +346,10 @@ impl Config {
         let Some(url) = &self.store else {
             return Ok(None);
         };
+        let (connection, tls) = url.parse()?;
         Ok(Some(crate::store::postgres::PgOptions {
-            connection: url.parse()?,
+            connection,
+            tls,
             schema: self.store_schema.clone(),
             pool_size: usize::try_from(self.store_pool_size).unwrap_or(16),
         }))
@@ -501,7 +542,17 @@ mod tests {
     #[test]
     fn health_dials_loopback_for_a_wildcard_listen() {
         let cli = parse(&["--listen", "0.0.0.0:7000", "health"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Health { addr: None })));
+        assert!(matches!(
+            cli.command,
+            Some(Command::Health {
+                addr: None,
+                tls: ClientTls {
+                    tls_ca: None,
+                    tls: false,
+                    tls_server_name: None
+                }
+            })
+        ));
         assert_eq!(cli.config.local_dial_addr().to_string(), "127.0.0.1:7000");
     }
 }

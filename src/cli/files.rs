@@ -8,15 +8,12 @@ use std::process::ExitCode;
 use tonic::Request;
 use tonic::transport::Channel;
 
+use super::connect::Dial;
 use crate::grpc::pb;
 use crate::grpc::pb::memory_service_client::MemoryServiceClient;
 
-async fn client(addr: &str) -> Result<MemoryServiceClient<Channel>, String> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .map_err(|e| e.to_string())?
-        .connect()
-        .await
-        .map_err(|e| format!("{addr}: {e}"))?;
+async fn client(addr: &Dial) -> Result<MemoryServiceClient<Channel>, String> {
+    let channel = addr.channel().await.map_err(|e| format!("{addr}: {e}"))?;
     Ok(MemoryServiceClient::new(channel))
 }
 
@@ -35,7 +32,7 @@ fn authorized<T>(message: T, token: Option<&str>) -> Result<Request<T>, String> 
 /// first failure (exit 1) and says which file it was. What the server
 /// repaired rather than refused goes to stderr, one line each, and is no
 /// failure.
-pub async fn import(addr: &str, token: Option<&str>, paths: &[PathBuf]) -> ExitCode {
+pub async fn import(addr: &Dial, token: Option<&str>, paths: &[PathBuf]) -> ExitCode {
     let mut memory = match client(addr).await {
         Ok(memory) => memory,
         Err(error) => {
@@ -87,7 +84,7 @@ pub async fn import(addr: &str, token: Option<&str>, paths: &[PathBuf]) -> ExitC
 }
 
 /// Writes the chat to stdout as a SillyTavern chat file.
-pub async fn export(addr: &str, token: Option<&str>, chat: &str) -> ExitCode {
+pub async fn export(addr: &Dial, token: Option<&str>, chat: &str) -> ExitCode {
     let result = async {
         let mut memory = client(addr).await?;
         let request = authorized(

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::connect::Dial;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -11,9 +12,10 @@ use tonic_health::pb::health_client::HealthClient;
 /// How long the probe waits for the connection and the answer together.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// Asks the server at `addr` (`host:port`) for its overall health; exit 0
-/// when it is SERVING, 1 otherwise (with the reason on stderr).
-pub async fn probe(addr: &str) -> ExitCode {
+/// Asks the server at `addr` (plaintext or TLS, see [`super::connect`])
+/// for its overall health; exit 0 when it is SERVING, 1 otherwise (with
+/// the reason on stderr).
+pub async fn probe(addr: &Dial) -> ExitCode {
     match tokio::time::timeout(PROBE_TIMEOUT, check(addr)).await {
         Ok(Ok(ServingStatus::Serving)) => {
             println!("SERVING");
@@ -37,13 +39,8 @@ pub async fn probe(addr: &str) -> ExitCode {
     }
 }
 
-async fn check(addr: &str) -> Result<ServingStatus, String> {
-    let uri = format!("http://{addr}");
-    let channel = tonic::transport::Endpoint::from_shared(uri)
-        .map_err(|e| e.to_string())?
-        .connect()
-        .await
-        .map_err(|e| e.to_string())?;
+async fn check(addr: &Dial) -> Result<ServingStatus, String> {
+    let channel = addr.channel().await?;
     let answer = HealthClient::new(channel)
         .check(HealthCheckRequest {
             service: String::new(),

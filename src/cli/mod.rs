@@ -5,26 +5,45 @@
 //! - `recapd health` ([`health`]): the container health probe.
 //! - `recapd import` / `recapd export` ([`files`]): SillyTavern chat files
 //!   to and from `MemoryService`.
+//!
+//! All dial through [`connect`]: plaintext or TLS.
 
 use std::process::ExitCode;
 
-use crate::config::{Command, Config};
+use crate::config::{Command, Config, EXIT_INVALID_CONFIG};
 
+pub mod connect;
 pub mod files;
 pub mod health;
 
+use connect::Dial;
+
 /// Runs a tool subcommand against the server at its `--addr`, or at
-/// `config`'s `--listen` (a wildcard host dialled as loopback); exit 0 on
-/// success, 1 on failure with the reason on stderr.
+/// `config`'s `--listen` (a wildcard host dialled as loopback), over TLS as
+/// its flags or `config` say ([`connect`]); exit 0 on success, 1 on
+/// failure with the reason on stderr, 64 for TLS flags naming a file that
+/// cannot be read.
 pub async fn run(command: Command, config: &Config) -> ExitCode {
-    let dial = |addr: Option<String>| addr.unwrap_or_else(|| config.local_dial_addr().to_string());
+    let (name, addr, tls) = match &command {
+        Command::Health { addr, tls } => ("health", addr, tls),
+        Command::Import { addr, tls, .. } => ("import", addr, tls),
+        Command::Export { addr, tls, .. } => ("export", addr, tls),
+    };
+    let addr = addr
+        .clone()
+        .unwrap_or_else(|| config.local_dial_addr().to_string());
+    let dial = match Dial::new(addr, tls, config) {
+        Ok(dial) => dial,
+        Err(error) => {
+            eprintln!("recapd {name}: invalid configuration: {error}");
+            return ExitCode::from(EXIT_INVALID_CONFIG as u8);
+        }
+    };
     match command {
-        Command::Health { addr } => health::probe(&dial(addr)).await,
-        Command::Import { addr, token, paths } => {
-            files::import(&dial(addr), token.as_deref(), &paths).await
+        Command::Health { .. } => health::probe(&dial).await,
+        Command::Import { token, paths, .. } => {
+            files::import(&dial, token.as_deref(), &paths).await
         }
-        Command::Export { addr, token, chat } => {
-            files::export(&dial(addr), token.as_deref(), &chat).await
-        }
+        Command::Export { token, chat, .. } => files::export(&dial, token.as_deref(), &chat).await,
     }
 }

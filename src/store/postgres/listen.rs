@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::Hint;
 use crate::store::Change;
@@ -15,9 +16,11 @@ use crate::store::Change;
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Listens until `feed` has no receiver. `listening` is told once the first
-/// `LISTEN` is in place.
+/// `LISTEN` is in place. `tls` is the store's connector (the same TLS
+/// settings as the pool's).
 pub(super) async fn run(
     config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
     channel: String,
     replica: String,
     feed: mpsc::UnboundedSender<Change>,
@@ -26,9 +29,19 @@ pub(super) async fn run(
     let mut listening = Some(listening);
     let mut backoff = Duration::from_millis(100);
     while !feed.is_closed() {
-        match listen_once(&config, &channel, &replica, &feed, &mut listening).await {
+        match listen_once(
+            &config,
+            tls.clone(),
+            &channel,
+            &replica,
+            &feed,
+            &mut listening,
+        )
+        .await
+        {
             Ok(()) => backoff = Duration::from_millis(100),
             Err(error) => {
+                let error = super::with_causes(&error);
                 tracing::warn!(%error, "PostgreSQL listener disconnected; reconnecting");
             }
         }
@@ -41,12 +54,13 @@ pub(super) async fn run(
 /// not listening was missed), then forward hints until the connection ends.
 async fn listen_once(
     config: &tokio_postgres::Config,
+    tls: MakeRustlsConnect,
     channel: &str,
     replica: &str,
     feed: &mpsc::UnboundedSender<Change>,
     listening: &mut Option<oneshot::Sender<()>>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
+    let (client, mut connection) = config.connect(tls).await?;
     let (notes, mut received) = mpsc::unbounded_channel();
     let driver = tokio::spawn(async move {
         loop {

@@ -15,7 +15,10 @@ mod hint;
 mod listen;
 mod migrations;
 mod reads;
+pub mod tls;
 mod writes;
+
+pub use tls::PgTls;
 
 use hint::Hint;
 use migrations::migrate;
@@ -25,8 +28,8 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio::sync::mpsc;
+use tokio_postgres::Statement;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Statement};
 
 use super::group_commit::{self, BatchCommit, CommitQueue};
 use super::{
@@ -49,8 +52,12 @@ const OPERATION_TIMEOUT: Duration = Duration::from_secs(20);
 pub struct PgOptions {
     /// Where the database is and how to log in, parsed from a libpq-style
     /// URL (`postgres://user@host:port/database?...`). Its `Debug` hides
-    /// the password.
+    /// the password. The URL's TLS parameters are in `tls`, which has set
+    /// its TLS negotiation (`sslmode`).
     pub connection: tokio_postgres::Config,
+    /// The TLS connector of every connection, pool and listener alike,
+    /// built from the URL's `sslmode`, `sslrootcert`, `sslcert`, `sslkey`.
+    pub tls: PgTls,
     /// The schema recapd's tables live in; created when missing. Replicas
     /// share data exactly when they share URL and schema.
     pub schema: String,
@@ -103,8 +110,26 @@ fn pg_err(context: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError
     move |e| StoreError::database(context, e)
 }
 
+/// A failure to get a connection, with its causes spelled out: a refused
+/// TLS handshake says why (an unknown issuer, a name the certificate does
+/// not carry), which tokio-postgres keeps in the error's sources only.
 fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
-    StoreError::database("no PostgreSQL connection", e)
+    StoreError::database("no PostgreSQL connection", with_causes(&e))
+}
+
+/// `error`'s message followed by each of its sources' that it does not
+/// already include, `: `-separated.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        source = cause.source();
+    }
+    text
 }
 
 pub(super) fn now_ms() -> i64 {
@@ -170,7 +195,7 @@ impl PgStore {
         config.tcp_user_timeout(OPERATION_TIMEOUT / 2);
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            options.tls.connector(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -199,6 +224,7 @@ impl PgStore {
         let listening = tokio::sync::oneshot::channel();
         let listener = tokio::spawn(listen::run(
             config,
+            options.tls.connector(),
             channel.clone(),
             replica.clone(),
             feed,

@@ -1,0 +1,520 @@
+//! TLS to PostgreSQL, with libpq's `sslmode` semantics read from the
+//! `--store` URL: `disable`, `prefer` (the default: TLS when the server
+//! offers it), `require` (encrypted, not verified), `verify-ca` (the chain
+//! checked against `sslrootcert`, or the system's roots when absent) and
+//! `verify-full` (the host name too). `sslcert`/`sslkey` give a client
+//! certificate. tokio-postgres parses `sslmode` itself but knows only its
+//! first three values and none of the file parameters, so these are taken
+//! out of the URL here ([`split_url`]) and the rest is handed to it.
+//!
+//! The connector is rustls (with the ring provider, as recapd's gRPC TLS)
+//! through `tokio-postgres-rustls`; it is built, its files read, when the
+//! configuration is read, so a bad file stops recapd before it binds.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// libpq's `sslmode` values (`allow` aside, which tokio-postgres cannot do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    /// Never TLS.
+    Disable,
+    /// TLS when the server offers it, plaintext otherwise; not verified.
+    Prefer,
+    /// TLS or no connection; the certificate is not verified (unless
+    /// `sslrootcert` names a file: then as `verify-ca`, as libpq does).
+    Require,
+    /// TLS, the server's chain verified against the trusted roots.
+    VerifyCa,
+    /// As `verify-ca`, and the certificate must name the host dialled.
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(value: &str) -> Result<SslMode, String> {
+        Ok(match value {
+            "disable" => SslMode::Disable,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            "allow" => {
+                return Err(
+                    "sslmode=allow is not supported; use prefer (TLS when the server offers it)"
+                        .into(),
+                );
+            }
+            _ => {
+                return Err(
+                    "sslmode: expected disable, prefer, require, verify-ca or verify-full".into(),
+                );
+            }
+        })
+    }
+
+    /// The tokio-postgres mode: whether TLS is attempted and whether it is
+    /// required (verification is the connector's business).
+    fn negotiation(self) -> tokio_postgres::config::SslMode {
+        match self {
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+                tokio_postgres::config::SslMode::Require
+            }
+        }
+    }
+}
+
+/// The TLS parameters of a store URL that recapd handles itself, before
+/// any file is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsParams {
+    /// `sslmode`; `None`: libpq's default, `prefer` (or `verify-full`
+    /// with `sslrootcert=system`, as libpq).
+    pub mode: Option<SslMode>,
+    /// `sslrootcert`: a PEM file of trusted roots, or `system`.
+    pub root_cert: Option<String>,
+    /// `sslcert`: the client certificate chain (PEM).
+    pub cert: Option<PathBuf>,
+    /// `sslkey`: the client certificate's key (PEM).
+    pub key: Option<PathBuf>,
+}
+
+/// Splits a `postgres://` URL into the URL tokio-postgres is given (its
+/// query without `sslmode`, `sslrootcert`, `sslcert` and `sslkey`) and
+/// those parameters, percent-decoded. Errors never repeat the URL (it may
+/// hold a password).
+pub fn split_url(url: &str) -> Result<(String, TlsParams), String> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), TlsParams::default()));
+    };
+    let mut params = TlsParams::default();
+    let mut kept = Vec::new();
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let decoded = || percent_decode(value).ok_or_else(|| format!("{key}: bad %-escape"));
+        match key {
+            "sslmode" => params.mode = Some(SslMode::parse(&decoded()?)?),
+            "sslrootcert" => params.root_cert = Some(decoded()?),
+            "sslcert" => params.cert = Some(PathBuf::from(decoded()?)),
+            "sslkey" => params.key = Some(PathBuf::from(decoded()?)),
+            _ => kept.push(pair),
+        }
+    }
+    let rest = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((rest, params))
+}
+
+/// `%XX` escapes and `+` left as is (a URL query, as libpq reads it);
+/// `None` for a malformed escape or bytes that are not UTF-8.
+fn percent_decode(value: &str) -> Option<String> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Where the trusted roots come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Roots {
+    /// None needed: the certificate is not verified.
+    Unverified,
+    /// The operating system's store.
+    System,
+    /// A PEM file (`sslrootcert`).
+    File(PathBuf),
+}
+
+/// The TLS side of the store's connections (pool and listener alike): the
+/// mode and the connector, files read. Compared and shown by what it was
+/// built from, never by key material.
+#[derive(Clone)]
+pub struct PgTls {
+    mode: SslMode,
+    roots: Roots,
+    client_cert: Option<PathBuf>,
+    connector: MakeRustlsConnect,
+}
+
+impl fmt::Debug for PgTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgTls")
+            .field("mode", &self.mode)
+            .field("roots", &self.roots)
+            .field("client_cert", &self.client_cert)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for PgTls {
+    fn eq(&self, other: &PgTls) -> bool {
+        (self.mode, &self.roots, &self.client_cert)
+            == (other.mode, &other.roots, &other.client_cert)
+    }
+}
+
+impl Eq for PgTls {}
+
+impl PgTls {
+    /// Reads the files `params` names and builds the connector; sets the
+    /// TLS negotiation of `config` to match. An error names the parameter
+    /// and the file, never the URL.
+    pub fn build(params: &TlsParams, config: &mut tokio_postgres::Config) -> Result<PgTls, String> {
+        let system = params.root_cert.as_deref() == Some("system");
+        let mode = match params.mode {
+            Some(mode) => mode,
+            None if system => SslMode::VerifyFull,
+            None => SslMode::Prefer,
+        };
+        if system && mode != SslMode::VerifyFull {
+            return Err("sslrootcert=system needs sslmode=verify-full (or no sslmode)".into());
+        }
+        let root_file = params
+            .root_cert
+            .as_deref()
+            .filter(|_| !system)
+            .map(PathBuf::from);
+        // libpq: `require` with a root file verifies the chain, as verify-ca.
+        let mode = match (mode, &root_file) {
+            (SslMode::Require, Some(_)) => SslMode::VerifyCa,
+            (mode, _) => mode,
+        };
+        let roots = match (mode, root_file) {
+            (SslMode::VerifyCa | SslMode::VerifyFull, Some(file)) => Roots::File(file),
+            (SslMode::VerifyCa | SslMode::VerifyFull, None) => Roots::System,
+            _ => Roots::Unverified,
+        };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier: Arc<dyn ServerCertVerifier> = match &roots {
+            Roots::Unverified => Arc::new(Unverified(provider.clone())),
+            Roots::System | Roots::File(_) => {
+                let store = Arc::new(root_store(&roots)?);
+                let webpki = WebPkiServerVerifier::builder_with_provider(store, provider.clone())
+                    .build()
+                    .map_err(|e| format!("sslrootcert: {e}"))?;
+                if mode == SslMode::VerifyFull {
+                    webpki
+                } else {
+                    Arc::new(ChainOnly(webpki))
+                }
+            }
+        };
+        let builder = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier);
+        let client = match (&params.cert, &params.key) {
+            (None, None) => builder.with_no_client_auth(),
+            (Some(cert), Some(key)) => builder
+                .with_client_auth_cert(read_certs("sslcert", cert)?, read_key(key)?)
+                .map_err(|e| format!("sslcert/sslkey: {e}"))?,
+            _ => return Err("sslcert and sslkey go together".into()),
+        };
+        config.ssl_mode(mode.negotiation());
+        Ok(PgTls {
+            mode,
+            roots,
+            client_cert: params.cert.clone(),
+            connector: MakeRustlsConnect::new(client),
+        })
+    }
+
+    /// The effective mode (`require` with a root file counts as `verify-ca`).
+    pub fn mode(&self) -> SslMode {
+        self.mode
+    }
+
+    /// The connector every connection of the store uses.
+    pub(super) fn connector(&self) -> MakeRustlsConnect {
+        self.connector.clone()
+    }
+}
+
+fn root_store(roots: &Roots) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    match roots {
+        Roots::Unverified => {}
+        Roots::System => {
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _) = store.add_parsable_certificates(found.certs);
+            if added == 0 {
+                return Err(
+                    "verify-ca/verify-full without sslrootcert: no system root certificate found"
+                        .into(),
+                );
+            }
+        }
+        Roots::File(path) => {
+            for cert in read_certs("sslrootcert", path)? {
+                store
+                    .add(cert)
+                    .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// Every certificate of a PEM file; none is an error.
+fn read_certs(param: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("{param} {}: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{param} {}: no PEM certificate in it",
+            path.display()
+        ));
+    }
+    Ok(certs)
+}
+
+fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| format!("sslkey {}: {e}", path.display()))
+}
+
+/// `prefer` and `require`: encrypted, the certificate not checked (the
+/// handshake's signatures still are).
+#[derive(Debug)]
+struct Unverified(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for Unverified {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `verify-ca`: the full check but for the host name (which rustls checks
+/// last, once the chain is verified).
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(url: &str) -> Result<(tokio_postgres::Config, PgTls), String> {
+        let (rest, params) = split_url(url)?;
+        let mut config: tokio_postgres::Config = rest.parse().map_err(|e| format!("{e}"))?;
+        let tls = PgTls::build(&params, &mut config)?;
+        Ok((config, tls))
+    }
+
+    #[test]
+    fn the_tls_parameters_leave_the_url_and_the_rest_stays() {
+        let (rest, params) = split_url(
+            "postgres://u:pw@db:5433/app?application_name=x&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&connect_timeout=4",
+        )
+        .unwrap();
+        assert_eq!(
+            rest,
+            "postgres://u:pw@db:5433/app?application_name=x&connect_timeout=4"
+        );
+        assert_eq!(params.mode, Some(SslMode::VerifyFull));
+        assert_eq!(params.root_cert.as_deref(), Some("/etc/ca.pem"));
+        let (rest, params) = split_url("postgres://db/app?sslmode=require").unwrap();
+        assert_eq!(rest, "postgres://db/app");
+        assert_eq!(params.mode, Some(SslMode::Require));
+        assert_eq!(
+            split_url("postgres://db/app").unwrap(),
+            ("postgres://db/app".to_owned(), TlsParams::default())
+        );
+    }
+
+    #[test]
+    fn each_sslmode_sets_the_negotiation_and_a_bad_one_is_named() {
+        use tokio_postgres::config::SslMode as Negotiation;
+        for (query, mode, negotiation) in [
+            ("", SslMode::Prefer, Negotiation::Prefer),
+            ("?sslmode=disable", SslMode::Disable, Negotiation::Disable),
+            ("?sslmode=prefer", SslMode::Prefer, Negotiation::Prefer),
+            ("?sslmode=require", SslMode::Require, Negotiation::Require),
+            (
+                "?sslmode=verify-ca",
+                SslMode::VerifyCa,
+                Negotiation::Require,
+            ),
+            (
+                "?sslmode=verify-full",
+                SslMode::VerifyFull,
+                Negotiation::Require,
+            ),
+        ] {
+            let (config, tls) = build(&format!("postgres://u:s3cret@db/app{query}")).unwrap();
+            assert_eq!((tls.mode(), config.get_ssl_mode()), (mode, negotiation));
+        }
+        for (query, says) in [
+            ("?sslmode=always", "sslmode"),
+            ("?sslmode=allow", "allow"),
+            ("?sslmode=require&sslrootcert=system", "verify-full"),
+            (
+                "?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem",
+                "sslrootcert /nonexistent",
+            ),
+            ("?sslcert=/nonexistent/c.pem", "together"),
+            ("?sslmode=verify-ca&sslrootcert=%zz", "bad %-escape"),
+        ] {
+            let error = build(&format!("postgres://u:s3cret@db/app{query}")).unwrap_err();
+            assert!(error.contains(says), "{query}: {error}");
+            assert!(!error.contains("s3cret"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_root_file_is_read_and_require_with_it_verifies_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = rcgen::generate_simple_self_signed(vec!["db".to_owned()]).unwrap();
+        let path = dir.path().join("ca.pem");
+        std::fs::write(&path, ca.cert.pem()).unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let (_, tls) = build(&format!(
+            "postgres://db/app?sslmode=require&sslrootcert={}",
+            path.display()
+        ))
+        .unwrap();
+        assert_eq!(tls.mode(), SslMode::VerifyCa);
+        let error = build(&format!(
+            "postgres://db/app?sslmode=verify-full&sslrootcert={}",
+            empty.display()
+        ))
+        .unwrap_err();
+        assert!(error.contains("no PEM certificate"), "{error}");
+    }
+
+    #[test]
+    fn a_client_certificate_needs_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["recapd".to_owned()]).unwrap();
+        let cert = dir.path().join("client.pem");
+        let key = dir.path().join("client.key");
+        std::fs::write(&cert, made.cert.pem()).unwrap();
+        std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+        let url = |query: String| format!("postgres://db/app?sslmode=require&{query}");
+        let (_, tls) = build(&url(format!(
+            "sslcert={}&sslkey={}",
+            cert.display(),
+            key.display()
+        )))
+        .unwrap();
+        assert_eq!(tls.client_cert.as_deref(), Some(cert.as_path()));
+        // The certificate's file where the key should be: no key in it.
+        let error = build(&url(format!(
+            "sslcert={}&sslkey={}",
+            cert.display(),
+            cert.display()
+        )))
+        .unwrap_err();
+        assert!(error.starts_with("sslkey "), "{error}");
+        let error = build(&url(format!("sslkey={}", key.display()))).unwrap_err();
+        assert!(error.contains("together"), "{error}");
+    }
+}
