@@ -34,6 +34,7 @@
 mod commit;
 mod debounce;
 mod fanout;
+mod files;
 mod ops;
 mod refreshes;
 mod replicas;
@@ -57,6 +58,7 @@ use crate::domain::{DomainError, Limits};
 use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
 pub use fanout::Updates;
+pub use files::chat_file_lines;
 pub use ops::RecapList;
 pub use settings_ops::SettingsUpdate;
 use slot::{ChatSlot, Resident};
