@@ -24,5 +24,6 @@ mod settings_import;
 mod shutdown;
 mod slow_subscribers;
 mod st_import;
+mod st_stream;
 mod tenants;
 mod upgrade;
