@@ -10,7 +10,8 @@
 # Each round starts a fresh server (a fresh --data-dir; on PostgreSQL a
 # fresh schema, dropped afterwards), reads VmHWM once it answers, imports
 # the file, exports it to disk, checks the export's line count, and reads
-# VmHWM again. The file is generated once into target/bench/chat-file/
+# VmHWM again (and VmRSS before, after the import and after the export:
+# what stays resident). The file is generated once into target/bench/chat-file/
 # (kept between runs). PostgreSQL: RECAPD_BENCH_DATABASE_URL, by default
 # postgres://root@127.0.0.1:5432/test; RECAPD_BENCH_STORES=sqlite skips it.
 set -euo pipefail
@@ -53,6 +54,7 @@ fi
 size=$(stat -c %s "$file")
 chat=$(basename "$file" .jsonl)
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 now() { date +%s.%N; }
 results=$out/results.txt
 : >"$results"
@@ -75,20 +77,24 @@ for store in $STORES; do
         t0=$(now)
         "$bin" import --addr "127.0.0.1:$port" "$file" >/dev/null
         t1=$(now)
+        rss_import=$(rss_kb "$pid")
         "$bin" export --addr "127.0.0.1:$port" "$chat" >"$out/back.jsonl"
         t2=$(now)
         peak=$(hwm_kb "$pid")
+        rss_export=$(rss_kb "$pid")
         lines=$(wc -l <"$out/back.jsonl")
         kill "$pid"; wait "$pid" 2>/dev/null || true
         rm -rf "$data" "$out/back.jsonl"
-        [ -n "$schema" ] && psql -q "$PG_URL" -c "DROP SCHEMA $schema CASCADE" >/dev/null
+        [ -n "$schema" ] && psql -q "$PG_URL" -c "SET client_min_messages = warning; DROP SCHEMA $schema CASCADE" >/dev/null
         [ "$lines" -eq $((MESSAGES + 1)) ] || { echo "export has $lines lines, not $((MESSAGES + 1))"; exit 1; }
-        python3 - "$store" "$round" "$t0" "$t1" "$t2" "$before" "$peak" "$size" <<'PY' | tee -a "$results"
+        python3 - "$store" "$round" "$t0" "$t1" "$t2" "$before" "$peak" "$size" "$rss_import" "$rss_export" <<'PY' | tee -a "$results"
 import sys
-store, rnd, t0, t1, t2, before, peak, size = sys.argv[1:]
+store, rnd, t0, t1, t2, before, peak, size, rss_import, rss_export = sys.argv[1:]
 grown = (int(peak) - int(before)) * 1024
 print(f"store={store} round={rnd} import_s={float(t1)-float(t0):.1f} export_s={float(t2)-float(t1):.1f} "
-      f"peak_growth_mb={grown/1e6:.0f} growth_over_size={grown/int(size):.2f} vmhwm_mb={int(peak)*1024/1e6:.0f}")
+      f"peak_growth_mb={grown/1e6:.0f} growth_over_size={grown/int(size):.2f} vmhwm_mb={int(peak)*1024/1e6:.0f} "
+      f"rss_after_import_mb={int(rss_import)*1024/1e6:.0f} rss_after_export_mb={int(rss_export)*1024/1e6:.0f} "
+      f"hwm_before_mb={int(before)*1024/1e6:.0f}")
 PY
     done
 done
@@ -101,5 +107,6 @@ for store in dict.fromkeys(r["store"] for r in rows):
     med = lambda k: statistics.median(float(r[k]) for r in mine)
     print(f"median of {len(mine)} ({store}): import {med('import_s'):.1f} s, export {med('export_s'):.1f} s, "
           f"peak memory growth {med('peak_growth_mb'):.0f} MB = {med('growth_over_size'):.2f}x the file (target < 3), "
-          f"VmHWM {med('vmhwm_mb'):.0f} MB")
+          f"VmHWM {med('hwm_before_mb'):.0f} MB before, {med('vmhwm_mb'):.0f} MB after; RSS {med('rss_after_import_mb'):.0f} MB after the import, "
+          f"{med('rss_after_export_mb'):.0f} MB after the export")
 PY
