@@ -10,8 +10,8 @@
 # Each round starts a fresh server (a fresh --data-dir; on PostgreSQL a
 # fresh schema, dropped afterwards), reads VmHWM once it answers, imports
 # the file, exports it to disk, checks the export's line count, and reads
-# VmHWM again (and VmRSS before, after the import and after the export:
-# what stays resident). The file is generated once into target/bench/chat-file/
+# VmHWM again (and VmRSS after the import and after the export: what stays
+# resident). The file is generated once into target/bench/chat-file/
 # (kept between runs). PostgreSQL: RECAPD_BENCH_DATABASE_URL, by default
 # postgres://root@127.0.0.1:5432/test; RECAPD_BENCH_STORES=sqlite skips it.
 set -euo pipefail
