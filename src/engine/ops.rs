@@ -345,9 +345,19 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             let settings = resident.effective(&global);
-            let chat = known_chat(resident, chat_id)?;
-            inclusion::count_texts(chat, settings.tokenizer);
-            Ok(inclusion::compute_inclusion(chat, &settings))
+            let kind = settings.tokenizer;
+            let uncounted = known_chat_ref(resident, chat_id)?
+                .messages()
+                .any(|(_, m)| m.text_tokens.map(|(k, _)| k) != Some(kind));
+            // Counted texts are kept in the chat; a chat that needs none
+            // stays shared (an export under way is not copied).
+            if uncounted {
+                inclusion::count_texts(known_chat(resident, chat_id)?, kind);
+            }
+            Ok(inclusion::compute_inclusion(
+                known_chat_ref(resident, chat_id)?,
+                &settings,
+            ))
         })
         .await
     }

@@ -258,6 +258,51 @@ async fn a_failed_import_keeps_the_old_chat_and_creates_no_new_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_sees_the_old_chat_or_the_new_one_never_a_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    import_stream(&mut server.memory, "c", &chat_file(10, 50), 1 << 16)
+        .await
+        .unwrap();
+    let (started, reader_started) = tokio::sync::oneshot::channel();
+    let reading = {
+        let mut injections = server.injections.clone();
+        tokio::spawn(async move {
+            let mut started = Some(started);
+            let mut seen = std::collections::BTreeSet::new();
+            while seen.len() < 2 {
+                let count = injections
+                    .get_inclusion(pb::GetInclusionRequest {
+                        chat_id: "c".into(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .messages
+                    .len();
+                assert!(
+                    count == 10 || count == 3000,
+                    "a reader saw {count} messages"
+                );
+                seen.insert(count);
+                if let Some(started) = started.take() {
+                    let _ = started.send(());
+                }
+            }
+        })
+    };
+    reader_started.await.unwrap();
+    import_stream(&mut server.memory, "c", &chat_file(3000, 500), 1 << 16)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(60), reading)
+        .await
+        .expect("the reader saw the new chat")
+        .unwrap();
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chat_over_the_unary_limit_round_trips_through_the_streams() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(dir.path()).await;
