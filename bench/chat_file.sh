@@ -11,7 +11,8 @@
 # fresh schema, dropped afterwards), reads VmHWM once it answers, imports
 # the file, exports it to disk, checks the export's line count, and reads
 # VmHWM again (and VmRSS after the import and after the export: what stays
-# resident). The file is generated once into target/bench/chat-file/
+# resident); then restarts the server on the same data and times an export
+# that must first load the chat from the store, with the VmHWM it reaches. The file is generated once into target/bench/chat-file/
 # (kept between runs). PostgreSQL: RECAPD_BENCH_DATABASE_URL, by default
 # postgres://root@127.0.0.1:5432/test; RECAPD_BENCH_STORES=sqlite skips it.
 set -euo pipefail
@@ -84,17 +85,29 @@ for store in $STORES; do
         rss_export=$(rss_kb "$pid")
         lines=$(wc -l <"$out/back.jsonl")
         kill "$pid"; wait "$pid" 2>/dev/null || true
+        # Restarted: the export loads the chat from the store first.
+        "$bin" "${args[@]}" &
+        pid=$!
+        for _ in $(seq 200); do "$bin" health --addr "127.0.0.1:$port" >/dev/null 2>&1 && break; sleep 0.05; done
+        t3=$(now)
+        "$bin" export --addr "127.0.0.1:$port" "$chat" >"$out/back.jsonl"
+        t4=$(now)
+        cold_peak=$(hwm_kb "$pid")
+        cold_lines=$(wc -l <"$out/back.jsonl")
+        kill "$pid"; wait "$pid" 2>/dev/null || true
         rm -rf "$data" "$out/back.jsonl"
         [ -n "$schema" ] && psql -q "$PG_URL" -c "SET client_min_messages = warning; DROP SCHEMA $schema CASCADE" >/dev/null
-        [ "$lines" -eq $((MESSAGES + 1)) ] || { echo "export has $lines lines, not $((MESSAGES + 1))"; exit 1; }
-        python3 - "$store" "$round" "$t0" "$t1" "$t2" "$before" "$peak" "$size" "$rss_import" "$rss_export" <<'PY' | tee -a "$results"
+        [ "$lines" -eq $((MESSAGES + 1)) ] && [ "$cold_lines" -eq "$lines" ] ||
+            { echo "exports have $lines and $cold_lines lines, not $((MESSAGES + 1))"; exit 1; }
+        python3 - "$store" "$round" "$t0" "$t1" "$t2" "$before" "$peak" "$size" "$rss_import" "$rss_export" "$t3" "$t4" "$cold_peak" <<'PY' | tee -a "$results"
 import sys
-store, rnd, t0, t1, t2, before, peak, size, rss_import, rss_export = sys.argv[1:]
+store, rnd, t0, t1, t2, before, peak, size, rss_import, rss_export, t3, t4, cold_peak = sys.argv[1:]
 grown = (int(peak) - int(before)) * 1024
 print(f"store={store} round={rnd} import_s={float(t1)-float(t0):.1f} export_s={float(t2)-float(t1):.1f} "
       f"peak_growth_mb={grown/1e6:.0f} growth_over_size={grown/int(size):.2f} vmhwm_mb={int(peak)*1024/1e6:.0f} "
       f"rss_after_import_mb={int(rss_import)*1024/1e6:.0f} rss_after_export_mb={int(rss_export)*1024/1e6:.0f} "
-      f"hwm_before_mb={int(before)*1024/1e6:.0f}")
+      f"hwm_before_mb={int(before)*1024/1e6:.0f} cold_export_s={float(t4)-float(t3):.1f} "
+      f"cold_vmhwm_mb={int(cold_peak)*1024/1e6:.0f}")
 PY
     done
 done
@@ -108,5 +121,6 @@ for store in dict.fromkeys(r["store"] for r in rows):
     print(f"median of {len(mine)} ({store}): import {med('import_s'):.1f} s, export {med('export_s'):.1f} s, "
           f"peak memory growth {med('peak_growth_mb'):.0f} MB = {med('growth_over_size'):.2f}x the file (target < 3), "
           f"VmHWM {med('hwm_before_mb'):.0f} MB before, {med('vmhwm_mb'):.0f} MB after; RSS {med('rss_after_import_mb'):.0f} MB after the import, "
-          f"{med('rss_after_export_mb'):.0f} MB after the export")
+          f"{med('rss_after_export_mb'):.0f} MB after the export; after a restart, export (cold load included) "
+          f"{med('cold_export_s'):.1f} s, VmHWM {med('cold_vmhwm_mb'):.0f} MB")
 PY
