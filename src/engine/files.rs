@@ -32,19 +32,26 @@ impl Engine {
         chat_id: &ChatKey,
         imported: ImportedChat,
     ) -> Result<(usize, usize), EngineError> {
-        let chat = Arc::new(imported.into_chat());
-        self.retrying(|| self.import_chat_once(chat_id, &chat))
+        let held = parking_lot::Mutex::new(Some(Arc::new(imported.into_chat())));
+        self.retrying(|| self.import_chat_once(chat_id, &held))
             .await
     }
 
+    /// One attempt. The chat is taken from `held`: once committed, memory
+    /// holds the only reference, so the chat's next change copies nothing.
+    /// With a shared store a conflict retries, so `held` keeps one too.
     async fn import_chat_once(
         &self,
         chat_id: &ChatKey,
-        chat: &Arc<Chat>,
+        held: &parking_lot::Mutex<Option<Arc<Chat>>>,
     ) -> Result<(usize, usize), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let chat = held.lock().take().ok_or_else(missing_state)?;
+        if self.shared() {
+            *held.lock() = Some(chat.clone());
+        }
         let place = match resident.chat {
             None => Some(self.reserve_chat()?),
             Some(_) => None,
@@ -54,7 +61,7 @@ impl Engine {
             content: SharedChat(chat.clone()),
         }];
         let counts = (chat.len(), chat.recaps().versions().count());
-        resident.chat = Some(chat.clone());
+        resident.chat = Some(chat);
         self.commit_detached(&slot, guard, writes, Next::Refresh(Trigger::ChatChanged))
             .await?;
         if let Some(place) = place {
