@@ -4,7 +4,7 @@
 use std::pin::Pin;
 
 use tokio_stream::Stream;
-use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
 use tonic::{Status, Streaming};
 
 use super::convert;
@@ -88,11 +88,13 @@ pub async fn export(
 /// ExportChatStream: a snapshot of the chat taken now, written line by
 /// line into chunks of at most [`EXPORT_CHUNK_BYTES`] as the client reads
 /// them (a client that stops reading pauses the export; one that goes away
-/// ends it).
+/// ends it). At `shutdown` an unfinished export ends with UNAVAILABLE, so
+/// the client cannot take what it got for the whole file.
 pub async fn export_stream(
     engine: &Engine,
     tenant: &Tenant,
     pb::ExportChatStreamRequest { chat_id }: pb::ExportChatStreamRequest,
+    shutdown: CancellationToken,
 ) -> Result<ExportStream, Status> {
     convert::chat_id(&chat_id)?;
     let chat = engine.chat_snapshot(&tenant.chat(&chat_id)).await?;
@@ -123,5 +125,24 @@ pub async fn export_stream(
                 .await;
         }
     });
-    Ok(Box::pin(ReceiverStream::new(receiver)))
+    // The chunks, until the server shuts down: then UNAVAILABLE instead of
+    // an end that would pass for the end of the file (the writer stops when
+    // the receiver goes).
+    let chunks = futures_util::stream::unfold(Some(receiver), move |receiver| {
+        let shutdown = shutdown.clone();
+        async move {
+            let mut receiver = receiver?;
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => Some((
+                    Err(Status::unavailable(
+                        "the server is shutting down; the export is incomplete",
+                    )),
+                    None,
+                )),
+                next = receiver.recv() => next.map(|item| (item, Some(receiver))),
+            }
+        }
+    });
+    Ok(Box::pin(chunks))
 }

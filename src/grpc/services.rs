@@ -70,12 +70,16 @@ impl EventService for EventApi {
 #[derive(Clone)]
 pub struct MemoryApi {
     engine: Engine,
+    /// Cancelled when the server shuts down: exports under way end.
+    shutdown: CancellationToken,
 }
 
 impl MemoryApi {
-    /// Serves message data and running recaps from `engine`.
-    pub fn new(engine: Engine) -> Self {
-        MemoryApi { engine }
+    /// Serves message data, running recaps and chat files from `engine`;
+    /// streamed exports end (with UNAVAILABLE) once `shutdown` is
+    /// cancelled.
+    pub fn new(engine: Engine, shutdown: CancellationToken) -> Self {
+        MemoryApi { engine, shutdown }
     }
 }
 
@@ -205,7 +209,7 @@ impl MemoryService for MemoryApi {
         request: Request<pb::ExportChatStreamRequest>,
     ) -> Result<Response<Self::ExportChatStreamStream>, Status> {
         let (tenant, request) = split(request);
-        files::export_stream(&self.engine, &tenant, request)
+        files::export_stream(&self.engine, &tenant, request, self.shutdown.clone())
             .await
             .map(Response::new)
     }

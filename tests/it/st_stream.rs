@@ -377,6 +377,44 @@ async fn an_export_is_one_snapshot_while_writes_go_on() {
     server.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_cut_by_shutdown_ends_with_an_error_not_a_short_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    import_stream(&mut server.memory, "c", &chat_file(3000, 3000), 1 << 20)
+        .await
+        .unwrap();
+    let mut chunks = server
+        .memory
+        .export_chat_stream(pb::ExportChatStreamRequest {
+            chat_id: "c".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = chunks.message().await.unwrap().unwrap().chunk.len();
+    let app = server.app.take().unwrap();
+    let stopping = tokio::spawn(app.shutdown());
+    let end = loop {
+        match chunks.message().await {
+            Ok(Some(next)) => got += next.chunk.len(),
+            other => break other,
+        }
+    };
+    // UNAVAILABLE, or the connection's reset when the server closes it
+    // first: never a clean end after part of the file.
+    let err = end.expect_err("an export cut short ends with an error");
+    assert!(
+        matches!(err.code(), Code::Unavailable | Code::Unknown),
+        "{err:?}"
+    );
+    assert!(got < 3000 * 3000, "the export was cut short");
+    tokio::time::timeout(Duration::from_secs(20), stopping)
+        .await
+        .expect("the server stops")
+        .unwrap();
+}
+
 /// `recapd ARGS`, its output.
 async fn recapd_command(args: Vec<String>) -> std::process::Output {
     tokio::task::spawn_blocking(move || {
