@@ -217,7 +217,7 @@ impl App {
                     .max_decoding_message_size(max_request),
             )
             .add_service(
-                MemoryServiceServer::new(MemoryApi::new(engine.clone()))
+                MemoryServiceServer::new(MemoryApi::new(engine.clone(), shutdown.clone()))
                     .max_decoding_message_size(max_request),
             )
             .add_service(

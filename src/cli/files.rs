@@ -1,20 +1,29 @@
 //! `recapd import` and `recapd export`: SillyTavern chat files to and from a
-//! running recapd, through `MemoryService.ImportChat` and `ExportChat`.
+//! running recapd, through `MemoryService.ImportChatStream` and
+//! `ExportChatStream`, so a file of any size streams from and to disk and is
+//! never whole in memory. Against a server without the streams (it answers
+//! UNIMPLEMENTED) they fall back to the unary `ImportChat` and `ExportChat`.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use tonic::Request;
+use tokio::io::AsyncReadExt as _;
 use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
 
 use super::connect::Dial;
 use crate::grpc::pb;
 use crate::grpc::pb::memory_service_client::MemoryServiceClient;
 
+/// Bytes read from a file per ImportChatStream message.
+const IMPORT_CHUNK_BYTES: usize = 256 << 10;
+
+/// Dials the server (the one place the file commands connect).
 async fn client(addr: &Dial) -> Result<MemoryServiceClient<Channel>, String> {
     let channel = addr.channel().await.map_err(|e| format!("{addr}: {e}"))?;
-    Ok(MemoryServiceClient::new(channel))
+    // The unary fallback's answer is as large as the chat.
+    Ok(MemoryServiceClient::new(channel).max_decoding_message_size(usize::MAX))
 }
 
 fn authorized<T>(message: T, token: Option<&str>) -> Result<Request<T>, String> {
@@ -26,6 +35,87 @@ fn authorized<T>(message: T, token: Option<&str>) -> Result<Request<T>, String> 
         request.metadata_mut().insert("authorization", value);
     }
     Ok(request)
+}
+
+/// Why a call failed, for stderr.
+fn failed(status: Status) -> String {
+    status.message().to_owned()
+}
+
+/// Imports one file as `chat_id` through ImportChatStream, reading it in
+/// chunks as the server takes them. A read error cancels the call, so the
+/// server stores nothing. `Ok(None)`: the server has no ImportChatStream.
+async fn import_streamed(
+    memory: &mut MemoryServiceClient<Channel>,
+    token: Option<&str>,
+    path: &Path,
+    chat_id: &str,
+) -> Result<Option<pb::ImportChatResponse>, String> {
+    let mut file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (chunks, receiver) = tokio::sync::mpsc::channel(4);
+    let (read_failed, read_error) = tokio::sync::oneshot::channel::<String>();
+    let chat_id = chat_id.to_owned();
+    let reading = tokio::spawn(async move {
+        let mut first = Some(chat_id);
+        loop {
+            let mut chunk = vec![0; IMPORT_CHUNK_BYTES];
+            let read = match file.read(&mut chunk).await {
+                Ok(0) if first.is_none() => return,
+                Ok(read) => read,
+                Err(error) => {
+                    let _ = read_failed.send(error.to_string());
+                    // The stream must not end (the server would take the
+                    // file as complete): the call is cancelled instead.
+                    std::future::pending::<()>().await;
+                    return;
+                }
+            };
+            chunk.truncate(read);
+            let message = pb::ImportChatStreamRequest {
+                chat_id: first.take().unwrap_or_default(),
+                chunk,
+            };
+            if chunks.send(message).await.is_err() || read == 0 {
+                return;
+            }
+        }
+    });
+    let request = authorized(tokio_stream::wrappers::ReceiverStream::new(receiver), token)?;
+    let outcome = tokio::select! {
+        answer = memory.import_chat_stream(request) => match answer {
+            Ok(done) => Ok(Some(done.into_inner())),
+            Err(status) if status.code() == Code::Unimplemented => Ok(None),
+            Err(status) => Err(failed(status)),
+        },
+        Ok(error) = read_error => Err(error),
+    };
+    reading.abort();
+    outcome
+}
+
+/// Imports one file through the unary ImportChat (the whole file in one
+/// message).
+async fn import_unary(
+    memory: &mut MemoryServiceClient<Channel>,
+    token: Option<&str>,
+    path: &Path,
+    chat_id: &str,
+) -> Result<pb::ImportChatResponse, String> {
+    let jsonl = tokio::fs::read(path).await.map_err(|e| e.to_string())?;
+    let request = authorized(
+        pb::ImportChatRequest {
+            chat_id: chat_id.to_owned(),
+            jsonl,
+        },
+        token,
+    )?;
+    memory
+        .import_chat(request)
+        .await
+        .map(|r| r.into_inner())
+        .map_err(failed)
 }
 
 /// Imports each file as the chat named by its file name; stops at the
@@ -45,22 +135,11 @@ pub async fn import(addr: &Dial, token: Option<&str>, paths: &[PathBuf]) -> Exit
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let result = async {
-            let jsonl = std::fs::read(path).map_err(|e| e.to_string())?;
-            let request = authorized(
-                pb::ImportChatRequest {
-                    chat_id: chat_id.clone(),
-                    jsonl,
-                },
-                token,
-            )?;
-            memory
-                .import_chat(request)
-                .await
-                .map(|r| r.into_inner())
-                .map_err(|s| s.message().to_owned())
-        }
-        .await;
+        let result = match import_streamed(&mut memory, token, path, &chat_id).await {
+            Ok(Some(done)) => Ok(done),
+            Ok(None) => import_unary(&mut memory, token, path, &chat_id).await,
+            Err(error) => Err(error),
+        };
         match result {
             Ok(done) => {
                 for warning in &done.warnings {
@@ -83,25 +162,44 @@ pub async fn import(addr: &Dial, token: Option<&str>, paths: &[PathBuf]) -> Exit
     ExitCode::SUCCESS
 }
 
-/// Writes the chat to stdout as a SillyTavern chat file.
+/// Writes the chat to stdout as a SillyTavern chat file, chunk by chunk as
+/// ExportChatStream sends it (or whole through ExportChat from a server
+/// without the stream).
 pub async fn export(addr: &Dial, token: Option<&str>, chat: &str) -> ExitCode {
     let result = async {
         let mut memory = client(addr).await?;
         let request = authorized(
-            pb::ExportChatRequest {
+            pb::ExportChatStreamRequest {
                 chat_id: chat.to_owned(),
             },
             token,
         )?;
-        let jsonl = memory
-            .export_chat(request)
-            .await
-            .map_err(|s| s.message().to_owned())?
-            .into_inner()
-            .jsonl;
-        std::io::stdout()
-            .write_all(&jsonl)
-            .map_err(|e| e.to_string())
+        let mut stdout = std::io::stdout().lock();
+        match memory.export_chat_stream(request).await {
+            Ok(chunks) => {
+                let mut chunks = chunks.into_inner();
+                while let Some(next) = chunks.message().await.map_err(failed)? {
+                    stdout.write_all(&next.chunk).map_err(|e| e.to_string())?;
+                }
+            }
+            Err(status) if status.code() == Code::Unimplemented => {
+                let request = authorized(
+                    pb::ExportChatRequest {
+                        chat_id: chat.to_owned(),
+                    },
+                    token,
+                )?;
+                let jsonl = memory
+                    .export_chat(request)
+                    .await
+                    .map_err(failed)?
+                    .into_inner()
+                    .jsonl;
+                stdout.write_all(&jsonl).map_err(|e| e.to_string())?;
+            }
+            Err(status) => return Err(failed(status)),
+        }
+        stdout.flush().map_err(|e| e.to_string())
     }
     .await;
     match result {

@@ -4,7 +4,6 @@
 //! refuses, then reports which rows changed ([`Changes`]) so a store can
 //! persist exactly those.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -75,11 +74,39 @@ pub struct Chat {
     recaps: RunningRecaps,
     /// The last [`Chat::count_through`] answer, `(seq, count)`: valid until
     /// a message at or before `seq` is added or removed (appends keep it).
-    counted_through: Cell<Option<(i64, usize)>>,
+    counted_through: CountCache,
     /// How the SillyTavern file the chat was imported from began (its
     /// header's members recapd keeps); `None` for a chat made through the
     /// API.
     st_file: Option<Arc<StFile>>,
+}
+
+/// [`Chat::count_through`]'s cache. Behind a lock rather than a `Cell` so
+/// that a chat can be shared between threads (an export streams a
+/// snapshot of it while the engine goes on).
+#[derive(Debug, Default)]
+struct CountCache(std::sync::Mutex<Option<(i64, usize)>>);
+
+impl CountCache {
+    fn get(&self) -> Option<(i64, usize)> {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, value: Option<(i64, usize)>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = value;
+    }
+}
+
+impl Clone for CountCache {
+    fn clone(&self) -> CountCache {
+        CountCache(std::sync::Mutex::new(self.get()))
+    }
 }
 
 impl Chat {

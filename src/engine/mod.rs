@@ -34,6 +34,7 @@
 mod commit;
 mod debounce;
 mod fanout;
+mod files;
 mod ops;
 mod prompt;
 mod refreshes;
@@ -58,6 +59,7 @@ use crate::domain::{DomainError, Limits};
 use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
 pub use fanout::Updates;
+pub use files::ChatSnapshot;
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;

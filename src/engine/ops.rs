@@ -13,7 +13,6 @@ use crate::domain::message::MessageData;
 use crate::domain::recaps::{NewRecap, RecapVersion};
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 
-use crate::domain::st_chat::{ImportedChat, write_st_chat};
 use crate::store::Write;
 
 use super::fanout::Updates;
@@ -74,8 +73,18 @@ fn writes_for(key: &ChatKey, chat: &Chat, changes: &Changes) -> Vec<Write> {
     writes
 }
 
+/// The chat, for reading: a shared chat (an export under way) stays shared.
+fn known_chat_ref<'a>(resident: &'a Resident, key: &ChatKey) -> Result<&'a Chat, EngineError> {
+    resident.chat.as_deref().ok_or_else(|| unknown_chat(key))
+}
+
+/// The chat, for changing: a shared chat is copied first.
 fn known_chat<'a>(resident: &'a mut Resident, key: &ChatKey) -> Result<&'a mut Chat, EngineError> {
-    resident.chat.as_mut().ok_or_else(|| unknown_chat(key))
+    resident
+        .chat
+        .as_mut()
+        .map(Arc::make_mut)
+        .ok_or_else(|| unknown_chat(key))
 }
 
 fn recap_list(chat: &Chat) -> RecapList {
@@ -104,7 +113,7 @@ impl Engine {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
-        let current = resident.chat.as_ref().map_or(0, Chat::len);
+        let current = resident.chat.as_ref().map_or(0, |c| c.len());
         let after = match &event {
             ChatEvent::ChatChanged(messages) if !messages.is_empty() => messages.len(),
             ChatEvent::MessageSent(_) | ChatEvent::MessageReceived(_) => current + 1,
@@ -116,13 +125,13 @@ impl Engine {
             None if !needs_known_message => Some(self.reserve_chat()?),
             _ => None,
         };
-        let changes = match resident.chat.as_mut() {
+        let changes = match resident.chat.as_mut().map(Arc::make_mut) {
             Some(chat) => chat.apply(event)?,
             None if needs_known_message => return Err(unknown_chat(chat_id)),
             None => {
                 let mut chat = Chat::default();
                 let changes = chat.apply(event)?;
-                resident.chat = Some(chat);
+                resident.chat = Some(Arc::new(chat));
                 changes
             }
         };
@@ -150,7 +159,7 @@ impl Engine {
         message_id: &str,
     ) -> Result<MessageData, EngineError> {
         self.read_chat(chat_id, |resident| {
-            Ok(known_chat(resident, chat_id)?
+            Ok(known_chat_ref(resident, chat_id)?
                 .message_data(message_id)?
                 .clone())
         })
@@ -289,7 +298,7 @@ impl Engine {
     /// A chat's running-recap versions.
     pub async fn list_recaps(&self, chat_id: &ChatKey) -> Result<RecapList, EngineError> {
         self.read_chat(chat_id, |resident| {
-            Ok(recap_list(known_chat(resident, chat_id)?))
+            Ok(recap_list(known_chat_ref(resident, chat_id)?))
         })
         .await
     }
@@ -310,7 +319,7 @@ impl Engine {
         drop(slot);
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
-            known_chat(resident, chat_id)?;
+            known_chat_ref(resident, chat_id)?;
             let settings = resident.effective(&global);
             Ok(stored_injection(resident, chat_id, &settings, key))
         })
@@ -327,9 +336,19 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             let settings = resident.effective(&global);
-            let chat = known_chat(resident, chat_id)?;
-            inclusion::count_texts(chat, settings.tokenizer);
-            Ok(inclusion::compute_inclusion(chat, &settings))
+            let kind = settings.tokenizer;
+            let uncounted = known_chat_ref(resident, chat_id)?
+                .messages()
+                .any(|(_, m)| m.text_tokens.map(|(k, _)| k) != Some(kind));
+            // Counted texts are kept in the chat; a chat that needs none
+            // stays shared (an export under way is not copied).
+            if uncounted {
+                inclusion::count_texts(known_chat(resident, chat_id)?, kind);
+            }
+            Ok(inclusion::compute_inclusion(
+                known_chat_ref(resident, chat_id)?,
+                &settings,
+            ))
         })
         .await
     }
@@ -388,79 +407,5 @@ impl Engine {
             drop(guard);
         }
         Ok(Updates::chats(receivers, permit))
-    }
-}
-
-impl Engine {
-    /// Replaces a chat (created when new) with one read from a SillyTavern
-    /// file: all its messages and running-recap versions, in one commit
-    /// with an immediate refresh (trigger CHAT_CHANGED). Answers with the
-    /// number of messages and of versions.
-    pub async fn import_chat(
-        &self,
-        chat_id: &ChatKey,
-        imported: ImportedChat,
-    ) -> Result<(usize, usize), EngineError> {
-        self.retrying(|| self.import_chat_once(chat_id, &imported))
-            .await
-    }
-
-    async fn import_chat_once(
-        &self,
-        chat_id: &ChatKey,
-        imported: &ImportedChat,
-    ) -> Result<(usize, usize), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
-        let place = match resident.chat {
-            None => Some(self.reserve_chat()?),
-            Some(_) => None,
-        };
-        let mut writes = Vec::new();
-        if let Some(old) = &resident.chat {
-            writes.extend(old.messages().map(|(_, m)| Write::DeleteMessage {
-                chat: chat_id.clone(),
-                message_id: m.id.clone(),
-            }));
-            writes.extend(old.recaps().versions().map(|v| Write::DeleteRecap {
-                chat: chat_id.clone(),
-                version: v.version,
-            }));
-        }
-        let chat = imported.clone().into_chat(
-            resident
-                .effective(&self.global(&chat_id.tenant))
-                .auto_hide_scene_count,
-        );
-        writes.extend(chat.messages().map(|(seq, m)| Write::Message {
-            chat: chat_id.clone(),
-            seq,
-            message: m.clone(),
-        }));
-        writes.extend(chat.recaps().versions().map(|v| Write::Recap {
-            chat: chat_id.clone(),
-            version: v.clone(),
-        }));
-        let counts = (chat.len(), chat.recaps().versions().count());
-        resident.chat = Some(chat);
-        self.commit_detached(&slot, guard, writes, Next::Refresh(Trigger::ChatChanged))
-            .await?;
-        if let Some(place) = place {
-            place.keep();
-        }
-        Ok(counts)
-    }
-
-    /// A chat as a SillyTavern chat file (`is_system` set for messages
-    /// hidden by hand or by the chat's auto-hide).
-    pub async fn export_chat(&self, chat_id: &ChatKey) -> Result<String, EngineError> {
-        let global = self.global(&chat_id.tenant);
-        self.read_chat(chat_id, |resident| {
-            let auto_hide = resident.effective(&global).auto_hide_scene_count;
-            let chat = known_chat(resident, chat_id)?;
-            Ok(write_st_chat(&chat_id.id, chat, auto_hide))
-        })
-        .await
     }
 }

@@ -99,7 +99,10 @@ pub(super) struct Debounce {
 /// A loaded chat.
 pub(super) struct Resident {
     /// The transcript and recaps; `None` while no event has named the chat.
-    pub chat: Option<Chat>,
+    /// Shared so that an export streams a snapshot without copying it and
+    /// an import hands it to the store: a change made while it is shared
+    /// copies it first (`Arc::make_mut`).
+    pub chat: Option<Arc<Chat>>,
     /// The chat's stored row.
     pub meta: ChatMeta,
     /// The chat's own settings.
@@ -139,7 +142,7 @@ impl Resident {
                 let mut chat =
                     Chat::from_parts(stored.messages, stored.recaps, stored.meta.current_recap);
                 chat.set_st_file(stored.meta.st_file.clone());
-                (Some(chat), stored.meta)
+                (Some(Arc::new(chat)), stored.meta)
             }
             None => (None, ChatMeta::default()),
         };

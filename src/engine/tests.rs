@@ -462,3 +462,26 @@ async fn set_chat_enabled_under_the_toggle_changes_the_switch_the_chat_follows()
             .global_toggle_state
     );
 }
+
+#[tokio::test]
+async fn an_import_the_store_refuses_leaves_nothing_and_a_stored_one_is_held_once() {
+    use crate::domain::st_chat::parse_st_chat;
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, store) = engine(&dir).await;
+    let file = "{\"chat_metadata\":{}}\n{\"name\":\"U\",\"is_user\":true,\"mes\":\"hi\"}\n";
+    let imported = || parse_st_chat(file, &Limits::default()).unwrap();
+    store.fail.store(true, Ordering::SeqCst);
+    let failed = engine.import_chat(&key("c"), imported()).await;
+    assert!(matches!(failed, Err(EngineError::Store(_))), "{failed:?}");
+    store.fail.store(false, Ordering::SeqCst);
+    assert!(engine.chat_snapshot(&key("c")).await.is_err());
+    assert_eq!(store.chat_count().await.unwrap(), 0);
+    assert_eq!(
+        engine.import_chat(&key("c"), imported()).await.unwrap(),
+        (1, 0)
+    );
+    // Memory holds the chat once: the store and the import let go of it,
+    // so the chat's next change copies nothing.
+    let snapshot = engine.chat_snapshot(&key("c")).await.unwrap();
+    assert_eq!(Arc::strong_count(&snapshot.chat), 2);
+}

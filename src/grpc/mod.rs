@@ -2,6 +2,7 @@
 //! implementation per proto service, the wire conversions and the error table.
 
 pub mod convert;
+mod files;
 pub mod observe;
 mod services;
 pub mod status;

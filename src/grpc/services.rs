@@ -6,6 +6,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert;
 use super::convert::prompt;
+use super::files;
 use super::pb;
 use super::pb::event_service_server::EventService;
 use super::pb::injection_service_server::InjectionService;
@@ -17,7 +18,6 @@ use crate::auth::Tenant;
 use crate::domain::ids::{self, ChatKey};
 use crate::domain::prompt::{PromptInput, render_prompt};
 use crate::domain::refresh::InjectionKey;
-use crate::domain::st_chat::parse_st_chat_bytes;
 use crate::domain::st_settings::import_st_settings;
 use crate::engine::{Engine, SettingsUpdate};
 
@@ -70,12 +70,16 @@ impl EventService for EventApi {
 #[derive(Clone)]
 pub struct MemoryApi {
     engine: Engine,
+    /// Cancelled when the server shuts down: exports under way end.
+    shutdown: CancellationToken,
 }
 
 impl MemoryApi {
-    /// Serves message data and running recaps from `engine`.
-    pub fn new(engine: Engine) -> Self {
-        MemoryApi { engine }
+    /// Serves message data, running recaps and chat files from `engine`;
+    /// streamed exports end (with UNAVAILABLE) once `shutdown` is
+    /// cancelled.
+    pub fn new(engine: Engine, shutdown: CancellationToken) -> Self {
+        MemoryApi { engine, shutdown }
     }
 }
 
@@ -172,32 +176,42 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ImportChatRequest>,
     ) -> Result<Response<pb::ImportChatResponse>, Status> {
-        let (tenant, pb::ImportChatRequest { chat_id, jsonl }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let imported = parse_st_chat_bytes(&jsonl, self.engine.limits())?;
-        let warnings = imported.warnings.clone();
-        let (messages, recaps) = self
-            .engine
-            .import_chat(&tenant.chat(&chat_id), imported)
-            .await?;
-        Ok(Response::new(pb::ImportChatResponse {
-            chat_id,
-            message_count: u32::try_from(messages).unwrap_or(u32::MAX),
-            running_recap_count: u32::try_from(recaps).unwrap_or(u32::MAX),
-            warnings,
-        }))
+        let (tenant, request) = split(request);
+        files::import(&self.engine, &tenant, request)
+            .await
+            .map(Response::new)
     }
 
     async fn export_chat(
         &self,
         request: Request<pb::ExportChatRequest>,
     ) -> Result<Response<pb::ExportChatResponse>, Status> {
-        let (tenant, pb::ExportChatRequest { chat_id }) = split(request);
-        convert::chat_id(&chat_id)?;
-        let jsonl = self.engine.export_chat(&tenant.chat(&chat_id)).await?;
-        Ok(Response::new(pb::ExportChatResponse {
-            jsonl: jsonl.into_bytes(),
-        }))
+        let (tenant, request) = split(request);
+        files::export(&self.engine, &tenant, request)
+            .await
+            .map(Response::new)
+    }
+
+    async fn import_chat_stream(
+        &self,
+        request: Request<tonic::Streaming<pb::ImportChatStreamRequest>>,
+    ) -> Result<Response<pb::ImportChatResponse>, Status> {
+        let (tenant, chunks) = split(request);
+        files::import_stream(&self.engine, &tenant, chunks)
+            .await
+            .map(Response::new)
+    }
+
+    type ExportChatStreamStream = files::ExportStream;
+
+    async fn export_chat_stream(
+        &self,
+        request: Request<pb::ExportChatStreamRequest>,
+    ) -> Result<Response<Self::ExportChatStreamStream>, Status> {
+        let (tenant, request) = split(request);
+        files::export_stream(&self.engine, &tenant, request, self.shutdown.clone())
+            .await
+            .map(Response::new)
     }
 
     async fn list_running_recaps(

@@ -133,6 +133,10 @@ impl Batch {
         metrics::histogram!(telemetry::COMMIT_BATCH).record(self.groups.len() as f64);
         match outcome {
             Ok(()) => {
+                // The writes go before the answers: a caller that shared a
+                // chat with its writes (`Write::ReplaceChat`) holds it
+                // alone again once answered.
+                drop(self.groups);
                 for caller in self.callers {
                     let _ = caller.send(Ok(()));
                 }
@@ -180,7 +184,9 @@ pub fn run_blocking(
         let batch = Batch::gather(first, &mut requests.requests);
         let outcome = guarded(&batch.groups);
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
-            let _ = caller.send(guarded(std::slice::from_ref(&group)));
+            let outcome = guarded(std::slice::from_ref(&group));
+            drop(group);
+            let _ = caller.send(outcome);
         }
     }
 }
@@ -210,7 +216,9 @@ pub async fn run_async(mut requests: CommitRequests, committer: impl BatchCommit
         let batch = Batch::gather(first, &mut requests.requests);
         let outcome = guarded(&batch.groups).await;
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
-            let _ = caller.send(guarded(std::slice::from_ref(&group)).await);
+            let outcome = guarded(std::slice::from_ref(&group)).await;
+            drop(group);
+            let _ = caller.send(outcome);
         }
     }
 }

@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::chat::Chat;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
@@ -178,6 +179,16 @@ pub enum Write {
         /// The message, all swipes included.
         message: Message,
     },
+    /// Replaces every message and running-recap version of a chat with
+    /// those of `content` (an import). The chat is shared, not copied: a
+    /// large chat is written row by row from the engine's own copy, which
+    /// the store lets go of before it answers.
+    ReplaceChat {
+        /// The chat.
+        chat: ChatKey,
+        /// Its whole new content.
+        content: SharedChat,
+    },
     /// Removes a message.
     DeleteMessage {
         /// The chat.
@@ -220,6 +231,25 @@ pub enum Write {
         /// Its settings.
         settings: ChatSettings,
     },
+}
+
+/// A whole chat shared with the store for [`Write::ReplaceChat`]; two are
+/// equal when they are the same chat in memory.
+#[derive(Clone)]
+pub struct SharedChat(pub std::sync::Arc<Chat>);
+
+impl PartialEq for SharedChat {
+    fn eq(&self, other: &SharedChat) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SharedChat {}
+
+impl std::fmt::Debug for SharedChat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedChat({} messages)", self.0.len())
+    }
 }
 
 /// Everything stored about one chat.

@@ -218,6 +218,45 @@ fn execute(
         .map_err(db_err("writing a row"))
 }
 
+fn put_message(
+    tx: &rusqlite::Transaction<'_>,
+    chat: &ChatKey,
+    seq: i64,
+    message: &Message,
+) -> Result<(), StoreError> {
+    execute(
+        tx,
+        "INSERT INTO messages (tenant, chat_id, message_id, seq, body)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (tenant, chat_id, message_id) DO UPDATE SET seq = ?4, body = ?5",
+        params![
+            chat.tenant.name(),
+            chat.id,
+            message.id,
+            seq,
+            to_json("message", message)?
+        ],
+    )
+}
+
+fn put_recap(
+    tx: &rusqlite::Transaction<'_>,
+    chat: &ChatKey,
+    version: &RecapVersion,
+) -> Result<(), StoreError> {
+    execute(
+        tx,
+        "INSERT INTO recaps (tenant, chat_id, version, body) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (tenant, chat_id, version) DO UPDATE SET body = ?4",
+        params![
+            chat.tenant.name(),
+            chat.id,
+            version.version,
+            to_json("running recap", version)?
+        ],
+    )
+}
+
 fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
     match write {
         // One process writes a data directory: nobody else can move a chat.
@@ -233,35 +272,34 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
                 to_json("chat row", meta)?
             ],
         ),
-        Write::Message { chat, seq, message } => execute(
-            tx,
-            "INSERT INTO messages (tenant, chat_id, message_id, seq, body)
-             VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (tenant, chat_id, message_id) DO UPDATE SET seq = ?4, body = ?5",
-            params![
-                chat.tenant.name(),
-                chat.id,
-                message.id,
-                seq,
-                to_json("message", message)?
-            ],
-        ),
+        Write::Message { chat, seq, message } => put_message(tx, chat, *seq, message),
+        Write::ReplaceChat { chat, content } => {
+            let key = params![chat.tenant.name(), chat.id];
+            execute(
+                tx,
+                "DELETE FROM messages WHERE tenant = ?1 AND chat_id = ?2",
+                key,
+            )?;
+            execute(
+                tx,
+                "DELETE FROM recaps WHERE tenant = ?1 AND chat_id = ?2",
+                key,
+            )?;
+            // One body at a time: a large chat is never serialised whole.
+            for (seq, message) in content.0.messages() {
+                put_message(tx, chat, seq, message)?;
+            }
+            for version in content.0.recaps().versions() {
+                put_recap(tx, chat, version)?;
+            }
+            Ok(())
+        }
         Write::DeleteMessage { chat, message_id } => execute(
             tx,
             "DELETE FROM messages WHERE tenant = ?1 AND chat_id = ?2 AND message_id = ?3",
             params![chat.tenant.name(), chat.id, message_id],
         ),
-        Write::Recap { chat, version } => execute(
-            tx,
-            "INSERT INTO recaps (tenant, chat_id, version, body) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (tenant, chat_id, version) DO UPDATE SET body = ?4",
-            params![
-                chat.tenant.name(),
-                chat.id,
-                version.version,
-                to_json("running recap", version)?
-            ],
-        ),
+        Write::Recap { chat, version } => put_recap(tx, chat, version),
         Write::DeleteRecap { chat, version } => execute(
             tx,
             "DELETE FROM recaps WHERE tenant = ?1 AND chat_id = ?2 AND version = ?3",

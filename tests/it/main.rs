@@ -26,6 +26,7 @@ mod shutdown;
 mod slow_subscribers;
 mod st_import;
 mod st_roundtrip;
+mod st_stream;
 mod tenants;
 mod tls_postgres;
 mod upgrade;

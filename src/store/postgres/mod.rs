@@ -15,6 +15,7 @@ mod hint;
 mod listen;
 mod migrations;
 mod reads;
+mod replace;
 pub mod tls;
 mod writes;
 
@@ -296,7 +297,18 @@ struct PgCommitter {
 #[async_trait::async_trait]
 impl BatchCommit for PgCommitter {
     async fn commit_batch(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        bounded(self.commit(groups)).await
+        let replaces = groups
+            .iter()
+            .flatten()
+            .any(|w| matches!(w, Write::ReplaceChat { .. }));
+        if replaces {
+            // A whole chat (hundreds of MB) may take longer than one call's
+            // bound: each step of its transaction is bounded instead, so a
+            // dead connection still fails the commit within the bound.
+            self.commit(groups).await
+        } else {
+            bounded(self.commit(groups)).await
+        }
     }
 }
 
@@ -304,11 +316,14 @@ impl PgCommitter {
     /// One transaction for the whole batch. Its statements are pipelined
     /// (sent together, answered in order) rather than one round trip each.
     async fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        let mut client = self.pool.get().await.map_err(pool_err)?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(pg_err("beginning a commit"))?;
+        let mut client = bounded(async { self.pool.get().await.map_err(pool_err) }).await?;
+        let tx = bounded(async {
+            client
+                .transaction()
+                .await
+                .map_err(pg_err("beginning a commit"))
+        })
+        .await?;
         // Claims first, in key order, so two batches lock clocks in the
         // same order and cannot deadlock; a stable sort keeps one chat's
         // groups in their order.
@@ -347,14 +362,17 @@ impl PgCommitter {
             .iter()
             .map(|(_, params)| params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect())
             .collect();
-        let answers = futures_util::future::try_join_all(
-            statements
-                .iter()
-                .zip(&params)
-                .map(|((statement, _), params)| tx.query(statement, params)),
-        )
-        .await
-        .map_err(pg_err("writing rows"))?;
+        let answers = bounded(async {
+            futures_util::future::try_join_all(
+                statements
+                    .iter()
+                    .zip(&params)
+                    .map(|((statement, _), params)| tx.query(statement, params)),
+            )
+            .await
+            .map_err(pg_err("writing rows"))
+        })
+        .await?;
         let mut hint = Hint {
             replica: self.replica.clone(),
             tenants,
@@ -372,6 +390,11 @@ impl PgCommitter {
                 ));
             }
         }
+        for write in groups.iter().flatten() {
+            if let Write::ReplaceChat { chat, content } = write {
+                replace::replace_chat(&tx, chat, &content.0).await?;
+            }
+        }
         if !hint.chats.is_empty() || !hint.tenants.is_empty() {
             for payload in hint.encode()? {
                 tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, &payload])
@@ -379,7 +402,7 @@ impl PgCommitter {
                     .map_err(pg_err("notifying other replicas"))?;
             }
         }
-        tx.commit().await.map_err(pg_err("committing"))
+        bounded(async { tx.commit().await.map_err(pg_err("committing")) }).await
     }
 }
 

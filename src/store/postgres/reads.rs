@@ -1,6 +1,8 @@
 //! The read that must see one moment of the database: a chat with its
 //! generation and its tenant's settings generation.
 
+use futures_util::TryStreamExt as _;
+
 use super::{PgStore, as_u64, now_ms, pg_err};
 use crate::domain::ids::ChatKey;
 use crate::domain::message::Message;
@@ -59,22 +61,24 @@ impl PgStore {
                 let mut meta: ChatMeta = from_json("chat row", row.get(1))?;
                 // The column is the truth: AllChatsOweRefresh sets only it.
                 meta.needs_refresh = row.get(0);
-                let messages = tx
-                    .query(
+                // Rows are decoded as they arrive, so a large chat's JSON
+                // bodies are never all held at once beside its messages.
+                let rows = tx
+                    .query_raw(
                         "SELECT seq, body FROM messages WHERE tenant = $1 AND chat_id = $2
                          ORDER BY seq",
-                        &[&tenant, &id],
+                        [tenant, id],
                     )
                     .await
-                    .map_err(&reading)?
-                    .iter()
-                    .map(|r| {
-                        Ok((
-                            r.get::<_, i64>(0),
-                            from_json::<Message>("message", r.get(1))?,
-                        ))
-                    })
-                    .collect::<Result<Vec<_>, StoreError>>()?;
+                    .map_err(&reading)?;
+                let mut rows = std::pin::pin!(rows);
+                let mut messages = Vec::new();
+                while let Some(r) = rows.try_next().await.map_err(&reading)? {
+                    messages.push((
+                        r.get::<_, i64>(0),
+                        from_json::<Message>("message", r.get(1))?,
+                    ));
+                }
                 let recaps = tx
                     .query(
                         "SELECT body FROM recaps WHERE tenant = $1 AND chat_id = $2

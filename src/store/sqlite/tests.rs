@@ -269,3 +269,61 @@ async fn a_newer_schema_is_refused() {
     let error = SqliteStore::open(dir.path(), true).await.unwrap_err();
     assert!(error.to_string().contains("schema version 99"), "{error}");
 }
+
+#[tokio::test]
+async fn replacing_a_chat_swaps_all_its_rows_and_lets_go_of_the_chat_before_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    let c = key("", "c");
+    let other = key("", "other");
+    let put = |chat: &ChatKey, m: &str, seq| Write::Message {
+        chat: chat.clone(),
+        seq,
+        message: message(m),
+    };
+    store
+        .commit(vec![
+            Write::Chat {
+                chat: c.clone(),
+                meta: ChatMeta::default(),
+            },
+            put(&c, "old1", 0),
+            put(&c, "old2", 1),
+            put(&other, "kept", 0),
+        ])
+        .await
+        .unwrap();
+    let content = std::sync::Arc::new(crate::domain::chat::Chat::from_parts(
+        vec![
+            (0, message("new1")),
+            (1, message("new2")),
+            (2, message("new3")),
+        ],
+        vec![],
+        None,
+    ));
+    store
+        .commit(vec![Write::ReplaceChat {
+            chat: c.clone(),
+            content: crate::store::SharedChat(content.clone()),
+        }])
+        .await
+        .unwrap();
+    // The store holds no reference once it answered: the engine's copy is
+    // the only one, so changing it later copies nothing.
+    assert_eq!(std::sync::Arc::strong_count(&content), 1);
+    let ids = |chat: StoredChat| -> Vec<String> {
+        chat.messages.into_iter().map(|(_, m)| m.id).collect()
+    };
+    let loaded = store.load(&c).await.unwrap().chat.unwrap();
+    assert_eq!(ids(loaded), ["new1", "new2", "new3"]);
+    store
+        .commit(vec![Write::Chat {
+            chat: other.clone(),
+            meta: ChatMeta::default(),
+        }])
+        .await
+        .unwrap();
+    let loaded = store.load(&other).await.unwrap().chat.unwrap();
+    assert_eq!(ids(loaded), ["kept"]);
+}

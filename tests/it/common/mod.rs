@@ -18,6 +18,7 @@ pub mod config;
 pub mod process;
 pub mod readme;
 pub mod replicas;
+pub mod unary_only;
 pub mod wire;
 
 pub use config::{on_postgres, test_config, test_database_url};

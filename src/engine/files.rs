@@ -1,0 +1,124 @@
+//! Whole chats in and out as SillyTavern chat files: an import replaces a
+//! chat in one commit; an export reads a snapshot that later changes do
+//! not touch. Neither copies the chat: the imported chat is shared with the
+//! store while it is written, and an export shares the chat in memory
+//! (a change made during an export copies it first).
+
+use std::sync::Arc;
+
+use super::ops::{missing_state, unknown_chat};
+use super::{Engine, EngineError, Next};
+use crate::domain::chat::Chat;
+use crate::domain::ids::ChatKey;
+use crate::domain::refresh::Trigger;
+use crate::domain::st_chat::{ImportedChat, st_chat_lines};
+use crate::store::{SharedChat, Write};
+
+/// A chat as it was at one moment, shared rather than copied (later
+/// changes do not touch it), with what its export needs besides: the
+/// chat's auto-hide count then, since `is_system` is written for messages
+/// hidden by hand or by auto-hide.
+#[derive(Debug, Clone)]
+pub struct ChatSnapshot {
+    /// The chat.
+    pub chat: Arc<Chat>,
+    /// The chat's effective `auto_hide_scene_count` at the snapshot.
+    pub auto_hide_scene_count: u32,
+}
+
+impl ChatSnapshot {
+    /// The lines of the chat's SillyTavern file, without their newlines,
+    /// made one at a time (the one place exports write a chat).
+    pub fn lines<'a>(&'a self, chat_id: &'a str) -> impl Iterator<Item = String> + 'a {
+        st_chat_lines(chat_id, &self.chat, self.auto_hide_scene_count)
+    }
+}
+
+/// An import on its way into memory and the store: parsed, then built
+/// into a chat by its first attempt (with the chat's auto-hide count as it
+/// is then), which later attempts reuse.
+enum Held {
+    Parsed(Box<ImportedChat>),
+    Built(Arc<Chat>),
+}
+
+impl Engine {
+    /// Replaces a chat (created when new) with one read from a SillyTavern
+    /// file: all its messages and running-recap versions, in one commit
+    /// with an immediate refresh (trigger CHAT_CHANGED): a reader sees the
+    /// old chat or the new one. On failure nothing is stored, and a new
+    /// chat takes no place under `--max-chats`. Answers with the number of
+    /// messages and of versions.
+    pub async fn import_chat(
+        &self,
+        chat_id: &ChatKey,
+        imported: ImportedChat,
+    ) -> Result<(usize, usize), EngineError> {
+        let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
+        self.retrying(|| self.import_chat_once(chat_id, &held))
+            .await
+    }
+
+    /// One attempt. The chat is taken from `held`: once committed, memory
+    /// holds the only reference, so the chat's next change copies nothing.
+    /// With a shared store a conflict retries, so `held` keeps one too.
+    async fn import_chat_once(
+        &self,
+        chat_id: &ChatKey,
+        held: &parking_lot::Mutex<Option<Held>>,
+    ) -> Result<(usize, usize), EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let auto_hide = resident
+            .effective(&self.global(&chat_id.tenant))
+            .auto_hide_scene_count;
+        let chat = match held.lock().take().ok_or_else(missing_state)? {
+            Held::Parsed(imported) => Arc::new(imported.into_chat(auto_hide)),
+            Held::Built(chat) => chat,
+        };
+        if self.shared() {
+            *held.lock() = Some(Held::Built(chat.clone()));
+        }
+        let place = match resident.chat {
+            None => Some(self.reserve_chat()?),
+            Some(_) => None,
+        };
+        let writes = vec![Write::ReplaceChat {
+            chat: chat_id.clone(),
+            content: SharedChat(chat.clone()),
+        }];
+        let counts = (chat.len(), chat.recaps().versions().count());
+        resident.chat = Some(chat);
+        self.commit_detached(&slot, guard, writes, Next::Refresh(Trigger::ChatChanged))
+            .await?;
+        if let Some(place) = place {
+            place.keep();
+        }
+        Ok(counts)
+    }
+
+    /// A chat as it is now ([`ChatSnapshot`]).
+    pub async fn chat_snapshot(&self, chat_id: &ChatKey) -> Result<ChatSnapshot, EngineError> {
+        let global = self.global(&chat_id.tenant);
+        self.read_chat(chat_id, |resident| {
+            let chat = resident.chat.clone().ok_or_else(|| unknown_chat(chat_id))?;
+            Ok(ChatSnapshot {
+                chat,
+                auto_hide_scene_count: resident.effective(&global).auto_hide_scene_count,
+            })
+        })
+        .await
+    }
+
+    /// A chat as a whole SillyTavern chat file.
+    pub async fn export_chat(&self, chat_id: &ChatKey) -> Result<Vec<u8>, EngineError> {
+        let snapshot = self.chat_snapshot(chat_id).await?;
+        let mut out = Vec::new();
+        for line in snapshot.lines(&chat_id.id) {
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+}

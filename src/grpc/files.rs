@@ -1,0 +1,148 @@
+//! ImportChat, ExportChat and their streaming forms: SillyTavern chat files
+//! in and out of `MemoryService`.
+
+use std::pin::Pin;
+
+use tokio_stream::Stream;
+use tokio_util::sync::CancellationToken;
+use tonic::{Status, Streaming};
+
+use super::convert;
+use super::pb;
+use crate::auth::Tenant;
+use crate::domain::st_chat::{ChatReader, ImportedChat};
+use crate::engine::Engine;
+
+/// Most bytes in one ExportChatStream message (the proto says 1 MiB).
+pub const EXPORT_CHUNK_BYTES: usize = 1 << 20;
+
+/// How many export chunks wait for a slow reader before the export pauses.
+const EXPORT_CHUNKS_AHEAD: usize = 4;
+
+/// The stream ExportChatStream answers with.
+pub type ExportStream =
+    Pin<Box<dyn Stream<Item = Result<pb::ExportChatStreamResponse, Status>> + Send>>;
+
+/// Stores a read file as chat `chat_id` of `tenant`: the answer to both
+/// import calls.
+async fn store(
+    engine: &Engine,
+    tenant: &Tenant,
+    chat_id: String,
+    imported: ImportedChat,
+) -> Result<pb::ImportChatResponse, Status> {
+    let warnings = imported.warnings.clone();
+    let (messages, recaps) = engine.import_chat(&tenant.chat(&chat_id), imported).await?;
+    Ok(pb::ImportChatResponse {
+        chat_id,
+        message_count: u32::try_from(messages).unwrap_or(u32::MAX),
+        running_recap_count: u32::try_from(recaps).unwrap_or(u32::MAX),
+        warnings,
+    })
+}
+
+/// ImportChat: the file in one message.
+pub async fn import(
+    engine: &Engine,
+    tenant: &Tenant,
+    pb::ImportChatRequest { chat_id, jsonl }: pb::ImportChatRequest,
+) -> Result<pb::ImportChatResponse, Status> {
+    convert::chat_id(&chat_id)?;
+    let mut reader = ChatReader::new(*engine.limits());
+    reader.push(&jsonl)?;
+    drop(jsonl);
+    store(engine, tenant, chat_id, reader.finish()?).await
+}
+
+/// ImportChatStream: the file in chunks split anywhere, read (and checked)
+/// as they come; nothing is stored unless the whole file was read.
+pub async fn import_stream(
+    engine: &Engine,
+    tenant: &Tenant,
+    mut chunks: Streaming<pb::ImportChatStreamRequest>,
+) -> Result<pb::ImportChatResponse, Status> {
+    let first = chunks.message().await?.ok_or_else(|| {
+        Status::invalid_argument("chat_id: the stream ended before its first message")
+    })?;
+    convert::chat_id(&first.chat_id)?;
+    let chat_id = first.chat_id;
+    let mut reader = ChatReader::new(*engine.limits());
+    reader.push(&first.chunk)?;
+    while let Some(next) = chunks.message().await? {
+        reader.push(&next.chunk)?;
+    }
+    store(engine, tenant, chat_id, reader.finish()?).await
+}
+
+/// ExportChat: the whole file in one message.
+pub async fn export(
+    engine: &Engine,
+    tenant: &Tenant,
+    pb::ExportChatRequest { chat_id }: pb::ExportChatRequest,
+) -> Result<pb::ExportChatResponse, Status> {
+    convert::chat_id(&chat_id)?;
+    let jsonl = engine.export_chat(&tenant.chat(&chat_id)).await?;
+    Ok(pb::ExportChatResponse { jsonl })
+}
+
+/// ExportChatStream: a snapshot of the chat taken now, written line by
+/// line into chunks of at most [`EXPORT_CHUNK_BYTES`] as the client reads
+/// them (a client that stops reading pauses the export; one that goes away
+/// ends it). At `shutdown` an unfinished export ends with UNAVAILABLE, so
+/// the client cannot take what it got for the whole file.
+pub async fn export_stream(
+    engine: &Engine,
+    tenant: &Tenant,
+    pb::ExportChatStreamRequest { chat_id }: pb::ExportChatStreamRequest,
+    shutdown: CancellationToken,
+) -> Result<ExportStream, Status> {
+    convert::chat_id(&chat_id)?;
+    let snapshot = engine.chat_snapshot(&tenant.chat(&chat_id)).await?;
+    let (sender, receiver) = tokio::sync::mpsc::channel(EXPORT_CHUNKS_AHEAD);
+    tokio::spawn(async move {
+        let mut chunk = Vec::with_capacity(EXPORT_CHUNK_BYTES);
+        for line in snapshot.lines(&chat_id) {
+            for bytes in [line.as_bytes(), b"\n"] {
+                let mut rest = bytes;
+                while !rest.is_empty() {
+                    let take = (EXPORT_CHUNK_BYTES - chunk.len()).min(rest.len());
+                    chunk.extend_from_slice(&rest[..take]);
+                    rest = &rest[take..];
+                    if chunk.len() == EXPORT_CHUNK_BYTES {
+                        let full =
+                            std::mem::replace(&mut chunk, Vec::with_capacity(EXPORT_CHUNK_BYTES));
+                        let message = pb::ExportChatStreamResponse { chunk: full };
+                        if sender.send(Ok(message)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        if !chunk.is_empty() {
+            let _ = sender
+                .send(Ok(pb::ExportChatStreamResponse { chunk }))
+                .await;
+        }
+    });
+    // The chunks, until the server shuts down: then UNAVAILABLE instead of
+    // an end that would pass for the end of the file (the writer stops when
+    // the receiver goes).
+    let chunks = futures_util::stream::unfold(Some(receiver), move |receiver| {
+        let shutdown = shutdown.clone();
+        async move {
+            let mut receiver = receiver?;
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => Some((
+                    Err(Status::unavailable(
+                        "the server is shutting down; the export is incomplete",
+                    )),
+                    None,
+                )),
+                next = receiver.recv() => next.map(|item| (item, Some(receiver))),
+            }
+        }
+    });
+    Ok(Box::pin(chunks))
+}
