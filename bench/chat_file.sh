@@ -12,8 +12,9 @@
 # the file, exports it to disk, checks the export's line count, and reads
 # VmHWM again (and VmRSS after the import and after the export: what stays
 # resident); then restarts the server on the same data and times an export
-# that must first load the chat from the store, with the VmHWM it reaches. The file is generated once into target/bench/chat-file/
-# (kept between runs). PostgreSQL: RECAPD_BENCH_DATABASE_URL, by default
+# that must first load the chat from the store, with the VmHWM it reaches.
+# The file is generated once into target/bench/chat-file/ (kept between
+# runs). PostgreSQL: RECAPD_BENCH_DATABASE_URL, by default
 # postgres://root@127.0.0.1:5432/test; RECAPD_BENCH_STORES=sqlite skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
