@@ -25,7 +25,7 @@ RUN touch src/main.rs src/lib.rs && cargo build --release --locked
 
 # ---- runtime: small, non-root, data on a volume
 FROM debian:bookworm-slim
-# The system's root certificates: for PostgreSQL's sslmode=verify-ca/verify-full
+# The system's root certificates: for PostgreSQL's sslmode=verify-full
 # without sslrootcert, and for `recapd health|import|export --tls`.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \

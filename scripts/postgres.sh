@@ -123,7 +123,7 @@ setup_tls() {
     command -v openssl >/dev/null || apt_install openssl
     log "turning TLS on for cluster $version/$name (certificate in $dir, signed by a test CA; reload, no restart)"
     as_root mkdir -p "$dir"
-    if ! as_root test -s "$dir/server.crt"; then
+    if ! as_root test -s "$dir/server.crt" || ! as_root test -s "$dir/ca.crt"; then
         as_root openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
             -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 3650 -subj "/CN=recapd test CA" \
             -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null

@@ -1,8 +1,10 @@
 //! TLS to PostgreSQL, with libpq's `sslmode` semantics read from the
 //! `--store` URL: `disable`, `prefer` (the default: TLS when the server
 //! offers it), `require` (encrypted, not verified), `verify-ca` (the chain
-//! checked against `sslrootcert`, or the system's roots when absent) and
-//! `verify-full` (the host name too). `sslcert`/`sslkey` give a client
+//! checked against the `sslrootcert` file, which it needs: against the
+//! system's roots any publicly issued certificate would pass, so libpq
+//! refuses that too) and `verify-full` (the host name too, against
+//! `sslrootcert` or the system's roots). `sslcert`/`sslkey` give a client
 //! certificate. tokio-postgres parses `sslmode` itself but knows only its
 //! first three values and none of the file parameters, so these are taken
 //! out of the URL here ([`split_url`]) and the rest is handed to it.
@@ -206,7 +208,15 @@ impl PgTls {
         };
         let roots = match (mode, root_file) {
             (SslMode::VerifyCa | SslMode::VerifyFull, Some(file)) => Roots::File(file),
-            (SslMode::VerifyCa | SslMode::VerifyFull, None) => Roots::System,
+            (SslMode::VerifyCa, None) => {
+                return Err(
+                    "sslmode=verify-ca needs sslrootcert=FILE (without the host \
+                            name check, the system's roots would accept any publicly \
+                            issued certificate; use verify-full for them)"
+                        .into(),
+                );
+            }
+            (SslMode::VerifyFull, None) => Roots::System,
             _ => Roots::Unverified,
         };
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -265,8 +275,7 @@ fn root_store(roots: &Roots) -> Result<RootCertStore, String> {
             let (added, _) = store.add_parsable_certificates(found.certs);
             if added == 0 {
                 return Err(
-                    "verify-ca/verify-full without sslrootcert: no system root certificate found"
-                        .into(),
+                    "verify-full without sslrootcert: no system root certificate found".into(),
                 );
             }
         }
@@ -350,7 +359,8 @@ impl ServerCertVerifier for Unverified {
 }
 
 /// `verify-ca`: the full check but for the host name (which rustls checks
-/// last, once the chain is verified).
+/// last, once the chain is verified; the unit test
+/// `verify_ca_checks_the_chain_whatever_the_name` pins that order).
 #[derive(Debug)]
 struct ChainOnly(Arc<WebPkiServerVerifier>);
 
@@ -438,11 +448,6 @@ mod tests {
             ("?sslmode=prefer", SslMode::Prefer, Negotiation::Prefer),
             ("?sslmode=require", SslMode::Require, Negotiation::Require),
             (
-                "?sslmode=verify-ca",
-                SslMode::VerifyCa,
-                Negotiation::Require,
-            ),
-            (
                 "?sslmode=verify-full",
                 SslMode::VerifyFull,
                 Negotiation::Require,
@@ -455,6 +460,7 @@ mod tests {
             ("?sslmode=always", "sslmode"),
             ("?sslmode=allow", "allow"),
             ("?sslmode=require&sslrootcert=system", "verify-full"),
+            ("?sslmode=verify-ca", "sslrootcert=FILE"),
             (
                 "?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem",
                 "sslrootcert /nonexistent",
@@ -488,6 +494,44 @@ mod tests {
         ))
         .unwrap_err();
         assert!(error.contains("no PEM certificate"), "{error}");
+    }
+
+    #[test]
+    fn verify_ca_checks_the_chain_whatever_the_name() {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap())
+            .unwrap();
+        let mut roots = RootCertStore::empty();
+        roots.add(ca.der().clone()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .unwrap();
+        let verifier = ChainOnly(webpki);
+        let name = ServerName::try_from("db").unwrap();
+        let now = UnixTime::now();
+        // Signed by the CA for another name: the chain holds, the name is
+        // not checked.
+        let key = rcgen::KeyPair::generate().unwrap();
+        let signed = rcgen::CertificateParams::new(vec!["elsewhere".to_owned()])
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
+        assert!(
+            verifier
+                .verify_server_cert(signed.der(), &[], &name, &[], now)
+                .is_ok()
+        );
+        // Self-signed for another name: refused for its chain (unknown
+        // issuer, or a bad signature when its issuer's name is the CA's),
+        // whatever order the name and the chain are checked in.
+        let stranger = rcgen::generate_simple_self_signed(vec!["elsewhere".to_owned()]).unwrap();
+        let refused = verifier.verify_server_cert(stranger.cert.der(), &[], &name, &[], now);
+        assert!(
+            matches!(refused, Err(rustls::Error::InvalidCertificate(_))),
+            "{refused:?}"
+        );
     }
 
     #[test]
