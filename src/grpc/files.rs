@@ -2,6 +2,8 @@
 //! in and out of `MemoryService`.
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio_stream::Stream;
 use tokio_util::sync::CancellationToken;
@@ -99,6 +101,10 @@ pub async fn export_stream(
     convert::chat_id(&chat_id)?;
     let snapshot = engine.chat_snapshot(&tenant.chat(&chat_id)).await?;
     let (sender, receiver) = tokio::sync::mpsc::channel(EXPORT_CHUNKS_AHEAD);
+    // Set by the writer once the whole file is sent: a writer that stops
+    // short (a panic) must not end the stream as if the file were whole.
+    let finished = Arc::new(AtomicBool::new(false));
+    let wrote_all = finished.clone();
     tokio::spawn(async move {
         let mut chunk = Vec::with_capacity(EXPORT_CHUNK_BYTES);
         for line in snapshot.lines(&chat_id) {
@@ -119,17 +125,22 @@ pub async fn export_stream(
                 }
             }
         }
-        if !chunk.is_empty() {
-            let _ = sender
+        if !chunk.is_empty()
+            && sender
                 .send(Ok(pb::ExportChatStreamResponse { chunk }))
-                .await;
+                .await
+                .is_err()
+        {
+            return;
         }
+        wrote_all.store(true, Ordering::Release);
     });
     // The chunks, until the server shuts down: then UNAVAILABLE instead of
     // an end that would pass for the end of the file (the writer stops when
-    // the receiver goes).
+    // the receiver goes). A writer gone before the end is INTERNAL.
     let chunks = futures_util::stream::unfold(Some(receiver), move |receiver| {
         let shutdown = shutdown.clone();
+        let finished = finished.clone();
         async move {
             let mut receiver = receiver?;
             tokio::select! {
@@ -140,7 +151,14 @@ pub async fn export_stream(
                     )),
                     None,
                 )),
-                next = receiver.recv() => next.map(|item| (item, Some(receiver))),
+                next = receiver.recv() => match next {
+                    Some(item) => Some((item, Some(receiver))),
+                    None if finished.load(Ordering::Acquire) => None,
+                    None => Some((
+                        Err(Status::internal("the export stopped before the end of the file")),
+                        None,
+                    )),
+                },
             }
         }
     });

@@ -34,6 +34,16 @@ pub struct Request {
     done: Answer,
 }
 
+impl Request {
+    /// Whether the group is committed in a transaction of its own (see
+    /// `Batch::gather`).
+    fn goes_alone(&self) -> bool {
+        self.writes
+            .iter()
+            .any(|write| matches!(write, Write::ReplaceChat { .. }))
+    }
+}
+
 /// The sending side of a store's commit loop. Closing it (see
 /// [`CommitQueue::close`]) lets the loop drain what it has and end.
 pub struct CommitQueue {
@@ -102,21 +112,33 @@ struct Batch {
 }
 
 impl Batch {
-    /// `first` and every request already waiting behind it.
-    fn gather(first: Request, requests: &mut mpsc::UnboundedReceiver<Request>) -> Batch {
+    /// `first` and every request already waiting behind it, except that a
+    /// group replacing a whole chat ([`Write::ReplaceChat`], a possibly
+    /// large import) is committed alone: the groups waiting behind it do
+    /// not share its long transaction, nor its failure. A request taken
+    /// from the queue that must go alone is handed back for the next batch.
+    fn gather(
+        first: Request,
+        requests: &mut mpsc::UnboundedReceiver<Request>,
+    ) -> (Batch, Option<Request>) {
         let mut batch = Batch {
             callers: Vec::new(),
             groups: Vec::new(),
             started: Instant::now(),
         };
+        let alone = first.goes_alone();
         batch.push(first);
+        if alone {
+            return (batch, None);
+        }
         while batch.groups.len() < MAX_GROUPS_PER_COMMIT {
             match requests.try_recv() {
+                Ok(next) if next.goes_alone() => return (batch, Some(next)),
                 Ok(next) => batch.push(next),
                 Err(_) => break,
             }
         }
-        batch
+        (batch, None)
     }
 
     fn push(&mut self, request: Request) {
@@ -143,6 +165,8 @@ impl Batch {
                 None
             }
             Err(error) if self.callers.len() == 1 => {
+                // As on success, the writes go before the answer.
+                drop(self.groups);
                 if let Some(caller) = self.callers.into_iter().next() {
                     let _ = caller.send(Err(error));
                 }
@@ -180,8 +204,10 @@ pub fn run_blocking(
         }
         outcome
     };
-    while let Some(first) = requests.requests.blocking_recv() {
-        let batch = Batch::gather(first, &mut requests.requests);
+    let mut held = None;
+    while let Some(first) = held.take().or_else(|| requests.requests.blocking_recv()) {
+        let (batch, next) = Batch::gather(first, &mut requests.requests);
+        held = next;
         let outcome = guarded(&batch.groups);
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
             let outcome = guarded(std::slice::from_ref(&group));
@@ -212,8 +238,17 @@ pub async fn run_async(mut requests: CommitRequests, committer: impl BatchCommit
         }
         outcome
     };
-    while let Some(first) = requests.requests.recv().await {
-        let batch = Batch::gather(first, &mut requests.requests);
+    let mut held = None;
+    loop {
+        let first = match held.take() {
+            Some(first) => first,
+            None => match requests.requests.recv().await {
+                Some(first) => first,
+                None => break,
+            },
+        };
+        let (batch, next) = Batch::gather(first, &mut requests.requests);
+        held = next;
         let outcome = guarded(&batch.groups).await;
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
             let outcome = guarded(std::slice::from_ref(&group)).await;
@@ -283,6 +318,34 @@ mod tests {
         thread.join().unwrap();
         let committed: usize = transactions.lock().unwrap().iter().sum();
         assert_eq!(committed, 2);
+    }
+
+    #[tokio::test]
+    async fn a_whole_chat_replacement_is_committed_alone() {
+        let transactions = Arc::new(Mutex::new(Vec::new()));
+        let (queue, requests) = queue();
+        let queue = Arc::new(queue);
+        let replace = vec![Write::ReplaceChat {
+            chat: ChatKey::untenanted("big"),
+            content: crate::store::SharedChat(Arc::new(crate::domain::chat::Chat::default())),
+        }];
+        // Queued before the loop starts, so all three wait together.
+        let mut callers = Vec::new();
+        for writes in [delete("a"), replace, delete("c"), delete("d")] {
+            let queue = queue.clone();
+            callers.push(tokio::spawn(async move { queue.commit(writes).await }));
+            tokio::task::yield_now().await;
+        }
+        let committer = recording(transactions.clone());
+        let thread = std::thread::spawn(move || run_blocking(requests, committer));
+        for caller in callers {
+            caller.await.unwrap().unwrap();
+        }
+        queue.close().await;
+        thread.join().unwrap();
+        // "a" alone (the replacement is handed back), the replacement
+        // alone, then "c" and "d" together.
+        assert_eq!(*transactions.lock().unwrap(), vec![1, 1, 2]);
     }
 
     #[tokio::test]

@@ -55,6 +55,12 @@ pub(super) fn object<'a>(
     members(raw.get()).map_err(|_| bad(line, format!("{what} must be an object")))
 }
 
+/// How many texts of `--max-text-bytes` one line of a chat file may hold
+/// in all: a message's text, its swipes, its recap data and the members
+/// kept as they are (SillyTavern messages rarely have more than a few dozen
+/// swipes).
+pub const MAX_LINE_TEXTS: usize = 64;
+
 /// The byte-order mark some editors (Windows Notepad, for one) put first.
 const BOM: &[u8] = "\u{feff}".as_bytes();
 
@@ -67,7 +73,9 @@ const BOM: &[u8] = "\u{feff}".as_bytes();
 ///
 /// A leading UTF-8 byte-order mark is skipped; bytes that are not UTF-8
 /// are refused naming their line. Memory held: the parsed messages, the
-/// header, and at most one incomplete line.
+/// header, and at most one incomplete line, itself at most
+/// [`ChatReader::max_line_bytes`] long (a longer line is refused as soon as
+/// it passes that length).
 #[derive(Debug)]
 pub struct ChatReader {
     limits: Limits,
@@ -127,6 +135,7 @@ impl ChatReader {
             let complete = if self.partial.is_empty() {
                 self.take_line(&chunk[..end])
             } else {
+                self.check_line_length(self.partial.len() + end)?;
                 self.partial.extend_from_slice(&chunk[..end]);
                 let line = std::mem::take(&mut self.partial);
                 self.take_line(&line)
@@ -135,12 +144,36 @@ impl ChatReader {
             self.line += 1;
             chunk = &chunk[end + 1..];
         }
+        // A line still open is held until its end comes: refused as soon as
+        // it is longer than any line may be, so a client that never sends a
+        // newline cannot make the server hold its bytes without end.
+        self.check_line_length(self.partial.len() + chunk.len())?;
         self.partial.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    /// The longest line accepted: [`MAX_LINE_TEXTS`] texts of the longest
+    /// accepted size.
+    pub fn max_line_bytes(&self) -> usize {
+        self.limits.max_text_bytes.saturating_mul(MAX_LINE_TEXTS)
+    }
+
+    fn check_line_length(&self, length: usize) -> Result<(), DomainError> {
+        let max = self.max_line_bytes();
+        if length > max {
+            return Err(bad(
+                self.line,
+                format!(
+                    "the line is longer than {max} bytes ({MAX_LINE_TEXTS} times --max-text-bytes)"
+                ),
+            ));
+        }
         Ok(())
     }
 
     /// One complete line, without its newline.
     fn take_line(&mut self, bytes: &[u8]) -> Result<(), DomainError> {
+        self.check_line_length(bytes.len())?;
         let line = self.line;
         let text = std::str::from_utf8(bytes).map_err(|e| {
             bad(

@@ -202,3 +202,28 @@ fn written_lines_are_the_written_file() {
     let joined: String = st_chat_lines("c", &chat, 0).map(|l| l + "\n").collect();
     assert_eq!(joined, write_st_chat("c", &chat, 0));
 }
+
+#[test]
+fn a_line_that_never_ends_is_refused_once_it_passes_the_longest_line() {
+    let limits = Limits {
+        max_text_bytes: 16,
+        ..Limits::default()
+    };
+    let mut reader = ChatReader::new(limits);
+    let max = reader.max_line_bytes();
+    reader.push(b"{}\n{\"mes\":\"").unwrap();
+    let mut refused = None;
+    for _ in 0..max {
+        if let Err(e) = reader.push(b"aaaaaaaa") {
+            refused = Some(e);
+            break;
+        }
+    }
+    let error = refused.expect("an endless line is refused, not held");
+    assert!(error.to_string().contains("line 2"), "{error}");
+    assert!(error.to_string().contains("longer than"), "{error}");
+    // The same line whole, in one chunk, is refused the same way.
+    let long = format!("{{}}\n{{\"mes\":\"{}\"}}\n", "a".repeat(max));
+    let error = parse_st_chat(&long, &limits).unwrap_err();
+    assert!(error.to_string().contains("line 2"), "{error}");
+}

@@ -285,6 +285,11 @@ impl Drop for PgStore {
     }
 }
 
+/// Statements pipelined in one step of a commit, each step bounded by the
+/// call limit: a batch of any size makes progress, and a dead connection
+/// still fails it within the limit.
+const STATEMENTS_PER_STEP: usize = 2_000;
+
 /// The commit side of the store, owned by its group commit task.
 struct PgCommitter {
     pool: Pool,
@@ -297,18 +302,11 @@ struct PgCommitter {
 #[async_trait::async_trait]
 impl BatchCommit for PgCommitter {
     async fn commit_batch(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        let replaces = groups
-            .iter()
-            .flatten()
-            .any(|w| matches!(w, Write::ReplaceChat { .. }));
-        if replaces {
-            // A whole chat (hundreds of MB) may take longer than one call's
-            // bound: each step of its transaction is bounded instead, so a
-            // dead connection still fails the commit within the bound.
-            self.commit(groups).await
-        } else {
-            bounded(self.commit(groups)).await
-        }
+        // A large batch (a whole chat of hundreds of MB, a chat_changed of
+        // 200,000 messages) may take longer than one call's bound on a busy
+        // machine: each step of its transaction is bounded instead, so a
+        // dead connection still fails the commit within the bound.
+        self.commit(groups).await
     }
 }
 
@@ -339,10 +337,12 @@ impl PgCommitter {
         let mut statements: Vec<(Statement, Vec<Param>)> = Vec::new();
         for (key, generation) in &claims {
             let (sql, params) = claim(key, as_i64(*generation));
-            let prepared = tx
-                .prepare_cached(sql)
-                .await
-                .map_err(pg_err("preparing a claim"))?;
+            let prepared = bounded(async {
+                tx.prepare_cached(sql)
+                    .await
+                    .map_err(pg_err("preparing a claim"))
+            })
+            .await?;
             statements.push((prepared, params));
         }
         let mut tenants = Vec::new();
@@ -351,10 +351,12 @@ impl PgCommitter {
                 tenants.push(tenant.name().to_owned());
             }
             if let Some((sql, params)) = statement(write)? {
-                let prepared = tx
-                    .prepare_cached(sql)
-                    .await
-                    .map_err(pg_err("preparing a write"))?;
+                let prepared = bounded(async {
+                    tx.prepare_cached(sql)
+                        .await
+                        .map_err(pg_err("preparing a write"))
+                })
+                .await?;
                 statements.push((prepared, params));
             }
         }
@@ -362,17 +364,20 @@ impl PgCommitter {
             .iter()
             .map(|(_, params)| params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect())
             .collect();
-        let answers = bounded(async {
-            futures_util::future::try_join_all(
-                statements
-                    .iter()
-                    .zip(&params)
-                    .map(|((statement, _), params)| tx.query(statement, params)),
-            )
-            .await
-            .map_err(pg_err("writing rows"))
-        })
-        .await?;
+        let pending: Vec<_> = statements.iter().zip(&params).collect();
+        let mut answers = Vec::with_capacity(pending.len());
+        for step in pending.chunks(STATEMENTS_PER_STEP) {
+            let rows = bounded(async {
+                futures_util::future::try_join_all(
+                    step.iter()
+                        .map(|((statement, _), params)| tx.query(statement, params)),
+                )
+                .await
+                .map_err(pg_err("writing rows"))
+            })
+            .await?;
+            answers.extend(rows);
+        }
         let mut hint = Hint {
             replica: self.replica.clone(),
             tenants,
@@ -397,9 +402,12 @@ impl PgCommitter {
         }
         if !hint.chats.is_empty() || !hint.tenants.is_empty() {
             for payload in hint.encode()? {
-                tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, &payload])
-                    .await
-                    .map_err(pg_err("notifying other replicas"))?;
+                bounded(async {
+                    tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, &payload])
+                        .await
+                        .map_err(pg_err("notifying other replicas"))
+                })
+                .await?;
             }
         }
         bounded(async { tx.commit().await.map_err(pg_err("committing")) }).await
