@@ -28,7 +28,8 @@
 //!
 //! Around them: [`config`] reads flags and `RECAPD_*` variables and, once
 //! at start-up, the files they name; [`auth`] checks bearer tokens and
-//! gives each call its tenant; [`telemetry`] serves the metrics; and
+//! gives each call its tenant; [`telemetry`] serves the metrics;
+//! [`tls_common`] holds what the TLS clients share; and
 //! [`app::App`] wires everything together (tests build it on port 0).
 //!
 //! Apart from the server: [`cli`] holds the client side of the tool
@@ -45,3 +46,4 @@ pub mod engine;
 pub mod grpc;
 pub mod store;
 pub mod telemetry;
+pub mod tls_common;

@@ -15,7 +15,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -24,7 +23,6 @@ use std::time::Duration;
 use hyper_util::rt::TokioIo;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio::net::TcpStream;
@@ -34,6 +32,8 @@ use tonic::codegen::http::Uri;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::config::{ClientTls, Config};
+use crate::tls_common::read_certs;
+pub use crate::tls_common::with_causes;
 
 /// How long a subcommand waits for the connection (TCP and TLS).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -150,19 +150,6 @@ impl Dial {
 fn host_of(addr: &str) -> &str {
     let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
     host.trim_start_matches('[').trim_end_matches(']')
-}
-
-fn read_certs(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "{flag} {}: no PEM certificate in it",
-            path.display()
-        ));
-    }
-    Ok(certs)
 }
 
 /// A client configuration trusting `certs` (each as it is, and as roots),
@@ -294,22 +281,6 @@ impl tower::Service<Uri> for TlsDialer {
             Ok(TokioIo::new(stream))
         })
     }
-}
-
-/// `error`'s message followed by each of its sources' that it does not
-/// already include, `: `-separated (tonic's "transport error" alone says
-/// nothing).
-pub fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if !text.contains(&said) {
-            text = format!("{text}: {said}");
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub(super) async fn run(
         {
             Ok(()) => backoff = Duration::from_millis(100),
             Err(error) => {
-                let error = super::with_causes(&error);
+                let error = crate::tls_common::with_causes(&error);
                 tracing::warn!(%error, "PostgreSQL listener disconnected; reconnecting");
             }
         }

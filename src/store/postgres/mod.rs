@@ -38,6 +38,7 @@ use super::{
     from_json,
 };
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
+use crate::tls_common::with_causes;
 
 /// How long a call waits for a connection, or to open one, before it
 /// fails (and the RPC answers UNAVAILABLE).
@@ -116,21 +117,6 @@ fn pg_err(context: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError
 /// not carry), which tokio-postgres keeps in the error's sources only.
 fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
     StoreError::database("no PostgreSQL connection", with_causes(&e))
-}
-
-/// `error`'s message followed by each of its sources' that it does not
-/// already include, `: `-separated.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if !text.contains(&said) {
-            text = format!("{text}: {said}");
-        }
-        source = cause.source();
-    }
-    text
 }
 
 pub(super) fn now_ms() -> i64 {

@@ -27,6 +27,8 @@ use rustls::{
 };
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use crate::tls_common::read_certs;
+
 /// libpq's `sslmode` values (`allow` aside, which tokio-postgres cannot do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
@@ -288,20 +290,6 @@ fn root_store(roots: &Roots) -> Result<RootCertStore, String> {
         }
     }
     Ok(store)
-}
-
-/// Every certificate of a PEM file; none is an error.
-fn read_certs(param: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("{param} {}: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "{param} {}: no PEM certificate in it",
-            path.display()
-        ));
-    }
-    Ok(certs)
 }
 
 fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
