@@ -9,8 +9,9 @@
 //!
 //! The client is tokio-postgres with a deadpool pool on the process's own
 //! runtime. Commits go through the group commit loop ([`group_commit`]),
-//! run as a task; every call is bounded by [`OPERATION_TIMEOUT`].
+//! run as a task; every call is bounded by [`bound::OPERATION_TIMEOUT`].
 
+mod bound;
 mod hint;
 mod listen;
 mod migrations;
@@ -21,10 +22,12 @@ mod writes;
 
 pub use tls::PgTls;
 
+use bound::{OPERATION_TIMEOUT, bounded, bounded_while_progressing};
 use hint::Hint;
 use migrations::migrate;
 use writes::{Param, claim, statement};
 
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -43,11 +46,6 @@ use crate::tls_common::with_causes;
 /// How long a call waits for a connection, or to open one, before it
 /// fails (and the RPC answers UNAVAILABLE).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// Longest a store call may take, waiting for the database included,
-/// before it fails (a commit that timed out is rolled back or, if it
-/// reached the server, may still land: it is not acknowledged either way).
-const OPERATION_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Where and how to reach the database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,21 +129,6 @@ fn as_i64(value: u64) -> i64 {
 
 fn as_u64(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
-}
-
-/// `work`, failed when it takes longer than [`OPERATION_TIMEOUT`].
-async fn bounded<T>(work: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
-    tokio::time::timeout(OPERATION_TIMEOUT, work)
-        .await
-        .unwrap_or_else(|elapsed| {
-            Err(StoreError::database(
-                format!(
-                    "PostgreSQL did not answer within {} s",
-                    OPERATION_TIMEOUT.as_secs()
-                ),
-                elapsed,
-            ))
-        })
 }
 
 /// The chat key of a row whose first two columns are tenant and chat id.
@@ -407,7 +390,10 @@ impl ChatStore for PgStore {
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
-        bounded(self.load_chat(chat)).await
+        // A large chat's rows may take longer than one call's bound to
+        // arrive: the bound holds for the wait between two rows instead.
+        let progress = AtomicU64::new(0);
+        bounded_while_progressing(&progress, self.load_chat(chat, &progress)).await
     }
 
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {

@@ -1,6 +1,8 @@
 //! The read that must see one moment of the database: a chat with its
 //! generation and its tenant's settings generation.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use futures_util::TryStreamExt as _;
 
 use super::{PgStore, as_u64, now_ms, pg_err};
@@ -11,8 +13,13 @@ use crate::store::{ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, f
 
 impl PgStore {
     /// A chat's rows in one read-only REPEATABLE READ transaction, so the
-    /// generation read is the one the rows belong to.
-    pub(super) async fn load_chat(&self, key: &ChatKey) -> Result<LoadedChat, StoreError> {
+    /// generation read is the one the rows belong to. Each message row
+    /// received counts in `progress` (the caller's bound restarts on it).
+    pub(super) async fn load_chat(
+        &self,
+        key: &ChatKey,
+        progress: &AtomicU64,
+    ) -> Result<LoadedChat, StoreError> {
         let reading = pg_err("reading a chat");
         let mut client = self.client().await?;
         let tx = client
@@ -74,6 +81,7 @@ impl PgStore {
                 let mut rows = std::pin::pin!(rows);
                 let mut messages = Vec::new();
                 while let Some(r) = rows.try_next().await.map_err(&reading)? {
+                    progress.fetch_add(1, Ordering::Relaxed);
                     messages.push((
                         r.get::<_, i64>(0),
                         from_json::<Message>("message", r.get(1))?,
