@@ -286,9 +286,24 @@ impl Message {
         // A new swipe keeps the message's `extra` (see [`Message::push_swipe`]).
         let new = to >= self.swipes.len();
         let message_kept = if new { st.data.clone() } else { st.data.take() };
-        if let Some(entry) = self.swipes.get_mut(from).and_then(|s| s.st.as_deref_mut()) {
-            entry.own_data = None;
-            entry.data = message_kept;
+        if let Some(swipe) = self.swipes.get_mut(from) {
+            match swipe.st.as_deref_mut() {
+                Some(entry) => {
+                    entry.own_data = None;
+                    entry.data = message_kept;
+                }
+                // The swipe left had no entry of its own (a file with
+                // fewer `swipe_info` entries than swipes): it gets one, so
+                // the kept members come back when it is current again.
+                None if message_kept.is_some() => {
+                    swipe.st = Some(Box::new(StSwipe {
+                        has: swipe_has::EXTRA | swipe_has::DATA,
+                        data: message_kept,
+                        ..StSwipe::default()
+                    }));
+                }
+                None => {}
+            }
         }
         if !new {
             st.data = self

@@ -393,3 +393,128 @@ async fn an_id_used_twice_refuses_the_file_naming_the_line() {
     assert!(err.message().contains("line 3"), "{}", err.message());
     server.stop().await;
 }
+
+/// Each version's (number, prev scene, new scene), in the order listed.
+async fn scenes(server: &mut Server, chat: &str) -> Vec<(u32, String, String)> {
+    server
+        .memory
+        .list_running_recaps(pb::ListRunningRecapsRequest {
+            chat_id: chat.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .versions
+        .into_iter()
+        .map(|v| (v.version, v.prev_scene_message_id, v.new_scene_message_id))
+        .collect()
+}
+
+fn jsonl_of(lines: &[Value]) -> Vec<u8> {
+    lines
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// Two scenes, ending at m1 and m3, each with its running-recap version
+/// (the shape the extension writes: scene breaks with `scene_recap_memory`,
+/// versions naming them by index).
+const TWO_SCENES: &str = r#"{"user_name":"Ann","character_name":"Bob","chat_metadata":{"auto_recap_running_scene_recaps":{"chat_id":"Bob","current_version":1,"versions":[{"version":0,"timestamp":1,"content":"They meet.","scene_count":1,"excluded_count":0,"prev_scene_index":null,"new_scene_index":1},{"version":1,"timestamp":2,"content":"They meet and race.","scene_count":2,"excluded_count":0,"prev_scene_index":1,"new_scene_index":3}]}}}
+{"name":"Ann","is_user":true,"mes":"Hello."}
+{"name":"Bob","mes":"Hi.","extra":{"auto_recap_memory":{"scene_break":true,"scene_recap_memory":"They meet."}}}
+{"name":"Ann","is_user":true,"mes":"Race you!"}
+{"name":"Bob","mes":"He wins.","extra":{"auto_recap_memory":{"scene_break":true,"scene_recap_memory":"They race."}}}
+{"name":"Ann","is_user":true,"mes":"Again?"}
+"#;
+
+#[tokio::test]
+async fn running_recap_scenes_stay_on_their_messages_across_a_round_trip() {
+    let (_dir, mut server) = start().await;
+    // An API-made chat with ids a, b, c and a version whose scene is b.
+    server
+        .publish(
+            "made",
+            chat_changed(vec![
+                message("a", "One."),
+                message("b", "Two."),
+                message("c", "Three."),
+            ]),
+        )
+        .await
+        .unwrap();
+    server
+        .memory
+        .add_running_recap(pb::AddRunningRecapRequest {
+            chat_id: "made".into(),
+            content: "Up to two.".into(),
+            prev_scene_message_id: "a".into(),
+            new_scene_message_id: "b".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let file = jsonl_of(&export(&mut server, "made").await);
+    import(&mut server, "made-copy", file).await;
+    assert_eq!(
+        scenes(&mut server, "made-copy").await,
+        [(0, "a".to_owned(), "b".to_owned())]
+    );
+
+    // An imported file, a message before the second scene deleted: the
+    // export names later messages by recapd_message_id and the scenes by
+    // their new indices; read back, each version keeps its message.
+    import(&mut server, "st", TWO_SCENES.into()).await;
+    server.publish("st", message_deleted("m2")).await.unwrap();
+    let kept = scenes(&mut server, "st").await;
+    assert_eq!(
+        kept,
+        [
+            (0, String::new(), "m1".to_owned()),
+            (1, "m1".to_owned(), "m3".to_owned())
+        ]
+    );
+    let out = export(&mut server, "st").await;
+    assert_eq!(out[3]["extra"]["recapd_message_id"], "m3");
+    let done = import(&mut server, "st-copy", jsonl_of(&out)).await;
+    assert!(done.warnings.is_empty(), "{:?}", done.warnings);
+    assert_eq!(scenes(&mut server, "st-copy").await, kept);
+    assert_eq!(
+        order(&mut server, "st-copy").await,
+        ["m0", "m1", "m3", "m4"]
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_message_sillytavern_appends_after_a_deletion_gets_a_fresh_id() {
+    let (_dir, mut server) = start().await;
+    import(&mut server, "st", TWO_SCENES.into()).await;
+    server.publish("st", message_deleted("m2")).await.unwrap();
+    let mut out = export(&mut server, "st").await;
+    // The last message, now at index 3, is written as `m4`; SillyTavern
+    // then appends one without recapd_message_id, whose id by its
+    // position (index 4) is `m4` as well.
+    assert_eq!(out[4]["extra"]["recapd_message_id"], "m4");
+    out.push(json!({"name": "Bob", "is_user": false, "mes": "Once more."}));
+    let done = import(&mut server, "st-copy", jsonl_of(&out)).await;
+    assert_eq!(done.warnings.len(), 1, "{:?}", done.warnings);
+    assert!(
+        done.warnings[0].starts_with("line 6: ") && done.warnings[0].contains("line 5"),
+        "{:?}",
+        done.warnings
+    );
+    assert_eq!(
+        order(&mut server, "st-copy").await,
+        ["m0", "m1", "m3", "m4", "m4-1"]
+    );
+    assert_eq!(
+        scenes(&mut server, "st-copy").await,
+        scenes(&mut server, "st").await
+    );
+    // Exported again, the fresh id is written and reads back the same.
+    let again = export(&mut server, "st-copy").await;
+    assert_eq!(again[5]["extra"]["recapd_message_id"], "m4-1");
+    server.stop().await;
+}

@@ -8,8 +8,11 @@
 //! position in the file (`m0` is the first message), unless its `extra`
 //! carries another in `recapd_message_id` (what an export writes for a
 //! message made through the API under another id); the running-recap
-//! versions' scene indices become those ids. An id used twice refuses the
-//! file, naming the line.
+//! versions' scene indices become those ids. An explicit id wins: a
+//! message whose id from its position is another message's
+//! `recapd_message_id` (SillyTavern appends messages after an export
+//! wrote `m<N>` on an earlier line) gets a fresh id, reported as a
+//! warning; an explicit id used twice refuses the file, naming both lines.
 //!
 //! Everything recapd does not interpret is kept as the file had it, at
 //! every level ([`verbatim`]), and written back in place on export, so a

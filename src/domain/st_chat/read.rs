@@ -5,10 +5,10 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-use super::ImportedChat;
 use super::read_header::header;
 use super::read_message::message;
-use super::verbatim::{StFile, members};
+use super::verbatim::{StFile, has, members};
+use super::{ImportedChat, message_id};
 use crate::domain::message::Message;
 use crate::domain::{DomainError, Limits};
 
@@ -89,8 +89,20 @@ pub struct ChatReader {
     /// read; no text for a header-less file.
     header: Option<(usize, Option<String>)>,
     messages: Vec<(i64, Message)>,
-    /// The line of each message id, to refuse one used twice.
-    ids: HashMap<String, usize>,
+    /// Each message id: the line and index of its message, and whether the
+    /// file gave it (`extra.recapd_message_id`) rather than its position.
+    ids: HashMap<String, IdUse>,
+    /// What reading the messages repaired, one `line N: what` each.
+    warnings: Vec<String>,
+}
+
+/// Where a message id is used ([`ChatReader::ids`]).
+#[derive(Debug, Clone, Copy)]
+struct IdUse {
+    line: usize,
+    index: usize,
+    /// The file gave it in `extra.recapd_message_id`.
+    explicit: bool,
 }
 
 impl ChatReader {
@@ -105,6 +117,7 @@ impl ChatReader {
             header: None,
             messages: Vec::new(),
             ids: HashMap::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -204,18 +217,61 @@ impl ChatReader {
             self.header = Some((line, None));
         }
         let index = self.messages.len();
-        let message = message(line, index, members, &self.limits)?;
-        if let Some(other) = self.ids.insert(message.id.clone(), line) {
-            return Err(bad(
-                line,
-                format!(
-                    "message id {:?} is already the id of the message on line {other}",
-                    message.id
-                ),
-            ));
+        let mut message = message(line, index, members, &self.limits)?;
+        let explicit = message.st.as_deref().is_some_and(|st| st.had(has::ID));
+        let this = IdUse {
+            line,
+            index,
+            explicit,
+        };
+        if let Some(&other) = self.ids.get(&message.id) {
+            match (other.explicit, explicit) {
+                (true, true) => {
+                    return Err(bad(
+                        line,
+                        format!(
+                            "message id {:?} is already the id of the message on line {}",
+                            message.id, other.line
+                        ),
+                    ));
+                }
+                // An explicit id wins over one a message has by its
+                // position: SillyTavern appends messages without
+                // `recapd_message_id` after an export wrote `m<N>` on an
+                // earlier line (after a deletion through the API).
+                (true, false) => {
+                    let fresh = self.fresh_id(index);
+                    self.warn_renamed(line, &message.id, &fresh, other.line);
+                    message.id = fresh;
+                }
+                (false, _) => {
+                    let fresh = self.fresh_id(other.index);
+                    self.warn_renamed(other.line, &message.id, &fresh, line);
+                    self.messages[other.index].1.id = fresh.clone();
+                    self.ids.insert(fresh, other);
+                }
+            }
         }
+        self.ids.insert(message.id.clone(), this);
         self.messages.push((index as i64, message));
         self.limits.check_chat_size(self.messages.len())
+    }
+
+    /// An id no message has yet for the message at `index`, one that no
+    /// message can have by its position (`m<index>-<n>`).
+    fn fresh_id(&self, index: usize) -> String {
+        let base = message_id(index);
+        (1..)
+            .map(|n| format!("{base}-{n}"))
+            .find(|id| !self.ids.contains_key(id))
+            .unwrap_or(base) // (1..) is endless and the map finite: never reached.
+    }
+
+    fn warn_renamed(&mut self, line: usize, id: &str, fresh: &str, other: usize) {
+        self.warnings.push(format!(
+            "line {line}: message id {id:?} (from the message's position) is the \
+             recapd_message_id of the message on line {other}; this message is now {fresh:?}"
+        ));
     }
 
     /// Ends the file: reads its last line (when it has no newline) and the
@@ -225,21 +281,18 @@ impl ChatReader {
             let line = std::mem::take(&mut self.partial);
             self.take_line(&line)?;
         }
+        // The header comes first: its repairs are reported first.
         let mut warnings = Vec::new();
         let (file, recaps, current) = match self.header {
             None => return Err(bad(1, "the file is empty")),
             Some((_, None)) => (StFile::Headerless, Vec::new(), None),
             Some((line, Some(text))) => {
-                let (header, recaps, current) = header(
-                    &text,
-                    line,
-                    self.messages.len(),
-                    &self.limits,
-                    &mut warnings,
-                )?;
+                let (header, recaps, current) =
+                    header(&text, line, &self.messages, &self.limits, &mut warnings)?;
                 (StFile::Header(header), recaps, current)
             }
         };
+        warnings.append(&mut self.warnings);
         Ok(ImportedChat {
             messages: self.messages,
             recaps,

@@ -4,18 +4,21 @@
 
 use serde_json::value::RawValue;
 
+use super::RECAPS_KEY;
 use super::read::{bad, object, read};
-use super::verbatim::{Kept, StHeader, StVersion, header_has, members, version_lacks};
-use super::{RECAPS_KEY, message_id};
+use super::verbatim::{Kept, StHeader, StVersion, header_has, kept_len, members, version_lacks};
+use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::domain::{DomainError, Limits};
 
 /// The header at file line `line`: what is kept of it, the running-recap
-/// versions and the current version; repairs go to `warnings`.
+/// versions and the current version; repairs go to `warnings`. Scene
+/// indices become the ids of the file's `messages` at those indices (an id
+/// from `extra.recapd_message_id` where a message has one).
 pub(super) fn header(
     text: &str,
     line: usize,
-    messages: usize,
+    messages: &[(i64, Message)],
     limits: &Limits,
     warnings: &mut Vec<String>,
 ) -> Result<(StHeader, Vec<RecapVersion>, Option<u32>), DomainError> {
@@ -70,6 +73,23 @@ pub(super) fn header(
         header.metadata = Kept::object(&kept_metadata);
     }
     header.keys = Kept::object(&kept);
+    // Like a message's, the header's kept members (other extensions'
+    // `chat_metadata`, ...) count against the text limit together.
+    let kept_len = kept_len([
+        header.keys.as_ref(),
+        header.metadata.as_ref(),
+        header.recaps.as_ref(),
+    ]);
+    if kept_len > limits.max_text_bytes {
+        return Err(bad(
+            line,
+            format!(
+                "the header's fields recapd keeps as they are (chat_metadata, user_name, ...) \
+                 total {kept_len} bytes, over the text limit of {} bytes",
+                limits.max_text_bytes
+            ),
+        ));
+    }
     renumber_duplicates(&mut versions, line, warnings)?;
     Ok((header, versions, current))
 }
@@ -78,7 +98,7 @@ pub(super) fn header(
 fn read_versions(
     list: &[&RawValue],
     line: usize,
-    messages: usize,
+    messages: &[(i64, Message)],
     limits: &Limits,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<RecapVersion>, DomainError> {
@@ -160,15 +180,17 @@ fn read_versions(
         // The extension skips its cleanup in disabled chats, so a version
         // can name a scene whose messages were deleted since: it is kept,
         // without the scene reference.
-        let mut scene = |index: Option<u64>, what: &str| match index {
+        let at = |i: u64| usize::try_from(i).ok().and_then(|i| messages.get(i));
+        let mut scene = |index: Option<u64>, what: &str| match index.map(|i| (i, at(i))) {
             None => None,
-            Some(i) if (i as usize) < messages => Some(message_id(i as usize)),
-            Some(i) => {
+            Some((_, Some((_, m)))) => Some(m.id.clone()),
+            Some((i, None)) => {
                 warnings.push(format!(
                     "line {line}: running-recap version {version} (entry {} of versions): \
-                     {what} {i} points past the last message ({messages} messages); kept \
+                     {what} {i} points past the last message ({} messages); kept \
                      with no scene reference",
-                    entry + 1
+                    entry + 1,
+                    messages.len()
                 ));
                 None
             }
@@ -176,10 +198,13 @@ fn read_versions(
         read_version.prev_scene_message_id = scene(scenes[0], "prev_scene_index");
         read_version.new_scene_message_id = scene(scenes[1], "new_scene_index");
         read_version.version = version;
-        let keys = Kept::object(&kept);
-        if lacks != 0 || keys.is_some() {
-            read_version.st = Some(Box::new(StVersion { lacks, keys }));
-        }
+        // Every version read from a file keeps its place in the file, so an
+        // export writes them in the file's order.
+        read_version.st = Some(Box::new(StVersion {
+            lacks,
+            keys: Kept::object(&kept),
+            position: Some(u32::try_from(entry).unwrap_or(u32::MAX)),
+        }));
         versions.push(read_version);
     }
     Ok(versions)

@@ -233,6 +233,7 @@ pub(super) fn message(
     if let Some(id) = extra.id {
         ids::check_message_id("extra.recapd_message_id", &id)
             .map_err(|e| bad(line, e.to_string()))?;
+        st.has |= has::ID;
         m.id = id;
     }
     let swipe_id = swipe_id.unwrap_or(0);

@@ -249,8 +249,8 @@ fn api_made_messages_are_written_in_sillytaverns_shape_and_keep_their_ids() {
 }
 
 #[test]
-fn an_id_used_twice_refuses_the_file_naming_both_lines() {
-    let file = "{}\n{\"mes\":\"a\",\"extra\":{\"recapd_message_id\":\"m1\"}}\n{\"mes\":\"b\"}\n";
+fn an_explicit_id_used_twice_refuses_the_file_naming_both_lines() {
+    let file = "{}\n{\"mes\":\"a\",\"extra\":{\"recapd_message_id\":\"m1\"}}\n{\"mes\":\"b\",\"extra\":{\"recapd_message_id\":\"m1\"}}\n";
     let err = parse_st_chat(file, &limits()).unwrap_err().to_string();
     assert!(err.contains("line 3") && err.contains("line 2"), "{err}");
     let bad = "{}\n{\"mes\":\"a\",\"extra\":{\"recapd_message_id\":\"\"}}\n";
@@ -382,4 +382,64 @@ fn a_swipe_moves_the_kept_extension_data_as_sillytavern_moves_extra() {
     assert_eq!(line["extra"][DATA_KEY], cleared);
     assert_eq!(line["swipe_info"][2]["extra"][DATA_KEY], cleared);
     assert_eq!(line["swipes"], serde_json::json!(["A", "B", "C"]));
+}
+
+#[test]
+fn versions_come_back_in_the_files_order_then_the_apis() {
+    let file = r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"current_version":3,"versions":[{"version":4,"content":"d"},{"version":5,"content":"e"},{"version":3,"content":"c"}]}}}
+{"mes":"x"}
+"#;
+    let mut chat = chat_of(file, 0);
+    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+    chat.add_recap(
+        NewRecap {
+            content: "f".into(),
+            ..Default::default()
+        },
+        1,
+    )
+    .unwrap();
+    let header = &parsed(&write_st_chat("c", &chat, 0))[0];
+    let numbers: Vec<u64> = header["chat_metadata"][RECAPS_KEY]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [4, 5, 3, 6]);
+}
+
+#[test]
+fn swipes_without_swipe_id_and_an_id_at_its_own_position_come_back() {
+    // SillyTavern writes `swipes` without `swipe_id` on some lines (older
+    // versions); an export wrote `recapd_message_id` "m1" for a message
+    // then at index 1.
+    let file = r#"{}
+{"name":"Bob","mes":"A","swipes":["A","B"]}
+{"name":"Bob","mes":"C","extra":{"recapd_message_id":"m1"}}
+"#;
+    let chat = chat_of(file, 0);
+    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+}
+
+#[test]
+fn kept_data_survives_a_swipe_away_from_a_swipe_without_an_entry() {
+    // `swipes` but no `swipe_info` (older SillyTavern files).
+    let file = r#"{}
+{"name":"Bob","mes":"A","swipes":["A","B"],"swipe_id":0,"extra":{"auto_recap_memory":{"memory":"a","hash":1}}}
+"#;
+    let mut chat = chat_of(file, 0);
+    for swipe_id in [1, 0] {
+        chat.apply(ChatEvent::MessageSwiped {
+            message_id: "m0".into(),
+            swipe_id,
+            text: String::new(),
+        })
+        .unwrap();
+    }
+    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    assert_eq!(
+        line["extra"][DATA_KEY],
+        serde_json::json!({"memory":"a","hash":1})
+    );
 }

@@ -227,3 +227,81 @@ fn a_line_that_never_ends_is_refused_once_it_passes_the_longest_line() {
     let error = parse_st_chat(&long, &limits).unwrap_err();
     assert!(error.to_string().contains("line 2"), "{error}");
 }
+
+#[test]
+fn scene_indices_name_the_ids_the_messages_carry() {
+    // What an export writes for an API-made chat with ids a, b, c.
+    let file = r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"current_version":0,"versions":[{"version":0,"content":"r","prev_scene_index":0,"new_scene_index":1}]}}}
+{"mes":"x","extra":{"recapd_message_id":"a"}}
+{"mes":"y","extra":{"recapd_message_id":"b"}}
+{"mes":"z","extra":{"recapd_message_id":"c"}}
+"#;
+    let chat = parse_st_chat(file, &Limits::default()).unwrap();
+    assert_eq!(chat.recaps[0].prev_scene_message_id.as_deref(), Some("a"));
+    assert_eq!(chat.recaps[0].new_scene_message_id.as_deref(), Some("b"));
+}
+
+#[test]
+fn a_position_id_taken_by_an_explicit_one_gets_a_fresh_id_and_a_warning() {
+    // After a deletion through the API an export wrote `m1` on line 2;
+    // SillyTavern then appended a message without an id at index 1.
+    let file = r#"{"chat_metadata":{"auto_recap_running_scene_recaps":{"current_version":0,"versions":[{"version":0,"content":"r","new_scene_index":1}]}}}
+{"mes":"a","extra":{"recapd_message_id":"m1"}}
+{"mes":"b"}
+"#;
+    let chat = parse_st_chat(file, &Limits::default()).unwrap();
+    let ids: Vec<&str> = chat.messages.iter().map(|(_, m)| m.id.as_str()).collect();
+    assert_eq!(ids, ["m1", "m1-1"]);
+    assert_eq!(chat.warnings.len(), 1, "{:?}", chat.warnings);
+    assert!(
+        chat.warnings[0].starts_with("line 3: ") && chat.warnings[0].contains("line 2"),
+        "{:?}",
+        chat.warnings
+    );
+    // The scene index names the message at that index, renamed or not.
+    assert_eq!(chat.recaps[0].new_scene_message_id.as_deref(), Some("m1-1"));
+    // The other order: the explicit id comes after; the earlier message
+    // is renamed.
+    let file = "{}\n{\"mes\":\"a\"}\n{\"mes\":\"b\",\"extra\":{\"recapd_message_id\":\"m0\"}}\n";
+    let chat = parse_st_chat(file, &Limits::default()).unwrap();
+    let ids: Vec<&str> = chat.messages.iter().map(|(_, m)| m.id.as_str()).collect();
+    assert_eq!(ids, ["m0-1", "m0"]);
+    assert!(
+        chat.warnings.len() == 1 && chat.warnings[0].starts_with("line 2: "),
+        "{:?}",
+        chat.warnings
+    );
+    // Written back, the fresh id is explicit and reads back the same.
+    let again = chat.into_chat(0);
+    let written = write_st_chat("c", &again, 0);
+    let reread = parse_st_chat(&written, &Limits::default()).unwrap();
+    assert!(reread.warnings.is_empty(), "{:?}", reread.warnings);
+    let ids: Vec<&str> = reread.messages.iter().map(|(_, m)| m.id.as_str()).collect();
+    assert_eq!(ids, ["m0-1", "m0"]);
+}
+
+#[test]
+fn two_explicit_ids_alike_refuse_the_file_naming_both_lines() {
+    let file = "{}\n{\"mes\":\"a\",\"extra\":{\"recapd_message_id\":\"x\"}}\n{\"mes\":\"b\"}\n{\"mes\":\"c\",\"extra\":{\"recapd_message_id\":\"x\"}}\n";
+    let err = parse_st_chat(file, &Limits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 4") && err.contains("line 2"), "{err}");
+}
+
+#[test]
+fn the_headers_kept_members_count_against_the_text_limit_together() {
+    let small = Limits {
+        max_text_bytes: 40,
+        ..Limits::default()
+    };
+    // Other extensions' `chat_metadata` (SillyTavern's note_prompt, ...).
+    let each_fits = "\n{\"user_name\":\"0123456789012345678901\",\"chat_metadata\":{\"note_prompt\":\"0123456789012345678901\"}}\n{\"mes\":\"x\"}\n";
+    let err = parse_st_chat(each_fits, &small).unwrap_err().to_string();
+    assert!(
+        err.contains("line 2") && err.contains("text limit"),
+        "{err}"
+    );
+    let fits = "{\"user_name\":\"0\",\"chat_metadata\":{\"note_prompt\":\"0\"}}\n{\"mes\":\"x\"}\n";
+    assert!(parse_st_chat(fits, &small).is_ok());
+}

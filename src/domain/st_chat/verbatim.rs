@@ -150,6 +150,8 @@ pub mod has {
     pub const EXTRA: u16 = 1 << 9;
     /// `extra.auto_recap_memory`.
     pub const DATA: u16 = 1 << 10;
+    /// `extra.recapd_message_id` (written back even when it is `m<index>`).
+    pub const ID: u16 = 1 << 11;
 }
 
 /// Which of the members recapd reads a `swipe_info` entry had
@@ -303,6 +305,11 @@ pub struct StVersion {
     /// The version's other members.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keys: Option<Kept>,
+    /// Its place in the file's `versions` (0 for the first): an export
+    /// writes the file's versions in this order, whatever their numbers,
+    /// then those added through the API.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<u32>,
 }
 
 /// Which members the header had ([`StHeader::has`]).

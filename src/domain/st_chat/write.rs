@@ -109,8 +109,15 @@ fn header_line(chat_id: &str, chat: &Chat) -> Option<String> {
                     .enumerate()
                     .map(|(i, (_, m))| (m.id.as_str(), i))
                     .collect();
-                let versions: Vec<String> = recaps
-                    .versions()
+                // The file's versions in the file's order, then those
+                // added through the API (by number).
+                let mut in_order: Vec<&RecapVersion> = recaps.versions().collect();
+                in_order.sort_by_key(|v| {
+                    let position = v.st.as_ref().and_then(|st| st.position);
+                    (position.is_none(), position)
+                });
+                let versions: Vec<String> = in_order
+                    .into_iter()
                     .map(|v| version_json(v, &index_of))
                     .collect();
                 store.put_raw("versions", &format!("[{}]", versions.join(",")));
@@ -183,7 +190,9 @@ fn message_line(m: &Message, index: usize, auto_hidden: bool) -> String {
     if write_swipes {
         obj.put_raw("swipes", &swipes_json(m, st));
     }
-    if had(has::SWIPE_ID) || write_swipes {
+    // A line with `swipes` but no `swipe_id` (SillyTavern reads it as 0)
+    // gets none back unless another swipe is now current.
+    if had(has::SWIPE_ID) || (write_swipes && (!had(has::SWIPES) || m.swipe_id != 0)) {
         obj.put("swipe_id", &m.swipe_id);
     }
     let write_info = had(has::SWIPE_INFO) || (many && !had(has::SWIPES));
@@ -194,7 +203,7 @@ fn message_line(m: &Message, index: usize, auto_hidden: bool) -> String {
     if m.is_narrator {
         extra.put("type", "narrator");
     }
-    if m.id != message_id(index) {
+    if had(has::ID) || m.id != message_id(index) {
         extra.put(ID_KEY, &m.id);
     }
     let message_data = st.and_then(|st| st.data.as_ref());
