@@ -22,9 +22,9 @@ use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use rustls::client::WebPkiServerVerifier;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, RootCertStore};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
@@ -32,8 +32,8 @@ use tonic::codegen::http::Uri;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::config::{ClientTls, Config};
-use crate::tls_common::read_certs;
 pub use crate::tls_common::with_causes;
+use crate::tls_common::{CertCheck, read_certs};
 
 /// How long a subcommand waits for the connection (TCP and TLS).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -170,11 +170,23 @@ fn client_config(certs: Vec<CertificateDer<'static>>) -> Result<ClientConfig, St
     let chain = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .ok();
-    let verifier = Arc::new(Trusted {
-        pinned: certs,
-        chain,
-        provider: provider.clone(),
-    });
+    // The server's certificate is one of `certs`, or verifies (chain and
+    // name) against the roots of `chain`.
+    let verifier = CertCheck::new(
+        "pinned or chain",
+        provider.clone(),
+        move |end_entity, intermediates, name, ocsp, now| {
+            if certs.iter().any(|cert| cert == end_entity) {
+                return Ok(ServerCertVerified::assertion());
+            }
+            match &chain {
+                Some(chain) => chain.verify_server_cert(end_entity, intermediates, name, ocsp, now),
+                None => Err(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::UnknownIssuer,
+                )),
+            }
+        },
+    );
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?
@@ -183,72 +195,6 @@ fn client_config(certs: Vec<CertificateDer<'static>>) -> Result<ClientConfig, St
         .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec()];
     Ok(config)
-}
-
-/// The server's certificate is one of `pinned`, or verifies (chain and
-/// name) against the roots of `chain`.
-#[derive(Debug)]
-struct Trusted {
-    pinned: Vec<CertificateDer<'static>>,
-    chain: Option<Arc<WebPkiServerVerifier>>,
-    provider: Arc<rustls::crypto::CryptoProvider>,
-}
-
-impl ServerCertVerifier for Trusted {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        if self.pinned.iter().any(|cert| cert == end_entity) {
-            return Ok(ServerCertVerified::assertion());
-        }
-        match &self.chain {
-            Some(chain) => {
-                chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-            }
-            None => Err(rustls::Error::InvalidCertificate(
-                rustls::CertificateError::UnknownIssuer,
-            )),
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
 }
 
 /// The connector tonic dials through: TCP, then the TLS handshake.

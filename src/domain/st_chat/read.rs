@@ -121,11 +121,6 @@ impl ChatReader {
         }
     }
 
-    /// Number of the line being read (1-based): the next line to complete.
-    pub fn line(&self) -> usize {
-        self.line
-    }
-
     /// Takes the next chunk of the file. Fails on the first line that
     /// cannot be read; the reader must then be dropped.
     pub fn push(&mut self, mut chunk: &[u8]) -> Result<(), DomainError> {

@@ -18,16 +18,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::WebPkiServerVerifier;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
+use rustls::pki_types::PrivateKeyDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
-};
+use rustls::{CertificateError, ClientConfig, RootCertStore};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::tls_common::read_certs;
+use crate::tls_common::{CertCheck, read_certs};
 
 /// libpq's `sslmode` values (`allow` aside, which tokio-postgres cannot do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,7 +221,11 @@ impl PgTls {
         };
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let verifier: Arc<dyn ServerCertVerifier> = match &roots {
-            Roots::Unverified => Arc::new(Unverified(provider.clone())),
+            // `prefer` and `require`: encrypted, the certificate not
+            // checked (the handshake's signatures still are).
+            Roots::Unverified => CertCheck::new("unverified", provider.clone(), |_, _, _, _, _| {
+                Ok(ServerCertVerified::assertion())
+            }),
             Roots::System | Roots::File(_) => {
                 let store = Arc::new(root_store(&roots)?);
                 let webpki = WebPkiServerVerifier::builder_with_provider(store, provider.clone())
@@ -232,7 +234,7 @@ impl PgTls {
                 if mode == SslMode::VerifyFull {
                     webpki
                 } else {
-                    Arc::new(ChainOnly(webpki))
+                    chain_only(webpki, provider.clone())
                 }
             }
         };
@@ -296,103 +298,27 @@ fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
     PrivateKeyDer::from_pem_file(path).map_err(|e| format!("sslkey {}: {e}", path.display()))
 }
 
-/// `prefer` and `require`: encrypted, the certificate not checked (the
-/// handshake's signatures still are).
-#[derive(Debug)]
-struct Unverified(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// `verify-ca`: the full check but for the host name (which rustls checks
-/// last, once the chain is verified; the unit test
-/// `verify_ca_checks_the_chain_whatever_the_name` pins that order).
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+/// `verify-ca`: the chain checked against `webpki`'s roots, but not the
+/// host name (which rustls checks last, once the chain is verified; the
+/// unit test `verify_ca_checks_the_chain_whatever_the_name` pins that
+/// order).
+fn chain_only(webpki: Arc<WebPkiServerVerifier>, provider: Arc<CryptoProvider>) -> Arc<CertCheck> {
+    CertCheck::new(
+        "verify-ca",
+        provider,
+        move |end_entity, intermediates, name, ocsp, now| match webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            name,
+            ocsp,
+            now,
+        ) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
             other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
+        },
+    )
 }
 
 #[cfg(test)]
@@ -493,12 +419,12 @@ mod tests {
         let mut roots = RootCertStore::empty();
         roots.add(ca.der().clone()).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
             .unwrap();
-        let verifier = ChainOnly(webpki);
-        let name = ServerName::try_from("db").unwrap();
-        let now = UnixTime::now();
+        let verifier = chain_only(webpki, provider);
+        let name = rustls::pki_types::ServerName::try_from("db").unwrap();
+        let now = rustls::pki_types::UnixTime::now();
         // Signed by the CA for another name: the chain holds, the name is
         // not checked.
         let key = rcgen::KeyPair::generate().unwrap();
