@@ -19,11 +19,25 @@ use crate::domain::message::{Message, MessageData, Swipe};
 use crate::domain::recaps::RecapVersion;
 
 /// `extra.auto_recap_memory`: the fields that are set, then the kept ones.
+/// Destructured whole, so a new field breaks the build until it is written.
 fn data_json(data: &MessageData, kept: Option<&Kept>) -> String {
+    let MessageData {
+        memory,
+        prefill,
+        exclude,
+        error,
+        reasoning,
+        edited,
+        scene_break,
+        scene_break_visible,
+        scene_break_name,
+        scene_recap_memory,
+        is_auto_recap_system_memory,
+    } = data;
     let mut obj = Obj::new();
     macro_rules! put {
         ($($field:ident),*) => {
-            $(if let Some(value) = &data.$field {
+            $(if let Some(value) = $field {
                 obj.put(stringify!($field), value);
             })*
         };
