@@ -141,6 +141,7 @@ impl App {
             postgres,
             tokens,
             tls,
+            llm,
         } = files;
         let stores = open_store(&config, postgres).await?;
         let store = stores.chats.clone();

@@ -11,6 +11,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::domain::Limits;
 
+mod llm;
+pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions, parse_duration};
+
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
 /// is bound or file written.
 pub const EXIT_INVALID_CONFIG: i32 = 64;
@@ -203,6 +206,9 @@ pub struct StartupFiles {
     pub tokens: Option<crate::auth::TokenTable>,
     /// The certificate and key (--tls-cert, --tls-key); `None`: plaintext.
     pub tls: Option<tonic::transport::Identity>,
+    /// The LLM recapd writes recaps with (--llm-url and the API key);
+    /// `None`: no generation.
+    pub llm: Option<LlmSetup>,
 }
 
 /// Server options.
@@ -313,6 +319,10 @@ pub struct Config {
     #[arg(long, env = "RECAPD_MAX_TEXT_BYTES", default_value_t = Limits::default().max_text_bytes as u64,
           value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
     pub max_text_bytes: u64,
+
+    /// Recaps written by recapd: the LLM and the job queue.
+    #[command(flatten)]
+    pub llm: LlmOptions,
 }
 
 impl Cli {
@@ -337,6 +347,7 @@ impl Config {
             postgres: self.postgres()?,
             tokens: self.auth_tokens()?,
             tls: self.tls_identity()?,
+            llm: self.llm.setup(std::env::var("RECAPD_LLM_API_KEY").ok())?,
         })
     }
 

@@ -11,11 +11,15 @@
 //! - [`refresh`]: one refresh, producing an [`refresh::Injection`].
 //! - [`prompt`]: prompt assembly with SillyTavern's placement.
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
+//! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
+//!   read, back-off; [`generation`]: their prompts, macros and answers.
 
 pub mod autohide;
 pub mod chat;
 pub mod ids;
+pub mod generation;
 pub mod inclusion;
+pub mod jobs;
 pub mod message;
 pub mod prompt;
 #[cfg(test)]
@@ -50,6 +54,10 @@ pub enum DomainError {
     /// A configured limit (messages per chat, chats, subscribers) is reached.
     #[error("{0}")]
     ResourceExhausted(String),
+    /// The request is valid but the state it needs does not hold (no LLM
+    /// configured, a job already finished, a break without a scene recap).
+    #[error("{0}")]
+    FailedPrecondition(String),
 }
 
 impl DomainError {

@@ -11,6 +11,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::DomainError;
+pub use super::generation::prompts::{
+    DEFAULT_MESSAGE_RECAP_PROMPT, DEFAULT_RUNNING_RECAP_PROMPT, DEFAULT_SCENE_BREAK_PROMPT,
+    DEFAULT_SCENE_RECAP_PROMPT,
+};
 
 /// Where the injection goes in the prompt (SillyTavern's extension prompt
 /// types; there is no AFTER_PROMPT).
@@ -161,6 +165,60 @@ where
 /// Checks a wire `auto_hide_scene_count`: not negative.
 pub fn check_scene_count(value: i32) -> Result<u32, DomainError> {
     non_negative("auto_hide_scene_count")(value)
+}
+
+/// Checks a wire `scene_break_min_messages`: 1..=1000.
+pub fn check_min_messages(value: i32) -> Result<u32, DomainError> {
+    in_range("settings.scene_break_min_messages", value, 1, 1000)
+}
+
+/// Checks a wire `message_recap_lag`: 0..=100.
+pub fn check_message_recap_lag(value: i32) -> Result<u32, DomainError> {
+    in_range("settings.message_recap_lag", value, 0, 100)
+}
+
+/// Checks a wire `llm_max_tokens`: 1..=1000000.
+pub fn check_llm_max_tokens(value: i64) -> Result<u64, DomainError> {
+    u64::try_from(value)
+        .ok()
+        .filter(|v| (1..=1_000_000).contains(v))
+        .ok_or_else(|| {
+            DomainError::invalid(
+                "settings.llm_max_tokens",
+                format!("{value} is outside 1..=1000000"),
+            )
+        })
+}
+
+/// Checks a wire `llm_temperature`: a number in 0..=2, kept to thousandths.
+pub fn check_temperature(value: f64) -> Result<Milli, DomainError> {
+    if !(0.0..=2.0).contains(&value) {
+        return Err(DomainError::invalid(
+            "settings.llm_temperature",
+            format!("{value} is outside 0..=2"),
+        ));
+    }
+    Ok(Milli((value * 1000.0).round() as u32))
+}
+
+fn in_range(field: &str, value: i32, low: u32, high: u32) -> Result<u32, DomainError> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| (low..=high).contains(v))
+        .ok_or_else(|| DomainError::invalid(field, format!("{value} is outside {low}..={high}")))
+}
+
+/// A number kept in thousandths, so that settings compare exactly (the
+/// API carries it as a decimal number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Milli(pub u32);
+
+impl Milli {
+    /// The number it stands for.
+    pub fn value(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
 }
 
 /// Checks a wire `debounce_ms`: 0..=[`MAX_DEBOUNCE_MS`].

@@ -35,6 +35,7 @@ mod commit;
 mod debounce;
 mod fanout;
 mod files;
+mod jobs;
 mod ops;
 mod prompt;
 mod refreshes;
@@ -95,6 +96,10 @@ impl EngineError {
 /// before that subscriber resynchronises from the latest states.
 const ALL_CHATS_BUFFER: usize = 4096;
 
+/// How many job state changes a WatchJobs reader may fall behind before
+/// it skips to each job's latest state.
+pub const JOB_CHANGES_BUFFER: usize = 256;
+
 /// How many times an operation is re-run, on a fresh read of its chat,
 /// when another replica changed the chat first; then it fails (ABORTED).
 const MAX_CONFLICT_RETRIES: u32 = 32;
@@ -127,6 +132,9 @@ struct Inner {
     global: RwLock<HashMap<Tenant, (u64, Arc<SettingsPatch>)>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
+    /// Every job state change this process made or heard of, in order per
+    /// job, for WatchJobs.
+    job_changes: broadcast::Sender<Arc<crate::domain::jobs::Job>>,
     /// The store's clock at the latest resync (shared store only).
     last_resync_ms: Mutex<Option<i64>>,
 }
@@ -184,6 +192,7 @@ impl Engine {
         let global = chats.global_settings().await?;
         let chats_known = chats.chat_count().await?;
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
+        let (job_changes, _) = broadcast::channel(JOB_CHANGES_BUFFER);
         Ok(Engine {
             inner: Arc::new(Inner {
                 store: chats,
@@ -200,6 +209,7 @@ impl Engine {
                 ),
                 global_changes: tokio::sync::Mutex::new(()),
                 all_chats,
+                job_changes,
                 last_resync_ms: Mutex::new(None),
             }),
         })

@@ -134,6 +134,7 @@ impl Resident {
             generation,
             changed_ms,
             settings_generation: _,
+            jobs,
         } = loaded;
         let settings = settings.unwrap_or_default();
         let chat_known = stored.is_some();

@@ -13,12 +13,15 @@ fn code(error: &EngineError) -> Code {
         EngineError::Domain(DomainError::NotFound(_)) => Code::NotFound,
         EngineError::Domain(DomainError::AlreadyExists(_)) => Code::AlreadyExists,
         EngineError::Domain(DomainError::ResourceExhausted(_)) => Code::ResourceExhausted,
+        EngineError::Domain(DomainError::FailedPrecondition(_)) => Code::FailedPrecondition,
         EngineError::Store(StoreError::Database { .. } | StoreError::Closed) => Code::Unavailable,
         EngineError::Store(StoreError::Corrupt { .. }) => Code::Internal,
         // A bug, not an outage: retrying would meet it again.
         EngineError::Store(StoreError::Panicked(_)) | EngineError::Panicked(_) => Code::Internal,
         // Still losing to other replicas after several fresh attempts.
         EngineError::Store(StoreError::Conflict(_)) => Code::Aborted,
+        // A job's runner lost it to another (or to a cancellation) first.
+        EngineError::Store(StoreError::Fenced(_)) => Code::Aborted,
     }
 }
 

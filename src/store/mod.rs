@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::chat::Chat;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
+use crate::domain::jobs::{Job, JobState};
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
@@ -70,6 +71,11 @@ pub enum StoreError {
     /// was in was rolled back; the store keeps serving other calls.
     #[error("internal storage error: {0}")]
     Panicked(String),
+    /// A [`Write::Job`] expected a fence the job no longer has: another
+    /// runner claimed it (or it was cancelled or finished) since. Nothing
+    /// of the batch's group is applied; the caller drops its result.
+    #[error("job {0} was taken over or changed by another runner")]
+    Fenced(String),
 }
 
 impl StoreError {
@@ -231,6 +237,22 @@ pub enum Write {
         /// Its settings.
         settings: ChatSettings,
     },
+    /// Creates or replaces a job (its chat is `job.chat`). With
+    /// `expect_fence`, the commit fails with [`StoreError::Fenced`] unless
+    /// the stored job exists with exactly that fence: a runner applies its
+    /// result (or renews its lease) only while the job is still its own.
+    Job {
+        /// The job as it now is.
+        job: Job,
+        /// The fence the stored job must have.
+        expect_fence: Option<u64>,
+    },
+    /// Removes every terminal job (all tenants) last changed before
+    /// `finished_before_us` (`--job-retention`).
+    PurgeJobs {
+        /// µs since the epoch.
+        finished_before_us: i64,
+    },
 }
 
 /// A whole chat shared with the store for [`Write::ReplaceChat`]; two are
@@ -279,6 +301,25 @@ pub struct LoadedChat {
     /// The generation of its tenant's global settings in the same read
     /// (0 for single-writer stores): settings older than it are stale.
     pub settings_generation: u64,
+    /// Its non-terminal jobs (PENDING, RUNNING), oldest first.
+    pub jobs: Vec<Job>,
+}
+
+/// Which jobs [`ChatStore::list_jobs`] reads: one tenant's, newest first
+/// (by creation time, then id, both descending).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobQuery {
+    /// The tenant.
+    pub tenant: Tenant,
+    /// Only this chat's; `None`: every chat of the tenant.
+    pub chat_id: Option<String>,
+    /// Only jobs in these states; empty: all.
+    pub states: Vec<JobState>,
+    /// At most this many.
+    pub limit: usize,
+    /// Only jobs strictly after this (created µs, job id) in the order:
+    /// the last job of the previous page.
+    pub after: Option<(i64, String)>,
 }
 
 /// A tenant's global settings as stored.
@@ -330,6 +371,20 @@ pub trait ChatStore: Send + Sync + 'static {
     ) -> Result<Vec<(ChatKey, ChatSettings)>, StoreError>;
     /// The chats that owe a debounced refresh.
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError>;
+    /// One job of `tenant` (`None`: no such job, or another tenant's).
+    async fn job(&self, tenant: &Tenant, job_id: &str) -> Result<Option<Job>, StoreError>;
+    /// A page of one tenant's jobs, as `query` says.
+    async fn list_jobs(&self, query: &JobQuery) -> Result<Vec<Job>, StoreError>;
+    /// Jobs that may be started now, all tenants, oldest first, at most
+    /// `limit`: PENDING ones due by `now_us`, and RUNNING ones whose lease
+    /// expired before `now_us` (their runner stopped). Chats that have a
+    /// RUNNING job under a lease still valid at `now_us` are left out (a
+    /// chat runs one job at a time, across replicas too).
+    async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError>;
+    /// The earliest `not_before_us` of any PENDING job (all tenants), and
+    /// the earliest lease expiry of any RUNNING one: when the runner should
+    /// look again at the latest.
+    async fn next_job_due(&self) -> Result<Option<i64>, StoreError>;
     /// Stops taking commits and waits until every commit already taken is
     /// durable (or failed). Later commits fail with [`StoreError::Closed`].
     async fn close(&self);

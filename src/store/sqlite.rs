@@ -261,6 +261,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
     match write {
         // One process writes a data directory: nobody else can move a chat.
         Write::Claim { .. } => Ok(()),
+        Write::Job { .. } | Write::PurgeJobs { .. } => todo!("SKELETON: jobs table"),
         Write::Chat { chat, meta } => execute(
             tx,
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES (?1, ?2, ?3, ?4)
@@ -415,6 +416,18 @@ fn chat_keys(
 
 #[async_trait::async_trait]
 impl ChatStore for SqliteStore {
+    async fn job(&self, _tenant: &crate::domain::ids::Tenant, _job_id: &str) -> Result<Option<crate::domain::jobs::Job>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
+    async fn list_jobs(&self, _query: &crate::store::JobQuery) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
+    async fn runnable_jobs(&self, _now_us: i64, _limit: usize) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
+    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         self.commits.commit(writes).await
     }

@@ -41,8 +41,9 @@ macro_rules! declare_settings {
 
         /// Settings as the API carries them, unchecked: every field
         /// optional, integers signed. [`SettingsPatch::from_api`] checks
-        /// them; [`Settings::to_api`] gives every field.
-        #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        /// them; [`Settings::to_api`] gives every field. (Not `Eq`: the
+        /// API carries `llm_temperature` as a float.)
+        #[derive(Debug, Clone, Default, PartialEq)]
         pub struct ApiSettings {
             $(
                 #[doc = concat!("[`Settings::", stringify!($name), "`] in the API's form.")]

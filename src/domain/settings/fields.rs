@@ -93,6 +93,35 @@ macro_rules! settings_table {
             /// The message-recap tier's template; `{{message_recaps}}` is replaced
             /// by the included recaps, oldest first, one per line.
             message_recaps_template: String = DEFAULT_MESSAGE_RECAPS_TEMPLATE.to_owned();
+            /// Whether a new character message may start a scene-break detection.
+            auto_scene_break_detection: bool = true;
+            /// The newest this many candidates of a detection are not eligible.
+            scene_break_offset: u32 = 8,
+                checked by depth_in_range("settings.scene_break_offset");
+            /// A break needs at least this many candidates before it.
+            scene_break_min_messages: u32 = 10, checked by check_min_messages;
+            /// Whether recapd recaps the scene of each break it finds.
+            auto_scene_recap: bool = true;
+            /// Whether recapd merges each scene recap it writes into the running recap.
+            auto_running_recap: bool = true;
+            /// Whether recapd recaps new messages into their `memory`.
+            auto_message_recaps: bool = false;
+            /// How many messages behind the newest a message recap runs.
+            message_recap_lag: u32 = 1, checked by check_message_recap_lag;
+            /// The scene-break detection prompt.
+            scene_break_prompt: String = DEFAULT_SCENE_BREAK_PROMPT.to_owned();
+            /// The scene recap prompt.
+            scene_recap_prompt: String = DEFAULT_SCENE_RECAP_PROMPT.to_owned();
+            /// The running-recap merge prompt.
+            running_recap_prompt: String = DEFAULT_RUNNING_RECAP_PROMPT.to_owned();
+            /// The message recap prompt.
+            message_recap_prompt: String = DEFAULT_MESSAGE_RECAP_PROMPT.to_owned();
+            /// The model asked; empty: the server's `--llm-model`.
+            llm_model: String = String::new();
+            /// The most tokens an answer may have.
+            llm_max_tokens: u64 = 1024, checked by check_llm_max_tokens;
+            /// Sampling temperature in thousandths; `None`: the model's own.
+            llm_temperature: Option<Milli> = None, checked by check_temperature;
         }
     };
 }

@@ -36,7 +36,7 @@ macro_rules! wire_as_is {
         }
     )*};
 }
-wire_as_is!(bool, i32, i64, String);
+wire_as_is!(bool, i32, i64, f64, String);
 
 /// Domain enums carried as a proto enum's number: UNSPECIFIED and unknown
 /// numbers are refused.

@@ -385,6 +385,18 @@ impl PgCommitter {
 
 #[async_trait::async_trait]
 impl ChatStore for PgStore {
+    async fn job(&self, _tenant: &crate::domain::ids::Tenant, _job_id: &str) -> Result<Option<crate::domain::jobs::Job>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
+    async fn list_jobs(&self, _query: &crate::store::JobQuery) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
+    async fn runnable_jobs(&self, _now_us: i64, _limit: usize) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
+    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
+        todo!("SKELETON: jobs table")
+    }
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         self.commits.commit(writes).await
     }

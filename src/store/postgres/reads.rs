@@ -114,6 +114,7 @@ impl PgStore {
             // clocks differ still agree on how long ago it was.
             changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
             settings_generation,
+            jobs: Vec::new(), // SKELETON: jobs table
         })
     }
 }
