@@ -36,10 +36,32 @@ pub const REPLICA_CONFLICTS: &str = "recapd_replica_conflicts_total";
 /// (`hint` from a notification, `resync` from a periodic check).
 pub const REPLICA_RELOADS: &str = "recapd_replica_reloads_total";
 
+/// Counter of job state changes, labelled `kind` and `state` (the state
+/// entered).
+pub const JOB_TRANSITIONS: &str = "recapd_job_transitions_total";
+/// Gauge of non-terminal jobs (PENDING and RUNNING) of chats this process
+/// holds, labelled `state`.
+pub const JOBS_QUEUED: &str = "recapd_jobs_queued";
+/// Counter of automatic jobs dropped because their chat had
+/// `--max-jobs-per-chat` non-terminal jobs, labelled `kind`.
+pub const JOBS_DROPPED: &str = "recapd_jobs_dropped_total";
+/// Histogram of LLM request time in seconds, labelled `outcome` (`ok`,
+/// `retryable`, `fatal`).
+pub const LLM_REQUEST_DURATION: &str = "recapd_llm_request_duration_seconds";
+/// Counter of LLM requests (attempts), labelled `kind` and `outcome`.
+pub const LLM_ATTEMPTS: &str = "recapd_llm_attempts_total";
+/// Counter of tokens the LLM reported (`usage`), labelled `direction`
+/// (`in`: the prompt, `out`: the answer).
+pub const LLM_TOKENS: &str = "recapd_llm_tokens_total";
+/// Gauge of LLM requests in flight.
+pub const LLM_IN_FLIGHT: &str = "recapd_llm_requests_in_flight";
+
 /// Latency buckets shared by the duration histograms, in seconds.
 const SECONDS_BUCKETS: [f64; 14] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
+/// LLM requests take seconds to minutes.
+const LLM_BUCKETS: [f64; 10] = [0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
 const BATCH_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 512.0, 4096.0];
 
 static INSTALLED: OnceLock<SocketAddr> = OnceLock::new();
@@ -65,6 +87,12 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
                 &BATCH_BUCKETS,
             )
         })
+        .and_then(|b| {
+            b.set_buckets_for_metric(
+                metrics_exporter_prometheus::Matcher::Full(LLM_REQUEST_DURATION.into()),
+                &LLM_BUCKETS,
+            )
+        })
         .map_err(|e| e.to_string())?;
     builder
         .install()
@@ -75,6 +103,20 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
 }
 
 fn describe() {
+    metrics::describe_counter!(JOB_TRANSITIONS, "Job state changes by kind and state entered.");
+    metrics::describe_gauge!(JOBS_QUEUED, "Non-terminal jobs of the chats held, by state.");
+    metrics::describe_counter!(
+        JOBS_DROPPED,
+        "Automatic jobs dropped at --max-jobs-per-chat, by kind."
+    );
+    metrics::describe_histogram!(
+        LLM_REQUEST_DURATION,
+        metrics::Unit::Seconds,
+        "LLM request time by outcome."
+    );
+    metrics::describe_counter!(LLM_ATTEMPTS, "LLM requests by job kind and outcome.");
+    metrics::describe_counter!(LLM_TOKENS, "Tokens the LLM reported, by direction.");
+    metrics::describe_gauge!(LLM_IN_FLIGHT, "LLM requests in flight.");
     metrics::describe_counter!(
         RPC_REQUESTS,
         "Finished RPCs by method and gRPC status code."
