@@ -64,12 +64,14 @@ pub enum Trigger {
     RunningRecapChanged,
     /// A debounced refresh that a restart found pending.
     Startup,
+    /// recapd applied a recap (or a scene break) it wrote with the LLM.
+    RecapGenerated,
 }
 
 impl Trigger {
     /// Every trigger, in declaration order: the `trigger` labels the
     /// refresh counter shows from start-up.
-    pub const ALL: [Trigger; 12] = [
+    pub const ALL: [Trigger; 13] = [
         Trigger::ChatChanged,
         Trigger::MessageSent,
         Trigger::MessageReceived,
@@ -82,6 +84,7 @@ impl Trigger {
         Trigger::SettingsChanged,
         Trigger::RunningRecapChanged,
         Trigger::Startup,
+        Trigger::RecapGenerated,
     ];
 
     /// The trigger of an event.
@@ -113,6 +116,7 @@ impl Trigger {
             Trigger::SettingsChanged => "settings_changed",
             Trigger::RunningRecapChanged => "running_recap_changed",
             Trigger::Startup => "startup",
+            Trigger::RecapGenerated => "recap_generated",
         }
     }
 
@@ -577,6 +581,7 @@ mod tests {
             Trigger::SettingsChanged => 9,
             Trigger::RunningRecapChanged => 10,
             Trigger::Startup => 11,
+            Trigger::RecapGenerated => 12,
         };
         for (index, trigger) in Trigger::ALL.into_iter().enumerate() {
             assert_eq!(position(trigger), index, "{trigger:?}");

@@ -104,6 +104,7 @@ impl From<Trigger> for pb::RefreshTrigger {
             Trigger::SettingsChanged => pb::RefreshTrigger::SettingsChanged,
             Trigger::RunningRecapChanged => pb::RefreshTrigger::RunningRecapChanged,
             Trigger::Startup => pb::RefreshTrigger::Startup,
+            Trigger::RecapGenerated => pb::RefreshTrigger::RecapGenerated,
         }
     }
 }
