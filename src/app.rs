@@ -19,7 +19,7 @@ use crate::auth::AuthLayer;
 use crate::config::{Config, Durability, MetricsListen, StartupFiles};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, Generation, JobsConfig};
 use crate::grpc::observe::{self, ObserveLayer};
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
@@ -73,6 +73,8 @@ pub struct App {
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     /// Follows other replicas' commits (shared store only).
     follower: Option<JoinHandle<()>>,
+    /// The job runner and what stops it.
+    jobs: (JoinHandle<()>, CancellationToken),
     /// Closed last, once every acknowledged write is durable.
     store: Arc<dyn ChatStore>,
 }
@@ -146,7 +148,18 @@ impl App {
         let stores = open_store(&config, postgres).await?;
         let store = stores.chats.clone();
         let changes = stores.replicas.as_ref().and_then(|r| r.changes());
-        let engine = Engine::new(stores, config.limits()).await?;
+        let generation = llm
+            .map(|setup| {
+                crate::llm::LlmClient::new(&setup)
+                    .map(|client| Generation { client, setup })
+                    .map_err(|e| AppError::Startup(format!("--llm-url: {e}")))
+            })
+            .transpose()?;
+        let jobs_config = JobsConfig {
+            generation,
+            queue: config.llm.queue(),
+        };
+        let engine = Engine::with_jobs(stores, config.limits(), jobs_config).await?;
         // The first use of a vocabulary loads it; do it before the first request.
         tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
             .await
@@ -233,6 +246,8 @@ impl App {
                 PromptServiceServer::new(PromptApi::new(engine.clone()))
                     .max_decoding_message_size(max_request),
             );
+        let stop_jobs = CancellationToken::new();
+        let jobs = tokio::spawn(engine.clone().run_jobs(stop_jobs.clone()));
         let stop = shutdown.clone();
         let server = tokio::spawn(router.serve_with_incoming_shutdown(
             TcpListenerStream::new(listener),
@@ -253,6 +268,7 @@ impl App {
             shutdown,
             server,
             follower,
+            jobs: (jobs, stop_jobs),
             store,
         })
     }
@@ -273,6 +289,7 @@ impl App {
             shutdown,
             server,
             follower,
+            jobs: (jobs, stop_jobs),
             store,
         } = self;
         set_all_not_serving(&health).await;
@@ -285,6 +302,11 @@ impl App {
         if let Some(follower) = follower {
             follower.abort();
             let _ = follower.await;
+        }
+        // Attempts under way stop; their jobs run again at the next start.
+        stop_jobs.cancel();
+        if let Err(error) = jobs.await {
+            tracing::error!(%error, "job runner failed");
         }
         engine.flush_debounced().await;
         drop(engine);

@@ -11,6 +11,7 @@ use futures_util::FutureExt;
 use super::slot::{ChatSlot, Resident};
 use super::{Engine, EngineError, Guard, Next, now_us};
 use crate::domain::ids::ClaimKey;
+use crate::domain::jobs::Job;
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
@@ -38,11 +39,34 @@ impl Engine {
         writes: Vec<Write>,
         next: Next,
     ) -> Result<u64, EngineError> {
+        self.commit_detached_jobs(slot, guard, writes, next, Vec::new())
+            .await
+    }
+
+    /// [`Engine::commit_detached`] of an operation that also changed jobs:
+    /// once durable, each job in `jobs` (as it now is) is logged, counted
+    /// and told to WatchJobs readers, while the chat is still locked, so
+    /// readers see each job's changes in order.
+    pub(super) async fn commit_detached_jobs(
+        &self,
+        slot: &Arc<ChatSlot>,
+        guard: Guard,
+        writes: Vec<Write>,
+        next: Next,
+        jobs: Vec<Job>,
+    ) -> Result<u64, EngineError> {
         let engine = self.clone();
         let slot = slot.clone();
         tokio::spawn(async move {
             let mut guard = guard;
-            engine.commit_guarded(&slot, &mut guard, writes, next).await
+            let revision = engine
+                .commit_guarded(&slot, &mut guard, writes, next)
+                .await?;
+            for job in jobs {
+                engine.announce_job(job);
+            }
+            drop(guard);
+            Ok(revision)
         })
         .await
         .map_err(EngineError::from_join)?

@@ -61,6 +61,7 @@ use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
 pub use fanout::Updates;
 pub use files::ChatSnapshot;
+pub use jobs::{Generation, JobsConfig};
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
@@ -135,6 +136,8 @@ struct Inner {
     /// Every job state change this process made or heard of, in order per
     /// job, for WatchJobs.
     job_changes: broadcast::Sender<Arc<crate::domain::jobs::Job>>,
+    /// The job queue's runner state and the LLM.
+    jobs: jobs::JobsRuntime,
     /// The store's clock at the latest resync (shared store only).
     last_resync_ms: Mutex<Option<i64>>,
 }
@@ -164,8 +167,10 @@ impl Drop for ChatPlace<'_> {
 type Guard = OwnedMutexGuard<Option<Resident>>;
 
 /// What an operation asks of the refresh machinery once its change is made.
+#[derive(Default)]
 enum Next {
     /// Nothing: no refresh, none scheduled.
+    #[default]
     Nothing,
     /// Refresh now, in the same commit.
     Refresh(Trigger),
@@ -188,6 +193,16 @@ impl Engine {
     /// Builds an engine over `stores`, reading every tenant's global
     /// settings and counting the chats.
     pub async fn new(stores: Stores, limits: Limits) -> Result<Engine, EngineError> {
+        Engine::with_jobs(stores, limits, JobsConfig::default()).await
+    }
+
+    /// [`Engine::new`] with recaps written by recapd: the LLM (if any) and
+    /// the job queue's options. The runner starts with [`Engine::run_jobs`].
+    pub async fn with_jobs(
+        stores: Stores,
+        limits: Limits,
+        jobs: JobsConfig,
+    ) -> Result<Engine, EngineError> {
         let Stores { chats, replicas } = stores;
         let global = chats.global_settings().await?;
         let chats_known = chats.chat_count().await?;
@@ -210,6 +225,7 @@ impl Engine {
                 global_changes: tokio::sync::Mutex::new(()),
                 all_chats,
                 job_changes,
+                jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
             }),
         })

@@ -39,7 +39,7 @@ pub(super) fn missing_state() -> EngineError {
 }
 
 /// The rows `changes` touched, read from the chat as it now is.
-fn writes_for(key: &ChatKey, chat: &Chat, changes: &Changes) -> Vec<Write> {
+pub(super) fn writes_for(key: &ChatKey, chat: &Chat, changes: &Changes) -> Vec<Write> {
     let mut writes = Vec::new();
     for id in &changes.messages_put {
         if let Some((seq, message)) = chat.message(id) {
@@ -74,12 +74,12 @@ fn writes_for(key: &ChatKey, chat: &Chat, changes: &Changes) -> Vec<Write> {
 }
 
 /// The chat, for reading: a shared chat (an export under way) stays shared.
-fn known_chat_ref<'a>(resident: &'a Resident, key: &ChatKey) -> Result<&'a Chat, EngineError> {
+pub(super) fn known_chat_ref<'a>(resident: &'a Resident, key: &ChatKey) -> Result<&'a Chat, EngineError> {
     resident.chat.as_deref().ok_or_else(|| unknown_chat(key))
 }
 
 /// The chat, for changing: a shared chat is copied first.
-fn known_chat<'a>(resident: &'a mut Resident, key: &ChatKey) -> Result<&'a mut Chat, EngineError> {
+pub(super) fn known_chat<'a>(resident: &'a mut Resident, key: &ChatKey) -> Result<&'a mut Chat, EngineError> {
     resident
         .chat
         .as_mut()
@@ -135,17 +135,21 @@ impl Engine {
                 changes
             }
         };
-        let writes = resident
+        let mut writes = resident
             .chat
             .as_ref()
             .map(|chat| writes_for(chat_id, chat, &changes))
             .unwrap_or_default();
+        let (job_writes, jobs) = self.jobs_after_event(chat_id, resident, trigger, &changes)?;
+        writes.extend(job_writes);
         let next = if trigger.is_debounced() {
             Next::Debounce(trigger)
         } else {
             Next::Refresh(trigger)
         };
-        let revision = self.commit_detached(&slot, guard, writes, next).await?;
+        let revision = self
+            .commit_detached_jobs(&slot, guard, writes, next, jobs)
+            .await?;
         if let Some(place) = place {
             place.keep();
         }

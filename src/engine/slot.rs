@@ -122,6 +122,9 @@ pub(super) struct Resident {
     /// When the chat last changed in the store, in ms since the epoch, as
     /// loaded (shared stores only).
     pub changed_ms: Option<i64>,
+    /// The chat's non-terminal jobs, oldest first, as the store holds them
+    /// (changed in memory only together with a commit of the same change).
+    pub jobs: Vec<crate::domain::jobs::Job>,
 }
 
 impl Resident {
@@ -163,6 +166,13 @@ impl Resident {
             persisted: chat_known,
             generation,
             changed_ms,
+            jobs: jobs
+                .into_iter()
+                .map(|mut job| {
+                    job.chat = key.clone();
+                    job
+                })
+                .collect(),
         }
     }
 

@@ -1,15 +1,199 @@
 //! Recaps written by recapd: the job queue's operations (queue, cancel,
 //! retry, list), the runner that takes runnable jobs round-robin over
-//! chats and asks the LLM, and the application of results under the
-//! chat's lock, in the same commit as the job's end.
+//! chats and asks the LLM ([`runner`], [`attempt`]), and what events do to
+//! jobs ([`triggers`]).
+//!
+//! Every change of a job is made under its chat's lock and committed
+//! through the chat's commit path, together with the chat writes it goes
+//! with: a job ends SUCCEEDED in the same transaction that applies its
+//! result, and only under the fence its runner claimed (see
+//! [`crate::store::Write::Job`]). With a shared store the commit also claims
+//! the chat, so two replicas never both claim one job.
 
+mod attempt;
+mod queue;
+mod runner;
+mod triggers;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::{Notify, Semaphore};
+
+use crate::config::{LlmSetup, QueueOptions};
+use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::domain::jobs::Job;
-use crate::store::JobQuery;
+use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::message::MessageData;
+use crate::domain::refresh::Trigger;
+use crate::llm::LlmClient;
+use crate::store::{JobQuery, Write};
+use crate::telemetry;
 
-use super::{Engine, EngineError};
+use super::ops::{known_chat, known_chat_ref, missing_state};
+use super::{Engine, EngineError, Next, now_us};
+pub(super) use queue::Queued;
+
+/// The LLM recapd writes recaps with, and how hard it may be used.
+#[derive(Clone)]
+pub struct Generation {
+    /// The client of one request.
+    pub client: LlmClient,
+    /// The checked options (model, attempts, back-off, concurrency...).
+    pub setup: LlmSetup,
+}
+
+/// What the engine needs to run jobs: the LLM (none: generation is off, but
+/// jobs can still be listed, watched and cancelled) and the queue's options.
+#[derive(Clone, Default)]
+pub struct JobsConfig {
+    /// The LLM; `None` without `--llm-url`.
+    pub generation: Option<Generation>,
+    /// Retention, lease, per-chat limit.
+    pub queue: QueueOptions,
+}
+
+/// The engine's job machinery.
+pub(super) struct JobsRuntime {
+    pub generation: Option<Generation>,
+    pub queue: QueueOptions,
+    /// Requests in flight, for the whole process (`--llm-concurrency`).
+    pub permits: Arc<Semaphore>,
+    /// Wakes the runner: a job was queued or became runnable.
+    pub wake: Notify,
+    /// This process's lease owner name (random per start).
+    pub owner: String,
+    /// Chats whose next job this process is starting or running now.
+    pub busy: Mutex<HashSet<ChatKey>>,
+}
+
+impl JobsRuntime {
+    pub fn new(config: JobsConfig) -> JobsRuntime {
+        let concurrency = config
+            .generation
+            .as_ref()
+            .map_or(1, |g| g.setup.concurrency.max(1));
+        JobsRuntime {
+            generation: config.generation,
+            queue: config.queue,
+            permits: Arc::new(Semaphore::new(concurrency)),
+            wake: Notify::new(),
+            owner: format!("{:016x}", rand::random::<u64>()),
+            busy: Mutex::new(HashSet::new()),
+        }
+    }
+}
+
+/// A fresh job id: its creation time then randomness, in hex, so ids sort
+/// roughly by age and never collide.
+fn new_job_id(now_us: i64) -> String {
+    format!("{:013x}{:016x}", now_us.max(0), rand::random::<u64>())
+}
+
+fn no_llm() -> EngineError {
+    DomainError::FailedPrecondition(
+        "recapd has no LLM to write recaps with (start it with --llm-url)".into(),
+    )
+    .into()
+}
+
+fn job_not_found(job_id: &str) -> EngineError {
+    DomainError::NotFound(format!("job {job_id:?}")).into()
+}
 
 impl Engine {
+    fn jobs(&self) -> &JobsRuntime {
+        &self.inner.jobs
+    }
+
+    fn require_llm(&self) -> Result<&Generation, EngineError> {
+        self.jobs().generation.as_ref().ok_or_else(no_llm)
+    }
+
+    /// Logs, counts and tells WatchJobs readers one job change (committed).
+    pub(super) fn announce_job(&self, job: Job) {
+        metrics::counter!(
+            telemetry::JOB_TRANSITIONS,
+            "kind" => job.kind.name(),
+            "state" => job.state.name()
+        )
+        .increment(1);
+        tracing::info!(
+            chat = %job.chat,
+            job = %job.id,
+            kind = job.kind.name(),
+            state = job.state.name(),
+            message = %job.message_id,
+            attempts = job.attempts,
+            last_error = %job.last_error,
+            result = %job.result,
+            "job"
+        );
+        if !job.state.is_terminal() {
+            self.jobs().wake.notify_one();
+        }
+        let _ = self.inner.job_changes.send(Arc::new(job));
+    }
+
+    /// Queues one job of `kind` on `message_id` at a client's request,
+    /// after `prepare` (under the chat's lock) made the chat ready for it.
+    async fn request_job(
+        &self,
+        chat_id: &ChatKey,
+        kind: JobKind,
+        message_id: &str,
+        prepare: impl Fn(&mut super::slot::Resident) -> Result<PreparedRequest, EngineError>,
+    ) -> Result<Job, EngineError> {
+        self.require_llm()?;
+        self.retrying(|| async {
+            let slot = self.slot(chat_id);
+            let mut guard = self.lock(&slot).await?;
+            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            known_chat_ref(resident, chat_id)?;
+            let PreparedRequest {
+                mut writes,
+                next,
+                depends_on,
+            } = prepare(resident)?;
+            let queued = queue::queue(
+                resident,
+                &self.jobs().queue,
+                chat_id,
+                kind,
+                message_id,
+                queue::Origin::Request,
+                now_us(),
+                depends_on,
+            )?;
+            let (job, fresh) = match queued {
+                Queued::Existing(job) => (job, None),
+                Queued::New(job) => (job.clone(), Some(job)),
+                Queued::Dropped => return Err(EngineError::Panicked("a requested job was dropped".into())),
+            };
+            if fresh.is_none() && writes.is_empty() {
+                return Ok(job);
+            }
+            let mut announce = Vec::new();
+            if let Some(fresh) = fresh {
+                writes.push(Write::Job {
+                    job: fresh.clone(),
+                    expect_fence: None,
+                });
+                announce.push(fresh);
+            }
+            self.commit_detached_jobs(&slot, guard, writes, next, announce)
+                .await?;
+            self.wake_runner();
+            Ok(job)
+        })
+        .await
+    }
+
+    fn wake_runner(&self) {
+        self.jobs().wake.notify_one();
+    }
+
     /// GenerateSceneRecap: makes `message_id` a visible scene break if it
     /// is not one, and queues its scene recap (an existing non-terminal one
     /// is returned as it is).
@@ -18,36 +202,140 @@ impl Engine {
         chat: &ChatKey,
         message_id: &str,
     ) -> Result<Job, EngineError> {
-        let _ = (chat, message_id);
-        todo!("SKELETON: engine jobs")
+        self.request_job(chat, JobKind::SceneRecap, message_id, |resident| {
+            let known = known_chat_ref(resident, chat)?;
+            let data = known.message_data(message_id)?;
+            if data.is_visible_scene_break() {
+                return Ok(PreparedRequest::default());
+            }
+            let update = MessageData {
+                scene_break: Some(true),
+                scene_break_visible: Some(true),
+                ..MessageData::default()
+            };
+            let changed = known_chat(resident, chat)?;
+            let changes = changed.set_message_data(message_id, &update)?;
+            Ok(PreparedRequest {
+                writes: super::ops::writes_for(chat, changed, &changes),
+                next: Next::Debounce(Trigger::MessageDataChanged),
+                depends_on: None,
+            })
+        })
+        .await
     }
 
-    /// DetectSceneBreaks: queues a detection over the chat's open scene now.
+    /// DetectSceneBreaks: queues a detection over the chat's open scene now
+    /// (a detection already queued is made due now and returned).
     pub async fn detect_scene_breaks(&self, chat: &ChatKey) -> Result<Job, EngineError> {
-        let _ = chat;
-        todo!("SKELETON: engine jobs")
+        self.request_job(chat, JobKind::DetectSceneBreak, "", |resident| {
+            let now = now_us();
+            let mut writes = Vec::new();
+            for job in &mut resident.jobs {
+                if job.same_work(JobKind::DetectSceneBreak, "")
+                    && job.state == JobState::Pending
+                    && job.not_before_us > now
+                {
+                    job.not_before_us = now;
+                    job.updated_us = now;
+                    writes.push(Write::Job {
+                        job: job.clone(),
+                        expect_fence: Some(job.fence),
+                    });
+                }
+            }
+            Ok(PreparedRequest {
+                writes,
+                next: Next::Nothing,
+                depends_on: None,
+            })
+        })
+        .await
     }
 
     /// GenerateRunningRecap: queues the merge of break `message_id`'s scene
-    /// recap.
+    /// recap; it waits for a scene recap of that break still under way.
     pub async fn generate_running_recap(
         &self,
         chat: &ChatKey,
         message_id: &str,
     ) -> Result<Job, EngineError> {
-        let _ = (chat, message_id);
-        todo!("SKELETON: engine jobs")
+        self.request_job(chat, JobKind::RunningRecap, message_id, |resident| {
+            let data = known_chat_ref(resident, chat)?.message_data(message_id)?;
+            let pending_recap = resident
+                .jobs
+                .iter()
+                .find(|j| j.same_work(JobKind::SceneRecap, message_id))
+                .map(|j| j.id.clone());
+            if pending_recap.is_none() && !(data.is_visible_scene_break() && data.has_scene_recap())
+            {
+                return Err(DomainError::FailedPrecondition(format!(
+                    "message {message_id:?} is not a scene break with a scene recap to merge"
+                ))
+                .into());
+            }
+            Ok(PreparedRequest {
+                writes: Vec::new(),
+                next: Next::Nothing,
+                depends_on: pending_recap,
+            })
+        })
+        .await
     }
 
     /// GenerateMessageRecaps: queues one message recap per message (ids
-    /// already checked and deduplicated by the caller).
+    /// checked and deduplicated by the caller); all or none.
     pub async fn generate_message_recaps(
         &self,
-        chat: &ChatKey,
+        chat_id: &ChatKey,
         message_ids: &[String],
     ) -> Result<Vec<Job>, EngineError> {
-        let _ = (chat, message_ids);
-        todo!("SKELETON: engine jobs")
+        self.require_llm()?;
+        self.retrying(|| async {
+            let slot = self.slot(chat_id);
+            let mut guard = self.lock(&slot).await?;
+            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let chat = known_chat_ref(resident, chat_id)?;
+            for id in message_ids {
+                chat.message_data(id)?;
+            }
+            let now = now_us();
+            let mut jobs = Vec::with_capacity(message_ids.len());
+            let mut fresh = Vec::new();
+            for id in message_ids {
+                match queue::queue(
+                    resident,
+                    &self.jobs().queue,
+                    chat_id,
+                    JobKind::MessageRecap,
+                    id,
+                    queue::Origin::Request,
+                    now,
+                    None,
+                )? {
+                    Queued::Existing(job) => jobs.push(job),
+                    Queued::New(job) => {
+                        jobs.push(job.clone());
+                        fresh.push(job);
+                    }
+                    Queued::Dropped => {}
+                }
+            }
+            if fresh.is_empty() {
+                return Ok(jobs);
+            }
+            let writes = fresh
+                .iter()
+                .map(|job| Write::Job {
+                    job: job.clone(),
+                    expect_fence: None,
+                })
+                .collect();
+            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, fresh)
+                .await?;
+            self.wake_runner();
+            Ok(jobs)
+        })
+        .await
     }
 
     /// ListJobs: a page of the tenant's jobs, newest first.
@@ -55,15 +343,139 @@ impl Engine {
         Ok(self.inner.store.list_jobs(query).await?)
     }
 
-    /// CancelJob.
+    /// CancelJob: a PENDING or RUNNING job ends CANCELLED (a running
+    /// request's answer is then not applied), and so do the jobs waiting
+    /// for it.
     pub async fn cancel_job(&self, tenant: &Tenant, job_id: &str) -> Result<Job, EngineError> {
-        let _ = (tenant, job_id);
-        todo!("SKELETON: engine jobs")
+        let stored = self
+            .inner
+            .store
+            .job(tenant, job_id)
+            .await?
+            .ok_or_else(|| job_not_found(job_id))?;
+        let chat_id = stored.chat.clone();
+        self.retrying(|| async {
+            let slot = self.slot(&chat_id);
+            let mut guard = self.lock(&slot).await?;
+            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let Some(at) = resident.jobs.iter().position(|j| j.id == job_id) else {
+                return Err(DomainError::FailedPrecondition(format!(
+                    "job {job_id:?} has already finished"
+                ))
+                .into());
+            };
+            let now = now_us();
+            let changed = queue::end_with_dependents(
+                resident,
+                at,
+                JobState::Cancelled,
+                "cancelled by CancelJob",
+                now,
+            );
+            let writes = queue::job_writes(&changed);
+            let announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
+            let job = announce[0].clone();
+            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, announce)
+                .await?;
+            Ok(job)
+        })
+        .await
     }
 
-    /// RetryJob.
+    /// RetryJob: a FAILED or CANCELLED job runs again with its attempts
+    /// reset, and so do the jobs its failure or cancellation cancelled.
     pub async fn retry_job(&self, tenant: &Tenant, job_id: &str) -> Result<Job, EngineError> {
-        let _ = (tenant, job_id);
-        todo!("SKELETON: engine jobs")
+        self.require_llm()?;
+        let stored = self
+            .inner
+            .store
+            .job(tenant, job_id)
+            .await?
+            .ok_or_else(|| job_not_found(job_id))?;
+        let chat_id = stored.chat.clone();
+        self.retrying(|| async {
+            // Read again inside each attempt: another replica may have moved it.
+            let mut job = self
+                .inner
+                .store
+                .job(tenant, job_id)
+                .await?
+                .ok_or_else(|| job_not_found(job_id))?;
+            if !matches!(job.state, JobState::Failed | JobState::Cancelled) {
+                return Err(DomainError::FailedPrecondition(format!(
+                    "job {job_id:?} is {}; only a failed or cancelled job can be retried",
+                    job.state.name()
+                ))
+                .into());
+            }
+            let waiting = self
+                .inner
+                .store
+                .list_jobs(&JobQuery {
+                    tenant: tenant.clone(),
+                    chat_id: Some(chat_id.id.clone()),
+                    states: vec![JobState::Cancelled],
+                    limit: self.jobs().queue.max_jobs_per_chat,
+                    after: None,
+                })
+                .await?
+                .into_iter()
+                .filter(|j| j.cancelled_by.as_deref() == Some(job_id));
+            let slot = self.slot(&chat_id);
+            let mut guard = self.lock(&slot).await?;
+            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            known_chat_ref(resident, &chat_id)?;
+            if let Some(other) = resident
+                .jobs
+                .iter()
+                .find(|j| j.same_work(job.kind, &job.message_id))
+            {
+                return Err(DomainError::FailedPrecondition(format!(
+                    "job {:?} already does this work",
+                    other.id
+                ))
+                .into());
+            }
+            let now = now_us();
+            job.chat = chat_id.clone();
+            let mut again = vec![job];
+            again.extend(waiting.map(|mut j| {
+                j.chat = chat_id.clone();
+                j
+            }));
+            // Oldest first, as the chat's job list is kept.
+            again.sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
+            let mut writes = Vec::new();
+            for job in &mut again {
+                let fence = job.fence;
+                queue::requeue(job, now);
+                writes.push(Write::Job {
+                    job: job.clone(),
+                    expect_fence: Some(fence),
+                });
+            }
+            resident.jobs.extend(again.iter().cloned());
+            resident
+                .jobs
+                .sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
+            let retried = again
+                .iter()
+                .find(|j| j.id == job_id)
+                .cloned()
+                .ok_or_else(|| EngineError::Panicked("retried job lost".into()))?;
+            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, again)
+                .await?;
+            self.wake_runner();
+            Ok(retried)
+        })
+        .await
     }
+}
+
+/// What a client's request did to the chat before its job is queued.
+#[derive(Default)]
+struct PreparedRequest {
+    writes: Vec<Write>,
+    next: Next,
+    depends_on: Option<String>,
 }

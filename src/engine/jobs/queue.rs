@@ -1,0 +1,191 @@
+//! Changes to a chat's job list, made under the chat's lock: queueing (one
+//! non-terminal job per kind and message), ending a job with the jobs that
+//! wait for it, and putting a finished job back in the queue. Each returns
+//! what to write; the caller commits it with the chat.
+
+use crate::config::QueueOptions;
+use crate::domain::DomainError;
+use crate::domain::ids::ChatKey;
+use crate::domain::jobs::{Job, JobKind, JobState, ReadSet};
+use crate::store::Write;
+use crate::telemetry;
+
+use super::super::EngineError;
+use super::super::slot::Resident;
+use super::new_job_id;
+
+/// Who asks for a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A client's RPC: refused past the per-chat limit.
+    Request,
+    /// A trigger or another job: dropped (and counted) past the limit.
+    Automatic,
+}
+
+/// What [`queue`] did.
+#[derive(Debug)]
+pub enum Queued {
+    /// The same work was already queued or running: that job.
+    Existing(Job),
+    /// A new job, now in the chat's list (to be written).
+    New(Job),
+    /// An automatic job past the per-chat limit: nothing queued.
+    Dropped,
+}
+
+/// Queues `kind` on `message_id` in the chat's list, unless the same work
+/// is already there. A new job is due at `not_before_us` (now for most).
+#[allow(clippy::too_many_arguments)]
+pub fn queue_at(
+    resident: &mut Resident,
+    options: &QueueOptions,
+    chat: &ChatKey,
+    kind: JobKind,
+    message_id: &str,
+    origin: Origin,
+    now_us: i64,
+    not_before_us: i64,
+    depends_on: Option<String>,
+) -> Result<Queued, EngineError> {
+    if let Some(existing) = resident.jobs.iter().find(|j| j.same_work(kind, message_id)) {
+        return Ok(Queued::Existing(existing.clone()));
+    }
+    if resident.jobs.len() >= options.max_jobs_per_chat {
+        if origin == Origin::Automatic {
+            metrics::counter!(telemetry::JOBS_DROPPED, "kind" => kind.name()).increment(1);
+            tracing::warn!(
+                %chat,
+                kind = kind.name(),
+                limit = options.max_jobs_per_chat,
+                "automatic job dropped: the chat has --max-jobs-per-chat jobs queued"
+            );
+            return Ok(Queued::Dropped);
+        }
+        return Err(DomainError::ResourceExhausted(format!(
+            "chat {:?} already has {} jobs queued or running (--max-jobs-per-chat)",
+            chat.id, options.max_jobs_per_chat
+        ))
+        .into());
+    }
+    let mut job = Job::new(
+        new_job_id(now_us),
+        chat.clone(),
+        kind,
+        message_id.to_owned(),
+        now_us,
+        origin == Origin::Automatic,
+    );
+    job.not_before_us = not_before_us;
+    job.depends_on = depends_on;
+    resident.jobs.push(job.clone());
+    Ok(Queued::New(job))
+}
+
+/// [`queue_at`], due now.
+#[allow(clippy::too_many_arguments)]
+pub fn queue(
+    resident: &mut Resident,
+    options: &QueueOptions,
+    chat: &ChatKey,
+    kind: JobKind,
+    message_id: &str,
+    origin: Origin,
+    now_us: i64,
+    depends_on: Option<String>,
+) -> Result<Queued, EngineError> {
+    queue_at(
+        resident, options, chat, kind, message_id, origin, now_us, now_us, depends_on,
+    )
+}
+
+/// A job that changed, with the fence the store holds for it (the write's
+/// expected fence).
+pub type Changed = (Job, u64);
+
+/// Ends the job at `at` in the chat's list with `state` and `reason`, and,
+/// unless it succeeded, cancels the jobs that wait for it (recursively).
+/// Each ended job's fence moves, so a request still running for it cannot
+/// apply its answer.
+pub fn end_with_dependents(
+    resident: &mut Resident,
+    at: usize,
+    state: JobState,
+    reason: &str,
+    now_us: i64,
+) -> Vec<Changed> {
+    let mut job = resident.jobs.remove(at);
+    let fence = job.fence;
+    finish(&mut job, state, reason, now_us);
+    job.fence += 1;
+    let mut ended = vec![(job, fence)];
+    if state == JobState::Succeeded {
+        return ended;
+    }
+    let mut next = 0;
+    while next < ended.len() {
+        let (cause, _) = &ended[next];
+        let cause_id = cause.id.clone();
+        let why = format!(
+            "waited for job {cause_id}, which ended {}",
+            cause.state.name()
+        );
+        next += 1;
+        while let Some(at) = resident
+            .jobs
+            .iter()
+            .position(|j| j.depends_on.as_deref() == Some(&cause_id))
+        {
+            let mut waiting = resident.jobs.remove(at);
+            let fence = waiting.fence;
+            finish(&mut waiting, JobState::Cancelled, &why, now_us);
+            waiting.fence += 1;
+            waiting.cancelled_by = Some(cause_id.clone());
+            ended.push((waiting, fence));
+        }
+    }
+    ended
+}
+
+/// Sets a job's terminal state and result.
+pub fn finish(job: &mut Job, state: JobState, result: &str, now_us: i64) {
+    job.state = state;
+    job.result = short(result);
+    job.lease = None;
+    job.updated_us = now_us;
+}
+
+/// Puts a finished job back in the queue, due now, with no attempts made.
+pub fn requeue(job: &mut Job, now_us: i64) {
+    job.state = JobState::Pending;
+    job.attempts = 0;
+    job.last_error.clear();
+    job.result.clear();
+    job.not_before_us = now_us;
+    job.updated_us = now_us;
+    job.lease = None;
+    job.fence += 1;
+    job.cancelled_by = None;
+    job.read = ReadSet::default();
+}
+
+/// The writes of changed jobs.
+pub fn job_writes(changed: &[Changed]) -> Vec<Write> {
+    changed
+        .iter()
+        .map(|(job, fence)| Write::Job {
+            job: job.clone(),
+            expect_fence: Some(*fence),
+        })
+        .collect()
+}
+
+/// At most 300 characters of `text` (a job's result or error is a short
+/// note, not a copy of the answer).
+pub fn short(text: &str) -> String {
+    const MAX: usize = 300;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}

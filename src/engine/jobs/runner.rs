@@ -1,0 +1,204 @@
+//! The runner: one task that takes runnable jobs round-robin over the chats
+//! that have some, one job per chat at a time, with at most
+//! `--llm-concurrency` requests in flight; and removes finished jobs past
+//! `--job-retention`.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::domain::ids::ChatKey;
+use crate::domain::jobs::JobState;
+use crate::store::Write;
+use crate::telemetry;
+
+use super::super::ops::missing_state;
+use super::super::{Engine, Next, now_us};
+use super::queue;
+
+/// The longest the runner waits before looking at the queue again (other
+/// replicas' jobs, chats enabled again, leases expiring).
+const POLL: Duration = Duration::from_secs(1);
+
+/// How long a chat that had nothing to start is left out of the rotation
+/// (unless it gets new work first).
+const IDLE_PAUSE: Duration = Duration::from_secs(1);
+
+/// How often finished jobs past their retention are removed.
+const PURGE_EVERY: Duration = Duration::from_secs(60);
+
+/// How many runnable jobs one look at the queue reads.
+const LOOK_AHEAD: usize = 1000;
+
+impl Engine {
+    /// Runs the job queue until `shutdown`, then stops every attempt under
+    /// way and waits for them (a stopped attempt's job is RUNNING in the
+    /// store and runs again at the next start, or on another replica once
+    /// its lease expires). Without an LLM it only removes old jobs.
+    pub async fn run_jobs(self, shutdown: CancellationToken) {
+        let mut attempts = JoinSet::new();
+        let mut next_purge = Instant::now();
+        if self.jobs().generation.is_some() && !self.shared() {
+            self.recover_orphans().await;
+        }
+        let mut last_served: Option<ChatKey> = None;
+        let mut idle: HashMap<ChatKey, Instant> = HashMap::new();
+        loop {
+            if Instant::now() >= next_purge {
+                self.purge_jobs().await;
+                next_purge = Instant::now() + PURGE_EVERY;
+            }
+            while attempts.try_join_next().is_some() {}
+            let permit = if self.jobs().generation.is_some() {
+                let permits = self.jobs().permits.clone();
+                tokio::select! {
+                    permit = permits.acquire_owned() => permit.ok(),
+                    () = shutdown.cancelled() => break,
+                }
+            } else {
+                None
+            };
+            let picked = match &permit {
+                Some(_) => self.pick_chat(&mut last_served, &mut idle).await,
+                None => None,
+            };
+            match (picked, permit) {
+                (Some(chat), Some(permit)) => {
+                    self.jobs().busy.lock().insert(chat.clone());
+                    let engine = self.clone();
+                    attempts.spawn(async move {
+                        let started = engine.run_next_job(&chat, permit).await;
+                        engine.jobs().busy.lock().remove(&chat);
+                        let started = match started {
+                            Ok(started) => started,
+                            Err(error) => {
+                                tracing::warn!(%chat, %error, "a job attempt failed; it is retried later");
+                                false
+                            }
+                        };
+                        if started {
+                            engine.jobs().wake.notify_one();
+                        }
+                        (chat, started)
+                    });
+                }
+                _ => {
+                    tokio::select! {
+                        () = self.jobs().wake.notified() => {}
+                        () = tokio::time::sleep(POLL) => {}
+                        Some(done) = attempts.join_next() => {
+                            if let Ok((chat, false)) = done {
+                                idle.insert(chat, Instant::now() + IDLE_PAUSE);
+                            }
+                        }
+                        () = shutdown.cancelled() => break,
+                    }
+                }
+            }
+        }
+        attempts.abort_all();
+        while attempts.join_next().await.is_some() {}
+    }
+
+    /// The next chat to serve: the first, in chat-key order after the one
+    /// served last (round-robin), that has a runnable job and is neither
+    /// being served now nor paused after having nothing to start.
+    async fn pick_chat(
+        &self,
+        last_served: &mut Option<ChatKey>,
+        idle: &mut HashMap<ChatKey, Instant>,
+    ) -> Option<ChatKey> {
+        let runnable = match self.inner.store.runnable_jobs(now_us(), LOOK_AHEAD).await {
+            Ok(runnable) => runnable,
+            Err(error) => {
+                tracing::warn!(%error, "could not read the job queue; retrying");
+                return None;
+            }
+        };
+        metrics::gauge!(telemetry::JOBS_QUEUED).set(runnable.len() as f64);
+        let now = Instant::now();
+        idle.retain(|_, until| *until > now);
+        let busy = self.jobs().busy.lock().clone();
+        let chats: BTreeSet<ChatKey> = runnable
+            .into_iter()
+            .map(|job| job.chat)
+            .filter(|chat| !busy.contains(chat) && !idle.contains_key(chat))
+            .collect();
+        let next = match last_served {
+            Some(last) => chats
+                .range((std::ops::Bound::Excluded(last.clone()), std::ops::Bound::Unbounded))
+                .next()
+                .or_else(|| chats.iter().next()),
+            None => chats.iter().next(),
+        }
+        .cloned()?;
+        *last_served = Some(next.clone());
+        Some(next)
+    }
+
+    /// At start with a store only this process writes: every RUNNING job
+    /// was claimed by an earlier run that stopped, so it goes back to
+    /// PENDING now (its answer, if it ever comes, cannot be applied: its
+    /// fence moves).
+    async fn recover_orphans(&self) {
+        let jobs = match self.inner.store.runnable_jobs(i64::MAX, usize::MAX >> 1).await {
+            Ok(jobs) => jobs,
+            Err(error) => {
+                tracing::warn!(%error, "could not read the job queue at start");
+                return;
+            }
+        };
+        let chats: BTreeSet<ChatKey> = jobs
+            .into_iter()
+            .filter(|job| job.state == JobState::Running)
+            .map(|job| job.chat)
+            .collect();
+        for chat in chats {
+            if let Err(error) = self.retrying(|| self.requeue_running(&chat)).await {
+                tracing::warn!(%chat, %error, "could not put an interrupted job back in the queue");
+            }
+        }
+    }
+
+    async fn requeue_running(&self, chat_id: &ChatKey) -> Result<(), super::super::EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let now = now_us();
+        let mut changed = Vec::new();
+        for job in &mut resident.jobs {
+            if job.state == JobState::Running {
+                let fence = job.fence;
+                job.state = JobState::Pending;
+                job.lease = None;
+                job.fence += 1;
+                job.not_before_us = now;
+                job.updated_us = now;
+                changed.push((job.clone(), fence));
+            }
+        }
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let writes = queue::job_writes(&changed);
+        let announce = changed.into_iter().map(|(job, _)| job).collect();
+        self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, announce)
+            .await
+            .map(|_| ())
+    }
+
+    /// Removes finished jobs older than `--job-retention`.
+    async fn purge_jobs(&self) {
+        let retention_us =
+            i64::try_from(self.jobs().queue.retention.as_micros()).unwrap_or(i64::MAX);
+        let write = Write::PurgeJobs {
+            finished_before_us: now_us().saturating_sub(retention_us),
+        };
+        if let Err(error) = self.inner.store.commit(vec![write]).await {
+            tracing::warn!(%error, "could not remove old finished jobs");
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! What chat events do to jobs, decided under the chat's lock and
+//! committed with the event: a removed message cancels its jobs; a new
+//! character message may start (or, in a burst, postpone) a scene-break
+//! detection; a new message may queue the message recap of the message
+//! `message_recap_lag` behind it.
+
+use crate::domain::chat::Changes;
+use crate::domain::generation;
+use crate::domain::ids::ChatKey;
+use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::refresh::Trigger;
+use crate::store::Write;
+
+use super::super::slot::Resident;
+use super::super::{Engine, EngineError, now_us};
+use super::queue::{self, Origin, Queued};
+
+impl Engine {
+    /// The job writes an event's `changes` (made by `trigger`) call for,
+    /// and the jobs to announce once they are committed.
+    pub(in crate::engine) fn jobs_after_event(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        trigger: Trigger,
+        changes: &Changes,
+    ) -> Result<(Vec<Write>, Vec<Job>), EngineError> {
+        let now = now_us();
+        let mut changed = Vec::new();
+        for removed in &changes.messages_removed {
+            while let Some(at) = resident
+                .jobs
+                .iter()
+                .position(|j| j.kind != JobKind::DetectSceneBreak && &j.message_id == removed)
+            {
+                changed.extend(queue::end_with_dependents(
+                    resident,
+                    at,
+                    JobState::Cancelled,
+                    "its message was deleted",
+                    now,
+                ));
+            }
+        }
+        let mut writes = queue::job_writes(&changed);
+        let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
+        if self.jobs().generation.is_none() {
+            return Ok((writes, announce));
+        }
+        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let Some(chat) = resident.chat.as_deref() else {
+            return Ok((writes, announce));
+        };
+        if !settings.chat_enabled(resident.settings.enabled) {
+            return Ok((writes, announce));
+        }
+        let options = self.jobs().queue;
+        if trigger == Trigger::MessageReceived
+            && settings.auto_scene_break_detection
+            && generation::detection_candidates(chat, &settings).ready(&settings)
+        {
+            let debounce_us = i64::try_from(settings.debounce_ms)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(1000);
+            let due = now.saturating_add(debounce_us);
+            let pending = resident.jobs.iter_mut().find(|j| {
+                j.kind == JobKind::DetectSceneBreak && j.state == JobState::Pending
+            });
+            match pending {
+                // A burst makes one detection: the queued one waits on.
+                Some(job) if job.automatic => {
+                    job.not_before_us = job.not_before_us.max(due);
+                    job.updated_us = now;
+                    writes.push(Write::Job {
+                        job: job.clone(),
+                        expect_fence: Some(job.fence),
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    if let Queued::New(job) = queue::queue_at(
+                        resident,
+                        &options,
+                        chat_id,
+                        JobKind::DetectSceneBreak,
+                        "",
+                        Origin::Automatic,
+                        now,
+                        due,
+                        None,
+                    )? {
+                        writes.push(Write::Job {
+                            job: job.clone(),
+                            expect_fence: None,
+                        });
+                        announce.push(job);
+                    }
+                }
+            }
+        }
+        let Some(chat) = resident.chat.as_deref() else {
+            return Ok((writes, announce));
+        };
+        if matches!(trigger, Trigger::MessageSent | Trigger::MessageReceived)
+            && settings.auto_message_recaps
+        {
+            let lag = settings.message_recap_lag as usize;
+            let target = chat
+                .messages()
+                .rev()
+                .nth(lag)
+                .filter(|(_, m)| m.data().memory.as_deref().is_none_or(str::is_empty))
+                .map(|(_, m)| m.id.clone());
+            if let Some(message_id) = target
+                && let Queued::New(job) = queue::queue(
+                    resident,
+                    &options,
+                    chat_id,
+                    JobKind::MessageRecap,
+                    &message_id,
+                    Origin::Automatic,
+                    now,
+                    None,
+                )?
+            {
+                writes.push(Write::Job {
+                    job: job.clone(),
+                    expect_fence: None,
+                });
+                announce.push(job);
+            }
+        }
+        Ok((writes, announce))
+    }
+}
