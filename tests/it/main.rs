@@ -30,3 +30,4 @@ mod st_stream;
 mod tenants;
 mod tls_postgres;
 mod upgrade;
+mod recap_jobs;
