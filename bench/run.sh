@@ -11,6 +11,8 @@
 #
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
 # bench/replicas.sh: it needs a database, so this script does not run it.
+# Recaps written by recapd (bench/jobs.sh, with a fake LLM) run at the end,
+# on the embedded store and on PostgreSQL.
 #
 # Unary load uses h2load (Debian nghttp2-client) with request bodies encoded
 # by `protoc --encode` (Debian protobuf-compiler) and the 5-byte gRPC prefix.
@@ -209,4 +211,6 @@ until "$bin" health --addr "127.0.0.1:$restart_port" >/dev/null 2>&1; do sleep 0
 t1=$(date +%s.%N)
 say "Restart with $(field megabytes "$(cat "$out/fill.txt")") MB stored: serving after $(python3 -c "print(f'{$t1-$t0:.2f}')") s (target <= 2)"
 kill "$restart_pid"; wait "$restart_pid" 2>/dev/null || true
+# ---- recaps written by recapd: jobs through the pipeline with a fake LLM
+if [ $smoke -eq 1 ]; then bench/jobs.sh --smoke | tee -a "$results"; else bench/jobs.sh | tee -a "$results"; fi
 say "(results also in $results)"

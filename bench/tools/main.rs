@@ -11,6 +11,9 @@
 //!   its cold load.
 //! - `fill`: writes a data directory of a given size, for the restart figure.
 //! - `soak`: mixed load for a while, watching memory and descriptors.
+//! - `jobs`: recaps written by recapd through a fake LLM this process
+//!   serves: jobs per second through the whole pipeline, and against the
+//!   ideal rate when the fake has a latency.
 //! - `replicas`: delivery latency from a Publish on one recapd replica to a
 //!   Subscribe stream on another sharing its store.
 
@@ -18,6 +21,7 @@ mod bare;
 mod data;
 mod drive;
 mod fixtures;
+mod jobs;
 mod replicas;
 mod soak;
 mod stats;
@@ -59,6 +63,8 @@ enum Command {
     Soak(soak::Soak),
     /// Cross-replica delivery latency: publish on one replica, subscribe on another.
     Replicas(replicas::Replicas),
+    /// Jobs through the whole pipeline with a fake LLM.
+    Jobs(jobs::Jobs),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -85,6 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Fanout(args) => drive::fanout(args).await,
                     Command::Soak(args) => soak::soak(args).await,
                     Command::Replicas(args) => replicas::replicas(args).await,
+                    Command::Jobs(args) => jobs::jobs(args).await,
                     _ => unreachable!("handled above"),
                 }
             })
