@@ -39,8 +39,9 @@ pub const REPLICA_RELOADS: &str = "recapd_replica_reloads_total";
 /// Counter of job state changes, labelled `kind` and `state` (the state
 /// entered).
 pub const JOB_TRANSITIONS: &str = "recapd_job_transitions_total";
-/// Gauge of non-terminal jobs (PENDING and RUNNING) of chats this process
-/// holds, labelled `state`.
+/// Gauge of jobs ready to run (due PENDING ones, and RUNNING ones whose
+/// lease expired) at the runner's latest look at the queue, all tenants
+/// (at most 1000 are counted).
 pub const JOBS_QUEUED: &str = "recapd_jobs_queued";
 /// Counter of automatic jobs dropped because their chat had
 /// `--max-jobs-per-chat` non-terminal jobs, labelled `kind`.
@@ -104,7 +105,7 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
 
 fn describe() {
     metrics::describe_counter!(JOB_TRANSITIONS, "Job state changes by kind and state entered.");
-    metrics::describe_gauge!(JOBS_QUEUED, "Non-terminal jobs of the chats held, by state.");
+    metrics::describe_gauge!(JOBS_QUEUED, "Jobs ready to run at the runner's latest look.");
     metrics::describe_counter!(
         JOBS_DROPPED,
         "Automatic jobs dropped at --max-jobs-per-chat, by kind."

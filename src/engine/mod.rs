@@ -245,6 +245,18 @@ impl Engine {
             metrics::counter!(telemetry::REFRESHES, "trigger" => trigger.name()).increment(0);
         }
         metrics::gauge!(telemetry::SUBSCRIBERS).increment(0.0);
+        for kind in crate::domain::jobs::JobKind::ALL {
+            metrics::counter!(telemetry::JOBS_DROPPED, "kind" => kind.name()).increment(0);
+            for state in crate::domain::jobs::JobState::ALL {
+                metrics::counter!(
+                    telemetry::JOB_TRANSITIONS,
+                    "kind" => kind.name(),
+                    "state" => state.name()
+                )
+                .increment(0);
+            }
+        }
+        metrics::gauge!(telemetry::JOBS_QUEUED).increment(0.0);
         // Under the map's lock, as every other update of this gauge.
         let chats = self.inner.chats.read();
         metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);

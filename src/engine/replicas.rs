@@ -5,6 +5,7 @@
 //! as a reason to re-read, and a periodic resync re-reads whatever a lost
 //! hint would have named.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::{Engine, EngineError};
 use crate::domain::ids::ChatKey;
+use crate::domain::jobs::Job;
 use crate::store::Change;
 use crate::telemetry;
 
@@ -53,7 +55,10 @@ impl Engine {
     /// Re-reads a chat another replica moved to `generation`, if this
     /// replica holds an older state of it or someone here watches it.
     async fn catch_up(&self, chat_id: &ChatKey, generation: u64, cause: &'static str) {
-        let everything_watched = self.inner.all_chats.receiver_count() > 0;
+        // WatchJobs readers learn of other replicas' job changes by this
+        // re-read too, so they count as watching every chat.
+        let everything_watched = self.inner.all_chats.receiver_count() > 0
+            || self.inner.job_changes.receiver_count() > 0;
         let slot = match self.resident_slot(chat_id) {
             Some(slot) => slot,
             None if everything_watched => self.slot(chat_id),
@@ -71,6 +76,7 @@ impl Engine {
         metrics::counter!(telemetry::REPLICA_RELOADS, "cause" => cause).increment(1);
         // Dropping the old state also stops its debounce timer; the load
         // schedules the refresh again if it is still owed.
+        let held_jobs = guard.as_ref().map(|held| held.jobs.clone());
         *guard = None;
         if !everything_watched && slot.latest.receiver_count() == 0 {
             // Nobody here to tell: the next call that needs the chat reads
@@ -81,6 +87,40 @@ impl Engine {
         if let Err(error) = self.load_into(&slot, &mut guard, true).await {
             slot.behind.store(true, Ordering::Release);
             tracing::warn!(chat = %chat_id, %error, "cannot re-read a chat another replica changed; the next resync retries");
+            return;
+        }
+        if self.inner.job_changes.receiver_count() > 0
+            && let Some(loaded) = guard.as_ref()
+        {
+            let loaded_jobs = loaded.jobs.clone();
+            drop(guard);
+            self.tell_jobs_changed_elsewhere(chat_id, held_jobs.unwrap_or_default(), loaded_jobs)
+                .await;
+        }
+    }
+
+    /// Tells WatchJobs readers what another replica did to a chat's jobs:
+    /// each job now held that is new or changed, and the final state of each
+    /// job held before that has since ended.
+    async fn tell_jobs_changed_elsewhere(&self, chat_id: &ChatKey, before: Vec<Job>, now: Vec<Job>) {
+        for job in &now {
+            let same = before
+                .iter()
+                .any(|old| old.id == job.id && old.updated_us == job.updated_us);
+            if !same {
+                let _ = self.inner.job_changes.send(Arc::new(job.clone()));
+            }
+        }
+        for old in before.iter().filter(|old| !now.iter().any(|j| j.id == old.id)) {
+            match self.inner.store.job(&chat_id.tenant, &old.id).await {
+                Ok(Some(ended)) => {
+                    let _ = self.inner.job_changes.send(Arc::new(ended));
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::warn!(chat = %chat_id, job = %old.id, %error, "cannot read a job another replica ended")
+                }
+            }
         }
     }
 
