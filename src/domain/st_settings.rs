@@ -10,6 +10,11 @@
 //! ABSOLUTE (the extension's radio buttons store `"tokens"`); a negative
 //! `auto_hide_scene_count` is 0 (off). Anything else that cannot be read
 //! is an error naming the key.
+//!
+//! Of the extension's recap generation, the switches and counts whose
+//! meaning recapd shares are read; its prompts never are: they ask for
+//! answers in the extension's own shapes, which recapd does not parse, so
+//! they are listed with the other ignored keys.
 
 use std::collections::BTreeMap;
 
@@ -41,7 +46,7 @@ type Reader = fn(&mut SettingsPatch, &str, &Value) -> Result<(), DomainError>;
 
 /// The extension's keys recapd reads: each with the recapd settings field
 /// it sets (and that a `null` clears) and how its value is read.
-const KEYS: [(&str, &str, Reader); 16] = [
+const KEYS: [(&str, &str, Reader); 21] = [
     ("running_scene_recap_position", "position", |p, k, v| {
         p.position = Some(position(k, v)?);
         Ok(())
@@ -150,6 +155,50 @@ const KEYS: [(&str, &str, Reader); 16] = [
         p.global_toggle_state = Some(boolean(k, v)?);
         Ok(())
     }),
+    // Recaps written by recapd. The extension's settings panel keeps the
+    // offset in 0..=10 and the minimum scene length in 1..=50, inside
+    // recapd's ranges; a value edited by hand outside them is refused.
+    (
+        "auto_scene_break_on_new_message",
+        "auto_scene_break_detection",
+        |p, k, v| {
+            p.auto_scene_break_detection = Some(boolean(k, v)?);
+            Ok(())
+        },
+    ),
+    (
+        "auto_scene_break_message_offset",
+        "scene_break_offset",
+        |p, k, v| {
+            let check = settings::depth_in_range("settings.scene_break_offset");
+            p.scene_break_offset = Some(checked_count(k, v, check)?);
+            Ok(())
+        },
+    ),
+    (
+        "auto_scene_break_minimum_scene_length",
+        "scene_break_min_messages",
+        |p, k, v| {
+            p.scene_break_min_messages = Some(checked_count(k, v, settings::check_min_messages)?);
+            Ok(())
+        },
+    ),
+    (
+        "auto_scene_break_generate_recap",
+        "auto_scene_recap",
+        |p, k, v| {
+            p.auto_scene_recap = Some(boolean(k, v)?);
+            Ok(())
+        },
+    ),
+    (
+        "running_scene_recap_auto_generate",
+        "auto_running_recap",
+        |p, k, v| {
+            p.auto_running_recap = Some(boolean(k, v)?);
+            Ok(())
+        },
+    ),
 ];
 
 fn invalid(key: &str, reason: impl Into<String>) -> DomainError {
@@ -187,6 +236,27 @@ fn integer(key: &str, value: &Value) -> Result<i64, DomainError> {
         _ => None,
     }
     .ok_or_else(|| invalid(key, "must be a number"))
+}
+
+/// A count read as [`integer`] reads it, then checked by `check`, the
+/// recapd setting's own check (so the ranges are the setting's); a value
+/// it refuses is an error naming the extension's key, with the check's
+/// reason.
+fn checked_count(
+    key: &str,
+    value: &Value,
+    check: impl Fn(i32) -> Result<u32, DomainError>,
+) -> Result<u32, DomainError> {
+    let n = integer(key, value)?;
+    // Past i32 the check refuses the saturated value; its reason then
+    // names that value, so it is given back as written.
+    let wire = i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });
+    check(wire).map_err(|e| match e {
+        DomainError::Invalid { reason, .. } => {
+            invalid(key, reason.replacen(&wire.to_string(), &n.to_string(), 1))
+        }
+        other => other,
+    })
 }
 
 fn non_negative(key: &str, value: &Value) -> Result<u64, DomainError> {
@@ -278,282 +348,5 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_extensions_vocabulary_becomes_recapds() {
-        let imported = import_st_settings(
-            r#"{
-                "running_scene_recap_position": 1,
-                "running_scene_recap_depth": "4",
-                "running_scene_recap_role": 2,
-                "running_scene_recap_scan": true,
-                "running_scene_recap_template": "MEM {{running_recap}}",
-                "include_user_messages": false,
-                "message_length_threshold": 3,
-                "message_recap_context_limit": 12.7,
-                "message_recap_context_type": "percent",
-                "auto_hide_scene_count": -1,
-                "show_prefill": true,
-                "default_chat_enabled": false,
-                "use_global_toggle_state": true,
-                "global_toggle_state": false,
-                "chats_enabled": {"a": true},
-                "auto_lorebooks_enabled_by_default": true,
-                "running_scene_recap_prompt": "..."
-            }"#,
-        )
-        .unwrap();
-        let p = &imported.patch;
-        assert_eq!(p.position, Some(Position::InChat));
-        assert_eq!(
-            (p.depth, p.role, p.scan),
-            (Some(4), Some(Role::Assistant), Some(true))
-        );
-        assert_eq!(p.template.as_deref(), Some("MEM {{running_recap}}"));
-        assert_eq!(p.include_user_messages, Some(false));
-        assert_eq!(
-            p.include_system_messages, None,
-            "absent keys change nothing"
-        );
-        assert_eq!(
-            (p.message_length_threshold, p.message_recap_context_limit),
-            (Some(3), Some(12))
-        );
-        assert_eq!(p.message_recap_context_type, Some(ContextType::Percent));
-        assert_eq!(p.auto_hide_scene_count, Some(0));
-        assert_eq!(
-            (p.show_prefill, p.default_chat_enabled),
-            (Some(true), Some(false))
-        );
-        assert_eq!(
-            (p.use_global_toggle_state, p.global_toggle_state),
-            (Some(true), Some(false))
-        );
-        assert_eq!(
-            imported.ignored_keys,
-            [
-                "auto_lorebooks_enabled_by_default",
-                "running_scene_recap_prompt"
-            ]
-        );
-        assert_eq!(imported.chats_enabled, BTreeMap::from([("a".into(), true)]));
-        assert!(imported.clear.is_empty());
-    }
-
-    #[test]
-    fn a_null_key_clears_its_setting_and_sets_nothing() {
-        let imported = import_st_settings(
-            r#"{
-                "running_scene_recap_template": null,
-                "running_scene_recap_depth": null,
-                "message_recap_context_limit": null,
-                "running_scene_recap_role": 1,
-                "chats_enabled": null,
-                "profile": null
-            }"#,
-        )
-        .unwrap();
-        assert_eq!(
-            imported.clear,
-            ["depth", "template", "message_recap_context_limit"],
-            "recapd's field names, in field order"
-        );
-        assert_eq!(
-            imported.patch,
-            SettingsPatch {
-                role: Some(Role::User),
-                ..SettingsPatch::default()
-            }
-        );
-        assert!(imported.chats_enabled.is_empty());
-        assert_eq!(imported.ignored_keys, ["profile"]);
-    }
-
-    #[test]
-    fn numbers_and_booleans_written_as_strings_are_read_as_such() {
-        let imported = import_st_settings(
-            r#"{
-                "running_scene_recap_position": "1",
-                "running_scene_recap_depth": " 6 ",
-                "running_scene_recap_role": "2",
-                "running_scene_recap_scan": "true",
-                "include_user_messages": "false",
-                "show_prefill": " true ",
-                "message_length_threshold": "10",
-                "message_recap_context_limit": "12.9",
-                "auto_hide_scene_count": "3"
-            }"#,
-        )
-        .unwrap();
-        let p = &imported.patch;
-        assert_eq!(
-            (p.position, p.depth, p.role),
-            (Some(Position::InChat), Some(6), Some(Role::Assistant))
-        );
-        assert_eq!(
-            (p.scan, p.include_user_messages, p.show_prefill),
-            (Some(true), Some(false), Some(true))
-        );
-        assert_eq!(
-            (
-                p.message_length_threshold,
-                p.message_recap_context_limit,
-                p.auto_hide_scene_count
-            ),
-            (Some(10), Some(12), Some(3))
-        );
-    }
-
-    #[test]
-    fn any_context_type_but_percent_is_absolute() {
-        for (value, expected) in [
-            ("\"percent\"", ContextType::Percent),
-            ("\"tokens\"", ContextType::Absolute),
-            ("\"absolute\"", ContextType::Absolute),
-            ("\"Percent\"", ContextType::Absolute),
-            ("\"\"", ContextType::Absolute),
-        ] {
-            let imported =
-                import_st_settings(&format!("{{\"message_recap_context_type\": {value}}}"))
-                    .unwrap();
-            assert_eq!(
-                imported.patch.message_recap_context_type,
-                Some(expected),
-                "{value}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_negative_auto_hide_count_is_off() {
-        for (value, expected) in [("-1", 0), ("-7", 0), ("\"-3\"", 0), ("-1e12", 0), ("4", 4)] {
-            let imported =
-                import_st_settings(&format!("{{\"auto_hide_scene_count\": {value}}}")).unwrap();
-            assert_eq!(
-                imported.patch.auto_hide_scene_count,
-                Some(expected),
-                "{value}"
-            );
-        }
-    }
-
-    #[test]
-    fn chats_enabled_gives_each_named_chat_its_state() {
-        let imported = import_st_settings(
-            r#"{"chats_enabled": {
-                "Seraphina - 2024-05-12@19h04m33s": true,
-                "Bob - 2024-03-01@12h30m45s": "false"
-            }}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            imported.chats_enabled,
-            BTreeMap::from([
-                ("Bob - 2024-03-01@12h30m45s".to_owned(), false),
-                ("Seraphina - 2024-05-12@19h04m33s".to_owned(), true),
-            ])
-        );
-        assert!(imported.ignored_keys.is_empty());
-        assert_eq!(imported.patch, SettingsPatch::default());
-    }
-
-    #[test]
-    fn every_sillytavern_position_and_role_maps() {
-        for (n, expected) in [
-            (-1, Position::None),
-            (0, Position::InPrompt),
-            (1, Position::InChat),
-            (2, Position::BeforePrompt),
-        ] {
-            let imported =
-                import_st_settings(&format!("{{\"running_scene_recap_position\": {n}}}")).unwrap();
-            assert_eq!(imported.patch.position, Some(expected));
-        }
-        for (n, expected) in [(0, Role::System), (1, Role::User), (2, Role::Assistant)] {
-            let imported =
-                import_st_settings(&format!("{{\"running_scene_recap_role\": {n}}}")).unwrap();
-            assert_eq!(imported.patch.role, Some(expected));
-        }
-    }
-
-    #[test]
-    fn bad_values_are_refused_naming_the_key() {
-        for (json, key) in [
-            (
-                r#"{"running_scene_recap_position": 3}"#,
-                "json.running_scene_recap_position",
-            ),
-            (
-                r#"{"running_scene_recap_role": -1}"#,
-                "json.running_scene_recap_role",
-            ),
-            (
-                r#"{"running_scene_recap_depth": 1001}"#,
-                "json.running_scene_recap_depth",
-            ),
-            (
-                r#"{"running_scene_recap_scan": "yes"}"#,
-                "json.running_scene_recap_scan",
-            ),
-            (
-                r#"{"running_scene_recap_scan": 1}"#,
-                "json.running_scene_recap_scan",
-            ),
-            (
-                r#"{"running_scene_recap_depth": ""}"#,
-                "json.running_scene_recap_depth",
-            ),
-            (
-                r#"{"running_scene_recap_position": "two"}"#,
-                "json.running_scene_recap_position",
-            ),
-            (
-                r#"{"running_scene_recap_role": [0]}"#,
-                "json.running_scene_recap_role",
-            ),
-            (
-                r#"{"running_scene_recap_template": 5}"#,
-                "json.running_scene_recap_template",
-            ),
-            (
-                r#"{"message_recap_context_type": 1}"#,
-                "json.message_recap_context_type",
-            ),
-            (
-                r#"{"message_length_threshold": -2}"#,
-                "json.message_length_threshold",
-            ),
-            (
-                r#"{"message_recap_context_limit": "-5"}"#,
-                "json.message_recap_context_limit",
-            ),
-            (
-                r#"{"auto_hide_scene_count": true}"#,
-                "json.auto_hide_scene_count",
-            ),
-            (r#"{"chats_enabled": ["a"]}"#, "json.chats_enabled"),
-            (
-                r#"{"chats_enabled": {"a": "maybe"}}"#,
-                "json.chats_enabled[\"a\"]",
-            ),
-            (
-                r#"{"chats_enabled": {"a": null}}"#,
-                "json.chats_enabled[\"a\"]",
-            ),
-            (
-                r#"{"chats_enabled": {"": true}}"#,
-                "json.chats_enabled[\"\"]",
-            ),
-            (r#"[1, 2]"#, "json"),
-            (r#"{"unterminated": "#, "json"),
-        ] {
-            let err = import_st_settings(json).unwrap_err();
-            assert!(
-                err.to_string().starts_with(&format!("invalid {key}")),
-                "{json}: {err}"
-            );
-        }
-    }
-}
+#[path = "st_settings_tests.rs"]
+mod tests;

@@ -387,3 +387,229 @@ async fn what_cannot_be_read_is_refused_naming_the_key_and_nothing_changes() {
     assert_eq!(settings_of(&mut s, "").await.depth, Some(2));
     assert!(s.injection("a").await.enabled);
 }
+
+// ---------------------------------------------------------------- generation keys
+
+/// A settings object of the extension as saved in November 2025, the
+/// version recapd follows (its `defaultSettings.js` then): every default
+/// key, each with the type its settings panel saves (the offset slider and
+/// the minimum-length field store numbers, the checkboxes booleans), the
+/// global keys (profiles, `chats_enabled`...) next to them, and two keys
+/// of an earlier version (`prompt`, its per-message recap prompt, and
+/// `auto_summarize`) that stay in a saved object after an upgrade, since
+/// the extension only adds missing defaults. Prompt texts are placeholders.
+const GENERATION: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/st-settings-generation.json"
+));
+
+/// The keys of [`GENERATION`] that recapd reads; every other one is in
+/// `ignored_keys`.
+const GENERATION_READ: [&str; 19] = [
+    "auto_hide_scene_count",
+    "auto_scene_break_generate_recap",
+    "auto_scene_break_message_offset",
+    "auto_scene_break_minimum_scene_length",
+    "auto_scene_break_on_new_message",
+    "chats_enabled",
+    "default_chat_enabled",
+    "global_toggle_state",
+    "include_narrator_messages",
+    "include_system_messages",
+    "include_user_messages",
+    "message_length_threshold",
+    "running_scene_recap_auto_generate",
+    "running_scene_recap_depth",
+    "running_scene_recap_position",
+    "running_scene_recap_role",
+    "running_scene_recap_scan",
+    "running_scene_recap_template",
+    "use_global_toggle_state",
+];
+
+/// The extension's prompts in [`GENERATION`]: never read, since they ask
+/// for answers in the extension's shapes.
+const GENERATION_PROMPTS: [&str; 5] = [
+    "auto_scene_break_prompt",
+    "prompt",
+    "running_scene_recap_prompt",
+    "scene_recap_error_detection_prompt",
+    "scene_recap_prompt",
+];
+
+#[tokio::test]
+async fn the_generation_switches_and_counts_land_in_recapds_settings() {
+    let (_dir, mut s) = start().await;
+    // The opposite of what the object says, so that each key must land.
+    let before = pb::Settings {
+        auto_scene_break_detection: Some(true),
+        scene_break_offset: Some(20),
+        scene_break_min_messages: Some(30),
+        auto_scene_recap: Some(false),
+        auto_running_recap: Some(true),
+        ..Default::default()
+    };
+    update(&mut s, "", before, &[]).await.unwrap();
+    let imported = import(&mut s, "", GENERATION).await.unwrap();
+    let global = settings_of(&mut s, "").await;
+    assert_eq!(imported.settings.as_ref(), Some(&global));
+    assert_eq!(
+        global.auto_scene_break_detection,
+        Some(false),
+        "auto_scene_break_on_new_message"
+    );
+    assert_eq!(
+        global.scene_break_offset,
+        Some(4),
+        "auto_scene_break_message_offset"
+    );
+    assert_eq!(
+        global.scene_break_min_messages,
+        Some(3),
+        "auto_scene_break_minimum_scene_length"
+    );
+    assert_eq!(
+        global.auto_scene_recap,
+        Some(true),
+        "auto_scene_break_generate_recap"
+    );
+    assert_eq!(
+        global.auto_running_recap,
+        Some(false),
+        "running_scene_recap_auto_generate"
+    );
+    assert_eq!(
+        global.template.as_deref(),
+        Some("[Story so far]\n{{running_recap}}")
+    );
+
+    // Every other key is listed, the prompts among them, and no prompt
+    // setting changed.
+    let object: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(GENERATION).unwrap();
+    let mut expected: Vec<String> = object
+        .keys()
+        .filter(|k| !GENERATION_READ.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    expected.sort();
+    assert_eq!(imported.ignored_keys, expected);
+    for prompt in GENERATION_PROMPTS {
+        assert!(
+            imported.ignored_keys.iter().any(|k| k == prompt),
+            "{prompt} is ignored"
+        );
+    }
+    let defaults = settings_of(&mut s, "never-configured").await;
+    for (name, value, default) in [
+        (
+            "scene_break_prompt",
+            &global.scene_break_prompt,
+            &defaults.scene_break_prompt,
+        ),
+        (
+            "scene_recap_prompt",
+            &global.scene_recap_prompt,
+            &defaults.scene_recap_prompt,
+        ),
+        (
+            "running_recap_prompt",
+            &global.running_recap_prompt,
+            &defaults.running_recap_prompt,
+        ),
+        (
+            "message_recap_prompt",
+            &global.message_recap_prompt,
+            &defaults.message_recap_prompt,
+        ),
+    ] {
+        assert!(
+            value.as_deref().is_some_and(|v| !v.contains("extension")),
+            "{name} is recapd's own: {value:?}"
+        );
+        assert_eq!(value, default, "{name}");
+    }
+}
+
+/// The same keys with numbers and booleans written as strings, imported
+/// for one chat.
+#[tokio::test]
+async fn generation_keys_written_as_strings_set_a_chats_settings() {
+    let (_dir, mut s) = start().await;
+    let imported = import(
+        &mut s,
+        "c",
+        r#"{"auto_scene_break_on_new_message": "false",
+            "auto_scene_break_message_offset": "0",
+            "auto_scene_break_minimum_scene_length": "50",
+            "auto_scene_break_generate_recap": "false",
+            "running_scene_recap_auto_generate": "false"}"#,
+    )
+    .await
+    .unwrap();
+    assert!(imported.ignored_keys.is_empty());
+    let chat = settings_of(&mut s, "c").await;
+    assert_eq!(
+        (
+            chat.auto_scene_break_detection,
+            chat.scene_break_offset,
+            chat.scene_break_min_messages,
+            chat.auto_scene_recap,
+            chat.auto_running_recap
+        ),
+        (Some(false), Some(0), Some(50), Some(false), Some(false))
+    );
+    let global = settings_of(&mut s, "").await;
+    assert_eq!(
+        (
+            global.auto_scene_break_detection,
+            global.scene_break_offset,
+            global.scene_break_min_messages,
+            global.auto_scene_recap,
+            global.auto_running_recap
+        ),
+        (Some(true), Some(8), Some(10), Some(true), Some(true)),
+        "the global settings keep their defaults"
+    );
+}
+
+#[tokio::test]
+async fn generation_values_outside_recapds_ranges_are_refused_and_nothing_changes() {
+    let (_dir, mut s) = start().await;
+    for (json, key) in [
+        (
+            r#"{"auto_scene_break_on_new_message": false, "auto_scene_break_message_offset": -1}"#,
+            "json.auto_scene_break_message_offset",
+        ),
+        (
+            r#"{"auto_scene_break_message_offset": "1001"}"#,
+            "json.auto_scene_break_message_offset",
+        ),
+        (
+            r#"{"auto_scene_break_on_new_message": false, "auto_scene_break_minimum_scene_length": 0}"#,
+            "json.auto_scene_break_minimum_scene_length",
+        ),
+        (
+            r#"{"auto_scene_break_minimum_scene_length": 1001}"#,
+            "json.auto_scene_break_minimum_scene_length",
+        ),
+        (
+            r#"{"auto_scene_break_generate_recap": "on"}"#,
+            "json.auto_scene_break_generate_recap",
+        ),
+    ] {
+        let err = import(&mut s, "", json).await.unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{json}");
+        assert!(err.message().contains(key), "{json}: {}", err.message());
+    }
+    let global = settings_of(&mut s, "").await;
+    assert_eq!(
+        (
+            global.auto_scene_break_detection,
+            global.scene_break_offset,
+            global.scene_break_min_messages,
+            global.auto_scene_recap
+        ),
+        (Some(true), Some(8), Some(10), Some(true))
+    );
+}
