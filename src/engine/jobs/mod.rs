@@ -151,6 +151,11 @@ impl Engine {
             let mut guard = self.lock(&slot).await?;
             let resident = guard.as_mut().ok_or_else(missing_state)?;
             known_chat_ref(resident, chat_id)?;
+            if let Some(existing) = resident.jobs.iter().find(|j| j.same_work(kind, message_id)) {
+                return Ok(existing.clone());
+            }
+            // Refused before the chat is touched: nothing is left half done.
+            queue::check_room(resident, &self.jobs().queue, chat_id, 1)?;
             let PreparedRequest {
                 mut writes,
                 next,
@@ -298,6 +303,17 @@ impl Engine {
             for id in message_ids {
                 chat.message_data(id)?;
             }
+            let new = message_ids
+                .iter()
+                .filter(|id| {
+                    !resident
+                        .jobs
+                        .iter()
+                        .any(|j| j.same_work(JobKind::MessageRecap, id))
+                })
+                .count();
+            // All or none: refused before any is queued.
+            queue::check_room(resident, &self.jobs().queue, chat_id, new)?;
             let now = now_us();
             let mut jobs = Vec::with_capacity(message_ids.len());
             let mut fresh = Vec::new();

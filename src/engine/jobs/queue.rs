@@ -34,6 +34,24 @@ pub enum Queued {
     Dropped,
 }
 
+/// Refuses a client's request that would queue `new` more jobs past the
+/// per-chat limit.
+pub fn check_room(
+    resident: &Resident,
+    options: &QueueOptions,
+    chat: &ChatKey,
+    new: usize,
+) -> Result<(), EngineError> {
+    if resident.jobs.len().saturating_add(new) > options.max_jobs_per_chat {
+        return Err(DomainError::ResourceExhausted(format!(
+            "chat {:?} would have more than {} jobs queued or running (--max-jobs-per-chat)",
+            chat.id, options.max_jobs_per_chat
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// Queues `kind` on `message_id` in the chat's list, unless the same work
 /// is already there. A new job is due at `not_before_us` (now for most).
 #[allow(clippy::too_many_arguments)]
