@@ -79,14 +79,15 @@ impl Sent {
 /// # Lag policy
 ///
 /// A reader that keeps up with the engine's job-change channel (it holds
-/// [`super::JOB_CHANGES_BUFFER`] changes) is sent every state. One that
-/// falls further behind is not cut off; it skips to each job's latest:
+/// [`super::JOB_CHANGES_BUFFER`] changes of every tenant's jobs) is sent
+/// every state. One that falls further behind is not cut off; it skips to
+/// each job's latest:
 ///
 /// 1. It drops what it had not read yet and subscribes afresh at once, so
 ///    every change published from then on reaches it.
 /// 2. It re-reads from the store every job of its chats last changed since
 ///    the moment it last kept up (the last time it found the channel
-///    empty, or the end of its previous re-read) less
+///    empty, or its previous fresh subscription) less
 ///    [`RESYNC_MARGIN_US`]. Every change it missed was published after
 ///    that moment, so stamped no earlier than that less the margin; and
 ///    the store, read after the fresh subscription, holds each such job's
@@ -112,6 +113,7 @@ pub struct JobUpdates {
     tenant: Tenant,
     /// Only these chats' jobs; empty: all the tenant's.
     chats: Arc<HashSet<String>>,
+    /// The next receive from the channel.
     next: ReusableBoxFuture<'static, Received>,
     /// A re-read under way, and when its fresh subscription was made.
     resync: Option<(Resync, i64)>,
@@ -127,6 +129,7 @@ pub struct JobUpdates {
     /// The last re-read's jobs, while the channel may still carry older
     /// changes of them.
     resynced: HashMap<String, Arc<Job>>,
+    /// The stream has ended (the channel closed, or a re-read failed).
     ended: bool,
 }
 
