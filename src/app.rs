@@ -25,8 +25,9 @@ use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
 use crate::grpc::pb::memory_service_server::MemoryServiceServer;
 use crate::grpc::pb::prompt_service_server::PromptServiceServer;
+use crate::grpc::pb::recap_service_server::RecapServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
-use crate::grpc::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi, pb};
+use crate::grpc::{EventApi, InjectionApi, MemoryApi, PromptApi, RecapApi, SettingsApi, pb};
 use crate::store::postgres::PgOptions;
 use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
 use crate::telemetry;
@@ -101,12 +102,13 @@ async fn open_store(config: &Config, postgres: Option<PgOptions>) -> Result<Stor
 
 /// The `recap.v1` services' names in `grpc.health.v1`, taken from their
 /// generated server types (so the names cannot drift from the proto).
-const RECAP_SERVICES: [&str; 5] = [
+const RECAP_SERVICES: [&str; 6] = [
     <EventServiceServer<EventApi> as NamedService>::NAME,
     <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
     <SettingsServiceServer<SettingsApi> as NamedService>::NAME,
     <InjectionServiceServer<InjectionApi> as NamedService>::NAME,
     <PromptServiceServer<PromptApi> as NamedService>::NAME,
+    <RecapServiceServer<RecapApi> as NamedService>::NAME,
 ];
 
 /// Marks each `recap.v1` service SERVING in `grpc.health.v1`.
@@ -245,6 +247,10 @@ impl App {
             .add_service(
                 PromptServiceServer::new(PromptApi::new(engine.clone()))
                     .max_decoding_message_size(max_request),
+            )
+            .add_service(
+                RecapServiceServer::new(RecapApi::new(engine.clone(), shutdown.clone()))
+                    .max_decoding_message_size(max_request),
             );
         let stop_jobs = CancellationToken::new();
         let jobs = tokio::spawn(engine.clone().run_jobs(stop_jobs.clone()));
@@ -340,12 +346,13 @@ mod tests {
 
     #[tokio::test]
     async fn health_names_each_proto_service_serving_then_not_serving() {
-        const PROTO_SERVICES: [&str; 5] = [
+        const PROTO_SERVICES: [&str; 6] = [
             "recap.v1.EventService",
             "recap.v1.MemoryService",
             "recap.v1.SettingsService",
             "recap.v1.InjectionService",
             "recap.v1.PromptService",
+            "recap.v1.RecapService",
         ];
         let reporter = HealthReporter::new();
         let health = HealthService::from_health_reporter(reporter.clone());

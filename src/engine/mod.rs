@@ -35,6 +35,7 @@ mod commit;
 mod debounce;
 mod fanout;
 mod files;
+mod job_watch;
 mod jobs;
 mod ops;
 mod prompt;
@@ -61,6 +62,9 @@ use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
 pub use fanout::Updates;
 pub use files::ChatSnapshot;
+#[cfg(test)]
+pub(crate) use job_watch::JobsStore;
+pub use job_watch::JobUpdates;
 pub use jobs::{Generation, JobsConfig};
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;

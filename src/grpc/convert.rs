@@ -14,9 +14,14 @@ use crate::domain::{DomainError, Limits, ids};
 use crate::engine::RecapList;
 
 mod enums;
+mod jobs;
 pub mod prompt;
 mod settings;
 
+pub use jobs::{
+    DEFAULT_PAGE_SIZE, MAX_MESSAGE_IDS, MAX_PAGE_SIZE, job_id, job_kind, job_state, job_states,
+    page_after, page_size, page_token, unique_ids,
+};
 pub use settings::settings_patch;
 
 /// A timestamp from milliseconds since the Unix epoch.

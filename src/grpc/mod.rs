@@ -4,10 +4,12 @@
 pub mod convert;
 mod files;
 pub mod observe;
+mod recap;
 mod services;
 pub mod status;
 mod stream;
 
+pub use recap::{JobStream, RecapApi};
 pub use services::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi};
 pub use stream::InjectionStream;
 

@@ -23,7 +23,7 @@ use crate::engine::{Engine, SettingsUpdate};
 
 /// The caller's tenant (set by [`crate::auth::AuthLayer`]; the default
 /// tenant without authentication) and the request's message.
-fn split<T>(request: Request<T>) -> (Tenant, T) {
+pub(super) fn split<T>(request: Request<T>) -> (Tenant, T) {
     let tenant = request
         .extensions()
         .get::<Tenant>()
@@ -34,7 +34,7 @@ fn split<T>(request: Request<T>) -> (Tenant, T) {
 
 /// Checks a request's `chat_id` and gives the engine's key for it in the
 /// caller's tenant.
-fn scoped(tenant: &Tenant, chat_id: &str) -> Result<ChatKey, Status> {
+pub(super) fn scoped(tenant: &Tenant, chat_id: &str) -> Result<ChatKey, Status> {
     convert::chat_id(chat_id)?;
     Ok(tenant.chat(chat_id))
 }

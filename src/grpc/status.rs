@@ -58,6 +58,15 @@ mod tests {
                 Code::AlreadyExists,
             ),
             (
+                DomainError::FailedPrecondition("no --llm-url is set".into()).into(),
+                Code::FailedPrecondition,
+            ),
+            (
+                DomainError::ResourceExhausted("--max-jobs-per-chat".into()).into(),
+                Code::ResourceExhausted,
+            ),
+            (StoreError::Fenced("job-1".into()).into(), Code::Aborted),
+            (
                 StoreError::database("committing", "disk full").into(),
                 Code::Unavailable,
             ),

@@ -320,6 +320,11 @@ pub struct JobQuery {
     /// Only jobs strictly after this (created µs, job id) in the order:
     /// the last job of the previous page.
     pub after: Option<(i64, String)>,
+    /// Only jobs last changed (`updated_us`) at or after this, µs since the
+    /// epoch; `None`: whenever. A WatchJobs reader that fell behind re-reads
+    /// with it the jobs changed since it last kept up (and filters again,
+    /// so a store that reads more is slower, never wrong).
+    pub changed_since_us: Option<i64>,
 }
 
 /// A tenant's global settings as stored.

@@ -10,6 +10,7 @@ use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
 use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
+use recapd::grpc::pb::recap_service_client::RecapServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::transport::Channel;
 
@@ -41,6 +42,7 @@ pub struct Server {
     pub memory: MemoryServiceClient<Channel>,
     pub settings: SettingsServiceClient<Channel>,
     pub injections: InjectionServiceClient<Channel>,
+    pub recaps: RecapServiceClient<Channel>,
     pub channel: Channel,
 }
 
@@ -71,6 +73,7 @@ impl Server {
             memory: MemoryServiceClient::new(channel.clone()),
             settings: SettingsServiceClient::new(channel.clone()),
             injections: InjectionServiceClient::new(channel.clone()),
+            recaps: RecapServiceClient::new(channel.clone()),
             channel,
         }
     }
@@ -84,8 +87,9 @@ impl Server {
             memory,
             settings,
             injections,
+            recaps,
         } = self;
-        drop((channel, events, memory, settings, injections));
+        drop((channel, events, memory, settings, injections, recaps));
         if let Some(app) = app {
             app.shutdown().await;
         }

@@ -1,0 +1,390 @@
+//! RecapService's conversions: domain jobs to the wire, job kinds and
+//! states both ways, the id lists requests carry, and ListJobs's paging
+//! (page sizes and opaque page tokens).
+
+use std::collections::HashSet;
+
+use super::{enum_value, pb, timestamp};
+use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::{DomainError, ids};
+
+/// A ListJobs page's size when the request asks 0.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// The largest ListJobs page a request may ask.
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+/// Most message ids one GenerateMessageRecaps may name.
+pub const MAX_MESSAGE_IDS: usize = 1000;
+
+/// Longest page token this server gives: the hex of the longest
+/// `created_us:job_id`.
+const MAX_TOKEN_CHARS: usize = 2 * (20 + 1 + ids::MAX_ID_BYTES);
+
+impl From<&Job> for pb::Job {
+    fn from(job: &Job) -> Self {
+        let Job {
+            id,
+            chat,
+            kind,
+            state,
+            message_id,
+            attempts,
+            last_error,
+            result,
+            created_us,
+            updated_us,
+            // The queue's own bookkeeping, which the API does not show:
+            // when the job may run next, whether a trigger queued it, what
+            // it waits for, who runs it under which fence, what its
+            // attempt read, and what cancelled it (its `result` says why).
+            not_before_us: _not_before_us,
+            automatic: _automatic,
+            depends_on: _depends_on,
+            lease: _lease,
+            fence: _fence,
+            read: _read,
+            cancelled_by: _cancelled_by,
+        } = job;
+        pb::Job {
+            job_id: id.clone(),
+            // The tenant is the caller's own, so only the chat's id is shown.
+            chat_id: chat.id.clone(),
+            kind: pb::JobKind::from(*kind).into(),
+            state: pb::JobState::from(*state).into(),
+            message_id: message_id.clone(),
+            attempts: *attempts,
+            last_error: last_error.clone(),
+            created_at: Some(timestamp(created_us.div_euclid(1000))),
+            updated_at: Some(timestamp(updated_us.div_euclid(1000))),
+            result: result.clone(),
+        }
+    }
+}
+
+impl From<JobKind> for pb::JobKind {
+    fn from(kind: JobKind) -> Self {
+        match kind {
+            JobKind::DetectSceneBreak => pb::JobKind::DetectSceneBreak,
+            JobKind::SceneRecap => pb::JobKind::SceneRecap,
+            JobKind::RunningRecap => pb::JobKind::RunningRecap,
+            JobKind::MessageRecap => pb::JobKind::MessageRecap,
+        }
+    }
+}
+
+impl From<JobState> for pb::JobState {
+    fn from(state: JobState) -> Self {
+        match state {
+            JobState::Pending => pb::JobState::Pending,
+            JobState::Running => pb::JobState::Running,
+            JobState::Succeeded => pb::JobState::Succeeded,
+            JobState::Failed => pb::JobState::Failed,
+            JobState::Cancelled => pb::JobState::Cancelled,
+            JobState::Discarded => pb::JobState::Discarded,
+        }
+    }
+}
+
+/// The error for an UNSPECIFIED enum value in `field`.
+fn unspecified(field: &str) -> DomainError {
+    DomainError::invalid(field, "must not be UNSPECIFIED")
+}
+
+/// A job kind from request field `field`; UNSPECIFIED or a number the
+/// proto does not define is INVALID_ARGUMENT naming the field.
+pub fn job_kind(field: &str, value: i32) -> Result<JobKind, DomainError> {
+    Ok(match enum_value::<pb::JobKind>(field, value)? {
+        pb::JobKind::Unspecified => return Err(unspecified(field)),
+        pb::JobKind::DetectSceneBreak => JobKind::DetectSceneBreak,
+        pb::JobKind::SceneRecap => JobKind::SceneRecap,
+        pb::JobKind::RunningRecap => JobKind::RunningRecap,
+        pb::JobKind::MessageRecap => JobKind::MessageRecap,
+    })
+}
+
+/// A job state from request field `field`, checked as [`job_kind`].
+pub fn job_state(field: &str, value: i32) -> Result<JobState, DomainError> {
+    Ok(match enum_value::<pb::JobState>(field, value)? {
+        pb::JobState::Unspecified => return Err(unspecified(field)),
+        pb::JobState::Pending => JobState::Pending,
+        pb::JobState::Running => JobState::Running,
+        pb::JobState::Succeeded => JobState::Succeeded,
+        pb::JobState::Failed => JobState::Failed,
+        pb::JobState::Cancelled => JobState::Cancelled,
+        pb::JobState::Discarded => JobState::Discarded,
+    })
+}
+
+/// ListJobs's `states`, each checked by its place (`states[1]`).
+pub fn job_states(values: &[i32]) -> Result<Vec<JobState>, DomainError> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, value)| job_state(&format!("states[{i}]"), *value))
+        .collect()
+}
+
+/// Checks a request's `job_id`. Job ids are the server's, but a request
+/// may carry anything: the same rules as chat and message ids apply
+/// (non-empty, at most [`ids::MAX_ID_BYTES`] bytes, no control characters).
+pub fn job_id(id: &str) -> Result<(), DomainError> {
+    ids::check_message_id("job_id", id)
+}
+
+/// Checks a list of ids (`field[i]` names a bad one, `check` says what a
+/// good one is), at most `max` of them, and drops repeats, keeping the
+/// first of each in order.
+pub fn unique_ids(
+    field: &str,
+    list: Vec<String>,
+    max: usize,
+    check: fn(&str, &str) -> Result<(), DomainError>,
+) -> Result<Vec<String>, DomainError> {
+    if list.len() > max {
+        return Err(DomainError::invalid(
+            field,
+            format!("{} ids is more than {max}", list.len()),
+        ));
+    }
+    let mut seen = HashSet::with_capacity(list.len());
+    let mut unique = Vec::with_capacity(list.len());
+    for (i, id) in list.into_iter().enumerate() {
+        check(&format!("{field}[{i}]"), &id)?;
+        if seen.insert(id.clone()) {
+            unique.push(id);
+        }
+    }
+    Ok(unique)
+}
+
+/// ListJobs's `page_size` as a number of jobs: 0 is
+/// [`DEFAULT_PAGE_SIZE`], more than [`MAX_PAGE_SIZE`] is INVALID_ARGUMENT.
+pub fn page_size(size: u32) -> Result<usize, DomainError> {
+    match usize::try_from(size) {
+        Ok(0) => Ok(DEFAULT_PAGE_SIZE),
+        Ok(size) if size <= MAX_PAGE_SIZE => Ok(size),
+        _ => Err(DomainError::invalid(
+            "page_size",
+            format!("{size} is more than {MAX_PAGE_SIZE}"),
+        )),
+    }
+}
+
+/// The `next_page_token` after a page ending with `last`: the hex of its
+/// `created_us:job_id`, its place in ListJobs's order. Clients treat it as
+/// opaque.
+pub fn page_token(last: &Job) -> String {
+    let plain = format!("{}:{}", last.created_us, last.id);
+    let mut token = String::with_capacity(plain.len() * 2);
+    for byte in plain.bytes() {
+        token.push(char::from(HEX[usize::from(byte >> 4)]));
+        token.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    token
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn nibble(digit: u8) -> Option<u8> {
+    match digit {
+        b'0'..=b'9' => Some(digit - b'0'),
+        b'a'..=b'f' => Some(digit - b'a' + 10),
+        _ => None,
+    }
+}
+
+/// The place a ListJobs request's `page_token` names (`None` for an empty
+/// token: the first page). A token this server could not have given is
+/// INVALID_ARGUMENT on `page_token`.
+pub fn page_after(token: &str) -> Result<Option<(i64, String)>, DomainError> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let malformed = || DomainError::invalid("page_token", "is not a token ListJobs gave");
+    if token.len() > MAX_TOKEN_CHARS || !token.len().is_multiple_of(2) {
+        return Err(malformed());
+    }
+    let bytes = token
+        .as_bytes()
+        .chunks_exact(2)
+        .map(|pair| Some((nibble(pair[0])? << 4) | nibble(pair[1])?))
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(malformed)?;
+    let plain = String::from_utf8(bytes).map_err(|_| malformed())?;
+    let (created_us, job_id) = plain.split_once(':').ok_or_else(malformed)?;
+    let created_us: i64 = created_us.parse().map_err(|_| malformed())?;
+    ids::check_message_id("page_token", job_id).map_err(|_| malformed())?;
+    Ok(Some((created_us, job_id.to_owned())))
+}
+
+#[cfg(test)]
+mod tests {
+    use prost_types::Timestamp;
+
+    use super::*;
+    use crate::domain::ids::ChatKey;
+
+    fn a_job() -> Job {
+        Job::new(
+            "job-1".into(),
+            ChatKey {
+                tenant: crate::domain::ids::Tenant("t".into()),
+                id: "chat".into(),
+            },
+            JobKind::RunningRecap,
+            "m7".into(),
+            1_700_000_000_123_456,
+            true,
+        )
+    }
+
+    #[test]
+    fn a_job_shows_its_fields_and_millisecond_utc_times() {
+        let job = Job {
+            state: JobState::Failed,
+            attempts: 5,
+            last_error: "429 Too Many Requests".into(),
+            result: "nothing applied".into(),
+            updated_us: 1_700_000_001_999_999,
+            ..a_job()
+        };
+        let wire = pb::Job::from(&job);
+        assert_eq!(
+            wire,
+            pb::Job {
+                job_id: "job-1".into(),
+                chat_id: "chat".into(),
+                kind: pb::JobKind::RunningRecap as i32,
+                state: pb::JobState::Failed as i32,
+                message_id: "m7".into(),
+                attempts: 5,
+                last_error: "429 Too Many Requests".into(),
+                created_at: Some(Timestamp {
+                    seconds: 1_700_000_000,
+                    nanos: 123_000_000
+                }),
+                updated_at: Some(Timestamp {
+                    seconds: 1_700_000_001,
+                    nanos: 999_000_000
+                }),
+                result: "nothing applied".into(),
+            }
+        );
+        // Before the epoch, the millisecond is the one below.
+        let early = Job {
+            created_us: -1,
+            ..a_job()
+        };
+        assert_eq!(
+            pb::Job::from(&early).created_at,
+            Some(Timestamp {
+                seconds: -1,
+                nanos: 999_000_000
+            })
+        );
+    }
+
+    #[test]
+    fn kinds_and_states_round_trip_and_unspecified_or_unknown_is_refused_by_name() {
+        for kind in JobKind::ALL {
+            let wire = pb::JobKind::from(kind) as i32;
+            assert_eq!(job_kind("kind", wire).unwrap(), kind);
+        }
+        for state in JobState::ALL {
+            let wire = pb::JobState::from(state) as i32;
+            assert_eq!(job_state("state", wire).unwrap(), state);
+        }
+        for bad in [0, 7, -1] {
+            let err = job_states(&[pb::JobState::Running as i32, bad]).unwrap_err();
+            assert!(err.to_string().contains("states[1]"), "{err}");
+        }
+        assert!(
+            job_kind("kind", 0)
+                .unwrap_err()
+                .to_string()
+                .contains("UNSPECIFIED")
+        );
+        assert!(job_kind("kind", 5).is_err());
+        assert_eq!(job_states(&[]).unwrap(), []);
+    }
+
+    #[test]
+    fn page_sizes_default_to_100_and_stop_at_1000() {
+        assert_eq!(page_size(0).unwrap(), DEFAULT_PAGE_SIZE);
+        assert_eq!(page_size(1).unwrap(), 1);
+        assert_eq!(page_size(1000).unwrap(), 1000);
+        let err = page_size(1001).unwrap_err();
+        assert!(err.to_string().contains("page_size"), "{err}");
+        assert!(page_size(u32::MAX).is_err());
+    }
+
+    #[test]
+    fn a_page_token_names_the_last_jobs_place() {
+        let job = Job {
+            id: "a:b é".into(),
+            created_us: -42,
+            ..a_job()
+        };
+        let token = page_token(&job);
+        assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(page_after(&token).unwrap(), Some((-42, "a:b é".into())));
+        assert_eq!(page_after("").unwrap(), None);
+        let longest = Job {
+            id: "x".repeat(ids::MAX_ID_BYTES),
+            created_us: i64::MIN,
+            ..a_job()
+        };
+        let token = page_token(&longest);
+        assert_eq!(token.len(), MAX_TOKEN_CHARS);
+        assert_eq!(page_after(&token).unwrap(), Some((i64::MIN, longest.id)));
+    }
+
+    #[test]
+    fn a_token_the_server_did_not_give_is_refused() {
+        let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+        for bad in [
+            "zz".to_owned(),
+            "abc".to_owned(),
+            "é".to_owned(),
+            "ABCD".to_owned(),
+            hex("no-colon"),
+            hex("12x:job"),
+            hex("12:"),
+            hex("12:a\u{7}b"),
+            "ff".repeat(4),
+            "0".repeat(MAX_TOKEN_CHARS + 2),
+        ] {
+            let err = page_after(&bad).unwrap_err();
+            assert!(err.to_string().contains("page_token"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn id_lists_are_checked_by_place_bounded_and_deduplicated_in_order() {
+        let ids = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            unique_ids(
+                "message_ids",
+                ids(&["b", "a", "b", "c", "a"]),
+                10,
+                ids::check_message_id
+            )
+            .unwrap(),
+            ["b", "a", "c"]
+        );
+        let err =
+            unique_ids("message_ids", ids(&["a", ""]), 10, ids::check_message_id).unwrap_err();
+        assert!(err.to_string().contains("message_ids[1]"), "{err}");
+        let err = unique_ids(
+            "message_ids",
+            ids(&["a", "b", "c"]),
+            2,
+            ids::check_message_id,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("message_ids"), "{err}");
+        let err = job_id("").unwrap_err();
+        assert!(err.to_string().contains("job_id"), "{err}");
+    }
+}
