@@ -8,6 +8,10 @@
 //! them) through rustls with the ring provider. Proxies named by the usual
 //! `HTTPS_PROXY` / `NO_PROXY` variables are used. Redirects are not
 //! followed: a POST must reach the API itself.
+//!
+//! reqwest is built without a TLS provider of its own: a client must be
+//! given a preconfigured rustls configuration, as [`LlmClient::new`] does
+//! (`reqwest::Client::new()` would panic, finding no provider).
 
 mod wire;
 
