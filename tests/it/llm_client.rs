@@ -336,3 +336,14 @@ async fn the_fake_rejects_malformed_requests() {
     assert_eq!(fake.rejected().len(), bad.len() + 1);
     assert_eq!(fake.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn an_answer_too_long_to_read_is_retryable() {
+    let huge = format!(
+        r#"{{"choices":[{{"message":{{"content":"{}"}}}}]}}"#,
+        "x".repeat(9 << 20)
+    );
+    let fake = FakeLlm::start(move |_| Reply::Raw(huge.clone())).await;
+    let (reason, _) = retryable(ask(&fake.setup()).await);
+    assert_eq!(reason, "the answer is over 8388608 bytes");
+}
