@@ -29,7 +29,9 @@
 //! Around them: [`config`] reads flags and `RECAPD_*` variables and, once
 //! at start-up, the files they name; [`auth`] checks bearer tokens and
 //! gives each call its tenant; [`telemetry`] serves the metrics;
-//! [`tls_common`] holds what the TLS clients share; and
+//! [`llm`] sends one request to an OpenAI-compatible LLM and judges its
+//! failure retryable or fatal; [`tls_common`] holds what the TLS clients
+//! share; and
 //! [`app::App`] wires everything together (tests build it on port 0).
 //!
 //! Apart from the server: [`cli`] holds the client side of the tool
@@ -44,6 +46,7 @@ pub mod config;
 pub mod domain;
 pub mod engine;
 pub mod grpc;
+pub mod llm;
 pub mod store;
 pub mod telemetry;
 pub mod tls_common;

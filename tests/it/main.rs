@@ -15,6 +15,8 @@ mod crash;
 mod ghz_configs;
 mod hostile;
 mod limits;
+mod llm_client;
+mod llm_live;
 mod message_tier;
 mod metrics;
 mod pg_restart;

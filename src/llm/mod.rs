@@ -1,0 +1,478 @@
+//! The client of an OpenAI-compatible chat-completions API (Ollama,
+//! llama.cpp's server, vLLM, OpenRouter, OpenAI): one request per call to
+//! [`LlmClient::complete`], its failure judged [`LlmError::Retryable`] or
+//! [`LlmError::Fatal`]. Concurrency limits, retries and back-off belong to
+//! the caller; the client only spaces requests by `--llm-requests-per-minute`.
+//!
+//! HTTPS trusts the system's root certificates (the Docker image installs
+//! them) through rustls with the ring provider. Proxies named by the usual
+//! `HTTPS_PROXY` / `NO_PROXY` variables are used. Redirects are not
+//! followed: a POST must reach the API itself.
+//!
+//! reqwest is built without a TLS provider of its own: a client must be
+//! given a preconfigured rustls configuration, as [`LlmClient::new`] does
+//! (`reqwest::Client::new()` would panic, finding no provider).
+
+mod wire;
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use reqwest::header::{self, HeaderMap, HeaderValue};
+use reqwest::{Response, Url};
+use rustls::{ClientConfig, RootCertStore};
+
+use crate::config::LlmSetup;
+use crate::telemetry;
+use crate::tls_common::with_causes;
+
+/// Most bytes of a successful answer read; a longer one is a failed attempt
+/// (no sensible `max_tokens` comes near it).
+const MAX_ANSWER_BYTES: usize = 8 << 20;
+/// Most bytes of an error body read (only its start is reported).
+const MAX_ERROR_BYTES: usize = 64 << 10;
+
+/// One request: the prompt, sent as the single `user` message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionRequest {
+    /// The model asked (the chat's `llm_model`, or the server's); an empty
+    /// one fails without a request.
+    pub model: String,
+    /// The whole prompt, macros already replaced.
+    pub prompt: String,
+    /// The answer's length limit, sent as `max_tokens`.
+    pub max_tokens: u64,
+    /// Sent as `temperature` when set (and finite); the API's default
+    /// otherwise.
+    pub temperature: Option<f64>,
+}
+
+/// A successful answer: the first choice's text, never empty or blank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    /// The assistant message's content, as the LLM wrote it.
+    pub text: String,
+    /// `usage.prompt_tokens`, when the API reported it.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens`, when the API reported it.
+    pub completion_tokens: Option<u64>,
+}
+
+/// Why a request gave no usable answer. Reasons are short (a status, its
+/// name and the first 200 characters of the API's message), meant for a
+/// job's `last_error`, and never contain the API key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// Worth another attempt later: 408, 409, 429, 5xx, no answer within
+    /// the timeout, a connection refused or reset, or an unusable answer
+    /// (not JSON, no choices, empty content, too long).
+    #[error("{reason}")]
+    Retryable {
+        /// What went wrong.
+        reason: String,
+        /// How long the API asked to wait (`Retry-After`), when it said.
+        retry_after: Option<Duration>,
+    },
+    /// Retrying cannot help: any other 4xx (400, 401, 403, 404, 422...), a
+    /// redirect, or no model named.
+    #[error("{reason}")]
+    Fatal {
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl LlmError {
+    /// The reason, whichever the kind.
+    pub fn reason(&self) -> &str {
+        match self {
+            LlmError::Retryable { reason, .. } | LlmError::Fatal { reason } => reason,
+        }
+    }
+
+    /// The metric label of this outcome.
+    fn outcome(&self) -> &'static str {
+        match self {
+            LlmError::Retryable { .. } => "retryable",
+            LlmError::Fatal { .. } => "fatal",
+        }
+    }
+
+    fn retryable(reason: impl Into<String>) -> LlmError {
+        LlmError::Retryable {
+            reason: reason.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// The client of one API endpoint, shared by every job: cheap to clone
+/// (the clones share the connection pool and the rate limiter), `Send` and
+/// `Sync`.
+#[derive(Clone)]
+pub struct LlmClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    /// `{base_url}/chat/completions`.
+    endpoint: Url,
+    /// `Bearer <key>`, marked sensitive.
+    authorization: Option<HeaderValue>,
+    /// The key itself, cut out of any reason that would repeat it.
+    key: Option<String>,
+    /// One request every `60 s / requests_per_minute`, shared by all calls.
+    limiter: Option<DefaultDirectRateLimiter>,
+    timeout: Duration,
+}
+
+impl fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmClient")
+            .field("endpoint", &self.inner.endpoint.as_str())
+            .field("api_key", &self.inner.key.as_ref().map(|_| "<hidden>"))
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlmClient {
+    /// A client of `setup.base_url`: each request limited to
+    /// `setup.timeout` (connecting, sending and reading the whole answer),
+    /// and, with `requests_per_minute`, requests spaced evenly (one every
+    /// 60 s / n, so no minute holds more than n). Errors (an unusable URL
+    /// or key, no system root certificate for an `https` URL) never repeat
+    /// the key.
+    pub fn new(setup: &LlmSetup) -> Result<LlmClient, String> {
+        let endpoint = Url::parse(&format!("{}/chat/completions", setup.base_url))
+            .map_err(|e| format!("--llm-url {:?}: {e}", setup.base_url))?;
+        let key = setup.api_key.as_ref().map(|k| k.0.clone());
+        let authorization = match &key {
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                    "the LLM API key holds characters an HTTP header cannot carry".to_owned()
+                })?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            None => None,
+        };
+        let tls = tls_config(endpoint.scheme() == "https")?;
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(setup.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("recapd/", env!("CARGO_PKG_VERSION")))
+            .default_headers(headers)
+            .build()
+            .map_err(|e| format!("the LLM client: {}", with_causes(&e)))?;
+        let limiter = setup
+            .requests_per_minute
+            .and_then(NonZeroU32::new)
+            .and_then(|n| Quota::with_period(Duration::from_secs(60) / n.get()))
+            .map(RateLimiter::direct);
+        Ok(LlmClient {
+            inner: Arc::new(Inner {
+                http,
+                endpoint,
+                authorization,
+                key,
+                limiter,
+                timeout: setup.timeout,
+            }),
+        })
+    }
+
+    /// One chat-completions request: POST `{base_url}/chat/completions`
+    /// with `model`, the prompt as the one `user` message, `max_tokens`,
+    /// `temperature` when set, `stream: false`, and `Authorization: Bearer`
+    /// when a key is set. Waits first for its turn under the rate limit.
+    /// Records the request's duration by outcome, the tokens `usage`
+    /// reports, and the requests in flight. Dropping the future abandons
+    /// the request.
+    pub async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        if request.model.trim().is_empty() {
+            return Err(LlmError::Fatal {
+                reason: "no model named: set --llm-model or the chat's llm_model".into(),
+            });
+        }
+        if let Some(limiter) = &self.inner.limiter {
+            limiter.until_ready().await;
+        }
+        tracing::debug!(
+            model = %request.model,
+            max_tokens = request.max_tokens,
+            temperature = ?request.temperature,
+            prompt = %request.prompt,
+            "LLM request"
+        );
+        let _in_flight = InFlight::enter();
+        let started = Instant::now();
+        let result = self.send(request).await.map_err(|e| self.scrub(e));
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) => e.outcome(),
+        };
+        metrics::histogram!(telemetry::LLM_REQUEST_DURATION, "outcome" => outcome)
+            .record(started.elapsed().as_secs_f64());
+        match &result {
+            Ok(answer) => {
+                if let Some(n) = answer.prompt_tokens {
+                    metrics::counter!(telemetry::LLM_TOKENS, "direction" => "in").increment(n);
+                }
+                if let Some(n) = answer.completion_tokens {
+                    metrics::counter!(telemetry::LLM_TOKENS, "direction" => "out").increment(n);
+                }
+                tracing::debug!(
+                    prompt_tokens = ?answer.prompt_tokens,
+                    completion_tokens = ?answer.completion_tokens,
+                    answer = %answer.text,
+                    "LLM answer"
+                );
+            }
+            Err(e) => tracing::debug!(outcome, reason = e.reason(), "LLM request failed"),
+        }
+        result
+    }
+
+    async fn send(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        let mut post = self
+            .inner
+            .http
+            .post(self.inner.endpoint.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(wire::request_body(request));
+        if let Some(authorization) = &self.inner.authorization {
+            post = post.header(header::AUTHORIZATION, authorization.clone());
+        }
+        let mut response = post.send().await.map_err(|e| self.transport(e))?;
+        let status = response.status();
+        if status.is_success() {
+            let body = read_body(&mut response, MAX_ANSWER_BYTES)
+                .await
+                .map_err(|e| self.transport(e))?
+                .ok_or_else(|| {
+                    LlmError::retryable(format!("the answer is over {MAX_ANSWER_BYTES} bytes"))
+                })?;
+            return wire::parse_answer(&body).map_err(LlmError::retryable);
+        }
+        let retry_after = wire::retry_after(
+            header_text(&response, header::RETRY_AFTER.as_str()),
+            header_text(&response, "retry-after-ms"),
+            SystemTime::now(),
+        );
+        let location = header_text(&response, header::LOCATION.as_str()).map(wire::snippet);
+        // Only the start of an error body is reported; one that cannot be
+        // read in full still has its status.
+        let body = match read_body(&mut response, MAX_ERROR_BYTES).await {
+            Ok(Some(body)) => body,
+            Ok(None) | Err(_) => Vec::new(),
+        };
+        let reason = wire::status_reason(status.as_u16(), status.canonical_reason(), &body);
+        if status.is_redirection() {
+            let to = location.map_or_else(String::new, |l| format!(" to {l}"));
+            return Err(LlmError::Fatal {
+                reason: format!(
+                    "{reason} (redirected{to}; set --llm-url to the address that answers)"
+                ),
+            });
+        }
+        Err(match wire::classify(status.as_u16()) {
+            wire::StatusClass::Retryable => LlmError::Retryable {
+                reason,
+                retry_after,
+            },
+            wire::StatusClass::Fatal => LlmError::Fatal { reason },
+        })
+    }
+
+    /// A failure below HTTP: a timeout, a refused or broken connection, an
+    /// answer cut short. Only a request that could not be built is fatal.
+    fn transport(&self, error: reqwest::Error) -> LlmError {
+        if error.is_timeout() {
+            return LlmError::retryable(format!(
+                "no answer within {}",
+                seconds(self.inner.timeout)
+            ));
+        }
+        let is_builder = error.is_builder();
+        let is_connect = error.is_connect();
+        let text = with_causes(&error.without_url());
+        if is_builder {
+            LlmError::Fatal {
+                reason: format!("the request could not be built: {text}"),
+            }
+        } else if is_connect {
+            LlmError::retryable(format!("could not connect: {text}"))
+        } else {
+            LlmError::retryable(text)
+        }
+    }
+
+    /// `error` with the API key cut out of its reason, should the API or a
+    /// proxy have echoed it.
+    fn scrub(&self, error: LlmError) -> LlmError {
+        let Some(key) = self.inner.key.as_deref().filter(|k| !k.is_empty()) else {
+            return error;
+        };
+        let clean = |reason: String| {
+            if reason.contains(key) {
+                reason.replace(key, "<hidden>")
+            } else {
+                reason
+            }
+        };
+        match error {
+            LlmError::Retryable {
+                reason,
+                retry_after,
+            } => LlmError::Retryable {
+                reason: clean(reason),
+                retry_after,
+            },
+            LlmError::Fatal { reason } => LlmError::Fatal {
+                reason: clean(reason),
+            },
+        }
+    }
+}
+
+/// The rustls configuration of the client: the ring provider and the
+/// system's roots, HTTP/1.1. Without any root, an `https` endpoint is an
+/// error; a plain `http` one needs none.
+fn tls_config(https: bool) -> Result<ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = RootCertStore::empty();
+    let found = rustls_native_certs::load_native_certs();
+    let (added, _) = roots.add_parsable_certificates(found.certs);
+    if https && added == 0 {
+        return Err(
+            "--llm-url is https but no system root certificate was found (install ca-certificates, or set SSL_CERT_FILE)"
+                .into(),
+        );
+    }
+    Ok(ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+/// Reads the body, up to `limit` bytes; `None` when it is longer.
+async fn read_body(
+    response: &mut Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
+fn header_text<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// A duration for a reason: whole seconds, or milliseconds below them.
+fn seconds(duration: Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}
+
+/// Counts one request in [`telemetry::LLM_IN_FLIGHT`] while it lives, so
+/// an abandoned request is counted out too.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        metrics::gauge!(telemetry::LLM_IN_FLIGHT).increment(1.0);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::gauge!(telemetry::LLM_IN_FLIGHT).decrement(1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ApiKey;
+
+    fn setup(base_url: &str) -> LlmSetup {
+        LlmSetup {
+            base_url: base_url.into(),
+            model: "m".into(),
+            api_key: Some(ApiKey("sk-secret".into())),
+            concurrency: 1,
+            timeout: Duration::from_secs(5),
+            max_attempts: 1,
+            backoff_base: Duration::from_millis(10),
+            requests_per_minute: None,
+        }
+    }
+
+    #[test]
+    fn debug_hides_the_key() {
+        let client = LlmClient::new(&setup("http://127.0.0.1:9/v1")).unwrap();
+        let shown = format!("{client:?}");
+        assert!(!shown.contains("sk-secret"), "{shown}");
+        assert!(
+            shown.contains("http://127.0.0.1:9/v1/chat/completions"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_key_no_header_can_carry_is_refused_without_showing_it() {
+        let mut bad = setup("http://127.0.0.1:9/v1");
+        bad.api_key = Some(ApiKey("sk-\nsecret".into()));
+        let error = LlmClient::new(&bad).unwrap_err();
+        assert!(!error.contains("secret"), "{error}");
+    }
+
+    #[test]
+    fn reasons_never_repeat_the_key() {
+        let client = LlmClient::new(&setup("http://127.0.0.1:9/v1")).unwrap();
+        let scrubbed = client.scrub(LlmError::Fatal {
+            reason: "HTTP 401: key sk-secret is invalid".into(),
+        });
+        assert_eq!(scrubbed.reason(), "HTTP 401: key <hidden> is invalid");
+    }
+
+    #[tokio::test]
+    async fn an_empty_model_fails_without_a_request() {
+        let client = LlmClient::new(&setup("http://127.0.0.1:9/v1")).unwrap();
+        let request = CompletionRequest {
+            model: " ".into(),
+            prompt: "p".into(),
+            max_tokens: 1,
+            temperature: None,
+        };
+        assert!(matches!(
+            client.complete(&request).await,
+            Err(LlmError::Fatal { .. })
+        ));
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(seconds(Duration::from_secs(120)), "120 s");
+        assert_eq!(seconds(Duration::from_millis(300)), "300 ms");
+    }
+}
