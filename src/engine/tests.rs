@@ -59,6 +59,29 @@ impl ChatStore for Faulty {
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {
         self.inner.chats_owing_refresh().await
     }
+    async fn job(
+        &self,
+        tenant: &Tenant,
+        job_id: &str,
+    ) -> Result<Option<crate::domain::jobs::Job>, StoreError> {
+        self.inner.job(tenant, job_id).await
+    }
+    async fn list_jobs(
+        &self,
+        query: &crate::store::JobQuery,
+    ) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
+        self.inner.list_jobs(query).await
+    }
+    async fn runnable_jobs(
+        &self,
+        now_us: i64,
+        limit: usize,
+    ) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
+        self.inner.runnable_jobs(now_us, limit).await
+    }
+    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
+        self.inner.next_job_due().await
+    }
     async fn close(&self) {
         self.inner.close().await;
     }
