@@ -17,6 +17,7 @@ mod hostile;
 mod limits;
 mod message_tier;
 mod metrics;
+mod pg_jobs;
 mod pg_restart;
 mod prompt;
 mod push_and_persistence;
