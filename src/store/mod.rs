@@ -13,9 +13,9 @@
 //!
 //! Every row is keyed by its tenant and chat ([`ChatKey`]) in columns of
 //! their own, so one tenant's queries cannot reach another's rows. A new
-//! kind of row (a job queue, say) is a new table in both stores and new
-//! [`Write`] variants: it then commits in the same transaction as the chat
-//! writes that cause it.
+//! kind of row is a new table in both stores and new [`Write`] variants:
+//! it then commits in the same transaction as the chat writes that cause
+//! it, as jobs do ([`Write::Job`], the `jobs` table).
 
 use serde::{Deserialize, Serialize};
 
@@ -248,7 +248,8 @@ pub enum Write {
         expect_fence: Option<u64>,
     },
     /// Removes every terminal job (all tenants) last changed before
-    /// `finished_before_us` (`--job-retention`).
+    /// `finished_before_us` (`--job-retention`): its `updated_us` is
+    /// earlier. Non-terminal jobs stay whatever their age.
     PurgeJobs {
         /// µs since the epoch.
         finished_before_us: i64,
@@ -301,7 +302,8 @@ pub struct LoadedChat {
     /// The generation of its tenant's global settings in the same read
     /// (0 for single-writer stores): settings older than it are stale.
     pub settings_generation: u64,
-    /// Its non-terminal jobs (PENDING, RUNNING), oldest first.
+    /// Its non-terminal jobs (PENDING, RUNNING), oldest first (by creation
+    /// time, then id), read with its rows.
     pub jobs: Vec<Job>,
 }
 
@@ -380,15 +382,18 @@ pub trait ChatStore: Send + Sync + 'static {
     async fn job(&self, tenant: &Tenant, job_id: &str) -> Result<Option<Job>, StoreError>;
     /// A page of one tenant's jobs, as `query` says.
     async fn list_jobs(&self, query: &JobQuery) -> Result<Vec<Job>, StoreError>;
-    /// Jobs that may be started now, all tenants, oldest first, at most
-    /// `limit`: PENDING ones due by `now_us`, and RUNNING ones whose lease
-    /// expired before `now_us` (their runner stopped). Chats that have a
-    /// RUNNING job under a lease still valid at `now_us` are left out (a
-    /// chat runs one job at a time, across replicas too).
+    /// Jobs that may be started now, all tenants, oldest first (by creation
+    /// time, then id), at most `limit`: PENDING ones due by `now_us`, and
+    /// RUNNING ones whose lease expired before `now_us` (their runner
+    /// stopped; a RUNNING job without a lease counts as expired). Chats
+    /// that have a RUNNING job under a lease still valid at `now_us` (its
+    /// `until_us` not before `now_us`) are left out whole (a chat runs one
+    /// job at a time, across replicas too).
     async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError>;
-    /// The earliest `not_before_us` of any PENDING job (all tenants), and
-    /// the earliest lease expiry of any RUNNING one: when the runner should
-    /// look again at the latest.
+    /// The earliest of any PENDING job's `not_before_us` and any RUNNING
+    /// job's lease expiry (0 for one without a lease), all tenants: when
+    /// the runner should look again at the latest. `None` when no job is
+    /// PENDING or RUNNING.
     async fn next_job_due(&self) -> Result<Option<i64>, StoreError>;
     /// Stops taking commits and waits until every commit already taken is
     /// durable (or failed). Later commits fail with [`StoreError::Closed`].

@@ -15,21 +15,24 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::group_commit::{self, CommitQueue};
 use super::{
-    ChatMeta, ChatSettings, ChatStore, LoadedChat, StoreError, StoredChat, TenantSettings, Write,
-    from_json, to_json,
+    ChatMeta, ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, StoredChat,
+    TenantSettings, Write, from_json, to_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
+use crate::domain::jobs::Job;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 
+mod jobs;
 mod upgrade;
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "recapd.sqlite3";
 
 /// The schema this recapd writes. Version 1 (before tenants had a column of
-/// their own) is upgraded in place at start-up.
-const SCHEMA_VERSION: i64 = 2;
+/// their own) and version 2 (before the job queue) are upgraded in place at
+/// start-up.
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,6 +66,26 @@ CREATE TABLE IF NOT EXISTS chat_settings (
     body TEXT NOT NULL,
     PRIMARY KEY (tenant, chat_id)
 );
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    state INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    created_us INTEGER NOT NULL,
+    updated_us INTEGER NOT NULL,
+    not_before_us INTEGER NOT NULL,
+    lease_until_us INTEGER,
+    fence INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_tenant ON jobs (tenant, created_us DESC, job_id DESC);
+CREATE INDEX IF NOT EXISTS jobs_by_chat ON jobs (tenant, chat_id, created_us DESC, job_id DESC);
+-- States 1 and 2 are PENDING and RUNNING (JobState::code).
+CREATE INDEX IF NOT EXISTS jobs_open_by_chat ON jobs (tenant, chat_id, created_us, job_id)
+    WHERE state IN (1, 2);
+CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before_us);
+CREATE INDEX IF NOT EXISTS jobs_leases ON jobs (state, lease_until_us);
 ";
 
 /// SQLite-backed [`ChatStore`].
@@ -126,6 +149,13 @@ fn open_writer(path: &Path, fsync_every_commit: bool) -> Result<Connection, Stor
             tracing::info!(
                 path = %path.display(),
                 "upgraded the database to schema version {SCHEMA_VERSION} (tenants in their own column)"
+            );
+        }
+        Some("2") => {
+            upgrade::from_v2(&mut writer, SCHEMA, SCHEMA_VERSION)?;
+            tracing::info!(
+                path = %path.display(),
+                "upgraded the database to schema version {SCHEMA_VERSION} (the job queue)"
             );
         }
         Some(v) if v == SCHEMA_VERSION.to_string() => {}
@@ -261,7 +291,8 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
     match write {
         // One process writes a data directory: nobody else can move a chat.
         Write::Claim { .. } => Ok(()),
-        Write::Job { .. } | Write::PurgeJobs { .. } => todo!("SKELETON: jobs table"),
+        Write::Job { job, expect_fence } => jobs::put_job(tx, job, *expect_fence),
+        Write::PurgeJobs { finished_before_us } => jobs::purge_jobs(tx, *finished_before_us),
         Write::Chat { chat, meta } => execute(
             tx,
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES (?1, ?2, ?3, ?4)
@@ -330,7 +361,8 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
     }
 }
 
-/// A chat's rows and settings, read on one connection.
+/// A chat's rows, settings and open jobs, read on one connection (in one
+/// read transaction, for one moment of the database).
 fn load_chat(conn: &Connection, key: &ChatKey) -> Result<LoadedChat, StoreError> {
     let reading = db_err("reading a chat");
     let key_params = params![key.tenant.name(), key.id];
@@ -348,9 +380,11 @@ fn load_chat(conn: &Connection, key: &ChatKey) -> Result<LoadedChat, StoreError>
     let settings = settings
         .map(|body| from_json::<ChatSettings>("chat settings", &body))
         .transpose()?;
+    let jobs = jobs::open_jobs_of(conn, key)?;
     let Some((needs_refresh, body)) = row else {
         return Ok(LoadedChat {
             settings,
+            jobs,
             ..LoadedChat::default()
         });
     };
@@ -391,6 +425,7 @@ fn load_chat(conn: &Connection, key: &ChatKey) -> Result<LoadedChat, StoreError>
             recaps,
         }),
         settings,
+        jobs,
         ..LoadedChat::default()
     })
 }
@@ -416,25 +451,42 @@ fn chat_keys(
 
 #[async_trait::async_trait]
 impl ChatStore for SqliteStore {
-    async fn job(&self, _tenant: &crate::domain::ids::Tenant, _job_id: &str) -> Result<Option<crate::domain::jobs::Job>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
-    async fn list_jobs(&self, _query: &crate::store::JobQuery) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
-    async fn runnable_jobs(&self, _now_us: i64, _limit: usize) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
-    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         self.commits.commit(writes).await
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
         let key = chat.clone();
-        self.read(move |conn| load_chat(conn, &key)).await
+        self.read(move |conn| {
+            // One read transaction: every row of the chat, its settings and
+            // its jobs as of one commit.
+            let reading = db_err("reading a chat");
+            let tx = conn.unchecked_transaction().map_err(&reading)?;
+            let loaded = load_chat(&tx, &key)?;
+            tx.commit().map_err(&reading)?;
+            Ok(loaded)
+        })
+        .await
+    }
+
+    async fn job(&self, tenant: &Tenant, job_id: &str) -> Result<Option<Job>, StoreError> {
+        let (tenant, job_id) = (tenant.clone(), job_id.to_owned());
+        self.read(move |conn| jobs::job(conn, &tenant, &job_id))
+            .await
+    }
+
+    async fn list_jobs(&self, query: &JobQuery) -> Result<Vec<Job>, StoreError> {
+        let query = query.clone();
+        self.read(move |conn| jobs::list_jobs(conn, &query)).await
+    }
+
+    async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError> {
+        self.read(move |conn| jobs::runnable_jobs(conn, now_us, limit))
+            .await
+    }
+
+    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
+        self.read(jobs::next_job_due).await
     }
 
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {
@@ -523,5 +575,7 @@ impl ChatStore for SqliteStore {
     }
 }
 
+#[cfg(test)]
+mod jobs_tests;
 #[cfg(test)]
 mod tests;

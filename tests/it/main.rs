@@ -19,6 +19,7 @@ mod llm_client;
 mod llm_live;
 mod message_tier;
 mod metrics;
+mod pg_jobs;
 mod pg_restart;
 mod prompt;
 mod push_and_persistence;

@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::AsyncMessage;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::Hint;
+use super::hint::Hint;
 use crate::store::Change;
 
 /// Longest wait between two reconnection attempts.

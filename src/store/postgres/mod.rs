@@ -12,7 +12,9 @@
 //! run as a task; every call is bounded by [`bound::OPERATION_TIMEOUT`].
 
 mod bound;
+mod commit;
 mod hint;
+mod jobs;
 mod listen;
 mod migrations;
 mod reads;
@@ -23,24 +25,23 @@ mod writes;
 pub use tls::PgTls;
 
 use bound::{OPERATION_TIMEOUT, bounded, bounded_while_progressing};
-use hint::Hint;
+use commit::PgCommitter;
 use migrations::migrate;
-use writes::{Param, claim, statement};
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio::sync::mpsc;
-use tokio_postgres::Statement;
 use tokio_postgres::types::ToSql;
 
-use super::group_commit::{self, BatchCommit, CommitQueue};
+use super::group_commit::{self, CommitQueue};
 use super::{
-    Change, ChatSettings, ChatStore, LoadedChat, ReplicaStore, StoreError, TenantSettings, Write,
-    from_json,
+    Change, ChatSettings, ChatStore, JobQuery, LoadedChat, ReplicaStore, StoreError,
+    TenantSettings, Write, from_json,
 };
-use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
+use crate::domain::ids::{ChatKey, Tenant};
+use crate::domain::jobs::Job;
 use crate::tls_common::with_causes;
 
 /// How long a call waits for a connection, or to open one, before it
@@ -254,151 +255,26 @@ impl Drop for PgStore {
     }
 }
 
-/// Statements pipelined in one step of a commit, each step bounded by the
-/// call limit: a batch of any size makes progress, and a dead connection
-/// still fails it within the limit.
-const STATEMENTS_PER_STEP: usize = 2_000;
-
-/// The commit side of the store, owned by its group commit task.
-struct PgCommitter {
-    pool: Pool,
-    /// This process's name in notifications, so it skips its own.
-    replica: String,
-    /// The notification channel (one per schema).
-    channel: String,
-}
-
-#[async_trait::async_trait]
-impl BatchCommit for PgCommitter {
-    async fn commit_batch(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        // A large batch (a whole chat of hundreds of MB, a chat_changed of
-        // 200,000 messages) may take longer than one call's bound on a busy
-        // machine: each step of its transaction is bounded instead, so a
-        // dead connection still fails the commit within the bound.
-        self.commit(groups).await
-    }
-}
-
-impl PgCommitter {
-    /// One transaction for the whole batch. Its statements are pipelined
-    /// (sent together, answered in order) rather than one round trip each.
-    async fn commit(&self, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-        let mut client = bounded(async { self.pool.get().await.map_err(pool_err) }).await?;
-        let tx = bounded(async {
-            client
-                .transaction()
-                .await
-                .map_err(pg_err("beginning a commit"))
-        })
-        .await?;
-        // Claims first, in key order, so two batches lock clocks in the
-        // same order and cannot deadlock; a stable sort keeps one chat's
-        // groups in their order.
-        let mut claims: Vec<(&ClaimKey, u64)> = groups
-            .iter()
-            .flatten()
-            .filter_map(|w| match w {
-                Write::Claim { key, generation } => Some((key, *generation)),
-                _ => None,
-            })
-            .collect();
-        claims.sort_by(|a, b| a.0.cmp(b.0));
-        let mut statements: Vec<(Statement, Vec<Param>)> = Vec::new();
-        for (key, generation) in &claims {
-            let (sql, params) = claim(key, as_i64(*generation));
-            let prepared = bounded(async {
-                tx.prepare_cached(sql)
-                    .await
-                    .map_err(pg_err("preparing a claim"))
-            })
-            .await?;
-            statements.push((prepared, params));
-        }
-        let mut tenants = Vec::new();
-        for write in groups.iter().flatten() {
-            if let Write::GlobalSettings { tenant, .. } = write {
-                tenants.push(tenant.name().to_owned());
-            }
-            if let Some((sql, params)) = statement(write)? {
-                let prepared = bounded(async {
-                    tx.prepare_cached(sql)
-                        .await
-                        .map_err(pg_err("preparing a write"))
-                })
-                .await?;
-                statements.push((prepared, params));
-            }
-        }
-        let params: Vec<Vec<&(dyn ToSql + Sync)>> = statements
-            .iter()
-            .map(|(_, params)| params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect())
-            .collect();
-        let pending: Vec<_> = statements.iter().zip(&params).collect();
-        let mut answers = Vec::with_capacity(pending.len());
-        for step in pending.chunks(STATEMENTS_PER_STEP) {
-            let rows = bounded(async {
-                futures_util::future::try_join_all(
-                    step.iter()
-                        .map(|((statement, _), params)| tx.query(statement, params)),
-                )
-                .await
-                .map_err(pg_err("writing rows"))
-            })
-            .await?;
-            answers.extend(rows);
-        }
-        let mut hint = Hint {
-            replica: self.replica.clone(),
-            tenants,
-            ..Hint::default()
-        };
-        for ((key, _), rows) in claims.iter().zip(&answers) {
-            let Some(row) = rows.first() else {
-                return Err(StoreError::Conflict((*key).clone()));
-            };
-            if let ClaimKey::Chat(chat) = key {
-                hint.chats.push((
-                    chat.tenant.name().to_owned(),
-                    chat.id.clone(),
-                    as_u64(row.get(0)),
-                ));
-            }
-        }
-        for write in groups.iter().flatten() {
-            if let Write::ReplaceChat { chat, content } = write {
-                replace::replace_chat(&tx, chat, &content.0).await?;
-            }
-        }
-        if !hint.chats.is_empty() || !hint.tenants.is_empty() {
-            for payload in hint.encode()? {
-                bounded(async {
-                    tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, &payload])
-                        .await
-                        .map_err(pg_err("notifying other replicas"))
-                })
-                .await?;
-            }
-        }
-        bounded(async { tx.commit().await.map_err(pg_err("committing")) }).await
-    }
-}
-
 #[async_trait::async_trait]
 impl ChatStore for PgStore {
-    async fn job(&self, _tenant: &crate::domain::ids::Tenant, _job_id: &str) -> Result<Option<crate::domain::jobs::Job>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
-    async fn list_jobs(&self, _query: &crate::store::JobQuery) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
-    async fn runnable_jobs(&self, _now_us: i64, _limit: usize) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
-    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
-        todo!("SKELETON: jobs table")
-    }
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         self.commits.commit(writes).await
+    }
+
+    async fn job(&self, tenant: &Tenant, job_id: &str) -> Result<Option<Job>, StoreError> {
+        self.read_job(tenant, job_id).await
+    }
+
+    async fn list_jobs(&self, query: &JobQuery) -> Result<Vec<Job>, StoreError> {
+        self.read_jobs_page(query).await
+    }
+
+    async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError> {
+        self.read_runnable_jobs(now_us, limit).await
+    }
+
+    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
+        self.read_next_job_due().await
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {

@@ -1,19 +1,19 @@
 //! The read that must see one moment of the database: a chat with its
-//! generation and its tenant's settings generation.
+//! generation, its tenant's settings generation and its open jobs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::TryStreamExt as _;
 
-use super::{PgStore, as_u64, now_ms, pg_err};
+use super::{PgStore, as_u64, jobs, now_ms, pg_err};
 use crate::domain::ids::ChatKey;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::store::{ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, from_json};
 
 impl PgStore {
-    /// A chat's rows in one read-only REPEATABLE READ transaction, so the
-    /// generation read is the one the rows belong to. Each message row
+    /// A chat's rows and open jobs in one read-only REPEATABLE READ
+    /// transaction, so the generation read is the one they belong to. Each message row
     /// received counts in `progress` (the caller's bound restarts on it).
     pub(super) async fn load_chat(
         &self,
@@ -105,6 +105,11 @@ impl PgStore {
                 })
             }
         };
+        let jobs = tx
+            .query(jobs::OPEN_JOBS_OF_CHAT, &[&tenant, &id])
+            .await
+            .map_err(&reading)?;
+        let jobs = jobs::decode_jobs(&jobs)?;
         tx.commit().await.map_err(&reading)?;
         Ok(LoadedChat {
             chat,
@@ -114,7 +119,7 @@ impl PgStore {
             // clocks differ still agree on how long ago it was.
             changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
             settings_generation,
-            jobs: Vec::new(), // SKELETON: jobs table
+            jobs,
         })
     }
 }

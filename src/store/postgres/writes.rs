@@ -60,7 +60,10 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
         // Claims are made apart, first; a whole chat, apart, last
         // (`replace::replace_chat`).
         Write::Claim { .. } | Write::ReplaceChat { .. } => return Ok(None),
-        Write::Job { .. } | Write::PurgeJobs { .. } => todo!("SKELETON: jobs table"),
+        // Its fence, if it expects one, is checked apart, first
+        // (`jobs::check_fences`).
+        Write::Job { job, .. } => super::jobs::put_job(job)?,
+        Write::PurgeJobs { finished_before_us } => super::jobs::purge_jobs(*finished_before_us),
         Write::Chat { chat, meta } => (
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES ($1, $2, $3, $4)
              ON CONFLICT (tenant, chat_id) DO UPDATE SET needs_refresh = $3, body = $4",

@@ -1,9 +1,12 @@
-//! The in-place upgrade of a version-1 database, written before tenants had
-//! a column of their own: a chat of tenant T was stored under the one key
-//! `T` + U+001F + chat id (the default tenant's under the bare chat id), and
-//! a tenant's global settings under `global_settings:T` in `kv`. The upgrade
-//! splits those keys into the tenant and chat columns, in one transaction:
-//! it applies whole or not at all.
+//! The in-place upgrades of older databases, each in one transaction: it
+//! applies whole or not at all.
+//!
+//! - Version 1 was written before tenants had a column of their own: a chat
+//!   of tenant T was stored under the one key `T` + U+001F + chat id (the
+//!   default tenant's under the bare chat id), and a tenant's global
+//!   settings under `global_settings:T` in `kv`. Its upgrade splits those
+//!   keys into the tenant and chat columns.
+//! - Version 2 had no job queue: its upgrade adds the `jobs` table, empty.
 
 use rusqlite::{Connection, params};
 
@@ -54,6 +57,21 @@ pub(super) fn from_v1(conn: &mut Connection, schema: &str, version: i64) -> Resu
          DROP TABLE chat_settings_v1;"
     ))
     .map_err(upgrading)?;
+    tx.execute(
+        "UPDATE kv SET value = ?1 WHERE key = 'schema_version'",
+        params![version.to_string()],
+    )
+    .map_err(upgrading)?;
+    tx.commit().map_err(upgrading)
+}
+
+/// Adds what a version-2 database lacks (the `jobs` table and its indexes;
+/// every statement of `schema` creates only what is missing) and records
+/// `version`.
+pub(super) fn from_v2(conn: &mut Connection, schema: &str, version: i64) -> Result<(), StoreError> {
+    let upgrading = |e| StoreError::database("upgrading the database from schema version 2", e);
+    let tx = conn.transaction().map_err(upgrading)?;
+    tx.execute_batch(schema).map_err(upgrading)?;
     tx.execute(
         "UPDATE kv SET value = ?1 WHERE key = 'schema_version'",
         params![version.to_string()],

@@ -176,7 +176,14 @@ async fn a_schema_of_migration_2_is_upgraded_for_every_tenant() {
     write_postgres_v1(&schema).await;
     check_both_tenants(dir.path(), &schema.config(&dir.path().join("data"))).await;
 
-    assert_eq!(schema.latest_migration().await, 3);
+    assert_eq!(schema.latest_migration().await, 4);
+    let jobs: i64 = schema
+        .client
+        .query_one("SELECT count(*) FROM jobs", &[])
+        .await
+        .expect("the upgrade made the jobs table")
+        .get(0);
+    assert_eq!(jobs, 0);
     // Each tenant's settings change claimed the clock carried over from the
     // old layout, one generation on, and no old claim key is left behind.
     let clocks: Vec<(String, i64)> = schema

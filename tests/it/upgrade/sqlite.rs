@@ -77,7 +77,11 @@ async fn a_database_of_schema_version_1_is_upgraded_for_every_tenant() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(version, "2");
+    assert_eq!(version, "3");
+    let jobs: i64 = conn
+        .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
+        .expect("the upgrade made the jobs table");
+    assert_eq!(jobs, 0);
 }
 
 #[tokio::test]
