@@ -140,7 +140,7 @@ impl Engine {
         if job.kind == JobKind::DetectSceneBreak {
             job.message_id = prepared.message_id;
         }
-        job.updated_us = now;
+        queue::touch(job, now);
         let claimed = job.clone();
         let model = if settings.llm_model.is_empty() {
             generation.setup.model.clone()
@@ -363,7 +363,7 @@ impl Engine {
                 job.lease = None;
                 job.not_before_us =
                     now.saturating_add(i64::try_from(pause_ms).unwrap_or(i64::MAX).saturating_mul(1000));
-                job.updated_us = now;
+                queue::touch(job, now);
                 let changed = vec![(job.clone(), fence)];
                 return self
                     .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, changed, Vec::new())

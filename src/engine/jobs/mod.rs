@@ -241,7 +241,7 @@ impl Engine {
                     && job.not_before_us > now
                 {
                     job.not_before_us = now;
-                    job.updated_us = now;
+                    queue::touch(job, now);
                     writes.push(Write::Job {
                         job: job.clone(),
                         expect_fence: Some(job.fence),
@@ -433,6 +433,7 @@ impl Engine {
                     states: vec![JobState::Cancelled],
                     limit: self.jobs().queue.max_jobs_per_chat,
                     after: None,
+                    changed_since_us: None,
                 })
                 .await?
                 .into_iter()

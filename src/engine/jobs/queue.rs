@@ -170,7 +170,14 @@ pub fn finish(job: &mut Job, state: JobState, result: &str, now_us: i64) {
     job.state = state;
     job.result = short(result);
     job.lease = None;
-    job.updated_us = now_us;
+    touch(job, now_us);
+}
+
+/// Stamps a change of `job` at `now_us`, always later than its previous
+/// change (clocks of replicas differ, and WatchJobs readers order a job's
+/// changes by this stamp).
+pub fn touch(job: &mut Job, now_us: i64) {
+    job.updated_us = now_us.max(job.updated_us.saturating_add(1));
 }
 
 /// Puts a finished job back in the queue, due now, with no attempts made.
@@ -180,7 +187,7 @@ pub fn requeue(job: &mut Job, now_us: i64) {
     job.last_error.clear();
     job.result.clear();
     job.not_before_us = now_us;
-    job.updated_us = now_us;
+    touch(job, now_us);
     job.lease = None;
     job.fence += 1;
     job.cancelled_by = None;

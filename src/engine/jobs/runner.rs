@@ -176,7 +176,7 @@ impl Engine {
                 job.lease = None;
                 job.fence += 1;
                 job.not_before_us = now;
-                job.updated_us = now;
+                queue::touch(job, now);
                 changed.push((job.clone(), fence));
             }
         }

@@ -70,7 +70,7 @@ impl Engine {
                 // A burst makes one detection: the queued one waits on.
                 Some(job) if job.automatic => {
                     job.not_before_us = job.not_before_us.max(due);
-                    job.updated_us = now;
+                    queue::touch(job, now);
                     writes.push(Write::Job {
                         job: job.clone(),
                         expect_fence: Some(job.fence),

@@ -261,6 +261,10 @@ impl PgStore {
             params.push(Box::new(codes));
             sql.push_str(&format!(" AND state = ANY(${}::bigint[])", params.len()));
         }
+        if let Some(since_us) = query.changed_since_us {
+            params.push(Box::new(since_us));
+            sql.push_str(&format!(" AND updated_us >= ${}", params.len()));
+        }
         if let Some((created_us, job_id)) = &query.after {
             params.push(Box::new(*created_us));
             params.push(Box::new(job_id.clone()));

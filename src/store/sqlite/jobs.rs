@@ -168,6 +168,10 @@ pub(super) fn list_jobs(conn: &Connection, query: &JobQuery) -> Result<Vec<Job>,
             codes(query.states.iter().copied())
         ));
     }
+    if let Some(since_us) = query.changed_since_us {
+        values.push(Value::Integer(since_us));
+        sql.push_str(&format!(" AND updated_us >= ?{}", values.len()));
+    }
     if let Some((created_us, job_id)) = &query.after {
         values.push(Value::Integer(*created_us));
         values.push(Value::Text(job_id.clone()));
