@@ -324,6 +324,7 @@ async fn pg_job_pages_go_newest_first_by_state_chat_and_tenant() {
             states,
             limit,
             after,
+            changed_since_us: None,
         };
         store.list_jobs(&query).await.unwrap()
     };

@@ -224,6 +224,7 @@ async fn job_pages_go_newest_first_by_state_chat_and_tenant() {
             states,
             limit,
             after,
+            changed_since_us: None,
         };
         store.list_jobs(&query).await.unwrap()
     };
@@ -248,6 +249,17 @@ async fn job_pages_go_newest_first_by_state_chat_and_tenant() {
         ["j2", "j0"]
     );
     assert!(page(10, None, Some("nothing"), vec![]).await.is_empty());
+    // Only the jobs changed at or after a time (a WatchJobs catch-up).
+    let recent = store
+        .list_jobs(&JobQuery {
+            tenant: tenant.clone(),
+            limit: 10,
+            changed_since_us: Some(50),
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&recent), ["j5b", "j5"]);
 
     // Another tenant's job is out of reach, by list and by id.
     let theirs = page(100, None, None, vec![]).await;

@@ -77,8 +77,8 @@ async fn a_40_message_chat_gets_its_breaks_scene_recaps_and_merges_and_the_injec
         "12 lines, Ann: line 0 to Bob: line 11 [END] / 13 lines, Ann: line 12 to Ann: line 24 [END]",
         "the second merge builds on the first"
     );
-    assert_eq!(v2.prev_scene_message_id.as_deref(), Some("m11"));
-    assert_eq!(v2.new_scene_message_id.as_deref(), Some("m24"));
+    assert_eq!(v2.prev_scene_message_id, "m11");
+    assert_eq!(v2.new_scene_message_id, "m24");
     assert_eq!(v2.scene_count, 2);
     assert_eq!(list.versions[0].scene_count, 1);
 
