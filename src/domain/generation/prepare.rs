@@ -33,7 +33,7 @@ pub struct Prepared {
     /// for the other kinds the message the job names.
     pub message_id: String,
     /// Detection only: the candidates the prompt shows, which the answer's
-    /// message number is resolved against.
+    /// message number is resolved against ([`super::answer::parse_answer`]).
     pub candidates: Option<Candidates>,
 }
 
