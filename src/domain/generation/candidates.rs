@@ -10,6 +10,7 @@
 
 use crate::domain::autohide::auto_hide;
 use crate::domain::chat::Chat;
+use crate::domain::message::Message;
 use crate::domain::settings::Settings;
 
 /// One message a detection looks at.
@@ -47,18 +48,8 @@ pub struct Candidates {
 /// The candidates of `chat`'s open scene under `settings` (see the module
 /// documentation).
 pub fn detection_candidates(chat: &Chat, settings: &Settings) -> Candidates {
-    let hide = auto_hide(chat, settings.auto_hide_scene_count);
-    let last_break = chat.scene_breaks().iter().next_back().copied();
-    let mut list: Vec<Candidate> = chat
-        .messages()
-        .enumerate()
-        .filter(|(_, (seq, message))| {
-            last_break.is_none_or(|b| *seq > b)
-                && !message.hidden
-                && !message.is_thoughts
-                && !hide.hides(*seq)
-        })
-        .map(|(index, (_, message))| Candidate {
+    let mut list: Vec<Candidate> = open_scene(chat, settings)
+        .map(|(index, message)| Candidate {
             index,
             message_id: message.id.clone(),
             name: message.name.clone(),
@@ -78,6 +69,35 @@ pub fn detection_candidates(chat: &Chat, settings: &Settings) -> Candidates {
         list,
         earliest_allowed_break,
     }
+}
+
+/// `detection_candidates(chat, settings).ready(settings)` without copying
+/// any text: what a trigger asks at every new message.
+pub fn detection_ready(chat: &Chat, settings: &Settings) -> bool {
+    let needed = (settings.scene_break_min_messages as usize)
+        .saturating_add(1)
+        .saturating_add(settings.scene_break_offset as usize);
+    open_scene(chat, settings)
+        .nth(needed.saturating_sub(1))
+        .is_some()
+}
+
+/// The open scene's candidate messages with their chat indexes.
+fn open_scene<'a>(
+    chat: &'a Chat,
+    settings: &Settings,
+) -> impl Iterator<Item = (usize, &'a Message)> + 'a {
+    let hide = auto_hide(chat, settings.auto_hide_scene_count);
+    let last_break = chat.scene_breaks().iter().next_back().copied();
+    chat.messages()
+        .enumerate()
+        .filter(move |(_, (seq, message))| {
+            last_break.is_none_or(|b| *seq > b)
+                && !message.hidden
+                && !message.is_thoughts
+                && !hide.hides(*seq)
+        })
+        .map(|(index, (_, message))| (index, message))
 }
 
 impl Candidates {
@@ -225,11 +245,17 @@ mod tests {
     fn ready_needs_min_plus_one_eligible_candidates() {
         // offset 2, min 3: ready at 3 + 1 + 2 = 6 candidates.
         let s = settings(2, 3);
-        let five = detection_candidates(&test_chat(5).build(), &s);
+        let five_chat = test_chat(5).build();
+        let five = detection_candidates(&five_chat, &s);
         assert!(!five.ready(&s));
+        assert!(!detection_ready(&five_chat, &s));
         assert_eq!(five.valid_breaks().count(), 0);
-        let six = detection_candidates(&test_chat(6).build(), &s);
+        let six_chat = test_chat(6).build();
+        let six = detection_candidates(&six_chat, &s);
         assert!(six.ready(&s));
+        assert!(detection_ready(&six_chat, &s));
+        let hidden = test_chat(6).hidden(&[0]).build();
+        assert!(!detection_ready(&hidden, &s));
         let valid: Vec<usize> = six.valid_breaks().map(|c| c.index).collect();
         assert_eq!(valid, [3]);
     }
