@@ -207,38 +207,12 @@ fn detection(
             ],
         )
     };
-    // The fewest candidates kept: min + 1 eligible ones and every
-    // ineligible one (the newest), so that some valid break is shown.
-    let ineligible = all.list.len() - all.eligible_count();
-    let fewest = min.saturating_add(1).saturating_add(ineligible);
-    let mut prompt = render(&all);
-    let mut shown = all.clone();
-    if !bound.fits(&prompt) {
-        let smallest = all.keep_newest(fewest);
-        let smallest_prompt = render(&smallest);
-        if let Err(PrepareError::TooLong(reason)) = bound.check(&smallest_prompt) {
-            return Err(PrepareError::TooLong(format!(
-                "{reason}, even with only the newest {} of the open scene's {} messages",
-                smallest.list.len(),
-                all.list.len()
-            )));
-        }
-        // The most candidates that fit, between `fewest` (fits) and all
-        // (does not): fewer candidates make a shorter prompt.
-        let (mut fits, mut too_many) = (smallest.list.len(), all.list.len());
-        (shown, prompt) = (smallest, smallest_prompt);
-        while too_many - fits > 1 {
-            let middle = fits + (too_many - fits) / 2;
-            let candidates = all.keep_newest(middle);
-            let text = render(&candidates);
-            if bound.fits(&text) {
-                fits = middle;
-                (shown, prompt) = (candidates, text);
-            } else {
-                too_many = middle;
-            }
-        }
-    }
+    let prompt = render(&all);
+    let (shown, prompt) = if bound.fits(&prompt) {
+        (all, prompt)
+    } else {
+        shortened(&all, min, bound, &render)?
+    };
     let read = ReadSet {
         messages: shown
             .list
@@ -258,6 +232,45 @@ fn detection(
         message_id,
         candidates: Some(shown),
     })
+}
+
+/// The most of the newest of `all` whose prompt fits the bound, and that
+/// prompt: never fewer than `min + 1` eligible candidates and every
+/// ineligible one (the newest), so that some valid break is shown; when
+/// even those do not fit, [`PrepareError::TooLong`].
+fn shortened(
+    all: &Candidates,
+    min: usize,
+    bound: &Bound<'_>,
+    render: &dyn Fn(&Candidates) -> String,
+) -> Result<(Candidates, String), PrepareError> {
+    let ineligible = all.list.len() - all.eligible_count();
+    let fewest = min.saturating_add(1).saturating_add(ineligible);
+    let smallest = all.keep_newest(fewest);
+    let smallest_prompt = render(&smallest);
+    if let Err(PrepareError::TooLong(reason)) = bound.check(&smallest_prompt) {
+        return Err(PrepareError::TooLong(format!(
+            "{reason}, even with only the newest {} of the open scene's {} messages",
+            smallest.list.len(),
+            all.list.len()
+        )));
+    }
+    // Binary search between `fewest` (fits) and all (does not): fewer
+    // candidates make a shorter prompt.
+    let (mut fits, mut too_many) = (smallest.list.len(), all.list.len());
+    let mut best = (smallest, smallest_prompt);
+    while too_many - fits > 1 {
+        let middle = fits + (too_many - fits) / 2;
+        let candidates = all.keep_newest(middle);
+        let prompt = render(&candidates);
+        if bound.fits(&prompt) {
+            fits = middle;
+            best = (candidates, prompt);
+        } else {
+            too_many = middle;
+        }
+    }
+    Ok(best)
 }
 
 /// The job's message when it exists and is a visible break.
