@@ -1,5 +1,27 @@
 //! What recapd asks an LLM and what it makes of the answers, as pure rules:
-//! which messages a detection looks at and which may be a break, the
-//! prompts' macros, recapd's default prompts, and answer parsing.
+//! which messages a detection looks at and which may be a break
+//! ([`candidates`]), the prompts' macros ([`macros`]), recapd's default
+//! prompts ([`prompts`]), the prompt of each job and what it read
+//! ([`mod@prepare`]), answer parsing ([`answer`]), and the version a merge
+//! builds on and makes ([`merge`]).
+//!
+//! The engine runs a job as: [`prepare()`] on the chat as it is now; send
+//! [`Prepared::prompt`]; [`parse_answer`] with [`Prepared::candidates`];
+//! then, in the transaction that applies the result, check
+//! [`read_unchanged`] on the chat as it is then.
 
+pub mod answer;
+pub mod candidates;
+pub mod macros;
+pub mod merge;
+pub mod prepare;
 pub mod prompts;
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod test_chat;
+
+pub use answer::{Answer, parse_answer};
+pub use candidates::{Candidate, Candidates, detection_candidates, detection_ready};
+pub use merge::{merge_base, merged_recap};
+pub use prepare::{PrepareError, Prepared, prepare, read_unchanged};
