@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::domain::chat::Chat;
 use crate::domain::generation::{self, Answer, Candidates, PrepareError};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState, Lease};
@@ -381,7 +380,7 @@ impl Engine {
         };
         let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
         let job = resident.jobs[at].clone();
-        if !inputs_unchanged(&job, chat) {
+        if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
             let ended = queue::end_with_dependents(
                 resident,
                 at,
@@ -403,7 +402,7 @@ impl Engine {
         // follows from it.
         let (result, data, next) = match answer {
             Answer::NoBreak { rationale } => {
-                (format!("no scene break: {rationale}"), None, Next::Nothing)
+                (queue::short(&format!("no scene break: {rationale}")), None, Next::Nothing)
             }
             Answer::Break(candidate) => (
                 format!("scene break at #{} ({})", candidate.index, candidate.message_id),
@@ -474,7 +473,7 @@ impl Engine {
                 }
                 // Detection goes on after the break it found.
                 let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
-                if generation::detection_candidates(chat, &settings).ready(&settings) {
+                if generation::detection_ready(chat, &settings) {
                     fresh.extend(self.follow_up(
                         resident,
                         chat_id,
@@ -559,22 +558,4 @@ impl Engine {
             .await
             .map(|_| ())
     }
-}
-
-/// Whether what `job` read is as it was: the messages of its prompt and,
-/// for a merge, the version it built on and the scene recap it merged.
-fn inputs_unchanged(job: &Job, chat: &Chat) -> bool {
-    if !jobs::messages_unchanged(&job.read, chat) {
-        return false;
-    }
-    if job.kind != JobKind::RunningRecap {
-        return true;
-    }
-    let base = generation::merge_base(chat, &job.message_id).map(|v| v.version);
-    let recap = chat
-        .message_data(&job.message_id)
-        .ok()
-        .and_then(|d| d.scene_recap_memory.as_deref())
-        .map(jobs::fingerprint_text);
-    base == job.read.recap_version && recap == job.read.scene_recap
 }

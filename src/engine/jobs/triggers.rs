@@ -57,7 +57,7 @@ impl Engine {
         let options = self.jobs().queue;
         if trigger == Trigger::MessageReceived
             && settings.auto_scene_break_detection
-            && generation::detection_candidates(chat, &settings).ready(&settings)
+            && generation::detection_ready(chat, &settings)
         {
             let debounce_us = i64::try_from(settings.debounce_ms)
                 .unwrap_or(i64::MAX)
