@@ -21,6 +21,9 @@ fn recapd_with_llm(dir: &std::path::Path, llm_url: &str, extra: &[&str]) -> Reca
     }
     command
         .args(["--llm-url", llm_url, "--llm-model", "fake", "--llm-backoff-base-ms", "10"])
+        // On PostgreSQL a restarted server cannot tell a dead runner from a
+        // slow one: it takes a RUNNING job over when its lease expires.
+        .args(["--job-lease", "3"])
         .args(extra);
     Recapd::start_with(command, dir)
 }
