@@ -104,8 +104,14 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
 }
 
 fn describe() {
-    metrics::describe_counter!(JOB_TRANSITIONS, "Job state changes by kind and state entered.");
-    metrics::describe_gauge!(JOBS_QUEUED, "Jobs ready to run at the runner's latest look.");
+    metrics::describe_counter!(
+        JOB_TRANSITIONS,
+        "Job state changes by kind and state entered."
+    );
+    metrics::describe_gauge!(
+        JOBS_QUEUED,
+        "Jobs ready to run at the runner's latest look."
+    );
     metrics::describe_counter!(
         JOBS_DROPPED,
         "Automatic jobs dropped at --max-jobs-per-chat, by kind."

@@ -59,7 +59,10 @@ struct Fake {
     requests: AtomicUsize,
 }
 
-async fn complete(State(fake): State<Arc<Fake>>, Json(_body): Json<serde_json::Value>) -> Json<serde_json::Value> {
+async fn complete(
+    State(fake): State<Arc<Fake>>,
+    Json(_body): Json<serde_json::Value>,
+) -> Json<serde_json::Value> {
     let now = fake.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     fake.max_in_flight.fetch_max(now, Ordering::SeqCst);
     fake.requests.fetch_add(1, Ordering::SeqCst);
@@ -93,7 +96,9 @@ pub async fn jobs(args: Jobs) -> Result<(), Error> {
     let channel = connect(&args.addr).await?;
     let mut events = EventServiceClient::new(channel.clone());
     let mut recaps = RecapServiceClient::new(channel);
-    let chat_ids: Vec<String> = (0..args.chats).map(|c| format!("{}-{c}", args.prefix)).collect();
+    let chat_ids: Vec<String> = (0..args.chats)
+        .map(|c| format!("{}-{c}", args.prefix))
+        .collect();
     for chat in &chat_ids {
         let messages = (0..args.per_chat)
             .map(|i| pb::Message {

@@ -178,7 +178,10 @@ impl LlmOptions {
                     .map_err(|e| format!("--llm-api-key-file {}: {e}", path.display()))?;
                 let key = text.trim();
                 if key.is_empty() {
-                    return Err(format!("--llm-api-key-file {}: the file is empty", path.display()));
+                    return Err(format!(
+                        "--llm-api-key-file {}: the file is empty",
+                        path.display()
+                    ));
                 }
                 Some(ApiKey(key.to_owned()))
             }

@@ -361,7 +361,10 @@ mod tests {
         assert!(messages_unchanged(&read, &chat));
         chat.apply(ChatEvent::MessageSent(msg("m2", "three")))
             .expect("a new message");
-        assert!(messages_unchanged(&read, &chat), "appended messages do not matter");
+        assert!(
+            messages_unchanged(&read, &chat),
+            "appended messages do not matter"
+        );
         let mut edited = chat.clone();
         edited
             .apply(ChatEvent::MessageEdited {

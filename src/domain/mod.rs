@@ -16,8 +16,8 @@
 
 pub mod autohide;
 pub mod chat;
-pub mod ids;
 pub mod generation;
+pub mod ids;
 pub mod inclusion;
 pub mod jobs;
 pub mod message;

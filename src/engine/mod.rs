@@ -62,9 +62,9 @@ use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
 pub use fanout::Updates;
 pub use files::ChatSnapshot;
+pub use job_watch::JobUpdates;
 #[cfg(test)]
 pub(crate) use job_watch::JobsStore;
-pub use job_watch::JobUpdates;
 pub use jobs::{Generation, JobsConfig};
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;

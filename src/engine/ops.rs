@@ -74,12 +74,18 @@ pub(super) fn writes_for(key: &ChatKey, chat: &Chat, changes: &Changes) -> Vec<W
 }
 
 /// The chat, for reading: a shared chat (an export under way) stays shared.
-pub(super) fn known_chat_ref<'a>(resident: &'a Resident, key: &ChatKey) -> Result<&'a Chat, EngineError> {
+pub(super) fn known_chat_ref<'a>(
+    resident: &'a Resident,
+    key: &ChatKey,
+) -> Result<&'a Chat, EngineError> {
     resident.chat.as_deref().ok_or_else(|| unknown_chat(key))
 }
 
 /// The chat, for changing: a shared chat is copied first.
-pub(super) fn known_chat<'a>(resident: &'a mut Resident, key: &ChatKey) -> Result<&'a mut Chat, EngineError> {
+pub(super) fn known_chat<'a>(
+    resident: &'a mut Resident,
+    key: &ChatKey,
+) -> Result<&'a mut Chat, EngineError> {
     resident
         .chat
         .as_mut()

@@ -102,7 +102,12 @@ impl Engine {
     /// Tells WatchJobs readers what another replica did to a chat's jobs:
     /// each job now held that is new or changed, and the final state of each
     /// job held before that has since ended.
-    async fn tell_jobs_changed_elsewhere(&self, chat_id: &ChatKey, before: Vec<Job>, now: Vec<Job>) {
+    async fn tell_jobs_changed_elsewhere(
+        &self,
+        chat_id: &ChatKey,
+        before: Vec<Job>,
+        now: Vec<Job>,
+    ) {
         for job in &now {
             let same = before
                 .iter()
@@ -111,7 +116,10 @@ impl Engine {
                 let _ = self.inner.job_changes.send(Arc::new(job.clone()));
             }
         }
-        for old in before.iter().filter(|old| !now.iter().any(|j| j.id == old.id)) {
+        for old in before
+            .iter()
+            .filter(|old| !now.iter().any(|j| j.id == old.id))
+        {
             match self.inner.store.job(&chat_id.tenant, &old.id).await {
                 Ok(Some(ended)) => {
                     let _ = self.inner.job_changes.send(Arc::new(ended));

@@ -76,7 +76,10 @@ impl Engine {
         };
         let outcome = self.ask(chat, &claimed).await;
         drop(permit);
-        match self.retrying(|| self.apply_outcome(chat, &claimed, &outcome)).await {
+        match self
+            .retrying(|| self.apply_outcome(chat, &claimed, &outcome))
+            .await
+        {
             Err(EngineError::Store(StoreError::Fenced(job))) => {
                 tracing::info!(%chat, %job, "job was cancelled or taken over; its answer is dropped");
                 Ok(true)
@@ -278,7 +281,12 @@ impl Engine {
     }
 
     /// Moves a running job's lease on, if the job is still this runner's.
-    async fn renew_lease(&self, chat_id: &ChatKey, job_id: &str, fence: u64) -> Result<(), EngineError> {
+    async fn renew_lease(
+        &self,
+        chat_id: &ChatKey,
+        job_id: &str,
+        fence: u64,
+    ) -> Result<(), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
@@ -329,11 +337,9 @@ impl Engine {
             .generation
             .as_ref()
             .map_or(1, |g| g.setup.max_attempts);
-        let base_ms = self
-            .jobs()
-            .generation
-            .as_ref()
-            .map_or(1000, |g| u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000));
+        let base_ms = self.jobs().generation.as_ref().map_or(1000, |g| {
+            u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000)
+        });
         let answer = match outcome {
             Outcome::Retry {
                 reason,
@@ -360,8 +366,11 @@ impl Engine {
                 );
                 job.state = JobState::Pending;
                 job.lease = None;
-                job.not_before_us =
-                    now.saturating_add(i64::try_from(pause_ms).unwrap_or(i64::MAX).saturating_mul(1000));
+                job.not_before_us = now.saturating_add(
+                    i64::try_from(pause_ms)
+                        .unwrap_or(i64::MAX)
+                        .saturating_mul(1000),
+                );
                 queue::touch(job, now);
                 let changed = vec![(job.clone(), fence)];
                 return self
@@ -370,8 +379,13 @@ impl Engine {
             }
             Outcome::Fatal(reason) => {
                 resident.jobs[at].last_error = queue::short(reason);
-                let ended =
-                    queue::end_with_dependents(resident, at, JobState::Failed, "refused by the LLM", now);
+                let ended = queue::end_with_dependents(
+                    resident,
+                    at,
+                    JobState::Failed,
+                    "refused by the LLM",
+                    now,
+                );
                 return self
                     .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
                     .await;
@@ -393,7 +407,8 @@ impl Engine {
             } else {
                 Origin::Request
             };
-            let fresh = self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
+            let fresh =
+                self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
             return self
                 .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, fresh)
                 .await;
@@ -401,11 +416,16 @@ impl Engine {
         // Apply the answer to the chat, then end the job, then queue what
         // follows from it.
         let (result, data, next) = match answer {
-            Answer::NoBreak { rationale } => {
-                (queue::short(&format!("no scene break: {rationale}")), None, Next::Nothing)
-            }
+            Answer::NoBreak { rationale } => (
+                queue::short(&format!("no scene break: {rationale}")),
+                None,
+                Next::Nothing,
+            ),
             Answer::Break(candidate) => (
-                format!("scene break at #{} ({})", candidate.index, candidate.message_id),
+                format!(
+                    "scene break at #{} ({})",
+                    candidate.index, candidate.message_id
+                ),
                 Some((
                     candidate.message_id.clone(),
                     MessageData {

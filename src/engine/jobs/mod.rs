@@ -174,7 +174,9 @@ impl Engine {
             let (job, fresh) = match queued {
                 Queued::Existing(job) => (job, None),
                 Queued::New(job) => (job.clone(), Some(job)),
-                Queued::Dropped => return Err(EngineError::Panicked("a requested job was dropped".into())),
+                Queued::Dropped => {
+                    return Err(EngineError::Panicked("a requested job was dropped".into()));
+                }
             };
             if fresh.is_none() && writes.is_empty() {
                 return Ok(job);

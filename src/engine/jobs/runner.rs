@@ -129,7 +129,10 @@ impl Engine {
             .collect();
         let next = match last_served {
             Some(last) => chats
-                .range((std::ops::Bound::Excluded(last.clone()), std::ops::Bound::Unbounded))
+                .range((
+                    std::ops::Bound::Excluded(last.clone()),
+                    std::ops::Bound::Unbounded,
+                ))
                 .next()
                 .or_else(|| chats.iter().next()),
             None => chats.iter().next(),
@@ -144,7 +147,12 @@ impl Engine {
     /// PENDING now (its answer, if it ever comes, cannot be applied: its
     /// fence moves).
     async fn recover_orphans(&self) {
-        let jobs = match self.inner.store.runnable_jobs(i64::MAX, usize::MAX >> 1).await {
+        let jobs = match self
+            .inner
+            .store
+            .runnable_jobs(i64::MAX, usize::MAX >> 1)
+            .await
+        {
             Ok(jobs) => jobs,
             Err(error) => {
                 tracing::warn!(%error, "could not read the job queue at start");

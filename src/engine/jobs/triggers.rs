@@ -63,9 +63,10 @@ impl Engine {
                 .unwrap_or(i64::MAX)
                 .saturating_mul(1000);
             let due = now.saturating_add(debounce_us);
-            let pending = resident.jobs.iter_mut().find(|j| {
-                j.kind == JobKind::DetectSceneBreak && j.state == JobState::Pending
-            });
+            let pending = resident
+                .jobs
+                .iter_mut()
+                .find(|j| j.kind == JobKind::DetectSceneBreak && j.state == JobState::Pending);
             match pending {
                 // A burst makes one detection: the queued one waits on.
                 Some(job) if job.automatic => {

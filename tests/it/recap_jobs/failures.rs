@@ -14,21 +14,24 @@ use crate::common::fake_llm::{FakeLlm, Reply, SeenRequest};
 async fn server_errors_and_rate_limits_are_retried_until_an_answer_comes() {
     let count = Arc::new(AtomicUsize::new(0));
     let calls = count.clone();
-    let llm = FakeLlm::start(move |request: &SeenRequest| match calls.fetch_add(1, Ordering::SeqCst) {
-        0 => Reply::Status {
-            code: 500,
-            retry_after: None,
-            body: "boom".into(),
-        },
-        1 => Reply::Status {
-            code: 429,
-            retry_after: Some("1".into()),
-            body: r#"{"error":{"message":"slow down"}}"#.into(),
-        },
-        2 => Reply::Raw("not json at all".into()),
-        _ => Reply::Answer(story_answer(&request.prompt)),
-    })
-    .await;
+    let llm =
+        FakeLlm::start(
+            move |request: &SeenRequest| match calls.fetch_add(1, Ordering::SeqCst) {
+                0 => Reply::Status {
+                    code: 500,
+                    retry_after: None,
+                    body: "boom".into(),
+                },
+                1 => Reply::Status {
+                    code: 429,
+                    retry_after: Some("1".into()),
+                    body: r#"{"error":{"message":"slow down"}}"#.into(),
+                },
+                2 => Reply::Raw("not json at all".into()),
+                _ => Reply::Answer(story_answer(&request.prompt)),
+            },
+        )
+        .await;
     let dir = tempfile::tempdir().expect("temp dir");
     let (mut server, mut recaps) = start_with_llm(dir.path(), &llm.url(), |_| {}).await;
     open_chat(&mut server, "flaky", story_chat(4, &[])).await;
@@ -46,8 +49,14 @@ async fn server_errors_and_rate_limits_are_retried_until_an_answer_comes() {
     assert_eq!(jobs[0].job_id, queued.jobs[0].job_id);
     assert_eq!(state(&jobs[0]), pb::JobState::Succeeded, "{:?}", jobs[0]);
     assert_eq!(jobs[0].attempts, 4);
-    assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After was honoured");
-    assert_eq!(data_of(&mut server, "flaky", "m1").await.memory.as_deref(), Some("short: line 1"));
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After was honoured"
+    );
+    assert_eq!(
+        data_of(&mut server, "flaky", "m1").await.memory.as_deref(),
+        Some("short: line 1")
+    );
     server.stop().await;
 }
 
@@ -90,7 +99,12 @@ async fn an_authorization_error_fails_at_once_cancels_the_waiting_merge_and_retr
         .expect("the merge waits for the scene recap")
         .into_inner();
     let jobs = wait_for_jobs(&mut recaps, "auth", "the failure", all_finished).await;
-    let find = |jobs: &[pb::Job], id: &str| jobs.iter().find(|j| j.job_id == id).cloned().expect("job listed");
+    let find = |jobs: &[pb::Job], id: &str| {
+        jobs.iter()
+            .find(|j| j.job_id == id)
+            .cloned()
+            .expect("job listed")
+    };
     let failed = find(&jobs, &scene.job_id);
     assert_eq!(state(&failed), pb::JobState::Failed);
     assert_eq!(failed.attempts, 1, "401 is not retried");
@@ -101,7 +115,9 @@ async fn an_authorization_error_fails_at_once_cancels_the_waiting_merge_and_retr
 
     // RetryJob of a job that is not failed or cancelled is refused.
     let err = recaps
-        .retry_job(pb::RetryJobRequest { job_id: "nope".into() })
+        .retry_job(pb::RetryJobRequest {
+            job_id: "nope".into(),
+        })
         .await
         .expect_err("unknown job");
     assert_eq!(err.code(), Code::NotFound);
@@ -120,7 +136,11 @@ async fn an_authorization_error_fails_at_once_cancels_the_waiting_merge_and_retr
         all_finished(jobs) && jobs.iter().all(|j| state(j) == pb::JobState::Succeeded)
     })
     .await;
-    assert_eq!(jobs.len(), 2, "the merge ran again as itself, not as a second job: {jobs:#?}");
+    assert_eq!(
+        jobs.len(),
+        2,
+        "the merge ran again as itself, not as a second job: {jobs:#?}"
+    );
     assert_eq!(recaps_of(&mut server, "auth").await.versions.len(), 1);
     let again = recaps
         .retry_job(pb::RetryJobRequest {
@@ -151,7 +171,11 @@ async fn unusable_answers_fail_the_job_after_the_last_attempt() {
     let jobs = wait_for_jobs(&mut recaps, "junk", "the job to fail", all_finished).await;
     assert_eq!(state(&jobs[0]), pb::JobState::Failed);
     assert_eq!(jobs[0].attempts, 2);
-    assert!(jobs[0].last_error.contains("unusable answer"), "{:?}", jobs[0]);
+    assert!(
+        jobs[0].last_error.contains("unusable answer"),
+        "{:?}",
+        jobs[0]
+    );
     assert_eq!(data_of(&mut server, "junk", "m2").await.memory, None);
     server.stop().await;
 }
@@ -167,7 +191,9 @@ async fn without_an_llm_generation_is_refused_and_the_rest_works() {
         .expect("chat");
     let refused = [
         recaps
-            .detect_scene_breaks(pb::DetectSceneBreaksRequest { chat_id: "plain".into() })
+            .detect_scene_breaks(pb::DetectSceneBreaksRequest {
+                chat_id: "plain".into(),
+            })
             .await
             .map(|_| ()),
         recaps
@@ -207,7 +233,11 @@ async fn without_an_llm_generation_is_refused_and_the_rest_works() {
         .await
         .expect_err("no such job");
     assert_eq!(unknown.code(), Code::NotFound);
-    assert_eq!(data_of(&mut server, "plain", "m1").await.scene_break, None, "nothing was touched");
+    assert_eq!(
+        data_of(&mut server, "plain", "m1").await.scene_break,
+        None,
+        "nothing was touched"
+    );
     server.stop().await;
 }
 
@@ -236,7 +266,10 @@ async fn a_disabled_chat_keeps_its_jobs_pending_and_cancel_and_retry_move_them()
         .await
         .expect_err("past --max-jobs-per-chat");
     assert_eq!(over.code(), Code::ResourceExhausted);
-    assert!(jobs_of(&mut recaps, "paused").await.is_empty(), "all or none");
+    assert!(
+        jobs_of(&mut recaps, "paused").await.is_empty(),
+        "all or none"
+    );
     let queued = recaps
         .generate_message_recaps(pb::GenerateMessageRecapsRequest {
             chat_id: "paused".into(),
@@ -254,11 +287,18 @@ async fn a_disabled_chat_keeps_its_jobs_pending_and_cancel_and_retry_move_them()
         .await
         .expect_err("the chat is full");
     assert_eq!(full.code(), Code::ResourceExhausted);
-    assert_eq!(data_of(&mut server, "paused", "m4").await.scene_break, None, "a refused request changes nothing");
+    assert_eq!(
+        data_of(&mut server, "paused", "m4").await.scene_break,
+        None,
+        "a refused request changes nothing"
+    );
 
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let jobs = jobs_of(&mut recaps, "paused").await;
-    assert!(jobs.iter().all(|j| state(j) == pb::JobState::Pending), "{jobs:#?}");
+    assert!(
+        jobs.iter().all(|j| state(j) == pb::JobState::Pending),
+        "{jobs:#?}"
+    );
     assert!(llm.requests().is_empty());
 
     let cancelled = recaps
@@ -290,9 +330,12 @@ async fn a_disabled_chat_keeps_its_jobs_pending_and_cancel_and_retry_move_them()
         })
         .await
         .expect("enable");
-    let jobs = wait_for_jobs(&mut recaps, "paused", "the jobs to run once enabled", |jobs| {
-        all_finished(jobs) && jobs.iter().all(|j| state(j) == pb::JobState::Succeeded)
-    })
+    let jobs = wait_for_jobs(
+        &mut recaps,
+        "paused",
+        "the jobs to run once enabled",
+        |jobs| all_finished(jobs) && jobs.iter().all(|j| state(j) == pb::JobState::Succeeded),
+    )
     .await;
     assert_eq!(jobs.len(), 2);
     server.stop().await;
@@ -339,12 +382,20 @@ async fn requests_in_flight_stay_within_the_concurrency_and_chats_take_turns() {
         })
         .await;
     }
-    assert!(llm.max_in_flight() <= 2, "{} in flight", llm.max_in_flight());
+    assert!(
+        llm.max_in_flight() <= 2,
+        "{} in flight",
+        llm.max_in_flight()
+    );
     assert_eq!(llm.max_in_flight(), 2, "both places were used");
     let first: std::collections::BTreeSet<String> = llm.requests()[..5]
         .iter()
         .map(|r| r.prompt.lines().nth(1).unwrap_or("")[..2].to_owned())
         .collect();
-    assert_eq!(first.len(), 5, "the first five requests served five chats: {first:?}");
+    assert_eq!(
+        first.len(),
+        5,
+        "the first five requests served five chats: {first:?}"
+    );
     server.stop().await;
 }

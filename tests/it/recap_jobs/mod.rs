@@ -88,7 +88,9 @@ pub fn story_answer(prompt: &str) -> String {
             };
             serde_json::json!({ "recap": merged }).to_string()
         }
-        "message" => serde_json::json!({ "recap": format!("short: {}", body.join(" ")) }).to_string(),
+        "message" => {
+            serde_json::json!({ "recap": format!("short: {}", body.join(" ")) }).to_string()
+        }
         other => panic!("the fake was sent an unscripted prompt of kind {other:?}: {prompt}"),
     }
 }

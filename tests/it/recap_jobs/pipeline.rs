@@ -62,11 +62,21 @@ async fn a_40_message_chat_gets_its_breaks_scene_recaps_and_merges_and_the_injec
 
     let first = data_of(&mut server, "story", "m11").await;
     assert_eq!(first.scene_break, Some(true));
-    assert_eq!(first.scene_recap_memory.as_deref(), Some("12 lines, Ann: line 0 to Bob: line 11 [END]"));
+    assert_eq!(
+        first.scene_recap_memory.as_deref(),
+        Some("12 lines, Ann: line 0 to Bob: line 11 [END]")
+    );
     assert_eq!(first.scene_break_name.as_deref(), Some("from Ann: line 0"));
     let second = data_of(&mut server, "story", "m24").await;
-    assert_eq!(second.scene_recap_memory.as_deref(), Some("13 lines, Ann: line 12 to Ann: line 24 [END]"));
-    assert_eq!(data_of(&mut server, "story", "m36").await.scene_break, None, "m36 is among the newest 8");
+    assert_eq!(
+        second.scene_recap_memory.as_deref(),
+        Some("13 lines, Ann: line 12 to Ann: line 24 [END]")
+    );
+    assert_eq!(
+        data_of(&mut server, "story", "m36").await.scene_break,
+        None,
+        "m36 is among the newest 8"
+    );
 
     let list = recaps_of(&mut server, "story").await;
     assert_eq!(list.versions.len(), 2);
@@ -94,7 +104,10 @@ async fn a_40_message_chat_gets_its_breaks_scene_recaps_and_merges_and_the_injec
     // Every request asked the configured model with the default max tokens.
     let seen = llm.requests();
     assert_eq!(seen.len(), 6, "one request per job: nothing asked twice");
-    assert!(seen.iter().all(|r| r.model == "fake-model" && r.max_tokens == Some(1024)));
+    assert!(
+        seen.iter()
+            .all(|r| r.model == "fake-model" && r.max_tokens == Some(1024))
+    );
     server.stop().await;
 }
 
@@ -110,7 +123,10 @@ async fn a_character_message_starts_a_detection_once_the_open_scene_is_long_enou
         .publish("auto", common::message_sent("m19", "line 19"))
         .await
         .expect("user message");
-    assert!(jobs_of(&mut recaps, "auto").await.is_empty(), "a user message starts nothing");
+    assert!(
+        jobs_of(&mut recaps, "auto").await.is_empty(),
+        "a user message starts nothing"
+    );
     server
         .publish("auto", common::message_received("m20", "line 20"))
         .await
@@ -119,8 +135,14 @@ async fn a_character_message_starts_a_detection_once_the_open_scene_is_long_enou
         jobs.len() >= 3 && all_finished(jobs)
     })
     .await;
-    assert!(jobs.iter().all(|j| state(j) == pb::JobState::Succeeded), "{jobs:#?}");
-    assert_eq!(data_of(&mut server, "auto", "m12").await.scene_break, Some(true));
+    assert!(
+        jobs.iter().all(|j| state(j) == pb::JobState::Succeeded),
+        "{jobs:#?}"
+    );
+    assert_eq!(
+        data_of(&mut server, "auto", "m12").await.scene_break,
+        Some(true)
+    );
     assert_eq!(recaps_of(&mut server, "auto").await.versions.len(), 1);
     server.stop().await;
 }
@@ -186,16 +208,25 @@ async fn generate_scene_recap_makes_the_break_and_message_recaps_fill_memory() {
         .expect("message recaps queued")
         .into_inner();
     assert_eq!(queued.jobs.len(), 2);
-    wait_for_jobs(&mut recaps, "by-hand", "scene, merge and message recaps", |jobs| {
-        jobs.len() >= 4 && all_finished(jobs)
-    })
+    wait_for_jobs(
+        &mut recaps,
+        "by-hand",
+        "scene, merge and message recaps",
+        |jobs| jobs.len() >= 4 && all_finished(jobs),
+    )
     .await;
     let m3 = data_of(&mut server, "by-hand", "m3").await;
     assert_eq!(m3.scene_break, Some(true));
     assert_eq!(m3.scene_break_visible, Some(true));
-    assert_eq!(m3.scene_recap_memory.as_deref(), Some("4 lines, Ann: line 0 to Bob: line 3"));
     assert_eq!(
-        data_of(&mut server, "by-hand", "m5").await.memory.as_deref(),
+        m3.scene_recap_memory.as_deref(),
+        Some("4 lines, Ann: line 0 to Bob: line 3")
+    );
+    assert_eq!(
+        data_of(&mut server, "by-hand", "m5")
+            .await
+            .memory
+            .as_deref(),
         Some("short: line 5")
     );
     assert_eq!(recaps_of(&mut server, "by-hand").await.versions.len(), 1);

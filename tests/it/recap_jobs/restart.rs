@@ -17,10 +17,21 @@ use crate::common::replicas::fresh_schema;
 fn recapd_with_llm(dir: &std::path::Path, llm_url: &str, extra: &[&str]) -> Recapd {
     let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
     if let Some((url, schema)) = crate::common::config::test_postgres(dir) {
-        command.arg("--store").arg(url.0).arg("--store-schema").arg(schema);
+        command
+            .arg("--store")
+            .arg(url.0)
+            .arg("--store-schema")
+            .arg(schema);
     }
     command
-        .args(["--llm-url", llm_url, "--llm-model", "fake", "--llm-backoff-base-ms", "10"])
+        .args([
+            "--llm-url",
+            llm_url,
+            "--llm-model",
+            "fake",
+            "--llm-backoff-base-ms",
+            "10",
+        ])
         // On PostgreSQL a restarted server cannot tell a dead runner from a
         // slow one: it takes a RUNNING job over when its lease expires.
         .args(["--job-lease", "3"])
@@ -53,7 +64,10 @@ async fn killed_at_any_point_of_the_pipeline_a_restart_finishes_it_and_applies_e
             .expect("queued");
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         while llm.requests().len() < before + kill_after {
-            assert!(tokio::time::Instant::now() < deadline, "the pipeline stalled");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the pipeline stalled"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         // Mid-request: the answer of this attempt never arrives.
@@ -63,18 +77,29 @@ async fn killed_at_any_point_of_the_pipeline_a_restart_finishes_it_and_applies_e
         let second = recapd_with_llm(dir.path(), &llm.url(), &[]);
         let mut server = Server::clients(second.channel().await);
         let mut recaps = RecapServiceClient::new(server.channel.clone());
-        let jobs = wait_for_jobs(&mut recaps, "story", "the pipeline after a restart", |jobs| {
-            all_finished(jobs)
-                && jobs
-                    .iter()
-                    .filter(|j| kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded)
-                    .count()
-                    == 2
-        })
+        let jobs = wait_for_jobs(
+            &mut recaps,
+            "story",
+            "the pipeline after a restart",
+            |jobs| {
+                all_finished(jobs)
+                    && jobs
+                        .iter()
+                        .filter(|j| {
+                            kind(j) == pb::JobKind::RunningRecap
+                                && state(j) == pb::JobState::Succeeded
+                        })
+                        .count()
+                        == 2
+            },
+        )
         .await;
         let list = recaps_of(&mut server, "story").await;
         assert_eq!(
-            list.versions.iter().map(|v| v.content.as_str()).collect::<Vec<_>>(),
+            list.versions
+                .iter()
+                .map(|v| v.content.as_str())
+                .collect::<Vec<_>>(),
             [
                 "12 lines, Ann: line 0 to Bob: line 11 [END]",
                 "12 lines, Ann: line 0 to Bob: line 11 [END] / 13 lines, Ann: line 12 to Ann: line 24 [END]",
@@ -82,7 +107,10 @@ async fn killed_at_any_point_of_the_pipeline_a_restart_finishes_it_and_applies_e
             "killed after request {kill_after}: each merge applied once, in order; jobs {jobs:#?}"
         );
         for id in ["m11", "m24"] {
-            assert_eq!(data_of(&mut server, "story", id).await.scene_break, Some(true));
+            assert_eq!(
+                data_of(&mut server, "story", id).await.scene_break,
+                Some(true)
+            );
         }
         let breaks = jobs
             .iter()
@@ -115,7 +143,14 @@ async fn a_replica_killed_mid_job_loses_its_lease_and_the_other_applies_the_resu
             .arg("--store")
             .arg(crate::common::test_database_url())
             .args(["--store-schema", &schema, "--resync-interval", "1"])
-            .args(["--llm-url", &llm.url(), "--llm-model", "fake", "--job-lease", "3"]);
+            .args([
+                "--llm-url",
+                &llm.url(),
+                "--llm-model",
+                "fake",
+                "--job-lease",
+                "3",
+            ]);
         Recapd::start_with(command, &dir.path().join(name))
     };
     let mut doomed = replica("a");
@@ -140,9 +175,9 @@ async fn a_replica_killed_mid_job_loses_its_lease_and_the_other_applies_the_resu
     drop((a, on_a));
     let jobs = wait_for_jobs(&mut on_b, "shared", "B to take the job over", |jobs| {
         all_finished(jobs)
-            && jobs
-                .iter()
-                .any(|j| kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded)
+            && jobs.iter().any(|j| {
+                kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded
+            })
     })
     .await;
     let scene = jobs
@@ -150,10 +185,16 @@ async fn a_replica_killed_mid_job_loses_its_lease_and_the_other_applies_the_resu
         .find(|j| kind(j) == pb::JobKind::SceneRecap)
         .expect("the scene recap job");
     assert_eq!(state(scene), pb::JobState::Succeeded);
-    assert_eq!(scene.attempts, 2, "A's attempt died with it; B made the second");
+    assert_eq!(
+        scene.attempts, 2,
+        "A's attempt died with it; B made the second"
+    );
     assert_eq!(recaps_of(&mut b, "shared").await.versions.len(), 1);
     assert_eq!(
-        data_of(&mut b, "shared", "m5").await.scene_recap_memory.as_deref(),
+        data_of(&mut b, "shared", "m5")
+            .await
+            .scene_recap_memory
+            .as_deref(),
         Some("6 lines, Ann: line 0 to Bob: line 5")
     );
     drop(survivor);

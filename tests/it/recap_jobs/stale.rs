@@ -13,7 +13,12 @@ use crate::common::fake_llm::{FakeLlm, Reply};
 
 /// A script whose first request is slow (so the test can change the chat
 /// while it runs) and whose later ones answer at once.
-fn slow_first(delay: Duration) -> (impl Fn(&crate::common::fake_llm::SeenRequest) -> Reply, Arc<AtomicUsize>) {
+fn slow_first(
+    delay: Duration,
+) -> (
+    impl Fn(&crate::common::fake_llm::SeenRequest) -> Reply,
+    Arc<AtomicUsize>,
+) {
     let seen = Arc::new(AtomicUsize::new(0));
     let count = seen.clone();
     let script = move |request: &crate::common::fake_llm::SeenRequest| {
@@ -30,7 +35,10 @@ fn slow_first(delay: Duration) -> (impl Fn(&crate::common::fake_llm::SeenRequest
 async fn wait_for_requests(seen: &AtomicUsize, n: usize) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while seen.load(Ordering::SeqCst) < n {
-        assert!(tokio::time::Instant::now() < deadline, "the fake got no request");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the fake got no request"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -66,17 +74,27 @@ async fn an_edit_during_the_request_discards_the_answer_and_the_recap_is_written
         .expect("edit");
     let jobs = wait_for_jobs(&mut recaps, "edit", "the recap written again", |jobs| {
         all_finished(jobs)
-            && jobs
-                .iter()
-                .any(|j| kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded)
+            && jobs.iter().any(|j| {
+                kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded
+            })
     })
     .await;
-    let scene: Vec<_> = jobs.iter().filter(|j| kind(j) == pb::JobKind::SceneRecap).collect();
+    let scene: Vec<_> = jobs
+        .iter()
+        .filter(|j| kind(j) == pb::JobKind::SceneRecap)
+        .collect();
     let mut states: Vec<_> = scene.iter().map(|j| state(j)).collect();
     states.sort_by_key(|s| *s as i32);
-    assert_eq!(states, [pb::JobState::Succeeded, pb::JobState::Discarded], "{jobs:#?}");
+    assert_eq!(
+        states,
+        [pb::JobState::Succeeded, pb::JobState::Discarded],
+        "{jobs:#?}"
+    );
     let recap = data_of(&mut server, "edit", "m5").await.scene_recap_memory;
-    assert_eq!(recap.as_deref(), Some("6 lines, Ann: line 0 to Bob: line 5"));
+    assert_eq!(
+        recap.as_deref(),
+        Some("6 lines, Ann: line 0 to Bob: line 5")
+    );
     assert!(
         llm.requests()[1].prompt.contains("line 2 rewritten"),
         "the second request read the edited text"
@@ -110,8 +128,11 @@ async fn a_swipe_during_the_request_discards_the_answer() {
         .await
         .expect("swipe");
     let jobs = wait_for_jobs(&mut recaps, "swipe", "the recap written again", |jobs| {
-        all_finished(jobs) && jobs.iter().any(|j| state(j) == pb::JobState::Discarded)
-            && jobs.iter().any(|j| kind(j) == pb::JobKind::SceneRecap && state(j) == pb::JobState::Succeeded)
+        all_finished(jobs)
+            && jobs.iter().any(|j| state(j) == pb::JobState::Discarded)
+            && jobs
+                .iter()
+                .any(|j| kind(j) == pb::JobKind::SceneRecap && state(j) == pb::JobState::Succeeded)
     })
     .await;
     let discarded = jobs
@@ -143,6 +164,9 @@ async fn deleting_the_break_message_cancels_its_jobs() {
     // The slow answer arrives after the cancellation and is not applied.
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert!(recaps_of(&mut server, "gone").await.versions.is_empty());
-    assert_eq!(state(&jobs_of(&mut recaps, "gone").await[0]), pb::JobState::Cancelled);
+    assert_eq!(
+        state(&jobs_of(&mut recaps, "gone").await[0]),
+        pb::JobState::Cancelled
+    );
     server.stop().await;
 }
