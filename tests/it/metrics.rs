@@ -49,7 +49,7 @@ async fn scrape(addr: &str) -> String {
 }
 
 /// Every refresh trigger, as the README names them.
-const TRIGGERS: [&str; 12] = [
+const TRIGGERS: [&str; 13] = [
     "chat_changed",
     "message_sent",
     "message_received",
@@ -62,6 +62,7 @@ const TRIGGERS: [&str; 12] = [
     "settings_changed",
     "running_recap_changed",
     "startup",
+    "recap_generated",
 ];
 
 /// "recap.v1.Service/Method" for every `rpc` of every `service` in the
@@ -102,7 +103,7 @@ async fn a_fresh_server_shows_every_method_and_trigger_at_zero_before_any_call()
         .iter()
         .filter_map(|method| method.split('/').next())
         .collect();
-    assert_eq!(services.len(), 5, "rpcs read from the proto: {methods:?}");
+    assert_eq!(services.len(), 6, "rpcs read from the proto: {methods:?}");
     let mut expected: Vec<String> = methods
         .iter()
         .map(|method| format!(r#"recapd_rpc_requests_total{{method="{method}",code="OK"}} 0"#))
@@ -114,6 +115,12 @@ async fn a_fresh_server_shows_every_method_and_trigger_at_zero_before_any_call()
     );
     expected.push("recapd_subscribers 0".to_owned());
     expected.push("recapd_chats_resident 0".to_owned());
+    // The job queue's series, before any job.
+    expected.push("recapd_jobs_queued 0".to_owned());
+    expected.push(
+        r#"recapd_job_transitions_total{kind="scene_recap",state="succeeded"} 0"#.to_owned(),
+    );
+    expected.push(r#"recapd_jobs_dropped_total{kind="detect_scene_break"} 0"#.to_owned());
     let lines: Vec<&str> = body.lines().collect();
     let missing: Vec<&String> = expected
         .iter()
