@@ -232,3 +232,49 @@ async fn generate_scene_recap_makes_the_break_and_message_recaps_fill_memory() {
     assert_eq!(recaps_of(&mut server, "by-hand").await.versions.len(), 1);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn watch_jobs_shows_each_job_move_through_its_states_in_order() {
+    let llm = FakeLlm::start(story).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut server, mut recaps) = start_with_llm(dir.path(), &llm.url(), |_| {}).await;
+    open_chat(&mut server, "watched", story_chat(6, &[])).await;
+    let mut watch = recaps
+        .watch_jobs(pb::WatchJobsRequest {
+            chat_ids: vec!["watched".into()],
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    let scene = recaps
+        .generate_scene_recap(pb::GenerateSceneRecapRequest {
+            chat_id: "watched".into(),
+            message_id: "m3".into(),
+        })
+        .await
+        .expect("queued")
+        .into_inner();
+    // The scene recap, then the merge it queues: each seen PENDING,
+    // RUNNING, SUCCEEDED, in that order.
+    let mut seen: std::collections::BTreeMap<String, Vec<pb::JobState>> = Default::default();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while seen.values().filter(|s| s.last() == Some(&pb::JobState::Succeeded)).count() < 2 {
+        let job = tokio::time::timeout_at(deadline, watch.message())
+            .await
+            .expect("job changes within 20 s")
+            .expect("the stream stays open")
+            .expect("a job");
+        assert_eq!(job.chat_id, "watched");
+        seen.entry(job.job_id.clone()).or_default().push(state(&job));
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for (id, states) in &seen {
+        assert_eq!(
+            states,
+            &[pb::JobState::Pending, pb::JobState::Running, pb::JobState::Succeeded],
+            "job {id}"
+        );
+    }
+    assert!(seen.contains_key(&scene.job_id));
+    server.stop().await;
+}
