@@ -10,13 +10,14 @@
 //!
 //! The layers depend downwards only:
 //!
-//! - [`grpc`]: the five `recap.v1` services. Each call is checked and
+//! - [`grpc`]: the six `recap.v1` services. Each call is checked and
 //!   converted ([`grpc::convert`]), handed to the engine, and any error goes
 //!   through the one status table ([`grpc::status`]).
 //! - [`engine`]: per-chat ordering (one async lock per chat), immediate and
 //!   debounced refreshes, the commit of every change with its refresh,
-//!   fan-out to subscribers, and, with a shared store, following the other
-//!   replicas' commits.
+//!   fan-out to subscribers, the job queue of recaps recapd writes with an
+//!   LLM (its runner, claims under fences, staleness checks), and, with a
+//!   shared store, following the other replicas' commits.
 //! - [`store`]: two async traits, [`store::ChatStore`] (chat state and
 //!   group commit; both stores) and [`store::ReplicaStore`] (the feed of
 //!   other replicas' commits; PostgreSQL only), the embedded SQLite store,
