@@ -117,9 +117,8 @@ async fn a_fresh_server_shows_every_method_and_trigger_at_zero_before_any_call()
     expected.push("recapd_chats_resident 0".to_owned());
     // The job queue's series, before any job.
     expected.push("recapd_jobs_queued 0".to_owned());
-    expected.push(
-        r#"recapd_job_transitions_total{kind="scene_recap",state="succeeded"} 0"#.to_owned(),
-    );
+    expected
+        .push(r#"recapd_job_transitions_total{kind="scene_recap",state="succeeded"} 0"#.to_owned());
     expected.push(r#"recapd_jobs_dropped_total{kind="detect_scene_break"} 0"#.to_owned());
     let lines: Vec<&str> = body.lines().collect();
     let missing: Vec<&String> = expected

@@ -18,7 +18,7 @@ use crate::llm::{CompletionRequest, LlmError};
 use crate::store::{StoreError, Write};
 use crate::telemetry;
 
-use super::super::ops::{known_chat, missing_state, writes_for};
+use super::super::ops::{missing_state, writes_for};
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_ms, now_us};
 use super::queue::{self, Changed, Origin, Queued};
@@ -463,8 +463,16 @@ impl Engine {
         };
         let mut writes = Vec::new();
         let mut result = result;
-        {
-            let chat = known_chat(resident, chat_id)?;
+        let applied = (|| -> Result<(), crate::domain::DomainError> {
+            // Neither change touches the chat before its checks pass, so a
+            // refusal leaves memory as the store holds it.
+            let chat = resident
+                .chat
+                .as_mut()
+                .map(std::sync::Arc::make_mut)
+                .ok_or_else(|| {
+                    crate::domain::DomainError::NotFound(format!("chat {:?}", chat_id.id))
+                })?;
             if let Some((message_id, update)) = &data {
                 let changes = chat.set_message_data(message_id, update)?;
                 writes.extend(writes_for(chat_id, chat, &changes));
@@ -476,6 +484,23 @@ impl Engine {
                 writes.extend(writes_for(chat_id, chat, &changes));
                 result = format!("running recap version {version}: {}", queue::short(text));
             }
+            Ok(())
+        })();
+        if let Err(refused) = applied {
+            // The answer cannot be stored as it is (retrying would ask the
+            // same): the job fails with the reason.
+            resident.jobs[at].last_error =
+                queue::short(&format!("the answer could not be applied: {refused}"));
+            let ended = queue::end_with_dependents(
+                resident,
+                at,
+                JobState::Failed,
+                "its answer could not be applied",
+                now,
+            );
+            return self
+                .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
+                .await;
         }
         let ended = queue::end_with_dependents(resident, at, JobState::Succeeded, &result, now);
         let mut fresh = Vec::new();

@@ -15,7 +15,7 @@ mod queue;
 mod runner;
 mod triggers;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -66,6 +66,9 @@ pub(super) struct JobsRuntime {
     pub owner: String,
     /// Chats whose next job this process is starting or running now.
     pub busy: Mutex<HashSet<ChatKey>>,
+    /// Chats that had nothing to start at their latest turn (disabled, or
+    /// their jobs waiting), left out of the rotation until the time given.
+    pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
 }
 
 impl JobsRuntime {
@@ -81,6 +84,7 @@ impl JobsRuntime {
             wake: Notify::new(),
             owner: format!("{:016x}", rand::random::<u64>()),
             busy: Mutex::new(HashSet::new()),
+            idle: Mutex::new(HashMap::new()),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! `--llm-concurrency` requests in flight; and removes finished jobs past
 //! `--job-retention`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tokio::task::JoinSet;
@@ -45,7 +45,6 @@ impl Engine {
             self.recover_orphans().await;
         }
         let mut last_served: Option<ChatKey> = None;
-        let mut idle: HashMap<ChatKey, Instant> = HashMap::new();
         loop {
             if Instant::now() >= next_purge {
                 self.purge_jobs().await;
@@ -62,7 +61,7 @@ impl Engine {
                 None
             };
             let picked = match &permit {
-                Some(_) => self.pick_chat(&mut last_served, &mut idle).await,
+                Some(_) => self.pick_chat(&mut last_served).await,
                 None => None,
             };
             match (picked, permit) {
@@ -70,30 +69,31 @@ impl Engine {
                     self.jobs().busy.lock().insert(chat.clone());
                     let engine = self.clone();
                     attempts.spawn(async move {
-                        let started = engine.run_next_job(&chat, permit).await;
-                        engine.jobs().busy.lock().remove(&chat);
-                        let started = match started {
+                        let started = match engine.run_next_job(&chat, permit).await {
                             Ok(started) => started,
                             Err(error) => {
                                 tracing::warn!(%chat, %error, "a job attempt failed; it is retried later");
                                 false
                             }
                         };
-                        if started {
-                            engine.jobs().wake.notify_one();
+                        let jobs = engine.jobs();
+                        if !started {
+                            // Paused before it leaves the busy set, so the
+                            // runner never picks it again at once.
+                            jobs.idle.lock().insert(chat.clone(), Instant::now() + IDLE_PAUSE);
                         }
-                        (chat, started)
+                        jobs.busy.lock().remove(&chat);
+                        if started {
+                            jobs.wake.notify_one();
+                        }
                     });
                 }
                 _ => {
+                    let pause = self.until_next_due().await;
                     tokio::select! {
                         () = self.jobs().wake.notified() => {}
-                        () = tokio::time::sleep(POLL) => {}
-                        Some(done) = attempts.join_next() => {
-                            if let Ok((chat, false)) = done {
-                                idle.insert(chat, Instant::now() + IDLE_PAUSE);
-                            }
-                        }
+                        () = tokio::time::sleep(pause) => {}
+                        Some(_) = attempts.join_next() => {}
                         () = shutdown.cancelled() => break,
                     }
                 }
@@ -106,11 +106,7 @@ impl Engine {
     /// The next chat to serve: the first, in chat-key order after the one
     /// served last (round-robin), that has a runnable job and is neither
     /// being served now nor paused after having nothing to start.
-    async fn pick_chat(
-        &self,
-        last_served: &mut Option<ChatKey>,
-        idle: &mut HashMap<ChatKey, Instant>,
-    ) -> Option<ChatKey> {
+    async fn pick_chat(&self, last_served: &mut Option<ChatKey>) -> Option<ChatKey> {
         let runnable = match self.inner.store.runnable_jobs(now_us(), LOOK_AHEAD).await {
             Ok(runnable) => runnable,
             Err(error) => {
@@ -120,7 +116,11 @@ impl Engine {
         };
         metrics::gauge!(telemetry::JOBS_QUEUED).set(runnable.len() as f64);
         let now = Instant::now();
-        idle.retain(|_, until| *until > now);
+        let idle = {
+            let mut idle = self.jobs().idle.lock();
+            idle.retain(|_, until| *until > now);
+            idle.clone()
+        };
         let busy = self.jobs().busy.lock().clone();
         let chats: BTreeSet<ChatKey> = runnable
             .into_iter()
@@ -140,6 +140,19 @@ impl Engine {
         .cloned()?;
         *last_served = Some(next.clone());
         Some(next)
+    }
+
+    /// How long to wait before looking at the queue again: until the next
+    /// job is due, at most [`POLL`].
+    async fn until_next_due(&self) -> Duration {
+        match self.inner.store.next_job_due().await {
+            Ok(Some(due_us)) => {
+                let wait_us = due_us.saturating_sub(now_us()).max(0);
+                POLL.min(Duration::from_micros(u64::try_from(wait_us).unwrap_or(0)))
+                    .max(Duration::from_millis(5))
+            }
+            _ => POLL,
+        }
     }
 
     /// At start with a store only this process writes: every RUNNING job

@@ -258,20 +258,31 @@ async fn watch_jobs_shows_each_job_move_through_its_states_in_order() {
     // RUNNING, SUCCEEDED, in that order.
     let mut seen: std::collections::BTreeMap<String, Vec<pb::JobState>> = Default::default();
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
-    while seen.values().filter(|s| s.last() == Some(&pb::JobState::Succeeded)).count() < 2 {
+    while seen
+        .values()
+        .filter(|s| s.last() == Some(&pb::JobState::Succeeded))
+        .count()
+        < 2
+    {
         let job = tokio::time::timeout_at(deadline, watch.message())
             .await
             .expect("job changes within 20 s")
             .expect("the stream stays open")
             .expect("a job");
         assert_eq!(job.chat_id, "watched");
-        seen.entry(job.job_id.clone()).or_default().push(state(&job));
+        seen.entry(job.job_id.clone())
+            .or_default()
+            .push(state(&job));
     }
     assert_eq!(seen.len(), 2, "{seen:?}");
     for (id, states) in &seen {
         assert_eq!(
             states,
-            &[pb::JobState::Pending, pb::JobState::Running, pb::JobState::Succeeded],
+            &[
+                pb::JobState::Pending,
+                pb::JobState::Running,
+                pb::JobState::Succeeded
+            ],
             "job {id}"
         );
     }
