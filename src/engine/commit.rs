@@ -129,6 +129,16 @@ impl Engine {
             );
         }
         if let Err(error) = self.inner.store.commit(writes).await {
+            // With a shared store, a job fence that moved means memory was
+            // behind another replica (which claims the chat with every job
+            // change): re-read and re-run, as for a claim conflict. A runner
+            // whose job was really taken over finds that on the re-read.
+            let error = match error {
+                StoreError::Fenced(_) if claimed => {
+                    StoreError::Conflict(ClaimKey::Chat(slot.key.clone()))
+                }
+                other => other,
+            };
             match &error {
                 StoreError::Conflict(_) => {
                     tracing::debug!(chat = %slot.key, "changed by another replica; reloading")

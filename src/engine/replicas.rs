@@ -93,9 +93,11 @@ impl Engine {
             && let Some(loaded) = guard.as_ref()
         {
             let loaded_jobs = loaded.jobs.clone();
-            drop(guard);
+            // Told under the chat's lock, so that no change this replica
+            // makes to these jobs next can reach readers before them.
             self.tell_jobs_changed_elsewhere(chat_id, held_jobs.unwrap_or_default(), loaded_jobs)
                 .await;
+            drop(guard);
         }
     }
 

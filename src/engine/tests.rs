@@ -79,8 +79,8 @@ impl ChatStore for Faulty {
     ) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
         self.inner.runnable_jobs(now_us, limit).await
     }
-    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
-        self.inner.next_job_due().await
+    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+        self.inner.next_job_due(after_us).await
     }
     async fn close(&self) {
         self.inner.close().await;

@@ -382,19 +382,19 @@ pub trait ChatStore: Send + Sync + 'static {
     async fn job(&self, tenant: &Tenant, job_id: &str) -> Result<Option<Job>, StoreError>;
     /// A page of one tenant's jobs, as `query` says.
     async fn list_jobs(&self, query: &JobQuery) -> Result<Vec<Job>, StoreError>;
-    /// Jobs that may be started now, all tenants, oldest first (by creation
-    /// time, then id), at most `limit`: PENDING ones due by `now_us`, and
-    /// RUNNING ones whose lease expired before `now_us` (their runner
-    /// stopped; a RUNNING job without a lease counts as expired). Chats
-    /// that have a RUNNING job under a lease still valid at `now_us` (its
-    /// `until_us` not before `now_us`) are left out whole (a chat runs one
-    /// job at a time, across replicas too).
+    /// Jobs that may be started now, all tenants, at most `limit` and at
+    /// most one per chat (its oldest), oldest first (by creation time, then
+    /// id): PENDING ones due by `now_us`, and RUNNING ones whose lease
+    /// expired before `now_us` (their runner stopped; a RUNNING job without
+    /// a lease counts as expired). Chats that have a RUNNING job under a
+    /// lease still valid at `now_us` (its `until_us` not before `now_us`)
+    /// are left out whole (a chat runs one job at a time, across replicas
+    /// too), and a chat with many jobs takes one place of the page.
     async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError>;
-    /// The earliest of any PENDING job's `not_before_us` and any RUNNING
-    /// job's lease expiry (0 for one without a lease), all tenants: when
-    /// the runner should look again at the latest. `None` when no job is
-    /// PENDING or RUNNING.
-    async fn next_job_due(&self) -> Result<Option<i64>, StoreError>;
+    /// The earliest time after `after_us` at which a PENDING job becomes
+    /// due or a RUNNING job's lease expires, all tenants: when the runner
+    /// should look again at the latest. `None` when there is no such time.
+    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError>;
     /// Stops taking commits and waits until every commit already taken is
     /// durable (or failed). Later commits fail with [`StoreError::Closed`].
     async fn close(&self);

@@ -485,8 +485,9 @@ impl ChatStore for SqliteStore {
             .await
     }
 
-    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
-        self.read(jobs::next_job_due).await
+    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+        self.read(move |conn| jobs::next_job_due(conn, after_us))
+            .await
     }
 
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {

@@ -361,7 +361,7 @@ async fn pg_job_pages_go_newest_first_by_state_chat_and_tenant() {
 async fn pg_runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones() {
     let schema = Schema::new();
     let store = schema.store().await;
-    assert_eq!(store.next_job_due().await.unwrap(), None);
+    assert_eq!(store.next_job_due(0).await.unwrap(), None);
     let now = 1_000;
     let (busy, stalled, idle) = (key("t", "busy"), key("u", "stalled"), key("t", "idle"));
     let mut later = job("later", &idle, 4, JobState::Pending);
@@ -387,24 +387,20 @@ async fn pg_runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_on
         .await
         .unwrap();
     let runnable = store.runnable_jobs(now, 10).await.unwrap();
-    assert_eq!(ids(&runnable), ["stalled-run", "stalled-next", "due"]);
+    // One job per chat: the oldest that can start.
+    assert_eq!(ids(&runnable), ["stalled-run", "due"]);
     assert_eq!(runnable[0].chat, stalled);
     assert_eq!(
-        ids(&store.runnable_jobs(now, 2).await.unwrap()),
-        ["stalled-run", "stalled-next"]
+        ids(&store.runnable_jobs(now, 1).await.unwrap()),
+        ["stalled-run"]
     );
     assert_eq!(
         ids(&store.runnable_jobs(now + 500, 10).await.unwrap()),
-        [
-            "busy-run",
-            "busy-next",
-            "stalled-run",
-            "later",
-            "stalled-next",
-            "due"
-        ]
+        ["busy-run", "stalled-run", "later"]
     );
-    assert_eq!(store.next_job_due().await.unwrap(), Some(2));
+    assert_eq!(store.next_job_due(0).await.unwrap(), Some(2));
+    // Only times still to come: the pending job due later.
+    assert_eq!(store.next_job_due(now).await.unwrap(), Some(now + 500));
     store
         .commit(vec![
             put(&job("busy-next", &busy, 2, JobState::Cancelled)),
@@ -413,7 +409,7 @@ async fn pg_runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_on
         ])
         .await
         .unwrap();
-    assert_eq!(store.next_job_due().await.unwrap(), Some(now - 1));
+    assert_eq!(store.next_job_due(0).await.unwrap(), Some(now - 1));
     store.close().await;
 }
 

@@ -115,7 +115,7 @@ impl ChatStore for JobsStore {
         // Nothing runs in these tests: no runner takes the jobs set here.
         Ok(Vec::new())
     }
-    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, _after_us: i64) -> Result<Option<i64>, StoreError> {
         Ok(None)
     }
     async fn close(&self) {

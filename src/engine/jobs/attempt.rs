@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
 
+use crate::domain::chat::Chat;
 use crate::domain::generation::{self, Answer, Candidates, PrepareError};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState, Lease};
@@ -25,6 +26,19 @@ use super::queue::{self, Changed, Origin, Queued};
 
 /// The longest pause between two attempts of a job.
 const BACKOFF_CAP_MS: u64 = 60_000;
+
+/// The longest `Retry-After` honoured.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// Stops the lease renewal of an attempt when the attempt ends, however it
+/// ends (an answer, or the runner stopping it at shutdown).
+struct StopOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// A job this runner claimed, with what to ask.
 struct Claimed {
@@ -105,7 +119,7 @@ impl Engine {
             return Ok(Step::Idle);
         }
         let now = now_us();
-        let Some(at) = self.next_runnable(resident, now) else {
+        let Some(at) = self.next_runnable(resident, chat, now) else {
             return Ok(Step::Idle);
         };
         let job = &resident.jobs[at];
@@ -176,9 +190,11 @@ impl Engine {
     /// PENDING job that is due, or a RUNNING one whose runner is gone (its
     /// lease expired, or, with a store only this process writes, it was
     /// claimed by an earlier run of this process). None while a job of the
-    /// chat runs under a live lease, for a job waiting for another, and for
-    /// a merge while an older merge of the chat is not finished.
-    fn next_runnable(&self, resident: &Resident, now: i64) -> Option<usize> {
+    /// chat runs under a live lease. A job waiting for another is skipped,
+    /// and so is a merge while a scene recap or merge of an earlier break is
+    /// unfinished: scenes are merged in the chat's order, whatever order
+    /// their jobs were queued or retried in.
+    fn next_runnable(&self, resident: &Resident, chat: &Chat, now: i64) -> Option<usize> {
         let own = &self.jobs().owner;
         let single = !self.shared();
         let orphaned = |job: &Job| {
@@ -193,7 +209,10 @@ impl Engine {
         {
             return None;
         }
-        jobs.iter().enumerate().position(|(at, job)| {
+        let position = |id: &str| chat.message(id).map(|(seq, _)| seq);
+        let scene_work =
+            |job: &Job| matches!(job.kind, JobKind::SceneRecap | JobKind::RunningRecap);
+        jobs.iter().position(|job| {
             let due = match job.state {
                 JobState::Pending => job.not_before_us <= now,
                 JobState::Running => orphaned(job),
@@ -203,9 +222,15 @@ impl Engine {
                 .depends_on
                 .as_ref()
                 .is_some_and(|dep| jobs.iter().any(|j| &j.id == dep));
-            let merge_behind = job.kind == JobKind::RunningRecap
-                && jobs[..at].iter().any(|j| j.kind == JobKind::RunningRecap);
-            due && !waiting && !merge_behind
+            let earlier_scene_open = job.kind == JobKind::RunningRecap
+                && position(&job.message_id).is_some_and(|here| {
+                    jobs.iter().any(|other| {
+                        other.id != job.id
+                            && scene_work(other)
+                            && position(&other.message_id).is_some_and(|there| there < here)
+                    })
+                });
+            due && !waiting && !earlier_scene_open
         })
     }
 
@@ -220,7 +245,7 @@ impl Engine {
             let id = claimed.job.id.clone();
             let fence = claimed.job.fence;
             let every = self.jobs().queue.lease / 3;
-            tokio::spawn(async move {
+            StopOnDrop(tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(every).await;
                     if let Err(error) = engine
@@ -230,11 +255,11 @@ impl Engine {
                         tracing::warn!(%chat, job = %id, %error, "could not renew a job's lease");
                     }
                 }
-            })
+            }))
         };
         let started = Instant::now();
         let answer = generation.client.complete(&claimed.request).await;
-        renewal.abort();
+        drop(renewal);
         let kind = claimed.job.kind.name();
         let outcome = match answer {
             Ok(completion) => {
@@ -355,8 +380,11 @@ impl Engine {
                         .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
                         .await;
                 }
-                let retry_after_ms =
-                    retry_after.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                // A server asking for more than an hour is not waited for
+                // longer: the job would sit unseen.
+                let retry_after_ms = retry_after
+                    .map(|d| d.min(MAX_RETRY_AFTER))
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
                 let pause_ms = jobs::backoff_ms(
                     job.attempts,
                     base_ms,
@@ -395,13 +423,13 @@ impl Engine {
         let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
         let job = resident.jobs[at].clone();
         if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
-            let ended = queue::end_with_dependents(
+            let mut ended = vec![queue::end_alone(
                 resident,
                 at,
                 JobState::Discarded,
                 "its inputs changed before its answer could be applied; queued again",
                 now,
-            );
+            )];
             let origin = if job.automatic {
                 Origin::Automatic
             } else {
@@ -409,6 +437,25 @@ impl Engine {
             };
             let fresh =
                 self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
+            // The jobs that waited for this one wait for the work queued
+            // again (new, or already there); with none, they end too.
+            let replacement = resident
+                .jobs
+                .iter()
+                .find(|j| j.same_work(job.kind, &job.message_id))
+                .map(|j| j.id.clone());
+            match replacement {
+                Some(replacement) => {
+                    for waiting in &mut resident.jobs {
+                        if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
+                            waiting.depends_on = Some(replacement.clone());
+                            queue::touch(waiting, now);
+                            ended.push((waiting.clone(), waiting.fence));
+                        }
+                    }
+                }
+                None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
+            }
             return self
                 .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, fresh)
                 .await;

@@ -155,8 +155,34 @@ impl Engine {
             let mut guard = self.lock(&slot).await?;
             let resident = guard.as_mut().ok_or_else(missing_state)?;
             known_chat_ref(resident, chat_id)?;
-            if let Some(existing) = resident.jobs.iter().find(|j| j.same_work(kind, message_id)) {
-                return Ok(existing.clone());
+            let now = now_us();
+            if let Some(existing) = resident
+                .jobs
+                .iter_mut()
+                .find(|j| j.same_work(kind, message_id))
+            {
+                // A request is for now: a job waiting (debounce, back-off)
+                // is made due.
+                if existing.state != JobState::Pending || existing.not_before_us <= now {
+                    return Ok(existing.clone());
+                }
+                existing.not_before_us = now;
+                queue::touch(existing, now);
+                let job = existing.clone();
+                let write = Write::Job {
+                    job: job.clone(),
+                    expect_fence: Some(job.fence),
+                };
+                self.commit_detached_jobs(
+                    &slot,
+                    guard,
+                    vec![write],
+                    Next::Nothing,
+                    vec![job.clone()],
+                )
+                .await?;
+                self.wake_runner();
+                return Ok(job);
             }
             // Refused before the chat is touched: nothing is left half done.
             queue::check_room(resident, &self.jobs().queue, chat_id, 1)?;
@@ -207,7 +233,7 @@ impl Engine {
 
     /// GenerateSceneRecap: makes `message_id` a visible scene break if it
     /// is not one, and queues its scene recap (an existing non-terminal one
-    /// is returned as it is).
+    /// is returned, made due now if it was waiting).
     pub async fn generate_scene_recap(
         &self,
         chat: &ChatKey,
@@ -236,29 +262,10 @@ impl Engine {
     }
 
     /// DetectSceneBreaks: queues a detection over the chat's open scene now
-    /// (a detection already queued is made due now and returned).
+    /// (a detection already waiting is made due now and returned).
     pub async fn detect_scene_breaks(&self, chat: &ChatKey) -> Result<Job, EngineError> {
-        self.request_job(chat, JobKind::DetectSceneBreak, "", |resident| {
-            let now = now_us();
-            let mut writes = Vec::new();
-            for job in &mut resident.jobs {
-                if job.same_work(JobKind::DetectSceneBreak, "")
-                    && job.state == JobState::Pending
-                    && job.not_before_us > now
-                {
-                    job.not_before_us = now;
-                    queue::touch(job, now);
-                    writes.push(Write::Job {
-                        job: job.clone(),
-                        expect_fence: Some(job.fence),
-                    });
-                }
-            }
-            Ok(PreparedRequest {
-                writes,
-                next: Next::Nothing,
-                depends_on: None,
-            })
+        self.request_job(chat, JobKind::DetectSceneBreak, "", |_| {
+            Ok(PreparedRequest::default())
         })
         .await
     }
@@ -462,10 +469,19 @@ impl Engine {
             let now = now_us();
             job.chat = chat_id.clone();
             let mut again = vec![job];
-            again.extend(waiting.map(|mut j| {
-                j.chat = chat_id.clone();
-                j
-            }));
+            for mut dependent in waiting {
+                // Work queued again meanwhile is not queued twice.
+                if resident
+                    .jobs
+                    .iter()
+                    .any(|j| j.same_work(dependent.kind, &dependent.message_id))
+                {
+                    continue;
+                }
+                dependent.chat = chat_id.clone();
+                again.push(dependent);
+            }
+            queue::check_room(resident, &self.jobs().queue, &chat_id, again.len())?;
             // Oldest first, as the chat's job list is kept.
             again.sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
             let mut writes = Vec::new();

@@ -132,23 +132,42 @@ pub fn end_with_dependents(
     reason: &str,
     now_us: i64,
 ) -> Vec<Changed> {
+    let ended = end_alone(resident, at, state, reason, now_us);
+    if state == JobState::Succeeded {
+        return vec![ended];
+    }
+    let dependents = cancel_dependents(resident, &ended.0, now_us);
+    let mut all = vec![ended];
+    all.extend(dependents);
+    all
+}
+
+/// Ends the job at `at` in the chat's list with `state` and `reason`,
+/// moving its fence; the jobs waiting for it are left as they are.
+pub fn end_alone(
+    resident: &mut Resident,
+    at: usize,
+    state: JobState,
+    reason: &str,
+    now_us: i64,
+) -> Changed {
     let mut job = resident.jobs.remove(at);
     let fence = job.fence;
     finish(&mut job, state, reason, now_us);
     job.fence += 1;
-    let mut ended = vec![(job, fence)];
-    if state == JobState::Succeeded {
-        return ended;
-    }
-    let mut next = 0;
-    while next < ended.len() {
-        let (cause, _) = &ended[next];
-        let cause_id = cause.id.clone();
+    (job, fence)
+}
+
+/// Cancels the jobs that wait for `cause` (which ended), and those that
+/// wait for them, each with its fence moved.
+pub fn cancel_dependents(resident: &mut Resident, cause: &Job, now_us: i64) -> Vec<Changed> {
+    let mut ended: Vec<Changed> = Vec::new();
+    let mut causes = vec![(cause.id.clone(), cause.state)];
+    while let Some((cause_id, cause_state)) = causes.pop() {
         let why = format!(
             "waited for job {cause_id}, which ended {}",
-            cause.state.name()
+            cause_state.name()
         );
-        next += 1;
         while let Some(at) = resident
             .jobs
             .iter()
@@ -159,6 +178,7 @@ pub fn end_with_dependents(
             finish(&mut waiting, JobState::Cancelled, &why, now_us);
             waiting.fence += 1;
             waiting.cancelled_by = Some(cause_id.clone());
+            causes.push((waiting.id.clone(), waiting.state));
             ended.push((waiting, fence));
         }
     }

@@ -143,13 +143,15 @@ impl Engine {
     }
 
     /// How long to wait before looking at the queue again: until the next
-    /// job is due, at most [`POLL`].
+    /// job falls due (times already past belong to chats being served or
+    /// paused, whose end wakes the runner), at most [`POLL`].
     async fn until_next_due(&self) -> Duration {
-        match self.inner.store.next_job_due().await {
+        let now = now_us();
+        match self.inner.store.next_job_due(now).await {
             Ok(Some(due_us)) => {
-                let wait_us = due_us.saturating_sub(now_us()).max(0);
-                POLL.min(Duration::from_micros(u64::try_from(wait_us).unwrap_or(0)))
-                    .max(Duration::from_millis(5))
+                let wait_us = u64::try_from(due_us.saturating_sub(now)).unwrap_or(0);
+                POLL.min(Duration::from_micros(wait_us))
+                    .max(Duration::from_millis(1))
             }
             _ => POLL,
         }

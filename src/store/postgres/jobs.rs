@@ -53,21 +53,26 @@ pub(super) const OPEN_JOBS_OF_CHAT: &str = "SELECT tenant, chat_id, body FROM jo
 /// [`crate::store::ChatStore::runnable_jobs`]); states 1 and 2 are PENDING
 /// and RUNNING. A RUNNING job without a lease counts as one whose lease
 /// expired.
-const RUNNABLE_JOBS: &str = "SELECT j.tenant, j.chat_id, j.body FROM jobs j
-     WHERE ((j.state = 1 AND j.not_before_us <= $1)
-            OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < $1))
-       AND NOT EXISTS (
-           SELECT 1 FROM jobs r
-           WHERE r.state = 2 AND r.lease_until_us >= $1
-             AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
-     ORDER BY j.created_us, j.job_id
+const RUNNABLE_JOBS: &str = "SELECT tenant, chat_id, body FROM (
+         SELECT j.tenant, j.chat_id, j.body, j.created_us, j.job_id,
+                row_number() OVER (PARTITION BY j.tenant, j.chat_id
+                                   ORDER BY j.created_us, j.job_id) AS nth
+         FROM jobs j
+         WHERE ((j.state = 1 AND j.not_before_us <= $1)
+                OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < $1))
+           AND NOT EXISTS (
+               SELECT 1 FROM jobs r
+               WHERE r.state = 2 AND r.lease_until_us >= $1
+                 AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
+     ) AS due WHERE nth = 1
+     ORDER BY created_us, job_id
      LIMIT $2";
 
-/// The earliest time a PENDING (1) job is due or a RUNNING (2) job's lease
-/// expires (a RUNNING job without a lease: 0, due at once).
+/// The earliest time after $1 at which a PENDING (1) job is due or a
+/// RUNNING (2) job's lease expires.
 const NEXT_JOB_DUE: &str = "SELECT least(
-         (SELECT min(not_before_us) FROM jobs WHERE state = 1),
-         (SELECT min(coalesce(lease_until_us, 0)) FROM jobs WHERE state = 2))";
+         (SELECT min(not_before_us) FROM jobs WHERE state = 1 AND not_before_us > $1),
+         (SELECT min(lease_until_us) FROM jobs WHERE state = 2 AND lease_until_us > $1))";
 
 /// A fence as stored: the same 64 bits, read as signed (`bigint`), so that
 /// distinct fences stay distinct.
@@ -298,12 +303,12 @@ impl PgStore {
     }
 
     /// See [`crate::store::ChatStore::next_job_due`].
-    pub(super) async fn read_next_job_due(&self) -> Result<Option<i64>, StoreError> {
+    pub(super) async fn read_next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
         bounded(async {
             let reading = pg_err("reading when the next job is due");
             let client = self.client().await?;
             let row = client
-                .query_one(NEXT_JOB_DUE, &[])
+                .query_one(NEXT_JOB_DUE, &[&after_us])
                 .await
                 .map_err(&reading)?;
             row.try_get(0).map_err(&reading)

@@ -273,8 +273,8 @@ impl ChatStore for PgStore {
         self.read_runnable_jobs(now_us, limit).await
     }
 
-    async fn next_job_due(&self) -> Result<Option<i64>, StoreError> {
-        self.read_next_job_due().await
+    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+        self.read_next_job_due(after_us).await
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {

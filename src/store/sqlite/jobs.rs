@@ -200,33 +200,40 @@ pub(super) fn runnable_jobs(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    // States 1 and 2 are PENDING and RUNNING (JobState::code).
+    // States 1 and 2 are PENDING and RUNNING (JobState::code). One job per
+    // chat, its oldest: a chat runs one job at a time, and a chat with many
+    // jobs must not fill the page and hide the others.
     jobs(
         conn,
-        "SELECT j.tenant, j.chat_id, j.body FROM jobs j
-         WHERE ((j.state = 1 AND j.not_before_us <= ?1)
-                OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < ?1))
-           AND NOT EXISTS (
-               SELECT 1 FROM jobs r
-               WHERE r.state = 2 AND r.lease_until_us >= ?1
-                 AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
-         ORDER BY j.created_us, j.job_id
+        "SELECT tenant, chat_id, body FROM (
+             SELECT j.tenant, j.chat_id, j.body, j.created_us, j.job_id,
+                    row_number() OVER (PARTITION BY j.tenant, j.chat_id
+                                       ORDER BY j.created_us, j.job_id) AS nth
+             FROM jobs j
+             WHERE ((j.state = 1 AND j.not_before_us <= ?1)
+                    OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < ?1))
+               AND NOT EXISTS (
+                   SELECT 1 FROM jobs r
+                   WHERE r.state = 2 AND r.lease_until_us >= ?1
+                     AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
+         ) WHERE nth = 1
+         ORDER BY created_us, job_id
          LIMIT ?2",
         params![now_us, limit_column(limit)],
     )
 }
 
-/// The earliest time a PENDING job becomes due or a RUNNING job's lease
-/// expires (a RUNNING job without a lease: 0, due at once).
-pub(super) fn next_job_due(conn: &Connection) -> Result<Option<i64>, StoreError> {
+/// The earliest time after `after_us` at which a PENDING job becomes due
+/// or a RUNNING job's lease expires.
+pub(super) fn next_job_due(conn: &Connection, after_us: i64) -> Result<Option<i64>, StoreError> {
     // States 1 and 2 are PENDING and RUNNING (JobState::code).
     conn.prepare_cached(
         "SELECT min(due) FROM (
-             SELECT min(not_before_us) AS due FROM jobs WHERE state = 1
+             SELECT min(not_before_us) AS due FROM jobs WHERE state = 1 AND not_before_us > ?1
              UNION ALL
-             SELECT min(coalesce(lease_until_us, 0)) FROM jobs WHERE state = 2
+             SELECT min(lease_until_us) FROM jobs WHERE state = 2 AND lease_until_us > ?1
          )",
     )
-    .and_then(|mut s| s.query_row([], |r| r.get(0)))
+    .and_then(|mut s| s.query_row([after_us], |r| r.get(0)))
     .map_err(db_err("reading when the next job is due"))
 }

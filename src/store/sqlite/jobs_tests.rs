@@ -274,7 +274,7 @@ async fn job_pages_go_newest_first_by_state_chat_and_tenant() {
 async fn runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
-    assert_eq!(store.next_job_due().await.unwrap(), None);
+    assert_eq!(store.next_job_due(0).await.unwrap(), None);
     let now = 1_000;
     let (busy, stalled, idle) = (key("t", "busy"), key("u", "stalled"), key("t", "idle"));
     let mut later = job("later", &idle, 4, JobState::Pending);
@@ -300,28 +300,21 @@ async fn runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones(
     ];
     store.commit(writes).await.unwrap();
     let runnable = store.runnable_jobs(now, 10).await.unwrap();
-    assert_eq!(ids(&runnable), ["stalled-run", "stalled-next", "due"]);
+    // One job per chat: the oldest that can start.
+    assert_eq!(ids(&runnable), ["stalled-run", "due"]);
     assert_eq!(runnable[0].chat, stalled);
     assert_eq!(
-        ids(&store.runnable_jobs(now, 2).await.unwrap()),
-        ["stalled-run", "stalled-next"]
+        ids(&store.runnable_jobs(now, 1).await.unwrap()),
+        ["stalled-run"]
     );
     assert!(store.runnable_jobs(now, 0).await.unwrap().is_empty());
     // Once the busy lease has expired too, its chat runs again.
     let later_on = store.runnable_jobs(now + 500, 10).await.unwrap();
-    assert_eq!(
-        ids(&later_on),
-        [
-            "busy-run",
-            "busy-next",
-            "stalled-run",
-            "later",
-            "stalled-next",
-            "due"
-        ]
-    );
+    assert_eq!(ids(&later_on), ["busy-run", "stalled-run", "later"]);
     // The earliest of the pending times and the lease expiries.
-    assert_eq!(store.next_job_due().await.unwrap(), Some(2));
+    assert_eq!(store.next_job_due(0).await.unwrap(), Some(2));
+    // Only times still to come: the pending job due later.
+    assert_eq!(store.next_job_due(now).await.unwrap(), Some(now + 500));
     store
         .commit(vec![
             put(&job("busy-next", &busy, 2, JobState::Cancelled)),
@@ -330,7 +323,7 @@ async fn runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones(
         ])
         .await
         .unwrap();
-    assert_eq!(store.next_job_due().await.unwrap(), Some(now - 1));
+    assert_eq!(store.next_job_due(0).await.unwrap(), Some(now - 1));
 }
 
 #[tokio::test]

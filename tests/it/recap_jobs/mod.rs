@@ -14,6 +14,7 @@ use crate::common::fake_llm::Reply;
 use crate::common::{self, Server};
 
 mod failures;
+mod order;
 mod pipeline;
 mod restart;
 mod stale;

@@ -170,3 +170,50 @@ async fn deleting_the_break_message_cancels_its_jobs() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_merge_waiting_for_a_discarded_scene_recap_waits_for_the_fresh_one() {
+    let (script, seen) = slow_first(Duration::from_millis(800));
+    let llm = FakeLlm::start(script).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut server, mut recaps) = start_with_llm(dir.path(), &llm.url(), |_| {}).await;
+    open_chat(&mut server, "waits", story_chat(8, &[])).await;
+    scene_recap_of_m5(&mut recaps, "waits").await;
+    let merge = recaps
+        .generate_running_recap(pb::GenerateRunningRecapRequest {
+            chat_id: "waits".into(),
+            message_id: "m5".into(),
+        })
+        .await
+        .expect("the merge waits for the scene recap")
+        .into_inner();
+    wait_for_requests(&seen, 1).await;
+    server
+        .publish(
+            "waits",
+            pb::event::Kind::MessageEdited(pb::MessageEdited {
+                message_id: "m4".into(),
+                text: "line 4 again".into(),
+            }),
+        )
+        .await
+        .expect("edit");
+    let jobs = wait_for_jobs(&mut recaps, "waits", "the merge", |jobs| {
+        jobs.iter()
+            .any(|j| j.job_id == merge.job_id && state(j) == pb::JobState::Succeeded)
+    })
+    .await;
+    assert!(
+        jobs.iter().all(|j| state(j) != pb::JobState::Cancelled),
+        "nothing was cancelled: {jobs:#?}"
+    );
+    let list = recaps_of(&mut server, "waits").await;
+    assert_eq!(list.versions.len(), 1);
+    assert!(list.versions[0].content.contains("6 lines"), "{list:?}");
+    assert!(
+        llm.requests()
+            .iter()
+            .any(|r| r.prompt.contains("line 4 again"))
+    );
+    server.stop().await;
+}
