@@ -10,6 +10,7 @@
 //! [`crate::store::Write::Job`]). With a shared store the commit also claims
 //! the chat, so two replicas never both claim one job.
 
+mod apply;
 mod attempt;
 mod queue;
 mod runner;

@@ -1,0 +1,345 @@
+//! Applying what an attempt brought back, under the chat's lock again: a
+//! failed attempt is recorded (retried after a pause, or the job fails); an
+//! answer is applied only if the job is still this runner's (its fence)
+//! and what it read is unchanged, in the same commit that ends the job and
+//! queues what follows from it (the scene recap of a break found, the
+//! merge of a scene recap written, the next detection).
+
+use std::time::Duration;
+
+use crate::domain::generation::{self, Answer};
+use crate::domain::ids::ChatKey;
+use crate::domain::jobs::{self, Job, JobKind, JobState};
+use crate::domain::message::MessageData;
+use crate::domain::refresh::Trigger;
+use crate::store::{StoreError, Write};
+
+use super::super::ops::{missing_state, writes_for};
+use super::super::slot::Resident;
+use super::super::{Engine, EngineError, Next, now_ms, now_us};
+use super::attempt::{Claimed, Outcome};
+use super::queue::{self, Changed, Origin, Queued};
+
+/// The longest pause between two attempts of a job.
+const BACKOFF_CAP_MS: u64 = 60_000;
+
+/// The longest `Retry-After` honoured.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+impl Engine {
+    /// Under the chat's lock again: records a failed attempt, or applies
+    /// the answer if the job is still this runner's and what it read is
+    /// unchanged (DISCARDED and queued afresh otherwise).
+    pub(super) async fn apply_outcome(
+        &self,
+        chat_id: &ChatKey,
+        claimed: &Claimed,
+        outcome: &Outcome,
+    ) -> Result<(), EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let Some(at) = resident
+            .jobs
+            .iter()
+            .position(|j| j.id == claimed.job.id && j.fence == claimed.job.fence)
+        else {
+            return Err(StoreError::Fenced(claimed.job.id.clone()).into());
+        };
+        let now = now_us();
+        let fence = claimed.job.fence;
+        let max_attempts = self
+            .jobs()
+            .generation
+            .as_ref()
+            .map_or(1, |g| g.setup.max_attempts);
+        let base_ms = self.jobs().generation.as_ref().map_or(1000, |g| {
+            u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000)
+        });
+        let answer = match outcome {
+            Outcome::Retry {
+                reason,
+                retry_after,
+            } => {
+                let job = &mut resident.jobs[at];
+                job.last_error = queue::short(reason);
+                if job.attempts >= max_attempts {
+                    let result = format!("gave up after {} attempts", job.attempts);
+                    let ended =
+                        queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
+                    return self
+                        .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
+                        .await;
+                }
+                // A server asking for more than an hour is not waited for
+                // longer: the job would sit unseen.
+                let retry_after_ms = retry_after
+                    .map(|d| d.min(MAX_RETRY_AFTER))
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                let pause_ms = jobs::backoff_ms(
+                    job.attempts,
+                    base_ms,
+                    BACKOFF_CAP_MS,
+                    rand::random::<f64>(),
+                    retry_after_ms,
+                );
+                job.state = JobState::Pending;
+                job.lease = None;
+                job.not_before_us = now.saturating_add(
+                    i64::try_from(pause_ms)
+                        .unwrap_or(i64::MAX)
+                        .saturating_mul(1000),
+                );
+                queue::touch(job, now);
+                let changed = vec![(job.clone(), fence)];
+                return self
+                    .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, changed, Vec::new())
+                    .await;
+            }
+            Outcome::Fatal(reason) => {
+                resident.jobs[at].last_error = queue::short(reason);
+                let ended = queue::end_with_dependents(
+                    resident,
+                    at,
+                    JobState::Failed,
+                    "refused by the LLM",
+                    now,
+                );
+                return self
+                    .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
+                    .await;
+            }
+            Outcome::Answer(answer) => answer,
+        };
+        let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
+        let job = resident.jobs[at].clone();
+        if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
+            let mut ended = vec![queue::end_alone(
+                resident,
+                at,
+                JobState::Discarded,
+                "its inputs changed before its answer could be applied; queued again",
+                now,
+            )];
+            let origin = if job.automatic {
+                Origin::Automatic
+            } else {
+                Origin::Request
+            };
+            let fresh =
+                self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
+            // The jobs that waited for this one wait for the work queued
+            // again (new, or already there); with none, they end too.
+            let replacement = resident
+                .jobs
+                .iter()
+                .find(|j| j.same_work(job.kind, &job.message_id))
+                .map(|j| j.id.clone());
+            match replacement {
+                Some(replacement) => {
+                    for waiting in &mut resident.jobs {
+                        if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
+                            waiting.depends_on = Some(replacement.clone());
+                            queue::touch(waiting, now);
+                            ended.push((waiting.clone(), waiting.fence));
+                        }
+                    }
+                }
+                None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
+            }
+            return self
+                .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, fresh)
+                .await;
+        }
+        // Apply the answer to the chat, then end the job, then queue what
+        // follows from it.
+        let (result, data, next) = match answer {
+            Answer::NoBreak { rationale } => (
+                queue::short(&format!("no scene break: {rationale}")),
+                None,
+                Next::Nothing,
+            ),
+            Answer::Break(candidate) => (
+                format!(
+                    "scene break at #{} ({})",
+                    candidate.index, candidate.message_id
+                ),
+                Some((
+                    candidate.message_id.clone(),
+                    MessageData {
+                        scene_break: Some(true),
+                        scene_break_visible: Some(true),
+                        ..MessageData::default()
+                    },
+                )),
+                Next::Refresh(Trigger::RecapGenerated),
+            ),
+            Answer::SceneRecap { name, recap } => (
+                queue::short(recap),
+                Some((
+                    job.message_id.clone(),
+                    MessageData {
+                        scene_recap_memory: Some(recap.clone()),
+                        scene_break_name: Some(name.clone()),
+                        ..MessageData::default()
+                    },
+                )),
+                Next::Refresh(Trigger::RecapGenerated),
+            ),
+            Answer::Recap(text) if job.kind == JobKind::MessageRecap => (
+                queue::short(text),
+                Some((
+                    job.message_id.clone(),
+                    MessageData {
+                        memory: Some(text.clone()),
+                        ..MessageData::default()
+                    },
+                )),
+                Next::Refresh(Trigger::RecapGenerated),
+            ),
+            Answer::Recap(_) => (String::new(), None, Next::Refresh(Trigger::RecapGenerated)),
+        };
+        let mut writes = Vec::new();
+        let mut result = result;
+        let applied = (|| -> Result<(), crate::domain::DomainError> {
+            // Neither change touches the chat before its checks pass, so a
+            // refusal leaves memory as the store holds it.
+            let chat = resident
+                .chat
+                .as_mut()
+                .map(std::sync::Arc::make_mut)
+                .ok_or_else(|| {
+                    crate::domain::DomainError::NotFound(format!("chat {:?}", chat_id.id))
+                })?;
+            if let Some((message_id, update)) = &data {
+                let changes = chat.set_message_data(message_id, update)?;
+                writes.extend(writes_for(chat_id, chat, &changes));
+            }
+            if let (Answer::Recap(text), JobKind::RunningRecap) = (answer, job.kind) {
+                let base = generation::merge_base(chat, &job.message_id).cloned();
+                let new = generation::merged_recap(base.as_ref(), &job.message_id, text.clone());
+                let (version, changes) = chat.add_recap(new, now_ms())?;
+                writes.extend(writes_for(chat_id, chat, &changes));
+                result = format!("running recap version {version}: {}", queue::short(text));
+            }
+            Ok(())
+        })();
+        if let Err(refused) = applied {
+            // The answer cannot be stored as it is (retrying would ask the
+            // same): the job fails with the reason.
+            resident.jobs[at].last_error =
+                queue::short(&format!("the answer could not be applied: {refused}"));
+            let ended = queue::end_with_dependents(
+                resident,
+                at,
+                JobState::Failed,
+                "its answer could not be applied",
+                now,
+            );
+            return self
+                .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
+                .await;
+        }
+        let ended = queue::end_with_dependents(resident, at, JobState::Succeeded, &result, now);
+        let mut fresh = Vec::new();
+        match (answer, job.kind) {
+            (Answer::Break(candidate), _) => {
+                if settings.auto_scene_recap {
+                    fresh.extend(self.follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::SceneRecap,
+                        &candidate.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+                // Detection goes on after the break it found.
+                let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
+                if generation::detection_ready(chat, &settings) {
+                    fresh.extend(self.follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::DetectSceneBreak,
+                        "",
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+            }
+            (Answer::SceneRecap { .. }, _) if settings.auto_running_recap => {
+                fresh.extend(self.follow_up(
+                    resident,
+                    chat_id,
+                    JobKind::RunningRecap,
+                    &job.message_id,
+                    Origin::Automatic,
+                    now,
+                )?);
+            }
+            _ => {}
+        }
+        self.commit_jobs(&slot, guard, writes, next, ended, fresh)
+            .await
+    }
+
+    /// Queues a job that follows from another (never refused: past the
+    /// per-chat limit an automatic one is dropped).
+    fn follow_up(
+        &self,
+        resident: &mut Resident,
+        chat_id: &ChatKey,
+        kind: JobKind,
+        message_id: &str,
+        origin: Origin,
+        now: i64,
+    ) -> Result<Vec<Job>, EngineError> {
+        let origin = match origin {
+            // A job queued again after a stale answer must not fail the
+            // commit that ends the stale one.
+            Origin::Request if resident.jobs.len() >= self.jobs().queue.max_jobs_per_chat => {
+                Origin::Automatic
+            }
+            other => other,
+        };
+        Ok(
+            match queue::queue(
+                resident,
+                &self.jobs().queue,
+                chat_id,
+                kind,
+                message_id,
+                origin,
+                now,
+                None,
+            )? {
+                Queued::New(job) => vec![job],
+                Queued::Existing(_) | Queued::Dropped => Vec::new(),
+            },
+        )
+    }
+
+    /// Commits chat `writes`, changed jobs (with their expected fences) and
+    /// new jobs in one group, then announces every job change.
+    pub(super) async fn commit_jobs(
+        &self,
+        slot: &std::sync::Arc<super::super::slot::ChatSlot>,
+        guard: super::super::Guard,
+        mut writes: Vec<Write>,
+        next: Next,
+        changed: Vec<Changed>,
+        fresh: Vec<Job>,
+    ) -> Result<(), EngineError> {
+        writes.extend(queue::job_writes(&changed));
+        writes.extend(fresh.iter().map(|job| Write::Job {
+            job: job.clone(),
+            expect_fence: None,
+        }));
+        let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
+        announce.extend(fresh);
+        self.commit_detached_jobs(slot, guard, writes, next, announce)
+            .await
+            .map(|_| ())
+    }
+}
