@@ -39,9 +39,9 @@ pub const REPLICA_RELOADS: &str = "recapd_replica_reloads_total";
 /// Counter of job state changes, labelled `kind` and `state` (the state
 /// entered).
 pub const JOB_TRANSITIONS: &str = "recapd_job_transitions_total";
-/// Gauge of jobs ready to run (due PENDING ones, and RUNNING ones whose
-/// lease expired) at the runner's latest look at the queue, all tenants
-/// (at most 1000 are counted).
+/// Gauge of chats with a job ready to run (a due PENDING one, or a RUNNING
+/// one whose lease expired) at the runner's latest look at the queue, all
+/// tenants (at most 1000 are counted).
 pub const JOBS_QUEUED: &str = "recapd_jobs_queued";
 /// Counter of automatic jobs dropped because their chat had
 /// `--max-jobs-per-chat` non-terminal jobs, labelled `kind`.
@@ -110,7 +110,7 @@ fn describe() {
     );
     metrics::describe_gauge!(
         JOBS_QUEUED,
-        "Jobs ready to run at the runner's latest look."
+        "Chats with a job ready to run at the runner's latest look."
     );
     metrics::describe_counter!(
         JOBS_DROPPED,
