@@ -110,7 +110,7 @@ echo "-- grpcurl through reflection (the README walk-through)"
 grpcurl=("$tools/venv/bin/grpcurl" -plaintext)
 services=$("${grpcurl[@]}" "127.0.0.1:$port" list)
 for service in recap.v1.EventService recap.v1.MemoryService recap.v1.SettingsService \
-    recap.v1.InjectionService recap.v1.PromptService grpc.health.v1.Health; do
+    recap.v1.InjectionService recap.v1.PromptService recap.v1.RecapService grpc.health.v1.Health; do
     grep -qx "$service" <<<"$services" || { echo "reflection does not list $service"; exit 1; }
 done
 "${grpcurl[@]}" -d '{"event":{"chat_id":"alice-1","chat_changed":{"messages":[
@@ -123,6 +123,10 @@ done
     "127.0.0.1:$port" recap.v1.MemoryService/AddRunningRecap >/dev/null
 "${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.InjectionService/GetInjection |
     grep -q 'Alice and Bob met.' || { echo "grpcurl: the recap is not in the injection"; exit 1; }
+# Without --llm-url: jobs can be listed, generation is refused by name.
+"${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.RecapService/ListJobs >/dev/null
+refused=$("${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.RecapService/DetectSceneBreaks 2>&1 || true)
+grep -q 'FailedPrecondition' <<<"$refused" || { echo "grpcurl: DetectSceneBreaks without an LLM: $refused"; exit 1; }
 echo "grpcurl: OK"
 
 echo "-- python example"
