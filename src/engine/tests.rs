@@ -76,8 +76,9 @@ impl ChatStore for Faulty {
         &self,
         now_us: i64,
         limit: usize,
+        after: Option<&crate::domain::ids::ChatKey>,
     ) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
-        self.inner.runnable_jobs(now_us, limit).await
+        self.inner.runnable_jobs(now_us, limit, after).await
     }
     async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
         self.inner.next_job_due(after_us).await

@@ -383,14 +383,21 @@ pub trait ChatStore: Send + Sync + 'static {
     /// A page of one tenant's jobs, as `query` says.
     async fn list_jobs(&self, query: &JobQuery) -> Result<Vec<Job>, StoreError>;
     /// Jobs that may be started now, all tenants, at most `limit` and at
-    /// most one per chat (its oldest), oldest first (by creation time, then
-    /// id): PENDING ones due by `now_us`, and RUNNING ones whose lease
-    /// expired before `now_us` (their runner stopped; a RUNNING job without
-    /// a lease counts as expired). Chats that have a RUNNING job under a
-    /// lease still valid at `now_us` (its `until_us` not before `now_us`)
-    /// are left out whole (a chat runs one job at a time, across replicas
-    /// too), and a chat with many jobs takes one place of the page.
-    async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError>;
+    /// most one per chat (its oldest, by creation time then id), in chat
+    /// order (tenant, then chat id), from the first chat after `after`
+    /// (from the first chat when `None`): PENDING ones due by `now_us`, and
+    /// RUNNING ones whose lease expired before `now_us` (their runner
+    /// stopped; a RUNNING job without a lease counts as expired). Chats
+    /// that have a RUNNING job under a lease still valid at `now_us` (its
+    /// `until_us` not before `now_us`) are left out whole (a chat runs one
+    /// job at a time, across replicas too). The runner pages through the
+    /// chats with it, round-robin, however many there are.
+    async fn runnable_jobs(
+        &self,
+        now_us: i64,
+        limit: usize,
+        after: Option<&ChatKey>,
+    ) -> Result<Vec<Job>, StoreError>;
     /// The earliest time after `after_us` at which a PENDING job becomes
     /// due or a RUNNING job's lease expires, all tenants: when the runner
     /// should look again at the latest. `None` when there is no such time.

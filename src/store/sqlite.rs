@@ -480,8 +480,14 @@ impl ChatStore for SqliteStore {
         self.read(move |conn| jobs::list_jobs(conn, &query)).await
     }
 
-    async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError> {
-        self.read(move |conn| jobs::runnable_jobs(conn, now_us, limit))
+    async fn runnable_jobs(
+        &self,
+        now_us: i64,
+        limit: usize,
+        after: Option<&ChatKey>,
+    ) -> Result<Vec<Job>, StoreError> {
+        let after = after.cloned();
+        self.read(move |conn| jobs::runnable_jobs(conn, now_us, limit, after.as_ref()))
             .await
     }
 

@@ -111,7 +111,12 @@ impl ChatStore for JobsStore {
         jobs.truncate(query.limit);
         Ok(jobs)
     }
-    async fn runnable_jobs(&self, _now_us: i64, _limit: usize) -> Result<Vec<Job>, StoreError> {
+    async fn runnable_jobs(
+        &self,
+        _now_us: i64,
+        _limit: usize,
+        _after: Option<&ChatKey>,
+    ) -> Result<Vec<Job>, StoreError> {
         // Nothing runs in these tests: no runner takes the jobs set here.
         Ok(Vec::new())
     }

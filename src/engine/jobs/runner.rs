@@ -30,7 +30,7 @@ const IDLE_PAUSE: Duration = Duration::from_secs(1);
 /// How often finished jobs past their retention are removed.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 
-/// How many runnable jobs one look at the queue reads.
+/// How many chats one read of the queue covers.
 const LOOK_AHEAD: usize = 1000;
 
 impl Engine {
@@ -103,18 +103,13 @@ impl Engine {
         while attempts.join_next().await.is_some() {}
     }
 
-    /// The next chat to serve: the first, in chat-key order after the one
-    /// served last (round-robin), that has a runnable job and is neither
-    /// being served now nor paused after having nothing to start.
+    /// The next chat to serve: the first, in chat order after the one
+    /// served last (round-robin, wrapping around), that has a runnable job
+    /// and is neither being served now nor paused after having nothing to
+    /// start. The store is read a page of chats at a time from there, so
+    /// chats that cannot start (disabled ones, say), however many, never
+    /// hide the others.
     async fn pick_chat(&self, last_served: &mut Option<ChatKey>) -> Option<ChatKey> {
-        let runnable = match self.inner.store.runnable_jobs(now_us(), LOOK_AHEAD).await {
-            Ok(runnable) => runnable,
-            Err(error) => {
-                tracing::warn!(%error, "could not read the job queue; retrying");
-                return None;
-            }
-        };
-        metrics::gauge!(telemetry::JOBS_QUEUED).set(runnable.len() as f64);
         let now = Instant::now();
         let idle = {
             let mut idle = self.jobs().idle.lock();
@@ -122,24 +117,47 @@ impl Engine {
             idle.clone()
         };
         let busy = self.jobs().busy.lock().clone();
-        let chats: BTreeSet<ChatKey> = runnable
-            .into_iter()
-            .map(|job| job.chat)
-            .filter(|chat| !busy.contains(chat) && !idle.contains_key(chat))
-            .collect();
-        let next = match last_served {
-            Some(last) => chats
-                .range((
-                    std::ops::Bound::Excluded(last.clone()),
-                    std::ops::Bound::Unbounded,
-                ))
-                .next()
-                .or_else(|| chats.iter().next()),
-            None => chats.iter().next(),
+        let mut from = last_served.clone();
+        let mut wrapped = from.is_none();
+        let mut seen = 0;
+        loop {
+            let page = match self
+                .inner
+                .store
+                .runnable_jobs(now_us(), LOOK_AHEAD, from.as_ref())
+                .await
+            {
+                Ok(page) => page,
+                Err(error) => {
+                    tracing::warn!(%error, "could not read the job queue; retrying");
+                    return None;
+                }
+            };
+            seen += page.len();
+            let full = page.len() == LOOK_AHEAD;
+            let last = page.last().map(|job| job.chat.clone());
+            if let Some(job) = page
+                .into_iter()
+                .find(|job| !busy.contains(&job.chat) && !idle.contains_key(&job.chat))
+            {
+                metrics::gauge!(telemetry::JOBS_QUEUED).set(seen as f64);
+                *last_served = Some(job.chat.clone());
+                return Some(job.chat);
+            }
+            match (full, wrapped) {
+                // More chats after this page.
+                (true, _) => from = last,
+                // The end: start again from the first chat, once.
+                (false, false) => {
+                    from = None;
+                    wrapped = true;
+                }
+                (false, true) => {
+                    metrics::gauge!(telemetry::JOBS_QUEUED).set(seen as f64);
+                    return None;
+                }
+            }
         }
-        .cloned()?;
-        *last_served = Some(next.clone());
-        Some(next)
     }
 
     /// How long to wait before looking at the queue again: until the next
@@ -165,7 +183,7 @@ impl Engine {
         let jobs = match self
             .inner
             .store
-            .runnable_jobs(i64::MAX, usize::MAX >> 1)
+            .runnable_jobs(i64::MAX, usize::MAX >> 1, None)
             .await
         {
             Ok(jobs) => jobs,
@@ -174,11 +192,9 @@ impl Engine {
                 return;
             }
         };
-        let chats: BTreeSet<ChatKey> = jobs
-            .into_iter()
-            .filter(|job| job.state == JobState::Running)
-            .map(|job| job.chat)
-            .collect();
+        // Every chat with open jobs: the store gives each chat's oldest, which
+        // need not be the one left RUNNING.
+        let chats: BTreeSet<ChatKey> = jobs.into_iter().map(|job| job.chat).collect();
         for chat in chats {
             if let Err(error) = self.retrying(|| self.requeue_running(&chat)).await {
                 tracing::warn!(%chat, %error, "could not put an interrupted job back in the queue");

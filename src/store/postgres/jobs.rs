@@ -49,23 +49,26 @@ pub(super) const OPEN_JOBS_OF_CHAT: &str = "SELECT tenant, chat_id, body FROM jo
      WHERE tenant = $1 AND chat_id = $2 AND state IN (1, 2)
      ORDER BY created_us, job_id";
 
-/// Jobs that may start at $1, oldest first, at most $2 (see
+/// Jobs that may start at $1, one per chat (its oldest) in chat order from
+/// the chat after ($3, $4), at most $2 (see
 /// [`crate::store::ChatStore::runnable_jobs`]); states 1 and 2 are PENDING
 /// and RUNNING. A RUNNING job without a lease counts as one whose lease
-/// expired.
+/// expired. Chats compare byte by byte (`COLLATE "C"`), whatever the
+/// database's locale, so that paging visits each chat once.
 const RUNNABLE_JOBS: &str = "SELECT tenant, chat_id, body FROM (
-         SELECT j.tenant, j.chat_id, j.body, j.created_us, j.job_id,
+         SELECT j.tenant, j.chat_id, j.body,
                 row_number() OVER (PARTITION BY j.tenant, j.chat_id
                                    ORDER BY j.created_us, j.job_id) AS nth
          FROM jobs j
          WHERE ((j.state = 1 AND j.not_before_us <= $1)
                 OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < $1))
+           AND (j.tenant COLLATE \"C\", j.chat_id COLLATE \"C\") > ($3, $4)
            AND NOT EXISTS (
                SELECT 1 FROM jobs r
                WHERE r.state = 2 AND r.lease_until_us >= $1
                  AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
      ) AS due WHERE nth = 1
-     ORDER BY created_us, job_id
+     ORDER BY tenant COLLATE \"C\", chat_id COLLATE \"C\"
      LIMIT $2";
 
 /// The earliest time after $1 at which a PENDING (1) job is due or a
@@ -294,12 +297,18 @@ impl PgStore {
         &self,
         now_us: i64,
         limit: usize,
+        after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        self.query_jobs(RUNNABLE_JOBS, &[&now_us, &limit_column(limit)])
-            .await
+        // ('', '') is before every chat (a chat id is never empty).
+        let (tenant, chat_id) = after.map_or(("", ""), |c| (c.tenant.name(), c.id.as_str()));
+        self.query_jobs(
+            RUNNABLE_JOBS,
+            &[&now_us, &limit_column(limit), &tenant, &chat_id],
+        )
+        .await
     }
 
     /// See [`crate::store::ChatStore::next_job_due`].

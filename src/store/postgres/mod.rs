@@ -269,8 +269,13 @@ impl ChatStore for PgStore {
         self.read_jobs_page(query).await
     }
 
-    async fn runnable_jobs(&self, now_us: i64, limit: usize) -> Result<Vec<Job>, StoreError> {
-        self.read_runnable_jobs(now_us, limit).await
+    async fn runnable_jobs(
+        &self,
+        now_us: i64,
+        limit: usize,
+        after: Option<&ChatKey>,
+    ) -> Result<Vec<Job>, StoreError> {
+        self.read_runnable_jobs(now_us, limit, after).await
     }
 
     async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {

@@ -189,37 +189,41 @@ pub(super) fn list_jobs(conn: &Connection, query: &JobQuery) -> Result<Vec<Job>,
     jobs(conn, &sql, params_from_iter(values))
 }
 
-/// Jobs that may start at `now_us`, all tenants, oldest first (see
+/// Jobs that may start at `now_us`, one per chat in chat order (see
 /// [`crate::store::ChatStore::runnable_jobs`]). A RUNNING job without a
 /// lease counts as one whose lease expired.
 pub(super) fn runnable_jobs(
     conn: &Connection,
     now_us: i64,
     limit: usize,
+    after: Option<&ChatKey>,
 ) -> Result<Vec<Job>, StoreError> {
     if limit == 0 {
         return Ok(Vec::new());
     }
     // States 1 and 2 are PENDING and RUNNING (JobState::code). One job per
     // chat, its oldest: a chat runs one job at a time, and a chat with many
-    // jobs must not fill the page and hide the others.
+    // jobs must not fill the page and hide the others. Without `after`,
+    // ('', '') is before every chat (a chat id is never empty).
+    let (tenant, chat_id) = after.map_or(("", ""), |c| (c.tenant.name(), c.id.as_str()));
     jobs(
         conn,
         "SELECT tenant, chat_id, body FROM (
-             SELECT j.tenant, j.chat_id, j.body, j.created_us, j.job_id,
+             SELECT j.tenant, j.chat_id, j.body,
                     row_number() OVER (PARTITION BY j.tenant, j.chat_id
                                        ORDER BY j.created_us, j.job_id) AS nth
              FROM jobs j
              WHERE ((j.state = 1 AND j.not_before_us <= ?1)
                     OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < ?1))
+               AND (j.tenant, j.chat_id) > (?3, ?4)
                AND NOT EXISTS (
                    SELECT 1 FROM jobs r
                    WHERE r.state = 2 AND r.lease_until_us >= ?1
                      AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
          ) WHERE nth = 1
-         ORDER BY created_us, job_id
+         ORDER BY tenant, chat_id
          LIMIT ?2",
-        params![now_us, limit_column(limit)],
+        params![now_us, limit_column(limit), tenant, chat_id],
     )
 }
 

@@ -299,18 +299,24 @@ async fn runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones(
         put(&job("over", &idle, 0, JobState::Succeeded)),
     ];
     store.commit(writes).await.unwrap();
-    let runnable = store.runnable_jobs(now, 10).await.unwrap();
-    // One job per chat: the oldest that can start.
-    assert_eq!(ids(&runnable), ["stalled-run", "due"]);
-    assert_eq!(runnable[0].chat, stalled);
+    let runnable = store.runnable_jobs(now, 10, None).await.unwrap();
+    // One job per chat (the oldest that can start), in chat order:
+    // t/idle before u/stalled.
+    assert_eq!(ids(&runnable), ["due", "stalled-run"]);
+    assert_eq!(runnable[1].chat, stalled);
+    // A page from the chat after t/idle.
     assert_eq!(
-        ids(&store.runnable_jobs(now, 1).await.unwrap()),
+        ids(&store.runnable_jobs(now, 10, Some(&idle)).await.unwrap()),
         ["stalled-run"]
     );
-    assert!(store.runnable_jobs(now, 0).await.unwrap().is_empty());
+    assert_eq!(
+        ids(&store.runnable_jobs(now, 1, None).await.unwrap()),
+        ["due"]
+    );
+    assert!(store.runnable_jobs(now, 0, None).await.unwrap().is_empty());
     // Once the busy lease has expired too, its chat runs again.
-    let later_on = store.runnable_jobs(now + 500, 10).await.unwrap();
-    assert_eq!(ids(&later_on), ["busy-run", "stalled-run", "later"]);
+    let later_on = store.runnable_jobs(now + 500, 10, None).await.unwrap();
+    assert_eq!(ids(&later_on), ["busy-run", "later", "stalled-run"]);
     // The earliest of the pending times and the lease expiries.
     assert_eq!(store.next_job_due(0).await.unwrap(), Some(2));
     // Only times still to come: the pending job due later.
