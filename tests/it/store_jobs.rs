@@ -1,7 +1,9 @@
-//! The job queue's table in the PostgreSQL store, through the store itself
-//! (no server): open jobs in a chat's load, fences checked across replicas,
-//! pages of a tenant's jobs, the runnable set and the purge. Each test has
-//! a schema of its own, dropped when it ends.
+//! The job queue's table through the store itself (no server), the same
+//! contract on both stores: each case runs on the embedded store (a fresh
+//! data directory) and on PostgreSQL (a schema of its own, dropped when the
+//! test ends): open jobs in a chat's load, fences, pages of a tenant's
+//! jobs, the runnable set, the next due time and the purge. Claims by two
+//! replicas at once are PostgreSQL's alone.
 
 use std::sync::Arc;
 
@@ -10,7 +12,41 @@ use recapd::config::StoreUrl;
 use recapd::domain::ids::{ChatKey, Tenant};
 use recapd::domain::jobs::{Job, JobKind, JobState, Lease};
 use recapd::store::postgres::PgOptions;
-use recapd::store::{ChatMeta, ChatStore, JobQuery, PgStore, SharedChat, StoreError, Write};
+use recapd::store::{
+    ChatMeta, ChatStore, JobQuery, PgStore, SharedChat, SqliteStore, StoreError, Write,
+};
+
+/// Each case runs twice: `$sqlite` on the embedded store, `$pg` on
+/// PostgreSQL.
+macro_rules! on_both_stores {
+    ($($case:ident: $sqlite:ident, $pg:ident;)*) => {$(
+        #[tokio::test]
+        async fn $sqlite() {
+            let dir = tempfile::tempdir().unwrap();
+            let store = SqliteStore::open(dir.path(), true).await.unwrap();
+            $case(Arc::new(store)).await;
+        }
+
+        #[tokio::test]
+        async fn $pg() {
+            let schema = Schema::new();
+            $case(Arc::new(schema.store().await)).await;
+        }
+    )*};
+}
+
+on_both_stores! {
+    open_jobs_in_a_load: sqlite_a_load_shows_the_chats_open_jobs_oldest_first_and_a_replacement_keeps_them,
+        pg_a_load_shows_the_chats_open_jobs_oldest_first_and_a_replacement_keeps_them;
+    stale_fence: sqlite_a_job_write_under_a_stale_fence_fails_its_group_only,
+        pg_a_job_write_under_a_stale_fence_fails_its_group_only;
+    pages: sqlite_job_pages_go_newest_first_by_state_chat_and_tenant,
+        pg_job_pages_go_newest_first_by_state_chat_and_tenant;
+    runnable: sqlite_runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones,
+        pg_runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones;
+    purge: sqlite_a_purge_removes_only_terminal_jobs_finished_before_its_time,
+        pg_a_purge_removes_only_terminal_jobs_finished_before_its_time;
+}
 
 /// A fresh schema of the test database, dropped when the test ends (even
 /// when it fails).
@@ -122,22 +158,23 @@ fn ids(jobs: &[Job]) -> Vec<&str> {
     jobs.iter().map(|j| j.id.as_str()).collect()
 }
 
-#[tokio::test]
-async fn pg_a_load_shows_the_chats_open_jobs_oldest_first_and_a_replacement_keeps_them() {
-    let schema = Schema::new();
-    let store = schema.store().await;
+async fn open_jobs_in_a_load(store: Arc<dyn ChatStore>) {
     let c = key("t", "c");
-    let done = job("done", &c, 5, JobState::Succeeded);
+    let other = key("t", "other");
+    let mut done = job("done", &c, 5, JobState::Succeeded);
+    done.result = "a recap".into();
     store
         .commit(vec![
             chat_row(&c, 1),
             put(&job("later", &c, 30, JobState::Pending)),
             put(&running(job("first", &c, 10, JobState::Pending), 99, 1)),
+            // Same creation time: the id decides.
             put(&job("b-same", &c, 20, JobState::Pending)),
             put(&job("a-same", &c, 20, JobState::Pending)),
             put(&done),
-            put(&job("discarded", &c, 6, JobState::Discarded)),
-            put(&job("elsewhere", &key("t", "d"), 1, JobState::Pending)),
+            put(&job("failed", &c, 6, JobState::Failed)),
+            put(&job("discarded", &c, 7, JobState::Discarded)),
+            put(&job("elsewhere", &other, 1, JobState::Pending)),
             put(&job("other-tenant", &key("u", "c"), 1, JobState::Pending)),
         ])
         .await
@@ -149,8 +186,11 @@ async fn pg_a_load_shows_the_chats_open_jobs_oldest_first_and_a_replacement_keep
         "the chat is put back"
     );
     assert_eq!(loaded.jobs[0].fence, 1);
+    assert_eq!(loaded.jobs[0].lease.as_ref().map(|l| l.until_us), Some(99));
+    // The terminal job is still there, as the tenant's query shows.
     assert_eq!(store.job(&c.tenant, "done").await.unwrap(), Some(done));
 
+    // Replacing the chat's messages does not touch its jobs.
     let content = Arc::new(recapd::domain::chat::Chat::default());
     store
         .commit(vec![Write::ReplaceChat {
@@ -160,6 +200,8 @@ async fn pg_a_load_shows_the_chats_open_jobs_oldest_first_and_a_replacement_keep
         .await
         .unwrap();
     assert_eq!(store.load(&c).await.unwrap().jobs.len(), 4);
+
+    // A job that moved to a terminal state leaves the load.
     store
         .commit(vec![put(&job("later", &c, 30, JobState::Cancelled))])
         .await
@@ -168,17 +210,17 @@ async fn pg_a_load_shows_the_chats_open_jobs_oldest_first_and_a_replacement_keep
         ids(&store.load(&c).await.unwrap().jobs),
         ["first", "a-same", "b-same"]
     );
+    // A chat without a row of its own still shows its jobs.
+    assert_eq!(ids(&store.load(&other).await.unwrap().jobs), ["elsewhere"]);
     store.close().await;
 }
 
-#[tokio::test]
-async fn pg_a_job_write_under_a_stale_fence_fails_its_group_only() {
-    let schema = Schema::new();
-    let store = schema.store().await;
+async fn stale_fence(store: Arc<dyn ChatStore>) {
     let c = key("t", "c");
     let claimed = running(job("j", &c, 1, JobState::Pending), 100, 2);
     store.commit(vec![put(&claimed)]).await.unwrap();
 
+    // A runner that claimed fence 1 is too late: nothing of its group lands.
     let mut result = claimed.clone();
     result.state = JobState::Succeeded;
     let error = store
@@ -190,6 +232,7 @@ async fn pg_a_job_write_under_a_stale_fence_fails_its_group_only() {
         "{error:?}"
     );
     assert!(store.load(&c).await.unwrap().chat.is_none());
+    // An expected fence on a job that does not exist fails too.
     let ghost = job("ghost", &c, 1, JobState::Pending);
     assert!(matches!(
         store.commit(vec![fenced(&ghost, 0)]).await,
@@ -200,7 +243,6 @@ async fn pg_a_job_write_under_a_stale_fence_fails_its_group_only() {
     // Several callers at once (queued while the store is busy with the
     // first, so the others share a batch): the stale one fails alone.
     let d = key("t", "d");
-    let store = Arc::new(store);
     let mut callers = Vec::new();
     for writes in [
         vec![chat_row(&key("t", "first"), 1)],
@@ -227,6 +269,180 @@ async fn pg_a_job_write_under_a_stale_fence_fails_its_group_only() {
     assert_eq!(store.load(&d).await.unwrap().chat.unwrap().meta.revision, 1);
     let stored = store.job(&c.tenant, "j").await.unwrap().unwrap();
     assert_eq!((stored.state, stored.fence), (JobState::Succeeded, 2));
+    store.close().await;
+}
+
+async fn pages(store: Arc<dyn ChatStore>) {
+    let (c, d) = (key("t", "c"), key("t", "d"));
+    let mut writes = Vec::new();
+    for (i, chat) in [&c, &d, &c, &d, &c, &d].into_iter().enumerate() {
+        let state = if i % 2 == 0 {
+            JobState::Pending
+        } else {
+            JobState::Failed
+        };
+        writes.push(put(&job(&format!("j{i}"), chat, 10 * i as i64, state)));
+    }
+    // Same time as j5: ids compare byte by byte, whatever the database's
+    // collation ("J" sorts before "j" in bytes, not in most locales).
+    writes.push(put(&job("j5b", &c, 50, JobState::Succeeded)));
+    writes.push(put(&job("J5", &c, 50, JobState::Succeeded)));
+    writes.push(put(&job("theirs", &key("u", "c"), 1000, JobState::Pending)));
+    store.commit(writes).await.unwrap();
+    let tenant = Tenant("t".into());
+    let page = async |limit, after: Option<(i64, String)>, chat: Option<&str>, states| {
+        let query = JobQuery {
+            tenant: tenant.clone(),
+            chat_id: chat.map(str::to_owned),
+            states,
+            limit,
+            after,
+            changed_since_us: None,
+        };
+        store.list_jobs(&query).await.unwrap()
+    };
+    let first = page(3, None, None, vec![]).await;
+    assert_eq!(ids(&first), ["j5b", "j5", "J5"]);
+    let last = first.last().unwrap();
+    let after = Some((last.created_us, last.id.clone()));
+    assert_eq!(ids(&page(3, after, None, vec![]).await), ["j4", "j3", "j2"]);
+    let after = Some((20, "j2".to_owned()));
+    assert_eq!(ids(&page(3, after, None, vec![]).await), ["j1", "j0"]);
+    // Between j5b and j5, which share their time.
+    let after = Some((50, "j5b".to_owned()));
+    assert_eq!(ids(&page(1, after, None, vec![]).await), ["j5"]);
+    assert!(page(0, None, None, vec![]).await.is_empty());
+
+    let failed = page(10, None, None, vec![JobState::Failed]).await;
+    assert_eq!(ids(&failed), ["j5", "j3", "j1"]);
+    let done = vec![JobState::Failed, JobState::Succeeded];
+    assert_eq!(ids(&page(10, None, Some("c"), done).await), ["j5b", "J5"]);
+    assert_eq!(
+        ids(&page(2, Some((40, "j4".into())), Some("c"), vec![]).await),
+        ["j2", "j0"]
+    );
+    assert!(page(10, None, Some("nothing"), vec![]).await.is_empty());
+    // Only the jobs changed at or after a time (a WatchJobs catch-up).
+    let recent = store
+        .list_jobs(&JobQuery {
+            tenant: tenant.clone(),
+            limit: 10,
+            changed_since_us: Some(50),
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&recent), ["j5b", "j5", "J5"]);
+
+    // Another tenant's job is out of reach, by list and by id.
+    let all = page(100, None, None, vec![]).await;
+    assert_eq!(all.len(), 8);
+    assert!(all.iter().all(|j| j.chat.tenant == tenant));
+    assert_eq!(store.job(&tenant, "theirs").await.unwrap(), None);
+    let found = store.job(&Tenant("u".into()), "theirs").await.unwrap();
+    assert_eq!(found.map(|j| j.chat), Some(key("u", "c")));
+    store.close().await;
+}
+
+async fn runnable(store: Arc<dyn ChatStore>) {
+    assert_eq!(store.next_job_due(0).await.unwrap(), None);
+    let now = 1_000;
+    let (busy, stalled, idle) = (key("t", "busy"), key("u", "stalled"), key("t", "idle"));
+    let mut later = job("later", &idle, 4, JobState::Pending);
+    later.not_before_us = now + 500;
+    store
+        .commit(vec![
+            put(&running(
+                job("busy-run", &busy, 1, JobState::Pending),
+                now,
+                1,
+            )),
+            put(&job("busy-next", &busy, 2, JobState::Pending)),
+            put(&running(
+                job("stalled-run", &stalled, 3, JobState::Pending),
+                now - 1,
+                1,
+            )),
+            put(&job("stalled-next", &stalled, 5, JobState::Pending)),
+            put(&later),
+            put(&job("due", &idle, 6, JobState::Pending)),
+            put(&job("over", &idle, 0, JobState::Succeeded)),
+        ])
+        .await
+        .unwrap();
+    let runnable = store.runnable_jobs(now, 10, None).await.unwrap();
+    // One job per chat (the oldest that can start), in chat order:
+    // t/idle before u/stalled.
+    assert_eq!(ids(&runnable), ["due", "stalled-run"]);
+    assert_eq!(runnable[1].chat, stalled);
+    // A page from the chat after t/idle.
+    assert_eq!(
+        ids(&store.runnable_jobs(now, 10, Some(&idle)).await.unwrap()),
+        ["stalled-run"]
+    );
+    assert_eq!(
+        ids(&store.runnable_jobs(now, 1, None).await.unwrap()),
+        ["due"]
+    );
+    assert_eq!(
+        ids(&store.runnable_jobs(now + 500, 10, None).await.unwrap()),
+        ["busy-run", "later", "stalled-run"]
+    );
+    assert_eq!(store.next_job_due(0).await.unwrap(), Some(2));
+    // Only times still to come: the pending job due later.
+    assert_eq!(store.next_job_due(now).await.unwrap(), Some(now + 500));
+    store
+        .commit(vec![
+            put(&job("busy-next", &busy, 2, JobState::Cancelled)),
+            put(&job("stalled-next", &stalled, 5, JobState::Cancelled)),
+            put(&job("due", &idle, 6, JobState::Cancelled)),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(store.next_job_due(0).await.unwrap(), Some(now - 1));
+    store.close().await;
+}
+
+async fn purge(store: Arc<dyn ChatStore>) {
+    let c = key("t", "c");
+    let aged = |id: &str, state, updated_us| {
+        let mut job = job(id, &c, 0, state);
+        job.updated_us = updated_us;
+        put(&job)
+    };
+    let mut writes = Vec::new();
+    for state in JobState::ALL {
+        writes.push(aged(&format!("old-{}", state.name()), state, 10));
+        writes.push(aged(&format!("new-{}", state.name()), state, 100));
+    }
+    writes.push(aged("edge", JobState::Failed, 50));
+    store.commit(writes).await.unwrap();
+    store
+        .commit(vec![Write::PurgeJobs {
+            finished_before_us: 50,
+        }])
+        .await
+        .unwrap();
+    let query = JobQuery {
+        tenant: c.tenant.clone(),
+        limit: 100,
+        ..Default::default()
+    };
+    let mut left: Vec<String> = store
+        .list_jobs(&query)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    left.sort();
+    let mut expected: Vec<String> = JobState::ALL
+        .into_iter()
+        .map(|s| format!("new-{}", s.name()))
+        .chain(["old-pending".into(), "old-running".into(), "edge".into()])
+        .collect();
+    expected.sort();
+    assert_eq!(left, expected);
     store.close().await;
 }
 
@@ -294,173 +510,4 @@ async fn pg_replicas_claiming_one_job_at_once_get_it_once() {
     }
     a.close().await;
     b.close().await;
-}
-
-#[tokio::test]
-async fn pg_job_pages_go_newest_first_by_state_chat_and_tenant() {
-    let schema = Schema::new();
-    let store = schema.store().await;
-    let (c, d) = (key("t", "c"), key("t", "d"));
-    let mut writes = Vec::new();
-    for (i, chat) in [&c, &d, &c, &d, &c, &d].into_iter().enumerate() {
-        let state = if i % 2 == 0 {
-            JobState::Pending
-        } else {
-            JobState::Failed
-        };
-        writes.push(put(&job(&format!("j{i}"), chat, 10 * i as i64, state)));
-    }
-    // Same time as j5: ids compare byte by byte, whatever the database's
-    // collation ("J" sorts before "j" in bytes, not in most locales).
-    writes.push(put(&job("j5b", &c, 50, JobState::Succeeded)));
-    writes.push(put(&job("J5", &c, 50, JobState::Succeeded)));
-    writes.push(put(&job("theirs", &key("u", "c"), 1000, JobState::Pending)));
-    store.commit(writes).await.unwrap();
-    let tenant = Tenant("t".into());
-    let page = async |limit, after: Option<(i64, String)>, chat: Option<&str>, states| {
-        let query = JobQuery {
-            tenant: tenant.clone(),
-            chat_id: chat.map(str::to_owned),
-            states,
-            limit,
-            after,
-            changed_since_us: None,
-        };
-        store.list_jobs(&query).await.unwrap()
-    };
-    let first = page(3, None, None, vec![]).await;
-    assert_eq!(ids(&first), ["j5b", "j5", "J5"]);
-    let last = first.last().unwrap();
-    let after = Some((last.created_us, last.id.clone()));
-    assert_eq!(ids(&page(3, after, None, vec![]).await), ["j4", "j3", "j2"]);
-    let after = Some((20, "j2".to_owned()));
-    assert_eq!(ids(&page(3, after, None, vec![]).await), ["j1", "j0"]);
-    let after = Some((50, "j5b".to_owned()));
-    assert_eq!(ids(&page(1, after, None, vec![]).await), ["j5"]);
-    assert!(page(0, None, None, vec![]).await.is_empty());
-
-    let failed = page(10, None, None, vec![JobState::Failed]).await;
-    assert_eq!(ids(&failed), ["j5", "j3", "j1"]);
-    let done = vec![JobState::Failed, JobState::Succeeded];
-    assert_eq!(ids(&page(10, None, Some("c"), done).await), ["j5b", "J5"]);
-    assert_eq!(
-        ids(&page(2, Some((40, "j4".into())), Some("c"), vec![]).await),
-        ["j2", "j0"]
-    );
-
-    let all = page(100, None, None, vec![]).await;
-    assert_eq!(all.len(), 8);
-    assert!(all.iter().all(|j| j.chat.tenant == tenant));
-    assert_eq!(store.job(&tenant, "theirs").await.unwrap(), None);
-    let found = store.job(&Tenant("u".into()), "theirs").await.unwrap();
-    assert_eq!(found.map(|j| j.chat), Some(key("u", "c")));
-    store.close().await;
-}
-
-#[tokio::test]
-async fn pg_runnable_jobs_skip_chats_under_a_live_lease_and_take_over_expired_ones() {
-    let schema = Schema::new();
-    let store = schema.store().await;
-    assert_eq!(store.next_job_due(0).await.unwrap(), None);
-    let now = 1_000;
-    let (busy, stalled, idle) = (key("t", "busy"), key("u", "stalled"), key("t", "idle"));
-    let mut later = job("later", &idle, 4, JobState::Pending);
-    later.not_before_us = now + 500;
-    store
-        .commit(vec![
-            put(&running(
-                job("busy-run", &busy, 1, JobState::Pending),
-                now,
-                1,
-            )),
-            put(&job("busy-next", &busy, 2, JobState::Pending)),
-            put(&running(
-                job("stalled-run", &stalled, 3, JobState::Pending),
-                now - 1,
-                1,
-            )),
-            put(&job("stalled-next", &stalled, 5, JobState::Pending)),
-            put(&later),
-            put(&job("due", &idle, 6, JobState::Pending)),
-            put(&job("over", &idle, 0, JobState::Succeeded)),
-        ])
-        .await
-        .unwrap();
-    let runnable = store.runnable_jobs(now, 10, None).await.unwrap();
-    // One job per chat (the oldest that can start), in chat order:
-    // t/idle before u/stalled.
-    assert_eq!(ids(&runnable), ["due", "stalled-run"]);
-    assert_eq!(runnable[1].chat, stalled);
-    // A page from the chat after t/idle.
-    assert_eq!(
-        ids(&store.runnable_jobs(now, 10, Some(&idle)).await.unwrap()),
-        ["stalled-run"]
-    );
-    assert_eq!(
-        ids(&store.runnable_jobs(now, 1, None).await.unwrap()),
-        ["due"]
-    );
-    assert_eq!(
-        ids(&store.runnable_jobs(now + 500, 10, None).await.unwrap()),
-        ["busy-run", "later", "stalled-run"]
-    );
-    assert_eq!(store.next_job_due(0).await.unwrap(), Some(2));
-    // Only times still to come: the pending job due later.
-    assert_eq!(store.next_job_due(now).await.unwrap(), Some(now + 500));
-    store
-        .commit(vec![
-            put(&job("busy-next", &busy, 2, JobState::Cancelled)),
-            put(&job("stalled-next", &stalled, 5, JobState::Cancelled)),
-            put(&job("due", &idle, 6, JobState::Cancelled)),
-        ])
-        .await
-        .unwrap();
-    assert_eq!(store.next_job_due(0).await.unwrap(), Some(now - 1));
-    store.close().await;
-}
-
-#[tokio::test]
-async fn pg_a_purge_removes_only_terminal_jobs_finished_before_its_time() {
-    let schema = Schema::new();
-    let store = schema.store().await;
-    let c = key("t", "c");
-    let aged = |id: &str, state, updated_us| {
-        let mut job = job(id, &c, 0, state);
-        job.updated_us = updated_us;
-        put(&job)
-    };
-    let mut writes = Vec::new();
-    for state in JobState::ALL {
-        writes.push(aged(&format!("old-{}", state.name()), state, 10));
-        writes.push(aged(&format!("new-{}", state.name()), state, 100));
-    }
-    writes.push(aged("edge", JobState::Failed, 50));
-    store.commit(writes).await.unwrap();
-    store
-        .commit(vec![Write::PurgeJobs {
-            finished_before_us: 50,
-        }])
-        .await
-        .unwrap();
-    let query = JobQuery {
-        tenant: c.tenant.clone(),
-        limit: 100,
-        ..Default::default()
-    };
-    let mut left: Vec<String> = store
-        .list_jobs(&query)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|j| j.id)
-        .collect();
-    left.sort();
-    let mut expected: Vec<String> = JobState::ALL
-        .into_iter()
-        .map(|s| format!("new-{}", s.name()))
-        .chain(["old-pending".into(), "old-running".into(), "edge".into()])
-        .collect();
-    expected.sort();
-    assert_eq!(left, expected);
-    store.close().await;
 }
