@@ -132,6 +132,22 @@ impl Chat {
         self.messages.iter().map(|(seq, m)| (*seq, m))
     }
 
+    /// The messages after position `after` (all of them when `None`), in
+    /// chat order, with their 0-based index in the whole chat. Starts
+    /// where they start: a long chat's earlier messages are not walked.
+    pub fn messages_after(
+        &self,
+        after: Option<i64>,
+    ) -> impl Iterator<Item = (usize, i64, &Message)> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let from = after.map_or(Unbounded, Excluded);
+        let first = self.len() - self.messages.range((from, Unbounded)).count();
+        self.messages
+            .range((from, Unbounded))
+            .enumerate()
+            .map(move |(i, (seq, m))| (first + i, *seq, m))
+    }
+
     /// Messages in chat order, for changing cached values (token counts).
     pub fn messages_mut(&mut self) -> impl Iterator<Item = &mut Message> {
         self.messages.values_mut()

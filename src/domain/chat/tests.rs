@@ -286,3 +286,17 @@ fn count_through_stays_right_as_the_chat_changes() {
     let (seq_c, _) = chat.message("c").unwrap();
     assert_eq!(chat.count_through(seq_c), 1);
 }
+
+#[test]
+fn messages_after_a_position_carry_their_index_in_the_whole_chat() {
+    let chat = chat_of(&["a", "b", "c", "d"]);
+    let (seq_b, _) = chat.message("b").unwrap();
+    let after: Vec<(usize, &str)> = chat
+        .messages_after(Some(seq_b))
+        .map(|(i, _, m)| (i, m.id.as_str()))
+        .collect();
+    assert_eq!(after, [(2, "c"), (3, "d")]);
+    assert_eq!(chat.messages_after(None).count(), 4);
+    let (seq_d, _) = chat.message("d").unwrap();
+    assert_eq!(chat.messages_after(Some(seq_d)).count(), 0);
+}

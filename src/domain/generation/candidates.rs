@@ -89,15 +89,11 @@ fn open_scene<'a>(
 ) -> impl Iterator<Item = (usize, &'a Message)> + 'a {
     let hide = auto_hide(chat, settings.auto_hide_scene_count);
     let last_break = chat.scene_breaks().iter().next_back().copied();
-    chat.messages()
-        .enumerate()
-        .filter(move |(_, (seq, message))| {
-            last_break.is_none_or(|b| *seq > b)
-                && !message.hidden
-                && !message.is_thoughts
-                && !hide.hides(*seq)
+    chat.messages_after(last_break)
+        .filter(move |(_, seq, message)| {
+            !message.hidden && !message.is_thoughts && !hide.hides(*seq)
         })
-        .map(|(index, (_, message))| (index, message))
+        .map(|(index, _, message)| (index, message))
 }
 
 impl Candidates {
