@@ -241,6 +241,15 @@ impl Job {
     }
 }
 
+/// At most `max` characters of `text`, with `…` when cut: a job's result
+/// or error is a short note, never a copy of a whole answer.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 /// A stable 64-bit FNV-1a hash (the same across builds and platforms, so
 /// a fingerprint stored before a restart still compares after it).
 pub fn fingerprint_text(text: &str) -> u64 {
@@ -340,6 +349,13 @@ mod tests {
             assert_eq!(JobState::from_code(state.code()), Some(state));
         }
         assert_eq!(JobState::from_code(0), None);
+    }
+
+    #[test]
+    fn clip_cuts_at_a_character_not_a_byte() {
+        assert_eq!(clip("héllo", 2), "hé…");
+        assert_eq!(clip("héllo", 5), "héllo");
+        assert_eq!(clip("", 0), "");
     }
 
     #[test]

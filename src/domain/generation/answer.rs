@@ -316,11 +316,7 @@ fn error_offset(text: &str, error: &serde_json::Error) -> usize {
 /// At most [`EXCERPT_CHARS`] characters of `text` on one line, with `…`
 /// when cut.
 pub fn excerpt(text: &str) -> String {
-    let line = one_line(text.trim());
-    match line.char_indices().nth(EXCERPT_CHARS) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.into_owned(),
-    }
+    crate::domain::jobs::clip(&one_line(text.trim()), EXCERPT_CHARS)
 }
 
 fn value_excerpt(value: &Value) -> String {

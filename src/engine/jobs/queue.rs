@@ -228,9 +228,5 @@ pub fn job_writes(changed: &[Changed]) -> Vec<Write> {
 /// At most 300 characters of `text` (a job's result or error is a short
 /// note, not a copy of the answer).
 pub fn short(text: &str) -> String {
-    const MAX: usize = 300;
-    match text.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
+    crate::domain::jobs::clip(text, 300)
 }
