@@ -18,7 +18,6 @@
 # test database); a fresh schema per run, dropped at the end with psql.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 if [ $smoke -eq 1 ]; then
@@ -34,13 +33,8 @@ if [ -x scripts/postgres.sh ]; then
 fi
 [ -n "$url" ] || url=${RECAPD_TEST_DATABASE_URL:-postgres://root@127.0.0.1:5432/test}
 
-cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
-bin=$root/target/release/recapd
-tool=$root/target/release/recapd-bench
-out=$root/target/bench
-mkdir -p "$out"
-. scripts/lib.sh
-if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi
+. bench/lib.sh
+bench_build
 schema="bench_jobs_$RANDOM$RANDOM"
 data=$(mktemp -d "$out/jobs.XXXX")
 pid=""
@@ -63,7 +57,7 @@ run() { # store-name store-args... -- tool-args... -> the tool's line
         --metrics-listen off --log-level warn "${store[@]}" \
         --llm-url "http://127.0.0.1:$llm/v1" --llm-model bench --llm-concurrency "$CONCURRENCY" &
     pid=$!
-    for _ in $(seq 200); do "$bin" health --addr "127.0.0.1:$listen" >/dev/null 2>&1 && break; sleep 0.05; done
+    wait_serving "127.0.0.1:$listen"
     "${load_cpu[@]}" "$tool" jobs --addr "127.0.0.1:$listen" --llm-listen "127.0.0.1:$llm" \
         --concurrency "$CONCURRENCY" --prefix "$name-$RANDOM" "$@"
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""

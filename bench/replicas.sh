@@ -17,7 +17,6 @@
 # bench/run.sh; 0 = recapd's default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 
@@ -37,12 +36,9 @@ if [ -x scripts/postgres.sh ]; then
 fi
 [ -n "$url" ] || url=${RECAPD_TEST_DATABASE_URL:-postgres://root@127.0.0.1:5432/test}
 
-cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
-bin=$root/target/release/recapd
-tool=$root/target/release/recapd-bench
+. bench/lib.sh
+bench_build
 "$bin" --help | grep -q -- '--store ' || { echo "this recapd has no --store option" >&2; exit 1; }
-out=$root/target/bench
-mkdir -p "$out"
 tmp=$(mktemp -d "$out/replicas.XXXX")
 schema=bench_$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
 
@@ -58,7 +54,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-. scripts/lib.sh && port() { free_port; }
+port() { free_port; }
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 # start_replica SCHEMA NAME -> sets $addr; the pid goes to pids

@@ -40,16 +40,12 @@ need python3 python3
 need redis-server redis-server
 need redis-benchmark redis-tools
 
-cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
-bin=$root/target/release/recapd
-tool=$root/target/release/recapd-bench
-out=$root/target/bench
-mkdir -p "$out"
+. bench/lib.sh
+bench_build
 results=$out/results.txt
 : >"$results"
 
-if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi
-. scripts/lib.sh && port() { free_port; }
+port() { free_port; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 say() { printf '%s\n' "$*" | tee -a "$results"; }
 
@@ -75,7 +71,7 @@ start_servers() {
     "${server_cpu[@]}" "$bin" --listen "127.0.0.1:$recapd_port" --workers 1 --data-dir "$data/recapd" \
         --metrics-listen "127.0.0.1:$metrics_port" --log-level warn &
     recapd_pid=$!; pids+=("$recapd_pid")
-    for _ in $(seq 200); do "$bin" health --addr "127.0.0.1:$recapd_port" >/dev/null 2>&1 && break; sleep 0.05; done
+    wait_serving "127.0.0.1:$recapd_port"
 }
 
 failed_calls() { # method -> number of non-OK answers recapd counted

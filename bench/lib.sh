@@ -1,0 +1,23 @@
+# Shell helpers shared by the bench scripts; source it from the repository
+# root (`. bench/lib.sh`). It brings scripts/lib.sh's free_port along.
+. scripts/lib.sh
+
+# Builds release recapd and recapd-bench (compiler chatter filtered out) and
+# sets: bin and tool (the two binaries), out (target/bench, created), and
+# server_cpu / load_cpu, the taskset prefixes that pin a server to CPU 0 and
+# its load to CPU 1 (empty arrays on a single core).
+bench_build() {
+    cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
+    bin=$PWD/target/release/recapd
+    tool=$PWD/target/release/recapd-bench
+    out=$PWD/target/bench
+    mkdir -p "$out"
+    if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi
+}
+
+# Waits up to 10 s for recapd at ADDR to answer its health check SERVING;
+# fails when it never does.
+wait_serving() {
+    for _ in $(seq 200); do "$bin" health --addr "$1" >/dev/null 2>&1 && return; sleep 0.05; done
+    "$bin" health --addr "$1" >/dev/null
+}
