@@ -12,7 +12,8 @@
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
 # bench/replicas.sh: it needs a database, so this script does not run it.
 # Recaps written by recapd (bench/jobs.sh, with a fake LLM) run at the end,
-# on the embedded store and on PostgreSQL.
+# on the embedded store and on PostgreSQL, then the memory budget
+# (bench/resident.sh: 200,000 chats past a 256 MiB budget).
 #
 # Unary load uses h2load (Debian nghttp2-client) with request bodies encoded
 # by `protoc --encode` (Debian protobuf-compiler) and the 5-byte gRPC prefix.
@@ -209,4 +210,6 @@ say "Restart with $(field megabytes "$(cat "$out/fill.txt")") MB stored: serving
 kill "$restart_pid"; wait "$restart_pid" 2>/dev/null || true
 # ---- recaps written by recapd: jobs through the pipeline with a fake LLM
 if [ $smoke -eq 1 ]; then bench/jobs.sh --smoke | tee -a "$results"; else bench/jobs.sh | tee -a "$results"; fi
+# ---- a memory budget far below the chats written: peak RSS, cold vs warm reads
+if [ $smoke -eq 1 ]; then bench/resident.sh --smoke | tee -a "$results"; else bench/resident.sh | tee -a "$results"; fi
 say "(results also in $results)"

@@ -16,6 +16,9 @@
 //!   ideal rate when the fake has a latency.
 //! - `replicas`: delivery latency from a Publish on one recapd replica to a
 //!   Subscribe stream on another sharing its store.
+//! - `resident`: many more chats than a `--max-resident-memory` budget
+//!   holds, written then read in random order: cold (evicted) and warm
+//!   read latency, confirmed by recapd's load and eviction counters.
 
 mod bare;
 mod data;
@@ -23,6 +26,8 @@ mod drive;
 mod fixtures;
 mod jobs;
 mod replicas;
+mod resident;
+mod scrape;
 mod soak;
 mod stats;
 
@@ -65,6 +70,8 @@ enum Command {
     Replicas(replicas::Replicas),
     /// Jobs through the whole pipeline with a fake LLM.
     Jobs(jobs::Jobs),
+    /// Chats past a memory budget: write them, read them cold and warm.
+    Resident(resident::Resident),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -92,6 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Soak(args) => soak::soak(args).await,
                     Command::Replicas(args) => replicas::replicas(args).await,
                     Command::Jobs(args) => jobs::jobs(args).await,
+                    Command::Resident(args) => resident::resident(args).await,
                     _ => unreachable!("handled above"),
                 }
             })

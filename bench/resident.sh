@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Memory bounded by a budget (issue 15): a release recapd started with
+# --max-resident-memory and --workers 1 (pinned to CPU 0; the load on CPU 1)
+# is given many more chats than the budget holds. `recapd-bench resident`
+# writes them (Publish chat_changed, full transcripts), reads them in random
+# order (GetInjection twice per chat: the first read cold when the chat was
+# evicted, confirmed by recapd_chat_loads_total, the second warm) and
+# exports a sample to check that evicted chats come back exact.
+#
+# Figures: peak RSS (VmHWM) against budget + idle RSS + 64 MiB, cold p99
+# against 3x warm p99, the write rate, the server's loads and evictions.
+#
+#   bench/resident.sh           200,000 chats x 20 messages (about 840 MB of
+#                               text), 256 MiB budget, 20,000 reads
+#   bench/resident.sh --smoke   2,000 chats, 4 MiB budget, 500 reads: checks
+#                               the harness in seconds (bench/run.sh --smoke)
+#
+# RECAPD_BENCH_NO_BUDGET=1 starts recapd without --max-resident-memory (a
+# build from before the option; nothing is evicted, so no read is cold).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+smoke=0
+[ "${1:-}" = "--smoke" ] && smoke=1
+if [ $smoke -eq 1 ]; then
+    CHATS=2000; BUDGET_MIB=4; SAMPLES=500; VERIFY=100; CALLERS=16
+else
+    CHATS=200000; BUDGET_MIB=256; SAMPLES=20000; VERIFY=1000; CALLERS=32
+fi
+MESSAGES=20; MARGIN_MIB=64
+
+. bench/lib.sh
+bench_build
+data=$(mktemp -d "$out/resident.XXXX")
+pid=""
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$data"
+}
+trap cleanup EXIT
+
+budget=(--max-resident-memory "${BUDGET_MIB}MiB"); require=(--require-cold)
+if [ "${RECAPD_BENCH_NO_BUDGET:-0}" = 1 ]; then budget=(); require=(); fi
+listen=$(free_port); metrics=$(free_port)
+"${server_cpu[@]}" "$bin" --listen "127.0.0.1:$listen" --workers 1 --data-dir "$data/recapd" \
+    --metrics-listen "127.0.0.1:$metrics" --log-level warn "${budget[@]}" &
+pid=$!
+wait_serving "127.0.0.1:$listen"
+kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status"; }
+idle_kb=$(kb VmRSS)
+
+started=$(date +%s.%N)
+line=$("${load_cpu[@]}" "$tool" resident --addr "127.0.0.1:$listen" --metrics "127.0.0.1:$metrics" \
+    --chats "$CHATS" --messages "$MESSAGES" --callers "$CALLERS" --samples "$SAMPLES" --verify "$VERIFY" "${require[@]}")
+finished=$(date +%s.%N)
+peak_kb=$(kb VmHWM); end_kb=$(kb VmRSS)
+kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+echo "$line" >"$out/resident.json"
+
+python3 - "$line" "$idle_kb" "$peak_kb" "$end_kb" "$BUDGET_MIB" "$MARGIN_MIB" "$started" "$finished" "${#budget[@]}" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+idle, peak, end = (int(v) / 1024 for v in sys.argv[2:5])
+budget, margin = int(sys.argv[5]), int(sys.argv[6])
+seconds = float(sys.argv[8]) - float(sys.argv[7])
+flag = f"--max-resident-memory {budget}MiB" if sys.argv[9] != "0" else "no budget flag"
+target = budget + idle + margin
+yes = lambda ok: "yes" if ok else "NO"
+ratio = r["cold_warm_p99_ratio"]
+cold = r["cold_reads"]
+print(
+    f"Resident memory, {flag}, {r['chats']} chats x {r['messages_per_chat']} messages "
+    f"({r['text_mb']:.0f} MB of text): peak RSS {peak:.0f} MiB (idle {idle:.0f}, at the end {end:.0f}; "
+    f"target <= {budget} + {idle:.0f} + {margin} = {target:.0f} MiB: {yes(peak <= target)}) | "
+    f"GetInjection cold p50 {r['cold_p50_ms']} p99 {r['cold_p99_ms']} ms ({cold} of {r['samples']} first reads "
+    f"loaded their chat), warm p50 {r['warm_p50_ms']} p99 {r['warm_p99_ms']} ms: cold p99 x{ratio} "
+    f"(target <= 3: {yes(cold > 0 and ratio <= 3)}), p50 x{r['cold_warm_p50_ratio']} | "
+    f"writes {r['writes_per_s']:.0f} chats/s ({r['write_text_mb_per_s']} MB/s of text, {r['write_seconds']} s) | "
+    f"server: {r['loads_during_read']} loads and {r['evictions_during_read']} evictions while reading, "
+    f"{r['evictions_during_write']} evictions while writing, mean load {r['server_load_mean_ms']} ms | "
+    f"{r['verified_chats']} chats exported, {r['verify_differing']} differing | {seconds:.0f} s in all"
+)
+PY

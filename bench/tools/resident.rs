@@ -1,0 +1,556 @@
+//! `resident`: recapd under a memory budget (`--max-resident-memory`) with
+//! many more chats than fit in it.
+//!
+//! 1. Writes `chats` chats of `messages` messages (texts of about
+//!    `text_bytes` bytes of varied words, generated from the chat and
+//!    message index, so nothing is kept here) through `Publish`
+//!    `chat_changed` with the full transcript, from `callers` concurrent
+//!    callers, with progress on stderr.
+//! 2. Reads `samples` chats in random order, one caller: `GetInjection`
+//!    (the first read: cold when the chat was evicted) then at once a
+//!    second `GetInjection` of the same chat (warm). After each pair it
+//!    scrapes recapd's `recapd_chat_loads_total`, so each first read is
+//!    known to have loaded the chat (cold) or not (it was still resident);
+//!    cold figures come from the confirmed cold reads only. Every read's
+//!    revision must be the one its write answered.
+//! 3. Exports `verify` random chats (`ExportChat`) and compares every
+//!    message's text, name and author with what was written.
+//!
+//! Prints one JSON line: write rate, cold and warm p50/p99 and their
+//! ratios, and the server's loads/evictions deltas, resident bytes and
+//! chats. Fails on any failed call, wrong revision or differing export.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use recapd::grpc::pb;
+use recapd::grpc::pb::event_service_client::EventServiceClient;
+use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
+use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
+use serde_json::json;
+use tonic::transport::Channel;
+
+use crate::drive::connect;
+use crate::scrape::{metric_sum, scrape};
+use crate::stats::{Summary, summarize};
+
+type Error = Box<dyn std::error::Error>;
+
+const LOADS: &str = "recapd_chat_loads_total";
+const EVICTIONS: &str = "recapd_chat_evictions_total";
+const RESIDENT_BYTES: &str = "recapd_resident_bytes";
+const CHATS_RESIDENT: &str = "recapd_chats_resident";
+const LOAD_SECONDS_SUM: &str = "recapd_chat_load_duration_seconds_sum";
+const LOAD_SECONDS_COUNT: &str = "recapd_chat_load_duration_seconds_count";
+
+/// `resident`: write many chats, then read them cold and warm.
+#[derive(clap::Args)]
+pub struct Resident {
+    /// recapd's gRPC address.
+    #[arg(long)]
+    addr: String,
+    /// recapd's `--metrics-listen` address.
+    #[arg(long)]
+    metrics: String,
+    #[arg(long, default_value_t = 200_000)]
+    chats: usize,
+    /// Messages per chat, all in the chat's one `chat_changed`.
+    #[arg(long, default_value_t = 20)]
+    messages: usize,
+    /// About this many bytes of text per message.
+    #[arg(long, default_value_t = 210)]
+    text_bytes: usize,
+    /// Concurrent `Publish` callers while writing.
+    #[arg(long, default_value_t = 32)]
+    callers: usize,
+    /// Chats read (first read, then warm read); distinct chats while there
+    /// are enough.
+    #[arg(long, default_value_t = 20_000)]
+    samples: usize,
+    /// Chats exported and compared with what was written.
+    #[arg(long, default_value_t = 500)]
+    verify: usize,
+    /// Fail unless some first reads loaded their chat (the budget evicted).
+    #[arg(long)]
+    require_cold: bool,
+    /// Chat id prefix.
+    #[arg(long, default_value = "resident")]
+    prefix: String,
+    /// Seed of the texts and of the read order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// SplitMix64: a small, fast, seedable generator (texts and read order need
+/// variety and repeatability, not statistical quality).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const WORDS: [&str; 64] = [
+    "the",
+    "harbour",
+    "lantern",
+    "quietly",
+    "she",
+    "he",
+    "opened",
+    "door",
+    "storm",
+    "evening",
+    "captain",
+    "letter",
+    "across",
+    "market",
+    "whispered",
+    "silver",
+    "old",
+    "tide",
+    "ships",
+    "river",
+    "forgotten",
+    "bridge",
+    "smiled",
+    "carefully",
+    "window",
+    "before",
+    "morning",
+    "bread",
+    "sword",
+    "mountain",
+    "village",
+    "stranger",
+    "song",
+    "remembered",
+    "under",
+    "candle",
+    "shadow",
+    "laughed",
+    "north",
+    "garden",
+    "promise",
+    "tavern",
+    "ale",
+    "road",
+    "horse",
+    "map",
+    "secret",
+    "and",
+    "then",
+    "with",
+    "a",
+    "of",
+    "to",
+    "her",
+    "his",
+    "their",
+    "cold",
+    "bright",
+    "slowly",
+    "never",
+    "again",
+    "dragon",
+    "coin",
+    "dawn",
+];
+
+/// Message `message` of chat `chat`: about `bytes` bytes of words, always
+/// the same for the same arguments.
+fn message_text(seed: u64, chat: usize, message: usize, bytes: usize) -> String {
+    let mut rng = Rng(seed ^ ((chat as u64) << 20) ^ message as u64);
+    let mut text = String::with_capacity(bytes + 16);
+    while text.len() + 5 < bytes {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(WORDS[rng.below(WORDS.len())]);
+    }
+    text.push('.');
+    text
+}
+
+fn speaker(message: usize) -> (&'static str, bool) {
+    if message.is_multiple_of(2) {
+        ("User", true)
+    } else {
+        ("Alice", false)
+    }
+}
+
+fn chat_id(prefix: &str, chat: usize) -> String {
+    format!("{prefix}-{chat}")
+}
+
+/// What the write phase left: each chat's revision after its write.
+struct Written {
+    revisions: Vec<u64>,
+    text_bytes: u64,
+    elapsed: Duration,
+}
+
+async fn write_chats(args: &Resident, channel: Channel) -> Result<Written, Error> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..args.callers.max(1) {
+        let (next, done) = (next.clone(), done.clone());
+        let mut events = EventServiceClient::new(channel.clone());
+        let (prefix, seed, chats) = (args.prefix.clone(), args.seed, args.chats);
+        let (per_chat, text_bytes) = (args.messages, args.text_bytes);
+        tasks.spawn(async move {
+            let (mut revisions, mut bytes) = (Vec::new(), 0u64);
+            loop {
+                let chat = next.fetch_add(1, Ordering::Relaxed);
+                if chat >= chats {
+                    return Ok::<_, String>((revisions, bytes));
+                }
+                let messages: Vec<pb::Message> = (0..per_chat)
+                    .map(|m| {
+                        let (name, is_user) = speaker(m);
+                        pb::Message {
+                            id: format!("m{m}"),
+                            name: name.into(),
+                            is_user,
+                            text: message_text(seed, chat, m, text_bytes),
+                            ..Default::default()
+                        }
+                    })
+                    .collect();
+                bytes += messages.iter().map(|m| m.text.len() as u64).sum::<u64>();
+                let event = pb::Event {
+                    chat_id: chat_id(&prefix, chat),
+                    kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged { messages })),
+                };
+                let answer = events
+                    .publish(pb::PublishRequest { event: Some(event) })
+                    .await
+                    .map_err(|status| format!("publish of chat {chat}: {status}"))?;
+                revisions.push((chat, answer.into_inner().revision));
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
+    let progress = {
+        let (done, chats) = (done.clone(), args.chats);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(10));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let written = done.load(Ordering::Relaxed);
+                let seconds = started.elapsed().as_secs_f64();
+                eprintln!(
+                    "resident: {written} of {chats} chats written in {seconds:.0} s ({:.0}/s)",
+                    written as f64 / seconds
+                );
+            }
+        })
+    };
+    let mut revisions = vec![0u64; args.chats];
+    let mut text_bytes = 0;
+    while let Some(result) = tasks.join_next().await {
+        // On an error the progress task ends with the runtime.
+        let (written, bytes) = result??;
+        text_bytes += bytes;
+        for (chat, revision) in written {
+            revisions[chat] = revision;
+        }
+    }
+    progress.abort();
+    Ok(Written {
+        revisions,
+        text_bytes,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The server's counters and gauges at one moment (`None`: not exported).
+#[derive(Clone, Copy)]
+struct Server {
+    loads: Option<f64>,
+    evictions: Option<f64>,
+    resident_bytes: Option<f64>,
+    chats_resident: Option<f64>,
+    load_seconds: Option<f64>,
+    load_count: Option<f64>,
+}
+
+async fn server(metrics: &str) -> Result<Server, Error> {
+    let text = scrape(metrics).await?;
+    Ok(Server {
+        loads: metric_sum(&text, LOADS),
+        evictions: metric_sum(&text, EVICTIONS),
+        resident_bytes: metric_sum(&text, RESIDENT_BYTES),
+        chats_resident: metric_sum(&text, CHATS_RESIDENT),
+        load_seconds: metric_sum(&text, LOAD_SECONDS_SUM),
+        load_count: metric_sum(&text, LOAD_SECONDS_COUNT),
+    })
+}
+
+fn delta(after: Option<f64>, before: Option<f64>) -> Option<f64> {
+    Some(after? - before.unwrap_or(0.0))
+}
+
+/// The read phase's samples.
+#[derive(Default)]
+struct Reads {
+    /// Every first read.
+    first: Vec<Duration>,
+    /// First reads that loaded their chat (a load counted during the pair).
+    cold: Vec<Duration>,
+    /// First reads of chats still resident (no load).
+    first_resident: usize,
+    /// Every second read.
+    warm: Vec<Duration>,
+    /// Pairs that counted two loads or more (the warm read loaded too).
+    warm_loaded: usize,
+    elapsed: Duration,
+}
+
+/// `count` distinct indexes below `n` in random order (repeating once
+/// every index was drawn).
+fn random_order(rng: &mut Rng, n: usize, count: usize) -> Vec<usize> {
+    let mut all: Vec<usize> = (0..n).collect();
+    let mut order = Vec::with_capacity(count);
+    while order.len() < count && n > 0 {
+        let round = (count - order.len()).min(n);
+        for i in 0..round {
+            let j = i + rng.below(n - i);
+            all.swap(i, j);
+        }
+        order.extend_from_slice(&all[..round]);
+    }
+    order
+}
+
+async fn get(
+    injections: &mut InjectionServiceClient<Channel>,
+    id: &str,
+    expected_revision: u64,
+) -> Result<Duration, Error> {
+    let started = Instant::now();
+    let injection = injections
+        .get_injection(pb::GetInjectionRequest {
+            chat_id: id.to_owned(),
+            key: None,
+        })
+        .await
+        .map_err(|status| format!("GetInjection {id}: {status}"))?
+        .into_inner();
+    let took = started.elapsed();
+    if injection.revision != expected_revision || injection.chat_id != id {
+        return Err(format!(
+            "GetInjection {id}: revision {} of chat {:?}, wrote revision {expected_revision}",
+            injection.revision, injection.chat_id
+        )
+        .into());
+    }
+    Ok(took)
+}
+
+async fn read_chats(
+    args: &Resident,
+    channel: Channel,
+    revisions: &[u64],
+    mut loads_before: Option<f64>,
+) -> Result<Reads, Error> {
+    let mut injections = InjectionServiceClient::new(channel);
+    let mut rng = Rng(args.seed.wrapping_mul(31).wrapping_add(7));
+    let order = random_order(&mut rng, args.chats, args.samples);
+    let mut reads = Reads::default();
+    let started = Instant::now();
+    for chat in order {
+        let id = chat_id(&args.prefix, chat);
+        let first = get(&mut injections, &id, revisions[chat]).await?;
+        let warm = get(&mut injections, &id, revisions[chat]).await?;
+        reads.first.push(first);
+        reads.warm.push(warm);
+        let loads = metric_sum(&scrape(&args.metrics).await?, LOADS);
+        if let (Some(after), Some(before)) = (loads, loads_before) {
+            match after - before {
+                d if d < 0.5 => reads.first_resident += 1,
+                d if d < 1.5 => reads.cold.push(first),
+                _ => {
+                    reads.cold.push(first);
+                    reads.warm_loaded += 1;
+                }
+            }
+        }
+        loads_before = loads;
+    }
+    reads.elapsed = started.elapsed();
+    Ok(reads)
+}
+
+/// Exports `args.verify` random chats and compares them with what was
+/// written; answers the number of differing chats and the first difference.
+async fn verify_chats(args: &Resident, channel: Channel) -> Result<(usize, String), Error> {
+    let mut memory = MemoryServiceClient::new(channel);
+    let mut rng = Rng(args.seed.wrapping_mul(97).wrapping_add(13));
+    let mut differing = 0;
+    let mut first_difference = String::new();
+    for chat in random_order(&mut rng, args.chats, args.verify.min(args.chats)) {
+        let id = chat_id(&args.prefix, chat);
+        let jsonl = memory
+            .export_chat(pb::ExportChatRequest {
+                chat_id: id.clone(),
+            })
+            .await
+            .map_err(|status| format!("ExportChat {id}: {status}"))?
+            .into_inner()
+            .jsonl;
+        let mut lines = Vec::new();
+        for line in String::from_utf8(jsonl)?.lines() {
+            let value: serde_json::Value = serde_json::from_str(line)?;
+            if value.get("mes").is_some() {
+                lines.push(value);
+            }
+        }
+        let difference = if lines.len() != args.messages {
+            Some(format!("{} messages, wrote {}", lines.len(), args.messages))
+        } else {
+            lines.iter().enumerate().find_map(|(m, line)| {
+                let (name, is_user) = speaker(m);
+                let text = message_text(args.seed, chat, m, args.text_bytes);
+                (line["mes"] != text.as_str() || line["name"] != name || line["is_user"] != is_user)
+                    .then(|| format!("message {m} reads back as {line}"))
+            })
+        };
+        if let Some(difference) = difference {
+            if differing == 0 {
+                first_difference = format!("{id}: {difference}");
+            }
+            differing += 1;
+        }
+    }
+    Ok((differing, first_difference))
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    (a.as_secs_f64() / b.as_secs_f64().max(1e-9) * 100.0).round() / 100.0
+}
+
+pub async fn resident(args: Resident) -> Result<(), Error> {
+    let channel = connect(&args.addr).await?;
+    let at_start = server(&args.metrics).await?;
+    let written = write_chats(&args, channel.clone()).await?;
+    let after_write = server(&args.metrics).await?;
+    eprintln!(
+        "resident: {} chats written in {:.1} s; reading {} chats cold then warm",
+        args.chats,
+        written.elapsed.as_secs_f64(),
+        args.samples
+    );
+    let reads = read_chats(
+        &args,
+        channel.clone(),
+        &written.revisions,
+        after_write.loads,
+    )
+    .await?;
+    let after_read = server(&args.metrics).await?;
+    let (differing, first_difference) = verify_chats(&args, channel).await?;
+    let after_verify = server(&args.metrics).await?;
+
+    let first = summarize(reads.first.clone(), reads.elapsed);
+    let cold = summarize(reads.cold.clone(), reads.elapsed);
+    let warm = summarize(reads.warm.clone(), reads.elapsed);
+    // With no confirmed cold read (no loads metric), the first reads stand in.
+    let cold_or_first: &Summary = if cold.count > 0 { &cold } else { &first };
+    let write_seconds = written.elapsed.as_secs_f64();
+    let load_ms = match (
+        delta(after_read.load_seconds, after_write.load_seconds),
+        delta(after_read.load_count, after_write.load_count),
+    ) {
+        (Some(seconds), Some(count)) if count > 0.0 => Some(seconds / count * 1e3),
+        _ => None,
+    };
+    println!(
+        "{}",
+        json!({
+            "chats": args.chats,
+            "messages_per_chat": args.messages,
+            "text_mb": (written.text_bytes as f64 / 1e5).round() / 10.0,
+            "write_seconds": (write_seconds * 10.0).round() / 10.0,
+            "writes_per_s": (args.chats as f64 / write_seconds).round(),
+            "write_text_mb_per_s": (written.text_bytes as f64 / 1e6 / write_seconds * 10.0).round() / 10.0,
+            "samples": reads.first.len(),
+            "cold_reads": cold.count,
+            "first_reads_resident": reads.first_resident,
+            "warm_reads_that_loaded": reads.warm_loaded,
+            "first_p50_ms": ms(first.p50),
+            "first_p99_ms": ms(first.p99),
+            "cold_p50_ms": ms(cold.p50),
+            "cold_p99_ms": ms(cold.p99),
+            "cold_max_ms": ms(cold.max),
+            "warm_p50_ms": ms(warm.p50),
+            "warm_p99_ms": ms(warm.p99),
+            "cold_warm_p50_ratio": ratio(cold_or_first.p50, warm.p50),
+            "cold_warm_p99_ratio": ratio(cold_or_first.p99, warm.p99),
+            "server_load_mean_ms": load_ms,
+            "loads_during_write": delta(after_write.loads, at_start.loads),
+            "evictions_during_write": delta(after_write.evictions, at_start.evictions),
+            "loads_during_read": delta(after_read.loads, after_write.loads),
+            "evictions_during_read": delta(after_read.evictions, after_write.evictions),
+            "resident_bytes_after_write": after_write.resident_bytes,
+            "chats_resident_after_write": after_write.chats_resident,
+            "resident_bytes_after_read": after_read.resident_bytes,
+            "chats_resident_after_read": after_read.chats_resident,
+            "verified_chats": args.verify.min(args.chats),
+            "verify_loads": delta(after_verify.loads, after_read.loads),
+            "verify_differing": differing,
+        })
+    );
+    if differing > 0 {
+        return Err(
+            format!("{differing} chats read back differently; first: {first_difference}").into(),
+        );
+    }
+    if args.require_cold && cold.count == 0 {
+        return Err(
+            "no read loaded its chat: nothing was evicted (is --max-resident-memory set?)".into(),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_repeatable_varied_and_about_the_asked_size() {
+        let a = message_text(1, 7, 3, 210);
+        assert_eq!(a, message_text(1, 7, 3, 210));
+        assert_ne!(a, message_text(1, 7, 4, 210));
+        assert_ne!(a, message_text(1, 8, 3, 210));
+        assert!((200..=225).contains(&a.len()), "{} bytes", a.len());
+    }
+
+    #[test]
+    fn random_order_draws_each_index_once_before_repeating() {
+        let mut rng = Rng(5);
+        let mut order = random_order(&mut rng, 10, 10);
+        order.sort_unstable();
+        assert_eq!(order, (0..10).collect::<Vec<_>>());
+        assert_eq!(random_order(&mut rng, 3, 7).len(), 7);
+    }
+}
