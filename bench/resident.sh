@@ -15,6 +15,8 @@
 #   bench/resident.sh --smoke   2,000 chats, 4 MiB budget, 500 reads: checks
 #                               the harness in seconds (bench/run.sh --smoke)
 #
+# Knobs (environment): CHATS, BUDGET_MIB, SAMPLES (chats read), VERIFY
+# (chats exported and compared), CALLERS (concurrent writers, 32).
 # RECAPD_BENCH_NO_BUDGET=1 starts recapd without --max-resident-memory (a
 # build from before the option; nothing is evicted, so no read is cold).
 set -euo pipefail
@@ -22,11 +24,11 @@ cd "$(dirname "$0")/.."
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 if [ $smoke -eq 1 ]; then
-    CHATS=2000; BUDGET_MIB=4; SAMPLES=500; VERIFY=100; CALLERS=16
+    CHATS=${CHATS:-2000}; BUDGET_MIB=${BUDGET_MIB:-4}; SAMPLES=${SAMPLES:-500}; VERIFY=${VERIFY:-100}
 else
-    CHATS=200000; BUDGET_MIB=256; SAMPLES=20000; VERIFY=1000; CALLERS=32
+    CHATS=${CHATS:-200000}; BUDGET_MIB=${BUDGET_MIB:-256}; SAMPLES=${SAMPLES:-20000}; VERIFY=${VERIFY:-1000}
 fi
-MESSAGES=20; MARGIN_MIB=64
+CALLERS=${CALLERS:-32}; MESSAGES=20; MARGIN_MIB=64
 
 . bench/lib.sh
 bench_build
