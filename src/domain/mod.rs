@@ -11,11 +11,13 @@
 //! - [`refresh`]: one refresh, producing an [`refresh::Injection`].
 //! - [`prompt`]: prompt assembly with SillyTavern's placement.
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
+//! - [`footprint`]: how many bytes a chat and its parts hold in memory.
 //! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
 //!   read, back-off; [`generation`]: their prompts, macros and answers.
 
 pub mod autohide;
 pub mod chat;
+pub mod footprint;
 pub mod generation;
 pub mod ids;
 pub mod inclusion;
