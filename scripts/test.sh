@@ -11,7 +11,8 @@
 #      configuration files)
 #   2. the integration tests again, every server on the PostgreSQL store
 #      (RECAPD_TEST_STORE=postgres), then, when this script runs the
-#      database, the PostgreSQL restart test alone
+#      database, the PostgreSQL restart test alone; then the crash and
+#      replica tests once more with a 1-byte resident-memory budget
 #   3. buf lint (STANDARD rules) on proto/, and buf breaking against the v1
 #      proto kept in tests/fixtures/proto-v1-baseline (no wire change)
 #   4. a live recapd: grpcurl through reflection, both example clients, the
@@ -82,6 +83,12 @@ if [ -n "$pg_restart" ]; then
     step "cargo test (PostgreSQL restarted for real, alone)"
     RECAPD_TEST_PG_RESTART=$pg_restart cargo test --locked --test it pg_restart:: -- --ignored
 fi
+
+step "crash and replica tests, every chat nothing pins dropped from memory at once"
+# A 1-byte --max-resident-memory: each operation's chat leaves memory as
+# soon as nothing pins it, so every later call reloads it from the store.
+RECAPD_MAX_RESIDENT_MEMORY=1 cargo test --locked --test it -- crash:: replicas::
+RECAPD_MAX_RESIDENT_MEMORY=1 RECAPD_TEST_STORE=postgres cargo test --locked --test it -- crash::
 
 step "buf lint"
 "$tools/node_modules/.bin/buf" lint

@@ -320,9 +320,27 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
     pub max_text_bytes: u64,
 
+    /// Budget for the memory of chats held in memory (an estimate), in bytes
+    /// with an optional KiB/MiB/GiB suffix (KB/MB/GB are powers of 1000);
+    /// past it the least recently used unpinned chats are dropped and read
+    /// again from the store on demand. 0: no budget.
+    #[arg(long, env = "RECAPD_MAX_RESIDENT_MEMORY", default_value = "1GiB",
+          value_parser = parse_size)]
+    pub max_resident_memory: u64,
+
     /// Recaps written by recapd: the LLM and the job queue.
     #[command(flatten)]
     pub llm: LlmOptions,
+}
+
+/// Parses a size in bytes: a number with an optional unit (`KiB`, `MiB`,
+/// `GiB`... powers of 1024; `KB`, `MB`, `GB`... powers of 1000), case and
+/// spaces ignored.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|size| size.as_u64())
+        .map_err(|_| format!("{text:?} is not a size (examples: 0, 1048576, 512MiB, 2GiB)"))
 }
 
 impl Cli {
@@ -400,6 +418,7 @@ impl Config {
             max_chats: size(self.max_chats),
             max_subscribers: size(self.max_subscribers),
             max_subscribers_per_connection: size(self.max_subscribers_per_connection),
+            max_resident_bytes: size(self.max_resident_memory),
         }
     }
 
@@ -456,6 +475,14 @@ mod tests {
             (&["--store-schema", "a;drop"][..], "--store-schema"),
             (&["--store-pool-size", "0"][..], "--store-pool-size"),
             (&["--resync-interval", "0"][..], "--resync-interval"),
+            (
+                &["--max-resident-memory", "lots"][..],
+                "--max-resident-memory",
+            ),
+            (
+                &["--max-resident-memory", "5 parsecs"][..],
+                "--max-resident-memory",
+            ),
         ] {
             let err = parse(args).unwrap_err();
             assert!(err.to_string().contains(option), "{err}");
@@ -467,6 +494,27 @@ mod tests {
                 .metrics_listen,
             MetricsListen::Off
         );
+    }
+
+    #[test]
+    fn the_resident_memory_budget_reads_binary_and_decimal_units() {
+        for (text, bytes) in [
+            ("0", 0),
+            ("1048576", 1 << 20),
+            ("8MiB", 8 << 20),
+            ("8 mib", 8 << 20),
+            ("256MiB", 256 << 20),
+            ("1GiB", 1 << 30),
+            ("2KB", 2000),
+        ] {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+        assert_eq!(
+            parse(&[]).unwrap().config.limits().max_resident_bytes,
+            1 << 30
+        );
+        let config = parse(&["--max-resident-memory", "64MiB"]).unwrap().config;
+        assert_eq!(config.limits().max_resident_bytes, 64 << 20);
     }
 
     #[test]

@@ -29,6 +29,16 @@ pub const COMMIT_DURATION: &str = "recapd_store_commit_duration_seconds";
 pub const COMMIT_BATCH: &str = "recapd_store_commit_batch_size";
 /// Gauge of chats loaded in memory.
 pub const CHATS_RESIDENT: &str = "recapd_chats_resident";
+/// Gauge: the estimated bytes of the chats held in memory (what
+/// `--max-resident-memory` budgets).
+pub const RESIDENT_BYTES: &str = "recapd_resident_bytes";
+/// Counter of chats dropped from memory to keep within the budget.
+pub const CHAT_EVICTIONS: &str = "recapd_chat_evictions_total";
+/// Counter of chats read from the store into memory.
+pub const CHAT_LOADS: &str = "recapd_chat_loads_total";
+/// Histogram of the time to read a chat from the store into memory, in
+/// seconds.
+pub const CHAT_LOAD_DURATION: &str = "recapd_chat_load_duration_seconds";
 /// Counter: operations re-run because another replica changed their chat
 /// first (shared store).
 pub const REPLICA_CONFLICTS: &str = "recapd_replica_conflicts_total";
@@ -164,4 +174,17 @@ fn describe() {
         "Chats re-read because another replica changed them, by cause."
     );
     metrics::describe_gauge!(CHATS_RESIDENT, "Chats loaded in memory.");
+    metrics::describe_gauge!(
+        RESIDENT_BYTES,
+        "Estimated bytes of the chats held in memory (budgeted by --max-resident-memory)."
+    );
+    metrics::describe_counter!(
+        CHAT_EVICTIONS,
+        "Chats dropped from memory to keep within --max-resident-memory."
+    );
+    metrics::describe_counter!(CHAT_LOADS, "Chats read from the store into memory.");
+    metrics::describe_histogram!(
+        CHAT_LOAD_DURATION,
+        "Time to read a chat from the store into memory, in seconds."
+    );
 }

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::DomainError;
+use super::footprint::{Footprint, allocation_bytes, btree_bytes, hash_table_bytes};
 use super::message::{Message, MessageData, Swipe};
 use super::recaps::{NewRecap, RecapVersion, RunningRecaps};
 use super::st_chat::verbatim::StFile;
@@ -65,13 +66,22 @@ pub struct Changes {
 /// grows for appends and shrinks for prepends, plus its running recap.
 ///
 /// Invariants: `index` maps exactly the ids in `messages`; `scene_breaks`
-/// holds exactly the positions whose current swipe is a visible scene break.
+/// holds exactly the positions whose current swipe is a visible scene break;
+/// `message_heap` is the sum of [`held_bytes`] over `messages` (every
+/// message enters and leaves through [`Chat::insert`] and [`Chat::remove`],
+/// which keep it; [`Chat::messages_mut`] changes only inline fields).
 #[derive(Debug, Clone, Default)]
 pub struct Chat {
     messages: BTreeMap<i64, Message>,
     index: HashMap<String, i64>,
     scene_breaks: BTreeSet<i64>,
     recaps: RunningRecaps,
+    /// The heap the messages own, their index keys included: the running
+    /// total behind [`Chat::resident_bytes`].
+    message_heap: usize,
+    /// How many entries of `messages` were built in bulk (full nodes) by
+    /// [`Chat::from_parts`]; the rest count as appended one at a time.
+    packed: usize,
     /// The last [`Chat::count_through`] answer, `(seq, count)`: valid until
     /// a message at or before `seq` is added or removed (appends keep it).
     counted_through: CountCache,
@@ -148,7 +158,10 @@ impl Chat {
             .map(move |(i, (seq, m))| (first + i, *seq, m))
     }
 
-    /// Messages in chat order, for changing cached values (token counts).
+    /// Messages in chat order, for changing cached values (token counts,
+    /// the hidden flag). Only inline fields may change through it: nothing
+    /// that owns heap (texts, ids, swipes, what a file had), or
+    /// [`Chat::resident_bytes`] would miss it.
     pub fn messages_mut(&mut self) -> impl Iterator<Item = &mut Message> {
         self.messages.values_mut()
     }
@@ -213,6 +226,33 @@ impl Chat {
     /// The running recap.
     pub fn recaps(&self) -> &RunningRecaps {
         &self.recaps
+    }
+
+    /// The bytes this chat holds in memory: its own struct, each message's
+    /// struct and heap, each entry's share of the structures it sits in
+    /// (the ordered map's nodes, the id index's buckets and keys, the
+    /// scene-break set), the running-recap versions and what its file had.
+    /// Reads a running total: O(1) in the messages, O(recap versions).
+    pub fn resident_bytes(&self) -> usize {
+        self.structure_bytes() + self.message_heap
+    }
+
+    /// [`Chat::resident_bytes`] counted from scratch, message by message,
+    /// to check the running total against.
+    #[cfg(test)]
+    pub(crate) fn resident_bytes_recounted(&self) -> usize {
+        self.structure_bytes() + self.messages.values().map(held_bytes).sum::<usize>()
+    }
+
+    /// Everything [`Chat::resident_bytes`] counts but the messages' heap.
+    fn structure_bytes(&self) -> usize {
+        let packed = self.packed.min(self.messages.len());
+        std::mem::size_of::<Chat>()
+            + btree_bytes::<i64, Message>(packed, self.messages.len() - packed)
+            + hash_table_bytes(self.index.capacity(), std::mem::size_of::<(String, i64)>())
+            + btree_bytes::<i64, ()>(0, self.scene_breaks.len())
+            + self.recaps.heap_bytes()
+            + self.st_file.heap_bytes()
     }
 
     /// Applies one event.
@@ -314,6 +354,7 @@ impl Chat {
             .ok_or_else(|| DomainError::NotFound(format!("message {message_id:?}")))
     }
 
+    /// Puts a message at `seq`, keeping every invariant of [`Chat`].
     fn insert(&mut self, seq: i64, message: Message) {
         if !self.messages.contains_key(&seq) {
             self.prefix_changed_at(seq);
@@ -324,14 +365,19 @@ impl Chat {
         } else {
             self.scene_breaks.remove(&seq);
         }
-        self.messages.insert(seq, message);
+        self.message_heap += held_bytes(&message);
+        if let Some(replaced) = self.messages.insert(seq, message) {
+            self.message_heap -= held_bytes(&replaced);
+        }
     }
 
+    /// Takes the message at `seq` out, keeping every invariant of [`Chat`].
     fn remove(&mut self, seq: i64) -> Option<Message> {
         let message = self.messages.remove(&seq)?;
         self.prefix_changed_at(seq);
         self.index.remove(&message.id);
         self.scene_breaks.remove(&seq);
+        self.message_heap -= held_bytes(&message);
         Some(message)
     }
 
@@ -387,6 +433,8 @@ impl Chat {
         self.index.clear();
         self.scene_breaks.clear();
         self.counted_through.set(None);
+        self.message_heap = 0;
+        self.packed = 0;
         for (seq, incoming) in (0..).zip(messages) {
             let message = match old.remove(&incoming.id) {
                 Some(mut known) => {
@@ -466,6 +514,12 @@ impl Chat {
         }
         Ok(())
     }
+}
+
+/// The heap a message in a chat owns: its own, plus its id's copy as the
+/// index's key.
+fn held_bytes(message: &Message) -> usize {
+    message.heap_bytes() + allocation_bytes(message.id.len())
 }
 
 fn refuse_duplicates(messages: &[Message]) -> Result<(), DomainError> {

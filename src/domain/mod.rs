@@ -11,11 +11,13 @@
 //! - [`refresh`]: one refresh, producing an [`refresh::Injection`].
 //! - [`prompt`]: prompt assembly with SillyTavern's placement.
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
+//! - [`footprint`]: how many bytes a chat and its parts hold in memory.
 //! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
 //!   read, back-off; [`generation`]: their prompts, macros and answers.
 
 pub mod autohide;
 pub mod chat;
+pub mod footprint;
 pub mod generation;
 pub mod ids;
 pub mod inclusion;
@@ -84,6 +86,11 @@ pub struct Limits {
     pub max_subscribers: usize,
     /// Most open `Subscribe` streams on one client connection.
     pub max_subscribers_per_connection: usize,
+    /// The budget, in bytes, for the estimated memory of chats held in
+    /// memory; past it the least recently used chats that nothing pins are
+    /// dropped (and read again from the store when next needed). 0: no
+    /// budget.
+    pub max_resident_bytes: usize,
 }
 
 impl Default for Limits {
@@ -94,6 +101,7 @@ impl Default for Limits {
             max_chats: 1_000_000,
             max_subscribers: 100_000,
             max_subscribers_per_connection: 20_000,
+            max_resident_bytes: 1 << 30,
         }
     }
 }

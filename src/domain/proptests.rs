@@ -154,6 +154,8 @@ fn apply(chat: &mut Chat, settings: &mut Settings, step: Step) {
 }
 
 fn check_invariants(chat: &Chat, settings: &Settings) {
+    // The running footprint equals a count from scratch.
+    assert_eq!(chat.resident_bytes(), chat.resident_bytes_recounted());
     // Ids are unique and each message is found by its id.
     let ids: Vec<&str> = chat.messages().map(|(_, m)| m.id.as_str()).collect();
     let mut unique = ids.clone();

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::DomainError;
+use super::footprint::Footprint;
 use super::st_chat::verbatim::StVersion;
 
 /// One version of a chat's running scene recap.
@@ -50,6 +51,18 @@ pub struct NewRecap {
 pub struct RunningRecaps {
     versions: BTreeMap<u32, RecapVersion>,
     current: Option<u32>,
+}
+
+/// The versions' map (built in bulk on load, so counted as grown one at a
+/// time: the larger of the two) and their heap.
+impl Footprint for RunningRecaps {
+    fn heap_bytes(&self) -> usize {
+        let RunningRecaps {
+            versions,
+            current: _,
+        } = self;
+        versions.heap_bytes()
+    }
 }
 
 impl RunningRecaps {

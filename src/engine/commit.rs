@@ -84,7 +84,7 @@ impl Engine {
         next: Next,
     ) -> Result<u64, EngineError> {
         let committing = self.commit_and_publish(slot, guard, writes, next);
-        match AssertUnwindSafe(committing).catch_unwind().await {
+        let result = match AssertUnwindSafe(committing).catch_unwind().await {
             Ok(result) => result,
             Err(panic) => {
                 **guard = None;
@@ -94,7 +94,10 @@ impl Engine {
                 tracing::error!(chat = %slot.key, panic = message, "an operation panicked; the chat reloads from the store");
                 Err(EngineError::Panicked(message))
             }
-        }
+        };
+        // Committed or dropped, the chat's memory changed: count it.
+        self.account(slot, guard.as_ref());
+        result
     }
 
     /// Commits `writes` together with the chat's row and, per `next`, a

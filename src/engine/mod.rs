@@ -41,6 +41,7 @@ mod ops;
 mod prompt;
 mod refreshes;
 mod replicas;
+mod residency;
 mod settings_ops;
 mod slot;
 #[cfg(test)]
@@ -144,6 +145,8 @@ struct Inner {
     jobs: jobs::JobsRuntime,
     /// The store's clock at the latest resync (shared store only).
     last_resync_ms: Mutex<Option<i64>>,
+    /// The memory budget of resident chats, and their estimated bytes.
+    residency: residency::Residency,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -212,6 +215,7 @@ impl Engine {
         let chats_known = chats.chat_count().await?;
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         let (job_changes, _) = broadcast::channel(JOB_CHANGES_BUFFER);
+        let budget = limits.max_resident_bytes;
         Ok(Engine {
             inner: Arc::new(Inner {
                 store: chats,
@@ -231,6 +235,7 @@ impl Engine {
                 job_changes,
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
+                residency: residency::Residency::new(budget),
             }),
         })
     }
@@ -264,6 +269,9 @@ impl Engine {
         // Under the map's lock, as every other update of this gauge.
         let chats = self.inner.chats.read();
         metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+        metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.inner.residency.total() as f64);
+        metrics::counter!(telemetry::CHAT_EVICTIONS).increment(0);
+        metrics::counter!(telemetry::CHAT_LOADS).increment(0);
     }
 
     /// Whether other replicas write the store too.
@@ -300,15 +308,24 @@ impl Engine {
         }
     }
 
+    /// The chat's slot, made (empty: the chat loads on its first lock) if
+    /// it is not in memory; stamped as just used.
     fn slot(&self, chat: &ChatKey) -> Arc<ChatSlot> {
+        let residency = &self.inner.residency;
         if let Some(slot) = self.inner.chats.read().get(chat) {
+            residency.touch(slot);
             return slot.clone();
         }
         let mut chats = self.inner.chats.write();
         let slot = chats
             .entry(chat.clone())
-            .or_insert_with(|| Arc::new(ChatSlot::new(chat)))
+            .or_insert_with(|| {
+                let slot = Arc::new(ChatSlot::new(chat));
+                residency.admit(&slot);
+                slot
+            })
             .clone();
+        residency.touch(&slot);
         metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
         slot
     }
@@ -321,6 +338,7 @@ impl Engine {
         // One reference in the map, one here.
         if Arc::strong_count(&slot) == 2 && slot.latest.receiver_count() == 0 {
             chats.remove(&slot.key);
+            self.inner.residency.release(&slot);
             metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
         }
     }
@@ -356,7 +374,10 @@ impl Engine {
         guard: &mut Guard,
         announce: bool,
     ) -> Result<(), EngineError> {
+        let started = std::time::Instant::now();
         let loaded = self.inner.store.load(&slot.key).await?;
+        metrics::counter!(telemetry::CHAT_LOADS).increment(1);
+        metrics::histogram!(telemetry::CHAT_LOAD_DURATION).record(started.elapsed().as_secs_f64());
         let tenant = &slot.key.tenant;
         if loaded.settings_generation > self.global_generation(tenant) {
             // The chat was read after a global change this replica has not
@@ -400,6 +421,7 @@ impl Engine {
             }
         }
         **guard = Some(loaded);
+        self.account(slot, guard.as_ref());
         Ok(())
     }
 

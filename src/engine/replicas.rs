@@ -78,6 +78,7 @@ impl Engine {
         // schedules the refresh again if it is still owed.
         let held_jobs = guard.as_ref().map(|held| held.jobs.clone());
         *guard = None;
+        self.account(&slot, None);
         if !everything_watched && slot.latest.receiver_count() == 0 {
             // Nobody here to tell: the next call that needs the chat reads
             // it, instead of every change of the other replica doing so.

@@ -2,16 +2,21 @@
 //! the chat's operations), and the watch channel its subscribers read.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
 use crate::domain::chat::Chat;
+use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
 use crate::store::{ChatMeta, ChatSettings, LoadedChat};
+
+/// What a watch channel's shared state costs besides the value it holds
+/// (its lock, version, notifiers and reference counts), in bytes.
+const WATCH_SHARED_BYTES: usize = 160;
 
 /// A chat's slot. The lock is held for a whole operation, commit included,
 /// so one chat's operations apply in arrival order (tokio's mutex is fair)
@@ -30,6 +35,12 @@ pub(super) struct ChatSlot {
     /// was dropped from memory instead of re-read: `latest` may be behind
     /// the store until the next load (which clears this).
     pub behind: AtomicBool,
+    /// The estimated bytes the slot holds, counted in the engine's total
+    /// (see [`super::residency`]); set under the chat's lock.
+    pub bytes: AtomicUsize,
+    /// The use tick of the slot's latest use (least recently used chats
+    /// are dropped first).
+    pub last_used: AtomicU64,
 }
 
 /// A chat's latest injection of each key; `None` before the first refresh
@@ -81,7 +92,26 @@ impl ChatSlot {
             state: Arc::new(Mutex::new(None)),
             latest: watch::Sender::new(LatestInjections::default()),
             behind: AtomicBool::new(false),
+            bytes: AtomicUsize::new(0),
+            last_used: AtomicU64::new(0),
         }
+    }
+
+    /// The estimated bytes this slot holds with `state` in it: the slot,
+    /// its lock, its watch channel and the injections it keeps, its entry
+    /// in the engine's map, and the chat state (see
+    /// [`Resident::resident_bytes`]). Allocator headers are counted as
+    /// glibc's malloc spends them.
+    pub fn bytes_with(&self, state: Option<&Resident>) -> usize {
+        // The map's entry: the key (a second copy) and the slot's `Arc`, in
+        // a table that is about 70% full on average.
+        let entry = (size_of::<(ChatKey, Arc<ChatSlot>)>() + 1) * 10 / 7 + self.key.heap_bytes();
+        let own = allocation_bytes(2 * size_of::<usize>() + size_of::<ChatSlot>())
+            + self.key.heap_bytes()
+            + allocation_bytes(2 * size_of::<usize>() + size_of::<Mutex<Option<Resident>>>())
+            + allocation_bytes(WATCH_SHARED_BYTES + size_of::<LatestInjections>());
+        let latest: usize = self.latest.borrow().all().map(|i| i.heap_bytes()).sum();
+        entry + own + latest + state.map_or(0, Resident::resident_bytes)
     }
 }
 
@@ -181,6 +211,21 @@ impl Resident {
         Settings::default()
             .with(global)
             .with(&self.settings.overrides)
+    }
+
+    /// The estimated bytes this state holds beyond its place in the slot:
+    /// the chat, its stored row's injections, its settings and its open
+    /// jobs.
+    pub fn resident_bytes(&self) -> usize {
+        let chat = self.chat.as_ref().map_or(0, |chat| {
+            // The `Arc`'s allocation; the chat counts its own struct.
+            allocation_bytes(2 * size_of::<usize>() + size_of::<Chat>()) - size_of::<Chat>()
+                + chat.resident_bytes()
+        });
+        chat + self.meta.injection.heap_bytes()
+            + self.meta.message_injection.heap_bytes()
+            + self.settings.overrides.heap_bytes()
+            + self.jobs.heap_bytes()
     }
 
     /// Stops the pending debounced refresh, returning its trigger.

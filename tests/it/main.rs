@@ -24,6 +24,7 @@ mod prompt;
 mod push_and_persistence;
 mod recap_jobs;
 mod replicas;
+mod residency;
 mod settings_import;
 mod shutdown;
 mod slow_subscribers;

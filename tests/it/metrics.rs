@@ -5,16 +5,13 @@
 
 use std::process::Command;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
 use crate::common::api::subscribe;
-use crate::common::process::Recapd;
+use crate::common::process::{Recapd, scrape};
 use crate::common::*;
 use recapd::grpc::pb::RefreshTrigger;
 
 /// What one scrape must contain after the calls below.
-const EXPECTED: [&str; 9] = [
+const EXPECTED: [&str; 13] = [
     r#"recapd_rpc_requests_total{method="recap.v1.EventService/Publish",code="OK"}"#,
     "recapd_rpc_duration_seconds_bucket",
     r#"recapd_refreshes_total{trigger="chat_changed"}"#,
@@ -24,29 +21,11 @@ const EXPECTED: [&str; 9] = [
     "recapd_store_commit_duration_seconds_bucket",
     "recapd_store_commit_batch_size_bucket",
     "recapd_chats_resident",
+    "recapd_resident_bytes",
+    "recapd_chat_evictions_total",
+    "recapd_chat_loads_total",
+    "recapd_chat_load_duration_seconds_bucket",
 ];
-
-/// The body of `GET /metrics` at `addr` (HTTP/1.0: no chunked encoding).
-async fn scrape(addr: &str) -> String {
-    let mut stream = TcpStream::connect(addr)
-        .await
-        .expect("the metrics endpoint accepts");
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        .await
-        .expect("request sent");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .await
-        .expect("a UTF-8 response");
-    let (head, body) = response
-        .split_once("\r\n\r\n")
-        .expect("an HTTP response with a body");
-    assert!(head.starts_with("HTTP/1."), "not HTTP: {head}");
-    assert!(head.contains(" 200 "), "GET /metrics answered {head}");
-    body.to_owned()
-}
 
 /// Every refresh trigger, as the README names them.
 const TRIGGERS: [&str; 13] = [

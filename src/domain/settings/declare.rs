@@ -39,6 +39,12 @@ macro_rules! declare_settings {
             )*
         }
 
+        impl crate::domain::footprint::Footprint for SettingsPatch {
+            fn heap_bytes(&self) -> usize {
+                0 $(+ crate::domain::footprint::Footprint::heap_bytes(&self.$name))*
+            }
+        }
+
         /// Settings as the API carries them, unchecked: every field
         /// optional, integers signed. [`SettingsPatch::from_api`] checks
         /// them; [`Settings::to_api`] gives every field. (Not `Eq`: the

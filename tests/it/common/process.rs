@@ -16,9 +16,14 @@ pub struct Recapd {
 
 impl Recapd {
     pub fn start(data_dir: &std::path::Path) -> Recapd {
+        Recapd::start_with(Recapd::command(data_dir), data_dir)
+    }
+
+    /// The binary with, under RECAPD_TEST_STORE=postgres, the same store
+    /// and schema as an in-process server on `data_dir`; more options can
+    /// be added before [`Recapd::start_with`].
+    pub fn command(data_dir: &std::path::Path) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
-        // With RECAPD_TEST_STORE=postgres, the same schema as an in-process
-        // server on this directory.
         if let Some((url, schema)) = super::config::test_postgres(data_dir) {
             command
                 .arg("--store")
@@ -26,7 +31,23 @@ impl Recapd {
                 .arg("--store-schema")
                 .arg(schema);
         }
-        Recapd::start_with(command, data_dir)
+        command
+    }
+
+    /// The child's resident set size now (VmRSS), in bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        self.status_kib("VmRSS:") * 1024
+    }
+
+    /// A `/proc/<pid>/status` figure in KiB.
+    fn status_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the child's /proc status is readable");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc status"))
     }
 
     /// Starts `command` (the binary, maybe with store or metrics options) on
@@ -104,4 +125,37 @@ impl Drop for Recapd {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The body of `GET /metrics` at `addr` (HTTP/1.0: no chunked encoding).
+pub async fn scrape(addr: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the metrics endpoint accepts");
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .await
+        .expect("request sent");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .await
+        .expect("a UTF-8 response");
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("an HTTP response with a body");
+    assert!(head.starts_with("HTTP/1."), "not HTTP: {head}");
+    assert!(head.contains(" 200 "), "GET /metrics answered {head}");
+    body.to_owned()
+}
+
+/// The value of the unlabelled series `name` in a scrape; 0 when absent.
+pub fn metric(body: &str, name: &str) -> f64 {
+    body.lines()
+        .find_map(|line| {
+            let (series, value) = line.split_once(' ')?;
+            (series == name).then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0.0)
 }

@@ -1,0 +1,246 @@
+//! Keeping the chats held in memory within `--max-resident-memory`.
+//!
+//! Every slot carries the estimated bytes of what it holds, set under the
+//! chat's lock whenever its state changes (a load, a commit, a drop); the
+//! engine keeps their sum. A slot also carries the tick of its latest use.
+//! When the sum passes the budget, the least recently used chats that
+//! nothing pins are dropped until it is under 90% of the budget; a dropped
+//! chat is read again from the store, through the one load path, by the
+//! next call that names it.
+//!
+//! A chat is pinned, and never dropped, while someone holds or waits for
+//! its slot (an operation in flight or queued on its lock, a debounce
+//! timer, a commit task), while a `Subscribe` stream names it, while it owes
+//! a pending debounced refresh, and while a job of its runs. When pinned
+//! chats alone pass the budget, nothing pinned is dropped and a warning is
+//! logged at most once a minute: the budget is a target for the rest.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::Engine;
+use super::slot::{ChatSlot, Resident};
+use crate::domain::ids::ChatKey;
+use crate::telemetry;
+
+/// How long between two warnings that pinned chats alone pass the budget.
+const PINNED_WARNING_EVERY: Duration = Duration::from_secs(60);
+
+/// Slots removed from the map per hold of its write lock, so that a long
+/// eviction pass never keeps other calls from finding their chat for long.
+const EVICTION_BATCH: usize = 256;
+
+/// After a pass that could not get under the target (pinned chats), how
+/// long before the next pass, unless the estimate grows by a sixteenth of
+/// the budget first: each operation must not walk every chat in vain.
+const RETRY_AFTER_PINNED: Duration = Duration::from_secs(1);
+
+/// The budget and the running sums; owned by the engine.
+pub(super) struct Residency {
+    /// The budget in bytes; 0: none.
+    budget: usize,
+    /// Sum of every slot's `bytes`.
+    total: AtomicUsize,
+    /// Use ticks: each use of a slot stamps it with the next one.
+    clock: AtomicU64,
+    /// Set while one caller evicts; others do not start a second pass.
+    evicting: AtomicBool,
+    /// When the pinned-chats warning was last logged.
+    warned: Mutex<Option<Instant>>,
+    /// The estimate and time at the end of the latest pass that stayed
+    /// over the target; `None` after a pass that reached it.
+    stuck: Mutex<Option<(usize, Instant)>>,
+}
+
+impl Residency {
+    pub fn new(budget: usize) -> Residency {
+        Residency {
+            budget,
+            total: AtomicUsize::new(0),
+            clock: AtomicU64::new(0),
+            evicting: AtomicBool::new(false),
+            warned: Mutex::new(None),
+            stuck: Mutex::new(None),
+        }
+    }
+
+    /// The estimated bytes held now.
+    pub fn total(&self) -> usize {
+        self.total.load(Ordering::Acquire)
+    }
+
+    fn over_budget(&self) -> bool {
+        self.budget != 0 && self.total() > self.budget
+    }
+
+    /// Whether a pass is worth starting: over budget, and not right after
+    /// a pass that pinned chats kept over the target (unless memory grew
+    /// much since, or a while passed).
+    fn pass_due(&self) -> bool {
+        if !self.over_budget() {
+            return false;
+        }
+        match *self.stuck.lock() {
+            Some((total, at)) => {
+                self.total() > total.saturating_add(self.budget / 16)
+                    || at.elapsed() >= RETRY_AFTER_PINNED
+            }
+            None => true,
+        }
+    }
+
+    /// What a pass evicts down to: 90% of the budget.
+    fn target(&self) -> usize {
+        self.budget / 10 * 9
+    }
+
+    /// Moves the total from a slot's old estimate to its new one.
+    fn replace(&self, old: usize, new: usize) {
+        // Add first, so the total never goes below what slots hold.
+        self.total.fetch_add(new, Ordering::AcqRel);
+        self.total.fetch_sub(old, Ordering::AcqRel);
+        metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.total() as f64);
+    }
+
+    /// Stamps a slot as just used.
+    pub fn touch(&self, slot: &ChatSlot) {
+        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+        slot.last_used.store(tick, Ordering::Relaxed);
+    }
+
+    /// Counts a new slot (its own bytes, before anything is loaded in it).
+    pub fn admit(&self, slot: &ChatSlot) {
+        self.touch(slot);
+        let bytes = slot.bytes_with(None);
+        self.replace(slot.bytes.swap(bytes, Ordering::AcqRel), bytes);
+    }
+
+    /// Stops counting a slot that left the map.
+    pub fn release(&self, slot: &ChatSlot) {
+        self.replace(slot.bytes.swap(0, Ordering::AcqRel), 0);
+    }
+}
+
+/// Clears [`Residency::evicting`] when an eviction pass ends, however it
+/// ends.
+struct Evicting<'a>(&'a AtomicBool);
+
+impl Drop for Evicting<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl Engine {
+    /// Sets a slot's estimate from its state (the caller holds the chat's
+    /// lock) and, when that takes the total past the budget, evicts.
+    pub(super) fn account(&self, slot: &ChatSlot, state: Option<&Resident>) {
+        let bytes = slot.bytes_with(state);
+        let residency = &self.inner.residency;
+        residency.replace(slot.bytes.swap(bytes, Ordering::AcqRel), bytes);
+        if residency.pass_due() {
+            self.evict();
+        }
+    }
+
+    /// Drops the least recently used unpinned chats until the estimate is
+    /// under 90% of the budget. One pass at a time: a caller that finds a
+    /// pass under way leaves it the work.
+    fn evict(&self) {
+        let residency = &self.inner.residency;
+        if residency.evicting.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let _evicting = Evicting(&residency.evicting);
+        let target = residency.target();
+        // Oldest use first. The clones held here count in `pinned`.
+        let mut candidates: Vec<(u64, Arc<ChatSlot>)> = self
+            .inner
+            .chats
+            .read()
+            .values()
+            .map(|slot| (slot.last_used.load(Ordering::Relaxed), slot.clone()))
+            .collect();
+        candidates.sort_unstable_by_key(|(tick, _)| *tick);
+        let mut evicted = 0u64;
+        let mut dropped = Vec::new();
+        for batch in candidates.chunks(EVICTION_BATCH) {
+            if residency.total() <= target {
+                break;
+            }
+            let running_jobs = self.inner.jobs.busy.lock();
+            let mut chats = self.inner.chats.write();
+            for (_, slot) in batch {
+                if residency.total() <= target {
+                    break;
+                }
+                if pinned(slot, &running_jobs) {
+                    continue;
+                }
+                chats.remove(&slot.key);
+                residency.release(slot);
+                dropped.push(slot.key.clone());
+                evicted += 1;
+            }
+            metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+            drop(chats);
+            drop(running_jobs);
+        }
+        // The chats' memory is freed here, outside the map's lock, as the
+        // last clones go.
+        drop(candidates);
+        if evicted > 0 {
+            metrics::counter!(telemetry::CHAT_EVICTIONS).increment(evicted);
+            tracing::debug!(
+                evicted,
+                resident_bytes = residency.total(),
+                "dropped least recently used chats from memory"
+            );
+        }
+        let total = residency.total();
+        *residency.stuck.lock() = (total > target).then(|| (total, Instant::now()));
+        if residency.over_budget() {
+            self.warn_pinned_over_budget();
+        }
+    }
+
+    fn warn_pinned_over_budget(&self) {
+        let residency = &self.inner.residency;
+        let mut warned = residency.warned.lock();
+        if warned.is_some_and(|at| at.elapsed() < PINNED_WARNING_EVERY) {
+            return;
+        }
+        *warned = Some(Instant::now());
+        tracing::warn!(
+            resident_bytes = residency.total(),
+            budget = residency.budget,
+            chats = self.inner.chats.read().len(),
+            "chats that cannot be dropped now (watched, owing a refresh, or in use) hold more than --max-resident-memory"
+        );
+    }
+}
+
+/// Whether a slot must stay in memory. Called under the map's write lock
+/// with one clone of the slot held by the caller besides the map's: any
+/// other holder took its clone under the map's lock, so the count is exact.
+fn pinned(slot: &Arc<ChatSlot>, running_jobs: &HashSet<ChatKey>) -> bool {
+    if Arc::strong_count(slot) > 2 || slot.latest.receiver_count() > 0 {
+        return true;
+    }
+    if running_jobs.contains(&slot.key) {
+        return true;
+    }
+    match slot.state.try_lock() {
+        Ok(state) => state
+            .as_ref()
+            .is_some_and(|resident| resident.debounce.is_some()),
+        Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,195 @@
+//! The budget at the engine's level: what is counted, what goes first, and
+//! what never goes.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::super::Engine;
+use crate::domain::Limits;
+use crate::domain::chat::ChatEvent;
+use crate::domain::ids::{ChatKey, Tenant};
+use crate::domain::message::{Message, NewMessage};
+use crate::domain::refresh::InjectionKey;
+use crate::domain::settings::SettingsPatch;
+use crate::engine::SettingsUpdate;
+use crate::store::{SqliteStore, Stores};
+
+async fn engine(dir: &tempfile::TempDir, budget: usize) -> Engine {
+    let store = Arc::new(SqliteStore::open(dir.path(), true).await.unwrap());
+    let limits = Limits {
+        max_resident_bytes: budget,
+        ..Limits::default()
+    };
+    Engine::new(Stores::single(store), limits).await.unwrap()
+}
+
+fn key(chat: &str) -> ChatKey {
+    ChatKey::untenanted(chat)
+}
+
+/// A transcript of `n` messages of 1,000 bytes.
+fn transcript(n: usize) -> ChatEvent {
+    ChatEvent::ChatChanged(
+        (0..n)
+            .map(|i| {
+                NewMessage {
+                    id: format!("m{i}"),
+                    text: format!("{i:>1000}"),
+                    ..Default::default()
+                }
+                .build("message", &Limits::default())
+                .unwrap()
+            })
+            .collect::<Vec<Message>>(),
+    )
+}
+
+fn resident(engine: &Engine, chat: &str) -> bool {
+    engine.resident_slot(&key(chat)).is_some()
+}
+
+/// The sum of every slot's estimate, counted apart from the total.
+fn counted(engine: &Engine) -> usize {
+    engine
+        .resident_slots()
+        .iter()
+        .map(|slot| slot.bytes.load(Ordering::Acquire))
+        .sum()
+}
+
+#[tokio::test]
+async fn the_total_is_the_sum_of_the_slots_and_follows_the_chats_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir, 0).await;
+    engine.publish(&key("small"), transcript(2)).await.unwrap();
+    let small = engine.inner.residency.total();
+    engine.publish(&key("big"), transcript(40)).await.unwrap();
+    let both = engine.inner.residency.total();
+    assert_eq!(both, counted(&engine));
+    // Forty messages of 1,000 bytes: at least their text, and not wildly more.
+    let big = both - small;
+    assert!(
+        (40_000..120_000).contains(&big),
+        "{big} bytes for 40 KB of text"
+    );
+    // The big chat shrinks to one message: its estimate follows.
+    engine.publish(&key("big"), transcript(1)).await.unwrap();
+    assert!(engine.inner.residency.total() < small + 10_000);
+    assert_eq!(engine.inner.residency.total(), counted(&engine));
+}
+
+#[tokio::test]
+async fn past_the_budget_the_least_recently_used_chats_go_first() {
+    let dir = tempfile::tempdir().unwrap();
+    // About ten chats of 10 KB fit.
+    let engine = engine(&dir, 150_000).await;
+    for i in 0..10 {
+        engine
+            .publish(&key(&format!("c{i}")), transcript(10))
+            .await
+            .unwrap();
+    }
+    // c0 is used again: now c1 is the least recently used.
+    engine
+        .injection(&key("c0"), InjectionKey::Scene)
+        .await
+        .unwrap();
+    for i in 10..14 {
+        engine
+            .publish(&key(&format!("c{i}")), transcript(10))
+            .await
+            .unwrap();
+    }
+    assert!(resident(&engine, "c0"), "used again: kept");
+    assert!(!resident(&engine, "c1"), "least recently used: dropped");
+    assert!(resident(&engine, "c13"), "just written: kept");
+    let total = engine.inner.residency.total();
+    assert!(total <= 150_000, "{total} over the budget");
+    assert_eq!(total, counted(&engine));
+    // A dropped chat comes back as it was.
+    let again = engine
+        .injection(&key("c1"), InjectionKey::Scene)
+        .await
+        .unwrap();
+    assert_eq!(again.revision, 1);
+    assert_eq!(engine.inclusion(&key("c1")).await.unwrap().len(), 10);
+}
+
+#[tokio::test]
+async fn watched_and_debouncing_chats_are_never_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 1-byte budget: everything that may go, goes.
+    let engine = engine(&dir, 1).await;
+    engine
+        .publish(&key("watched"), transcript(3))
+        .await
+        .unwrap();
+    let updates = engine
+        .subscribe(&Tenant::default(), &[key("watched")], None)
+        .await
+        .unwrap();
+    let patch = SettingsPatch {
+        debounce_ms: Some(60_000),
+        ..Default::default()
+    };
+    engine
+        .update_settings(
+            &Tenant::default(),
+            Some(&key("owing")),
+            SettingsUpdate {
+                patch,
+                clear: vec![],
+            },
+        )
+        .await
+        .unwrap();
+    engine.publish(&key("owing"), transcript(3)).await.unwrap();
+    engine
+        .publish(
+            &key("owing"),
+            ChatEvent::MessageSent(
+                NewMessage {
+                    id: "late".into(),
+                    text: "a debounced message".into(),
+                    ..Default::default()
+                }
+                .build("message", &Limits::default())
+                .unwrap(),
+            ),
+        )
+        .await
+        .unwrap();
+    for i in 0..5 {
+        engine
+            .publish(&key(&format!("other{i}")), transcript(3))
+            .await
+            .unwrap();
+    }
+    assert!(resident(&engine, "watched"));
+    assert!(resident(&engine, "owing"));
+    // Each publish leaves its chat droppable; the next one's pass drops it.
+    assert!(!resident(&engine, "other0") && !resident(&engine, "other3"));
+    drop(updates);
+    // Unwatched now: the next pass drops it.
+    engine.publish(&key("other9"), transcript(1)).await.unwrap();
+    assert!(!resident(&engine, "watched"));
+    assert!(resident(&engine, "owing"), "its refresh is still pending");
+}
+
+#[tokio::test]
+async fn an_empty_slot_costs_its_own_bytes_and_leaving_gives_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir, 0).await;
+    assert_eq!(engine.inner.residency.total(), 0);
+    // A read of an unknown chat makes a slot, then drops it.
+    assert!(
+        engine
+            .injection(&key("nobody"), InjectionKey::Scene)
+            .await
+            .is_err()
+    );
+    assert_eq!(engine.inner.residency.total(), 0);
+    engine.publish(&key("one"), transcript(1)).await.unwrap();
+    let one = engine.resident_slot(&key("one")).unwrap();
+    assert!(engine.inner.residency.total() > one.bytes_with(None));
+}
