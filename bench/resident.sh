@@ -53,7 +53,7 @@ idle_kb=$(kb VmRSS)
 
 started=$(date +%s.%N)
 line=$("${load_cpu[@]}" "$tool" resident --addr "127.0.0.1:$listen" --metrics "127.0.0.1:$metrics" \
-    --chats "$CHATS" --messages "$MESSAGES" --callers "$CALLERS" --samples "$SAMPLES" --verify "$VERIFY" "${require[@]}")
+    --chats "$CHATS" --messages "$MESSAGES" --callers "$CALLERS" --samples "$SAMPLES" --verify "$VERIFY" --pid "$pid" "${require[@]}")
 finished=$(date +%s.%N)
 peak_kb=$(kb VmHWM); end_kb=$(kb VmRSS)
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
@@ -63,23 +63,33 @@ python3 - "$line" "$idle_kb" "$peak_kb" "$end_kb" "$BUDGET_MIB" "$MARGIN_MIB" "$
 import json, sys
 r = json.loads(sys.argv[1])
 idle, peak, end = (int(v) / 1024 for v in sys.argv[2:5])
+# The tool resets the peak between writing and reading: VmHWM at the end is
+# the peak since then.
+peak = max(peak, r["peak_rss_mib_write"])
+mib = lambda b: "n/a" if b is None else f"{b / 1048576:.0f}"
 budget, margin = int(sys.argv[5]), int(sys.argv[6])
 seconds = float(sys.argv[8]) - float(sys.argv[7])
 flag = f"--max-resident-memory {budget}MiB" if sys.argv[9] != "0" else "no budget flag"
 target = budget + idle + margin
 yes = lambda ok: "yes" if ok else "NO"
+n = lambda v: "n/a" if v is None else f"{v:.0f}"
 ratio = r["cold_warm_p99_ratio"]
 cold = r["cold_reads"]
 print(
     f"Resident memory, {flag}, {r['chats']} chats x {r['messages_per_chat']} messages "
     f"({r['text_mb']:.0f} MB of text): peak RSS {peak:.0f} MiB (idle {idle:.0f}, at the end {end:.0f}; "
-    f"target <= {budget} + {idle:.0f} + {margin} = {target:.0f} MiB: {yes(peak <= target)}) | "
+    f"target <= {budget} + {idle:.0f} + {margin} = {target:.0f} MiB: {yes(peak <= target)}; "
+    f"peak writing {r['peak_rss_mib_write']:.0f}, reading {r['peak_rss_mib_read']:.0f}; "
+    f"anonymous after writing {r['anon_mib_after_write']:.0f}, after reading {r['anon_mib_after_read']:.0f}; "
+    f"recapd_resident_bytes after writing {mib(r['resident_bytes_after_write'])} MiB "
+    f"({n(r['chats_resident_after_write'])} chats), after reading {mib(r['resident_bytes_after_read'])} MiB "
+    f"({n(r['chats_resident_after_read'])} chats)) | "
     f"GetInjection cold p50 {r['cold_p50_ms']} p99 {r['cold_p99_ms']} ms ({cold} of {r['samples']} first reads "
     f"loaded their chat), warm p50 {r['warm_p50_ms']} p99 {r['warm_p99_ms']} ms: cold p99 x{ratio} "
     f"(target <= 3: {yes(cold > 0 and ratio <= 3)}), p50 x{r['cold_warm_p50_ratio']} | "
     f"writes {r['writes_per_s']:.0f} chats/s ({r['write_text_mb_per_s']} MB/s of text, {r['write_seconds']} s) | "
-    f"server: {r['loads_during_read']} loads and {r['evictions_during_read']} evictions while reading, "
-    f"{r['evictions_during_write']} evictions while writing, mean load {r['server_load_mean_ms']} ms | "
+    f"server: {n(r['loads_during_read'])} loads and {n(r['evictions_during_read'])} evictions while reading, "
+    f"{n(r['evictions_during_write'])} evictions while writing, mean load {r['server_load_mean_ms']} ms | "
     f"{r['verified_chats']} chats exported, {r['verify_differing']} differing | {seconds:.0f} s in all"
 )
 PY

@@ -32,7 +32,7 @@ use serde_json::json;
 use tonic::transport::Channel;
 
 use crate::drive::connect;
-use crate::scrape::{metric_sum, scrape};
+use crate::scrape::{metric_sum, reset_peak, scrape, status_kb};
 use crate::stats::{Summary, summarize};
 
 type Error = Box<dyn std::error::Error>;
@@ -80,6 +80,10 @@ pub struct Resident {
     /// Seed of the texts and of the read order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// recapd's process id: its memory is read at each phase's end, and
+    /// its peak is reset between writing and reading.
+    #[arg(long)]
+    pid: Option<u32>,
 }
 
 /// SplitMix64: a small, fast, seedable generator (texts and read order need
@@ -301,6 +305,28 @@ async fn server(metrics: &str) -> Result<Server, Error> {
     })
 }
 
+/// recapd's memory at the end of a phase, MiB: the peak (`VmHWM`) since
+/// the phase began, and the resident set now, all and anonymous only (its
+/// own allocations; the rest is mapped files and shared memory).
+#[derive(Default)]
+struct Memory {
+    peak: f64,
+    rss: f64,
+    anon: f64,
+}
+
+fn memory(pid: Option<u32>) -> Result<Option<Memory>, Error> {
+    let Some(pid) = pid else { return Ok(None) };
+    let mib = |field: &str| -> Result<f64, Error> {
+        Ok((status_kb(pid, field)? as f64 / 1024.0).round())
+    };
+    Ok(Some(Memory {
+        peak: mib("VmHWM")?,
+        rss: mib("VmRSS")?,
+        anon: mib("RssAnon")?,
+    }))
+}
+
 fn delta(after: Option<f64>, before: Option<f64>) -> Option<f64> {
     Some(after? - before.unwrap_or(0.0))
 }
@@ -453,6 +479,10 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
     let at_start = server(&args.metrics).await?;
     let written = write_chats(&args, channel.clone()).await?;
     let after_write = server(&args.metrics).await?;
+    let write_memory = memory(args.pid)?.unwrap_or_default();
+    if let Some(pid) = args.pid {
+        reset_peak(pid)?;
+    }
     eprintln!(
         "resident: {} chats written in {:.1} s; reading {} chats cold then warm",
         args.chats,
@@ -467,6 +497,7 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
     )
     .await?;
     let after_read = server(&args.metrics).await?;
+    let read_memory = memory(args.pid)?.unwrap_or_default();
     let (differing, first_difference) = verify_chats(&args, channel).await?;
     let after_verify = server(&args.metrics).await?;
 
@@ -480,7 +511,7 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
         delta(after_read.load_seconds, after_write.load_seconds),
         delta(after_read.load_count, after_write.load_count),
     ) {
-        (Some(seconds), Some(count)) if count > 0.0 => Some(seconds / count * 1e3),
+        (Some(seconds), Some(count)) if count > 0.0 => Some((seconds / count * 1e6).round() / 1e3),
         _ => None,
     };
     println!(
@@ -510,6 +541,12 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
             "evictions_during_write": delta(after_write.evictions, at_start.evictions),
             "loads_during_read": delta(after_read.loads, after_write.loads),
             "evictions_during_read": delta(after_read.evictions, after_write.evictions),
+            "peak_rss_mib_write": args.pid.map(|_| write_memory.peak),
+            "rss_mib_after_write": args.pid.map(|_| write_memory.rss),
+            "anon_mib_after_write": args.pid.map(|_| write_memory.anon),
+            "peak_rss_mib_read": args.pid.map(|_| read_memory.peak),
+            "rss_mib_after_read": args.pid.map(|_| read_memory.rss),
+            "anon_mib_after_read": args.pid.map(|_| read_memory.anon),
             "resident_bytes_after_write": after_write.resident_bytes,
             "chats_resident_after_write": after_write.chats_resident,
             "resident_bytes_after_read": after_read.resident_bytes,

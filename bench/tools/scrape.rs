@@ -1,5 +1,6 @@
-//! Reading recapd's Prometheus endpoint (`--metrics-listen`) from the load
-//! side: one plain HTTP/1.1 GET per scrape, and sums of a metric's samples.
+//! What the load side reads of a running server: its Prometheus endpoint
+//! (`--metrics-listen`; one plain HTTP/1.1 GET per scrape, and sums of a
+//! metric's samples) and its memory in `/proc/<pid>/status`.
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -71,6 +72,23 @@ pub fn metric_sum(exposition: &str, name: &str) -> Option<f64> {
     found
 }
 
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`, `RssAnon`...).
+pub fn status_kb(pid: u32, field: &str) -> Result<u64, Error> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| format!("no {field} in /proc/{pid}/status").into())
+}
+
+/// Starts a new peak: `VmHWM` becomes the current `VmRSS`
+/// (`/proc/<pid>/clear_refs`, value 5).
+pub fn reset_peak(pid: u32) -> Result<(), Error> {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5")?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +98,13 @@ mod tests {
         let text = "# TYPE a_total counter\na_total{x=\"1\"} 2\na_total{x=\"2\"} 3\na_total_other 100\nb 1\n";
         assert_eq!(metric_sum(text, "a_total"), Some(5.0));
         assert_eq!(metric_sum(text, "missing"), None);
+    }
+
+    #[test]
+    fn reads_this_process_memory() {
+        let rss = status_kb(std::process::id(), "VmRSS").unwrap();
+        assert!(rss > 0);
+        assert!(status_kb(std::process::id(), "VmNoSuchField").is_err());
     }
 
     #[test]

@@ -12,6 +12,8 @@ use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
 use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
 use tonic::transport::Channel;
 
+use crate::scrape::status_kb;
+
 type Error = Box<dyn std::error::Error>;
 
 #[derive(clap::Args)]
@@ -28,12 +30,7 @@ pub struct Soak {
 }
 
 fn sample(pid: u32) -> Result<(u64, usize), Error> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let rss_kb = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or("no VmRSS")?;
+    let rss_kb = status_kb(pid, "VmRSS")?;
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))?.count();
     Ok((rss_kb, fds))
 }
