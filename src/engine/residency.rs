@@ -178,7 +178,8 @@ impl Engine {
                 if residency.total() <= target {
                     break;
                 }
-                if pinned(slot, &running_jobs) {
+                let held = chats.get(&slot.key).is_some_and(|s| Arc::ptr_eq(s, slot));
+                if !held || pinned(slot, &running_jobs) {
                     continue;
                 }
                 chats.remove(&slot.key);
