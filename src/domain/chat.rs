@@ -516,7 +516,7 @@ impl Chat {
                 let data = m.data().for_new_swipe();
                 m.push_swipe(Swipe {
                     text,
-                    data,
+                    data: data.into(),
                     st: None,
                 });
             } else if !text.is_empty() {
@@ -540,6 +540,9 @@ impl Chat {
 /// it needs.
 fn compact(message: &mut Message) {
     message.swipes.shrink_to_fit();
+    for swipe in &mut message.swipes {
+        swipe.data.compact();
+    }
 }
 
 /// The heap a message in a chat owns: its own, plus its id's copy as the
