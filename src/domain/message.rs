@@ -125,6 +125,101 @@ impl MessageData {
     }
 }
 
+/// No recap data: what a [`SwipeData`] without any reads as.
+static NO_DATA: MessageData = MessageData {
+    memory: None,
+    prefill: None,
+    exclude: None,
+    error: None,
+    reasoning: None,
+    edited: None,
+    scene_break: None,
+    scene_break_visible: None,
+    scene_break_name: None,
+    scene_recap_memory: None,
+    is_auto_recap_system_memory: None,
+};
+
+/// A swipe's recap data, boxed and only when it holds something: most
+/// swipes carry none, and a resident chat then pays one pointer for it
+/// instead of the 152 bytes of a [`MessageData`]. Reads (and compares,
+/// and is stored) as a [`MessageData`]; changing it through `DerefMut`
+/// boxes it.
+#[derive(Clone, Default)]
+pub struct SwipeData(Option<Box<MessageData>>);
+
+impl SwipeData {
+    /// The data, by value.
+    pub fn into_inner(self) -> MessageData {
+        self.0.map(|data| *data).unwrap_or_default()
+    }
+
+    /// Lets go of the box when the data holds nothing.
+    pub fn compact(&mut self) {
+        if self.0.as_deref().is_some_and(|data| *data == NO_DATA) {
+            self.0 = None;
+        }
+    }
+
+    /// The box, for counting what it holds.
+    pub(crate) fn boxed(&self) -> &Option<Box<MessageData>> {
+        &self.0
+    }
+}
+
+impl From<MessageData> for SwipeData {
+    fn from(data: MessageData) -> SwipeData {
+        let mut boxed = SwipeData(Some(Box::new(data)));
+        boxed.compact();
+        boxed
+    }
+}
+
+impl std::ops::Deref for SwipeData {
+    type Target = MessageData;
+    fn deref(&self) -> &MessageData {
+        self.0.as_deref().unwrap_or(&NO_DATA)
+    }
+}
+
+impl std::ops::DerefMut for SwipeData {
+    fn deref_mut(&mut self) -> &mut MessageData {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl PartialEq for SwipeData {
+    fn eq(&self, other: &SwipeData) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for SwipeData {}
+
+impl PartialEq<MessageData> for SwipeData {
+    fn eq(&self, other: &MessageData) -> bool {
+        **self == *other
+    }
+}
+
+impl std::fmt::Debug for SwipeData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl Serialize for SwipeData {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for SwipeData {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        MessageData::deserialize(deserializer).map(SwipeData::from)
+    }
+}
+
 /// One alternative text of a message, with its own recap data.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Swipe {
@@ -132,7 +227,7 @@ pub struct Swipe {
     pub text: String,
     /// The swipe's recap data.
     #[serde(default)]
-    pub data: MessageData,
+    pub data: SwipeData,
     /// What the swipe's `swipe_info` entry in a SillyTavern file had that
     /// recapd keeps as it was; `None` for swipes made through the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,20 +275,7 @@ impl Message {
 
     /// The current swipe's recap data.
     pub fn data(&self) -> &MessageData {
-        static EMPTY: MessageData = MessageData {
-            memory: None,
-            prefill: None,
-            exclude: None,
-            error: None,
-            reasoning: None,
-            edited: None,
-            scene_break: None,
-            scene_break_visible: None,
-            scene_break_name: None,
-            scene_recap_memory: None,
-            is_auto_recap_system_memory: None,
-        };
-        self.current().map(|s| &s.data).unwrap_or(&EMPTY)
+        self.current().map(|s| &*s.data).unwrap_or(&NO_DATA)
     }
 
     /// The current swipe's recap data, for changing it.
@@ -406,7 +488,7 @@ impl NewMessage {
                 .into_iter()
                 .map(|text| Swipe {
                     text,
-                    data: MessageData::default(),
+                    data: SwipeData::default(),
                     st: None,
                 })
                 .collect(),

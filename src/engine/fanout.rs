@@ -6,7 +6,9 @@
 //!   the chat's latest value; 10,000 subscribers cost one wake-up each).
 //! - Every chat: a bounded `broadcast` channel. A subscriber that falls more
 //!   than its capacity behind is not cut off: it resynchronises from every
-//!   chat's latest injection, skipping only what it already has.
+//!   chat's latest injection, skipping only what it already has (the chats
+//!   in memory, and those dropped from memory since its last catch-up,
+//!   read back from the store).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -20,6 +22,7 @@ use tokio_stream::wrappers::{BroadcastStream, WatchStream, errors::BroadcastStre
 use tokio_stream::{Stream, StreamMap};
 
 use super::Engine;
+use super::residency::Dropped;
 use super::slot::LatestInjections;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, InjectionKey};
@@ -100,8 +103,17 @@ enum Source {
         updates: BroadcastStream<Arc<Injection>>,
         /// Only this tenant's chats are passed on.
         tenant: Tenant,
+        /// The engine's eviction count when this stream last caught up:
+        /// chats dropped from memory since may hold updates it missed.
+        evictions_seen: u64,
+        /// Reading back, after a fall behind, the latest injections of
+        /// chats dropped from memory since `evictions_seen`.
+        catching_up: Option<CatchUp>,
     },
 }
+
+/// The latest injections of chats that are no longer in memory, being read.
+type CatchUp = Pin<Box<dyn Future<Output = Vec<Arc<Injection>>> + Send>>;
 
 /// The stream of injections one `Subscribe` call receives, in revision
 /// order per chat, never the same revision twice.
@@ -138,12 +150,15 @@ impl Updates {
         permit: Permit,
         tenant: Tenant,
     ) -> Updates {
+        let evictions_seen = engine.inner.residency.evictions_logged();
         Updates {
             _permit: permit,
             source: Source::All {
                 engine,
                 updates: BroadcastStream::new(receiver),
                 tenant,
+                evictions_seen,
+                catching_up: None,
             },
             queued: VecDeque::new(),
             sent: HashMap::new(),
@@ -210,22 +225,45 @@ impl Stream for Updates {
                     engine,
                     updates,
                     tenant,
-                } => match ready!(Pin::new(updates).poll_next(cx)) {
-                    Some(Ok(injection)) if injection.chat.tenant == *tenant => injection,
-                    Some(Ok(_)) => continue, // another tenant's chat
-                    Some(Err(BroadcastStreamRecvError::Lagged(skipped))) => {
-                        tracing::debug!(
-                            skipped,
-                            "all-chats subscriber fell behind; resynchronising"
-                        );
-                        let mut latest = engine.latest_of_every_chat();
-                        latest.retain(|i| i.chat.tenant == *tenant);
+                    evictions_seen,
+                    catching_up,
+                } => {
+                    if let Some(reading) = catching_up {
+                        let mut latest = ready!(reading.as_mut().poll(cx));
+                        *catching_up = None;
                         latest.sort_by(|a, b| a.chat.cmp(&b.chat));
                         this.queued.extend(latest);
                         continue;
                     }
-                    None => return Poll::Ready(None),
-                },
+                    match ready!(Pin::new(updates).poll_next(cx)) {
+                        Some(Ok(injection)) if injection.chat.tenant == *tenant => injection,
+                        Some(Ok(_)) => continue, // another tenant's chat
+                        Some(Err(BroadcastStreamRecvError::Lagged(skipped))) => {
+                            tracing::debug!(
+                                skipped,
+                                "all-chats subscriber fell behind; resynchronising"
+                            );
+                            let mut latest = engine.latest_of_every_chat();
+                            latest.retain(|i| i.chat.tenant == *tenant);
+                            latest.sort_by(|a, b| a.chat.cmp(&b.chat));
+                            this.queued.extend(latest);
+                            // Chats dropped from memory since the last catch-up
+                            // are read back: an update missed may be theirs.
+                            let (dropped, seen) =
+                                engine.inner.residency.evicted_since(*evictions_seen);
+                            *evictions_seen = seen;
+                            if dropped != Dropped::None {
+                                let engine = engine.clone();
+                                let tenant = tenant.clone();
+                                *catching_up = Some(Box::pin(async move {
+                                    engine.latest_of_dropped(&tenant, dropped).await
+                                }));
+                            }
+                            continue;
+                        }
+                        None => return Poll::Ready(None),
+                    }
+                }
             };
             if this.is_new(&next) {
                 return Poll::Ready(Some(next));

@@ -6,6 +6,9 @@
 //! commit of both in one group. Memory changes first and is dropped (the
 //! chat reloaded from the store) if the commit fails, so memory never holds
 //! what the store does not. Subscribers are told only after the commit.
+//! Slots are a cache of the store: past `--max-resident-memory` the least
+//! recently used ones that nothing pins leave memory, and the next call
+//! that needs the chat loads it again ([`residency`]).
 //!
 //! # Glossary
 //!

@@ -24,7 +24,8 @@ use parking_lot::Mutex;
 
 use super::Engine;
 use super::slot::{ChatSlot, Resident};
-use crate::domain::ids::ChatKey;
+use crate::domain::ids::{ChatKey, Tenant};
+use crate::domain::refresh::Injection;
 use crate::telemetry;
 
 /// How long between two warnings that pinned chats alone pass the budget.
@@ -38,6 +39,34 @@ const EVICTION_BATCH: usize = 256;
 /// long before the next pass, unless the estimate grows by a sixteenth of
 /// the budget first: each operation must not walk every chat in vain.
 const RETRY_AFTER_PINNED: Duration = Duration::from_secs(1);
+
+/// Most chats the eviction log remembers; an all-chats stream that falls
+/// behind by more evictions than this reads back every chat of its tenant.
+const EVICTION_LOG: usize = 100_000;
+
+/// Chats dropped from memory while all-chats streams were open, in order,
+/// so that a stream that fell behind can read back the ones it may have
+/// missed an update of (they are no longer among the chats in memory it
+/// catches up from).
+#[derive(Default)]
+struct EvictionLog {
+    /// The latest dropped chats, at most [`EVICTION_LOG`].
+    chats: std::collections::VecDeque<ChatKey>,
+    /// How many were ever logged: `chats` holds numbers
+    /// `logged - chats.len()..logged`.
+    logged: u64,
+}
+
+/// What an all-chats stream that fell behind must read back.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Dropped {
+    /// No chat was dropped since its last catch-up.
+    None,
+    /// These chats were.
+    These(Vec<ChatKey>),
+    /// More than the log holds: every chat of the tenant.
+    All,
+}
 
 /// The budget and the running sums; owned by the engine.
 pub(super) struct Residency {
@@ -54,6 +83,8 @@ pub(super) struct Residency {
     /// The estimate and time at the end of the latest pass that stayed
     /// over the target; `None` after a pass that reached it.
     stuck: Mutex<Option<(usize, Instant)>>,
+    /// Chats dropped while all-chats streams were open.
+    log: Mutex<EvictionLog>,
 }
 
 impl Residency {
@@ -65,6 +96,7 @@ impl Residency {
             evicting: AtomicBool::new(false),
             warned: Mutex::new(None),
             stuck: Mutex::new(None),
+            log: Mutex::new(EvictionLog::default()),
         }
     }
 
@@ -104,6 +136,37 @@ impl Residency {
         self.total.fetch_add(new, Ordering::AcqRel);
         self.total.fetch_sub(old, Ordering::AcqRel);
         metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.total() as f64);
+    }
+
+    /// How many chats the eviction log has had: an all-chats stream's
+    /// starting point.
+    pub fn evictions_logged(&self) -> u64 {
+        self.log.lock().logged
+    }
+
+    /// The chats dropped since the log had `seen` of them, and the count
+    /// now (the stream's next starting point).
+    pub fn evicted_since(&self, seen: u64) -> (Dropped, u64) {
+        let log = self.log.lock();
+        let missed = log.logged.saturating_sub(seen);
+        let dropped = match usize::try_from(missed) {
+            Ok(0) => Dropped::None,
+            Ok(missed) if missed <= log.chats.len() => {
+                let first = log.chats.len() - missed;
+                Dropped::These(log.chats.range(first..).cloned().collect())
+            }
+            _ => Dropped::All,
+        };
+        (dropped, log.logged)
+    }
+
+    /// Logs chats dropped while all-chats streams are open.
+    fn log_dropped(&self, chats: Vec<ChatKey>) {
+        let mut log = self.log.lock();
+        log.logged += chats.len() as u64;
+        log.chats.extend(chats);
+        let excess = log.chats.len().saturating_sub(EVICTION_LOG);
+        log.chats.drain(..excess);
     }
 
     /// Stamps a slot as just used.
@@ -178,7 +241,8 @@ impl Engine {
                 if residency.total() <= target {
                     break;
                 }
-                if pinned(slot, &running_jobs) {
+                let held = chats.get(&slot.key).is_some_and(|s| Arc::ptr_eq(s, slot));
+                if !held || pinned(slot, &running_jobs) {
                     continue;
                 }
                 chats.remove(&slot.key);
@@ -193,6 +257,9 @@ impl Engine {
         // The chats' memory is freed here, outside the map's lock, as the
         // last clones go.
         drop(candidates);
+        if self.inner.all_chats.receiver_count() > 0 {
+            residency.log_dropped(dropped);
+        }
         if evicted > 0 {
             metrics::counter!(telemetry::CHAT_EVICTIONS).increment(evicted);
             tracing::debug!(
@@ -206,6 +273,45 @@ impl Engine {
         if residency.over_budget() {
             self.warn_pinned_over_budget();
         }
+    }
+
+    /// The latest injections of chats dropped from memory (all the
+    /// tenant's chats for [`Dropped::All`]), read back from the store: for
+    /// an all-chats stream that fell behind. A chat that cannot be read is
+    /// logged and left out.
+    pub(super) async fn latest_of_dropped(
+        &self,
+        tenant: &Tenant,
+        dropped: Dropped,
+    ) -> Vec<Arc<Injection>> {
+        let chats = match dropped {
+            Dropped::None => return Vec::new(),
+            Dropped::These(chats) => chats,
+            Dropped::All => match self.inner.store.chats_of(tenant).await {
+                Ok(chats) => chats,
+                Err(error) => {
+                    tracing::warn!(%error, "an all-chats stream fell behind and the chats cannot be listed; it catches up from those in memory");
+                    return Vec::new();
+                }
+            },
+        };
+        let mut latest = Vec::new();
+        let mut seen = HashSet::new();
+        for chat in chats {
+            if chat.tenant != *tenant || !seen.insert(chat.clone()) {
+                continue;
+            }
+            let slot = self.slot(&chat);
+            match self.lock(&slot).await {
+                Ok(guard) => drop(guard),
+                Err(error) => {
+                    tracing::warn!(%chat, %error, "cannot read back a chat an all-chats stream may have missed an update of");
+                    continue;
+                }
+            }
+            latest.extend(slot.latest.borrow().all());
+        }
+        latest
     }
 
     fn warn_pinned_over_budget(&self) {

@@ -5,7 +5,7 @@
 use super::{Footprint, allocation_bytes};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState, Lease, ReadSet};
-use crate::domain::message::{Message, MessageData, Swipe};
+use crate::domain::message::{Message, MessageData, Swipe, SwipeData};
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{ContextType, Milli, Position, Role, TokenizerKind};
@@ -52,6 +52,12 @@ impl Footprint for Swipe {
     fn heap_bytes(&self) -> usize {
         let Swipe { text, data, st } = self;
         text.heap_bytes() + data.heap_bytes() + st.heap_bytes()
+    }
+}
+
+impl Footprint for SwipeData {
+    fn heap_bytes(&self) -> usize {
+        self.boxed().heap_bytes()
     }
 }
 

@@ -272,7 +272,7 @@ pub(super) fn message(
     let mut current_data = None;
     if let Some((text, data, unknown)) = extra.data {
         st.has |= has::DATA;
-        swipes[swipe_id].data = data;
+        swipes[swipe_id].data = data.into();
         st.data = unknown;
         current_data = Some(text);
     }
@@ -283,7 +283,7 @@ pub(super) fn message(
             let current = (i == swipe_id).then_some(current_data.as_deref());
             let (data, info_st) = swipe_info_of(line, info, current, limits)?;
             if let Some(data) = data {
-                swipe.data = data;
+                swipe.data = data.into();
             }
             swipe.st = Some(Box::new(info_st));
         }

@@ -193,3 +193,41 @@ async fn an_empty_slot_costs_its_own_bytes_and_leaving_gives_them_back() {
     let one = engine.resident_slot(&key("one")).unwrap();
     assert!(engine.inner.residency.total() > one.bytes_with(None));
 }
+
+#[tokio::test]
+async fn an_all_chats_stream_that_fell_behind_gets_the_latest_of_dropped_chats_too() {
+    use tokio_stream::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Every chat leaves memory after each call.
+    let engine = engine(&dir, 1).await;
+    let mut stream = engine
+        .subscribe(&Tenant::default(), &[], None)
+        .await
+        .unwrap();
+    let mut latest = std::collections::HashMap::new();
+    for i in 0..20 {
+        let chat = format!("quiet{i}");
+        let revision = engine.publish(&key(&chat), transcript(1)).await.unwrap();
+        latest.insert(chat, revision);
+    }
+    // More refreshes of another chat than the stream holds, none read
+    // yet: the quiet chats' only updates fall out of it.
+    engine.publish(&key("busy"), transcript(1)).await.unwrap();
+    for _ in 0..super::super::ALL_CHATS_BUFFER + 10 {
+        let injection = engine.refresh(&key("busy")).await.unwrap();
+        latest.insert("busy".to_owned(), injection.revision);
+    }
+    assert!(
+        !resident(&engine, "quiet0"),
+        "the quiet chats are out of memory"
+    );
+    // Reading now: every chat ends at its latest revision.
+    let mut seen = std::collections::HashMap::new();
+    while seen != latest {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(10), stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("the stream stopped short: {seen:?}"))
+            .expect("the stream stays open");
+        seen.insert(next.chat.id.clone(), next.revision);
+    }
+}
