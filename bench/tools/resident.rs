@@ -31,6 +31,10 @@ use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
 use serde_json::json;
 use tonic::transport::Channel;
 
+mod corpus;
+
+use corpus::{Rng, chat_id, message_text, random_order, speaker};
+
 use crate::drive::connect;
 use crate::scrape::{metric_sum, reset_peak, scrape, status_kb};
 use crate::stats::{Summary, summarize};
@@ -84,118 +88,6 @@ pub struct Resident {
     /// its peak is reset between writing and reading.
     #[arg(long)]
     pid: Option<u32>,
-}
-
-/// SplitMix64: a small, fast, seedable generator (texts and read order need
-/// variety and repeatability, not statistical quality).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-const WORDS: [&str; 64] = [
-    "the",
-    "harbour",
-    "lantern",
-    "quietly",
-    "she",
-    "he",
-    "opened",
-    "door",
-    "storm",
-    "evening",
-    "captain",
-    "letter",
-    "across",
-    "market",
-    "whispered",
-    "silver",
-    "old",
-    "tide",
-    "ships",
-    "river",
-    "forgotten",
-    "bridge",
-    "smiled",
-    "carefully",
-    "window",
-    "before",
-    "morning",
-    "bread",
-    "sword",
-    "mountain",
-    "village",
-    "stranger",
-    "song",
-    "remembered",
-    "under",
-    "candle",
-    "shadow",
-    "laughed",
-    "north",
-    "garden",
-    "promise",
-    "tavern",
-    "ale",
-    "road",
-    "horse",
-    "map",
-    "secret",
-    "and",
-    "then",
-    "with",
-    "a",
-    "of",
-    "to",
-    "her",
-    "his",
-    "their",
-    "cold",
-    "bright",
-    "slowly",
-    "never",
-    "again",
-    "dragon",
-    "coin",
-    "dawn",
-];
-
-/// Message `message` of chat `chat`: about `bytes` bytes of words, always
-/// the same for the same arguments.
-fn message_text(seed: u64, chat: usize, message: usize, bytes: usize) -> String {
-    let mut rng = Rng(seed ^ ((chat as u64) << 20) ^ message as u64);
-    let mut text = String::with_capacity(bytes + 16);
-    while text.len() + 5 < bytes {
-        if !text.is_empty() {
-            text.push(' ');
-        }
-        text.push_str(WORDS[rng.below(WORDS.len())]);
-    }
-    text.push('.');
-    text
-}
-
-fn speaker(message: usize) -> (&'static str, bool) {
-    if message.is_multiple_of(2) {
-        ("User", true)
-    } else {
-        ("Alice", false)
-    }
-}
-
-fn chat_id(prefix: &str, chat: usize) -> String {
-    format!("{prefix}-{chat}")
 }
 
 /// What the write phase left: each chat's revision after its write.
@@ -338,6 +230,9 @@ struct Reads {
     first: Vec<Duration>,
     /// First reads that loaded their chat (a load counted during the pair).
     cold: Vec<Duration>,
+    /// The cold reads whose pair also counted evictions (the load took
+    /// the estimate over the budget and an eviction pass ran).
+    cold_evicting: Vec<Duration>,
     /// First reads of chats still resident (no load).
     first_resident: usize,
     /// Every second read.
@@ -345,22 +240,6 @@ struct Reads {
     /// Pairs that counted two loads or more (the warm read loaded too).
     warm_loaded: usize,
     elapsed: Duration,
-}
-
-/// `count` distinct indexes below `n` in random order (repeating once
-/// every index was drawn).
-fn random_order(rng: &mut Rng, n: usize, count: usize) -> Vec<usize> {
-    let mut all: Vec<usize> = (0..n).collect();
-    let mut order = Vec::with_capacity(count);
-    while order.len() < count && n > 0 {
-        let round = (count - order.len()).min(n);
-        for i in 0..round {
-            let j = i + rng.below(n - i);
-            all.swap(i, j);
-        }
-        order.extend_from_slice(&all[..round]);
-    }
-    order
 }
 
 async fn get(
@@ -392,8 +271,9 @@ async fn read_chats(
     args: &Resident,
     channel: Channel,
     revisions: &[u64],
-    mut loads_before: Option<f64>,
+    before: &Server,
 ) -> Result<Reads, Error> {
+    let (mut loads_before, mut evictions_before) = (before.loads, before.evictions);
     let mut injections = InjectionServiceClient::new(channel);
     let mut rng = Rng(args.seed.wrapping_mul(31).wrapping_add(7));
     let order = random_order(&mut rng, args.chats, args.samples);
@@ -405,18 +285,24 @@ async fn read_chats(
         let warm = get(&mut injections, &id, revisions[chat]).await?;
         reads.first.push(first);
         reads.warm.push(warm);
-        let loads = metric_sum(&scrape(&args.metrics).await?, LOADS);
+        let exposition = scrape(&args.metrics).await?;
+        let loads = metric_sum(&exposition, LOADS);
+        let evictions = metric_sum(&exposition, EVICTIONS);
         if let (Some(after), Some(before)) = (loads, loads_before) {
-            match after - before {
-                d if d < 0.5 => reads.first_resident += 1,
-                d if d < 1.5 => reads.cold.push(first),
-                _ => {
-                    reads.cold.push(first);
+            let loaded = after - before;
+            if loaded < 0.5 {
+                reads.first_resident += 1;
+            } else {
+                reads.cold.push(first);
+                if delta(evictions, evictions_before).is_some_and(|d| d > 0.5) {
+                    reads.cold_evicting.push(first);
+                }
+                if loaded > 1.5 {
                     reads.warm_loaded += 1;
                 }
             }
         }
-        loads_before = loads;
+        (loads_before, evictions_before) = (loads, evictions);
     }
     reads.elapsed = started.elapsed();
     Ok(reads)
@@ -489,13 +375,7 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
         written.elapsed.as_secs_f64(),
         args.samples
     );
-    let reads = read_chats(
-        &args,
-        channel.clone(),
-        &written.revisions,
-        after_write.loads,
-    )
-    .await?;
+    let reads = read_chats(&args, channel.clone(), &written.revisions, &after_write).await?;
     let after_read = server(&args.metrics).await?;
     let read_memory = memory(args.pid)?.unwrap_or_default();
     let (differing, first_difference) = verify_chats(&args, channel).await?;
@@ -503,6 +383,7 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
 
     let first = summarize(reads.first.clone(), reads.elapsed);
     let cold = summarize(reads.cold.clone(), reads.elapsed);
+    let cold_evicting = summarize(reads.cold_evicting.clone(), reads.elapsed);
     let warm = summarize(reads.warm.clone(), reads.elapsed);
     // With no confirmed cold read (no loads metric), the first reads stand in.
     let cold_or_first: &Summary = if cold.count > 0 { &cold } else { &first };
@@ -532,6 +413,9 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
             "cold_p50_ms": ms(cold.p50),
             "cold_p99_ms": ms(cold.p99),
             "cold_max_ms": ms(cold.max),
+            "cold_evicting_reads": cold_evicting.count,
+            "cold_evicting_p50_ms": ms(cold_evicting.p50),
+            "cold_evicting_p99_ms": ms(cold_evicting.p99),
             "warm_p50_ms": ms(warm.p50),
             "warm_p99_ms": ms(warm.p99),
             "cold_warm_p50_ratio": ratio(cold_or_first.p50, warm.p50),
@@ -567,27 +451,4 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn texts_are_repeatable_varied_and_about_the_asked_size() {
-        let a = message_text(1, 7, 3, 210);
-        assert_eq!(a, message_text(1, 7, 3, 210));
-        assert_ne!(a, message_text(1, 7, 4, 210));
-        assert_ne!(a, message_text(1, 8, 3, 210));
-        assert!((200..=225).contains(&a.len()), "{} bytes", a.len());
-    }
-
-    #[test]
-    fn random_order_draws_each_index_once_before_repeating() {
-        let mut rng = Rng(5);
-        let mut order = random_order(&mut rng, 10, 10);
-        order.sort_unstable();
-        assert_eq!(order, (0..10).collect::<Vec<_>>());
-        assert_eq!(random_order(&mut rng, 3, 7).len(), 7);
-    }
 }
