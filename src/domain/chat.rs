@@ -7,6 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use compact_str::CompactString;
+
 use super::DomainError;
 use super::footprint::{Footprint, btree_bytes};
 use super::message::{Message, MessageData, Swipe};
@@ -415,7 +417,7 @@ impl Chat {
         };
         change(&mut message);
         let mut changes = Changes::default();
-        changes.messages_put.insert(message.id.clone());
+        changes.messages_put.insert(message.id.as_str().to_owned());
         self.insert(seq, message);
         Ok(changes)
     }
@@ -424,7 +426,7 @@ impl Chat {
         self.refuse_known(&message.id)?;
         let seq = self.messages.keys().next_back().map_or(0, |last| last + 1);
         let mut changes = Changes::default();
-        changes.messages_put.insert(message.id.clone());
+        changes.messages_put.insert(message.id.as_str().to_owned());
         self.insert(seq, message);
         Ok(changes)
     }
@@ -438,7 +440,7 @@ impl Chat {
         let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
         let mut changes = Changes::default();
         for (offset, message) in (0..).zip(messages) {
-            changes.messages_put.insert(message.id.clone());
+            changes.messages_put.insert(message.id.as_str().to_owned());
             self.insert(first - count + offset, message);
         }
         Ok(changes)
@@ -450,7 +452,7 @@ impl Chat {
             return Ok(changes);
         }
         refuse_duplicates(&messages)?;
-        let mut old: HashMap<String, Message> = std::mem::take(&mut self.messages)
+        let mut old: HashMap<CompactString, Message> = std::mem::take(&mut self.messages)
             .into_values()
             .map(|m| (m.id.clone(), m))
             .collect();
@@ -460,17 +462,17 @@ impl Chat {
         self.message_heap = 0;
         self.packed = 0;
         for (seq, incoming) in (0..).zip(messages) {
-            let message = match old.remove(&incoming.id) {
+            let message = match old.remove(incoming.id.as_str()) {
                 Some(mut known) => {
                     known.take_content_of(incoming);
                     known
                 }
                 None => incoming,
             };
-            changes.messages_put.insert(message.id.clone());
+            changes.messages_put.insert(message.id.as_str().to_owned());
             self.insert(seq, message);
         }
-        changes.messages_removed = old.into_keys().collect();
+        changes.messages_removed = old.into_keys().map(String::from).collect();
         Ok(changes)
     }
 

@@ -131,6 +131,18 @@ impl Footprint for String {
     }
 }
 
+/// Inline up to 24 bytes (nothing on the heap), else one allocation of
+/// its capacity.
+impl Footprint for compact_str::CompactString {
+    fn heap_bytes(&self) -> usize {
+        if self.is_heap_allocated() {
+            allocation_bytes(self.capacity())
+        } else {
+            0
+        }
+    }
+}
+
 impl Footprint for str {
     /// A `str` owned through a box or an `Arc` is counted by its owner.
     fn heap_bytes(&self) -> usize {

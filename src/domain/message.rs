@@ -1,5 +1,6 @@
 //! One chat message, its swipes, and the ST-Auto-Recap data each swipe carries.
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use super::settings::TokenizerKind;
@@ -240,9 +241,9 @@ pub struct Swipe {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Client-chosen id, unique in the chat.
-    pub id: String,
+    pub id: CompactString,
     /// Speaker name.
-    pub name: String,
+    pub name: CompactString,
     /// Written by the user.
     pub is_user: bool,
     /// Hidden by hand.
@@ -252,7 +253,7 @@ pub struct Message {
     /// A thought message (Stepped Thinking).
     pub is_thoughts: bool,
     /// The writing character, for group chats.
-    pub character_key: String,
+    pub character_key: CompactString,
     /// All swipes; never empty.
     pub swipes: Vec<Swipe>,
     /// Index of the current swipe.
@@ -477,13 +478,13 @@ impl NewMessage {
             swipes[swipe_id] = text;
         }
         Ok(Message {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             is_user,
             hidden,
             is_narrator,
             is_thoughts,
-            character_key,
+            character_key: character_key.into(),
             swipes: swipes
                 .into_iter()
                 .map(|text| Swipe {
