@@ -283,7 +283,7 @@ impl Chat {
             ChatEvent::MessageEdited { message_id, text } => {
                 let seq = self.seq_of(&message_id)?;
                 self.update(seq, |m| {
-                    let index = m.swipe_id;
+                    let index = m.current_swipe();
                     if let Some(swipe) = m.swipes.get_mut(index) {
                         swipe.text = text;
                     }
@@ -515,8 +515,8 @@ impl Chat {
             ));
         }
         self.update(seq, |m| {
-            if index != m.swipe_id {
-                m.follow_swipe(m.swipe_id, index);
+            if index != m.current_swipe() {
+                m.follow_swipe(m.current_swipe(), index);
             }
             if index == count {
                 // A new swipe: the current swipe's data, memory cleared.
@@ -529,7 +529,7 @@ impl Chat {
             } else if !text.is_empty() {
                 m.swipes[index].text = text;
             }
-            m.swipe_id = index;
+            m.swipe_id = swipe_id;
             m.text_changed();
         })
     }
@@ -542,11 +542,9 @@ impl Chat {
     }
 }
 
-/// Lets go of spare capacity a message was built or decoded with (a
-/// decoded swipe list keeps room for 4): a resident message holds what
-/// it needs.
+/// Lets go of the data boxes a message was built or decoded with that
+/// hold nothing: a resident message holds what it needs.
 fn compact(message: &mut Message) {
-    message.swipes.shrink_to_fit();
     for swipe in &mut message.swipes {
         swipe.data.compact();
     }

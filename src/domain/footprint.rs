@@ -157,6 +157,14 @@ impl<T: Footprint> Footprint for Vec<T> {
     }
 }
 
+/// A boxed slice: one allocation of exactly its length.
+impl<T: Footprint> Footprint for Box<[T]> {
+    fn heap_bytes(&self) -> usize {
+        allocation_bytes(self.len() * size_of::<T>())
+            + self.iter().map(Footprint::heap_bytes).sum::<usize>()
+    }
+}
+
 impl<T: Footprint> Footprint for Box<T> {
     fn heap_bytes(&self) -> usize {
         allocation_bytes(size_of::<T>()) + (**self).heap_bytes()

@@ -165,7 +165,7 @@ pub(super) fn message(
         is_narrator: false,
         is_thoughts: false,
         character_key: CompactString::default(),
-        swipes: Vec::new(),
+        swipes: Box::default(),
         swipe_id: 0,
         text_tokens: None,
         st: None,
@@ -307,8 +307,9 @@ pub(super) fn message(
             ),
         ));
     }
-    m.swipes = swipes;
-    m.swipe_id = swipe_id;
+    m.swipe_id = u32::try_from(swipe_id)
+        .map_err(|_| bad(line, format!("swipe_id {swipe_id} is over 2^32")))?;
+    m.swipes = swipes.into_boxed_slice();
     m.st = Some(Box::new(st));
     Ok(m)
 }
