@@ -137,22 +137,31 @@ impl Chat {
             recaps: RunningRecaps::from_parts(versions, current),
             ..Chat::default()
         };
+        chat.set_messages(messages);
+        chat
+    }
+
+    /// Replaces every message with `messages`, `(seq, message)` pairs in
+    /// any order, keeping every invariant of [`Chat`].
+    fn set_messages(&mut self, messages: Vec<(i64, Message)>) {
         // Descending, the later of two rows at one position first: the one
         // kept, as inserting them in order would keep it.
         let mut rows = messages;
         rows.sort_by_key(|(seq, _)| *seq);
         rows.reverse();
         rows.dedup_by_key(|(seq, _)| *seq);
+        self.scene_breaks.clear();
+        self.counted_through.set(None);
+        self.message_heap = 0;
         for (seq, message) in &mut rows {
             compact(message);
-            chat.register(*seq, message);
+            self.register(*seq, message);
         }
         // Built in bulk from sorted rows: full nodes, about half the
         // memory of one insert at a time.
-        chat.messages = rows.into_iter().rev().collect();
-        chat.packed = chat.messages.len();
-        chat.index = IdIndex::of(&chat.messages);
-        chat
+        self.messages = rows.into_iter().rev().collect();
+        self.packed = self.messages.len();
+        self.index = IdIndex::of(&self.messages);
     }
 
     /// Messages in chat order with their position keys.
@@ -456,11 +465,7 @@ impl Chat {
             .into_values()
             .map(|m| (m.id.clone(), m))
             .collect();
-        self.index.clear();
-        self.scene_breaks.clear();
-        self.counted_through.set(None);
-        self.message_heap = 0;
-        self.packed = 0;
+        let mut rows = Vec::with_capacity(messages.len());
         for (seq, incoming) in (0..).zip(messages) {
             let message = match old.remove(incoming.id.as_str()) {
                 Some(mut known) => {
@@ -470,9 +475,11 @@ impl Chat {
                 None => incoming,
             };
             changes.messages_put.insert(message.id.as_str().to_owned());
-            self.insert(seq, message);
+            rows.push((seq, message));
         }
         changes.messages_removed = old.into_keys().map(String::from).collect();
+        // Built in bulk, as a load builds it.
+        self.set_messages(rows);
         Ok(changes)
     }
 

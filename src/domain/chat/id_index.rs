@@ -75,11 +75,6 @@ impl IdIndex {
         }
     }
 
-    /// Forgets every entry, keeping the buckets.
-    pub(super) fn clear(&mut self) {
-        self.seqs.clear();
-    }
-
     /// The heap bytes of the table: 8 bytes and a control byte a bucket.
     pub(super) fn heap_bytes(&self) -> usize {
         hash_table_bytes(self.seqs.capacity(), std::mem::size_of::<i64>())
