@@ -208,6 +208,11 @@ fn report(label: &str, m: &Measured) -> f64 {
 fn resident_bytes_is_within_ten_percent_of_what_chats_allocate() {
     AllocationRegistry::set_global_tracker(Counter).expect("the only tracker");
     AllocationRegistry::enable_tracking();
+    println!(
+        "inline sizes: Chat {} B, Message {} B",
+        std::mem::size_of::<Chat>(),
+        std::mem::size_of::<Message>()
+    );
     for extras in [Extras::Plain, Extras::Mixed] {
         let name = if extras == Extras::Plain {
             "plain"
