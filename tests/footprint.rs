@@ -1,6 +1,7 @@
 //! `Chat::resident_bytes` against real allocations: chats built through
 //! the domain API as the store loads them (`Chat::from_parts` of decoded
-//! rows) and as events make them (`apply`), with every allocation counted
+//! rows) and as events make them (`apply` of appends, or of one
+//! `ChatChanged` with the whole transcript), with every allocation counted
 //! by a tracking global allocator as glibc's malloc spends it. The sum of
 //! the estimates must be within 10% of what was allocated.
 //!
@@ -139,6 +140,24 @@ fn appended(chat: usize, extras: Extras) -> Chat {
     built
 }
 
+/// One chat as a client opening it makes it: its whole transcript in one
+/// `ChatChanged`, data set after.
+fn opened(chat: usize, extras: Extras) -> Chat {
+    let (messages, data): (Vec<Message>, Vec<Option<MessageData>>) =
+        (0..MESSAGES).map(|i| message(chat, i, extras)).unzip();
+    let ids: Vec<_> = messages.iter().map(|m| m.id.clone()).collect();
+    let mut built = Chat::default();
+    built
+        .apply(ChatEvent::ChatChanged(messages))
+        .expect("distinct ids");
+    for (id, data) in ids.iter().zip(data) {
+        if let Some(data) = data {
+            built.set_message_data(id, &data).expect("message exists");
+        }
+    }
+    built
+}
+
 struct Measured {
     estimate: usize,
     chunks: isize,
@@ -189,6 +208,11 @@ fn report(label: &str, m: &Measured) -> f64 {
 fn resident_bytes_is_within_ten_percent_of_what_chats_allocate() {
     AllocationRegistry::set_global_tracker(Counter).expect("the only tracker");
     AllocationRegistry::enable_tracking();
+    println!(
+        "inline sizes: Chat {} B, Message {} B",
+        std::mem::size_of::<Chat>(),
+        std::mem::size_of::<Message>()
+    );
     for extras in [Extras::Plain, Extras::Mixed] {
         let name = if extras == Extras::Plain {
             "plain"
@@ -206,7 +230,12 @@ fn resident_bytes_is_within_ten_percent_of_what_chats_allocate() {
             .collect();
         let from_rows = measure(|c| loaded(&rows[c]));
         let by_events = measure(|c| appended(c, extras));
-        for (how, m) in [("loaded", &from_rows), ("appended", &by_events)] {
+        let by_opening = measure(|c| opened(c, extras));
+        for (how, m) in [
+            ("loaded", &from_rows),
+            ("appended", &by_events),
+            ("opened", &by_opening),
+        ] {
             let error = report(&format!("{name}, {how}"), m);
             assert!(
                 error.abs() <= 0.10,

@@ -7,11 +7,16 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use compact_str::CompactString;
+
 use super::DomainError;
-use super::footprint::{Footprint, allocation_bytes, btree_bytes, hash_table_bytes};
+use super::footprint::{Footprint, btree_bytes};
 use super::message::{Message, MessageData, Swipe};
 use super::recaps::{NewRecap, RecapVersion, RunningRecaps};
 use super::st_chat::verbatim::StFile;
+use id_index::IdIndex;
+
+mod id_index;
 
 /// One chat event, with its messages already checked ([`super::message::NewMessage::build`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +70,8 @@ pub struct Changes {
 /// A chat: messages in order, each at a position key (`seq`) that only
 /// grows for appends and shrinks for prepends, plus its running recap.
 ///
-/// Invariants: `index` maps exactly the ids in `messages`; `scene_breaks`
+/// Invariants: `index` maps exactly the ids in `messages` (see
+/// [`IdIndex`]); `scene_breaks`
 /// holds exactly the positions whose current swipe is a visible scene break;
 /// `message_heap` is the sum of [`held_bytes`] over `messages` (every
 /// message enters and leaves through [`Chat::insert`] and [`Chat::remove`],
@@ -73,11 +79,11 @@ pub struct Changes {
 #[derive(Debug, Clone, Default)]
 pub struct Chat {
     messages: BTreeMap<i64, Message>,
-    index: HashMap<String, i64>,
+    index: IdIndex,
     scene_breaks: BTreeSet<i64>,
     recaps: RunningRecaps,
-    /// The heap the messages own, their index keys included: the running
-    /// total behind [`Chat::resident_bytes`].
+    /// The heap the messages own: the running total behind
+    /// [`Chat::resident_bytes`].
     message_heap: usize,
     /// How many entries of `messages` were built in bulk (full nodes) by
     /// [`Chat::from_parts`]; the rest count as appended one at a time.
@@ -131,22 +137,31 @@ impl Chat {
             recaps: RunningRecaps::from_parts(versions, current),
             ..Chat::default()
         };
+        chat.set_messages(messages);
+        chat
+    }
+
+    /// Replaces every message with `messages`, `(seq, message)` pairs in
+    /// any order, keeping every invariant of [`Chat`].
+    fn set_messages(&mut self, messages: Vec<(i64, Message)>) {
         // Descending, the later of two rows at one position first: the one
         // kept, as inserting them in order would keep it.
         let mut rows = messages;
         rows.sort_by_key(|(seq, _)| *seq);
         rows.reverse();
         rows.dedup_by_key(|(seq, _)| *seq);
-        chat.index.reserve(rows.len());
+        self.scene_breaks.clear();
+        self.counted_through.set(None);
+        self.message_heap = 0;
         for (seq, message) in &mut rows {
             compact(message);
-            chat.register(*seq, message);
+            self.register(*seq, message);
         }
         // Built in bulk from sorted rows: full nodes, about half the
         // memory of one insert at a time.
-        chat.messages = rows.into_iter().rev().collect();
-        chat.packed = chat.messages.len();
-        chat
+        self.messages = rows.into_iter().rev().collect();
+        self.packed = self.messages.len();
+        self.index = IdIndex::of(&self.messages);
     }
 
     /// Messages in chat order with their position keys.
@@ -190,7 +205,7 @@ impl Chat {
 
     /// A message and its position key, by id.
     pub fn message(&self, id: &str) -> Option<(i64, &Message)> {
-        let seq = *self.index.get(id)?;
+        let seq = self.index.get(&self.messages, id)?;
         self.messages.get(&seq).map(|m| (seq, m))
     }
 
@@ -242,7 +257,7 @@ impl Chat {
 
     /// The bytes this chat holds in memory: its own struct, each message's
     /// struct and heap, each entry's share of the structures it sits in
-    /// (the ordered map's nodes, the id index's buckets and keys, the
+    /// (the ordered map's nodes, the id index's buckets, the
     /// scene-break set), the running-recap versions and what its file had.
     /// Reads a running total: O(1) in the messages, O(recap versions).
     pub fn resident_bytes(&self) -> usize {
@@ -261,7 +276,7 @@ impl Chat {
         let packed = self.packed.min(self.messages.len());
         std::mem::size_of::<Chat>()
             + btree_bytes::<i64, Message>(packed, self.messages.len() - packed)
-            + hash_table_bytes(self.index.capacity(), std::mem::size_of::<(String, i64)>())
+            + self.index.heap_bytes()
             + btree_bytes::<i64, ()>(0, self.scene_breaks.len())
             + self.recaps.heap_bytes()
             + self.st_file.heap_bytes()
@@ -277,7 +292,7 @@ impl Chat {
             ChatEvent::MessageEdited { message_id, text } => {
                 let seq = self.seq_of(&message_id)?;
                 self.update(seq, |m| {
-                    let index = m.swipe_id;
+                    let index = m.current_swipe();
                     if let Some(swipe) = m.swipes.get_mut(index) {
                         swipe.text = text;
                     }
@@ -334,7 +349,7 @@ impl Chat {
             ("new_scene_message_id", &new.new_scene_message_id),
         ] {
             if let Some(id) = id
-                && !self.index.contains_key(id)
+                && !self.index.contains(&self.messages, id)
             {
                 return Err(DomainError::NotFound(format!("{field} message {id:?}")));
             }
@@ -361,8 +376,7 @@ impl Chat {
 
     fn seq_of(&self, message_id: &str) -> Result<i64, DomainError> {
         self.index
-            .get(message_id)
-            .copied()
+            .get(&self.messages, message_id)
             .ok_or_else(|| DomainError::NotFound(format!("message {message_id:?}")))
     }
 
@@ -373,15 +387,17 @@ impl Chat {
         }
         compact(&mut message);
         self.register(seq, &message);
+        let hash = self.index.hash(&message.id);
         if let Some(replaced) = self.messages.insert(seq, message) {
+            self.index.remove(&replaced.id, seq);
             self.message_heap -= held_bytes(&replaced);
         }
+        self.index.insert(&self.messages, hash, seq);
     }
 
-    /// Enters a message about to be put at `seq` in the index, the
-    /// scene breaks and the running total.
+    /// Enters a message about to be put at `seq` in the scene breaks and
+    /// the running total (the index takes it once it is in the map).
     fn register(&mut self, seq: i64, message: &Message) {
-        self.index.insert(message.id.clone(), seq);
         if message.data().is_visible_scene_break() {
             self.scene_breaks.insert(seq);
         } else {
@@ -394,7 +410,7 @@ impl Chat {
     fn remove(&mut self, seq: i64) -> Option<Message> {
         let message = self.messages.remove(&seq)?;
         self.prefix_changed_at(seq);
-        self.index.remove(&message.id);
+        self.index.remove(&message.id, seq);
         self.scene_breaks.remove(&seq);
         self.message_heap -= held_bytes(&message);
         Some(message)
@@ -410,7 +426,7 @@ impl Chat {
         };
         change(&mut message);
         let mut changes = Changes::default();
-        changes.messages_put.insert(message.id.clone());
+        changes.messages_put.insert(message.id.as_str().to_owned());
         self.insert(seq, message);
         Ok(changes)
     }
@@ -419,7 +435,7 @@ impl Chat {
         self.refuse_known(&message.id)?;
         let seq = self.messages.keys().next_back().map_or(0, |last| last + 1);
         let mut changes = Changes::default();
-        changes.messages_put.insert(message.id.clone());
+        changes.messages_put.insert(message.id.as_str().to_owned());
         self.insert(seq, message);
         Ok(changes)
     }
@@ -433,7 +449,7 @@ impl Chat {
         let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
         let mut changes = Changes::default();
         for (offset, message) in (0..).zip(messages) {
-            changes.messages_put.insert(message.id.clone());
+            changes.messages_put.insert(message.id.as_str().to_owned());
             self.insert(first - count + offset, message);
         }
         Ok(changes)
@@ -445,27 +461,25 @@ impl Chat {
             return Ok(changes);
         }
         refuse_duplicates(&messages)?;
-        let mut old: HashMap<String, Message> = std::mem::take(&mut self.messages)
+        let mut old: HashMap<CompactString, Message> = std::mem::take(&mut self.messages)
             .into_values()
             .map(|m| (m.id.clone(), m))
             .collect();
-        self.index.clear();
-        self.scene_breaks.clear();
-        self.counted_through.set(None);
-        self.message_heap = 0;
-        self.packed = 0;
+        let mut rows = Vec::with_capacity(messages.len());
         for (seq, incoming) in (0..).zip(messages) {
-            let message = match old.remove(&incoming.id) {
+            let message = match old.remove(incoming.id.as_str()) {
                 Some(mut known) => {
                     known.take_content_of(incoming);
                     known
                 }
                 None => incoming,
             };
-            changes.messages_put.insert(message.id.clone());
-            self.insert(seq, message);
+            changes.messages_put.insert(message.id.as_str().to_owned());
+            rows.push((seq, message));
         }
-        changes.messages_removed = old.into_keys().collect();
+        changes.messages_removed = old.into_keys().map(String::from).collect();
+        // Built in bulk, as a load builds it.
+        self.set_messages(rows);
         Ok(changes)
     }
 
@@ -485,8 +499,8 @@ impl Chat {
         let index = &self.index;
         let valid = |id: &str| {
             index
-                .get(id)
-                .and_then(|seq| messages.get(seq))
+                .get(messages, id)
+                .and_then(|seq| messages.get(&seq))
                 .is_some_and(|m| m.data().has_scene_recap())
         };
         self.recaps.cleanup(valid).into_iter().collect()
@@ -508,8 +522,8 @@ impl Chat {
             ));
         }
         self.update(seq, |m| {
-            if index != m.swipe_id {
-                m.follow_swipe(m.swipe_id, index);
+            if index != m.current_swipe() {
+                m.follow_swipe(m.current_swipe(), index);
             }
             if index == count {
                 // A new swipe: the current swipe's data, memory cleared.
@@ -522,33 +536,30 @@ impl Chat {
             } else if !text.is_empty() {
                 m.swipes[index].text = text;
             }
-            m.swipe_id = index;
+            m.swipe_id = swipe_id;
             m.text_changed();
         })
     }
 
     fn refuse_known(&self, id: &str) -> Result<(), DomainError> {
-        if self.index.contains_key(id) {
+        if self.index.contains(&self.messages, id) {
             return Err(DomainError::AlreadyExists(format!("message {id:?}")));
         }
         Ok(())
     }
 }
 
-/// Lets go of spare capacity a message was built or decoded with (a
-/// decoded swipe list keeps room for 4): a resident message holds what
-/// it needs.
+/// Lets go of the data boxes a message was built or decoded with that
+/// hold nothing: a resident message holds what it needs.
 fn compact(message: &mut Message) {
-    message.swipes.shrink_to_fit();
     for swipe in &mut message.swipes {
         swipe.data.compact();
     }
 }
 
-/// The heap a message in a chat owns: its own, plus its id's copy as the
-/// index's key.
+/// The heap a message in a chat owns.
 fn held_bytes(message: &Message) -> usize {
-    message.heap_bytes() + allocation_bytes(message.id.len())
+    message.heap_bytes()
 }
 
 fn refuse_duplicates(messages: &[Message]) -> Result<(), DomainError> {

@@ -131,6 +131,18 @@ impl Footprint for String {
     }
 }
 
+/// Inline up to 24 bytes (nothing on the heap), else one allocation of
+/// its capacity.
+impl Footprint for compact_str::CompactString {
+    fn heap_bytes(&self) -> usize {
+        if self.is_heap_allocated() {
+            allocation_bytes(self.capacity())
+        } else {
+            0
+        }
+    }
+}
+
 impl Footprint for str {
     /// A `str` owned through a box or an `Arc` is counted by its owner.
     fn heap_bytes(&self) -> usize {
@@ -141,6 +153,14 @@ impl Footprint for str {
 impl<T: Footprint> Footprint for Vec<T> {
     fn heap_bytes(&self) -> usize {
         allocation_bytes(self.capacity() * size_of::<T>())
+            + self.iter().map(Footprint::heap_bytes).sum::<usize>()
+    }
+}
+
+/// A boxed slice: one allocation of exactly its length.
+impl<T: Footprint> Footprint for Box<[T]> {
+    fn heap_bytes(&self) -> usize {
+        allocation_bytes(self.len() * size_of::<T>())
             + self.iter().map(Footprint::heap_bytes).sum::<usize>()
     }
 }

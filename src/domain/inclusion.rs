@@ -81,7 +81,8 @@ pub fn check_exclusion(
     }
     if settings
         .disabled_character_keys
-        .contains(&message.character_key)
+        .iter()
+        .any(|key| *key == message.character_key)
     {
         return Some(Exclusion::CharacterDisabled);
     }
@@ -160,7 +161,7 @@ pub fn compute_inclusion(chat: &Chat, settings: &Settings) -> Vec<MessageInclusi
                     None
                 });
             MessageInclusion {
-                message_id: message.id.clone(),
+                message_id: message.id.as_str().to_owned(),
                 included: excluded.is_none(),
                 hidden,
                 token_count,

@@ -370,7 +370,7 @@ mod tests {
         let read = ReadSet {
             messages: chat
                 .messages()
-                .map(|(_, m)| (m.id.clone(), fingerprint(m)))
+                .map(|(_, m)| (m.id.to_string(), fingerprint(m)))
                 .collect(),
             ..ReadSet::default()
         };

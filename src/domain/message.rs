@@ -1,5 +1,6 @@
 //! One chat message, its swipes, and the ST-Auto-Recap data each swipe carries.
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use super::settings::TokenizerKind;
@@ -240,9 +241,9 @@ pub struct Swipe {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Client-chosen id, unique in the chat.
-    pub id: String,
+    pub id: CompactString,
     /// Speaker name.
-    pub name: String,
+    pub name: CompactString,
     /// Written by the user.
     pub is_user: bool,
     /// Hidden by hand.
@@ -252,11 +253,14 @@ pub struct Message {
     /// A thought message (Stepped Thinking).
     pub is_thoughts: bool,
     /// The writing character, for group chats.
-    pub character_key: String,
-    /// All swipes; never empty.
-    pub swipes: Vec<Swipe>,
-    /// Index of the current swipe.
-    pub swipe_id: usize,
+    pub character_key: CompactString,
+    /// All swipes; never empty. A boxed slice rather than a `Vec`: no
+    /// spare capacity and 8 bytes less in every resident message; a new
+    /// swipe goes through [`Message::push_swipe`].
+    pub swipes: Box<[Swipe]>,
+    /// Index of the current swipe ([`Message::current_swipe`] as a
+    /// `usize`); 32 bits keep a message within 112 bytes.
+    pub swipe_id: u32,
     /// Token count of the current text, cached per vocabulary; cleared
     /// whenever the text changes.
     #[serde(skip)]
@@ -266,6 +270,10 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub st: Option<Box<StMessage>>,
 }
+
+/// Every resident message pays this inline in its chat's ordered map
+/// (issue 15): a message over 112 bytes does not compile.
+const _: () = assert!(std::mem::size_of::<Message>() <= 112);
 
 impl Message {
     /// The current swipe's text.
@@ -282,16 +290,22 @@ impl Message {
     pub fn data_mut(&mut self) -> &mut MessageData {
         if self.swipes.is_empty() {
             // Keep the invariant even for a message built by hand.
-            self.swipes.push(Swipe::default());
+            self.swipes = Box::new([Swipe::default()]);
             self.swipe_id = 0;
         }
         let last = self.swipes.len() - 1;
-        let index = self.swipe_id.min(last);
+        let index = self.current_swipe().min(last);
         &mut self.swipes[index].data
     }
 
+    /// Index of the current swipe.
+    pub fn current_swipe(&self) -> usize {
+        // Lossless: a usize holds every u32 on the targets recapd builds for.
+        self.swipe_id as usize
+    }
+
     fn current(&self) -> Option<&Swipe> {
-        self.swipes.get(self.swipe_id)
+        self.swipes.get(self.current_swipe())
     }
 
     /// Replaces the text, name and flags with those of `incoming`, keeping
@@ -308,7 +322,7 @@ impl Message {
                 .all(|(old, new)| old.text == new.text);
         let old_swipes = std::mem::take(&mut self.swipes);
         let mut swipes = incoming.swipes;
-        for (swipe, old) in swipes.iter_mut().zip(old_swipes) {
+        for (swipe, old) in swipes.iter_mut().zip(old_swipes.into_vec()) {
             swipe.data = old.data;
             swipe.st = old.st;
         }
@@ -347,7 +361,9 @@ impl Message {
                 ..StSwipe::default()
             }));
         }
-        self.swipes.push(swipe);
+        let mut swipes = std::mem::take(&mut self.swipes).into_vec();
+        swipes.push(swipe);
+        self.swipes = swipes.into_boxed_slice();
         if let Some(st) = self.st.as_deref_mut()
             && st.had(has::SWIPE_INFO)
             && st.info_len as usize == count
@@ -406,7 +422,7 @@ impl Message {
         }
         if let Some(st) = self
             .swipes
-            .get_mut(self.swipe_id)
+            .get_mut(self.current_swipe())
             .and_then(|s| s.st.as_deref_mut())
         {
             st.own_data = None;
@@ -473,17 +489,19 @@ impl NewMessage {
             }
             (swipes, index)
         };
+        let current = u32::try_from(swipe_id)
+            .map_err(|_| DomainError::invalid(format!("{field}.swipe_id"), "too many swipes"))?;
         if !text.is_empty() {
             swipes[swipe_id] = text;
         }
         Ok(Message {
-            id,
-            name,
+            id: id.into(),
+            name: name.into(),
             is_user,
             hidden,
             is_narrator,
             is_thoughts,
-            character_key,
+            character_key: character_key.into(),
             swipes: swipes
                 .into_iter()
                 .map(|text| Swipe {
@@ -492,7 +510,7 @@ impl NewMessage {
                     st: None,
                 })
                 .collect(),
-            swipe_id,
+            swipe_id: current,
             text_tokens: None,
             st: None,
         })
@@ -506,173 +524,4 @@ fn forget_file_swipe(st: &mut Option<Box<StMessage>>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn new(id: &str, text: &str) -> NewMessage {
-        NewMessage {
-            id: id.into(),
-            text: text.into(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_message_without_swipes_has_one_swipe_its_text() {
-        let m = new("m1", "hello")
-            .build("message", &Limits::default())
-            .unwrap();
-        assert_eq!(m.swipes.len(), 1);
-        assert_eq!(m.text(), "hello");
-    }
-
-    #[test]
-    fn swipes_take_their_text_from_swipe_id_and_text_overrides_it() {
-        let mut n = new("m1", "");
-        n.swipes = vec!["a".into(), "b".into()];
-        n.swipe_id = 1;
-        assert_eq!(
-            n.clone().build("m", &Limits::default()).unwrap().text(),
-            "b"
-        );
-        n.text = "B!".into();
-        let m = n.clone().build("m", &Limits::default()).unwrap();
-        assert_eq!(m.text(), "B!");
-        assert_eq!(m.swipes[0].text, "a");
-        n.swipe_id = 2;
-        let err = n.build("m", &Limits::default()).unwrap_err();
-        assert!(err.to_string().contains("m.swipe_id"), "{err}");
-    }
-
-    #[test]
-    fn build_refuses_bad_id_and_long_text() {
-        assert!(new("", "x").build("m", &Limits::default()).is_err());
-        let limits = Limits {
-            max_text_bytes: 3,
-            ..Limits::default()
-        };
-        let err = new("a", "long").build("m", &limits).unwrap_err();
-        assert!(err.to_string().contains("m.text"), "{err}");
-    }
-
-    #[test]
-    fn clear_memory_matches_the_extension() {
-        let mut d = MessageData {
-            memory: Some("m".into()),
-            prefill: Some("p".into()),
-            error: Some("e".into()),
-            reasoning: Some("r".into()),
-            edited: Some(true),
-            exclude: Some(true),
-            scene_break: Some(true),
-            ..Default::default()
-        };
-        d.clear_memory();
-        assert_eq!(
-            d,
-            MessageData {
-                edited: Some(false),
-                exclude: Some(false),
-                scene_break: Some(true),
-                ..Default::default()
-            }
-        );
-    }
-
-    #[test]
-    fn a_new_swipe_keeps_everything_but_the_memory_fields() {
-        let current = MessageData {
-            memory: Some("m".into()),
-            prefill: Some("p".into()),
-            error: Some("e".into()),
-            reasoning: Some("r".into()),
-            edited: Some(true),
-            exclude: Some(true),
-            scene_break: Some(true),
-            scene_break_visible: Some(false),
-            scene_break_name: Some("The library".into()),
-            scene_recap_memory: Some("They met.".into()),
-            is_auto_recap_system_memory: Some(true),
-        };
-        assert_eq!(
-            current.for_new_swipe(),
-            MessageData {
-                edited: Some(false),
-                exclude: Some(false),
-                scene_break: Some(true),
-                scene_break_visible: Some(false),
-                scene_break_name: Some("The library".into()),
-                scene_recap_memory: Some("They met.".into()),
-                is_auto_recap_system_memory: Some(true),
-                ..Default::default()
-            }
-        );
-        assert_eq!(
-            MessageData::default().for_new_swipe(),
-            MessageData {
-                edited: Some(false),
-                exclude: Some(false),
-                ..Default::default()
-            }
-        );
-    }
-
-    #[test]
-    fn memory_text_puts_prefill_first_only_when_shown() {
-        let d = MessageData {
-            memory: Some("Alice entered the library.".into()),
-            prefill: Some("In this scene: ".into()),
-            ..Default::default()
-        };
-        assert_eq!(d.memory_text(false).unwrap(), "Alice entered the library.");
-        assert_eq!(
-            d.memory_text(true).unwrap(),
-            "In this scene: Alice entered the library."
-        );
-        let prefill_only = MessageData {
-            memory: Some(String::new()),
-            prefill: Some("p".into()),
-            ..Default::default()
-        };
-        assert_eq!(prefill_only.memory_text(true).as_deref(), Some("p"));
-        assert_eq!(prefill_only.memory_text(false), None);
-        let unset_memory = MessageData {
-            prefill: Some("p".into()),
-            ..Default::default()
-        };
-        assert_eq!(unset_memory.memory_text(true).as_deref(), Some("p"));
-        let nothing = MessageData {
-            prefill: Some(String::new()),
-            ..Default::default()
-        };
-        assert_eq!(nothing.memory_text(true), None);
-    }
-
-    #[test]
-    fn visible_scene_break_needs_flag_and_not_explicitly_invisible() {
-        let mut d = MessageData {
-            scene_break: Some(true),
-            ..Default::default()
-        };
-        assert!(d.is_visible_scene_break());
-        d.scene_break_visible = Some(false);
-        assert!(!d.is_visible_scene_break());
-        d.scene_break_visible = Some(true);
-        assert!(d.is_visible_scene_break());
-        d.scene_break = Some(false);
-        assert!(!d.is_visible_scene_break());
-    }
-
-    #[test]
-    fn taking_new_content_keeps_each_swipes_data() {
-        let mut old = new("m", "old").build("m", &Limits::default()).unwrap();
-        old.data_mut().memory = Some("recap".into());
-        let mut incoming = new("m", "");
-        incoming.swipes = vec!["new0".into(), "new1".into()];
-        incoming.swipe_id = 1;
-        old.take_content_of(incoming.build("m", &Limits::default()).unwrap());
-        assert_eq!(old.text(), "new1");
-        assert_eq!(old.swipes[0].data.memory.as_deref(), Some("recap"));
-        assert_eq!(old.swipes[1].data, MessageData::default());
-    }
-}
+mod tests;

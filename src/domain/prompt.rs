@@ -313,10 +313,10 @@ pub fn chat_history(chat: &Chat, auto_hide_scene_count: u32) -> Vec<PromptMessag
         .filter(|(seq, message)| !hides.hides(*seq, message))
         .map(|(_, message)| PromptMessage {
             role: stored_role(message),
-            name: message.name.clone(),
+            name: message.name.as_str().to_owned(),
             content: message.text().to_owned(),
             hidden: false,
-            message_id: message.id.clone(),
+            message_id: message.id.as_str().to_owned(),
         })
         .collect()
 }

@@ -164,7 +164,7 @@ fn check_invariants(chat: &Chat, settings: &Settings) {
     assert_eq!(unique.len(), ids.len());
     for (seq, m) in chat.messages() {
         assert_eq!(chat.message(&m.id).map(|(s, _)| s), Some(seq));
-        assert!(m.swipe_id < m.swipes.len());
+        assert!(m.current_swipe() < m.swipes.len());
     }
     // Recap versions are unique and the current one exists.
     let versions: Vec<u32> = chat.recaps().versions().map(|v| v.version).collect();

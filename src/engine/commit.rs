@@ -173,7 +173,7 @@ impl Engine {
         settings: &Settings,
         next: Next,
     ) -> Outcome {
-        let enabled = settings.chat_enabled(resident.settings.enabled);
+        let enabled = settings.chat_enabled(resident.settings().enabled);
         let next = match next {
             Next::Debounce(_) if !enabled => Next::Nothing,
             Next::Debounce(trigger) if settings.debounce_ms == 0 => Next::Refresh(trigger),
@@ -225,23 +225,25 @@ impl Engine {
             _ => tokens::count(settings.tokenizer, text),
         };
         let started = Instant::now();
-        let previous = outcome.meta.injection.as_ref();
-        let injection = refresh::refresh(chat, ctx, |text| count(previous, text));
+        let previous = outcome.meta.injection.as_deref();
+        let injection = Arc::new(refresh::refresh(chat, ctx, |text| count(previous, text)));
         metrics::histogram!(telemetry::REFRESH_DURATION).record(started.elapsed().as_secs_f64());
         metrics::counter!(telemetry::REFRESHES, "trigger" => ctx.trigger.name()).increment(1);
         outcome.meta.revision = injection.revision;
         outcome.meta.needs_refresh = false;
         outcome.meta.injection = Some(injection.clone());
-        outcome.fresh.push(Arc::new(injection));
-        let previous = outcome.meta.message_injection.as_ref();
+        outcome.fresh.push(injection);
+        let previous = outcome.meta.message_injection.as_deref();
         if settings.message_recaps_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
             let ctx = RefreshContext {
                 revision: previous.map_or(0, |p| p.revision) + 1,
                 ..ctx
             };
-            let tier = refresh::refresh_message_recaps(chat, ctx, |text| count(previous, text));
+            let tier = Arc::new(refresh::refresh_message_recaps(chat, ctx, |text| {
+                count(previous, text)
+            }));
             outcome.meta.message_injection = Some(tier.clone());
-            outcome.fresh.push(Arc::new(tier));
+            outcome.fresh.push(tier);
         }
     }
 

@@ -391,7 +391,7 @@ impl Engine {
         let stored: Vec<Arc<Injection>> = [&loaded.meta.injection, &loaded.meta.message_injection]
             .into_iter()
             .flatten()
-            .map(|i| Arc::new(i.clone()))
+            .cloned()
             .collect();
         let mut newer = Vec::new();
         slot.behind.store(false, Ordering::Release);
@@ -410,7 +410,7 @@ impl Engine {
         }
         if loaded.meta.needs_refresh && loaded.chat.is_some() {
             let settings = loaded.effective(&self.global(tenant));
-            if settings.chat_enabled(loaded.settings.enabled) {
+            if settings.chat_enabled(loaded.settings().enabled) {
                 let delay_ms = match (self.shared(), loaded.changed_ms) {
                     (true, Some(changed)) => {
                         let due = changed

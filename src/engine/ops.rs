@@ -376,7 +376,7 @@ impl Engine {
         let resident = guard.as_mut().ok_or_else(missing_state)?;
         let result = read(resident);
         let unused = resident.chat.is_none()
-            && resident.settings == crate::store::ChatSettings::default()
+            && *resident.settings() == crate::store::ChatSettings::default()
             && resident.debounce.is_none();
         drop(guard);
         if unused {

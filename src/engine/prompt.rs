@@ -37,9 +37,9 @@ pub(super) fn stored_injection(
         InjectionKey::Messages => &resident.meta.message_injection,
     };
     if let Some(latest) = stored {
-        return Arc::new(latest.clone());
+        return latest.clone();
     }
-    let enabled = settings.chat_enabled(resident.settings.enabled);
+    let enabled = settings.chat_enabled(resident.settings().enabled);
     Arc::new(Injection::unrefreshed(chat_id, settings, enabled, key))
 }
 

@@ -73,14 +73,14 @@ impl Engine {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
-        let mut own = resident.settings.clone();
+        let mut own = resident.settings().clone();
         for name in clear {
             own.overrides.clear(name)?;
         }
         own.overrides.merge(patch);
         let effective = Settings::default().with(&global).with(&own.overrides);
         effective.validate()?;
-        resident.settings = own.clone();
+        resident.set_settings(own.clone());
         let writes = vec![Write::ChatSettings {
             chat: chat_id.clone(),
             settings: own,
@@ -192,7 +192,7 @@ impl Engine {
             .read_chat(chat_id, |resident| {
                 Ok((
                     resident.effective(&global).use_global_toggle_state,
-                    resident.settings.overrides.global_toggle_state.is_some(),
+                    resident.settings().overrides.global_toggle_state.is_some(),
                 ))
             })
             .await?;
@@ -211,7 +211,7 @@ impl Engine {
                 .read_chat(chat_id, |resident| {
                     let enabled = resident
                         .effective(&global)
-                        .chat_enabled(resident.settings.enabled);
+                        .chat_enabled(resident.settings().enabled);
                     Ok((enabled, resident.meta.revision))
                 })
                 .await;
@@ -241,9 +241,9 @@ impl Engine {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = guard.as_mut().ok_or_else(missing_state)?;
-        let mut own = resident.settings.clone();
+        let mut own = resident.settings().clone();
         own.enabled = Some(enabled);
-        resident.settings = own.clone();
+        resident.set_settings(own.clone());
         let effective = resident.effective(&global).chat_enabled(Some(enabled));
         let writes = vec![Write::ChatSettings {
             chat: chat_id.clone(),

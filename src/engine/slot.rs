@@ -14,9 +14,12 @@ use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
 use crate::store::{ChatMeta, ChatSettings, LoadedChat};
 
-/// What a watch channel's shared state costs besides the value it holds
-/// (its lock, version, notifiers and reference counts), in bytes.
-const WATCH_SHARED_BYTES: usize = 160;
+/// What a watch channel's shared state costs besides the value it holds:
+/// as tokio lays it out, a lock around the value, a version and two
+/// reference counts, and nine `Notify` (eight for receivers, one for the
+/// sender).
+const WATCH_SHARED_BYTES: usize =
+    16 + 3 * size_of::<usize>() + 9 * size_of::<tokio::sync::Notify>();
 
 /// A chat's slot. The lock is held for a whole operation, commit included,
 /// so one chat's operations apply in arrival order (tokio's mutex is fair)
@@ -110,7 +113,23 @@ impl ChatSlot {
             + self.key.heap_bytes()
             + allocation_bytes(2 * size_of::<usize>() + size_of::<Mutex<Option<Resident>>>())
             + allocation_bytes(WATCH_SHARED_BYTES + size_of::<LatestInjections>());
-        let latest: usize = self.latest.borrow().all().map(|i| i.heap_bytes()).sum();
+        // The latest injections are usually the ones the chat's row holds
+        // (one allocation, counted there).
+        let in_row = |injection: &Arc<Injection>| {
+            state.is_some_and(|resident| {
+                [&resident.meta.injection, &resident.meta.message_injection]
+                    .into_iter()
+                    .flatten()
+                    .any(|held| Arc::ptr_eq(held, injection))
+            })
+        };
+        let latest: usize = self
+            .latest
+            .borrow()
+            .all()
+            .filter(|injection| !in_row(injection))
+            .map(|injection| injection.heap_bytes())
+            .sum();
         entry + own + latest + state.map_or(0, Resident::resident_bytes)
     }
 }
@@ -135,8 +154,11 @@ pub(super) struct Resident {
     pub chat: Option<Arc<Chat>>,
     /// The chat's stored row.
     pub meta: ChatMeta,
-    /// The chat's own settings.
-    pub settings: ChatSettings,
+    /// The chat's own settings; `None` when they are the defaults (most
+    /// chats), so that a chat without settings of its own does not carry
+    /// a few hundred bytes of empty ones. Read through
+    /// [`Resident::settings`].
+    own_settings: Option<Box<ChatSettings>>,
     /// The pending debounced refresh, if any.
     pub debounce: Option<Debounce>,
     /// Bumped at every (re)scheduling so a stale timer does nothing.
@@ -169,7 +191,9 @@ impl Resident {
             settings_generation: _,
             jobs,
         } = loaded;
-        let settings = settings.unwrap_or_default();
+        let own_settings = settings
+            .filter(|s| *s != ChatSettings::default())
+            .map(Box::new);
         let chat_known = stored.is_some();
         let (chat, mut meta) = match stored {
             Some(stored) => {
@@ -184,12 +208,13 @@ impl Resident {
             .into_iter()
             .flatten()
         {
-            injection.chat = key.clone();
+            // Just decoded: the `Arc` is not shared, nothing is copied.
+            std::sync::Arc::make_mut(injection).chat = key.clone();
         }
         Resident {
             chat,
             meta,
-            settings,
+            own_settings,
             debounce: None,
             debounce_generation: 0,
             counted_with: None,
@@ -206,11 +231,23 @@ impl Resident {
         }
     }
 
+    /// The chat's own settings (the defaults when it has none).
+    pub fn settings(&self) -> &ChatSettings {
+        static DEFAULTS: std::sync::LazyLock<ChatSettings> =
+            std::sync::LazyLock::new(ChatSettings::default);
+        self.own_settings.as_deref().unwrap_or(&DEFAULTS)
+    }
+
+    /// Replaces the chat's own settings.
+    pub fn set_settings(&mut self, settings: ChatSettings) {
+        self.own_settings = (settings != ChatSettings::default()).then(|| Box::new(settings));
+    }
+
     /// The chat's effective settings over `global`.
     pub fn effective(&self, global: &SettingsPatch) -> Settings {
         Settings::default()
             .with(global)
-            .with(&self.settings.overrides)
+            .with(&self.settings().overrides)
     }
 
     /// The estimated bytes this state holds beyond its place in the slot:
@@ -224,7 +261,9 @@ impl Resident {
         });
         chat + self.meta.injection.heap_bytes()
             + self.meta.message_injection.heap_bytes()
-            + self.settings.overrides.heap_bytes()
+            + self.own_settings.as_deref().map_or(0, |s| {
+                allocation_bytes(size_of::<ChatSettings>()) + s.overrides.heap_bytes()
+            })
             + self.jobs.heap_bytes()
     }
 

@@ -122,11 +122,12 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub struct ChatMeta {
     /// Revision of the latest refresh; 0 before the first.
     pub revision: u64,
-    /// The latest refresh's result.
-    pub injection: Option<Injection>,
+    /// The latest refresh's result; shared with the chat's subscribers,
+    /// which hold the same latest injections.
+    pub injection: Option<std::sync::Arc<Injection>>,
     /// The message-recap tier's latest result (its own revision), once the
     /// tier was first enabled.
-    pub message_injection: Option<Injection>,
+    pub message_injection: Option<std::sync::Arc<Injection>>,
     /// A debounced refresh is owed: state changed after the latest refresh.
     pub needs_refresh: bool,
     /// The current running-recap version.

@@ -262,7 +262,7 @@ fn put_message(
         params![
             chat.tenant.name(),
             chat.id,
-            message.id,
+            message.id.as_str(),
             seq,
             to_json("message", message)?
         ],

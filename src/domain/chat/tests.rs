@@ -15,7 +15,7 @@ pub(crate) fn msg(id: &str, text: &str) -> Message {
 }
 
 pub(crate) fn ids(chat: &Chat) -> Vec<String> {
-    chat.messages().map(|(_, m)| m.id.clone()).collect()
+    chat.messages().map(|(_, m)| m.id.to_string()).collect()
 }
 
 fn chat_of(list: &[&str]) -> Chat {

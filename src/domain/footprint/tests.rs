@@ -1,7 +1,7 @@
 use super::*;
 use crate::domain::Limits;
 use crate::domain::chat::{Chat, ChatEvent};
-use crate::domain::message::{Message, MessageData, NewMessage};
+use crate::domain::message::{Message, MessageData, NewMessage, Swipe};
 
 #[test]
 fn allocations_count_as_glibc_spends_them() {
@@ -81,7 +81,14 @@ fn message(id: &str, text: &str) -> Message {
 fn a_message_counts_its_strings_swipes_and_data() {
     let plain = message("m1", &"x".repeat(210));
     let base = plain.heap_bytes();
-    assert!(base >= allocation_bytes(210) + 2 * 32, "{base}");
+    // A short id and name are inline: the text and the swipe list alone.
+    assert_eq!(
+        base,
+        allocation_bytes(210) + allocation_bytes(size_of::<Swipe>())
+    );
+    // Past 24 bytes an id has an allocation of its own.
+    let long_id = message(&"i".repeat(40), &"x".repeat(210));
+    assert!(long_id.heap_bytes() >= base + allocation_bytes(40));
     let mut with_memory = plain.clone();
     with_memory.data_mut().memory = Some("y".repeat(100));
     // Data boxes its 152 bytes only once it holds something.

@@ -51,8 +51,8 @@ pub fn detection_candidates(chat: &Chat, settings: &Settings) -> Candidates {
     let mut list: Vec<Candidate> = open_scene(chat, settings)
         .map(|(index, message)| Candidate {
             index,
-            message_id: message.id.clone(),
-            name: message.name.clone(),
+            message_id: message.id.as_str().to_owned(),
+            name: message.name.as_str().to_owned(),
             text: message.text().to_owned(),
             eligible: true,
         })

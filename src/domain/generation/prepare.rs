@@ -218,7 +218,7 @@ fn detection(
             .list
             .iter()
             .filter_map(|c| chat.message(&c.message_id))
-            .map(|(_, m)| (m.id.clone(), fingerprint(m)))
+            .map(|(_, m)| (m.id.as_str().to_owned(), fingerprint(m)))
             .collect(),
         ..ReadSet::default()
     };
@@ -323,10 +323,13 @@ fn scene_recap(
     bound.check(&prompt)?;
     let mut messages: Vec<(String, u64)> = scene
         .iter()
-        .map(|m| (m.id.clone(), fingerprint(m)))
+        .map(|m| (m.id.as_str().to_owned(), fingerprint(m)))
         .collect();
     if !scene.iter().any(|m| m.id == break_message.id) {
-        messages.push((break_message.id.clone(), fingerprint(break_message)));
+        messages.push((
+            break_message.id.as_str().to_owned(),
+            fingerprint(break_message),
+        ));
     }
     Ok(Prepared {
         prompt,
@@ -374,7 +377,10 @@ fn merge(
     Ok(Prepared {
         prompt,
         read: ReadSet {
-            messages: vec![(break_message.id.clone(), fingerprint(break_message))],
+            messages: vec![(
+                break_message.id.as_str().to_owned(),
+                fingerprint(break_message),
+            )],
             recap_version: base.map(|v| v.version),
             scene_recap: Some(fingerprint_text(scene_recap)),
         },
@@ -410,7 +416,7 @@ fn message_recap(
     Ok(Prepared {
         prompt,
         read: ReadSet {
-            messages: vec![(message.id.clone(), fingerprint(message))],
+            messages: vec![(message.id.as_str().to_owned(), fingerprint(message))],
             ..ReadSet::default()
         },
         message_id: message_id.to_owned(),

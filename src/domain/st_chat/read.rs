@@ -219,7 +219,7 @@ impl ChatReader {
             index,
             explicit,
         };
-        if let Some(&other) = self.ids.get(&message.id) {
+        if let Some(&other) = self.ids.get(message.id.as_str()) {
             match (other.explicit, explicit) {
                 (true, true) => {
                     return Err(bad(
@@ -237,17 +237,17 @@ impl ChatReader {
                 (true, false) => {
                     let fresh = self.fresh_id(index);
                     self.warn_renamed(line, &message.id, &fresh, other.line);
-                    message.id = fresh;
+                    message.id = fresh.into();
                 }
                 (false, _) => {
                     let fresh = self.fresh_id(other.index);
                     self.warn_renamed(other.line, &message.id, &fresh, line);
-                    self.messages[other.index].1.id = fresh.clone();
+                    self.messages[other.index].1.id = fresh.as_str().into();
                     self.ids.insert(fresh, other);
                 }
             }
         }
-        self.ids.insert(message.id.clone(), this);
+        self.ids.insert(message.id.as_str().to_owned(), this);
         self.messages.push((index as i64, message));
         self.limits.check_chat_size(self.messages.len())
     }

@@ -183,7 +183,7 @@ fn read_versions(
         let at = |i: u64| usize::try_from(i).ok().and_then(|i| messages.get(i));
         let mut scene = |index: Option<u64>, what: &str| match index.map(|i| (i, at(i))) {
             None => None,
-            Some((_, Some((_, m)))) => Some(m.id.clone()),
+            Some((_, Some((_, m)))) => Some(m.id.as_str().to_owned()),
             Some((i, None)) => {
                 warnings.push(format!(
                     "line {line}: running-recap version {version} (entry {} of versions): \

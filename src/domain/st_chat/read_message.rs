@@ -1,6 +1,7 @@
 //! Reading one message line of a SillyTavern chat file: what recapd
 //! interprets, and what it keeps as the file had it.
 
+use compact_str::CompactString;
 use serde_json::value::RawValue;
 
 use super::read::{bad, checked_text, object, read};
@@ -157,14 +158,14 @@ pub(super) fn message(
     let mut st = StMessage::default();
     let mut kept = Vec::new();
     let mut m = Message {
-        id: message_id(index),
-        name: String::new(),
+        id: message_id(index).into(),
+        name: CompactString::default(),
         is_user: false,
         hidden: false,
         is_narrator: false,
         is_thoughts: false,
-        character_key: String::new(),
-        swipes: Vec::new(),
+        character_key: CompactString::default(),
+        swipes: Box::default(),
         swipe_id: 0,
         text_tokens: None,
         st: None,
@@ -186,10 +187,12 @@ pub(super) fn message(
             Ok(read)
         };
         let known = match key.as_str() {
-            "name" => string(has::NAME, &mut st)?.map(|v| m.name = v).is_some(),
+            "name" => string(has::NAME, &mut st)?
+                .map(|v| m.name = v.into())
+                .is_some(),
             "mes" => string(has::MES, &mut st)?.map(|v| text = v).is_some(),
             "original_avatar" => string(has::ORIGINAL_AVATAR, &mut st)?
-                .map(|v| m.character_key = v)
+                .map(|v| m.character_key = v.into())
                 .is_some(),
             "is_user" => flag(has::IS_USER, &mut st)?
                 .map(|v| m.is_user = v)
@@ -234,7 +237,7 @@ pub(super) fn message(
         ids::check_message_id("extra.recapd_message_id", &id)
             .map_err(|e| bad(line, e.to_string()))?;
         st.has |= has::ID;
-        m.id = id;
+        m.id = id.into();
     }
     let swipe_id = swipe_id.unwrap_or(0);
     let mut swipes: Vec<Swipe> = swipes
@@ -304,8 +307,9 @@ pub(super) fn message(
             ),
         ));
     }
-    m.swipes = swipes;
-    m.swipe_id = swipe_id;
+    m.swipe_id = u32::try_from(swipe_id)
+        .map_err(|_| bad(line, format!("swipe_id {swipe_id} is over 2^32")))?;
+    m.swipes = swipes.into_boxed_slice();
     m.st = Some(Box::new(st));
     Ok(m)
 }

@@ -235,7 +235,7 @@ fn message_line(m: &Message, index: usize, auto_hidden: bool) -> String {
 /// `swipes`, with the file's own current swipe where it is still kept.
 fn swipes_json(m: &Message, st: Option<&StMessage>) -> String {
     let texts = m.swipes.iter().enumerate().filter_map(|(i, s)| {
-        if i != m.swipe_id {
+        if i != m.current_swipe() {
             return Some(s.text.as_str());
         }
         match st.and_then(|st| st.current_swipe.as_ref()) {
@@ -257,7 +257,7 @@ fn swipe_info_json(m: &Message, st: Option<&StMessage>) -> String {
         .iter()
         .take(entries)
         .enumerate()
-        .map(|(i, swipe)| swipe_entry(swipe, i == m.swipe_id))
+        .map(|(i, swipe)| swipe_entry(swipe, i == m.current_swipe()))
         .collect();
     if let Some(rest) = st.and_then(|st| st.info_rest.as_ref()) {
         out.extend(rest.elements().iter().map(|e| e.get().to_owned()));

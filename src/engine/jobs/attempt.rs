@@ -107,7 +107,7 @@ impl Engine {
         let Some(chat) = resident.chat.as_deref() else {
             return Ok(Step::Idle);
         };
-        if !settings.chat_enabled(resident.settings.enabled) {
+        if !settings.chat_enabled(resident.settings().enabled) {
             return Ok(Step::Idle);
         }
         let now = now_us();

@@ -51,7 +51,7 @@ impl Engine {
         let Some(chat) = resident.chat.as_deref() else {
             return Ok((writes, announce));
         };
-        if !settings.chat_enabled(resident.settings.enabled) {
+        if !settings.chat_enabled(resident.settings().enabled) {
             return Ok((writes, announce));
         }
         let options = self.jobs().queue;

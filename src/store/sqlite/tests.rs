@@ -313,7 +313,10 @@ async fn replacing_a_chat_swaps_all_its_rows_and_lets_go_of_the_chat_before_answ
     // the only one, so changing it later copies nothing.
     assert_eq!(std::sync::Arc::strong_count(&content), 1);
     let ids = |chat: StoredChat| -> Vec<String> {
-        chat.messages.into_iter().map(|(_, m)| m.id).collect()
+        chat.messages
+            .into_iter()
+            .map(|(_, m)| m.id.into())
+            .collect()
     };
     let loaded = store.load(&c).await.unwrap().chat.unwrap();
     assert_eq!(ids(loaded), ["new1", "new2", "new3"]);

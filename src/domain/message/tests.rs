@@ -1,0 +1,168 @@
+use super::*;
+
+fn new(id: &str, text: &str) -> NewMessage {
+    NewMessage {
+        id: id.into(),
+        text: text.into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_message_without_swipes_has_one_swipe_its_text() {
+    let m = new("m1", "hello")
+        .build("message", &Limits::default())
+        .unwrap();
+    assert_eq!(m.swipes.len(), 1);
+    assert_eq!(m.text(), "hello");
+}
+
+#[test]
+fn swipes_take_their_text_from_swipe_id_and_text_overrides_it() {
+    let mut n = new("m1", "");
+    n.swipes = vec!["a".into(), "b".into()];
+    n.swipe_id = 1;
+    assert_eq!(
+        n.clone().build("m", &Limits::default()).unwrap().text(),
+        "b"
+    );
+    n.text = "B!".into();
+    let m = n.clone().build("m", &Limits::default()).unwrap();
+    assert_eq!(m.text(), "B!");
+    assert_eq!(m.swipes[0].text, "a");
+    n.swipe_id = 2;
+    let err = n.build("m", &Limits::default()).unwrap_err();
+    assert!(err.to_string().contains("m.swipe_id"), "{err}");
+}
+
+#[test]
+fn build_refuses_bad_id_and_long_text() {
+    assert!(new("", "x").build("m", &Limits::default()).is_err());
+    let limits = Limits {
+        max_text_bytes: 3,
+        ..Limits::default()
+    };
+    let err = new("a", "long").build("m", &limits).unwrap_err();
+    assert!(err.to_string().contains("m.text"), "{err}");
+}
+
+#[test]
+fn clear_memory_matches_the_extension() {
+    let mut d = MessageData {
+        memory: Some("m".into()),
+        prefill: Some("p".into()),
+        error: Some("e".into()),
+        reasoning: Some("r".into()),
+        edited: Some(true),
+        exclude: Some(true),
+        scene_break: Some(true),
+        ..Default::default()
+    };
+    d.clear_memory();
+    assert_eq!(
+        d,
+        MessageData {
+            edited: Some(false),
+            exclude: Some(false),
+            scene_break: Some(true),
+            ..Default::default()
+        }
+    );
+}
+
+#[test]
+fn a_new_swipe_keeps_everything_but_the_memory_fields() {
+    let current = MessageData {
+        memory: Some("m".into()),
+        prefill: Some("p".into()),
+        error: Some("e".into()),
+        reasoning: Some("r".into()),
+        edited: Some(true),
+        exclude: Some(true),
+        scene_break: Some(true),
+        scene_break_visible: Some(false),
+        scene_break_name: Some("The library".into()),
+        scene_recap_memory: Some("They met.".into()),
+        is_auto_recap_system_memory: Some(true),
+    };
+    assert_eq!(
+        current.for_new_swipe(),
+        MessageData {
+            edited: Some(false),
+            exclude: Some(false),
+            scene_break: Some(true),
+            scene_break_visible: Some(false),
+            scene_break_name: Some("The library".into()),
+            scene_recap_memory: Some("They met.".into()),
+            is_auto_recap_system_memory: Some(true),
+            ..Default::default()
+        }
+    );
+    assert_eq!(
+        MessageData::default().for_new_swipe(),
+        MessageData {
+            edited: Some(false),
+            exclude: Some(false),
+            ..Default::default()
+        }
+    );
+}
+
+#[test]
+fn memory_text_puts_prefill_first_only_when_shown() {
+    let d = MessageData {
+        memory: Some("Alice entered the library.".into()),
+        prefill: Some("In this scene: ".into()),
+        ..Default::default()
+    };
+    assert_eq!(d.memory_text(false).unwrap(), "Alice entered the library.");
+    assert_eq!(
+        d.memory_text(true).unwrap(),
+        "In this scene: Alice entered the library."
+    );
+    let prefill_only = MessageData {
+        memory: Some(String::new()),
+        prefill: Some("p".into()),
+        ..Default::default()
+    };
+    assert_eq!(prefill_only.memory_text(true).as_deref(), Some("p"));
+    assert_eq!(prefill_only.memory_text(false), None);
+    let unset_memory = MessageData {
+        prefill: Some("p".into()),
+        ..Default::default()
+    };
+    assert_eq!(unset_memory.memory_text(true).as_deref(), Some("p"));
+    let nothing = MessageData {
+        prefill: Some(String::new()),
+        ..Default::default()
+    };
+    assert_eq!(nothing.memory_text(true), None);
+}
+
+#[test]
+fn visible_scene_break_needs_flag_and_not_explicitly_invisible() {
+    let mut d = MessageData {
+        scene_break: Some(true),
+        ..Default::default()
+    };
+    assert!(d.is_visible_scene_break());
+    d.scene_break_visible = Some(false);
+    assert!(!d.is_visible_scene_break());
+    d.scene_break_visible = Some(true);
+    assert!(d.is_visible_scene_break());
+    d.scene_break = Some(false);
+    assert!(!d.is_visible_scene_break());
+}
+
+#[test]
+fn taking_new_content_keeps_each_swipes_data() {
+    let mut old = new("m", "old").build("m", &Limits::default()).unwrap();
+    old.data_mut().memory = Some("recap".into());
+    let mut incoming = new("m", "");
+    incoming.swipes = vec!["new0".into(), "new1".into()];
+    incoming.swipe_id = 1;
+    old.take_content_of(incoming.build("m", &Limits::default()).unwrap());
+    assert_eq!(old.text(), "new1");
+    assert_eq!(old.swipes[0].data.memory.as_deref(), Some("recap"));
+    assert_eq!(old.swipes[1].data, MessageData::default());
+}
