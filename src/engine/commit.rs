@@ -283,6 +283,8 @@ impl Engine {
                     latest.offer(injection.clone());
                 }
             });
+            slot.announced
+                .store(true, std::sync::atomic::Ordering::Release);
             for injection in fresh {
                 let _ = self.inner.all_chats.send(injection);
             }

@@ -79,7 +79,9 @@ impl Engine {
             // Another replica changed the chat: re-read it, which schedules
             // the refresh again if it is still owed.
             Err(EngineError::Store(StoreError::Conflict(_))) => {
-                if let Err(error) = self.lock(slot).await {
+                // The failed commit emptied the state; still under the lock
+                // (taking it again here would wait for ourselves).
+                if let Err(error) = self.load_into(slot, &mut guard, false).await {
                     tracing::warn!(chat = %slot.key, %error, "cannot re-read the chat; its refresh stays owed");
                 }
             }

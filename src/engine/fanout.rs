@@ -149,8 +149,8 @@ impl Updates {
         receiver: broadcast::Receiver<Arc<Injection>>,
         permit: Permit,
         tenant: Tenant,
+        evictions_seen: u64,
     ) -> Updates {
-        let evictions_seen = engine.inner.residency.evictions_logged();
         Updates {
             _permit: permit,
             source: Source::All {

@@ -404,6 +404,9 @@ impl Engine {
             !newer.is_empty()
         });
         if announce {
+            if !newer.is_empty() {
+                slot.announced.store(true, Ordering::Release);
+            }
             for injection in newer {
                 let _ = self.inner.all_chats.send(injection);
             }

@@ -400,11 +400,15 @@ impl Engine {
             .subscribers
             .admit(&self.inner.limits, connection)?;
         if chat_ids.is_empty() {
+            // Read before subscribing: a chat dropped in between is read
+            // back at a catch-up rather than missed.
+            let evictions_seen = self.inner.residency.evictions_logged();
             return Ok(Updates::all_chats(
                 self.clone(),
                 self.inner.all_chats.subscribe(),
                 permit,
                 tenant.clone(),
+                evictions_seen,
             ));
         }
         let mut receivers = Vec::with_capacity(chat_ids.len());

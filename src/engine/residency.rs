@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
 use parking_lot::Mutex;
 
 use super::Engine;
@@ -67,6 +68,9 @@ pub(super) enum Dropped {
     /// More than the log holds: every chat of the tenant.
     All,
 }
+
+/// Store reads in flight at once while an all-chats stream catches up.
+const CATCH_UP_READS: usize = 8;
 
 /// The budget and the running sums; owned by the engine.
 pub(super) struct Residency {
@@ -135,7 +139,12 @@ impl Residency {
         // Add first, so the total never goes below what slots hold.
         self.total.fetch_add(new, Ordering::AcqRel);
         self.total.fetch_sub(old, Ordering::AcqRel);
-        metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.total() as f64);
+        // The gauge moves by the same steps, so concurrent changes cannot
+        // leave it at a stale value (it starts from the total when the
+        // exporter is installed: see `Engine::publish_start_up_metrics`).
+        let gauge = metrics::gauge!(telemetry::RESIDENT_BYTES);
+        gauge.increment(new as f64);
+        gauge.decrement(old as f64);
     }
 
     /// How many chats the eviction log has had: an all-chats stream's
@@ -247,9 +256,17 @@ impl Engine {
                 }
                 chats.remove(&slot.key);
                 residency.release(slot);
-                dropped.push(slot.key.clone());
+                if slot.announced.load(Ordering::Acquire) {
+                    dropped.push(slot.key.clone());
+                }
                 evicted += 1;
             }
+            // Logged before the map's lock is let go: an all-chats stream
+            // catching up now finds each dropped chat in memory or here.
+            if self.inner.all_chats.receiver_count() > 0 {
+                residency.log_dropped(std::mem::take(&mut dropped));
+            }
+            dropped.clear();
             metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
             drop(chats);
             drop(running_jobs);
@@ -257,9 +274,6 @@ impl Engine {
         // The chats' memory is freed here, outside the map's lock, as the
         // last clones go.
         drop(candidates);
-        if self.inner.all_chats.receiver_count() > 0 {
-            residency.log_dropped(dropped);
-        }
         if evicted > 0 {
             metrics::counter!(telemetry::CHAT_EVICTIONS).increment(evicted);
             tracing::debug!(
@@ -295,23 +309,38 @@ impl Engine {
                 }
             },
         };
-        let mut latest = Vec::new();
         let mut seen = HashSet::new();
-        for chat in chats {
-            if chat.tenant != *tenant || !seen.insert(chat.clone()) {
-                continue;
-            }
-            let slot = self.slot(&chat);
-            match self.lock(&slot).await {
-                Ok(guard) => drop(guard),
-                Err(error) => {
-                    tracing::warn!(%chat, %error, "cannot read back a chat an all-chats stream may have missed an update of");
-                    continue;
+        let chats: Vec<ChatKey> = chats
+            .into_iter()
+            .filter(|chat| chat.tenant == *tenant && seen.insert(chat.clone()))
+            .collect();
+        // Read straight from the store (memory never holds what the store
+        // does not), a few at a time, without taking the chats back into
+        // memory: a catch-up must not push the chats in use out.
+        futures_util::stream::iter(chats)
+            .map(|chat| async move {
+                match self.inner.store.load(&chat).await {
+                    Ok(loaded) => {
+                        let meta = loaded.chat.map(|stored| stored.meta).unwrap_or_default();
+                        [meta.injection, meta.message_injection]
+                            .into_iter()
+                            .flatten()
+                            .map(|mut injection| {
+                                Arc::make_mut(&mut injection).chat = chat.clone();
+                                injection
+                            })
+                            .collect()
+                    }
+                    Err(error) => {
+                        tracing::warn!(%chat, %error, "cannot read back a chat an all-chats stream may have missed an update of");
+                        Vec::new()
+                    }
                 }
-            }
-            latest.extend(slot.latest.borrow().all());
-        }
-        latest
+            })
+            .buffer_unordered(CATCH_UP_READS)
+            .flat_map(futures_util::stream::iter)
+            .collect()
+            .await
     }
 
     fn warn_pinned_over_budget(&self) {

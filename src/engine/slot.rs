@@ -44,6 +44,9 @@ pub(super) struct ChatSlot {
     /// The use tick of the slot's latest use (least recently used chats
     /// are dropped first).
     pub last_used: AtomicU64,
+    /// An injection of this slot went to the all-chats channel: if the slot
+    /// is dropped, all-chats streams that fell behind must read it back.
+    pub announced: AtomicBool,
 }
 
 /// A chat's latest injection of each key; `None` before the first refresh
@@ -97,6 +100,7 @@ impl ChatSlot {
             behind: AtomicBool::new(false),
             bytes: AtomicUsize::new(0),
             last_used: AtomicU64::new(0),
+            announced: AtomicBool::new(false),
         }
     }
 
