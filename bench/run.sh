@@ -6,7 +6,8 @@
 # Publish is also compared with the store users would pick instead for
 # durable writes: Redis (Debian's redis-server) fsyncing every write.
 #
-#   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk)
+#   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk),
+#                           then bench/jobs.sh (about 1) and bench/resident.sh (about 3.5)
 #   bench/run.sh --smoke    tiny loads: checks that the harness works, no timing
 #
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
