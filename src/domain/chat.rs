@@ -89,10 +89,42 @@ pub struct Chat {
     /// The heap the messages own: the running total behind
     /// [`Chat::resident_bytes`].
     message_heap: usize,
+    /// The last [`Chat::count_through`] answer, `(seq, count)`: valid until
+    /// a message at or before `seq` is added or removed (appends and
+    /// in-place changes keep it).
+    counted_through: CountCache,
     /// How the SillyTavern file the chat was imported from began (its
     /// header's members recapd keeps); `None` for a chat made through the
     /// API.
     st_file: Option<Arc<StFile>>,
+}
+
+/// [`Chat::count_through`]'s cache. Behind a lock rather than a `Cell` so
+/// that a chat can be shared between threads (an export streams a
+/// snapshot of it while the engine goes on).
+#[derive(Debug, Default)]
+struct CountCache(std::sync::Mutex<Option<(i64, usize)>>);
+
+impl CountCache {
+    fn get(&self) -> Option<(i64, usize)> {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, value: Option<(i64, usize)>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = value;
+    }
+}
+
+impl Clone for CountCache {
+    fn clone(&self) -> CountCache {
+        CountCache(std::sync::Mutex::new(self.get()))
+    }
 }
 
 impl Chat {
@@ -121,6 +153,7 @@ impl Chat {
         rows.reverse();
         rows.dedup_by_key(|(seq, _)| *seq);
         self.scene_breaks.clear();
+        self.counted_through.set(None);
         self.message_heap = 0;
         for (seq, message) in &mut rows {
             compact(message);
@@ -181,9 +214,27 @@ impl Chat {
     }
 
     /// Number of messages at or before position `seq`: a binary search,
-    /// O(log n), so a refresh does not walk a long chat.
+    /// O(log n); the answer is kept until the prefix changes, so refreshes
+    /// that only append ask again at no cost.
     pub fn count_through(&self, seq: i64) -> usize {
-        self.messages.count_through(seq)
+        if let Some((cached, count)) = self.counted_through.get()
+            && cached == seq
+        {
+            return count;
+        }
+        let count = self.messages.count_through(seq);
+        self.counted_through.set(Some((seq, count)));
+        count
+    }
+
+    fn prefix_changed_at(&self, seq: i64) {
+        if self
+            .counted_through
+            .get()
+            .is_some_and(|(cached, _)| seq <= cached)
+        {
+            self.counted_through.set(None);
+        }
     }
 
     /// How the SillyTavern file the chat was imported from began; `None`
@@ -350,6 +401,7 @@ impl Chat {
     /// Takes the message at `seq` out, keeping every invariant of [`Chat`].
     fn remove(&mut self, seq: i64) -> Option<Message> {
         let message = self.messages.remove(seq)?;
+        self.prefix_changed_at(seq);
         self.index.remove(&message.id, seq);
         self.scene_breaks.remove(&seq);
         self.message_heap -= held_bytes(&message);
@@ -409,6 +461,7 @@ impl Chat {
             compact(&mut message);
             self.register(seq, &message);
             let hash = self.index.hash(&message.id);
+            self.prefix_changed_at(seq);
             self.messages.push_front(seq, message);
             self.index.insert(&self.messages, hash, seq);
         }
