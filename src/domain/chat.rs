@@ -4,7 +4,7 @@
 //! refuses, then reports which rows changed ([`Changes`]) so a store can
 //! persist exactly those.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use compact_str::CompactString;
@@ -15,8 +15,10 @@ use super::message::{Message, MessageData, Swipe};
 use super::recaps::{NewRecap, RecapVersion, RunningRecaps};
 use super::st_chat::verbatim::StFile;
 use id_index::IdIndex;
+use message_list::MessageList;
 
 mod id_index;
+mod message_list;
 
 /// One chat event, with its messages already checked ([`super::message::NewMessage::build`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,22 +76,22 @@ pub struct Changes {
 /// [`IdIndex`]); `scene_breaks`
 /// holds exactly the positions whose current swipe is a visible scene break;
 /// `message_heap` is the sum of [`held_bytes`] over `messages` (every
-/// message enters and leaves through [`Chat::insert`] and [`Chat::remove`],
-/// which keep it; [`Chat::messages_mut`] changes only inline fields).
+/// message enters, changes and leaves through [`Chat::set_messages`],
+/// [`Chat::append`], [`Chat::prepend`], [`Chat::update`] and
+/// [`Chat::remove`], which keep it; [`Chat::messages_mut`] changes only
+/// inline fields).
 #[derive(Debug, Clone, Default)]
 pub struct Chat {
-    messages: BTreeMap<i64, Message>,
+    messages: MessageList,
     index: IdIndex,
     scene_breaks: BTreeSet<i64>,
     recaps: RunningRecaps,
     /// The heap the messages own: the running total behind
     /// [`Chat::resident_bytes`].
     message_heap: usize,
-    /// How many entries of `messages` were built in bulk (full nodes) by
-    /// [`Chat::from_parts`]; the rest count as appended one at a time.
-    packed: usize,
     /// The last [`Chat::count_through`] answer, `(seq, count)`: valid until
-    /// a message at or before `seq` is added or removed (appends keep it).
+    /// a message at or before `seq` is added or removed (appends and
+    /// in-place changes keep it).
     counted_through: CountCache,
     /// How the SillyTavern file the chat was imported from began (its
     /// header's members recapd keeps); `None` for a chat made through the
@@ -157,16 +159,15 @@ impl Chat {
             compact(message);
             self.register(*seq, message);
         }
-        // Built in bulk from sorted rows: full nodes, about half the
-        // memory of one insert at a time.
-        self.messages = rows.into_iter().rev().collect();
-        self.packed = self.messages.len();
+        rows.reverse();
+        // Built in bulk from sorted rows, holding exactly their number.
+        self.messages = MessageList::from_sorted(rows);
         self.index = IdIndex::of(&self.messages);
     }
 
     /// Messages in chat order with their position keys.
     pub fn messages(&self) -> impl DoubleEndedIterator<Item = (i64, &Message)> + ExactSizeIterator {
-        self.messages.iter().map(|(seq, m)| (*seq, m))
+        self.messages.iter()
     }
 
     /// The messages after position `after` (all of them when `None`), in
@@ -176,13 +177,11 @@ impl Chat {
         &self,
         after: Option<i64>,
     ) -> impl Iterator<Item = (usize, i64, &Message)> {
-        use std::ops::Bound::{Excluded, Unbounded};
-        let from = after.map_or(Unbounded, Excluded);
-        let first = self.len() - self.messages.range((from, Unbounded)).count();
+        let first = after.map_or(0, |seq| self.messages.count_through(seq));
         self.messages
-            .range((from, Unbounded))
+            .iter_from(first)
             .enumerate()
-            .map(move |(i, (seq, m))| (first + i, *seq, m))
+            .map(move |(i, (seq, m))| (first + i, seq, m))
     }
 
     /// Messages in chat order, for changing cached values (token counts,
@@ -206,7 +205,7 @@ impl Chat {
     /// A message and its position key, by id.
     pub fn message(&self, id: &str) -> Option<(i64, &Message)> {
         let seq = self.index.get(&self.messages, id)?;
-        self.messages.get(&seq).map(|m| (seq, m))
+        self.messages.get(seq).map(|m| (seq, m))
     }
 
     /// Positions of visible scene breaks, in chat order.
@@ -214,16 +213,16 @@ impl Chat {
         &self.scene_breaks
     }
 
-    /// Number of messages at or before position `seq`. Counting walks the
-    /// prefix once; the answer is kept until the prefix changes, so refreshes
-    /// that only append do not walk a long chat again.
+    /// Number of messages at or before position `seq`: a binary search,
+    /// O(log n); the answer is kept until the prefix changes, so refreshes
+    /// that only append ask again at no cost.
     pub fn count_through(&self, seq: i64) -> usize {
         if let Some((cached, count)) = self.counted_through.get()
             && cached == seq
         {
             return count;
         }
-        let count = self.messages.range(..=seq).count();
+        let count = self.messages.count_through(seq);
         self.counted_through.set(Some((seq, count)));
         count
     }
@@ -256,8 +255,8 @@ impl Chat {
     }
 
     /// The bytes this chat holds in memory: its own struct, each message's
-    /// struct and heap, each entry's share of the structures it sits in
-    /// (the ordered map's nodes, the id index's buckets, the
+    /// struct and heap, the structures the messages sit in (the message
+    /// list's buffer, its slack included, the id index's buckets, the
     /// scene-break set), the running-recap versions and what its file had.
     /// Reads a running total: O(1) in the messages, O(recap versions).
     pub fn resident_bytes(&self) -> usize {
@@ -268,16 +267,20 @@ impl Chat {
     /// to check the running total against.
     #[cfg(test)]
     pub(crate) fn resident_bytes_recounted(&self) -> usize {
-        self.structure_bytes() + self.messages.values().map(held_bytes).sum::<usize>()
+        self.structure_bytes()
+            + self
+                .messages
+                .iter()
+                .map(|(_, m)| held_bytes(m))
+                .sum::<usize>()
     }
 
     /// Everything [`Chat::resident_bytes`] counts but the messages' heap.
     fn structure_bytes(&self) -> usize {
-        let packed = self.packed.min(self.messages.len());
         std::mem::size_of::<Chat>()
-            + btree_bytes::<i64, Message>(packed, self.messages.len() - packed)
+            + self.messages.buffer_bytes()
             + self.index.heap_bytes()
-            + btree_bytes::<i64, ()>(0, self.scene_breaks.len())
+            + btree_bytes::<i64, ()>(self.scene_breaks.len())
             + self.recaps.heap_bytes()
             + self.st_file.heap_bytes()
     }
@@ -313,7 +316,11 @@ impl Chat {
     /// The current swipe's data of a message.
     pub fn message_data(&self, message_id: &str) -> Result<&MessageData, DomainError> {
         let seq = self.seq_of(message_id)?;
-        Ok(self.messages[&seq].data())
+        // The index holds only positions in the list (its invariant).
+        self.messages
+            .get(seq)
+            .map(Message::data)
+            .ok_or_else(|| DomainError::NotFound(format!("message {message_id:?}")))
     }
 
     /// Sets the present fields of `update` on a message's current swipe.
@@ -380,23 +387,8 @@ impl Chat {
             .ok_or_else(|| DomainError::NotFound(format!("message {message_id:?}")))
     }
 
-    /// Puts a message at `seq`, keeping every invariant of [`Chat`].
-    fn insert(&mut self, seq: i64, mut message: Message) {
-        if !self.messages.contains_key(&seq) {
-            self.prefix_changed_at(seq);
-        }
-        compact(&mut message);
-        self.register(seq, &message);
-        let hash = self.index.hash(&message.id);
-        if let Some(replaced) = self.messages.insert(seq, message) {
-            self.index.remove(&replaced.id, seq);
-            self.message_heap -= held_bytes(&replaced);
-        }
-        self.index.insert(&self.messages, hash, seq);
-    }
-
     /// Enters a message about to be put at `seq` in the scene breaks and
-    /// the running total (the index takes it once it is in the map).
+    /// the running total (the index takes it once it is in the list).
     fn register(&mut self, seq: i64, message: &Message) {
         if message.data().is_visible_scene_break() {
             self.scene_breaks.insert(seq);
@@ -408,7 +400,7 @@ impl Chat {
 
     /// Takes the message at `seq` out, keeping every invariant of [`Chat`].
     fn remove(&mut self, seq: i64) -> Option<Message> {
-        let message = self.messages.remove(&seq)?;
+        let message = self.messages.remove(seq)?;
         self.prefix_changed_at(seq);
         self.index.remove(&message.id, seq);
         self.scene_breaks.remove(&seq);
@@ -416,27 +408,42 @@ impl Chat {
         Some(message)
     }
 
+    /// Changes the message at `seq` in place, keeping every invariant of
+    /// [`Chat`]; `change` must keep the message's id (the index finds it
+    /// by its id).
     fn update(
         &mut self,
         seq: i64,
         change: impl FnOnce(&mut Message),
     ) -> Result<Changes, DomainError> {
-        let Some(mut message) = self.remove(seq) else {
+        let Some(message) = self.messages.get_mut(seq) else {
             return Err(DomainError::NotFound(format!("message at {seq}")));
         };
-        change(&mut message);
+        let held_before = held_bytes(message);
+        change(message);
+        compact(message);
         let mut changes = Changes::default();
         changes.messages_put.insert(message.id.as_str().to_owned());
-        self.insert(seq, message);
+        let scene_break = message.data().is_visible_scene_break();
+        self.message_heap = self.message_heap - held_before + held_bytes(message);
+        if scene_break {
+            self.scene_breaks.insert(seq);
+        } else {
+            self.scene_breaks.remove(&seq);
+        }
         Ok(changes)
     }
 
-    fn append(&mut self, message: Message) -> Result<Changes, DomainError> {
+    fn append(&mut self, mut message: Message) -> Result<Changes, DomainError> {
         self.refuse_known(&message.id)?;
-        let seq = self.messages.keys().next_back().map_or(0, |last| last + 1);
+        let seq = self.messages.last_seq().map_or(0, |last| last + 1);
         let mut changes = Changes::default();
         changes.messages_put.insert(message.id.as_str().to_owned());
-        self.insert(seq, message);
+        compact(&mut message);
+        self.register(seq, &message);
+        let hash = self.index.hash(&message.id);
+        self.messages.push_back(seq, message);
+        self.index.insert(&self.messages, hash, seq);
         Ok(changes)
     }
 
@@ -445,12 +452,18 @@ impl Chat {
         for m in &messages {
             self.refuse_known(&m.id)?;
         }
-        let first = self.messages.keys().next().copied().unwrap_or(0);
-        let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
+        let first = self.messages.first_seq().unwrap_or(0);
         let mut changes = Changes::default();
-        for (offset, message) in (0..).zip(messages) {
+        self.messages.make_room(messages.len());
+        // Pushed at the front last to first: the batch keeps its order.
+        for (seq, mut message) in (i64::MIN..first).rev().zip(messages.into_iter().rev()) {
             changes.messages_put.insert(message.id.as_str().to_owned());
-            self.insert(first - count + offset, message);
+            compact(&mut message);
+            self.register(seq, &message);
+            let hash = self.index.hash(&message.id);
+            self.prefix_changed_at(seq);
+            self.messages.push_front(seq, message);
+            self.index.insert(&self.messages, hash, seq);
         }
         Ok(changes)
     }
@@ -462,7 +475,7 @@ impl Chat {
         }
         refuse_duplicates(&messages)?;
         let mut old: HashMap<CompactString, Message> = std::mem::take(&mut self.messages)
-            .into_values()
+            .into_messages()
             .map(|m| (m.id.clone(), m))
             .collect();
         let mut rows = Vec::with_capacity(messages.len());
@@ -500,7 +513,7 @@ impl Chat {
         let valid = |id: &str| {
             index
                 .get(messages, id)
-                .and_then(|seq| messages.get(&seq))
+                .and_then(|seq| messages.get(seq))
                 .is_some_and(|m| m.data().has_scene_recap())
         };
         self.recaps.cleanup(valid).into_iter().collect()
@@ -513,7 +526,7 @@ impl Chat {
         text: String,
     ) -> Result<Changes, DomainError> {
         let seq = self.seq_of(message_id)?;
-        let count = self.messages[&seq].swipes.len();
+        let count = self.messages.get(seq).map_or(0, |m| m.swipes.len());
         let index = usize::try_from(swipe_id).unwrap_or(usize::MAX);
         if index > count {
             return Err(DomainError::invalid(

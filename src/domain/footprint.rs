@@ -34,33 +34,16 @@ pub const fn allocation_bytes(requested: usize) -> usize {
 /// Entries a B-tree node of the standard library holds at most.
 const BTREE_CAPACITY: usize = 11;
 
-/// How a B-tree was filled, which decides how full its nodes are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BTreeFill {
-    /// Built in bulk from sorted entries (`collect`): full nodes, each
-    /// leaf holding 11 entries and its parent one more.
-    Packed,
-    /// Grown one insert at a time in ascending order (appends): a full
-    /// node splits into 6 and 5 entries, so leaves stay about half full.
-    Appended,
-}
+/// Entries per node of a B-tree grown one insert at a time in ascending
+/// order (appends): a full node splits into 6 and 5 entries, so a leaf
+/// keeps about 6 entries and its parent one more between it and the next.
+const BTREE_ENTRIES_PER_NODE: usize = 7;
 
-impl BTreeFill {
-    /// Entries per node: those a leaf keeps plus the one its parent
-    /// holds between it and the next.
-    const fn entries_per_node(self) -> usize {
-        match self {
-            BTreeFill::Packed => BTREE_CAPACITY + 1,
-            BTreeFill::Appended => 7,
-        }
-    }
-}
-
-/// The heap bytes of the nodes of a `BTreeMap<K, V>` of `packed` entries
-/// built in bulk and `appended` entries added one at a time (the entries'
-/// own heap not included). A tree of at most 11 entries is one leaf.
-pub const fn btree_bytes<K, V>(packed: usize, appended: usize) -> usize {
-    let len = packed + appended;
+/// The heap bytes of the nodes of a `BTreeMap<K, V>` (or a `BTreeSet<K>`
+/// with `V = ()`) of `len` entries grown one insert at a time (the
+/// entries' own heap not included). A tree of at most 11 entries is one
+/// leaf.
+pub const fn btree_bytes<K, V>(len: usize) -> usize {
     // A leaf: parent pointer, its index there and its length (12 bytes,
     // padded to 16 with the arrays' alignment), then the keys and values.
     let leaf = allocation_bytes(16 + BTREE_CAPACITY * (size_of::<K>() + size_of::<V>()));
@@ -74,21 +57,12 @@ pub const fn btree_bytes<K, V>(packed: usize, appended: usize) -> usize {
     if len <= BTREE_CAPACITY {
         return leaf;
     }
-    let per_packed = BTreeFill::Packed.entries_per_node();
-    let per_appended = BTreeFill::Appended.entries_per_node();
-    // Leaves in both regions, rounded up once over the whole tree.
-    let weighted = packed * per_appended + appended * per_packed;
-    let leaves = weighted.div_ceil(per_packed * per_appended);
+    let leaves = len.div_ceil(BTREE_ENTRIES_PER_NODE);
     // Each level above has one node per (entries per node) nodes below.
-    let fan_out = if packed >= appended {
-        per_packed
-    } else {
-        per_appended
-    };
     let mut internals = 0;
     let mut level = leaves;
     while level > 1 {
-        level = level.div_ceil(fan_out);
+        level = level.div_ceil(BTREE_ENTRIES_PER_NODE);
         internals += level;
     }
     leaves * leaf + internals * internal
@@ -192,11 +166,11 @@ impl<T: Footprint> Footprint for Arc<T> {
     }
 }
 
-/// A map's nodes as grown one insert at a time ([`BTreeFill::Appended`]),
-/// plus its entries' heap.
+/// A map's nodes as grown one insert at a time ([`btree_bytes`]), plus
+/// its entries' heap.
 impl<K: Footprint, V: Footprint> Footprint for BTreeMap<K, V> {
     fn heap_bytes(&self) -> usize {
-        btree_bytes::<K, V>(0, self.len())
+        btree_bytes::<K, V>(self.len())
             + self
                 .iter()
                 .map(|(k, v)| k.heap_bytes() + v.heap_bytes())

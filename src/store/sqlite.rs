@@ -9,7 +9,6 @@
 //! progress.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -91,8 +90,13 @@ CREATE INDEX IF NOT EXISTS jobs_leases ON jobs (state, lease_until_us);
 /// SQLite-backed [`ChatStore`].
 pub struct SqliteStore {
     commits: CommitQueue,
-    reader: Arc<parking_lot::Mutex<Connection>>,
+    /// The reading thread's queue: each read runs there, in turn, on the
+    /// reading connection.
+    reads: std::sync::mpsc::Sender<Read>,
 }
+
+/// One read, run on the reading thread.
+type Read = Box<dyn FnOnce(&Connection) + Send>;
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -200,22 +204,38 @@ impl SqliteStore {
                 group_commit::run_blocking(requests, |groups| commit(&mut writer, groups))
             })
             .map_err(|e| StoreError::database("starting the commit thread", e))?;
-        Ok(SqliteStore {
-            commits,
-            reader: Arc::new(parking_lot::Mutex::new(reader)),
-        })
+        // One thread reads, as one connection did: what a read decodes (a
+        // chat being loaded) is allocated by one thread, so the allocator
+        // keeps one pool for it rather than one per blocking-pool thread
+        // (with glibc, memory freed by evictions then stays spread over
+        // many pools, and the process's memory grows past its budget).
+        let (reads, queue) = std::sync::mpsc::channel::<Read>();
+        std::thread::Builder::new()
+            .name("recapd-read".into())
+            .spawn(move || {
+                for read in queue {
+                    read(&reader);
+                }
+            })
+            .map_err(|e| StoreError::database("starting the reading thread", e))?;
+        Ok(SqliteStore { commits, reads })
     }
 
-    /// Runs `read` on the reading connection, off the async workers. A
-    /// panic in it fails this read only.
+    /// Runs `read` on the reading thread, off the async workers. A panic in
+    /// it fails this read only.
     async fn read<T: Send + 'static>(
         &self,
         read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let reader = self.reader.clone();
-        tokio::task::spawn_blocking(move || read(&reader.lock()))
-            .await
-            .map_err(join_error)?
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let job: Read = Box::new(move |conn| {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(conn)))
+                .unwrap_or_else(|panic| Err(StoreError::from_panic(&*panic)));
+            // The caller may have gone away (a cancelled call).
+            let _ = answer.send(result);
+        });
+        self.reads.send(job).map_err(|_| StoreError::Closed)?;
+        answered.await.map_err(|_| StoreError::Closed)?
     }
 }
 

@@ -1,22 +1,21 @@
 //! A chat's message ids to their position keys, without a second copy of
 //! each id: the table holds only positions (8 bytes a bucket), hashed by
 //! the id of the message at that position and compared by looking that
-//! message up in the chat's ordered map.
+//! message up in the chat's message list.
 
-use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 
+use super::message_list::MessageList;
 use crate::domain::footprint::hash_table_bytes;
-use crate::domain::message::Message;
 
 /// Position keys of a chat's messages, found by id.
 ///
 /// Invariant (kept by [`super::Chat`]): the table holds each position of
-/// the chat's map exactly once, and every position it holds is in that
-/// map whenever the table may grow (an entry goes in after its message,
-/// and out after it), since growing rehashes entries through the map.
+/// the chat's list exactly once, and every position it holds is in that
+/// list whenever the table may grow (an entry goes in after its message,
+/// and out after it), since growing rehashes entries through the list.
 #[derive(Debug, Clone, Default)]
 pub(super) struct IdIndex {
     seqs: HashTable<i64>,
@@ -27,13 +26,13 @@ pub(super) struct IdIndex {
 
 impl IdIndex {
     /// An index of every message of `messages`, sized for them.
-    pub(super) fn of(messages: &BTreeMap<i64, Message>) -> IdIndex {
+    pub(super) fn of(messages: &MessageList) -> IdIndex {
         let mut index = IdIndex {
             seqs: HashTable::with_capacity(messages.len()),
             hasher: DefaultHashBuilder::default(),
         };
-        for (seq, message) in messages {
-            index.insert(messages, index.hash(&message.id), *seq);
+        for (seq, message) in messages.iter() {
+            index.insert(messages, index.hash(&message.id), seq);
         }
         index
     }
@@ -44,27 +43,29 @@ impl IdIndex {
     }
 
     /// The position of the message with id `id`.
-    pub(super) fn get(&self, messages: &BTreeMap<i64, Message>, id: &str) -> Option<i64> {
+    pub(super) fn get(&self, messages: &MessageList, id: &str) -> Option<i64> {
         self.seqs
             .find(self.hash(id), |seq| {
-                messages.get(seq).is_some_and(|m| m.id == id)
+                messages.get(*seq).is_some_and(|m| m.id == id)
             })
             .copied()
     }
 
     /// Whether a message with id `id` is in the chat.
-    pub(super) fn contains(&self, messages: &BTreeMap<i64, Message>, id: &str) -> bool {
+    pub(super) fn contains(&self, messages: &MessageList, id: &str) -> bool {
         self.get(messages, id).is_some()
     }
 
     /// Enters the message at `seq`, whose id hashes to `hash`
     /// ([`IdIndex::hash`]); it must already be in `messages` (as every
     /// position the table holds).
-    pub(super) fn insert(&mut self, messages: &BTreeMap<i64, Message>, hash: u64, seq: i64) {
+    pub(super) fn insert(&mut self, messages: &MessageList, hash: u64, seq: i64) {
         let hasher = &self.hasher;
         self.seqs.insert_unique(hash, seq, |held| {
-            // Every held position is in the map (the invariant above).
-            hasher.hash_one(&*messages[held].id)
+            // Every held position is in the list (the invariant above);
+            // were one not, it would hash as 0 and only be
+            // harder to find, never wrongly found.
+            messages.get(*held).map_or(0, |m| hasher.hash_one(&*m.id))
         });
     }
 
