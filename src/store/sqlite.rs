@@ -4,88 +4,35 @@
 //!
 //! rusqlite blocks, so the store keeps its database calls off the async
 //! workers: commits run on a thread of their own that owns the writing
-//! connection (the group commit loop), and reads run on tokio's blocking
-//! pool over a second connection, which WAL lets read while a write is in
-//! progress.
+//! connection (the group commit loop), and reads run in turn on a reading
+//! thread that owns a second connection, which WAL lets read while a write
+//! is in progress. Layout: `schema` creates and upgrades the database
+//! file, `chat_rows` loads a chat, `jobs` holds the job queue's queries.
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use super::group_commit::{self, CommitQueue};
 use super::{
-    ChatMeta, ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, StoredChat,
-    TenantSettings, Write, from_json, to_json,
+    ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, TenantSettings, Write, from_json,
+    to_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 
+mod chat_rows;
 mod jobs;
+mod schema;
 mod upgrade;
+
+use chat_rows::ChatRows;
+use schema::open_writer;
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "recapd.sqlite3";
-
-/// The schema this recapd writes. Version 1 (before tenants had a column of
-/// their own) and version 2 (before the job queue) are upgraded in place at
-/// start-up.
-const SCHEMA_VERSION: i64 = 3;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS global_settings (tenant TEXT PRIMARY KEY, body TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chats (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    needs_refresh INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id)
-);
-CREATE TABLE IF NOT EXISTS messages (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    message_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id, message_id)
-);
-CREATE INDEX IF NOT EXISTS messages_by_seq ON messages (tenant, chat_id, seq);
-CREATE TABLE IF NOT EXISTS recaps (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id, version)
-);
-CREATE TABLE IF NOT EXISTS chat_settings (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id)
-);
-CREATE TABLE IF NOT EXISTS jobs (
-    job_id TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    state INTEGER NOT NULL,
-    kind INTEGER NOT NULL,
-    created_us INTEGER NOT NULL,
-    updated_us INTEGER NOT NULL,
-    not_before_us INTEGER NOT NULL,
-    lease_until_us INTEGER,
-    fence INTEGER NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_by_tenant ON jobs (tenant, created_us DESC, job_id DESC);
-CREATE INDEX IF NOT EXISTS jobs_by_chat ON jobs (tenant, chat_id, created_us DESC, job_id DESC);
--- States 1 and 2 are PENDING and RUNNING (JobState::code).
-CREATE INDEX IF NOT EXISTS jobs_open_by_chat ON jobs (tenant, chat_id, created_us, job_id)
-    WHERE state IN (1, 2);
-CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before_us);
-CREATE INDEX IF NOT EXISTS jobs_leases ON jobs (state, lease_until_us);
-";
 
 /// SQLite-backed [`ChatStore`].
 pub struct SqliteStore {
@@ -106,73 +53,6 @@ impl std::fmt::Debug for SqliteStore {
 
 fn db_err(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |e| StoreError::database(context, e)
-}
-
-/// Opens the writing connection, creating or upgrading the schema.
-fn open_writer(path: &Path, fsync_every_commit: bool) -> Result<Connection, StoreError> {
-    let opening = db_err("opening the database");
-    let mut writer = Connection::open(path).map_err(&opening)?;
-    let synchronous = if fsync_every_commit { "FULL" } else { "NORMAL" };
-    writer
-        .execute_batch(&format!(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous={synchronous}; PRAGMA busy_timeout=5000;"
-        ))
-        .map_err(&opening)?;
-    let has_kv: bool = writer
-        .query_row(
-            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'kv'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(&opening)?;
-    let version: Option<String> = if has_kv {
-        writer
-            .query_row(
-                "SELECT value FROM kv WHERE key = 'schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(&opening)?
-    } else {
-        None
-    };
-    match version.as_deref() {
-        None => {
-            let tx = writer.transaction().map_err(&opening)?;
-            tx.execute_batch(SCHEMA).map_err(&opening)?;
-            tx.execute(
-                "INSERT INTO kv (key, value) VALUES ('schema_version', ?1)",
-                params![SCHEMA_VERSION.to_string()],
-            )
-            .map_err(&opening)?;
-            tx.commit().map_err(&opening)?;
-        }
-        Some("1") => {
-            upgrade::from_v1(&mut writer, SCHEMA, SCHEMA_VERSION)?;
-            tracing::info!(
-                path = %path.display(),
-                "upgraded the database to schema version {SCHEMA_VERSION} (tenants in their own column)"
-            );
-        }
-        Some("2") => {
-            upgrade::from_v2(&mut writer, SCHEMA, SCHEMA_VERSION)?;
-            tracing::info!(
-                path = %path.display(),
-                "upgraded the database to schema version {SCHEMA_VERSION} (the job queue)"
-            );
-        }
-        Some(v) if v == SCHEMA_VERSION.to_string() => {}
-        Some(v) => {
-            return Err(StoreError::corrupt(
-                path.display().to_string(),
-                format!(
-                    "schema version {v}; this recapd knows up to {SCHEMA_VERSION} (a newer recapd wrote it)"
-                ),
-            ));
-        }
-    }
-    Ok(writer)
 }
 
 impl SqliteStore {
@@ -381,75 +261,6 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
     }
 }
 
-/// A chat's rows, settings and open jobs, read on one connection (in one
-/// read transaction, for one moment of the database).
-fn load_chat(conn: &Connection, key: &ChatKey) -> Result<LoadedChat, StoreError> {
-    let reading = db_err("reading a chat");
-    let key_params = params![key.tenant.name(), key.id];
-    let row: Option<(bool, String)> = conn
-        .prepare_cached("SELECT needs_refresh, body FROM chats WHERE tenant = ?1 AND chat_id = ?2")
-        .and_then(|mut s| {
-            s.query_row(key_params, |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
-        })
-        .map_err(&reading)?;
-    let settings: Option<String> = conn
-        .prepare_cached("SELECT body FROM chat_settings WHERE tenant = ?1 AND chat_id = ?2")
-        .and_then(|mut s| s.query_row(key_params, |r| r.get(0)).optional())
-        .map_err(&reading)?;
-    let settings = settings
-        .map(|body| from_json::<ChatSettings>("chat settings", &body))
-        .transpose()?;
-    let jobs = jobs::open_jobs_of(conn, key)?;
-    let Some((needs_refresh, body)) = row else {
-        return Ok(LoadedChat {
-            settings,
-            jobs,
-            ..LoadedChat::default()
-        });
-    };
-    let mut meta: ChatMeta = from_json("chat row", &body)?;
-    // The column is the truth: AllChatsOweRefresh sets only the column.
-    meta.needs_refresh = needs_refresh;
-    let mut messages = Vec::new();
-    {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT seq, body FROM messages WHERE tenant = ?1 AND chat_id = ?2 ORDER BY seq",
-            )
-            .map_err(&reading)?;
-        let mut rows = stmt.query(key_params).map_err(&reading)?;
-        while let Some(row) = rows.next().map_err(&reading)? {
-            let seq: i64 = row.get(0).map_err(&reading)?;
-            let body: String = row.get(1).map_err(&reading)?;
-            messages.push((seq, from_json::<Message>("message", &body)?));
-        }
-    }
-    let mut recaps = Vec::new();
-    {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT body FROM recaps WHERE tenant = ?1 AND chat_id = ?2 ORDER BY version",
-            )
-            .map_err(&reading)?;
-        let mut rows = stmt.query(key_params).map_err(&reading)?;
-        while let Some(row) = rows.next().map_err(&reading)? {
-            let body: String = row.get(0).map_err(&reading)?;
-            recaps.push(from_json::<RecapVersion>("running recap", &body)?);
-        }
-    }
-    Ok(LoadedChat {
-        chat: Some(StoredChat {
-            meta,
-            messages,
-            recaps,
-        }),
-        settings,
-        jobs,
-        ..LoadedChat::default()
-    })
-}
-
 /// The chat keys a query over `chats` answers (columns tenant, chat_id).
 fn chat_keys(
     conn: &Connection,
@@ -482,11 +293,12 @@ impl ChatStore for SqliteStore {
             // its jobs as of one commit.
             let reading = db_err("reading a chat");
             let tx = conn.unchecked_transaction().map_err(&reading)?;
-            let loaded = load_chat(&tx, &key)?;
+            let rows = ChatRows::read(&tx, &key)?;
             tx.commit().map_err(&reading)?;
-            Ok(loaded)
+            Ok(rows)
         })
-        .await
+        .await?
+        .decode()
     }
 
     async fn job(&self, tenant: &Tenant, job_id: &str) -> Result<Option<Job>, StoreError> {

@@ -3,8 +3,10 @@
 //! database, the state codes its SQL names). The contract both stores
 //! share is tested on both in `tests/it/store_jobs.rs`.
 
+use super::schema::SCHEMA_VERSION;
 use super::*;
 use crate::domain::jobs::{JobKind, JobState, Lease};
+use crate::store::ChatMeta;
 
 fn key(tenant: &str, chat: &str) -> ChatKey {
     Tenant(tenant.into()).chat(chat)

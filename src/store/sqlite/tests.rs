@@ -2,6 +2,7 @@ use super::*;
 use crate::domain::Limits;
 use crate::domain::message::NewMessage;
 use crate::domain::settings::SettingsPatch;
+use crate::store::{ChatMeta, StoredChat};
 
 fn message(id: &str) -> Message {
     NewMessage {
