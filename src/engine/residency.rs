@@ -238,7 +238,7 @@ impl Engine {
             .map(|slot| (slot.last_used.load(Ordering::Relaxed), slot.clone()))
             .collect();
         candidates.sort_unstable_by_key(|(tick, _)| *tick);
-        let mut evicted = 0u64;
+        let mut evicted = Vec::new();
         let mut dropped = Vec::new();
         for batch in candidates.chunks(EVICTION_BATCH) {
             if residency.total() <= target {
@@ -259,7 +259,7 @@ impl Engine {
                 if slot.announced.load(Ordering::Acquire) {
                     dropped.push(slot.key.clone());
                 }
-                evicted += 1;
+                evicted.push(slot.clone());
             }
             // Logged before the map's lock is let go: an all-chats stream
             // catching up now finds each dropped chat in memory or here.
@@ -271,13 +271,20 @@ impl Engine {
             drop(chats);
             drop(running_jobs);
         }
-        // The chats' memory is freed here, outside the map's lock, as the
-        // last clones go.
         drop(candidates);
-        if evicted > 0 {
-            metrics::counter!(telemetry::CHAT_EVICTIONS).increment(evicted);
+        let count = evicted.len();
+        if count > 0 {
+            // `evicted` holds the last clones: the chats' memory is freed
+            // when it goes. Thousands of chats take milliseconds to free,
+            // so that is done on a blocking thread rather than in the call
+            // that happened to pass the budget.
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(move || drop(evicted))),
+                Err(_) => drop(evicted),
+            }
+            metrics::counter!(telemetry::CHAT_EVICTIONS).increment(count as u64);
             tracing::debug!(
-                evicted,
+                evicted = count,
                 resident_bytes = residency.total(),
                 "dropped least recently used chats from memory"
             );
