@@ -16,6 +16,9 @@ use recapd::store::{
     ChatMeta, ChatStore, JobQuery, PgStore, SharedChat, SqliteStore, StoreError, Write,
 };
 
+mod fixtures;
+use fixtures::*;
+
 /// Each case runs twice: `$sqlite` on the embedded store, `$pg` on
 /// PostgreSQL.
 macro_rules! on_both_stores {
@@ -99,63 +102,6 @@ impl Drop for Schema {
             eprintln!("could not drop schema {}: {dropped:?}", self.0);
         }
     }
-}
-
-fn key(tenant: &str, chat: &str) -> ChatKey {
-    Tenant(tenant.into()).chat(chat)
-}
-
-/// A job of `chat` created at `created_us`, in `state`.
-fn job(id: &str, chat: &ChatKey, created_us: i64, state: JobState) -> Job {
-    let mut job = Job::new(
-        id.into(),
-        chat.clone(),
-        JobKind::RunningRecap,
-        format!("message of {id}"),
-        created_us,
-        false,
-    );
-    job.state = state;
-    job
-}
-
-/// `job` RUNNING under a lease until `until_us`, claimed with `fence`.
-fn running(mut job: Job, until_us: i64, fence: u64) -> Job {
-    job.state = JobState::Running;
-    job.lease = Some(Lease {
-        owner: "runner".into(),
-        until_us,
-    });
-    job.fence = fence;
-    job
-}
-
-fn put(job: &Job) -> Write {
-    Write::Job {
-        job: job.clone(),
-        expect_fence: None,
-    }
-}
-
-fn fenced(job: &Job, fence: u64) -> Write {
-    Write::Job {
-        job: job.clone(),
-        expect_fence: Some(fence),
-    }
-}
-
-fn chat_row(chat: &ChatKey, revision: u64) -> Write {
-    Write::Chat {
-        chat: chat.clone(),
-        meta: ChatMeta {
-            revision,
-            ..Default::default()
-        },
-    }
-}
-
-fn ids(jobs: &[Job]) -> Vec<&str> {
-    jobs.iter().map(|j| j.id.as_str()).collect()
 }
 
 async fn open_jobs_in_a_load(store: Arc<dyn ChatStore>) {

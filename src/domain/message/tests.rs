@@ -46,33 +46,9 @@ fn build_refuses_bad_id_and_long_text() {
     assert!(err.to_string().contains("m.text"), "{err}");
 }
 
-#[test]
-fn clear_memory_matches_the_extension() {
-    let mut d = MessageData {
-        memory: Some("m".into()),
-        prefill: Some("p".into()),
-        error: Some("e".into()),
-        reasoning: Some("r".into()),
-        edited: Some(true),
-        exclude: Some(true),
-        scene_break: Some(true),
-        ..Default::default()
-    };
-    d.clear_memory();
-    assert_eq!(
-        d,
-        MessageData {
-            edited: Some(false),
-            exclude: Some(false),
-            scene_break: Some(true),
-            ..Default::default()
-        }
-    );
-}
-
-#[test]
-fn a_new_swipe_keeps_everything_but_the_memory_fields() {
-    let current = MessageData {
+/// Every memory field set, and the scene-break fields beside them.
+fn every_field() -> MessageData {
+    MessageData {
         memory: Some("m".into()),
         prefill: Some("p".into()),
         error: Some("e".into()),
@@ -84,28 +60,56 @@ fn a_new_swipe_keeps_everything_but_the_memory_fields() {
         scene_break_name: Some("The library".into()),
         scene_recap_memory: Some("They met.".into()),
         is_auto_recap_system_memory: Some(true),
+    }
+}
+
+#[test]
+fn clearing_the_memory_and_a_new_swipe_keep_everything_but_the_memory_fields() {
+    let cleared = MessageData {
+        edited: Some(false),
+        exclude: Some(false),
+        ..Default::default()
     };
-    assert_eq!(
-        current.for_new_swipe(),
-        MessageData {
-            edited: Some(false),
-            exclude: Some(false),
-            scene_break: Some(true),
-            scene_break_visible: Some(false),
-            scene_break_name: Some("The library".into()),
-            scene_recap_memory: Some("They met.".into()),
-            is_auto_recap_system_memory: Some(true),
-            ..Default::default()
-        }
-    );
-    assert_eq!(
-        MessageData::default().for_new_swipe(),
-        MessageData {
-            edited: Some(false),
-            exclude: Some(false),
-            ..Default::default()
-        }
-    );
+    // (label, data, what clear_memory leaves and a new swipe starts with)
+    let cases = [
+        (
+            "clear_memory matches the extension",
+            MessageData {
+                scene_break_visible: None,
+                scene_break_name: None,
+                scene_recap_memory: None,
+                is_auto_recap_system_memory: None,
+                ..every_field()
+            },
+            MessageData {
+                scene_break: Some(true),
+                ..cleared.clone()
+            },
+        ),
+        (
+            "a new swipe keeps everything but the memory fields",
+            every_field(),
+            MessageData {
+                scene_break: Some(true),
+                scene_break_visible: Some(false),
+                scene_break_name: Some("The library".into()),
+                scene_recap_memory: Some("They met.".into()),
+                is_auto_recap_system_memory: Some(true),
+                ..cleared.clone()
+            },
+        ),
+        (
+            "empty data gets edited and exclude set false",
+            MessageData::default(),
+            cleared.clone(),
+        ),
+    ];
+    for (label, data, expected) in cases {
+        assert_eq!(data.for_new_swipe(), expected, "for_new_swipe: {label}");
+        let mut in_place = data;
+        in_place.clear_memory();
+        assert_eq!(in_place, expected, "clear_memory: {label}");
+    }
 }
 
 #[test]

@@ -8,62 +8,10 @@ use super::*;
 use crate::domain::jobs::{JobKind, JobState, Lease};
 use crate::store::ChatMeta;
 
-fn key(tenant: &str, chat: &str) -> ChatKey {
-    Tenant(tenant.into()).chat(chat)
-}
-
-/// A job of `chat` created at `created_us`, in `state`.
-fn job(id: &str, chat: &ChatKey, created_us: i64, state: JobState) -> Job {
-    let mut job = Job::new(
-        id.into(),
-        chat.clone(),
-        JobKind::SceneRecap,
-        format!("message of {id}"),
-        created_us,
-        true,
-    );
-    job.state = state;
-    job
-}
-
-/// `job` RUNNING under a lease until `until_us`, claimed with `fence`.
-fn running(mut job: Job, until_us: i64, fence: u64) -> Job {
-    job.state = JobState::Running;
-    job.lease = Some(Lease {
-        owner: "runner".into(),
-        until_us,
-    });
-    job.fence = fence;
-    job
-}
-
-fn put(job: &Job) -> Write {
-    Write::Job {
-        job: job.clone(),
-        expect_fence: None,
-    }
-}
-
-fn fenced(job: &Job, fence: u64) -> Write {
-    Write::Job {
-        job: job.clone(),
-        expect_fence: Some(fence),
-    }
-}
-
-fn chat_row(chat: &ChatKey, revision: u64) -> Write {
-    Write::Chat {
-        chat: chat.clone(),
-        meta: ChatMeta {
-            revision,
-            ..Default::default()
-        },
-    }
-}
-
-fn ids(jobs: &[Job]) -> Vec<&str> {
-    jobs.iter().map(|j| j.id.as_str()).collect()
-}
+// The job rows of the contract tests: one copy for both crates.
+#[path = "../../../tests/it/store_jobs/fixtures.rs"]
+mod fixtures;
+use fixtures::*;
 
 async fn open(dir: &tempfile::TempDir) -> SqliteStore {
     SqliteStore::open(dir.path(), true).await.unwrap()

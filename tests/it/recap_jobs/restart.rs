@@ -4,6 +4,7 @@
 //! replica finishes the job, applying it once.
 
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use recapd::grpc::pb;
@@ -128,11 +129,19 @@ async fn a_replica_killed_mid_job_loses_its_lease_and_the_other_applies_the_resu
         eprintln!("skipped here: runs with RECAPD_TEST_STORE=postgres");
         return;
     }
-    let llm = FakeLlm::start(|request: &SeenRequest| {
-        Reply::Slow(
-            Duration::from_millis(1500),
-            Box::new(Reply::Answer(story_answer(&request.prompt))),
-        )
+    // A's request (the first) is held for longer than the test runs, so A
+    // is always killed before its answer: with a fixed delay for every
+    // request, a B slow to start under load (over that delay) let A apply
+    // its own answer first, and the job ended with 1 attempt. B's requests
+    // are answered at once.
+    let asked = AtomicUsize::new(0);
+    let llm = FakeLlm::start(move |request: &SeenRequest| {
+        let answer = Reply::Answer(story_answer(&request.prompt));
+        if asked.fetch_add(1, Ordering::SeqCst) == 0 {
+            answer.after(Duration::from_secs(600))
+        } else {
+            answer
+        }
     })
     .await;
     let dir = tempfile::tempdir().expect("temp dir");
@@ -168,6 +177,11 @@ async fn a_replica_killed_mid_job_loses_its_lease_and_the_other_applies_the_resu
         assert!(tokio::time::Instant::now() < deadline, "A never asked");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    assert_eq!(
+        kind_of(&llm.requests()[0].prompt),
+        "scene",
+        "A's held request is the scene recap's"
+    );
     let survivor = replica("b");
     let mut b = Server::clients(survivor.channel().await);
     let mut on_b = RecapServiceClient::new(b.channel.clone());
