@@ -16,7 +16,11 @@
 #                               the harness in seconds (bench/run.sh --smoke)
 #
 # Knobs (environment): CHATS, BUDGET_MIB, SAMPLES (chats read), VERIFY
-# (chats exported and compared), CALLERS (concurrent writers, 32).
+# (chats exported and compared), CALLERS (concurrent writers, 32),
+# MESSAGES (per chat, 20), TEXT_BYTES (about this much text per message,
+# 210). BUDGET_MIB=0 runs without a budget (nothing is evicted): with a few
+# thousand chats, the results line's bytes per resident chat is what a chat
+# of that shape costs in memory (the README's sizing table).
 # RECAPD_BENCH_NO_BUDGET=1 starts recapd without --max-resident-memory (a
 # build from before the option; nothing is evicted, so no read is cold).
 set -euo pipefail
@@ -28,7 +32,7 @@ if [ $smoke -eq 1 ]; then
 else
     CHATS=${CHATS:-200000}; BUDGET_MIB=${BUDGET_MIB:-256}; SAMPLES=${SAMPLES:-20000}; VERIFY=${VERIFY:-1000}
 fi
-CALLERS=${CALLERS:-32}; MESSAGES=20; MARGIN_MIB=64
+CALLERS=${CALLERS:-32}; MESSAGES=${MESSAGES:-20}; TEXT_BYTES=${TEXT_BYTES:-210}; MARGIN_MIB=64
 
 . bench/lib.sh
 bench_build
@@ -42,6 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 budget=(--max-resident-memory "${BUDGET_MIB}MiB"); require=(--require-cold)
+if [ "$BUDGET_MIB" = 0 ]; then require=(); fi
 if [ "${RECAPD_BENCH_NO_BUDGET:-0}" = 1 ]; then budget=(); require=(); fi
 listen=$(free_port); metrics=$(free_port)
 "${server_cpu[@]}" "$bin" --listen "127.0.0.1:$listen" --workers 1 --data-dir "$data/recapd" \
@@ -53,7 +58,7 @@ idle_kb=$(kb VmRSS)
 
 started=$(date +%s.%N)
 line=$("${load_cpu[@]}" "$tool" resident --addr "127.0.0.1:$listen" --metrics "127.0.0.1:$metrics" \
-    --chats "$CHATS" --messages "$MESSAGES" --callers "$CALLERS" --samples "$SAMPLES" --verify "$VERIFY" --pid "$pid" "${require[@]}")
+    --chats "$CHATS" --messages "$MESSAGES" --text-bytes "$TEXT_BYTES" --callers "$CALLERS" --samples "$SAMPLES" --verify "$VERIFY" --pid "$pid" "${require[@]}")
 finished=$(date +%s.%N)
 peak_kb=$(kb VmHWM); end_kb=$(kb VmRSS)
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
@@ -75,6 +80,11 @@ yes = lambda ok: "yes" if ok else "NO"
 n = lambda v: "n/a" if v is None else f"{v:.0f}"
 ratio = r["cold_warm_p99_ratio"]
 cold = r["cold_reads"]
+text_per_chat = r["text_bytes"] / r["chats"]
+resident, held = r["resident_bytes_after_write"], r["chats_resident_after_write"]
+per_chat = "n/a" if not resident or not held else (
+    f"{resident / held:.0f} B for {text_per_chat:.0f} B of text ({resident / held / text_per_chat:.2f}x; "
+    f"limit 2x + 1 KiB = {2 * text_per_chat + 1024:.0f} B: {yes(resident / held <= 2 * text_per_chat + 1024)})")
 print(
     f"Resident memory, {flag}, {r['chats']} chats x {r['messages_per_chat']} messages "
     f"({r['text_mb']:.0f} MB of text): peak RSS {peak:.0f} MiB (idle {idle:.0f}, at the end {end:.0f}; "
@@ -83,7 +93,7 @@ print(
     f"anonymous after writing {r['anon_mib_after_write']:.0f}, after reading {r['anon_mib_after_read']:.0f}; "
     f"recapd_resident_bytes after writing {mib(r['resident_bytes_after_write'])} MiB "
     f"({n(r['chats_resident_after_write'])} chats), after reading {mib(r['resident_bytes_after_read'])} MiB "
-    f"({n(r['chats_resident_after_read'])} chats)) | "
+    f"({n(r['chats_resident_after_read'])} chats); per resident chat after writing: {per_chat}) | "
     f"GetInjection cold p50 {r['cold_p50_ms']} p99 {r['cold_p99_ms']} ms ({cold} of {r['samples']} first reads "
     f"loaded their chat), warm p50 {r['warm_p50_ms']} p99 {r['warm_p99_ms']} ms: cold p99 x{ratio} "
     f"(target <= 3: {yes(cold > 0 and ratio <= 3)}), p50 x{r['cold_warm_p50_ratio']}; "

@@ -401,6 +401,7 @@ pub async fn resident(args: Resident) -> Result<(), Error> {
             "chats": args.chats,
             "messages_per_chat": args.messages,
             "text_mb": (written.text_bytes as f64 / 1e5).round() / 10.0,
+            "text_bytes": written.text_bytes,
             "write_seconds": (write_seconds * 10.0).round() / 10.0,
             "writes_per_s": (args.chats as f64 / write_seconds).round(),
             "write_text_mb_per_s": (written.text_bytes as f64 / 1e6 / write_seconds * 10.0).round() / 10.0,
