@@ -84,11 +84,10 @@ impl SqliteStore {
                 group_commit::run_blocking(requests, |groups| commit(&mut writer, groups))
             })
             .map_err(|e| StoreError::database("starting the commit thread", e))?;
-        // One thread reads, as one connection did: what a read decodes (a
-        // chat being loaded) is allocated by one thread, so the allocator
-        // keeps one pool for it rather than one per blocking-pool thread
-        // (with glibc, memory freed by evictions then stays spread over
-        // many pools, and the process's memory grows past its budget).
+        // One thread reads, on the one reading connection. What it
+        // allocates is short-lived (rows as text; a chat is decoded by the
+        // caller, see `chat_rows`), so its allocator pool stays small and
+        // is reused read after read.
         let (reads, queue) = std::sync::mpsc::channel::<Read>();
         std::thread::Builder::new()
             .name("recapd-read".into())
