@@ -7,6 +7,10 @@ use super::settings::TokenizerKind;
 use super::st_chat::verbatim::{StMessage, StSwipe, has, swipe_has};
 use super::{DomainError, Limits, ids};
 
+mod swipes;
+
+pub use swipes::Swipes;
+
 /// ST-Auto-Recap's data on one swipe of a message. Every field has presence:
 /// `None` is "never set", which differs from an empty string or `false`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -254,12 +258,12 @@ pub struct Message {
     pub is_thoughts: bool,
     /// The writing character, for group chats.
     pub character_key: CompactString,
-    /// All swipes; never empty. A boxed slice rather than a `Vec`: no
-    /// spare capacity and 8 bytes less in every resident message; a new
-    /// swipe goes through [`Message::push_swipe`].
-    pub swipes: Box<[Swipe]>,
+    /// All swipes; never empty. The only swipe (almost every message has
+    /// one) is inline, more are one boxed slice; a new swipe goes through
+    /// [`Message::push_swipe`].
+    pub swipes: Swipes,
     /// Index of the current swipe ([`Message::current_swipe`] as a
-    /// `usize`); 32 bits keep a message within 112 bytes.
+    /// `usize`); 32 bits keep a message within 136 bytes.
     pub swipe_id: u32,
     /// Token count of the current text, cached per vocabulary; cleared
     /// whenever the text changes.
@@ -271,9 +275,12 @@ pub struct Message {
     pub st: Option<Box<StMessage>>,
 }
 
-/// Every resident message pays this inline in its chat's ordered map
-/// (issue 15): a message over 112 bytes does not compile.
-const _: () = assert!(std::mem::size_of::<Message>() <= 112);
+/// Every resident message pays this inline in its chat's message list
+/// (issue 15): a message over 136 bytes does not compile. 136 rather than
+/// the 112 of a boxed swipe list: the only swipe moved inline (24 bytes
+/// more than the list's pointer and length) and no longer costs its own
+/// 48-byte chunk, a net 24 bytes less per one-swipe message.
+const _: () = assert!(std::mem::size_of::<Message>() <= 136);
 
 impl Message {
     /// The current swipe's text.
@@ -288,11 +295,7 @@ impl Message {
 
     /// The current swipe's recap data, for changing it.
     pub fn data_mut(&mut self) -> &mut MessageData {
-        if self.swipes.is_empty() {
-            // Keep the invariant even for a message built by hand.
-            self.swipes = Box::new([Swipe::default()]);
-            self.swipe_id = 0;
-        }
+        // `Swipes` is never empty: no underflow.
         let last = self.swipes.len() - 1;
         let index = self.current_swipe().min(last);
         &mut self.swipes[index].data
@@ -322,7 +325,7 @@ impl Message {
                 .all(|(old, new)| old.text == new.text);
         let old_swipes = std::mem::take(&mut self.swipes);
         let mut swipes = incoming.swipes;
-        for (swipe, old) in swipes.iter_mut().zip(old_swipes.into_vec()) {
+        for (swipe, old) in swipes.iter_mut().zip(old_swipes) {
             swipe.data = old.data;
             swipe.st = old.st;
         }
@@ -361,9 +364,7 @@ impl Message {
                 ..StSwipe::default()
             }));
         }
-        let mut swipes = std::mem::take(&mut self.swipes).into_vec();
-        swipes.push(swipe);
-        self.swipes = swipes.into_boxed_slice();
+        self.swipes.push(swipe);
         if let Some(st) = self.st.as_deref_mut()
             && st.had(has::SWIPE_INFO)
             && st.info_len as usize == count
@@ -420,9 +421,10 @@ impl Message {
         if self.swipe_id == 0 {
             return;
         }
+        let current = self.current_swipe();
         if let Some(st) = self
             .swipes
-            .get_mut(self.current_swipe())
+            .get_mut(current)
             .and_then(|s| s.st.as_deref_mut())
         {
             st.own_data = None;

@@ -1,7 +1,7 @@
 //! A chat's messages with their position keys, in a deque sorted by
-//! position: about 120 bytes a message where a B-tree spent about 200,
-//! with appends and prepends at either end in amortized O(1) and lookups
-//! by position in O(log n).
+//! position: about 144 bytes a message (one `(i64, Message)` entry) where
+//! a B-tree's nodes spent about 260, with appends and prepends at either
+//! end in amortized O(1) and lookups by position in O(log n).
 
 use std::collections::VecDeque;
 

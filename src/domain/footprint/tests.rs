@@ -76,10 +76,18 @@ fn message(id: &str, text: &str) -> Message {
 fn a_message_counts_its_strings_swipes_and_data() {
     let plain = message("m1", &"x".repeat(210));
     let base = plain.heap_bytes();
-    // A short id and name are inline: the text and the swipe list alone.
+    // A short id and name are inline, and so is the only swipe: the text
+    // alone.
+    assert_eq!(base, allocation_bytes(210));
+    // A second swipe boxes both swipes, besides its own text.
+    let mut two = plain.clone();
+    two.push_swipe(Swipe {
+        text: "z".repeat(50),
+        ..Swipe::default()
+    });
     assert_eq!(
-        base,
-        allocation_bytes(210) + allocation_bytes(size_of::<Swipe>())
+        two.heap_bytes(),
+        base + allocation_bytes(2 * size_of::<Swipe>()) + allocation_bytes(50)
     );
     // Past 24 bytes an id has an allocation of its own.
     let long_id = message(&"i".repeat(40), &"x".repeat(210));

@@ -5,7 +5,7 @@
 use super::{Footprint, allocation_bytes};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState, Lease, ReadSet};
-use crate::domain::message::{Message, MessageData, Swipe, SwipeData};
+use crate::domain::message::{Message, MessageData, Swipe, SwipeData, Swipes};
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{ContextType, Milli, Position, Role, TokenizerKind};
@@ -45,6 +45,16 @@ impl Footprint for Message {
             + character_key.heap_bytes()
             + swipes.heap_bytes()
             + st.heap_bytes()
+    }
+}
+
+/// The only swipe is inline (its heap alone); two or more are one
+/// allocation of exactly their number.
+impl Footprint for Swipes {
+    fn heap_bytes(&self) -> usize {
+        self.allocated()
+            .map_or(0, |list| allocation_bytes(std::mem::size_of_val(list)))
+            + self.iter().map(Footprint::heap_bytes).sum::<usize>()
     }
 }
 

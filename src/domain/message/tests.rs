@@ -170,3 +170,35 @@ fn taking_new_content_keeps_each_swipes_data() {
     assert_eq!(old.swipes[0].data.memory.as_deref(), Some("recap"));
     assert_eq!(old.swipes[1].data, MessageData::default());
 }
+
+/// A stored row of a message, as recapd wrote it while `swipes` was a
+/// boxed slice.
+fn stored_row(id: &str, swipes: &[(&str, &str)], swipe_id: u32) -> String {
+    const NO_DATA: &str = r#""prefill":null,"exclude":null,"error":null,"reasoning":null,"edited":null,"scene_break":null,"scene_break_visible":null,"scene_break_name":null,"scene_recap_memory":null,"is_auto_recap_system_memory":null"#;
+    let swipes: Vec<String> = swipes
+        .iter()
+        .map(|(text, memory)| {
+            format!(r#"{{"text":"{text}","data":{{"memory":{memory},{NO_DATA}}}}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"id":"{id}","name":"","is_user":false,"hidden":false,"is_narrator":false,"is_thoughts":false,"character_key":"","swipes":[{}],"swipe_id":{swipe_id}}}"#,
+        swipes.join(",")
+    )
+}
+
+#[test]
+fn stored_rows_read_and_write_as_before_swipes_were_inline() {
+    let one = new("m1", "hello").build("m", &Limits::default()).unwrap();
+    let row = stored_row("m1", &[("hello", "null")], 0);
+    assert_eq!(serde_json::to_string(&one).unwrap(), row);
+    assert_eq!(serde_json::from_str::<Message>(&row).unwrap(), one);
+    let mut n = new("m2", "");
+    n.swipes = vec!["a".into(), "b".into()];
+    n.swipe_id = 1;
+    let mut two = n.build("m", &Limits::default()).unwrap();
+    two.data_mut().memory = Some("recap".into());
+    let row = stored_row("m2", &[("a", "null"), ("b", "\"recap\"")], 1);
+    assert_eq!(serde_json::to_string(&two).unwrap(), row);
+    assert_eq!(serde_json::from_str::<Message>(&row).unwrap(), two);
+}

@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use super::read::{bad, checked_text, object, read};
 use super::verbatim::{FileSwipe, Kept, OwnData, StMessage, StSwipe, has, members, swipe_has};
 use super::{DATA_KEY, ID_KEY, message_id};
-use crate::domain::message::{Message, MessageData, Swipe};
+use crate::domain::message::{Message, MessageData, Swipe, Swipes};
 use crate::domain::{DomainError, Limits, ids};
 
 /// ST-Auto-Recap's data of one swipe (the members of
@@ -165,7 +165,7 @@ pub(super) fn message(
         is_narrator: false,
         is_thoughts: false,
         character_key: CompactString::default(),
-        swipes: Box::default(),
+        swipes: Swipes::default(),
         swipe_id: 0,
         text_tokens: None,
         st: None,
@@ -309,7 +309,7 @@ pub(super) fn message(
     }
     m.swipe_id = u32::try_from(swipe_id)
         .map_err(|_| bad(line, format!("swipe_id {swipe_id} is over 2^32")))?;
-    m.swipes = swipes.into_boxed_slice();
+    m.swipes = swipes.into();
     m.st = Some(Box::new(st));
     Ok(m)
 }
