@@ -28,7 +28,7 @@ mod jobs;
 mod schema;
 mod upgrade;
 
-use chat_rows::ChatRows;
+use chat_rows::{ChatRows, Fetched};
 use schema::open_writer;
 
 /// File name of the database inside the data directory.
@@ -287,17 +287,32 @@ impl ChatStore for SqliteStore {
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
         let key = chat.clone();
-        self.read(move |conn| {
-            // One read transaction: every row of the chat, its settings and
-            // its jobs as of one commit.
-            let reading = db_err("reading a chat");
-            let tx = conn.unchecked_transaction().map_err(&reading)?;
-            let rows = ChatRows::read(&tx, &key)?;
-            tx.commit().map_err(&reading)?;
-            Ok(rows)
-        })
-        .await?
-        .decode()
+        let fetched = self
+            .read(move |conn| {
+                // One read transaction: every row of the chat, its settings and
+                // its jobs as of one commit.
+                let reading = db_err("reading a chat");
+                let tx = conn.unchecked_transaction().map_err(&reading)?;
+                let rows = ChatRows::read(&tx, &key)?;
+                tx.commit().map_err(&reading)?;
+                // A big chat is decoded here: its decoding would hold an async
+                // worker for as long as a blocking call (see `chat_rows`).
+                if rows.is_big() {
+                    rows.decode().map(|chat| Fetched::Decoded(Box::new(chat)))
+                } else {
+                    Ok(Fetched::Rows(rows))
+                }
+            })
+            .await?;
+        match fetched {
+            Fetched::Decoded(loaded) => Ok(*loaded),
+            // A panic while decoding fails this load only, as on the
+            // reading thread.
+            Fetched::Rows(rows) => {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rows.decode()))
+                    .unwrap_or_else(|panic| Err(StoreError::from_panic(&*panic)))
+            }
+        }
     }
 
     async fn job(&self, tenant: &Tenant, job_id: &str) -> Result<Option<Job>, StoreError> {

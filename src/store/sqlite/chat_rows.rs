@@ -12,6 +12,10 @@
 //! outgrow `--max-resident-memory` (measured: 200,000 chats past a 256 MiB
 //! budget peaked 170 MiB higher). Read as raw text, what the reading thread
 //! allocates is short-lived and reused by its next read.
+//!
+//! A big chat (over [`DECODE_ON_READER`] bytes of message rows) is the
+//! exception: decoding it takes milliseconds to seconds, which must not
+//! hold an async worker, so the reading thread decodes it.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -21,6 +25,20 @@ use crate::domain::jobs::Job;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::store::{ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, from_json};
+
+/// Bytes of message rows past which the reading thread decodes a chat
+/// itself rather than handing the rows to the caller (about 2,500 messages
+/// of a few hundred bytes: a few milliseconds of decoding).
+const DECODE_ON_READER: usize = 1 << 20;
+
+/// What a load hands back from the reading thread.
+pub(super) enum Fetched {
+    /// The rows of a chat of ordinary size, for the caller to decode.
+    Rows(ChatRows),
+    /// A big chat, decoded on the reading thread (boxed: the enum stays
+    /// the size of the rows).
+    Decoded(Box<LoadedChat>),
+}
 
 /// A chat's rows as stored, read in one transaction, not yet decoded.
 pub(super) struct ChatRows {
@@ -97,6 +115,11 @@ impl ChatRows {
             rows.recaps.push(row.get(0).map_err(&reading)?);
         }
         Ok(rows)
+    }
+
+    /// Whether the chat is big enough to be decoded on the reading thread.
+    pub(super) fn is_big(&self) -> bool {
+        self.message_text.len() > DECODE_ON_READER
     }
 
     /// Decodes the rows into the chat they store.

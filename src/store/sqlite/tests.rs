@@ -331,3 +331,47 @@ async fn replacing_a_chat_swaps_all_its_rows_and_lets_go_of_the_chat_before_answ
     let loaded = store.load(&other).await.unwrap().chat.unwrap();
     assert_eq!(ids(loaded), ["kept"]);
 }
+
+/// A chat past the size the reading thread decodes itself loads the same as
+/// a small one, whose rows the caller decodes: both paths of `load`.
+#[tokio::test]
+async fn a_big_chat_decoded_on_the_reading_thread_loads_like_a_small_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    let (big, small) = (key("", "big"), key("", "small"));
+    let text = |i: usize| format!("message {i} {}", "x".repeat(2_000));
+    let mut writes = Vec::new();
+    for (chat, count) in [(&big, 600usize), (&small, 3)] {
+        writes.push(Write::Chat {
+            chat: chat.clone(),
+            meta: ChatMeta {
+                revision: count as u64,
+                ..Default::default()
+            },
+        });
+        for i in 0..count {
+            let mut m = message(&format!("m{i}"));
+            m.swipes[0].text = text(i);
+            writes.push(Write::Message {
+                chat: chat.clone(),
+                seq: i as i64,
+                message: m,
+            });
+        }
+    }
+    store.commit(writes).await.unwrap();
+    let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+    assert!(ChatRows::read(&conn, &big).unwrap().is_big());
+    assert!(!ChatRows::read(&conn, &small).unwrap().is_big());
+    for (chat, count) in [(&big, 600usize), (&small, 3)] {
+        let loaded = store.load(chat).await.unwrap().chat.unwrap();
+        assert_eq!(loaded.meta.revision, count as u64);
+        let texts: Vec<String> = loaded
+            .messages
+            .iter()
+            .map(|(_, m)| m.text().to_owned())
+            .collect();
+        assert_eq!(texts, (0..count).map(text).collect::<Vec<_>>());
+    }
+    store.close().await;
+}
