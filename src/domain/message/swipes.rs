@@ -45,14 +45,6 @@ impl Swipes {
         };
     }
 
-    /// The swipes, by value.
-    pub fn into_vec(self) -> Vec<Swipe> {
-        match self.0 {
-            Inner::One(only) => vec![only],
-            Inner::Many(swipes) => swipes.into_vec(),
-        }
-    }
-
     /// The swipes' own allocation when they have one (two swipes or
     /// more), for counting what it holds.
     pub(crate) fn allocated(&self) -> Option<&[Swipe]> {
@@ -85,19 +77,6 @@ impl From<Vec<Swipe>> for Swipes {
             Err(swipes) if swipes.is_empty() => Swipes::default(),
             Err(swipes) => Swipes(Inner::Many(swipes.into_boxed_slice())),
         }
-    }
-}
-
-/// As from a `Vec`: an empty slice becomes one empty swipe.
-impl From<Box<[Swipe]>> for Swipes {
-    fn from(swipes: Box<[Swipe]>) -> Swipes {
-        Swipes::from(swipes.into_vec())
-    }
-}
-
-impl From<Swipes> for Vec<Swipe> {
-    fn from(swipes: Swipes) -> Vec<Swipe> {
-        swipes.into_vec()
     }
 }
 

@@ -39,7 +39,6 @@ fn one_swipe_is_inline_and_more_are_boxed() {
 fn an_empty_list_becomes_one_empty_swipe() {
     for swipes in [
         Swipes::from(Vec::new()),
-        Swipes::from(Box::<[Swipe]>::default()),
         std::iter::empty().collect(),
         Swipes::default(),
     ] {
@@ -54,11 +53,8 @@ fn conversions_keep_the_swipes_and_their_order() {
         let list: Vec<Swipe> = (0..n).map(|i| swipe(&i.to_string())).collect();
         let from_vec = Swipes::from(list.clone());
         let collected: Swipes = list.clone().into_iter().collect();
-        let from_box = Swipes::from(list.clone().into_boxed_slice());
         assert_eq!(from_vec, collected);
-        assert_eq!(from_vec, from_box);
         assert_eq!(from_vec.allocated().is_some(), n > 1);
-        assert_eq!(Vec::from(from_vec.clone()), list);
         assert_eq!(from_vec.clone().into_iter().collect::<Vec<_>>(), list);
         assert_eq!(format!("{from_vec:?}"), format!("{list:?}"));
     }
