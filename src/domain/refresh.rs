@@ -66,11 +66,14 @@ pub enum Trigger {
     Startup,
     /// recapd applied a recap (or a scene break) it wrote with the LLM.
     RecapGenerated,
+    /// The chat was deleted (DeleteChat or `--chat-retention`): the
+    /// injection that says so. Not a refresh: not in [`Trigger::ALL`].
+    ChatDeleted,
 }
 
 impl Trigger {
-    /// Every trigger, in declaration order: the `trigger` labels the
-    /// refresh counter shows from start-up.
+    /// Every trigger a refresh runs with, in declaration order: the
+    /// `trigger` labels the refresh counter shows from start-up.
     pub const ALL: [Trigger; 13] = [
         Trigger::ChatChanged,
         Trigger::MessageSent,
@@ -117,6 +120,7 @@ impl Trigger {
             Trigger::RunningRecapChanged => "running_recap_changed",
             Trigger::Startup => "startup",
             Trigger::RecapGenerated => "recap_generated",
+            Trigger::ChatDeleted => "chat_deleted",
         }
     }
 
@@ -168,6 +172,11 @@ pub struct Injection {
     pub trigger: Option<Trigger>,
     /// When it ran, in microseconds since the Unix epoch; 0 for revision 0.
     pub refreshed_at_us: i64,
+    /// The chat was deleted: this is its last injection (see
+    /// [`Injection::deleted`]). Never stored: a deleted chat keeps only a
+    /// tombstone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
 }
 
 impl Injection {
@@ -212,6 +221,31 @@ impl Injection {
             auto_hidden_count: 0,
             trigger: None,
             refreshed_at_us: 0,
+            deleted: false,
+        }
+    }
+
+    /// The last injection of a deleted chat, told to its subscribers:
+    /// `deleted`, empty text, placed like a disabled injection, at
+    /// `revision` (the one after the chat's latest of `key`).
+    pub fn deleted(chat: &ChatKey, key: InjectionKey, revision: u64, now_us: i64) -> Injection {
+        let (position, depth, role, scan) = DISABLED_PLACE;
+        Injection {
+            chat: chat.clone(),
+            key,
+            text: String::new(),
+            position,
+            depth,
+            role,
+            scan,
+            enabled: false,
+            revision,
+            running_recap_version: None,
+            token_count: 0,
+            auto_hidden_count: 0,
+            trigger: Some(Trigger::ChatDeleted),
+            refreshed_at_us: now_us,
+            deleted: true,
         }
     }
 }
@@ -279,6 +313,7 @@ pub fn refresh(
         auto_hidden_count,
         trigger: Some(ctx.trigger),
         refreshed_at_us: ctx.now_us,
+        deleted: false,
     }
 }
 
@@ -341,6 +376,7 @@ pub fn refresh_message_recaps(
         auto_hidden_count: u32::try_from(hidden.count).unwrap_or(u32::MAX),
         trigger: Some(ctx.trigger),
         refreshed_at_us: ctx.now_us,
+        deleted: false,
     }
 }
 
@@ -582,10 +618,13 @@ mod tests {
             Trigger::RunningRecapChanged => 10,
             Trigger::Startup => 11,
             Trigger::RecapGenerated => 12,
+            // Not a refresh: no place in ALL.
+            Trigger::ChatDeleted => usize::MAX,
         };
         for (index, trigger) in Trigger::ALL.into_iter().enumerate() {
             assert_eq!(position(trigger), index, "{trigger:?}");
         }
+        assert!(!Trigger::ALL.contains(&Trigger::ChatDeleted));
         let names: std::collections::BTreeSet<&str> =
             Trigger::ALL.into_iter().map(Trigger::name).collect();
         assert_eq!(names.len(), Trigger::ALL.len());

@@ -178,6 +178,10 @@ pub(super) struct Resident {
     /// When the chat last changed in the store, in ms since the epoch, as
     /// loaded (shared stores only).
     pub changed_ms: Option<i64>,
+    /// When an operation last changed the chat (its stored activity), µs
+    /// since the epoch; `None` while it has no rows. `--chat-retention`
+    /// checks it under the chat's lock.
+    pub updated_us: Option<i64>,
     /// The chat's non-terminal jobs, oldest first, as the store holds them
     /// (changed in memory only together with a commit of the same change).
     pub jobs: Vec<crate::domain::jobs::Job>,
@@ -194,6 +198,8 @@ impl Resident {
             changed_ms,
             settings_generation: _,
             jobs,
+            tombstone,
+            updated_us,
         } = loaded;
         let own_settings = settings
             .filter(|s| *s != ChatSettings::default())
@@ -206,7 +212,15 @@ impl Resident {
                 chat.set_st_file(stored.meta.st_file.clone());
                 (Some(Arc::new(chat)), stored.meta)
             }
-            None => (None, ChatMeta::default()),
+            // A deleted chat's next life continues its revisions.
+            None => (
+                None,
+                ChatMeta {
+                    revision: tombstone.map_or(0, |t| t.revision),
+                    message_revision_floor: tombstone.map_or(0, |t| t.message_revision),
+                    ..ChatMeta::default()
+                },
+            ),
         };
         for injection in [&mut meta.injection, &mut meta.message_injection]
             .into_iter()
@@ -225,6 +239,7 @@ impl Resident {
             persisted: chat_known,
             generation,
             changed_ms,
+            updated_us,
             jobs: jobs
                 .into_iter()
                 .map(|mut job| {

@@ -56,6 +56,21 @@ impl ChatStore for Faulty {
     ) -> Result<Vec<(ChatKey, ChatSettings)>, StoreError> {
         self.inner.chat_settings_of(tenant).await
     }
+    async fn list_chats(
+        &self,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<crate::store::ChatListing>, StoreError> {
+        self.inner.list_chats(tenant, after, limit).await
+    }
+    async fn quiet_chats(
+        &self,
+        changed_before_us: i64,
+        limit: usize,
+    ) -> Result<Vec<ChatKey>, StoreError> {
+        self.inner.quiet_chats(changed_before_us, limit).await
+    }
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {
         self.inner.chats_owing_refresh().await
     }

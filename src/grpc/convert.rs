@@ -293,6 +293,7 @@ impl From<&Injection> for pb::Injection {
                 .map_or(pb::RefreshTrigger::Unspecified, pb::RefreshTrigger::from)
                 .into(),
             refreshed_at: (i.refreshed_at_us != 0).then(|| timestamp_us(i.refreshed_at_us)),
+            deleted: i.deleted,
         }
     }
 }

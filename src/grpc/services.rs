@@ -85,6 +85,20 @@ impl MemoryApi {
 
 #[tonic::async_trait]
 impl MemoryService for MemoryApi {
+    async fn delete_chat(
+        &self,
+        _request: Request<pb::DeleteChatRequest>,
+    ) -> Result<Response<pb::DeleteChatResponse>, Status> {
+        Err(Status::unimplemented("issue 16 scaffolding"))
+    }
+
+    async fn list_chats(
+        &self,
+        _request: Request<pb::ListChatsRequest>,
+    ) -> Result<Response<pb::ListChatsResponse>, Status> {
+        Err(Status::unimplemented("issue 16 scaffolding"))
+    }
+
     async fn set_message_data(
         &self,
         request: Request<pb::SetMessageDataRequest>,

@@ -132,6 +132,11 @@ pub struct ChatMeta {
     pub needs_refresh: bool,
     /// The current running-recap version.
     pub current_recap: Option<u32>,
+    /// The message-recap tier's revision its next refresh continues above
+    /// while it has no injection: 0, or a re-created chat's deleted
+    /// predecessor's (see [`Tombstone`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub message_revision_floor: u64,
     /// How the SillyTavern file the chat was imported from began (its
     /// header's members recapd keeps, for the export); `None` for a chat
     /// made through the API.
@@ -248,6 +253,27 @@ pub enum Write {
         /// The fence the stored job must have.
         expect_fence: Option<u64>,
     },
+    /// Erases a chat (DeleteChat, retention): its row, messages, running-
+    /// recap versions, own settings, jobs (every state) and activity, and
+    /// keeps `tombstone` in their place, all in the group's transaction. A
+    /// shared store keeps the chat's claim clock: its generation goes on,
+    /// so a replica that read the chat before the deletion conflicts.
+    DeleteChat {
+        /// The chat.
+        chat: ChatKey,
+        /// What stays of it.
+        tombstone: Tombstone,
+    },
+    /// Records that a chat changed (an operation wrote its rows): for
+    /// ListChats and `--chat-retention`. Written after the chat's row.
+    Activity {
+        /// The chat.
+        chat: ChatKey,
+        /// Its messages after the change.
+        message_count: u64,
+        /// When it changed, µs since the epoch.
+        updated_us: i64,
+    },
     /// Removes every terminal job (all tenants) last changed before
     /// `finished_before_us` (`--job-retention`): its `updated_us` is
     /// earlier. Non-terminal jobs stay whatever their age.
@@ -255,6 +281,36 @@ pub enum Write {
         /// µs since the epoch.
         finished_before_us: i64,
     },
+}
+
+/// What a deleted chat leaves: the last revisions its subscribers were
+/// told (its deletion's), so that a chat re-created under the same id
+/// continues above them. No content.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tombstone {
+    /// The revision of the deletion's `auto_recap_scene` injection.
+    pub revision: u64,
+    /// The message-recap tier's revision at the deletion (its deletion's
+    /// injection's when the tier had one, 0 when it never ran).
+    pub message_revision: u64,
+    /// When the chat was deleted, µs since the epoch.
+    pub deleted_us: i64,
+}
+
+/// One chat as ListChats shows it, read from the store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatListing {
+    /// The chat.
+    pub chat_id: String,
+    /// Its messages.
+    pub message_count: u64,
+    /// Its latest revision (0 before the first refresh).
+    pub revision: u64,
+    /// When it last changed, µs since the epoch.
+    pub updated_us: i64,
+    /// Its own settings, when it has some (they decide whether it is
+    /// enabled, with the tenant's global settings).
+    pub settings: Option<ChatSettings>,
 }
 
 /// A whole chat shared with the store for [`Write::ReplaceChat`]; two are
@@ -306,6 +362,12 @@ pub struct LoadedChat {
     /// Its non-terminal jobs (PENDING, RUNNING), oldest first (by creation
     /// time, then id), read with its rows.
     pub jobs: Vec<Job>,
+    /// What its latest deletion left, if it was ever deleted (kept also
+    /// once it is re-created).
+    pub tombstone: Option<Tombstone>,
+    /// When it last changed ([`Write::Activity`]), µs since the epoch;
+    /// `None` when it has no rows.
+    pub updated_us: Option<i64>,
 }
 
 /// Which jobs [`ChatStore::list_jobs`] reads: one tenant's, newest first
@@ -377,6 +439,23 @@ pub trait ChatStore: Send + Sync + 'static {
         &self,
         tenant: &Tenant,
     ) -> Result<Vec<(ChatKey, ChatSettings)>, StoreError>;
+    /// A page of one tenant's chats (those with a row: every chat an event
+    /// named and that was not deleted since), ordered by chat id as bytes,
+    /// at most `limit`, strictly after `after` when given.
+    async fn list_chats(
+        &self,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ChatListing>, StoreError>;
+    /// Chats of every tenant whose last change ([`Write::Activity`]) is
+    /// before `changed_before_us`, oldest change first, at most `limit`:
+    /// what `--chat-retention` deletes.
+    async fn quiet_chats(
+        &self,
+        changed_before_us: i64,
+        limit: usize,
+    ) -> Result<Vec<ChatKey>, StoreError>;
     /// The chats that owe a debounced refresh.
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError>;
     /// One job of `tenant` (`None`: no such job, or another tenant's).
@@ -449,6 +528,10 @@ impl Stores {
             replicas: None,
         }
     }
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// Serialises a row body.

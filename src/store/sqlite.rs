@@ -15,7 +15,7 @@ use rusqlite::{Connection, params};
 
 use super::group_commit::{self, CommitQueue};
 use super::{
-    ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, TenantSettings, Write, from_json,
+    ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, TenantSettings, Write, from_json,
     to_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
@@ -192,6 +192,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
         Write::Claim { .. } => Ok(()),
         Write::Job { job, expect_fence } => jobs::put_job(tx, job, *expect_fence),
         Write::PurgeJobs { finished_before_us } => jobs::purge_jobs(tx, *finished_before_us),
+        Write::DeleteChat { .. } | Write::Activity { .. } => unimplemented!("issue 16 scaffolding: replaced by the store work"),
         Write::Chat { chat, meta } => execute(
             tx,
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES (?1, ?2, ?3, ?4)
@@ -410,6 +411,23 @@ impl ChatStore for SqliteStore {
             .collect()
         })
         .await
+    }
+
+    async fn list_chats(
+        &self,
+        _tenant: &Tenant,
+        _after: Option<&str>,
+        _limit: usize,
+    ) -> Result<Vec<ChatListing>, StoreError> {
+        unimplemented!("issue 16 scaffolding: replaced by the store work")
+    }
+
+    async fn quiet_chats(
+        &self,
+        _changed_before_us: i64,
+        _limit: usize,
+    ) -> Result<Vec<ChatKey>, StoreError> {
+        unimplemented!("issue 16 scaffolding: replaced by the store work")
     }
 
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {

@@ -238,6 +238,7 @@ impl Footprint for Injection {
             auto_hidden_count: _,
             trigger: _,
             refreshed_at_us: _,
+            deleted: _,
         } = self;
         chat.heap_bytes() + text.heap_bytes()
     }

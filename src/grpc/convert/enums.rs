@@ -105,6 +105,7 @@ impl From<Trigger> for pb::RefreshTrigger {
             Trigger::RunningRecapChanged => pb::RefreshTrigger::RunningRecapChanged,
             Trigger::Startup => pb::RefreshTrigger::Startup,
             Trigger::RecapGenerated => pb::RefreshTrigger::RecapGenerated,
+            Trigger::ChatDeleted => pb::RefreshTrigger::ChatDeleted,
         }
     }
 }

@@ -37,7 +37,7 @@ use tokio_postgres::types::ToSql;
 
 use super::group_commit::{self, CommitQueue};
 use super::{
-    Change, ChatSettings, ChatStore, JobQuery, LoadedChat, ReplicaStore, StoreError,
+    Change, ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, ReplicaStore, StoreError,
     TenantSettings, Write, from_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
@@ -354,6 +354,23 @@ impl ChatStore for PgStore {
                 .collect()
         })
         .await
+    }
+
+    async fn list_chats(
+        &self,
+        _tenant: &Tenant,
+        _after: Option<&str>,
+        _limit: usize,
+    ) -> Result<Vec<ChatListing>, StoreError> {
+        unimplemented!("issue 16 scaffolding: replaced by the store work")
+    }
+
+    async fn quiet_chats(
+        &self,
+        _changed_before_us: i64,
+        _limit: usize,
+    ) -> Result<Vec<ChatKey>, StoreError> {
+        unimplemented!("issue 16 scaffolding: replaced by the store work")
     }
 
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {

@@ -120,6 +120,8 @@ impl PgStore {
             changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
             settings_generation,
             jobs,
+            tombstone: None,
+            updated_us: None,
         })
     }
 }

@@ -53,6 +53,18 @@ impl MemoryService for UnaryOnly {
             .ok_or_else(|| Status::not_found("chat"))?;
         Ok(Response::new(pb::ExportChatResponse { jsonl }))
     }
+    async fn delete_chat(
+        &self,
+        _: Request<pb::DeleteChatRequest>,
+    ) -> Result<Response<pb::DeleteChatResponse>, Status> {
+        unimplemented()
+    }
+    async fn list_chats(
+        &self,
+        _: Request<pb::ListChatsRequest>,
+    ) -> Result<Response<pb::ListChatsResponse>, Status> {
+        unimplemented()
+    }
     async fn import_chat_stream(
         &self,
         _: Request<tonic::Streaming<pb::ImportChatStreamRequest>>,
