@@ -39,6 +39,9 @@ pub const CHAT_LOADS: &str = "recapd_chat_loads_total";
 /// Histogram of the time to read a chat from the store into memory, in
 /// seconds.
 pub const CHAT_LOAD_DURATION: &str = "recapd_chat_load_duration_seconds";
+/// Counter of chats deleted, labelled `reason` (`api`: DeleteChat,
+/// `retention`: `--chat-retention`).
+pub const CHATS_DELETED: &str = "recapd_chats_deleted_total";
 /// Counter: operations re-run because another replica changed their chat
 /// first (shared store).
 pub const REPLICA_CONFLICTS: &str = "recapd_replica_conflicts_total";
@@ -183,6 +186,10 @@ fn describe() {
         "Chats dropped from memory to keep within --max-resident-memory."
     );
     metrics::describe_counter!(CHAT_LOADS, "Chats read from the store into memory.");
+    metrics::describe_counter!(
+        CHATS_DELETED,
+        "Chats deleted, by reason (api: DeleteChat, retention: --chat-retention)."
+    );
     metrics::describe_histogram!(
         CHAT_LOAD_DURATION,
         "Time to read a chat from the store into memory, in seconds."

@@ -114,11 +114,21 @@ impl Engine {
         let resident = guard.as_mut().ok_or_else(super::ops::missing_state)?;
         let settings = resident.effective(&global);
         let outcome = self.plan(slot, resident, &settings, next);
+        // The operation wrote rows of the chat: it changed (a refresh
+        // alone does not; see `Write::Activity`).
+        let changed_at = (!writes.is_empty()).then(now_us);
         // Most debounced events leave the row as it is: skip the write.
         if resident.chat.is_some() && (outcome.meta != resident.meta || !resident.persisted) {
             writes.push(Write::Chat {
                 chat: slot.key.clone(),
                 meta: outcome.meta.clone(),
+            });
+        }
+        if let (Some(updated_us), Some(chat)) = (changed_at, &resident.chat) {
+            writes.push(Write::Activity {
+                chat: slot.key.clone(),
+                message_count: chat.len() as u64,
+                updated_us,
             });
         }
         let claimed = self.shared() && !writes.is_empty();
@@ -158,6 +168,9 @@ impl Engine {
         }
         if claimed {
             resident.generation += 1;
+        }
+        if resident.chat.is_some() && changed_at.is_some() {
+            resident.updated_us = changed_at;
         }
         self.publish_committed(slot, resident, &settings, outcome);
         Ok(resident.meta.revision)
@@ -236,7 +249,7 @@ impl Engine {
         let previous = outcome.meta.message_injection.as_deref();
         if settings.message_recaps_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
             let ctx = RefreshContext {
-                revision: previous.map_or(0, |p| p.revision) + 1,
+                revision: previous.map_or(outcome.meta.message_revision_floor, |p| p.revision) + 1,
                 ..ctx
             };
             let tier = Arc::new(refresh::refresh_message_recaps(chat, ctx, |text| {

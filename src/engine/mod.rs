@@ -40,6 +40,7 @@ mod fanout;
 mod files;
 mod job_watch;
 mod jobs;
+mod lifecycle;
 mod ops;
 mod prompt;
 mod refreshes;
@@ -70,6 +71,7 @@ pub use job_watch::JobUpdates;
 #[cfg(test)]
 pub(crate) use job_watch::JobsStore;
 pub use jobs::{Generation, JobsConfig};
+pub use lifecycle::ChatSummary;
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
@@ -131,7 +133,8 @@ struct Inner {
     /// then claim their chat.
     replicas: Option<Arc<dyn ReplicaStore>>,
     limits: Limits,
-    /// Chats the store holds (for `max_chats`).
+    /// Chats the store holds (for `max_chats`): counted up when a chat is
+    /// created here, down when it is deleted here.
     chats_known: AtomicUsize,
     /// Open subscriptions, in all and per client connection.
     subscribers: fanout::Subscribers,
@@ -275,6 +278,9 @@ impl Engine {
         metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.inner.residency.total() as f64);
         metrics::counter!(telemetry::CHAT_EVICTIONS).increment(0);
         metrics::counter!(telemetry::CHAT_LOADS).increment(0);
+        for reason in ["api", "retention"] {
+            metrics::counter!(telemetry::CHATS_DELETED, "reason" => reason).increment(0);
+        }
     }
 
     /// Whether other replicas write the store too.
@@ -387,11 +393,18 @@ impl Engine {
             // heard of yet: refreshes must not use the old settings.
             self.reload_global_settings().await?;
         }
+        // A deleted chat (not re-created since) offers its last injections:
+        // subscribers here learn of a deletion another replica made.
+        let deleted = match (&loaded.chat, loaded.tombstone) {
+            (None, Some(tombstone)) => lifecycle::deleted_injections(&slot.key, &tombstone),
+            _ => Vec::new(),
+        };
         let mut loaded = Resident::from_store(&slot.key, loaded);
         let stored: Vec<Arc<Injection>> = [&loaded.meta.injection, &loaded.meta.message_injection]
             .into_iter()
             .flatten()
             .cloned()
+            .chain(deleted)
             .collect();
         let mut newer = Vec::new();
         slot.behind.store(false, Ordering::Release);

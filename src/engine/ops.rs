@@ -323,7 +323,9 @@ impl Engine {
         let slot = self.slot(chat_id);
         let watched = slot.latest.borrow().get(key);
         let behind = slot.behind.load(std::sync::atomic::Ordering::Acquire);
-        if let Some(latest) = watched.filter(|_| !behind) {
+        // A deleted chat's last injection is for its subscribers: a read
+        // of the chat finds it unknown.
+        if let Some(latest) = watched.filter(|w| !behind && !w.deleted) {
             return Ok(latest);
         }
         drop(slot);

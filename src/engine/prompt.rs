@@ -24,8 +24,9 @@ pub struct ChatPrompt {
 }
 
 /// A loaded chat's injection of `key` as it stands: the latest refresh's
-/// result, or revision 0 with empty text, placed where a refresh would
-/// place it now, for a chat never refreshed.
+/// result, or, for a chat never refreshed, empty text placed where a
+/// refresh would place it now, at revision 0 (for a chat re-created after
+/// a deletion, the deleted chat's last revision).
 pub(super) fn stored_injection(
     resident: &Resident,
     chat_id: &ChatKey,
@@ -40,7 +41,14 @@ pub(super) fn stored_injection(
         return latest.clone();
     }
     let enabled = settings.chat_enabled(resident.settings().enabled);
-    Arc::new(Injection::unrefreshed(chat_id, settings, enabled, key))
+    let mut unrefreshed = Injection::unrefreshed(chat_id, settings, enabled, key);
+    // A chat re-created after a deletion is not at 0: its revisions went
+    // on past the deleted chat's.
+    unrefreshed.revision = match key {
+        InjectionKey::Scene => resident.meta.revision,
+        InjectionKey::Messages => resident.meta.message_revision_floor,
+    };
+    Arc::new(unrefreshed)
 }
 
 impl Engine {

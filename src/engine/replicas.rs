@@ -77,6 +77,7 @@ impl Engine {
         // Dropping the old state also stops its debounce timer; the load
         // schedules the refresh again if it is still owed.
         let held_jobs = guard.as_ref().map(|held| held.jobs.clone());
+        let held_rows = guard.as_ref().is_some_and(|held| held.chat.is_some());
         *guard = None;
         self.account(&slot, None);
         if !everything_watched && slot.latest.receiver_count() == 0 {
@@ -89,6 +90,10 @@ impl Engine {
             slot.behind.store(true, Ordering::Release);
             tracing::warn!(chat = %chat_id, %error, "cannot re-read a chat another replica changed; the next resync retries");
             return;
+        }
+        if held_rows && guard.as_ref().is_some_and(|loaded| loaded.chat.is_none()) {
+            // Another replica deleted it: its place under --max-chats is free.
+            self.inner.chats_known.fetch_sub(1, Ordering::AcqRel);
         }
         if self.inner.job_changes.receiver_count() > 0
             && let Some(loaded) = guard.as_ref()

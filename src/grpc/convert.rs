@@ -13,11 +13,13 @@ use crate::domain::refresh::Injection;
 use crate::domain::{DomainError, Limits, ids};
 use crate::engine::RecapList;
 
+mod chats;
 mod enums;
 mod jobs;
 pub mod prompt;
 mod settings;
 
+pub use chats::{chat_page_after, chat_page_token};
 pub use jobs::{
     DEFAULT_PAGE_SIZE, MAX_MESSAGE_IDS, MAX_PAGE_SIZE, job_id, job_kind, job_state, job_states,
     page_after, page_size, page_token, unique_ids,

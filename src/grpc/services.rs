@@ -87,16 +87,45 @@ impl MemoryApi {
 impl MemoryService for MemoryApi {
     async fn delete_chat(
         &self,
-        _request: Request<pb::DeleteChatRequest>,
+        request: Request<pb::DeleteChatRequest>,
     ) -> Result<Response<pb::DeleteChatResponse>, Status> {
-        Err(Status::unimplemented("issue 16 scaffolding"))
+        let (tenant, pb::DeleteChatRequest { chat_id }) = split(request);
+        let chat_id = scoped(&tenant, &chat_id)?;
+        let revision = self.engine.delete_chat(&chat_id).await?;
+        Ok(Response::new(pb::DeleteChatResponse { revision }))
     }
 
     async fn list_chats(
         &self,
-        _request: Request<pb::ListChatsRequest>,
+        request: Request<pb::ListChatsRequest>,
     ) -> Result<Response<pb::ListChatsResponse>, Status> {
-        Err(Status::unimplemented("issue 16 scaffolding"))
+        let (
+            tenant,
+            pb::ListChatsRequest {
+                page_size,
+                page_token,
+            },
+        ) = split(request);
+        let limit = convert::page_size(page_size)?;
+        let after = convert::chat_page_after(&page_token)?;
+        // One more than the page, to know whether another page follows.
+        let mut chats = self
+            .engine
+            .list_chats(&tenant, after.as_deref(), limit + 1)
+            .await?;
+        let next_page_token = if chats.len() > limit {
+            chats.truncate(limit);
+            chats
+                .last()
+                .map(|last| convert::chat_page_token(&last.chat_id))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok(Response::new(pb::ListChatsResponse {
+            chats: chats.into_iter().map(Into::into).collect(),
+            next_page_token,
+        }))
     }
 
     async fn set_message_data(

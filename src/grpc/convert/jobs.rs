@@ -175,13 +175,31 @@ pub fn page_size(size: u32) -> Result<usize, DomainError> {
 /// `created_us:job_id`, its place in ListJobs's order. Clients treat it as
 /// opaque.
 pub fn page_token(last: &Job) -> String {
-    let plain = format!("{}:{}", last.created_us, last.id);
+    hex(&format!("{}:{}", last.created_us, last.id))
+}
+
+/// `plain`'s bytes in lowercase hex: a page token's form.
+pub(super) fn hex(plain: &str) -> String {
     let mut token = String::with_capacity(plain.len() * 2);
     for byte in plain.bytes() {
         token.push(char::from(HEX[usize::from(byte >> 4)]));
         token.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
     token
+}
+
+/// The text a page token made by [`hex`] holds; `None` for a token that
+/// is not lowercase hex of UTF-8 or is longer than `max_chars`.
+pub(super) fn unhex(token: &str, max_chars: usize) -> Option<String> {
+    if token.len() > max_chars || !token.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes = token
+        .as_bytes()
+        .chunks_exact(2)
+        .map(|pair| Some((nibble(pair[0])? << 4) | nibble(pair[1])?))
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -202,16 +220,7 @@ pub fn page_after(token: &str) -> Result<Option<(i64, String)>, DomainError> {
         return Ok(None);
     }
     let malformed = || DomainError::invalid("page_token", "is not a token ListJobs gave");
-    if token.len() > MAX_TOKEN_CHARS || !token.len().is_multiple_of(2) {
-        return Err(malformed());
-    }
-    let bytes = token
-        .as_bytes()
-        .chunks_exact(2)
-        .map(|pair| Some((nibble(pair[0])? << 4) | nibble(pair[1])?))
-        .collect::<Option<Vec<u8>>>()
-        .ok_or_else(malformed)?;
-    let plain = String::from_utf8(bytes).map_err(|_| malformed())?;
+    let plain = unhex(token, MAX_TOKEN_CHARS).ok_or_else(malformed)?;
     let (created_us, job_id) = plain.split_once(':').ok_or_else(malformed)?;
     let created_us: i64 = created_us.parse().map_err(|_| malformed())?;
     ids::check_message_id("page_token", job_id).map_err(|_| malformed())?;
