@@ -80,6 +80,54 @@ async fn an_event_on_one_replica_reaches_the_subscribers_of_another() {
 }
 
 #[tokio::test]
+async fn a_deletion_on_one_replica_reaches_the_other_replicas_memory_and_subscribers() {
+    let (_dir, mut a, mut b) = two_replicas(0).await;
+    a.publish("c", chat_changed(vec![message("m1", "Hi")]))
+        .await
+        .unwrap();
+    add_recap(&mut a, "c", "They met.").await;
+    catch_up(&mut b, &mut a, "c").await;
+    let mut one_chat = subscribe(&mut b, &["c"], 0).await;
+    let mut every_chat = subscribe(&mut b, &[], 0).await;
+    until_revision(&mut one_chat, 2, Duration::from_secs(3)).await;
+
+    let deleted = a
+        .memory
+        .delete_chat(pb::DeleteChatRequest {
+            chat_id: "c".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .revision;
+    for stream in [&mut one_chat, &mut every_chat] {
+        let last = until_revision(stream, deleted, Duration::from_secs(3)).await;
+        assert!(last.deleted && last.text.is_empty(), "{last:?}");
+        assert_eq!(last.revision, deleted);
+    }
+    let read = b
+        .injections
+        .get_injection(pb::GetInjectionRequest {
+            chat_id: "c".into(),
+            key: None,
+        })
+        .await;
+    assert_eq!(read.unwrap_err().code(), tonic::Code::NotFound);
+    // Re-created on B, its revisions go on above the deletion.
+    let revision = b.publish("c", refresh_requested()).await.unwrap();
+    assert!(revision > deleted, "{revision} after {deleted}");
+    let on_a = until_revision(
+        &mut subscribe(&mut a, &["c"], 0).await,
+        revision,
+        Duration::from_secs(3),
+    )
+    .await;
+    assert!(!on_a.deleted);
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
 async fn concurrent_events_on_both_replicas_get_distinct_revisions_in_one_order() {
     let (_dir, mut a, b) = two_replicas(0).await;
     a.publish("c", chat_changed(vec![message("m0", "start")]))

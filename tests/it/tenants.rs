@@ -428,3 +428,72 @@ async fn tls_with_a_certificate_made_here() {
     }
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn listing_and_deleting_chats_stay_inside_the_tenant() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_tokens(dir.path()).await;
+    let mut acme = clients(&server.channel, ACME);
+    let mut globex = clients(&server.channel, GLOBEX);
+    for chat in ["shared-name", "acme-only"] {
+        acme.publish(chat, chat_changed(vec![message("m1", "acme's")]))
+            .await
+            .unwrap();
+    }
+    let list = |page_token: String| pb::ListChatsRequest {
+        page_size: 0,
+        page_token,
+    };
+    let globex_list = globex.memory.list_chats(list(String::new())).await.unwrap();
+    assert!(
+        globex_list.into_inner().chats.is_empty(),
+        "Acme's chats are Acme's"
+    );
+    // A token naming Acme's first chat pages Globex's own chats only.
+    let acme_page = acme.memory.list_chats(pb::ListChatsRequest {
+        page_size: 1,
+        page_token: String::new(),
+    });
+    let token = acme_page.await.unwrap().into_inner().next_page_token;
+    let after = globex.memory.list_chats(list(token)).await.unwrap();
+    assert!(after.into_inner().chats.is_empty());
+    let delete = |chat: &str| pb::DeleteChatRequest {
+        chat_id: chat.into(),
+    };
+    not_found(globex.memory.delete_chat(delete("acme-only")).await);
+
+    // Globex deletes its own chat of the same name: Acme's stays, and
+    // Acme's streams are told nothing.
+    let mut acme_all = acme
+        .injections
+        .subscribe(pb::SubscribeRequest {
+            chat_ids: vec![],
+            max_updates: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    globex
+        .publish("shared-name", chat_changed(vec![message("g1", "globex")]))
+        .await
+        .unwrap();
+    globex
+        .memory
+        .delete_chat(delete("shared-name"))
+        .await
+        .unwrap();
+    assert!(
+        next_within(&mut acme_all, 1).await.is_none(),
+        "no Globex deletion in Acme's all-chats stream"
+    );
+    let acme_list = acme.memory.list_chats(list(String::new())).await.unwrap();
+    let ids: Vec<String> = acme_list
+        .into_inner()
+        .chats
+        .into_iter()
+        .map(|c| c.chat_id)
+        .collect();
+    assert_eq!(ids, ["acme-only", "shared-name"]);
+    acme.injection("shared-name").await.unwrap();
+    server.stop().await;
+}
