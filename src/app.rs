@@ -76,6 +76,9 @@ pub struct App {
     follower: Option<JoinHandle<()>>,
     /// The job runner and what stops it.
     jobs: (JoinHandle<()>, CancellationToken),
+    /// The deletion of quiet chats (`--chat-retention`), stopped with the
+    /// job runner.
+    retention: Option<JoinHandle<()>>,
     /// Closed last, once every acknowledged write is durable.
     store: Arc<dyn ChatStore>,
 }
@@ -254,6 +257,10 @@ impl App {
             );
         let stop_jobs = CancellationToken::new();
         let jobs = tokio::spawn(engine.clone().run_jobs(stop_jobs.clone()));
+        let retention = config.chat_retention.map(|retention| {
+            tracing::info!(?retention, "chats with no change for that long are deleted");
+            tokio::spawn(engine.clone().run_retention(retention, stop_jobs.clone()))
+        });
         let stop = shutdown.clone();
         let server = tokio::spawn(router.serve_with_incoming_shutdown(
             TcpListenerStream::new(listener),
@@ -275,6 +282,7 @@ impl App {
             server,
             follower,
             jobs: (jobs, stop_jobs),
+            retention,
             store,
         })
     }
@@ -296,6 +304,7 @@ impl App {
             server,
             follower,
             jobs: (jobs, stop_jobs),
+            retention,
             store,
         } = self;
         set_all_not_serving(&health).await;
@@ -313,6 +322,12 @@ impl App {
         stop_jobs.cancel();
         if let Err(error) = jobs.await {
             tracing::error!(%error, "job runner failed");
+        }
+        // A deletion under way finishes (it is one commit); no other starts.
+        if let Some(retention) = retention
+            && let Err(error) = retention.await
+        {
+            tracing::error!(%error, "chat retention failed");
         }
         engine.flush_debounced().await;
         drop(engine);
