@@ -15,8 +15,8 @@ use rusqlite::{Connection, params};
 
 use super::group_commit::{self, CommitQueue};
 use super::{
-    ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, TenantSettings, Write, from_json,
-    to_json,
+    ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, TenantSettings, Write,
+    from_json, to_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
@@ -192,7 +192,9 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
         Write::Claim { .. } => Ok(()),
         Write::Job { job, expect_fence } => jobs::put_job(tx, job, *expect_fence),
         Write::PurgeJobs { finished_before_us } => jobs::purge_jobs(tx, *finished_before_us),
-        Write::DeleteChat { .. } | Write::Activity { .. } => unimplemented!("issue 16 scaffolding: replaced by the store work"),
+        Write::DeleteChat { .. } | Write::Activity { .. } => {
+            unimplemented!("issue 16 scaffolding: replaced by the store work")
+        }
         Write::Chat { chat, meta } => execute(
             tx,
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES (?1, ?2, ?3, ?4)

@@ -64,7 +64,9 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
         // (`jobs::check_fences`).
         Write::Job { job, .. } => super::jobs::put_job(job)?,
         Write::PurgeJobs { finished_before_us } => super::jobs::purge_jobs(*finished_before_us),
-        Write::DeleteChat { .. } | Write::Activity { .. } => unimplemented!("issue 16 scaffolding: replaced by the store work"),
+        Write::DeleteChat { .. } | Write::Activity { .. } => {
+            unimplemented!("issue 16 scaffolding: replaced by the store work")
+        }
         Write::Chat { chat, meta } => (
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES ($1, $2, $3, $4)
              ON CONFLICT (tenant, chat_id) DO UPDATE SET needs_refresh = $3, body = $4",
