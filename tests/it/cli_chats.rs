@@ -74,7 +74,7 @@ async fn list_prints_every_chat_of_every_page_in_order_one_line_each() {
                 .replace('\t', "\\t")
                 .replace('\n', "\\n");
             let updated = format!("2023-11-14T22:13:{:02}Z", 20 + i);
-            format!("{id}\t{i}\t{}\t{}\t{updated}", 10 * i, i % 2 == 0)
+            format!("{id}\t{i}\t{}\t{}\t{updated}", 10 * i, i.is_multiple_of(2))
         })
         .collect();
     assert_eq!(lines[1..], expected, "{stdout}");

@@ -42,7 +42,7 @@ impl FakeChats {
                     chat_id: (*id).to_owned(),
                     message_count: i,
                     revision: 10 * u64::from(i),
-                    enabled: i % 2 == 0,
+                    enabled: i.is_multiple_of(2),
                     updated_at: Some(prost_types::Timestamp {
                         seconds: 1_700_000_000 + i64::from(i),
                         nanos: 0,
