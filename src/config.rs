@@ -6,6 +6,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -78,6 +79,55 @@ pub enum Command {
         /// The chat.
         chat: String,
     },
+    /// Lists or deletes the chats of a running recapd (those of the
+    /// token's tenant).
+    Chats {
+        /// What to do with them.
+        #[command(subcommand)]
+        action: ChatsAction,
+    },
+}
+
+/// `recapd chats` subcommands: each is a client of a running recapd
+/// (`MemoryService.ListChats` / `DeleteChat`), see [`crate::cli::chats`].
+#[derive(Debug, Clone, Subcommand)]
+pub enum ChatsAction {
+    /// Prints every chat, all pages, ordered by chat id: a header, then one
+    /// tab-separated line per chat (id, messages, revision, enabled, last
+    /// change in RFC 3339, `-` when unknown). In an id, a tab, a newline, a
+    /// carriage return, any other control character and a backslash are
+    /// written `\t`, `\n`, `\r`, `\u{..}` and `\\`.
+    List {
+        /// Where and how to dial.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+    /// Deletes each chat for good, in order, printing the revision of its
+    /// last injection; an unknown chat is reported on stderr and the others
+    /// are still deleted; exit 1 when any failed.
+    Delete {
+        /// Where and how to dial.
+        #[command(flatten)]
+        client: ClientArgs,
+        /// The chats (a chat id starting with `-` goes after `--`).
+        #[arg(required = true, value_name = "CHAT")]
+        chats: Vec<String>,
+    },
+}
+
+/// Where and how a `recapd chats` subcommand dials: the address, the
+/// bearer token and the TLS flags, as for `import` and `export`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ClientArgs {
+    /// Address of the server; defaults to --listen.
+    #[arg(long)]
+    pub addr: Option<String>,
+    /// Bearer token, when the server has --auth-tokens-file.
+    #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// How to dial: plaintext, or TLS.
+    #[command(flatten)]
+    pub tls: ClientTls,
 }
 
 /// How a tool subcommand dials the server (see [`crate::cli::connect`]):
@@ -328,6 +378,14 @@ pub struct Config {
           value_parser = parse_size)]
     pub max_resident_memory: u64,
 
+    /// Delete chats with no change for this long, as DeleteChat would: a
+    /// number with a unit (s, m, h, d), e.g. 90d or 12h. Unset (the
+    /// default): chats are kept until deleted. Never zero (refused: it
+    /// would delete every chat).
+    #[arg(long, env = "RECAPD_CHAT_RETENTION", value_name = "DURATION",
+          value_parser = parse_chat_retention)]
+    pub chat_retention: Option<Duration>,
+
     /// Recaps written by recapd: the LLM and the job queue.
     #[command(flatten)]
     pub llm: LlmOptions,
@@ -341,6 +399,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .parse::<bytesize::ByteSize>()
         .map(|size| size.as_u64())
         .map_err(|_| format!("{text:?} is not a size (examples: 0, 1048576, 512MiB, 2GiB)"))
+}
+
+/// Parses `--chat-retention`: [`parse_duration`]'s syntax (as
+/// `--job-retention`), refusing zero, which would delete every chat.
+pub fn parse_chat_retention(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        zero if zero.is_zero() => Err(format!(
+            "{:?}: a zero retention would delete every chat; give a duration such as 90d, or leave the option unset to keep chats",
+            text.trim()
+        )),
+        retention => Ok(retention),
+    }
 }
 
 impl Cli {

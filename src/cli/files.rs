@@ -26,7 +26,9 @@ async fn client(addr: &Dial) -> Result<MemoryServiceClient<Channel>, String> {
     Ok(MemoryServiceClient::new(channel).max_decoding_message_size(usize::MAX))
 }
 
-fn authorized<T>(message: T, token: Option<&str>) -> Result<Request<T>, String> {
+/// `message` as a request carrying `authorization: Bearer <token>` when a
+/// token is given; an error when the token cannot be a header value.
+pub(super) fn authorized<T>(message: T, token: Option<&str>) -> Result<Request<T>, String> {
     let mut request = Request::new(message);
     if let Some(token) = token {
         let value = format!("Bearer {token}")

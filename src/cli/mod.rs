@@ -5,13 +5,16 @@
 //! - `recapd health` ([`health`]): the container health probe.
 //! - `recapd import` / `recapd export` ([`files`]): SillyTavern chat files
 //!   to and from `MemoryService`.
+//! - `recapd chats list` / `recapd chats delete` ([`chats`]): the chats a
+//!   server holds, listed or deleted.
 //!
 //! All dial through [`connect`]: plaintext or TLS.
 
 use std::process::ExitCode;
 
-use crate::config::{Command, Config, EXIT_INVALID_CONFIG};
+use crate::config::{ChatsAction, Command, Config, EXIT_INVALID_CONFIG};
 
+pub mod chats;
 pub mod connect;
 pub mod files;
 pub mod health;
@@ -28,6 +31,12 @@ pub async fn run(command: Command, config: &Config) -> ExitCode {
         Command::Health { addr, tls } => ("health", addr, tls),
         Command::Import { addr, tls, .. } => ("import", addr, tls),
         Command::Export { addr, tls, .. } => ("export", addr, tls),
+        Command::Chats {
+            action: ChatsAction::List { client },
+        } => ("chats list", &client.addr, &client.tls),
+        Command::Chats {
+            action: ChatsAction::Delete { client, .. },
+        } => ("chats delete", &client.addr, &client.tls),
     };
     let addr = addr
         .clone()
@@ -45,5 +54,11 @@ pub async fn run(command: Command, config: &Config) -> ExitCode {
             files::import(&dial, token.as_deref(), &paths).await
         }
         Command::Export { token, chat, .. } => files::export(&dial, token.as_deref(), &chat).await,
+        Command::Chats {
+            action: ChatsAction::List { client },
+        } => chats::list(&dial, client.token.as_deref()).await,
+        Command::Chats {
+            action: ChatsAction::Delete { client, chats },
+        } => chats::delete(&dial, client.token.as_deref(), &chats).await,
     }
 }

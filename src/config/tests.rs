@@ -171,3 +171,61 @@ fn health_dials_loopback_for_a_wildcard_listen() {
     ));
     assert_eq!(cli.config.local_dial_addr().to_string(), "127.0.0.1:7000");
 }
+
+#[test]
+fn chat_retention_is_off_by_default_and_reads_the_job_retention_syntax() {
+    assert_eq!(parse(&[]).unwrap().config.chat_retention, None);
+    for (text, seconds) in [
+        ("90d", 90 * 86_400),
+        ("12h", 12 * 3600),
+        ("30m", 1800),
+        ("45s", 45),
+        ("45", 45),
+    ] {
+        let config = parse(&["--chat-retention", text]).unwrap().config;
+        assert_eq!(
+            config.chat_retention,
+            Some(Duration::from_secs(seconds)),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_zero_or_unreadable_chat_retention_is_refused_naming_the_option() {
+    for text in ["0", "0d", "00h"] {
+        let error = parse(&["--chat-retention", text]).unwrap_err().to_string();
+        assert!(error.contains("--chat-retention"), "{error}");
+        assert!(error.contains("would delete every chat"), "{error}");
+    }
+    for text in ["", "soon", "90 days", "1.5d", "1w", "99999999999999999999d"] {
+        let error = parse(&["--chat-retention", text]).unwrap_err().to_string();
+        assert!(error.contains("--chat-retention"), "{text:?}: {error}");
+    }
+}
+
+#[test]
+fn the_chats_subcommands_take_the_client_options_and_need_a_chat_to_delete() {
+    let cli = parse(&["chats", "list", "--addr", "h:1", "--token", "t0k"]).unwrap();
+    let Some(Command::Chats {
+        action: ChatsAction::List { client },
+    }) = cli.command
+    else {
+        panic!("not chats list: {:?}", cli.command);
+    };
+    assert_eq!(
+        (client.addr.as_deref(), client.token.as_deref()),
+        (Some("h:1"), Some("t0k"))
+    );
+    let cli = parse(&["chats", "delete", "a", "b", "--tls", "--", "-c"]).unwrap();
+    let Some(Command::Chats {
+        action: ChatsAction::Delete { client, chats },
+    }) = cli.command
+    else {
+        panic!("not chats delete: {:?}", cli.command);
+    };
+    assert_eq!(chats, ["a", "b", "-c"]);
+    assert!(client.tls.tls && client.addr.is_none());
+    assert!(parse(&["chats", "delete"]).is_err());
+    assert!(parse(&["chats"]).is_err());
+}

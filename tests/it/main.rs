@@ -11,6 +11,7 @@ mod api_message_data;
 mod api_settings;
 mod api_subscribe;
 mod chat_lifecycle;
+mod cli_chats;
 mod cli_tls;
 mod crash;
 mod ghz_configs;

@@ -16,6 +16,7 @@ use tonic::transport::Channel;
 
 pub mod api;
 pub mod config;
+pub mod fake_chats;
 pub mod fake_llm;
 pub mod process;
 pub mod readme;
