@@ -7,7 +7,9 @@
 //! connection (the group commit loop), and reads run in turn on a reading
 //! thread that owns a second connection, which WAL lets read while a write
 //! is in progress. Layout: `schema` creates and upgrades the database
-//! file, `chat_rows` loads a chat, `jobs` holds the job queue's queries.
+//! file, `chat_rows` loads a chat, `jobs` holds the job queue's queries,
+//! `lifecycle` deletes and lists chats and erases what deletions removed
+//! (WAL checkpoints after deletions, at close and at start-up).
 
 use std::path::Path;
 
@@ -25,6 +27,7 @@ use crate::domain::recaps::RecapVersion;
 
 mod chat_rows;
 mod jobs;
+mod lifecycle;
 mod schema;
 mod upgrade;
 
@@ -37,6 +40,9 @@ pub const DB_FILE: &str = "recapd.sqlite3";
 /// SQLite-backed [`ChatStore`].
 pub struct SqliteStore {
     commits: CommitQueue,
+    /// Completes (its sender dropped) once the commit thread, its queue
+    /// closed, has checkpointed the WAL and closed the writing connection.
+    checkpointed: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
     /// The reading thread's queue: each read runs there, in turn, on the
     /// reading connection.
     reads: std::sync::mpsc::Sender<Read>,
@@ -77,11 +83,12 @@ impl SqliteStore {
         .await
         .map_err(join_error)??;
         let (commits, requests) = group_commit::queue();
-        let mut writer = writer;
+        let (checkpointed_tx, checkpointed) = tokio::sync::oneshot::channel::<()>();
         std::thread::Builder::new()
             .name("recapd-commit".into())
             .spawn(move || {
-                group_commit::run_blocking(requests, |groups| commit(&mut writer, groups))
+                commit_loop(writer, requests);
+                drop(checkpointed_tx);
             })
             .map_err(|e| StoreError::database("starting the commit thread", e))?;
         // One thread reads, on the one reading connection. What it
@@ -97,7 +104,11 @@ impl SqliteStore {
                 }
             })
             .map_err(|e| StoreError::database("starting the reading thread", e))?;
-        Ok(SqliteStore { commits, reads })
+        Ok(SqliteStore {
+            commits,
+            checkpointed: tokio::sync::Mutex::new(Some(checkpointed)),
+            reads,
+        })
     }
 
     /// Runs `read` on the reading thread, off the async workers. A panic in
@@ -125,6 +136,37 @@ fn join_error(error: tokio::task::JoinError) -> StoreError {
         Ok(panic) => StoreError::from_panic(&*panic),
         Err(_) => StoreError::Closed,
     }
+}
+
+/// How long a checkpoint after a commit waits for a busy reader before it
+/// gives up until the next batch (the batch's callers wait for it).
+const CHECKPOINT_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How long the writing connection waits for a lock (`busy_timeout`).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The commit thread: serves the queue until it is closed (or the store
+/// dropped), checkpointing the WAL after each batch that deleted a chat,
+/// and once more at the end, before the store's `close` returns.
+fn commit_loop(mut writer: Connection, requests: group_commit::CommitRequests) {
+    // A checkpoint after a deletion that could not finish is retried after
+    // every later batch until one does.
+    let mut checkpoint_owed = false;
+    group_commit::run_blocking(requests, |groups| {
+        commit(&mut writer, groups)?;
+        if checkpoint_owed || lifecycle::deletes_a_chat(groups) {
+            // The batch is durable: the checkpoint only erases the deleted
+            // rows' older copies, and its failure fails nothing.
+            let short = writer.busy_timeout(CHECKPOINT_WAIT);
+            checkpoint_owed = !lifecycle::checkpoint_logged(&writer, "after deleting a chat");
+            if short.is_ok() && writer.busy_timeout(BUSY_TIMEOUT).is_err() {
+                tracing::warn!("could not restore the writing connection's busy timeout");
+            }
+        }
+        Ok(())
+    });
+    lifecycle::checkpoint_logged(&writer, "closing the store");
+    drop(writer);
 }
 
 /// One batch in one transaction on the writing connection.
@@ -192,9 +234,12 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
         Write::Claim { .. } => Ok(()),
         Write::Job { job, expect_fence } => jobs::put_job(tx, job, *expect_fence),
         Write::PurgeJobs { finished_before_us } => jobs::purge_jobs(tx, *finished_before_us),
-        Write::DeleteChat { .. } | Write::Activity { .. } => {
-            unimplemented!("issue 16 scaffolding: replaced by the store work")
-        }
+        Write::DeleteChat { chat, tombstone } => lifecycle::delete_chat(tx, chat, tombstone),
+        Write::Activity {
+            chat,
+            message_count,
+            updated_us,
+        } => lifecycle::put_activity(tx, chat, *message_count, *updated_us),
         Write::Chat { chat, meta } => execute(
             tx,
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES (?1, ?2, ?3, ?4)
@@ -417,19 +462,22 @@ impl ChatStore for SqliteStore {
 
     async fn list_chats(
         &self,
-        _tenant: &Tenant,
-        _after: Option<&str>,
-        _limit: usize,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
     ) -> Result<Vec<ChatListing>, StoreError> {
-        unimplemented!("issue 16 scaffolding: replaced by the store work")
+        let (tenant, after) = (tenant.clone(), after.map(str::to_owned));
+        self.read(move |conn| lifecycle::list_chats(conn, &tenant, after.as_deref(), limit))
+            .await
     }
 
     async fn quiet_chats(
         &self,
-        _changed_before_us: i64,
-        _limit: usize,
+        changed_before_us: i64,
+        limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
-        unimplemented!("issue 16 scaffolding: replaced by the store work")
+        self.read(move |conn| lifecycle::quiet_chats(conn, changed_before_us, limit))
+            .await
     }
 
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {
@@ -443,12 +491,21 @@ impl ChatStore for SqliteStore {
         .await
     }
 
+    /// Also checkpoints the WAL into the database file before it returns,
+    /// so that a clean stop leaves no deleted chat's rows in the WAL.
     async fn close(&self) {
         self.commits.close().await;
+        // Held while waiting: a second caller returns once it is done too.
+        let mut checkpointed = self.checkpointed.lock().await;
+        if let Some(done) = checkpointed.take() {
+            let _ = done.await;
+        }
     }
 }
 
 #[cfg(test)]
 mod jobs_tests;
+#[cfg(test)]
+mod lifecycle_tests;
 #[cfg(test)]
 mod tests;

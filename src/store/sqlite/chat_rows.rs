@@ -24,7 +24,9 @@ use crate::domain::ids::ChatKey;
 use crate::domain::jobs::Job;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
-use crate::store::{ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, from_json};
+use crate::store::{
+    ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, Tombstone, from_json,
+};
 
 /// Bytes of message rows past which the reading thread decodes a chat
 /// itself rather than handing the rows to the caller (about 2,500 messages
@@ -40,7 +42,8 @@ pub(super) enum Fetched {
     Decoded(Box<LoadedChat>),
 }
 
-/// A chat's rows as stored, read in one transaction, not yet decoded.
+/// A chat's rows as stored, read in one transaction, not yet decoded; with
+/// its tombstone and activity time, read in the same transaction.
 pub(super) struct ChatRows {
     /// The `chats` row: its `needs_refresh` column and its body; `None`
     /// when no event has named the chat.
@@ -57,6 +60,10 @@ pub(super) struct ChatRows {
     message_text: String,
     /// Running-recap version bodies, ascending.
     recaps: Vec<String>,
+    /// What its latest deletion left, if it was ever deleted.
+    tombstone: Option<Tombstone>,
+    /// When it last changed (`chat_activity`), if it has rows.
+    updated_us: Option<i64>,
 }
 
 impl ChatRows {
@@ -79,6 +86,7 @@ impl ChatRows {
             .and_then(|mut s| s.query_row(key_params, |r| r.get(0)).optional())
             .map_err(&reading)?;
         let jobs = super::jobs::open_jobs_of(conn, key)?;
+        let (tombstone, updated_us) = super::lifecycle::tombstone_and_activity(conn, key)?;
         let mut rows = ChatRows {
             row,
             settings,
@@ -86,6 +94,8 @@ impl ChatRows {
             messages: Vec::new(),
             message_text: String::new(),
             recaps: Vec::new(),
+            tombstone,
+            updated_us,
         };
         if rows.row.is_none() {
             return Ok(rows);
@@ -131,6 +141,8 @@ impl ChatRows {
             messages,
             message_text,
             recaps,
+            tombstone,
+            updated_us,
         } = self;
         let settings = settings
             .map(|body| from_json::<ChatSettings>("chat settings", &body))
@@ -139,6 +151,8 @@ impl ChatRows {
             return Ok(LoadedChat {
                 settings,
                 jobs,
+                tombstone,
+                updated_us,
                 ..LoadedChat::default()
             });
         };
@@ -168,6 +182,8 @@ impl ChatRows {
             }),
             settings,
             jobs,
+            tombstone,
+            updated_us,
             ..LoadedChat::default()
         })
     }

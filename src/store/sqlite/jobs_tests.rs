@@ -83,6 +83,16 @@ async fn a_version_2_database_gets_the_job_queue() {
     let chat = loaded.chat.unwrap();
     assert_eq!((chat.meta.revision, chat.meta.needs_refresh), (6, true));
     assert!(loaded.jobs.is_empty());
+    // The chained upgrade to version 4 gave the chat its activity.
+    assert!(
+        loaded.updated_us.is_some_and(|at| at > 0),
+        "{:?}",
+        loaded.updated_us
+    );
+    assert_eq!(
+        store.quiet_chats(i64::MAX, 10).await.unwrap(),
+        std::slice::from_ref(&c)
+    );
     store
         .commit(vec![put(&job("j", &c, 1, JobState::Pending))])
         .await

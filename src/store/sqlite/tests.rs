@@ -249,6 +249,16 @@ async fn a_version_1_database_is_upgraded_in_place() {
         store.chats_owing_refresh().await.unwrap(),
         [key("acme", "c")]
     );
+    // The chained upgrade to version 4 gave every chat its activity.
+    for tenant in ["", "acme"] {
+        let listed = store
+            .list_chats(&Tenant(tenant.into()), None, 10)
+            .await
+            .unwrap();
+        assert_eq!(listed.len(), 1, "{tenant:?}");
+        assert_eq!((listed[0].message_count, listed[0].revision), (1, 4));
+        assert!(listed[0].updated_us > 0, "{listed:?}");
+    }
     store.close().await;
     drop(store);
     // Opening again finds the new version and changes nothing.

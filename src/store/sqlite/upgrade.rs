@@ -1,5 +1,9 @@
 //! The in-place upgrades of older databases, each in one transaction: it
-//! applies whole or not at all.
+//! applies whole or not at all. Each records the version it reaches, and
+//! `schema::open_writer` chains them up to the current one (1 and 2 reach
+//! 3, then 3 reaches 4). An upgrade runs the current schema's statements,
+//! which create only what is missing, so tables of later versions may
+//! appear early, empty: the later upgrade fills them all the same.
 //!
 //! - Version 1 was written before tenants had a column of their own: a chat
 //!   of tenant T was stored under the one key `T` + U+001F + chat id (the
@@ -7,8 +11,13 @@
 //!   settings under `global_settings:T` in `kv`. Its upgrade splits those
 //!   keys into the tenant and chat columns.
 //! - Version 2 had no job queue: its upgrade adds the `jobs` table, empty.
+//! - Version 3 had no chat activity nor tombstones: its upgrade adds
+//!   `chat_activity`, with a row for every chat (its message count, changed
+//!   at the upgrade: the time of its last change was not kept), and
+//!   `chat_tombstones`, empty.
 
 use rusqlite::{Connection, params};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::store::StoreError;
 
@@ -72,6 +81,32 @@ pub(super) fn from_v2(conn: &mut Connection, schema: &str, version: i64) -> Resu
     let upgrading = |e| StoreError::database("upgrading the database from schema version 2", e);
     let tx = conn.transaction().map_err(upgrading)?;
     tx.execute_batch(schema).map_err(upgrading)?;
+    tx.execute(
+        "UPDATE kv SET value = ?1 WHERE key = 'schema_version'",
+        params![version.to_string()],
+    )
+    .map_err(upgrading)?;
+    tx.commit().map_err(upgrading)
+}
+
+/// Adds what a version-3 database lacks (`chat_activity`, backfilled for
+/// every chat, and `chat_tombstones`; every statement of `schema` creates
+/// only what is missing) and records `version`.
+pub(super) fn from_v3(conn: &mut Connection, schema: &str, version: i64) -> Result<(), StoreError> {
+    let upgrading = |e| StoreError::database("upgrading the database from schema version 3", e);
+    let now_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let tx = conn.transaction().map_err(upgrading)?;
+    tx.execute_batch(schema).map_err(upgrading)?;
+    tx.execute(
+        "INSERT OR IGNORE INTO chat_activity (tenant, chat_id, updated_us, message_count)
+         SELECT c.tenant, c.chat_id, ?1,
+                (SELECT count(*) FROM messages m WHERE m.tenant = c.tenant AND m.chat_id = c.chat_id)
+         FROM chats c",
+        params![now_us],
+    )
+    .map_err(upgrading)?;
     tx.execute(
         "UPDATE kv SET value = ?1 WHERE key = 'schema_version'",
         params![version.to_string()],

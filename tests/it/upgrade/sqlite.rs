@@ -1,9 +1,10 @@
-//! The SQLite store's upgrade: a data directory whose database is in schema
-//! version 1 (the first recapd's), and one of a newer schema.
+//! The SQLite store's upgrades: a data directory whose database is in
+//! schema version 1 (the first recapd's) or 3 (before chat activity and
+//! tombstones), and one of a newer schema.
 
 use std::path::Path;
 
-use super::{ACME, DEFAULT, check_both_tenants};
+use super::{ACME, CHAT, DEFAULT, check_both_tenants};
 use crate::common::*;
 
 /// SQLite schema version 1, as the first recapd created it.
@@ -58,6 +59,133 @@ fn write_sqlite_v1(data_dir: &Path) {
     }
 }
 
+/// SQLite schema version 3 (tenants in their own column, the job queue; no
+/// chat activity nor tombstones), as recapd created it.
+const SQLITE_V3_SCHEMA: &str = "
+CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE global_settings (tenant TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE chats (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, needs_refresh INTEGER NOT NULL,
+    body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id));
+CREATE TABLE messages (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, message_id TEXT NOT NULL,
+    seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id, message_id));
+CREATE INDEX messages_by_seq ON messages (tenant, chat_id, seq);
+CREATE TABLE recaps (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, version INTEGER NOT NULL,
+    body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id, version));
+CREATE TABLE chat_settings (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (tenant, chat_id));
+CREATE TABLE jobs (job_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,
+    state INTEGER NOT NULL, kind INTEGER NOT NULL, created_us INTEGER NOT NULL,
+    updated_us INTEGER NOT NULL, not_before_us INTEGER NOT NULL, lease_until_us INTEGER,
+    fence INTEGER NOT NULL, body TEXT NOT NULL);
+CREATE INDEX jobs_by_tenant ON jobs (tenant, created_us DESC, job_id DESC);
+CREATE INDEX jobs_by_chat ON jobs (tenant, chat_id, created_us DESC, job_id DESC);
+CREATE INDEX jobs_open_by_chat ON jobs (tenant, chat_id, created_us, job_id)
+    WHERE state IN (1, 2);
+CREATE INDEX jobs_due ON jobs (state, not_before_us);
+CREATE INDEX jobs_leases ON jobs (state, lease_until_us);
+INSERT INTO kv VALUES ('schema_version', '3');
+";
+
+/// A data directory's database in SQLite schema version 3, with both
+/// tenants' rows (the old rows, their keys split into tenant and chat).
+fn write_sqlite_v3(data_dir: &Path) {
+    use rusqlite::params;
+    std::fs::create_dir_all(data_dir).expect("creates the data directory");
+    let conn = rusqlite::Connection::open(data_dir.join(recapd::store::sqlite::DB_FILE))
+        .expect("creates the database");
+    conn.execute_batch(SQLITE_V3_SCHEMA)
+        .expect("the version-3 schema");
+    for tenant in [&DEFAULT, &ACME] {
+        let rows = tenant.rows();
+        let execute = |sql: &str, values: &[&dyn rusqlite::ToSql]| {
+            conn.execute(sql, values).expect(sql);
+        };
+        let name = tenant.name;
+        execute(
+            "INSERT INTO chats VALUES (?1, ?2, 0, ?3)",
+            params![name, CHAT, rows.chat.1],
+        );
+        for (_, id, seq, body) in &rows.messages {
+            execute(
+                "INSERT INTO messages VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![name, CHAT, id, seq, body],
+            );
+        }
+        execute(
+            "INSERT INTO recaps VALUES (?1, ?2, 0, ?3)",
+            params![name, CHAT, rows.recap.1],
+        );
+        if let Some((_, body)) = &rows.chat_settings {
+            execute(
+                "INSERT INTO chat_settings VALUES (?1, ?2, ?3)",
+                params![name, CHAT, body],
+            );
+        }
+        execute(
+            "INSERT INTO global_settings VALUES (?1, ?2)",
+            params![name, rows.global_settings.1],
+        );
+    }
+}
+
+/// The schema version recorded in the data directory's database, and each
+/// tenant's chat activity rows: (tenant, chat id, message count).
+fn version_and_activity(data_dir: &Path) -> (String, Vec<(String, String, i64)>) {
+    let conn = rusqlite::Connection::open(data_dir.join(recapd::store::sqlite::DB_FILE)).unwrap();
+    let version = conn
+        .query_row(
+            "SELECT value FROM kv WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT tenant, chat_id, message_count FROM chat_activity ORDER BY tenant, chat_id",
+        )
+        .expect("the upgrade made the chat_activity table");
+    let activity = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (version, activity)
+}
+
+/// What both tenants' chats show in `chat_activity` after an upgrade.
+fn backfilled_activity() -> Vec<(String, String, i64)> {
+    [&DEFAULT, &ACME]
+        .into_iter()
+        .map(|tenant| {
+            (
+                tenant.name.to_owned(),
+                CHAT.to_owned(),
+                i64::try_from(tenant.messages.len()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_database_of_schema_version_3_gets_chat_activity_for_every_tenant() {
+    if on_postgres() {
+        eprintln!("skipped: RECAPD_TEST_STORE=postgres; this test is about the SQLite store");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    write_sqlite_v3(&data_dir);
+    check_both_tenants(dir.path(), &test_config(&data_dir)).await;
+    let (version, activity) = version_and_activity(&data_dir);
+    assert_eq!(version, "4");
+    assert_eq!(activity, backfilled_activity());
+    let conn = rusqlite::Connection::open(data_dir.join(recapd::store::sqlite::DB_FILE)).unwrap();
+    let tombstones: i64 = conn
+        .query_row("SELECT count(*) FROM chat_tombstones", [], |r| r.get(0))
+        .expect("the upgrade made the chat_tombstones table");
+    assert_eq!(tombstones, 0);
+}
+
 #[tokio::test]
 async fn a_database_of_schema_version_1_is_upgraded_for_every_tenant() {
     if on_postgres() {
@@ -69,15 +197,11 @@ async fn a_database_of_schema_version_1_is_upgraded_for_every_tenant() {
     write_sqlite_v1(&data_dir);
     check_both_tenants(dir.path(), &test_config(&data_dir)).await;
 
+    // Upgraded through version 3 to 4: chat activity was backfilled too.
+    let (version, activity) = version_and_activity(&data_dir);
+    assert_eq!(version, "4");
+    assert_eq!(activity, backfilled_activity());
     let conn = rusqlite::Connection::open(data_dir.join(recapd::store::sqlite::DB_FILE)).unwrap();
-    let version: String = conn
-        .query_row(
-            "SELECT value FROM kv WHERE key = 'schema_version'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(version, "3");
     let jobs: i64 = conn
         .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
         .expect("the upgrade made the jobs table");
