@@ -16,6 +16,7 @@ mod commit;
 mod hint;
 mod jobs;
 mod listen;
+mod listing;
 mod migrations;
 mod reads;
 mod replace;
@@ -358,19 +359,19 @@ impl ChatStore for PgStore {
 
     async fn list_chats(
         &self,
-        _tenant: &Tenant,
-        _after: Option<&str>,
-        _limit: usize,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
     ) -> Result<Vec<ChatListing>, StoreError> {
-        unimplemented!("issue 16 scaffolding: replaced by the store work")
+        self.read_chat_page(tenant, after, limit).await
     }
 
     async fn quiet_chats(
         &self,
-        _changed_before_us: i64,
-        _limit: usize,
+        changed_before_us: i64,
+        limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
-        unimplemented!("issue 16 scaffolding: replaced by the store work")
+        self.read_quiet_chats(changed_before_us, limit).await
     }
 
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {
