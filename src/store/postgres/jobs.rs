@@ -447,6 +447,47 @@ mod tests {
     }
 
     #[test]
+    fn a_deletion_earlier_in_the_batch_removes_its_chats_jobs() {
+        let mine = job("mine", 3, JobState::Running, 10);
+        let mut elsewhere = job("elsewhere", 3, JobState::Running, 10);
+        elsewhere.chat = ChatKey::untenanted("other");
+        let delete = Write::DeleteChat {
+            chat: mine.chat.clone(),
+            tombstone: crate::store::Tombstone::default(),
+        };
+        let result = |j: &Job| write(&job(&j.id, 3, JobState::Succeeded, 20), Some(3));
+        let stored = [mine.clone(), elsewhere.clone()];
+        assert_eq!(
+            fenced(&[vec![delete.clone()], vec![result(&mine)]], &stored),
+            Some("mine".into())
+        );
+        assert_eq!(
+            fenced(&[vec![delete.clone()], vec![result(&elsewhere)]], &stored),
+            None
+        );
+        // The result committed before the deletion passes (the deletion
+        // then removes it).
+        assert_eq!(
+            fenced(&[vec![result(&mine)], vec![delete.clone()]], &stored),
+            None
+        );
+        // The deletion locks its chat's jobs with the others, in one
+        // statement.
+        let (sql, params) =
+            lock_jobs(&[vec![delete.clone()], vec![result(&elsewhere)]]).expect("locks");
+        assert_eq!(sql, LOCK_JOBS_AND_DELETED);
+        assert_eq!(params.len(), 3);
+        assert_eq!(
+            format!("{:?}", params[2]),
+            format!("{:?}", vec![mine.chat.id.clone()])
+        );
+        assert_eq!(
+            lock_jobs(&[vec![delete]]).map(|(sql, _)| sql),
+            Some(LOCK_JOBS_AND_DELETED)
+        );
+    }
+
+    #[test]
     fn a_batch_locks_each_job_it_writes_once_in_id_order() {
         let groups = [
             vec![write(&job("b", 0, JobState::Pending, 0), None)],

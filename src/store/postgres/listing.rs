@@ -30,11 +30,12 @@ const NEXT_PAGE: &str = "SELECT c.chat_id, c.body, a.message_count, a.updated_us
      ORDER BY c.chat_id COLLATE \"C\" LIMIT $2";
 
 /// Chats of every tenant last changed before `$1`, oldest change first
-/// (ties by tenant and chat id), at most `$2`; only chats that have a row.
+/// (ties by tenant and chat id, the order of the index
+/// `chat_activity_by_change`), at most `$2`; only chats that have a row.
 const QUIET_CHATS: &str = "SELECT a.tenant, a.chat_id FROM chat_activity a
      WHERE a.updated_us < $1
        AND EXISTS (SELECT 1 FROM chats c WHERE c.tenant = a.tenant AND c.chat_id = a.chat_id)
-     ORDER BY a.updated_us, a.tenant COLLATE \"C\", a.chat_id COLLATE \"C\"
+     ORDER BY a.updated_us, a.tenant, a.chat_id
      LIMIT $2";
 
 /// The one member of a chat's row ListChats shows: its revision (0 when

@@ -89,7 +89,9 @@ pub(super) fn migrations() -> Vec<(i32, String)> {
 /// deleted chat, so that one re-created under its id continues above them.
 /// ListChats pages by chat id byte by byte (collation "C", as the embedded
 /// store's BINARY), which the new index of `chats` serves whatever the
-/// database's locale. Every existing chat gets its activity now: its
+/// database's locale; retention reads the quiet chats oldest first from
+/// `chat_activity_by_change`, in its order, without a sort. Every existing
+/// chat gets its activity now: its
 /// message count, and the migration's time as its last change.
 const LIFECYCLE: &str = "
 CREATE TABLE chat_activity (
@@ -99,7 +101,7 @@ CREATE TABLE chat_activity (
     message_count bigint NOT NULL,
     PRIMARY KEY (tenant, chat_id)
 );
-CREATE INDEX chat_activity_by_change ON chat_activity (updated_us);
+CREATE INDEX chat_activity_by_change ON chat_activity (updated_us, tenant, chat_id);
 CREATE TABLE chat_tombstones (
     tenant text NOT NULL,
     chat_id text NOT NULL,
