@@ -5,7 +5,11 @@
 //! commit claims ([`Write::Claim`]): the database, not a replica's memory,
 //! decides the order of a chat's changes. Each committed batch sends one
 //! `NOTIFY` in its own transaction, naming the chats it changed; [`listen`]
-//! turns other replicas' notifications into [`Change`] hints.
+//! turns other replicas' notifications into [`Change`] hints. A deleted
+//! chat ([`Write::DeleteChat`]) keeps its clock, which the deletion's claim
+//! moves on like any change (so other replicas re-read it and find it gone,
+//! and one that read it before conflicts), and a tombstone; every other row
+//! of it goes. [`listing`] reads pages of chats and the quiet ones.
 //!
 //! The client is tokio-postgres with a deadpool pool on the process's own
 //! runtime. Commits go through the group commit loop ([`group_commit`]),
