@@ -18,6 +18,7 @@ use recapd::store::{
 
 mod fixtures;
 use fixtures::*;
+mod pg_lifecycle;
 
 /// Each case runs twice: `$sqlite` on the embedded store, `$pg` on
 /// PostgreSQL.

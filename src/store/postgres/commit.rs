@@ -1,8 +1,9 @@
 //! The commit side of the shared store: one transaction per batch of the
 //! group commit, its statements pipelined. A batch takes its locks first,
 //! in an order every batch shares: the rows of the jobs it writes (their
-//! fences checked, [`jobs::check_fences`]), then the clocks it claims; its
-//! other writes follow in the order of its groups.
+//! fences checked, [`jobs::check_fences`]) and of the jobs of the chats it
+//! deletes, then the clocks it claims; its other writes follow in the order
+//! of its groups (whole chats, [`Write::ReplaceChat`], last).
 
 use deadpool_postgres::Pool;
 use tokio_postgres::Statement;
@@ -144,9 +145,17 @@ impl PgCommitter {
                 ));
             }
         }
-        for write in groups.iter().flatten() {
+        let writes: Vec<&Write> = groups.iter().flatten().collect();
+        for (at, write) in writes.iter().enumerate() {
             if let Write::ReplaceChat { chat, content } = write {
-                replace::replace_chat(&tx, chat, &content.0).await?;
+                // Written last, a whole chat would outlive a deletion of it
+                // later in the batch: the deletion has the last word.
+                let deleted_later = writes[at + 1..]
+                    .iter()
+                    .any(|w| matches!(w, Write::DeleteChat { chat: gone, .. } if gone == chat));
+                if !deleted_later {
+                    replace::replace_chat(&tx, chat, &content.0).await?;
+                }
             }
         }
         if !hint.chats.is_empty() || !hint.tenants.is_empty() {

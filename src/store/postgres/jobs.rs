@@ -41,8 +41,20 @@ const PURGE_JOBS: &str = "DELETE FROM jobs WHERE job_id IN (
 
 /// Locks the rows of the jobs ($1) a batch writes, in id order, and reads
 /// what [`check_fences`] follows.
-const LOCK_JOBS: &str = "SELECT job_id, fence, state, updated_us FROM jobs
+const LOCK_JOBS: &str = "SELECT job_id, fence, state, updated_us, tenant, chat_id FROM jobs
      WHERE job_id = ANY($1::text[]) ORDER BY job_id FOR UPDATE";
+
+/// [`LOCK_JOBS`] for a batch that also deletes chats ($2 tenants, $3 chat
+/// ids): their jobs' rows are locked with the others, in the same order,
+/// so that the deletion takes no job lock after the batch's claims.
+const LOCK_JOBS_AND_DELETED: &str = "SELECT job_id, fence, state, updated_us, tenant, chat_id
+     FROM jobs WHERE job_id IN (
+         SELECT unnest($1::text[])
+         UNION
+         SELECT j.job_id FROM jobs j
+         JOIN unnest($2::text[], $3::text[]) AS deleted (tenant, chat_id)
+           ON j.tenant = deleted.tenant AND j.chat_id = deleted.chat_id)
+     ORDER BY job_id FOR UPDATE";
 
 /// A chat's PENDING (1) and RUNNING (2) jobs, oldest first.
 pub(super) const OPEN_JOBS_OF_CHAT: &str = "SELECT tenant, chat_id, body FROM jobs
@@ -124,31 +136,41 @@ pub(super) fn purge_jobs(finished_before_us: i64) -> (&'static str, Vec<Param>) 
     )
 }
 
-/// The statement that locks the rows of the jobs `groups` write, first in
-/// the batch; `None` when they write none.
+/// The statement that locks the rows of the jobs `groups` write, and of
+/// the jobs of the chats they delete ([`Write::DeleteChat`]), first in the
+/// batch; `None` when they do neither.
 pub(super) fn lock_jobs(groups: &[Vec<Write>]) -> Option<(&'static str, Vec<Param>)> {
-    let mut ids: Vec<String> = groups
-        .iter()
-        .flatten()
-        .filter_map(|write| match write {
-            Write::Job { job, .. } => Some(job.id.clone()),
-            _ => None,
-        })
-        .collect();
-    if ids.is_empty() {
-        return None;
+    let mut ids: Vec<String> = Vec::new();
+    let mut deleted: Vec<&ChatKey> = Vec::new();
+    for write in groups.iter().flatten() {
+        match write {
+            Write::Job { job, .. } => ids.push(job.id.clone()),
+            Write::DeleteChat { chat, .. } => deleted.push(chat),
+            _ => {}
+        }
     }
     ids.sort_unstable();
     ids.dedup();
-    Some((LOCK_JOBS, vec![Box::new(ids)]))
+    if deleted.is_empty() {
+        return (!ids.is_empty()).then(|| (LOCK_JOBS, vec![Box::new(ids) as Param]));
+    }
+    deleted.sort_unstable();
+    deleted.dedup();
+    let tenants: Vec<String> = deleted.iter().map(|c| c.tenant.name().to_owned()).collect();
+    let chats: Vec<String> = deleted.iter().map(|c| c.id.clone()).collect();
+    Some((
+        LOCK_JOBS_AND_DELETED,
+        vec![Box::new(ids), Box::new(tenants), Box::new(chats)],
+    ))
 }
 
 /// What the fence check follows of a job's row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Stored {
     fence: i64,
     state: i64,
     updated_us: i64,
+    chat: ChatKey,
 }
 
 impl Stored {
@@ -157,13 +179,15 @@ impl Stored {
             fence: fence_column(job.fence),
             state: job.state.code(),
             updated_us: job.updated_us,
+            chat: job.chat.clone(),
         }
     }
 }
 
 /// Fails with [`StoreError::Fenced`] at the first [`Write::Job`] of
 /// `groups` whose expected fence is not its job's: as `locked` (the rows
-/// of [`lock_jobs`]) has it, changed by the batch's earlier writes.
+/// of [`lock_jobs`]) has it, changed by the batch's earlier writes (a job
+/// created, purged, or gone with its deleted chat).
 pub(super) fn check_fences(groups: &[Vec<Write>], locked: &[Row]) -> Result<(), StoreError> {
     let mut stored = HashMap::new();
     for row in locked {
@@ -172,6 +196,10 @@ pub(super) fn check_fences(groups: &[Vec<Write>], locked: &[Row]) -> Result<(), 
             fence: row.try_get(1).map_err(pg_err("reading a job's fence"))?,
             state: row.try_get(2).map_err(pg_err("reading a job's fence"))?,
             updated_us: row.try_get(3).map_err(pg_err("reading a job's fence"))?,
+            chat: ChatKey {
+                tenant: Tenant(row.try_get(4).map_err(pg_err("reading a job's fence"))?),
+                id: row.try_get(5).map_err(pg_err("reading a job's fence"))?,
+            },
         };
         stored.insert(id, found);
     }
@@ -198,6 +226,9 @@ fn follow_fences(
             Write::PurgeJobs { finished_before_us } => stored.retain(|_, s| {
                 !(terminal.contains(&s.state) && s.updated_us < *finished_before_us)
             }),
+            // A runner that was mid-job when its chat was deleted drops
+            // its result.
+            Write::DeleteChat { chat, .. } => stored.retain(|_, s| s.chat != *chat),
             _ => {}
         }
     }
@@ -413,6 +444,47 @@ mod tests {
             Some("old".into())
         );
         assert_eq!(fenced(&[vec![purge], vec![retried("open")]], &stored), None);
+    }
+
+    #[test]
+    fn a_deletion_earlier_in_the_batch_removes_its_chats_jobs() {
+        let mine = job("mine", 3, JobState::Running, 10);
+        let mut elsewhere = job("elsewhere", 3, JobState::Running, 10);
+        elsewhere.chat = ChatKey::untenanted("other");
+        let delete = Write::DeleteChat {
+            chat: mine.chat.clone(),
+            tombstone: crate::store::Tombstone::default(),
+        };
+        let result = |j: &Job| write(&job(&j.id, 3, JobState::Succeeded, 20), Some(3));
+        let stored = [mine.clone(), elsewhere.clone()];
+        assert_eq!(
+            fenced(&[vec![delete.clone()], vec![result(&mine)]], &stored),
+            Some("mine".into())
+        );
+        assert_eq!(
+            fenced(&[vec![delete.clone()], vec![result(&elsewhere)]], &stored),
+            None
+        );
+        // The result committed before the deletion passes (the deletion
+        // then removes it).
+        assert_eq!(
+            fenced(&[vec![result(&mine)], vec![delete.clone()]], &stored),
+            None
+        );
+        // The deletion locks its chat's jobs with the others, in one
+        // statement.
+        let (sql, params) =
+            lock_jobs(&[vec![delete.clone()], vec![result(&elsewhere)]]).expect("locks");
+        assert_eq!(sql, LOCK_JOBS_AND_DELETED);
+        assert_eq!(params.len(), 3);
+        assert_eq!(
+            format!("{:?}", params[2]),
+            format!("{:?}", vec![mine.chat.id.clone()])
+        );
+        assert_eq!(
+            lock_jobs(&[vec![delete]]).map(|(sql, _)| sql),
+            Some(LOCK_JOBS_AND_DELETED)
+        );
     }
 
     #[test]

@@ -5,7 +5,11 @@
 //! commit claims ([`Write::Claim`]): the database, not a replica's memory,
 //! decides the order of a chat's changes. Each committed batch sends one
 //! `NOTIFY` in its own transaction, naming the chats it changed; [`listen`]
-//! turns other replicas' notifications into [`Change`] hints.
+//! turns other replicas' notifications into [`Change`] hints. A deleted
+//! chat ([`Write::DeleteChat`]) keeps its clock, which the deletion's claim
+//! moves on like any change (so other replicas re-read it and find it gone,
+//! and one that read it before conflicts), and a tombstone; every other row
+//! of it goes. [`listing`] reads pages of chats and the quiet ones.
 //!
 //! The client is tokio-postgres with a deadpool pool on the process's own
 //! runtime. Commits go through the group commit loop ([`group_commit`]),
@@ -16,6 +20,7 @@ mod commit;
 mod hint;
 mod jobs;
 mod listen;
+mod listing;
 mod migrations;
 mod reads;
 mod replace;
@@ -358,19 +363,19 @@ impl ChatStore for PgStore {
 
     async fn list_chats(
         &self,
-        _tenant: &Tenant,
-        _after: Option<&str>,
-        _limit: usize,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
     ) -> Result<Vec<ChatListing>, StoreError> {
-        unimplemented!("issue 16 scaffolding: replaced by the store work")
+        self.read_chat_page(tenant, after, limit).await
     }
 
     async fn quiet_chats(
         &self,
-        _changed_before_us: i64,
-        _limit: usize,
+        changed_before_us: i64,
+        limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
-        unimplemented!("issue 16 scaffolding: replaced by the store work")
+        self.read_quiet_chats(changed_before_us, limit).await
     }
 
     async fn chats_owing_refresh(&self) -> Result<Vec<ChatKey>, StoreError> {

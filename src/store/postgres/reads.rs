@@ -1,5 +1,6 @@
 //! The read that must see one moment of the database: a chat with its
-//! generation, its tenant's settings generation and its open jobs.
+//! generation, its tenant's settings generation, its open jobs, its
+//! tombstone and its last change.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -9,12 +10,16 @@ use super::{PgStore, as_u64, jobs, now_ms, pg_err};
 use crate::domain::ids::ChatKey;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
-use crate::store::{ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, from_json};
+use crate::store::{
+    ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, Tombstone, from_json,
+};
 
 impl PgStore {
-    /// A chat's rows and open jobs in one read-only REPEATABLE READ
-    /// transaction, so the generation read is the one they belong to. Each message row
-    /// received counts in `progress` (the caller's bound restarts on it).
+    /// A chat's rows, open jobs, tombstone and activity in one read-only
+    /// REPEATABLE READ transaction, so the generation read is the one they
+    /// belong to (a deleted chat reads as its clock and tombstone, no
+    /// rows). Each message row received counts in `progress` (the
+    /// caller's bound restarts on it).
     pub(super) async fn load_chat(
         &self,
         key: &ChatKey,
@@ -105,6 +110,27 @@ impl PgStore {
                 })
             }
         };
+        let tombstone = tx
+            .query_opt(
+                "SELECT revision, message_revision, deleted_us FROM chat_tombstones
+                 WHERE tenant = $1 AND chat_id = $2",
+                &[&tenant, &id],
+            )
+            .await
+            .map_err(&reading)?
+            .map(|r| Tombstone {
+                revision: as_u64(r.get(0)),
+                message_revision: as_u64(r.get(1)),
+                deleted_us: r.get(2),
+            });
+        let updated_us = tx
+            .query_opt(
+                "SELECT updated_us FROM chat_activity WHERE tenant = $1 AND chat_id = $2",
+                &[&tenant, &id],
+            )
+            .await
+            .map_err(&reading)?
+            .map(|r| r.get::<_, i64>(0));
         let jobs = tx
             .query(jobs::OPEN_JOBS_OF_CHAT, &[&tenant, &id])
             .await
@@ -120,8 +146,8 @@ impl PgStore {
             changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
             settings_generation,
             jobs,
-            tombstone: None,
-            updated_us: None,
+            tombstone,
+            updated_us,
         })
     }
 }

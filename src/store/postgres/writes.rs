@@ -3,6 +3,7 @@
 
 use tokio_postgres::types::ToSql;
 
+use super::as_i64;
 use crate::domain::ids::{ChatKey, ClaimKey};
 use crate::store::{StoreError, Write, to_json};
 
@@ -25,6 +26,23 @@ const CLAIM_SETTINGS: &str = "INSERT INTO settings_clock AS c (tenant, generatio
      ON CONFLICT (tenant) DO UPDATE SET generation = c.generation + 1, changed_at = now()
      WHERE c.generation = $2::bigint
      RETURNING c.generation";
+
+/// Erases a chat ($1, $2): every row of it but its clock, which the
+/// group's claim moves on (so replicas that held it conflict, and the others
+/// hear of it and re-read it gone). Its tombstone ($3 revision, $4 message
+/// revision, $5 deleted µs) takes their place. One statement, so the rows go
+/// together; the statements after it in the batch see it done.
+const DELETE_CHAT: &str = "WITH
+         messages_gone AS (DELETE FROM messages WHERE tenant = $1 AND chat_id = $2),
+         recaps_gone AS (DELETE FROM recaps WHERE tenant = $1 AND chat_id = $2),
+         settings_gone AS (DELETE FROM chat_settings WHERE tenant = $1 AND chat_id = $2),
+         jobs_gone AS (DELETE FROM jobs WHERE tenant = $1 AND chat_id = $2),
+         activity_gone AS (DELETE FROM chat_activity WHERE tenant = $1 AND chat_id = $2),
+         chat_gone AS (DELETE FROM chats WHERE tenant = $1 AND chat_id = $2)
+     INSERT INTO chat_tombstones (tenant, chat_id, revision, message_revision, deleted_us)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant, chat_id) DO UPDATE
+         SET revision = $3, message_revision = $4, deleted_us = $5";
 
 fn text(value: &str) -> Param {
     Box::new(value.to_owned())
@@ -64,9 +82,31 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
         // (`jobs::check_fences`).
         Write::Job { job, .. } => super::jobs::put_job(job)?,
         Write::PurgeJobs { finished_before_us } => super::jobs::purge_jobs(*finished_before_us),
-        Write::DeleteChat { .. } | Write::Activity { .. } => {
-            unimplemented!("issue 16 scaffolding: replaced by the store work")
-        }
+        // Its jobs' rows were locked with the batch's (`jobs::lock_jobs`).
+        Write::DeleteChat { chat, tombstone } => (
+            DELETE_CHAT,
+            with(
+                chat,
+                vec![
+                    Box::new(as_i64(tombstone.revision)),
+                    Box::new(as_i64(tombstone.message_revision)),
+                    Box::new(tombstone.deleted_us),
+                ],
+            ),
+        ),
+        Write::Activity {
+            chat,
+            message_count,
+            updated_us,
+        } => (
+            "INSERT INTO chat_activity (tenant, chat_id, updated_us, message_count)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (tenant, chat_id) DO UPDATE SET updated_us = $3, message_count = $4",
+            with(
+                chat,
+                vec![Box::new(*updated_us), Box::new(as_i64(*message_count))],
+            ),
+        ),
         Write::Chat { chat, meta } => (
             "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES ($1, $2, $3, $4)
              ON CONFLICT (tenant, chat_id) DO UPDATE SET needs_refresh = $3, body = $4",

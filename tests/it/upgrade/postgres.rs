@@ -1,12 +1,16 @@
 //! The PostgreSQL store's upgrade: a schema as migrations 1 and 2 (the
-//! first recapd's) left it, upgraded by migration 3, and one a newer recapd
-//! migrated.
+//! first recapd's) left it, upgraded by migration 3, one as migration 4
+//! left it, upgraded by migration 5 (chat activity), and one a newer
+//! recapd migrated.
 
 use std::path::Path;
 
-use super::{ACME, DEFAULT, OLD_CHAT_GENERATION, check_both_tenants};
+use super::{ACME, CHAT, DEFAULT, OLD_CHAT_GENERATION, OLD_REVISION, check_both_tenants};
 use crate::common::*;
 use recapd::config::{Config, StoreUrl};
+use recapd::domain::ids::Tenant;
+use recapd::store::postgres::PgOptions;
+use recapd::store::{ChatStore, PgStore};
 
 /// PostgreSQL migrations 1 and 2, as the first recapd applied them, and
 /// the table recapd records them in.
@@ -176,7 +180,26 @@ async fn a_schema_of_migration_2_is_upgraded_for_every_tenant() {
     write_postgres_v1(&schema).await;
     check_both_tenants(dir.path(), &schema.config(&dir.path().join("data"))).await;
 
-    assert_eq!(schema.latest_migration().await, 4);
+    assert_eq!(schema.latest_migration().await, 5);
+    // Each tenant's chat got its activity: its messages, counted.
+    let activity: Vec<(String, String, i64)> = schema
+        .client
+        .query(
+            "SELECT tenant, chat_id, message_count FROM chat_activity ORDER BY tenant",
+            &[],
+        )
+        .await
+        .expect("the upgrade made the chat_activity table")
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(
+        activity,
+        [
+            (DEFAULT.name.to_owned(), CHAT.to_owned(), 2),
+            (ACME.name.to_owned(), CHAT.to_owned(), 1),
+        ]
+    );
     let jobs: i64 = schema
         .client
         .query_one("SELECT count(*) FROM jobs", &[])
@@ -215,6 +238,148 @@ async fn a_schema_of_migration_2_is_upgraded_for_every_tenant() {
         .expect("reads chat_clock")
         .get(0);
     assert_eq!(leftovers, 0, "no joined keys left in chat_clock");
+}
+
+impl TestSchema {
+    /// The store itself on this schema (migrating it to the latest).
+    async fn store(&self) -> PgStore {
+        let (connection, tls) = StoreUrl(test_database_url())
+            .parse()
+            .expect("the test database URL");
+        PgStore::open(&PgOptions {
+            connection,
+            tls,
+            schema: self.name.clone(),
+            pool_size: 2,
+        })
+        .await
+        .expect("opens the store")
+    }
+}
+
+/// What migration 5 adds, undone: a schema of the latest migrations, taken
+/// back to where migration 4 left it.
+const UNDO_MIGRATION_5: &str = "
+DROP TABLE chat_activity;
+DROP TABLE chat_tombstones;
+DROP INDEX chats_by_id_bytes;
+DELETE FROM schema_migrations WHERE version = 5;
+";
+
+#[tokio::test]
+async fn a_schema_of_migration_4_gets_every_chats_activity() {
+    if !on_postgres() {
+        eprintln!("skipped: needs RECAPD_TEST_STORE=postgres");
+        return;
+    }
+    let schema = TestSchema::create().await;
+    schema.store().await.close().await;
+    assert_eq!(schema.latest_migration().await, 5);
+    schema
+        .client
+        .batch_execute(UNDO_MIGRATION_5)
+        .await
+        .expect("back to 4");
+    assert_eq!(schema.latest_migration().await, 4);
+    // Rows as recapd at migration 4 wrote them: a chat with messages, one
+    // without, another tenant's, and messages of no chat (only rows make
+    // chats).
+    let body = format!(r#"{{"revision":{OLD_REVISION}}}"#);
+    for (tenant, chat, messages) in [
+        ("t", "talkative", 3_i64),
+        ("t", "empty", 0),
+        ("u", "talkative", 1),
+    ] {
+        schema
+            .client
+            .execute(
+                "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES ($1, $2, false, $3)",
+                &[&tenant, &chat, &body],
+            )
+            .await
+            .expect("a chat row");
+        for seq in 0..messages {
+            schema
+                .client
+                .execute(
+                    "INSERT INTO messages (tenant, chat_id, message_id, seq, body)
+                     VALUES ($1, $2, $3, $4, '{}')",
+                    &[&tenant, &chat, &format!("m{seq}"), &seq],
+                )
+                .await
+                .expect("a message row");
+        }
+    }
+    schema
+        .client
+        .execute(
+            "INSERT INTO messages (tenant, chat_id, message_id, seq, body)
+             VALUES ('t', 'no-row', 'm', 0, '{}')",
+            &[],
+        )
+        .await
+        .expect("a stray message");
+    let before_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
+    let store = schema.store().await;
+    let after_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
+    assert_eq!(schema.latest_migration().await, 5);
+
+    let t = store
+        .list_chats(&Tenant("t".into()), None, 10)
+        .await
+        .unwrap();
+    let listed: Vec<(&str, u64, u64)> = t
+        .iter()
+        .map(|c| (c.chat_id.as_str(), c.message_count, c.revision))
+        .collect();
+    assert_eq!(
+        listed,
+        [("empty", 0, OLD_REVISION), ("talkative", 3, OLD_REVISION)]
+    );
+    // The migration's time is each chat's last change (the clocks of the
+    // test and the database differ by little: a second either way).
+    for chat in &t {
+        assert!(
+            (before_us - 1_000_000..=after_us + 1_000_000).contains(&chat.updated_us),
+            "{chat:?} changed at the migration"
+        );
+    }
+    let u = store
+        .list_chats(&Tenant("u".into()), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(u.len(), 1);
+    assert_eq!(u[0].message_count, 1);
+    let rows: i64 = schema
+        .client
+        .query_one("SELECT count(*) FROM chat_activity", &[])
+        .await
+        .expect("reads chat_activity")
+        .get(0);
+    assert_eq!(rows, 3, "one per chat row, none for stray messages");
+    // None is quiet yet; all of them are, a day on.
+    assert!(
+        store
+            .quiet_chats(before_us - 1_000_000, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .quiet_chats(after_us + 86_400_000_000, 10)
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+    store.close().await;
 }
 
 #[tokio::test]
