@@ -50,7 +50,8 @@ async fn list_all(
             .expect("list chats")
             .into_inner();
         pages += 1;
-        assert!(page.chats.len() <= page_size as usize);
+        let limit = if page_size == 0 { 100 } else { page_size as usize };
+        assert!(page.chats.len() <= limit);
         chats.extend(page.chats);
         if page.next_page_token.is_empty() {
             return (chats, pages);
@@ -80,9 +81,10 @@ async fn a_chat_with_content(server: &mut Server, chat: &str, text: &str) -> u64
 #[tokio::test]
 async fn a_deleted_chat_is_unknown_to_every_read_and_listed_no_more() {
     let (_dir, mut server) = start().await;
-    let before = a_chat_with_content(&mut server, "gone", "hello").await;
+    a_chat_with_content(&mut server, "gone", "hello").await;
     a_chat_with_content(&mut server, "kept", "other").await;
     set_enabled(&mut server, "gone", false).await;
+    let before = server.injection("gone").await.revision;
 
     let revision = delete(&mut server, "gone").await.unwrap();
     assert_eq!(
