@@ -210,7 +210,7 @@ impl Engine {
             self.announce_job(ended_by_deletion(job, tombstone.deleted_us));
         }
         if had_rows {
-            self.inner.chats_known.fetch_sub(1, Ordering::AcqRel);
+            self.free_chat_place();
         }
         self.account(slot, guard.as_ref());
         metrics::counter!(telemetry::CHATS_DELETED, "reason" => why.reason()).increment(1);

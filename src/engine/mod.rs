@@ -494,6 +494,19 @@ impl Engine {
         })
     }
 
+    /// Frees the place of a deleted chat under `max_chats`. Saturating:
+    /// with a shared store this replica counts the chats that existed when
+    /// it started and those it created, not those other replicas created,
+    /// so a deletion may name a chat it never counted.
+    fn free_chat_place(&self) {
+        let _ = self
+            .inner
+            .chats_known
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |known| {
+                Some(known.saturating_sub(1))
+            });
+    }
+
     /// Every resident chat's latest injection.
     fn latest_of_every_chat(&self) -> Vec<Arc<Injection>> {
         self.resident_slots()

@@ -93,7 +93,7 @@ impl Engine {
         }
         if held_rows && guard.as_ref().is_some_and(|loaded| loaded.chat.is_none()) {
             // Another replica deleted it: its place under --max-chats is free.
-            self.inner.chats_known.fetch_sub(1, Ordering::AcqRel);
+            self.free_chat_place();
         }
         if self.inner.job_changes.receiver_count() > 0
             && let Some(loaded) = guard.as_ref()

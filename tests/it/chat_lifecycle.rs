@@ -50,7 +50,11 @@ async fn list_all(
             .expect("list chats")
             .into_inner();
         pages += 1;
-        let limit = if page_size == 0 { 100 } else { page_size as usize };
+        let limit = if page_size == 0 {
+            100
+        } else {
+            page_size as usize
+        };
         assert!(page.chats.len() <= limit);
         chats.extend(page.chats);
         if page.next_page_token.is_empty() {
