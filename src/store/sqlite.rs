@@ -138,9 +138,19 @@ fn join_error(error: tokio::task::JoinError) -> StoreError {
     }
 }
 
-/// How long a checkpoint after a commit waits for a busy reader before it
-/// gives up until the next batch (the batch's callers wait for it).
+/// How long the checkpoint after a batch that deleted a chat waits for a
+/// busy reader before it gives up until later (the batch's callers wait
+/// for it).
 const CHECKPOINT_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How long a checkpoint still owed waits for a busy reader when it is
+/// tried again, after a later batch (whose callers wait for it).
+const CHECKPOINT_RETRY_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How often a checkpoint still owed is tried again, at most: under a
+/// steady stream of reads every try may fail, and each one holds up a
+/// batch.
+const CHECKPOINT_RETRY_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How long the writing connection waits for a lock (`busy_timeout`).
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -150,15 +160,36 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// and once more at the end, before the store's `close` returns.
 fn commit_loop(mut writer: Connection, requests: group_commit::CommitRequests) {
     // A checkpoint after a deletion that could not finish is retried after
-    // every later batch until one does.
-    let mut checkpoint_owed = false;
+    // a later batch, at most every CHECKPOINT_RETRY_EVERY, until one does.
+    let mut owed_since_try: Option<std::time::Instant> = None;
     group_commit::run_blocking(requests, |groups| {
         commit(&mut writer, groups)?;
-        if checkpoint_owed || lifecycle::deletes_a_chat(groups) {
+        let wait = if lifecycle::deletes_a_chat(groups) {
+            Some(CHECKPOINT_WAIT)
+        } else {
+            owed_since_try
+                .filter(|tried| tried.elapsed() >= CHECKPOINT_RETRY_EVERY)
+                .map(|_| CHECKPOINT_RETRY_WAIT)
+        };
+        if let Some(wait) = wait {
             // The batch is durable: the checkpoint only erases the deleted
-            // rows' older copies, and its failure fails nothing.
-            let short = writer.busy_timeout(CHECKPOINT_WAIT);
-            checkpoint_owed = !lifecycle::checkpoint_logged(&writer, "after deleting a chat");
+            // rows' older copies, and its failure fails nothing. Logged
+            // once per deletion, not at every retry.
+            let short = writer.busy_timeout(wait);
+            let done = match lifecycle::checkpoint(&writer) {
+                Ok(lifecycle::Checkpointed::Done) => true,
+                Ok(lifecycle::Checkpointed::Busy) => false,
+                Err(error) => {
+                    tracing::warn!(%error, "the WAL checkpoint after a deletion failed; it is tried again later");
+                    false
+                }
+            };
+            if !done && owed_since_try.is_none() {
+                tracing::info!(
+                    "a reader kept the WAL checkpoint after a deletion from finishing; it is tried again within a second or two"
+                );
+            }
+            owed_since_try = (!done).then(std::time::Instant::now);
             if short.is_ok() && writer.busy_timeout(BUSY_TIMEOUT).is_err() {
                 tracing::warn!("could not restore the writing connection's busy timeout");
             }
