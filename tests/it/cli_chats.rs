@@ -1,7 +1,7 @@
 //! `recapd chats list|delete`, the real binary against a fake MemoryService
 //! over a real socket (the fake pages by three, so a listing takes several
-//! calls), and `--chat-retention`'s refusal of zero before anything is
-//! bound.
+//! calls) and once against a real recapd, and `--chat-retention`'s refusal
+//! of zero before anything is bound.
 
 use std::sync::atomic::Ordering;
 
@@ -234,4 +234,44 @@ async fn a_zero_chat_retention_is_refused_with_exit_64_before_anything_is_bound(
     .await;
     assert_eq!(code, Some(64), "{stderr}");
     assert!(stderr.contains("--chat-retention"), "{stderr}");
+}
+
+#[tokio::test]
+async fn list_and_delete_against_a_real_server() {
+    use crate::common::{Server, chat_changed, message};
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    let addr = server.app.as_ref().unwrap().local_addr().to_string();
+    for (chat, messages) in [("a", 1), ("b", 3)] {
+        let messages = (0..messages)
+            .map(|m| message(&format!("m{m}"), "x"))
+            .collect();
+        server.publish(chat, chat_changed(messages)).await.unwrap();
+    }
+    let (code, out, err) = recapd(&["chats", "list", "--addr", &addr], &[]).await;
+    assert_eq!(code, Some(0), "{err}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!((rows[0][0], rows[0][1]), ("a", "1"), "{out}");
+    assert_eq!((rows[1][0], rows[1][1]), ("b", "3"), "{out}");
+
+    let (code, out, err) = recapd(&["chats", "delete", "--addr", &addr, "a", "nope"], &[]).await;
+    assert_eq!(
+        code,
+        Some(1),
+        "an unknown chat fails the command: {out} {err}"
+    );
+    assert!(out.contains('a') && err.contains("nope"), "{out} / {err}");
+    let (_, out, _) = recapd(&["chats", "list", "--addr", &addr], &[]).await;
+    let listed: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next())
+        .collect();
+    assert_eq!(listed, ["b"]);
+    server.stop().await;
 }
