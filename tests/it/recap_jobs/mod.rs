@@ -13,6 +13,7 @@ use tonic::transport::Channel;
 use crate::common::fake_llm::Reply;
 use crate::common::{self, Server};
 
+mod deleted_chat;
 mod failures;
 mod order;
 mod pipeline;
