@@ -22,7 +22,6 @@ use super::{Engine, EngineError, Guard, now_us};
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::refresh::{Injection, InjectionKey};
-use crate::domain::settings::Settings;
 use crate::store::{ChatSettings, LoadedChat, Tombstone, Write};
 use crate::telemetry;
 
@@ -232,7 +231,7 @@ impl Engine {
             .into_iter()
             .map(|chat| {
                 let own = chat.settings.unwrap_or_default();
-                let settings = Settings::default().with(&global).with(&own.overrides);
+                let settings = global.settings.with(&own.overrides);
                 ChatSummary {
                     enabled: settings.chat_enabled(own.enabled),
                     chat_id: chat.chat_id,

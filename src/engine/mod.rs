@@ -61,7 +61,7 @@ use tokio::sync::{OwnedMutexGuard, broadcast};
 
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
-use crate::domain::settings::SettingsPatch;
+use crate::domain::settings::{Settings, SettingsPatch};
 use crate::domain::{DomainError, Limits};
 use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
@@ -141,7 +141,7 @@ struct Inner {
     chats: RwLock<HashMap<ChatKey, Arc<ChatSlot>>>,
     /// Each tenant's global settings and the generation of their claim
     /// (always 0 with a single-writer store).
-    global: RwLock<HashMap<Tenant, (u64, Arc<SettingsPatch>)>>,
+    global: RwLock<HashMap<Tenant, (u64, GlobalSettings)>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
     /// Every job state change this process made or heard of, in order per
@@ -178,6 +178,40 @@ impl Drop for ChatPlace<'_> {
 
 /// A locked chat slot.
 type Guard = OwnedMutexGuard<Option<Resident>>;
+
+/// A tenant's global settings as the engine holds them: the stored patch,
+/// and the settings it makes over the defaults, worked out once per change
+/// rather than at every operation (most chats have no settings of their
+/// own, so these are their effective settings as they are). Cheap to
+/// clone: two `Arc`s.
+#[derive(Clone, Default)]
+struct GlobalSettings {
+    /// The patch over the defaults, as stored.
+    patch: Arc<SettingsPatch>,
+    /// The defaults with `patch` applied.
+    settings: Arc<Settings>,
+}
+
+impl GlobalSettings {
+    fn new(patch: SettingsPatch) -> GlobalSettings {
+        GlobalSettings {
+            settings: Arc::new(Settings::default().with(&patch)),
+            patch: Arc::new(patch),
+        }
+    }
+}
+
+impl std::ops::Deref for GlobalSettings {
+    type Target = SettingsPatch;
+
+    fn deref(&self) -> &SettingsPatch {
+        &self.patch
+    }
+}
+
+/// The global settings of a tenant that has set none.
+static DEFAULT_GLOBAL: std::sync::LazyLock<GlobalSettings> =
+    std::sync::LazyLock::new(|| GlobalSettings::new(SettingsPatch::default()));
 
 /// What an operation asks of the refresh machinery once its change is made.
 #[derive(Default)]
@@ -233,7 +267,7 @@ impl Engine {
                 global: RwLock::new(
                     global
                         .into_iter()
-                        .map(|g| (g.tenant, (g.generation, Arc::new(g.patch))))
+                        .map(|g| (g.tenant, (g.generation, GlobalSettings::new(g.patch))))
                         .collect(),
                 ),
                 global_changes: tokio::sync::Mutex::new(()),
@@ -289,13 +323,13 @@ impl Engine {
     }
 
     /// A tenant's global settings.
-    fn global(&self, tenant: &Tenant) -> Arc<SettingsPatch> {
+    fn global(&self, tenant: &Tenant) -> GlobalSettings {
         self.inner
             .global
             .read()
             .get(tenant)
-            .map(|(_, patch)| patch.clone())
-            .unwrap_or_default()
+            .map(|(_, global)| global.clone())
+            .unwrap_or_else(|| DEFAULT_GLOBAL.clone())
     }
 
     /// The generation of the tenant's global settings held here.
@@ -310,10 +344,11 @@ impl Engine {
     /// Keeps `patch` as the tenant's global settings unless newer ones are
     /// held (a slow re-read must not undo a change made since).
     fn set_global(&self, tenant: &Tenant, patch: SettingsPatch, generation: u64) {
+        let global = GlobalSettings::new(patch);
         let mut globals = self.inner.global.write();
         let held = globals.get(tenant).map(|(g, _)| *g);
         if held.is_none_or(|held| held <= generation) {
-            globals.insert(tenant.clone(), (generation, Arc::new(patch)));
+            globals.insert(tenant.clone(), (generation, global));
         }
     }
 

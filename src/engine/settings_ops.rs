@@ -29,10 +29,12 @@ impl Engine {
     ) -> Result<Settings, EngineError> {
         let global = self.global(tenant);
         let Some(chat_id) = chat_id else {
-            return Ok(Settings::default().with(&global));
+            return Ok((*global.settings).clone());
         };
-        self.read_chat(chat_id, |resident| Ok(resident.effective(&global)))
-            .await
+        self.read_chat(chat_id, |resident| {
+            Ok((*resident.effective(&global)).clone())
+        })
+        .await
     }
 
     /// Changes the global settings (`None`; every chat is refreshed) or a
@@ -78,7 +80,7 @@ impl Engine {
             own.overrides.clear(name)?;
         }
         own.overrides.merge(patch);
-        let effective = Settings::default().with(&global).with(&own.overrides);
+        let effective = global.settings.with(&own.overrides);
         effective.validate()?;
         resident.set_settings(own.clone());
         let writes = vec![Write::ChatSettings {

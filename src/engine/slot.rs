@@ -11,7 +11,7 @@ use crate::domain::chat::Chat;
 use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
-use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
+use crate::domain::settings::{Settings, TokenizerKind};
 use crate::store::{ChatMeta, ChatSettings, LoadedChat};
 
 /// What a watch channel's shared state costs besides the value it holds:
@@ -262,11 +262,13 @@ impl Resident {
         self.own_settings = (settings != ChatSettings::default()).then(|| Box::new(settings));
     }
 
-    /// The chat's effective settings over `global`.
-    pub fn effective(&self, global: &SettingsPatch) -> Settings {
-        Settings::default()
-            .with(global)
-            .with(&self.settings().overrides)
+    /// The chat's effective settings over its tenant's `global` ones: those
+    /// themselves, shared, for a chat without settings of its own.
+    pub fn effective(&self, global: &super::GlobalSettings) -> Arc<Settings> {
+        match &self.own_settings {
+            None => global.settings.clone(),
+            Some(own) => Arc::new(global.settings.with(&own.overrides)),
+        }
     }
 
     /// The estimated bytes this state holds beyond its place in the slot:
