@@ -373,24 +373,11 @@ mod erasure;
 // ---------------------------------------------------------------- upgrade
 
 /// Schema version 3 as recapd wrote it (before chat activity and
-/// tombstones), with two chats of two tenants.
-const V3_DATABASE: &str = "
-CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE global_settings (tenant TEXT PRIMARY KEY, body TEXT NOT NULL);
-CREATE TABLE chats (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, needs_refresh INTEGER NOT NULL,
-    body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id));
-CREATE TABLE messages (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, message_id TEXT NOT NULL,
-    seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id, message_id));
-CREATE INDEX messages_by_seq ON messages (tenant, chat_id, seq);
-CREATE TABLE recaps (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, version INTEGER NOT NULL,
-    body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id, version));
-CREATE TABLE chat_settings (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id));
-CREATE TABLE jobs (job_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,
-    state INTEGER NOT NULL, kind INTEGER NOT NULL, created_us INTEGER NOT NULL,
-    updated_us INTEGER NOT NULL, not_before_us INTEGER NOT NULL, lease_until_us INTEGER,
-    fence INTEGER NOT NULL, body TEXT NOT NULL);
-INSERT INTO kv VALUES ('schema_version', '3');
+/// tombstones).
+const V3_SCHEMA: &str = include_str!("../../../tests/fixtures/sqlite-schema-v3.sql");
+
+/// Two chats of two tenants in a version-3 database.
+const V3_ROWS: &str = "
 INSERT INTO chats VALUES ('acme', 'c', 0, '{\"revision\":6}');
 INSERT INTO chats VALUES ('', 'c', 0, '{\"revision\":2}');
 ";
@@ -410,7 +397,8 @@ async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
     let dir = tempfile::tempdir().unwrap();
     {
         let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
-        conn.execute_batch(V3_DATABASE).unwrap();
+        conn.execute_batch(V3_SCHEMA).unwrap();
+        conn.execute_batch(V3_ROWS).unwrap();
         for (tenant, id, seq) in [("acme", "m1", 1), ("acme", "m2", 2), ("", "m1", 1)] {
             conn.execute(
                 "INSERT INTO messages VALUES (?1, 'c', ?2, ?3, ?4)",

@@ -61,30 +61,7 @@ fn write_sqlite_v1(data_dir: &Path) {
 
 /// SQLite schema version 3 (tenants in their own column, the job queue; no
 /// chat activity nor tombstones), as recapd created it.
-const SQLITE_V3_SCHEMA: &str = "
-CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE global_settings (tenant TEXT PRIMARY KEY, body TEXT NOT NULL);
-CREATE TABLE chats (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, needs_refresh INTEGER NOT NULL,
-    body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id));
-CREATE TABLE messages (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, message_id TEXT NOT NULL,
-    seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id, message_id));
-CREATE INDEX messages_by_seq ON messages (tenant, chat_id, seq);
-CREATE TABLE recaps (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, version INTEGER NOT NULL,
-    body TEXT NOT NULL, PRIMARY KEY (tenant, chat_id, version));
-CREATE TABLE chat_settings (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id));
-CREATE TABLE jobs (job_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,
-    state INTEGER NOT NULL, kind INTEGER NOT NULL, created_us INTEGER NOT NULL,
-    updated_us INTEGER NOT NULL, not_before_us INTEGER NOT NULL, lease_until_us INTEGER,
-    fence INTEGER NOT NULL, body TEXT NOT NULL);
-CREATE INDEX jobs_by_tenant ON jobs (tenant, created_us DESC, job_id DESC);
-CREATE INDEX jobs_by_chat ON jobs (tenant, chat_id, created_us DESC, job_id DESC);
-CREATE INDEX jobs_open_by_chat ON jobs (tenant, chat_id, created_us, job_id)
-    WHERE state IN (1, 2);
-CREATE INDEX jobs_due ON jobs (state, not_before_us);
-CREATE INDEX jobs_leases ON jobs (state, lease_until_us);
-INSERT INTO kv VALUES ('schema_version', '3');
-";
+const SQLITE_V3_SCHEMA: &str = include_str!("../../fixtures/sqlite-schema-v3.sql");
 
 /// A data directory's database in SQLite schema version 3, with both
 /// tenants' rows (the old rows, their keys split into tenant and chat).
