@@ -145,6 +145,14 @@ rm -rf examples/python/gen && mkdir -p examples/python/gen
 echo "-- node example"
 node examples/node/recap_client.js "127.0.0.1:$port"
 
+echo "-- grpcurl: ListChats and DeleteChat (the end of the README walk-through)"
+"${grpcurl[@]}" -d '{}' "127.0.0.1:$port" recap.v1.MemoryService/ListChats |
+    grep -q '"chatId": "alice-1"' || { echo "grpcurl: ListChats does not list alice-1"; exit 1; }
+"${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.MemoryService/DeleteChat |
+    grep -q '"revision"' || { echo "grpcurl: DeleteChat answered no revision"; exit 1; }
+gone=$("${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.InjectionService/GetInjection 2>&1 || true)
+grep -q 'NotFound' <<<"$gone" || { echo "grpcurl: a deleted chat is still readable: $gone"; exit 1; }
+
 echo "-- SIGTERM"
 kill -TERM "$pid"
 status=0
