@@ -18,8 +18,9 @@
 //!   fan-out to subscribers, the job queue of recaps recapd writes with an
 //!   LLM (its runner, claims under fences, staleness checks), the chats
 //!   held in memory kept within a byte budget (least recently used out,
-//!   reloaded on demand), and, with a shared store, following the other
-//!   replicas' commits.
+//!   reloaded on demand), chat deletion with its tombstones and the
+//!   retention of quiet chats, and, with a shared store, following the
+//!   other replicas' commits.
 //! - [`store`]: two async traits, [`store::ChatStore`] (chat state and
 //!   group commit; both stores) and [`store::ReplicaStore`] (the feed of
 //!   other replicas' commits; PostgreSQL only), the embedded SQLite store,
