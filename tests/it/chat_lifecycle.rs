@@ -195,6 +195,25 @@ async fn a_re_created_chat_continues_its_revisions_also_after_a_restart() {
 }
 
 #[tokio::test]
+async fn a_re_created_chat_not_yet_refreshed_answers_the_deleted_revision_not_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    // A long debounce: the re-creating message_sent leaves the chat
+    // unrefreshed for a while.
+    server.set_global_debounce(60_000).await;
+    a_chat_with_content(&mut server, "c", "first life").await;
+    let deleted = delete(&mut server, "c").await.unwrap();
+    server
+        .publish("c", message_sent("n1", "again"))
+        .await
+        .unwrap();
+    let injection = server.injection("c").await;
+    assert_eq!(injection.revision, deleted, "{injection:?}");
+    assert!(!injection.deleted && injection.text.is_empty());
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn subscribers_of_the_chat_and_of_all_chats_get_one_last_deleted_injection() {
     let (_dir, mut server) = start().await;
     a_chat_with_content(&mut server, "c", "watched").await;
