@@ -242,19 +242,24 @@ async fn subscribers_of_the_chat_and_of_all_chats_get_one_last_deleted_injection
     server.stop().await;
 }
 
-/// Whether any file under `dir` holds `needle`.
+/// The files under `dir` that hold `needle`.
 fn found_in_files(dir: &std::path::Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
             found.extend(found_in_files(&path, needle));
-        } else if std::fs::read(&path)
-            .unwrap()
-            .windows(needle.len())
-            .any(|w| w == needle)
-        {
-            found.push(path);
+        } else {
+            // The running server's SQLite may remove a file (a journal)
+            // between the listing and the read: it holds nothing then.
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => panic!("{}: {e}", path.display()),
+            };
+            if bytes.windows(needle.len()).any(|w| w == needle) {
+                found.push(path);
+            }
         }
     }
     found

@@ -18,12 +18,17 @@ fn files_with(dir: &Path, marker: &str) -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if std::fs::read(&path)
-                .unwrap()
-                .windows(marker.len())
-                .any(|w| w == marker.as_bytes())
-            {
-                found.push(path);
+            } else {
+                // SQLite may remove a file (a journal) between the listing
+                // and the read: it holds nothing then.
+                let bytes = match std::fs::read(&path) {
+                    Ok(bytes) => bytes,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => panic!("{}: {e}", path.display()),
+                };
+                if bytes.windows(marker.len()).any(|w| w == marker.as_bytes()) {
+                    found.push(path);
+                }
             }
         }
     }
