@@ -311,10 +311,12 @@ pub fn retention_period(retention: Duration) -> Duration {
 /// A job of a deleted chat as WatchJobs readers last see it: CANCELLED
 /// (its row is gone with the chat).
 fn ended_by_deletion(mut job: Job, now_us: i64) -> Job {
-    job.state = JobState::Cancelled;
-    job.result = "its chat was deleted".to_owned();
-    job.lease = None;
-    job.updated_us = now_us.max(job.updated_us.saturating_add(1));
+    super::jobs::finish(
+        &mut job,
+        JobState::Cancelled,
+        "its chat was deleted",
+        now_us,
+    );
     job
 }
 

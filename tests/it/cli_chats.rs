@@ -7,31 +7,9 @@ use std::sync::atomic::Ordering;
 
 use crate::common::fake_chats::{FakeChats, PAGE};
 use crate::common::free_port;
+use crate::common::process::run_recapd as recapd;
 
 const TOKEN: &str = "0123456789abcdef";
-
-/// Runs the recapd binary with `args` and no `RECAPD_*` variable but those
-/// in `env`; (exit code, stdout, stderr).
-async fn recapd(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_recapd"));
-    for (name, _) in std::env::vars_os()
-        .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
-        .filter(|(name, _)| name.starts_with("RECAPD_"))
-    {
-        command.env_remove(name);
-    }
-    let output = command
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .await
-        .unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 /// Ids in no sorted order, one with a tab and a newline, one with a
 /// backslash: nine chats, three pages of the fake.

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::process::run_recapd as recapd;
 use crate::common::*;
 use recapd::app::App;
 use recapd::grpc::pb;
@@ -60,32 +61,6 @@ fn signed_by_a_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
         .unwrap();
     let (cert, key) = write_pair(dir, "server", &cert, &key);
     (ca_path, cert, key)
-}
-
-/// Runs the recapd binary with `args` and no `RECAPD_*` TLS or token
-/// variables but those in `env`; (exit code, stdout, stderr).
-async fn recapd(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_recapd"));
-    for name in [
-        "RECAPD_TLS_CA",
-        "RECAPD_TLS_CERT",
-        "RECAPD_TLS_KEY",
-        "RECAPD_TOKEN",
-        "RECAPD_LISTEN",
-    ] {
-        command.env_remove(name);
-    }
-    let output = command
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .await
-        .unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// An in-process server serving `cert` and `key`; its address.

@@ -34,7 +34,7 @@ use crate::telemetry;
 
 use super::ops::{known_chat, known_chat_ref, missing_state};
 use super::{Engine, EngineError, Next, now_us};
-pub(super) use queue::Queued;
+pub(super) use queue::{Queued, finish};
 
 /// The LLM recapd writes recaps with, and how hard it may be used.
 #[derive(Clone)]

@@ -159,3 +159,28 @@ pub fn metric(body: &str, name: &str) -> f64 {
         })
         .unwrap_or(0.0)
 }
+
+/// Runs the recapd binary to completion with `args`, without any
+/// `RECAPD_*` variable of the test's own environment but those in `env`:
+/// (exit code, stdout, stderr). For the tool subcommands and start-up
+/// refusals.
+pub async fn run_recapd(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_recapd"));
+    for (name, _) in std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
+        .filter(|(name, _)| name.starts_with("RECAPD_"))
+    {
+        command.env_remove(name);
+    }
+    let output = command
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .await
+        .expect("the recapd binary runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
