@@ -2,13 +2,29 @@
 # root (`. bench/lib.sh`). It brings scripts/lib.sh's free_port along.
 . scripts/lib.sh
 
+# need COMMAND PACKAGE: installs Debian's PACKAGE with apt when COMMAND is
+# missing.
+need() {
+    command -v "$1" >/dev/null && return
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2"
+}
+
 # Builds release recapd and recapd-bench (compiler chatter filtered out) and
 # sets: bin and tool (the two binaries), out (target/bench, created), and
 # server_cpu / load_cpu, the taskset prefixes that pin a server to CPU 0 and
-# its load to CPU 1 (empty arrays on a single core).
+# its load to CPU 1 (empty arrays on a single core). With BENCH_RECAPD set
+# (A/B runs of two builds), that recapd binary is measured and nothing is
+# built: recapd-bench must have been built before.
 bench_build() {
-    cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
-    bin=$PWD/target/release/recapd
+    if [ -n "${BENCH_RECAPD:-}" ]; then
+        bin=$BENCH_RECAPD
+    else
+        cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
+        bin=$PWD/target/release/recapd
+    fi
     tool=$PWD/target/release/recapd-bench
     out=$PWD/target/bench
     mkdir -p "$out"

@@ -6,8 +6,9 @@
 # Publish is also compared with the store users would pick instead for
 # durable writes: Redis (Debian's redis-server) fsyncing every write.
 #
-#   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk),
-#                           then bench/jobs.sh (about 1) and bench/resident.sh (about 3.5)
+#   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk), then
+#                           bench/durable.sh (about 3), bench/jobs.sh (about 1) and
+#                           bench/resident.sh (about 3.5)
 #   bench/run.sh --smoke    tiny loads: checks that the harness works, no timing
 #
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
@@ -28,13 +29,7 @@ root=$PWD
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 
-need() {
-    command -v "$1" >/dev/null && return
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2"
-}
+. bench/lib.sh
 need h2load nghttp2-client
 need protoc protobuf-compiler
 need taskset util-linux
@@ -42,7 +37,6 @@ need python3 python3
 need redis-server redis-server
 need redis-benchmark redis-tools
 
-. bench/lib.sh
 bench_build
 results=$out/results.txt
 : >"$results"
@@ -209,6 +203,9 @@ until "$bin" health --addr "127.0.0.1:$restart_port" >/dev/null 2>&1; do sleep 0
 t1=$(date +%s.%N)
 say "Restart with $(field megabytes "$(cat "$out/fill.txt")") MB stored: serving after $(python3 -c "print(f'{$t1-$t0:.2f}')") s (target <= 2)"
 kill "$restart_pid"; wait "$restart_pid" 2>/dev/null || true
+# ---- durable writes against Redis, alternating rounds: one chat per caller
+# at 50 and 200 callers, and 50 callers on one chat
+if [ $smoke -eq 1 ]; then bench/durable.sh --smoke | tee -a "$results"; else bench/durable.sh | tee -a "$results"; fi
 # ---- recaps written by recapd: jobs through the pipeline with a fake LLM
 if [ $smoke -eq 1 ]; then bench/jobs.sh --smoke | tee -a "$results"; else bench/jobs.sh | tee -a "$results"; fi
 # ---- a memory budget far below the chats written: peak RSS, cold vs warm reads

@@ -25,7 +25,8 @@ pub const UPDATES_PUSHED: &str = "recapd_updates_pushed_total";
 pub const UPDATES_SKIPPED: &str = "recapd_updates_skipped_total";
 /// Histogram of store commit time in seconds (one transaction).
 pub const COMMIT_DURATION: &str = "recapd_store_commit_duration_seconds";
-/// Histogram of write groups (client operations) per store commit.
+/// Histogram of write groups per store commit: a group is one chat's
+/// change, or several events of one chat committed together.
 pub const COMMIT_BATCH: &str = "recapd_store_commit_batch_size";
 /// Gauge of chats loaded in memory.
 pub const CHATS_RESIDENT: &str = "recapd_chats_resident";

@@ -130,8 +130,9 @@ pub async fn prepare(args: Prepare) -> Result<(), Error> {
 /// `unary`: `callers` concurrent callers, one connection per address.
 #[derive(clap::Args)]
 pub struct Unary {
-    /// `publish` (recapd Publish of message_sent, one chat per caller) or
-    /// `bare` (the baseline's Unary with `reply-bytes`).
+    /// `publish` (recapd Publish of message_sent, one chat per caller
+    /// unless `--one-chat`) or `bare` (the baseline's Unary with
+    /// `reply-bytes`).
     #[arg(long)]
     target: String,
     /// Server address; repeat it to spread the callers round-robin over
@@ -145,6 +146,10 @@ pub struct Unary {
     seconds: f64,
     #[arg(long, default_value_t = 2)]
     reply_bytes: u32,
+    /// With `publish`: every caller writes the same chat (message ids stay
+    /// unique), so all of them wait on that one chat's commits.
+    #[arg(long)]
+    one_chat: bool,
 }
 
 pub async fn unary(args: Unary) -> Result<(), Error> {
@@ -157,11 +162,16 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
         "{:x}",
         SystemTime::now().duration_since(UNIX_EPOCH)?.as_micros()
     );
+    let chat_of = |caller: usize| {
+        let chat = if args.one_chat { 0 } else { caller };
+        format!("pub-{run}-{chat}")
+    };
     if args.target == "publish" {
-        for caller in 0..args.callers {
+        let chats = if args.one_chat { 1 } else { args.callers };
+        for caller in 0..chats {
             let mut events = EventServiceClient::new(channels[caller % channels.len()].clone());
             let event = pb::Event {
-                chat_id: format!("pub-{run}-{caller}"),
+                chat_id: chat_of(caller),
                 kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
                     messages: vec![],
                 })),
@@ -178,7 +188,7 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
         let channel = channels[caller % channels.len()].clone();
         let failures = failures.clone();
         let target = args.target.clone();
-        let chat_id = format!("pub-{run}-{caller}");
+        let chat_id = chat_of(caller);
         let reply_bytes = args.reply_bytes;
         tasks.push(tokio::spawn(async move {
             let mut samples = Vec::new();
@@ -191,7 +201,7 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
                 let t = Instant::now();
                 let ok = if target == "publish" {
                     let message = pb::Message {
-                        id: format!("m{n}"),
+                        id: format!("m{caller}-{n}"),
                         text: "A message.".into(),
                         is_user: true,
                         ..Default::default()
@@ -235,9 +245,10 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
     // that a comparison (bench/run.sh's Redis anchor) can send values of the
     // same size.
     println!(
-        "{} failures={failed} addrs={} request_bytes={}",
+        "{} failures={failed} addrs={} one_chat={} request_bytes={}",
         summary.line(&format!("unary target={}", args.target)),
         args.addr.len(),
+        args.one_chat,
         request_bytes.checked_div(requests).unwrap_or(0)
     );
     if failed > 0 {

@@ -1,6 +1,9 @@
 //! The end of every chat operation, in three steps: work out the chat's new
 //! row (running the refresh the operation asked for), commit it with the
-//! operation's writes, then update memory and tell subscribers.
+//! operation's writes, then update memory and tell subscribers. Several
+//! operations of one chat may share the steps ([`Pending`]): each is
+//! planned after the one before, all commit in one group, and each is
+//! published in order.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -17,6 +20,20 @@ use crate::domain::settings::Settings;
 use crate::domain::tokens;
 use crate::store::{ChatMeta, StoreError, Write};
 use crate::telemetry;
+
+/// Operations on one locked chat, changed in memory and planned, that
+/// commit together: one group, so one fsync (see [`Engine::stage`]).
+pub(super) struct Pending {
+    /// The chat's effective settings, the same for every operation of the
+    /// group.
+    settings: Arc<Settings>,
+    /// The rows the operations wrote, in order.
+    writes: Vec<Write>,
+    /// When the latest operation that wrote rows of the chat did.
+    changed_at: Option<i64>,
+    /// Each operation's plan, in order.
+    outcomes: Vec<Outcome>,
+}
 
 /// What the first step decided: the chat's new row, and what to do once it
 /// is durable.
@@ -86,18 +103,43 @@ impl Engine {
         let committing = self.commit_and_publish(slot, guard, writes, next);
         let result = match AssertUnwindSafe(committing).catch_unwind().await {
             Ok(result) => result,
-            Err(panic) => {
-                **guard = None;
-                slot.behind
-                    .store(true, std::sync::atomic::Ordering::Release);
-                let message = crate::store::panic_message(&*panic);
-                tracing::error!(chat = %slot.key, panic = message, "an operation panicked; the chat reloads from the store");
-                Err(EngineError::Panicked(message))
-            }
+            Err(panic) => Err(self.forget_after_panic(slot, guard, &*panic)),
         };
         // Committed or dropped, the chat's memory changed: count it.
         self.account(slot, guard.as_ref());
         result
+    }
+
+    /// [`Engine::commit_pending`], with a panic in it caught as
+    /// [`Engine::commit_guarded`] does.
+    pub(super) async fn commit_pending_guarded(
+        &self,
+        slot: &Arc<ChatSlot>,
+        guard: &mut Guard,
+        pending: Pending,
+    ) -> Result<(), EngineError> {
+        let committing = self.commit_pending(slot, guard, pending);
+        match AssertUnwindSafe(committing).catch_unwind().await {
+            Ok(result) => result,
+            Err(panic) => Err(self.forget_after_panic(slot, guard, &*panic)),
+        }
+    }
+
+    /// After a panic while the chat was locked: its memory, which may hold
+    /// a change never committed, is dropped (the next operation re-reads
+    /// the store). Returns the error the callers get.
+    pub(super) fn forget_after_panic(
+        &self,
+        slot: &ChatSlot,
+        guard: &mut Guard,
+        panic: &(dyn std::any::Any + Send),
+    ) -> EngineError {
+        **guard = None;
+        slot.behind
+            .store(true, std::sync::atomic::Ordering::Release);
+        let message = crate::store::panic_message(panic);
+        tracing::error!(chat = %slot.key, panic = message, "an operation panicked; the chat reloads from the store");
+        EngineError::Panicked(message)
     }
 
     /// Commits `writes` together with the chat's row and, per `next`, a
@@ -107,21 +149,77 @@ impl Engine {
         &self,
         slot: &Arc<ChatSlot>,
         guard: &mut Guard,
-        mut writes: Vec<Write>,
+        writes: Vec<Write>,
         next: Next,
     ) -> Result<u64, EngineError> {
-        let global = self.global(&slot.key.tenant);
-        let resident = guard.as_mut().ok_or_else(super::ops::missing_state)?;
-        let settings = resident.effective(&global);
-        let outcome = self.plan(slot, resident, &settings, next);
+        let resident = guard.as_ref().ok_or_else(super::ops::missing_state)?;
+        let mut pending = self.pending(slot, resident);
+        let revision = self.stage(slot, resident, &mut pending, writes, next);
+        self.commit_pending(slot, guard, pending).await?;
+        Ok(revision)
+    }
+
+    /// A group of operations on the locked chat, empty: operations join it
+    /// with [`Engine::stage`] and commit together with
+    /// [`Engine::commit_pending`].
+    pub(super) fn pending(&self, slot: &ChatSlot, resident: &Resident) -> Pending {
+        Pending {
+            settings: resident.effective(&self.global(&slot.key.tenant)),
+            writes: Vec::new(),
+            changed_at: None,
+            outcomes: Vec::new(),
+        }
+    }
+
+    /// Plans one operation whose change `resident` already holds (its rows
+    /// in `writes`; per `next`, a refresh) after those already in `pending`,
+    /// and adds it there. Returns the revision the operation answers with
+    /// once committed.
+    pub(super) fn stage(
+        &self,
+        slot: &ChatSlot,
+        resident: &Resident,
+        pending: &mut Pending,
+        writes: Vec<Write>,
+        next: Next,
+    ) -> u64 {
+        let base = pending.outcomes.last().map_or(&resident.meta, |o| &o.meta);
+        let outcome = self.plan(slot, resident, base, &pending.settings, next);
         // The operation wrote rows of the chat: it changed (a refresh
         // alone does not; see `Write::Activity`).
-        let changed_at = (!writes.is_empty()).then(now_us);
+        if !writes.is_empty() {
+            pending.changed_at = Some(now_us());
+        }
+        pending.writes.extend(writes);
+        let revision = outcome.meta.revision;
+        pending.outcomes.push(outcome);
+        revision
+    }
+
+    /// Commits the operations of `pending` in one group with the chat's
+    /// row; then updates memory and tells subscribers, operation by
+    /// operation in order. On a store error the slot is unloaded, and
+    /// none of them is applied.
+    pub(super) async fn commit_pending(
+        &self,
+        slot: &Arc<ChatSlot>,
+        guard: &mut Guard,
+        pending: Pending,
+    ) -> Result<(), EngineError> {
+        let Pending {
+            settings,
+            mut writes,
+            changed_at,
+            outcomes,
+        } = pending;
+        let resident = guard.as_mut().ok_or_else(super::ops::missing_state)?;
         // Most debounced events leave the row as it is: skip the write.
-        if resident.chat.is_some() && (outcome.meta != resident.meta || !resident.persisted) {
+        if let (Some(_), Some(last)) = (&resident.chat, outcomes.last())
+            && (last.meta != resident.meta || !resident.persisted)
+        {
             writes.push(Write::Chat {
                 chat: slot.key.clone(),
-                meta: outcome.meta.clone(),
+                meta: last.meta.clone(),
             });
         }
         if let (Some(updated_us), Some(chat)) = (changed_at, &resident.chat) {
@@ -172,17 +270,21 @@ impl Engine {
         if resident.chat.is_some() && changed_at.is_some() {
             resident.updated_us = changed_at;
         }
-        self.publish_committed(slot, resident, &settings, outcome);
-        Ok(resident.meta.revision)
+        for outcome in outcomes {
+            self.publish_committed(slot, resident, &settings, outcome);
+        }
+        Ok(())
     }
 
-    /// Step one: the chat's new row. Runs the refresh `next` asks for (a
-    /// disabled chat is refreshed only by immediate triggers; a debounced
-    /// trigger with no delay refreshes now), or marks one owed.
+    /// Step one: the chat's new row, from `base` (its row before the
+    /// operation). Runs the refresh `next` asks for (a disabled chat is
+    /// refreshed only by immediate triggers; a debounced trigger with no
+    /// delay refreshes now), or marks one owed.
     fn plan(
         &self,
         slot: &ChatSlot,
         resident: &Resident,
+        base: &ChatMeta,
         settings: &Settings,
         next: Next,
     ) -> Outcome {
@@ -193,7 +295,7 @@ impl Engine {
             other => other,
         };
         let mut outcome = Outcome {
-            meta: resident.meta.clone(),
+            meta: base.clone(),
             fresh: Vec::new(),
             schedule: None,
         };

@@ -6,6 +6,9 @@
 //! commit of both in one group. Memory changes first and is dropped (the
 //! chat reloaded from the store) if the commit fails, so memory never holds
 //! what the store does not. Subscribers are told only after the commit.
+//! Published events that arrive while their chat is locked queue on its
+//! slot and are applied and committed together by the next holder
+//! ([`publish`]): one fsync for all of them.
 //! Slots are a cache of the store: past `--max-resident-memory` the least
 //! recently used ones that nothing pins leave memory, and the next call
 //! that needs the chat loads it again ([`residency`]).
@@ -43,6 +46,9 @@ mod jobs;
 mod lifecycle;
 mod ops;
 mod prompt;
+mod publish;
+#[cfg(test)]
+mod publish_tests;
 mod refreshes;
 mod replicas;
 mod residency;
@@ -93,6 +99,17 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// The same error again, for another caller that failed with it (the
+    /// events of one commit group fail together). A store error's source
+    /// is kept as its message.
+    fn copy(&self) -> EngineError {
+        match self {
+            EngineError::Domain(error) => EngineError::Domain(error.clone()),
+            EngineError::Store(error) => EngineError::Store(error.copy()),
+            EngineError::Panicked(message) => EngineError::Panicked(message.clone()),
+        }
+    }
+
     /// The error for a task of the engine's that did not finish.
     fn from_join(error: tokio::task::JoinError) -> EngineError {
         match error.try_into_panic() {

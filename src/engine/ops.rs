@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Engine, EngineError, Next, now_ms};
 use crate::domain::DomainError;
-use crate::domain::chat::{Changes, Chat, ChatEvent};
+use crate::domain::chat::{Changes, Chat};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::inclusion::{self, MessageInclusion};
 use crate::domain::message::MessageData;
@@ -101,67 +101,6 @@ fn recap_list(chat: &Chat) -> RecapList {
 }
 
 impl Engine {
-    /// Applies one chat event; answers with the chat's revision once the
-    /// event is durable and, for an immediate trigger, refreshed.
-    pub async fn publish(&self, chat_id: &ChatKey, event: ChatEvent) -> Result<u64, EngineError> {
-        self.retrying(|| self.publish_once(chat_id, event.clone()))
-            .await
-    }
-
-    async fn publish_once(&self, chat_id: &ChatKey, event: ChatEvent) -> Result<u64, EngineError> {
-        let trigger = Trigger::of(&event);
-        let needs_known_message = matches!(
-            event,
-            ChatEvent::MessageEdited { .. }
-                | ChatEvent::MessageDeleted { .. }
-                | ChatEvent::MessageSwiped { .. }
-        );
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
-        let current = resident.chat.as_ref().map_or(0, |c| c.len());
-        let after = match &event {
-            ChatEvent::ChatChanged(messages) if !messages.is_empty() => messages.len(),
-            ChatEvent::MessageSent(_) | ChatEvent::MessageReceived(_) => current + 1,
-            ChatEvent::MoreMessagesLoaded(messages) => current + messages.len(),
-            _ => current,
-        };
-        self.limits().check_chat_size(after)?;
-        let place = match resident.chat {
-            None if !needs_known_message => Some(self.reserve_chat()?),
-            _ => None,
-        };
-        let changes = match resident.chat.as_mut().map(Arc::make_mut) {
-            Some(chat) => chat.apply(event)?,
-            None if needs_known_message => return Err(unknown_chat(chat_id)),
-            None => {
-                let mut chat = Chat::default();
-                let changes = chat.apply(event)?;
-                resident.chat = Some(Arc::new(chat));
-                changes
-            }
-        };
-        let mut writes = resident
-            .chat
-            .as_ref()
-            .map(|chat| writes_for(chat_id, chat, &changes))
-            .unwrap_or_default();
-        let (job_writes, jobs) = self.jobs_after_event(chat_id, resident, trigger, &changes)?;
-        writes.extend(job_writes);
-        let next = if trigger.is_debounced() {
-            Next::Debounce(trigger)
-        } else {
-            Next::Refresh(trigger)
-        };
-        let revision = self
-            .commit_detached_jobs(&slot, guard, writes, next, jobs)
-            .await?;
-        if let Some(place) = place {
-            place.keep();
-        }
-        Ok(revision)
-    }
-
     /// A message's current-swipe data.
     pub async fn message_data(
         &self,

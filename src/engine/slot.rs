@@ -23,7 +23,8 @@ const WATCH_SHARED_BYTES: usize =
 
 /// A chat's slot. The lock is held for a whole operation, commit included,
 /// so one chat's operations apply in arrival order (tokio's mutex is fair)
-/// while other chats proceed.
+/// while other chats proceed; published events queued meanwhile
+/// (`publishes`) are applied by the next holder, in their arrival order.
 pub(super) struct ChatSlot {
     /// The chat.
     pub key: ChatKey,
@@ -47,6 +48,10 @@ pub(super) struct ChatSlot {
     /// An injection of this slot went to the all-chats channel: if the slot
     /// is dropped, all-chats streams that fell behind must read it back.
     pub announced: AtomicBool,
+    /// Published events waiting, in arrival order, for the next holder of
+    /// the lock to apply and commit them together (see
+    /// [`super::publish`]).
+    pub publishes: parking_lot::Mutex<Vec<super::publish::QueuedPublish>>,
 }
 
 /// A chat's latest injection of each key; `None` before the first refresh
@@ -101,6 +106,7 @@ impl ChatSlot {
             bytes: AtomicUsize::new(0),
             last_used: AtomicU64::new(0),
             announced: AtomicBool::new(false),
+            publishes: parking_lot::Mutex::new(Vec::new()),
         }
     }
 

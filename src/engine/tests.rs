@@ -18,17 +18,19 @@ use crate::store::{
 };
 
 /// A SQLite store whose commits can be delayed, refused, or made to panic
-/// (once).
-struct Faulty {
+/// (once), and that counts the groups it was asked to commit.
+pub(super) struct Faulty {
     inner: SqliteStore,
-    delay_ms: AtomicU64,
-    fail: AtomicBool,
+    pub delay_ms: AtomicU64,
+    pub fail: AtomicBool,
     panic: AtomicBool,
+    pub commits: AtomicU64,
 }
 
 #[async_trait::async_trait]
 impl ChatStore for Faulty {
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        self.commits.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(self.delay_ms.load(Ordering::SeqCst))).await;
         if self.panic.swap(false, Ordering::SeqCst) {
             panic!("the store broke (test)");
@@ -103,12 +105,13 @@ impl ChatStore for Faulty {
     }
 }
 
-async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
+pub(super) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
     let store = Arc::new(Faulty {
         inner: SqliteStore::open(dir.path(), true).await.unwrap(),
         delay_ms: AtomicU64::new(0),
         fail: AtomicBool::new(false),
         panic: AtomicBool::new(false),
+        commits: AtomicU64::new(0),
     });
     let engine = Engine::new(Stores::single(store.clone()), Limits::default())
         .await
@@ -116,11 +119,11 @@ async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
     (engine, store)
 }
 
-fn key(chat: &str) -> ChatKey {
+pub(super) fn key(chat: &str) -> ChatKey {
     ChatKey::untenanted(chat)
 }
 
-fn message(id: &str) -> Message {
+pub(super) fn message(id: &str) -> Message {
     NewMessage {
         id: id.into(),
         text: format!("text {id}"),
@@ -130,7 +133,7 @@ fn message(id: &str) -> Message {
     .unwrap()
 }
 
-async fn debounce(engine: &Engine, ms: u64) {
+pub(super) async fn debounce(engine: &Engine, ms: u64) {
     let patch = SettingsPatch {
         debounce_ms: Some(ms),
         ..Default::default()

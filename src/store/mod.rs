@@ -79,6 +79,26 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The same error again, for another caller that failed with it; a
+    /// database's own error is kept as its message.
+    pub fn copy(&self) -> StoreError {
+        let source = |source: &(dyn std::error::Error + Send + Sync)| source.to_string().into();
+        match self {
+            StoreError::Database { context, source: s } => StoreError::Database {
+                context: context.clone(),
+                source: source(s.as_ref()),
+            },
+            StoreError::Corrupt { context, source: s } => StoreError::Corrupt {
+                context: context.clone(),
+                source: source(s.as_ref()),
+            },
+            StoreError::Closed => StoreError::Closed,
+            StoreError::Conflict(key) => StoreError::Conflict(key.clone()),
+            StoreError::Panicked(message) => StoreError::Panicked(message.clone()),
+            StoreError::Fenced(job) => StoreError::Fenced(job.clone()),
+        }
+    }
+
     /// A database failure while doing `context`.
     pub fn database(
         context: impl Into<String>,
