@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::server::NamedService;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
@@ -262,10 +262,9 @@ impl App {
             tokio::spawn(engine.clone().run_retention(retention, stop_jobs.clone()))
         });
         let stop = shutdown.clone();
-        let server = tokio::spawn(router.serve_with_incoming_shutdown(
-            TcpListenerStream::new(listener),
-            stop.cancelled_owned(),
-        ));
+        let server = tokio::spawn(
+            router.serve_with_incoming_shutdown(accepting(listener), stop.cancelled_owned()),
+        );
         match &config.store {
             Some(_) => {
                 tracing::info!(addr = %local_addr, schema = %config.store_schema, "recapd serving, store in PostgreSQL")
@@ -340,8 +339,17 @@ impl App {
     }
 }
 
+/// The connections `listener` accepts, with Nagle's algorithm off, as
+/// tonic's own `serve` sets it (a listener of our own bypasses that):
+/// with it on, a small HTTP/2 frame (a pushed injection, a unary answer)
+/// can wait for the peer's delayed ACK, tens of ms.
+fn accepting(listener: TcpListener) -> TcpIncoming {
+    TcpIncoming::from(listener).with_nodelay(Some(true))
+}
+
 #[cfg(test)]
 mod tests {
+    use tokio_stream::StreamExt;
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::health_server::Health as _;
     use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
@@ -357,6 +365,16 @@ mod tests {
             .await
             .map(|answer| HealthCheckResponse::status(answer.get_ref()))
             .map_err(|status| status.code())
+    }
+
+    #[tokio::test]
+    async fn accepted_connections_send_small_frames_at_once() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut incoming = accepting(listener);
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let accepted = incoming.next().await.unwrap().unwrap();
+        assert!(accepted.nodelay().unwrap(), "Nagle's algorithm is on");
     }
 
     #[tokio::test]
