@@ -13,20 +13,33 @@ pub use swipes::Swipes;
 
 /// ST-Auto-Recap's data on one swipe of a message. Every field has presence:
 /// `None` is "never set", which differs from an empty string or `false`.
+/// Stored rows leave out the fields never set (rows that spell them out as
+/// `null`, as recapd wrote them before, read the same).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 #[allow(missing_docs)] // each field is the API's MessageData field of the same name
 pub struct MessageData {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prefill: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exclude: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub edited: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scene_break: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scene_break_visible: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scene_break_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scene_recap_memory: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub is_auto_recap_system_memory: Option<bool>,
 }
 
@@ -159,6 +172,11 @@ impl SwipeData {
         self.0.map(|data| *data).unwrap_or_default()
     }
 
+    /// Whether no field is set.
+    pub fn is_empty(&self) -> bool {
+        **self == NO_DATA
+    }
+
     /// Lets go of the box when the data holds nothing.
     pub fn compact(&mut self) {
         if self.0.as_deref().is_some_and(|data| *data == NO_DATA) {
@@ -230,8 +248,9 @@ impl<'de> Deserialize<'de> for SwipeData {
 pub struct Swipe {
     /// The swipe's text.
     pub text: String,
-    /// The swipe's recap data.
-    #[serde(default)]
+    /// The swipe's recap data; left out of a stored row when nothing is
+    /// set (most swipes).
+    #[serde(default, skip_serializing_if = "SwipeData::is_empty")]
     pub data: SwipeData,
     /// What the swipe's `swipe_info` entry in a SillyTavern file had that
     /// recapd keeps as it was; `None` for swipes made through the API.

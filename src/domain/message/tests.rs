@@ -172,7 +172,7 @@ fn taking_new_content_keeps_each_swipes_data() {
 }
 
 /// A stored row of a message, as recapd wrote it while `swipes` was a
-/// boxed slice.
+/// boxed slice (every data field spelled out, `null` when not set).
 fn stored_row(id: &str, swipes: &[(&str, &str)], swipe_id: u32) -> String {
     const NO_DATA: &str = r#""prefill":null,"exclude":null,"error":null,"reasoning":null,"edited":null,"scene_break":null,"scene_break_visible":null,"scene_break_name":null,"scene_recap_memory":null,"is_auto_recap_system_memory":null"#;
     let swipes: Vec<String> = swipes
@@ -181,6 +181,10 @@ fn stored_row(id: &str, swipes: &[(&str, &str)], swipe_id: u32) -> String {
             format!(r#"{{"text":"{text}","data":{{"memory":{memory},{NO_DATA}}}}}"#)
         })
         .collect();
+    message_row(id, &swipes, swipe_id)
+}
+
+fn message_row(id: &str, swipes: &[String], swipe_id: u32) -> String {
     format!(
         r#"{{"id":"{id}","name":"","is_user":false,"hidden":false,"is_narrator":false,"is_thoughts":false,"character_key":"","swipes":[{}],"swipe_id":{swipe_id}}}"#,
         swipes.join(",")
@@ -188,17 +192,31 @@ fn stored_row(id: &str, swipes: &[(&str, &str)], swipe_id: u32) -> String {
 }
 
 #[test]
-fn stored_rows_read_and_write_as_before_swipes_were_inline() {
+fn rows_written_before_read_the_same_and_rows_leave_out_data_never_set() {
     let one = new("m1", "hello").build("m", &Limits::default()).unwrap();
-    let row = stored_row("m1", &[("hello", "null")], 0);
+    let old = stored_row("m1", &[("hello", "null")], 0);
+    assert_eq!(serde_json::from_str::<Message>(&old).unwrap(), one);
+    let row = message_row("m1", &[r#"{"text":"hello"}"#.into()], 0);
     assert_eq!(serde_json::to_string(&one).unwrap(), row);
     assert_eq!(serde_json::from_str::<Message>(&row).unwrap(), one);
+
     let mut n = new("m2", "");
     n.swipes = vec!["a".into(), "b".into()];
     n.swipe_id = 1;
     let mut two = n.build("m", &Limits::default()).unwrap();
     two.data_mut().memory = Some("recap".into());
-    let row = stored_row("m2", &[("a", "null"), ("b", "\"recap\"")], 1);
+    let old = stored_row("m2", &[("a", "null"), ("b", "\"recap\"")], 1);
+    assert_eq!(serde_json::from_str::<Message>(&old).unwrap(), two);
+    // A field set to `false` is kept: only fields never set are left out.
+    two.data_mut().exclude = Some(false);
+    let row = message_row(
+        "m2",
+        &[
+            r#"{"text":"a"}"#.into(),
+            r#"{"text":"b","data":{"memory":"recap","exclude":false}}"#.into(),
+        ],
+        1,
+    );
     assert_eq!(serde_json::to_string(&two).unwrap(), row);
     assert_eq!(serde_json::from_str::<Message>(&row).unwrap(), two);
 }
