@@ -49,11 +49,15 @@ pub(super) struct QueuedPublish {
 struct Withdraw<'a> {
     slot: &'a ChatSlot,
     ticket: u64,
+    /// Whether the event may still be queued (once it is known to be
+    /// taken, dropping this does not look for it).
+    armed: bool,
 }
 
 impl Withdraw<'_> {
     /// Whether the event was still queued (and is not any more).
-    fn withdraw(&self) -> bool {
+    fn withdraw(&mut self) -> bool {
+        self.armed = false;
         let mut queued = self.slot.publishes.lock();
         let before = queued.len();
         queued.retain(|q| q.ticket != self.ticket);
@@ -63,7 +67,9 @@ impl Withdraw<'_> {
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        self.withdraw();
+        if self.armed {
+            self.withdraw();
+        }
     }
 }
 
@@ -113,14 +119,19 @@ impl Engine {
             event,
             answer,
         });
-        let withdraw = Withdraw {
+        let mut withdraw = Withdraw {
             slot: &slot,
             ticket,
+            armed: true,
         };
         loop {
             let locked = tokio::select! {
                 biased;
-                outcome = &mut answered => return outcome.unwrap_or_else(|_| Err(lost())),
+                outcome = &mut answered => {
+                    // Answered: taken by an earlier holder.
+                    withdraw.armed = false;
+                    return outcome.unwrap_or_else(|_| Err(lost()));
+                }
                 locked = self.lock(&slot) => locked,
             };
             let guard = match locked {
@@ -146,11 +157,17 @@ impl Engine {
                 }
             }
             match answered.try_recv() {
-                Ok(outcome) => return outcome,
+                Ok(outcome) => {
+                    withdraw.armed = false;
+                    return outcome;
+                }
                 // Put back for the next holder (see `apply_and_commit`):
                 // take the lock again.
                 Err(oneshot::error::TryRecvError::Empty) => {}
-                Err(oneshot::error::TryRecvError::Closed) => return Err(lost()),
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    withdraw.armed = false;
+                    return Err(lost());
+                }
             }
         }
     }
