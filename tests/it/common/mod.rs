@@ -26,9 +26,37 @@ pub mod wire;
 
 pub use config::{on_postgres, test_config, test_database_url};
 
-/// A loopback port nothing listens on right now (the OS's pick for port 0,
-/// released at once), for a server that takes its port as an argument.
+/// A loopback port nothing listens on right now, for a server that takes
+/// its port as an argument (a child recapd, a proxy).
+///
+/// Ports come from below the kernel's ephemeral range, and each call in
+/// this process gets a different one. The OS's pick for port 0 would be
+/// from that range, which every in-process server on port 0 and every
+/// outgoing connection also draws from: between this call and the child's
+/// bind, another test could take the port, and the child's clients would
+/// talk to that test's server. Where the ephemeral range leaves no room
+/// below it, the OS's pick it is.
 pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOWEST: u32 = 10_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    let span = ephemeral_low.saturating_sub(LOWEST);
+    if span >= 1_000 {
+        // Test processes running side by side start at different places.
+        let start = std::process::id() % span;
+        for _ in 0..span {
+            let offset = NEXT.fetch_add(1, Ordering::Relaxed);
+            let port = u16::try_from(LOWEST + (start + offset) % span)
+                .expect("below the ephemeral range, so below 65536");
+            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binds an ephemeral port");
     listener
         .local_addr()
