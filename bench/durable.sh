@@ -40,7 +40,6 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$data"; }
 trap cleanup EXIT
 say() { printf '%s\n' "$*" | tee -a "$results"; }
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 recapd_port=$(free_port)
 "${server_cpu[@]}" "$bin" --listen "127.0.0.1:$recapd_port" --workers 1 --data-dir "$data/recapd" \

@@ -62,7 +62,6 @@ run() { # store-name store-args... -- tool-args... -> the tool's line
         --concurrency "$CONCURRENCY" --prefix "$name-$RANDOM" "$@"
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 }
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 echo "| store | fake LLM | jobs | jobs/s | ideal/s | ratio (target >= 0.9) | most in flight (<= $CONCURRENCY) |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"

@@ -31,6 +31,9 @@ bench_build() {
     if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi
 }
 
+# field NAME LINE: the value of NAME=... in a bench tool's output line.
+field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+
 # Waits up to 10 s for recapd at ADDR to answer its health check SERVING;
 # fails when it never does.
 wait_serving() {

@@ -55,7 +55,6 @@ cleanup() {
 trap cleanup EXIT
 
 port() { free_port; }
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 # start_replica SCHEMA NAME -> sets $addr; the pid goes to pids
 start_replica() {

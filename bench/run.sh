@@ -4,7 +4,7 @@
 # pinned to CPU 0), drives both with the same load from CPU 1, and prints
 # every figure of BENCHMARKS.md with its ratio to the baseline. Durable
 # Publish is also compared with the store users would pick instead for
-# durable writes: Redis (Debian's redis-server) fsyncing every write.
+# durable writes, Redis fsyncing every write, by bench/durable.sh.
 #
 #   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk), then
 #                           bench/durable.sh (about 3), bench/jobs.sh (about 1) and
@@ -21,8 +21,7 @@
 # by `protoc --encode` (Debian protobuf-compiler) and the 5-byte gRPC prefix.
 # h2load counts gRPC errors as successes, so every figure is trusted only
 # after a real client got OK from the same call, and recapd's own metrics
-# show no failed call afterwards. Redis is driven by redis-benchmark
-# (Debian redis-tools).
+# show no failed call afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -34,8 +33,6 @@ need h2load nghttp2-client
 need protoc protobuf-compiler
 need taskset util-linux
 need python3 python3
-need redis-server redis-server
-need redis-benchmark redis-tools
 
 bench_build
 results=$out/results.txt
@@ -47,10 +44,10 @@ say() { printf '%s\n' "$*" | tee -a "$results"; }
 
 if [ $smoke -eq 1 ]; then
     H2_N=2000; UNARY_S=1; SUBS=200; FAN_RATE=5; FAN_S=1; MANY_CHATS=20; MANY_RATE=50; MANY_S=1
-    BIG=2000; FILL_MB=5; REDIS_N=2000
+    BIG=2000; FILL_MB=5
 else
     H2_N=300000; UNARY_S=10; SUBS=10000; FAN_RATE=5; FAN_S=4; MANY_CHATS=10000; MANY_RATE=1000; MANY_S=30
-    BIG=100000; FILL_MB=1024; REDIS_N=0   # 0: as many SETs as Redis does in UNARY_S seconds
+    BIG=100000; FILL_MB=1024
 fi
 PUB_CALLERS=50
 
@@ -102,7 +99,6 @@ print(f"{rps:.0f} {lat[int((len(lat)-1)*0.99)]/1000:.3f}")
 PY
 }
 
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 ratio() { python3 -c "print(f'{float(\"$1\")/float(\"$2\"):.2f}')"; }
 
 say "# recapd benchmarks $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); smoke=$smoke"
@@ -124,40 +120,7 @@ say "GetInjection 2KB: recapd ${get_rps}/s p99 ${get_p99} ms | bare ${bare_rps}/
 pub=$("${load_cpu[@]}" "$tool" unary --target publish --addr "127.0.0.1:$recapd_port" --callers "$PUB_CALLERS" --seconds "$UNARY_S")
 base=$("${load_cpu[@]}" "$tool" unary --target bare --addr "127.0.0.1:$bare_port" --callers "$PUB_CALLERS" --seconds "$UNARY_S" --reply-bytes 2)
 
-# ---- the anchor for durable writes: Redis SET, each write fsynced before its
-# answer (AOF, appendfsync always, no snapshots), as many clients as Publish
-# callers, values the size of the Publish request message, data on the same
-# disk as recapd's (under target/bench).
-pub_bytes=$(field request_bytes "$pub")
-redis_port=$(port)
-mkdir "$data/redis"
-"${server_cpu[@]}" redis-server --bind 127.0.0.1 --port "$redis_port" --dir "$data/redis" --daemonize no \
-    --appendonly yes --appendfsync always --save '' --logfile "$out/redis.log" &
-redis_pid=$!; pids+=("$redis_pid")
-for _ in $(seq 200); do [ "$(redis-cli -p "$redis_port" ping 2>/dev/null)" = PONG ] && break; sleep 0.05; done
-[ "$(redis-cli -p "$redis_port" ping 2>/dev/null)" = PONG ] || { echo "redis-server did not start; its log:"; cat "$out/redis.log"; exit 1; }
-redis_set() { # requests -> "rps p99_ms"
-    "${load_cpu[@]}" redis-benchmark -h 127.0.0.1 -p "$redis_port" -t set -c "$PUB_CALLERS" -d "$pub_bytes" \
-        -r 1000000 -n "$1" --csv | python3 -c '
-import csv, sys
-rows = [r for r in csv.DictReader(sys.stdin) if r["test"] == "SET"]
-if len(rows) != 1:
-    sys.exit("redis-benchmark printed no SET row")
-print("%.0f %.3f" % (float(rows[0]["rps"]), float(rows[0]["p99_latency_ms"])))'
-}
-redis_n=$REDIS_N
-if [ "$redis_n" -eq 0 ]; then # a short calibration run sizes the measured one
-    read -r redis_rps _ <<<"$(redis_set 5000)"
-    redis_n=$(( redis_rps * ${UNARY_S%.*} > 5000 ? redis_rps * ${UNARY_S%.*} : 5000 ))
-fi
-read -r redis_rps redis_p99 <<<"$(redis_set "$redis_n")"
-# redis-benchmark counts error replies as answers: trust the figure only when
-# the keys landed and every AOF write succeeded.
-redis_keys=$(redis-cli -p "$redis_port" dbsize)
-redis-cli -p "$redis_port" info persistence | grep -q '^aof_last_write_status:ok' &&
-    [ "$redis_keys" -gt 0 ] || { echo "Redis: no keys stored or an AOF write failed (see $out/redis.log)"; exit 1; }
-kill "$redis_pid"; wait "$redis_pid" 2>/dev/null || true
-say "Publish message_sent x$PUB_CALLERS callers: recapd $(field per_second "$pub")/s p99 $(field p99_ms "$pub") ms | bare $(field per_second "$base")/s p99 $(field p99_ms "$base") ms | throughput x$(ratio "$(field per_second "$pub")" "$(field per_second "$base")") (target >= 0.50) | Redis SET, appendfsync always, $PUB_CALLERS clients, ${pub_bytes}-byte values: ${redis_rps}/s p99 ${redis_p99} ms, recapd throughput x$(ratio "$(field per_second "$pub")" "$redis_rps"), p99 x$(ratio "$(field p99_ms "$pub")" "$redis_p99") (anchor, no target)"
+say "Publish message_sent x$PUB_CALLERS callers: recapd $(field per_second "$pub")/s p99 $(field p99_ms "$pub") ms | bare $(field per_second "$base")/s p99 $(field p99_ms "$base") ms | throughput x$(ratio "$(field per_second "$pub")" "$(field per_second "$base")") (target >= 0.50) (against Redis: bench/durable.sh, below)"
 
 # ---- memory per idle subscriber
 before=$(rss_kb "$recapd_pid")
