@@ -11,12 +11,15 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tonic::server::NamedService;
 use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
+use tonic::transport::server::{Router, TcpIncoming};
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
+use tower::layer::util::Stack;
 
-use crate::auth::AuthLayer;
-use crate::config::{Config, Durability, MetricsListen, StartupFiles};
+use crate::auth::{AuthLayer, TokenTable};
+use crate::config::{
+    Config, Durability, LlmSetup, MetricsListen, StartupFiles, TenantTokens, TlsPem,
+};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
 use crate::engine::{Engine, EngineError, Generation, JobsConfig};
@@ -142,7 +145,10 @@ impl App {
     }
 
     /// Starts recapd as `config` says, with the start-up files `main`
-    /// already read and checked; when this returns, it is serving.
+    /// already read and checked; when this returns, it is serving. In
+    /// order: the stores, the recap writer, the engine (with its metrics),
+    /// the follower of other replicas, the refreshes a stop left owing, the
+    /// listener and the services, then the background tasks and the server.
     pub async fn build_with(config: Config, files: StartupFiles) -> Result<App, AppError> {
         let StartupFiles {
             postgres,
@@ -153,126 +159,22 @@ impl App {
         let stores = open_store(&config, postgres).await?;
         let store = stores.chats.clone();
         let changes = stores.replicas.as_ref().and_then(|r| r.changes());
-        let generation = llm
-            .map(|setup| {
-                crate::llm::LlmClient::new(&setup)
-                    .map(|client| Generation { client, setup })
-                    .map_err(|e| AppError::Startup(format!("--llm-url: {e}")))
-            })
-            .transpose()?;
-        let jobs_config = JobsConfig {
-            generation,
-            queue: config.llm.queue(),
-        };
-        let engine = Engine::with_jobs(stores, config.limits(), jobs_config).await?;
-        // The first use of a vocabulary loads it; do it before the first request.
-        tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
-            .await
-            .map_err(|e| AppError::Startup(e.to_string()))?;
-        if let MetricsListen::Addr(addr) = config.metrics_listen {
-            let bound = telemetry::install(addr).map_err(AppError::Metrics)?;
-            // Every series a dashboard reads exists from the first scrape.
-            observe::register_rpc_series();
-            engine.publish_start_up_metrics();
-            tracing::info!(addr = %bound, "metrics at http://{bound}/metrics");
-        }
-        let follower = changes.map(|changes| {
-            tokio::spawn(
-                engine
-                    .clone()
-                    .follow(changes, Duration::from_secs(config.resync_interval)),
-            )
-        });
-        let owed = engine.refresh_owed().await?;
-        if owed > 0 {
-            tracing::info!(
-                chats = owed,
-                "refreshed chats whose debounced refresh a stop interrupted"
-            );
-        }
-
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| AppError::Bind {
-                addr: config.listen,
-                source,
-            })?;
-        let local_addr = listener.local_addr().map_err(|source| AppError::Bind {
-            addr: config.listen,
-            source,
-        })?;
-
-        let (health, health_service) = tonic_health::server::health_reporter();
-        set_services_serving(&health).await;
-        let reflection = || {
-            tonic_reflection::server::Builder::configure()
-                .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        };
-        let reflection_v1 = reflection()
-            .build_v1()
-            .map_err(|e| AppError::Startup(e.to_string()))?;
-        let reflection_v1alpha = reflection()
-            .build_v1alpha()
-            .map_err(|e| AppError::Startup(e.to_string()))?;
-
+        let writer = recap_writer(llm)?;
+        let engine = start_engine(&config, stores, writer).await?;
+        serve_metrics(&config, &engine)?;
+        let follower = changes
+            .map(|changes| tokio::spawn(engine.clone().follow(changes, config.resync_interval)));
+        refresh_owed(&engine).await?;
+        let (listener, local_addr) = bind(config.listen).await?;
         let shutdown = CancellationToken::new();
-        let max_request = config.max_request_bytes();
-        let mut server = Server::builder();
-        if let Some(identity) = tls {
-            server = server
-                .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
-                .map_err(|e| AppError::Startup(format!("TLS: {e}")))?;
-        }
-        let router = server
-            .max_concurrent_streams(config.max_streams_per_connection)
-            .layer(ObserveLayer)
-            .layer(AuthLayer::new(tokens))
-            .add_service(health_service)
-            .add_service(reflection_v1)
-            .add_service(reflection_v1alpha)
-            .add_service(
-                EventServiceServer::new(EventApi::new(engine.clone()))
-                    .max_decoding_message_size(max_request),
-            )
-            .add_service(
-                MemoryServiceServer::new(MemoryApi::new(engine.clone(), shutdown.clone()))
-                    .max_decoding_message_size(max_request),
-            )
-            .add_service(
-                SettingsServiceServer::new(SettingsApi::new(engine.clone()))
-                    .max_decoding_message_size(max_request),
-            )
-            .add_service(
-                InjectionServiceServer::new(InjectionApi::new(engine.clone(), shutdown.clone()))
-                    .max_decoding_message_size(max_request),
-            )
-            .add_service(
-                PromptServiceServer::new(PromptApi::new(engine.clone()))
-                    .max_decoding_message_size(max_request),
-            )
-            .add_service(
-                RecapServiceServer::new(RecapApi::new(engine.clone(), shutdown.clone()))
-                    .max_decoding_message_size(max_request),
-            );
-        let stop_jobs = CancellationToken::new();
-        let jobs = tokio::spawn(engine.clone().run_jobs(stop_jobs.clone()));
-        let retention = config.chat_retention.map(|retention| {
-            tracing::info!(?retention, "chats with no change for that long are deleted");
-            tokio::spawn(engine.clone().run_retention(retention, stop_jobs.clone()))
-        });
-        let stop = shutdown.clone();
-        let server = tokio::spawn(
-            router.serve_with_incoming_shutdown(accepting(listener), stop.cancelled_owned()),
-        );
-        match &config.store {
-            Some(_) => {
-                tracing::info!(addr = %local_addr, schema = %config.store_schema, "recapd serving, store in PostgreSQL")
-            }
-            None => {
-                tracing::info!(addr = %local_addr, data_dir = %config.data_dir.display(), "recapd serving")
-            }
-        }
+        let (router, health) = services(&config, &engine, tokens, tls, &shutdown).await?;
+        let background = start_background(&config, &engine);
+        let server =
+            tokio::spawn(router.serve_with_incoming_shutdown(
+                accepting(listener),
+                shutdown.clone().cancelled_owned(),
+            ));
+        log_serving(&config, local_addr);
         Ok(App {
             local_addr,
             engine,
@@ -280,8 +182,8 @@ impl App {
             shutdown,
             server,
             follower,
-            jobs: (jobs, stop_jobs),
-            retention,
+            jobs: (background.jobs, background.stop_jobs),
+            retention: background.retention,
             store,
         })
     }
@@ -339,6 +241,184 @@ impl App {
     }
 }
 
+/// The recap writer (the LLM client and its setup) of `--llm-url`;
+/// `None` without it: the engine then writes no recaps.
+fn recap_writer(llm: Option<LlmSetup>) -> Result<Option<Generation>, AppError> {
+    llm.map(|setup| {
+        crate::llm::LlmClient::new(&setup)
+            .map(|client| Generation { client, setup })
+            .map_err(|e| AppError::Startup(format!("--llm-url: {e}")))
+    })
+    .transpose()
+}
+
+/// Builds the engine on `stores` with `config`'s limits and job queue and
+/// the recap `writer`, then loads the default tokenizer's vocabulary (its
+/// first use loads it) so the first request does not wait for it.
+async fn start_engine(
+    config: &Config,
+    stores: Stores,
+    writer: Option<Generation>,
+) -> Result<Engine, AppError> {
+    let jobs_config = JobsConfig {
+        generation: writer,
+        queue: config.llm.queue(),
+    };
+    let engine = Engine::with_jobs(stores, config.limits(), jobs_config).await?;
+    tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
+        .await
+        .map_err(|e| AppError::Startup(e.to_string()))?;
+    Ok(engine)
+}
+
+/// Serves Prometheus metrics at `--metrics-listen` (nothing when `off`),
+/// with every series a dashboard reads present from the first scrape.
+fn serve_metrics(config: &Config, engine: &Engine) -> Result<(), AppError> {
+    if let MetricsListen::Addr(addr) = config.metrics_listen {
+        let bound = telemetry::install(addr).map_err(AppError::Metrics)?;
+        observe::register_rpc_series();
+        engine.publish_start_up_metrics();
+        tracing::info!(addr = %bound, "metrics at http://{bound}/metrics");
+    }
+    Ok(())
+}
+
+/// Runs the debounced refreshes that a stop (a crash, a shutdown past its
+/// grace) left owing, before the first request.
+async fn refresh_owed(engine: &Engine) -> Result<(), AppError> {
+    let owed = engine.refresh_owed().await?;
+    if owed > 0 {
+        tracing::info!(
+            chats = owed,
+            "refreshed chats whose debounced refresh a stop interrupted"
+        );
+    }
+    Ok(())
+}
+
+/// Binds the gRPC listener at `addr`; also returns the bound address (the
+/// real port for port 0).
+async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), AppError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| AppError::Bind { addr, source })?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| AppError::Bind { addr, source })?;
+    Ok((listener, local_addr))
+}
+
+/// The layers every call goes through: observation (metrics, logs), then
+/// authentication.
+type Layers = Stack<AuthLayer, Stack<ObserveLayer, tower::layer::util::Identity>>;
+
+/// The gRPC server, not yet serving: TLS when `tls` is given, the
+/// observation and authentication layers (`tokens`: the token table's
+/// source; `None`: authentication off), health (every `recap.v1` service
+/// SERVING), reflection and the six `recap.v1` services on `engine`, each
+/// refusing requests past `--max-request-bytes`. Streams end when
+/// `shutdown` is cancelled. Also returns the health reporter.
+async fn services(
+    config: &Config,
+    engine: &Engine,
+    tokens: Option<TenantTokens>,
+    tls: Option<TlsPem>,
+    shutdown: &CancellationToken,
+) -> Result<(Router<Layers>, HealthReporter), AppError> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    set_services_serving(&health).await;
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection()
+        .build_v1()
+        .map_err(|e| AppError::Startup(e.to_string()))?;
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
+        .map_err(|e| AppError::Startup(e.to_string()))?;
+
+    let max_request = config.max_request_bytes();
+    let mut server = Server::builder();
+    if let Some(TlsPem { cert, key }) = tls {
+        let identity = tonic::transport::Identity::from_pem(cert, key);
+        server = server
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+            .map_err(|e| AppError::Startup(format!("TLS: {e}")))?;
+    }
+    let token_table = tokens.map(|tokens| TokenTable::new(tokens.iter()));
+    let router = server
+        .max_concurrent_streams(config.max_streams_per_connection)
+        .layer(ObserveLayer)
+        .layer(AuthLayer::new(token_table))
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(
+            EventServiceServer::new(EventApi::new(engine.clone()))
+                .max_decoding_message_size(max_request),
+        )
+        .add_service(
+            MemoryServiceServer::new(MemoryApi::new(engine.clone(), shutdown.clone()))
+                .max_decoding_message_size(max_request),
+        )
+        .add_service(
+            SettingsServiceServer::new(SettingsApi::new(engine.clone()))
+                .max_decoding_message_size(max_request),
+        )
+        .add_service(
+            InjectionServiceServer::new(InjectionApi::new(engine.clone(), shutdown.clone()))
+                .max_decoding_message_size(max_request),
+        )
+        .add_service(
+            PromptServiceServer::new(PromptApi::new(engine.clone()))
+                .max_decoding_message_size(max_request),
+        )
+        .add_service(
+            RecapServiceServer::new(RecapApi::new(engine.clone(), shutdown.clone()))
+                .max_decoding_message_size(max_request),
+        );
+    Ok((router, health))
+}
+
+/// The engine's background tasks: the job runner, and the deletion of
+/// quiet chats with `--chat-retention`; both stop when `stop_jobs` is
+/// cancelled.
+struct Background {
+    jobs: JoinHandle<()>,
+    retention: Option<JoinHandle<()>>,
+    stop_jobs: CancellationToken,
+}
+
+/// Starts the job runner and, with `--chat-retention`, the deletion of
+/// chats with no change for that long.
+fn start_background(config: &Config, engine: &Engine) -> Background {
+    let stop_jobs = CancellationToken::new();
+    let jobs = tokio::spawn(engine.clone().run_jobs(stop_jobs.clone()));
+    let retention = config.chat_retention.map(|retention| {
+        tracing::info!(?retention, "chats with no change for that long are deleted");
+        tokio::spawn(engine.clone().run_retention(retention, stop_jobs.clone()))
+    });
+    Background {
+        jobs,
+        retention,
+        stop_jobs,
+    }
+}
+
+/// Logs that recapd serves at `local_addr`, and from which store.
+fn log_serving(config: &Config, local_addr: SocketAddr) {
+    match &config.store {
+        Some(_) => {
+            tracing::info!(addr = %local_addr, schema = %config.store_schema, "recapd serving, store in PostgreSQL")
+        }
+        None => {
+            tracing::info!(addr = %local_addr, data_dir = %config.data_dir.display(), "recapd serving")
+        }
+    }
+}
+
 /// The connections `listener` accepts, with Nagle's algorithm off, as
 /// tonic's own `serve` sets it (a listener of our own bypasses that):
 /// with it on, a small HTTP/2 frame (a pushed injection, a unary answer)
@@ -348,67 +428,4 @@ fn accepting(listener: TcpListener) -> TcpIncoming {
 }
 
 #[cfg(test)]
-mod tests {
-    use tokio_stream::StreamExt;
-    use tonic_health::pb::health_check_response::ServingStatus;
-    use tonic_health::pb::health_server::Health as _;
-    use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
-    use tonic_health::server::HealthService;
-
-    use super::*;
-
-    async fn check(health: &HealthService, service: &str) -> Result<ServingStatus, tonic::Code> {
-        health
-            .check(tonic::Request::new(HealthCheckRequest {
-                service: service.to_owned(),
-            }))
-            .await
-            .map(|answer| HealthCheckResponse::status(answer.get_ref()))
-            .map_err(|status| status.code())
-    }
-
-    #[tokio::test]
-    async fn accepted_connections_send_small_frames_at_once() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut incoming = accepting(listener);
-        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let accepted = incoming.next().await.unwrap().unwrap();
-        assert!(accepted.nodelay().unwrap(), "Nagle's algorithm is on");
-    }
-
-    #[tokio::test]
-    async fn health_names_each_proto_service_serving_then_not_serving() {
-        const PROTO_SERVICES: [&str; 6] = [
-            "recap.v1.EventService",
-            "recap.v1.MemoryService",
-            "recap.v1.SettingsService",
-            "recap.v1.InjectionService",
-            "recap.v1.PromptService",
-            "recap.v1.RecapService",
-        ];
-        let reporter = HealthReporter::new();
-        let health = HealthService::from_health_reporter(reporter.clone());
-        set_services_serving(&reporter).await;
-        assert_eq!(check(&health, "").await, Ok(ServingStatus::Serving));
-        for name in PROTO_SERVICES {
-            assert_eq!(
-                check(&health, name).await,
-                Ok(ServingStatus::Serving),
-                "{name}"
-            );
-        }
-        assert_eq!(
-            check(&health, "recap.v1.Nothing").await,
-            Err(tonic::Code::NotFound)
-        );
-        set_all_not_serving(&reporter).await;
-        for name in std::iter::once("").chain(PROTO_SERVICES) {
-            assert_eq!(
-                check(&health, name).await,
-                Ok(ServingStatus::NotServing),
-                "{name:?}"
-            );
-        }
-    }
-}
+mod tests;

@@ -1,15 +1,14 @@
 //! Bearer-token authentication and tenants.
 //!
-//! The tokens file (`--auth-tokens-file`) has one `TENANT TOKEN` pair per
-//! line, separated by white space; blank lines and lines starting with `#`
-//! are ignored. With a file, every call except `grpc.health.v1` needs
+//! The tokens come from `--auth-tokens-file`, read by the configuration
+//! into plain data ([`crate::config::TenantTokens`]) from which
+//! [`crate::app`] builds a [`TokenTable`]. With tokens, every call except `grpc.health.v1` needs
 //! `authorization: Bearer <token>` (the scheme in any case); the tenant of
 //! the matching token is put in the request's extensions as a [`Tenant`],
 //! and each tenant sees only its own chats and global settings. Tokens are compared in constant time
 //! and never logged.
 
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -35,52 +34,18 @@ impl std::fmt::Debug for TokenTable {
 }
 
 impl TokenTable {
-    /// Reads a tokens file; a malformed line is an error naming its number
-    /// (but not its content, which may hold a token).
-    pub fn load(path: &Path) -> Result<TokenTable, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        TokenTable::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
-    }
-
-    /// Parses the tokens file's text.
-    pub fn parse(text: &str) -> Result<TokenTable, String> {
-        let mut entries = Vec::new();
-        for (number, line) in (1..).zip(text.lines()) {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let [tenant, token] = fields[..] else {
-                return Err(format!(
-                    "line {number}: expected `TENANT TOKEN`, found {} fields",
-                    fields.len()
-                ));
-            };
-            if tenant.chars().any(char::is_control) || tenant.len() > 128 {
-                return Err(format!(
-                    "line {number}: a tenant name has at most 128 bytes and no control characters"
-                ));
-            }
-            if token.len() < 16 {
-                return Err(format!("line {number}: a token has at least 16 characters"));
-            }
-            if entries
-                .iter()
-                .any(|(_, t): &(String, Vec<u8>)| t.as_slice() == token.as_bytes())
-            {
-                return Err(format!(
-                    "line {number}: this token is already given to a tenant"
-                ));
-            }
-            entries.push((tenant.to_owned(), token.as_bytes().to_vec()));
-        }
-        if entries.is_empty() {
-            return Err("no `TENANT TOKEN` line".into());
-        }
-        Ok(TokenTable {
+    /// The table of `tenant_by_token`: each bearer token and the name of
+    /// the tenant it stands for, as the configuration read them from the
+    /// tokens file (which checked them: no empty table, no token given
+    /// twice).
+    pub fn new<'a>(tenant_by_token: impl IntoIterator<Item = (&'a str, &'a str)>) -> TokenTable {
+        let entries = tenant_by_token
+            .into_iter()
+            .map(|(token, tenant)| (tenant.to_owned(), token.as_bytes().to_vec()))
+            .collect();
+        TokenTable {
             entries: Arc::new(entries),
-        })
+        }
     }
 
     /// The tenant of `token`, comparing against every entry in constant
@@ -186,112 +151,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tokens_file_skips_comments_and_blank_lines_and_names_a_bad_line() {
-        let table = TokenTable::parse(
-            "# tenants\n\nacme  0123456789abcdef\n\tglobex\tfedcba9876543210  \n",
-        )
-        .unwrap();
-        assert_eq!(
-            table.tenant(b"0123456789abcdef"),
-            Some(Tenant("acme".into()))
-        );
-        assert_eq!(
-            table.tenant(b"fedcba9876543210"),
-            Some(Tenant("globex".into()))
-        );
-        assert_eq!(table.tenant(b"0123456789abcdeX"), None);
-        assert_eq!(table.tenant(b""), None);
-        let err = TokenTable::parse("acme 0123456789abcdef\nbroken\n").unwrap_err();
-        assert!(err.starts_with("line 2:"), "{err}");
-        assert!(!err.contains("0123456789abcdef"), "never the token: {err}");
-        assert!(
-            TokenTable::parse("a b c\n")
-                .unwrap_err()
-                .starts_with("line 1:")
-        );
-        assert!(
-            TokenTable::parse("acme short\n")
-                .unwrap_err()
-                .contains("16")
-        );
-        assert!(TokenTable::parse("# nothing\n").is_err());
-        assert_eq!(format!("{table:?}"), "TokenTable(2 tokens)");
-    }
-
-    #[test]
-    fn a_refused_call_decodes_as_unauthenticated_with_its_message() {
-        let response: http::Response<()> = unauthenticated();
-        assert_eq!(
-            response.headers().get("content-type").map(|v| v.as_bytes()),
-            Some(&b"application/grpc"[..])
-        );
-        let status = Status::from_header_map(response.headers())
-            .expect("a refusal carries grpc-status in its headers");
-        assert_eq!(status.code(), tonic::Code::Unauthenticated);
-        assert_eq!(status.message(), UNAUTHENTICATED_MESSAGE);
-    }
-
-    #[test]
-    fn only_a_known_bearer_token_reaches_the_service_and_health_needs_none() {
-        use std::convert::Infallible;
-        use tower::ServiceExt as _;
-
-        let tokens = TokenTable::parse("acme 0123456789abcdef\n").unwrap();
-        // The inner service answers OK with the tenant it was given.
-        let inner = tower::service_fn(|request: http::Request<()>| async move {
-            let tenant = request.extensions().get::<Tenant>().cloned();
-            Ok::<_, Infallible>(http::Response::new(tenant))
-        });
-        let service = AuthLayer::new(Some(tokens)).layer(inner);
-        let call = |path: &str, authorization: Option<&str>| {
-            let mut request = http::Request::builder().uri(path);
-            if let Some(value) = authorization {
-                request = request.header("authorization", value);
-            }
-            let request = request.body(()).unwrap();
-            let service = service.clone();
-            async move { service.oneshot(request).await.unwrap() }
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            // The scheme in any case (RFC 7235); the token exactly.
-            for authorization in [
-                "Bearer 0123456789abcdef",
-                "bearer 0123456789abcdef",
-                "BEARER 0123456789abcdef",
-                "bEaReR  0123456789abcdef",
-            ] {
-                let accepted = call("/recap.v1.EventService/Publish", Some(authorization)).await;
-                assert_eq!(
-                    accepted.body(),
-                    &Some(Tenant("acme".into())),
-                    "{authorization}"
-                );
-                assert!(Status::from_header_map(accepted.headers()).is_none());
-            }
-            for authorization in [
-                None,
-                Some("Bearer 0123456789abcdeX"),
-                Some("bearer 0123456789ABCDEF"),
-                Some("0123456789abcdef"),
-                Some("Bearer0123456789abcdef"),
-                Some("Basic 0123456789abcdef"),
-                Some("Bearer "),
-                Some("bear"),
-            ] {
-                let refused = call("/recap.v1.EventService/Publish", authorization).await;
-                assert_eq!(refused.body(), &None, "{authorization:?}");
-                let status = Status::from_header_map(refused.headers()).unwrap();
-                assert_eq!(status.code(), tonic::Code::Unauthenticated);
-            }
-            let health = call("/grpc.health.v1.Health/Check", None).await;
-            assert_eq!(health.body(), &Some(Tenant::default()));
-        });
-    }
-}
+mod tests;

@@ -11,9 +11,14 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::domain::Limits;
+use duration::seconds;
 
+mod duration;
 mod llm;
-pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions, parse_duration};
+mod tokens;
+pub use duration::{BareUnit, parse_duration};
+pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
+pub use tokens::TenantTokens;
 
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
 /// is bound or file written.
@@ -247,18 +252,29 @@ impl fmt::Display for MetricsListen {
 /// What the server reads at start-up besides its flags: the checked --store
 /// URL, the tokens file and the TLS files, each read once by
 /// [`Config::read_startup_files`] and then carried, parsed, to
-/// [`crate::app::App::build_with`]. It has no `Debug`: it holds tokens, the
-/// TLS key and the store's password.
+/// [`crate::app::App::build_with`], which builds the transport's types
+/// (the token table, the TLS identity) from them. It has no `Debug`: it
+/// holds tokens, the TLS key and the store's password.
 pub struct StartupFiles {
     /// The PostgreSQL store's options (--store); `None`: the embedded store.
     pub postgres: Option<crate::store::postgres::PgOptions>,
     /// The tenants' tokens (--auth-tokens-file); `None`: authentication off.
-    pub tokens: Option<crate::auth::TokenTable>,
+    pub tokens: Option<TenantTokens>,
     /// The certificate and key (--tls-cert, --tls-key); `None`: plaintext.
-    pub tls: Option<tonic::transport::Identity>,
+    pub tls: Option<TlsPem>,
     /// The LLM recapd writes recaps with (--llm-url and the API key);
     /// `None`: no generation.
     pub llm: Option<LlmSetup>,
+}
+
+/// The server's TLS certificate chain and private key as read from
+/// --tls-cert and --tls-key, PEM text not yet parsed (the server's TLS
+/// layer parses it). No `Debug`: it holds the key.
+pub struct TlsPem {
+    /// The PEM certificate chain.
+    pub cert: Vec<u8>,
+    /// The PEM private key of the chain's first certificate.
+    pub key: Vec<u8>,
 }
 
 /// Server options.
@@ -290,12 +306,13 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub store_pool_size: u64,
 
-    /// Seconds between two checks, with --store, that every chat held in
+    /// Time between two checks, with --store, that every chat held in
     /// memory is the stored one, and adoptions of refreshes that a stopped
-    /// replica owed (notifications make this rarely needed).
-    #[arg(long, env = "RECAPD_RESYNC_INTERVAL", default_value_t = 5,
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub resync_interval: u64,
+    /// replica owed (notifications make this rarely needed): a duration
+    /// from 1s to 1h such as 5s or 1m; a bare number is seconds.
+    #[arg(long, env = "RECAPD_RESYNC_INTERVAL", value_name = "DURATION",
+          default_value = "5s", value_parser = parse_resync_interval)]
+    pub resync_interval: Duration,
 
     /// Log filter: a level (error, warn, info, debug, trace) or tracing directives.
     #[arg(long, env = "RECAPD_LOG", default_value = "info")]
@@ -309,10 +326,11 @@ pub struct Config {
     #[arg(long, env = "RECAPD_METRICS_LISTEN", default_value = "127.0.0.1:9464")]
     pub metrics_listen: MetricsListen,
 
-    /// Seconds a shutdown may take before recapd exits anyway.
-    #[arg(long, env = "RECAPD_SHUTDOWN_GRACE", default_value_t = 10,
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub shutdown_grace: u64,
+    /// How long a shutdown may take before recapd exits anyway: a duration
+    /// from 1s to 1h such as 10s or 2m; a bare number is seconds.
+    #[arg(long, env = "RECAPD_SHUTDOWN_GRACE", value_name = "DURATION",
+          default_value = "10s", value_parser = parse_shutdown_grace)]
+    pub shutdown_grace: Duration,
 
     /// Async worker threads; default: one per core.
     #[arg(long, env = "RECAPD_WORKERS", value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -379,7 +397,7 @@ pub struct Config {
     pub max_resident_memory: u64,
 
     /// Delete chats with no change for this long, as DeleteChat would: a
-    /// number with a unit (s, m, h, d), e.g. 90d or 12h. Unset (the
+    /// duration such as 90d or 12h; a bare number is seconds. Unset (the
     /// default): chats are kept until deleted. Never zero (refused: it
     /// would delete every chat).
     #[arg(long, env = "RECAPD_CHAT_RETENTION", value_name = "DURATION",
@@ -401,10 +419,21 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("{text:?} is not a size (examples: 0, 1048576, 512MiB, 2GiB)"))
 }
 
-/// Parses `--chat-retention`: [`parse_duration`]'s syntax (as
-/// `--job-retention`), refusing zero, which would delete every chat.
+/// Parses `--resync-interval`: 1 s to 1 h, a bare number in seconds.
+fn parse_resync_interval(text: &str) -> Result<Duration, String> {
+    duration::parse_duration_in(text, BareUnit::Seconds, seconds(1)..=seconds(3600))
+}
+
+/// Parses `--shutdown-grace`: 1 s to 1 h, a bare number in seconds.
+fn parse_shutdown_grace(text: &str) -> Result<Duration, String> {
+    duration::parse_duration_in(text, BareUnit::Seconds, seconds(1)..=seconds(3600))
+}
+
+/// Parses `--chat-retention`: [`parse_duration`] with a bare number in
+/// seconds (as `--job-retention`), refusing zero, which would delete
+/// every chat.
 pub fn parse_chat_retention(text: &str) -> Result<Duration, String> {
-    match parse_duration(text)? {
+    match parse_duration(text, BareUnit::Seconds)? {
         zero if zero.is_zero() => Err(format!(
             "{:?}: a zero retention would delete every chat; give a duration such as 90d, or leave the option unset to keep chats",
             text.trim()
@@ -434,7 +463,7 @@ impl Config {
         Ok(StartupFiles {
             postgres: self.postgres()?,
             tokens: self.auth_tokens()?,
-            tls: self.tls_identity()?,
+            tls: self.tls_pem()?,
             llm: self.llm.setup(std::env::var("RECAPD_LLM_API_KEY").ok())?,
         })
     }
@@ -456,27 +485,26 @@ impl Config {
 
     /// The tokens file, read and checked; `None` when authentication is off.
     /// An error names the option and, for a malformed line, its number.
-    fn auth_tokens(&self) -> Result<Option<crate::auth::TokenTable>, String> {
+    fn auth_tokens(&self) -> Result<Option<TenantTokens>, String> {
         self.auth_tokens_file
             .as_deref()
-            .map(|path| {
-                crate::auth::TokenTable::load(path).map_err(|e| format!("--auth-tokens-file {e}"))
-            })
+            .map(|path| TenantTokens::load(path).map_err(|e| format!("--auth-tokens-file {e}")))
             .transpose()
     }
 
-    /// The TLS certificate and key, read; `None` for plaintext.
-    fn tls_identity(&self) -> Result<Option<tonic::transport::Identity>, String> {
+    /// The TLS certificate and key, read but not parsed; `None` for
+    /// plaintext.
+    fn tls_pem(&self) -> Result<Option<TlsPem>, String> {
         let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
             return Ok(None);
         };
         let read = |option: &str, path: &std::path::Path| {
             std::fs::read(path).map_err(|e| format!("{option} {}: {e}", path.display()))
         };
-        Ok(Some(tonic::transport::Identity::from_pem(
-            read("--tls-cert", cert)?,
-            read("--tls-key", key)?,
-        )))
+        Ok(Some(TlsPem {
+            cert: read("--tls-cert", cert)?,
+            key: read("--tls-key", key)?,
+        }))
     }
 
     /// The text limits this config sets.

@@ -3,7 +3,6 @@
 //! down within the grace period, or run a tool subcommand.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use recapd::app::App;
 use recapd::config::{Cli, Command, Config, EXIT_INVALID_CONFIG, LogFormat, StartupFiles};
@@ -85,7 +84,7 @@ fn invalid(message: &str) -> ExitCode {
 }
 
 async fn serve(config: Config, files: StartupFiles) -> ExitCode {
-    let grace = Duration::from_secs(config.shutdown_grace);
+    let grace = config.shutdown_grace;
     let app = match App::build_with(config, files).await {
         Ok(app) => app,
         Err(error) => {
@@ -94,7 +93,7 @@ async fn serve(config: Config, files: StartupFiles) -> ExitCode {
         }
     };
     wait_for_signal().await;
-    tracing::info!(grace_seconds = grace.as_secs(), "shutting down");
+    tracing::info!(grace_seconds = grace.as_secs_f64(), "shutting down");
     match tokio::time::timeout(grace, app.shutdown()).await {
         Ok(()) => {
             tracing::info!("stopped cleanly");

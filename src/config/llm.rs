@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::duration::{BareUnit, parse_duration, parse_duration_in, seconds};
+
 /// Options of the LLM and the job queue, flattened into
 /// [`super::Config`]. `--llm-url` unset turns generation off.
 #[derive(Debug, Clone, clap::Args)]
@@ -30,40 +32,45 @@ pub struct LlmOptions {
           value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub llm_concurrency: u64,
 
-    /// Seconds a request to the LLM may take before it counts as a failed
-    /// attempt.
-    #[arg(long, env = "RECAPD_LLM_TIMEOUT", default_value_t = 120,
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub llm_timeout: u64,
+    /// How long a request to the LLM may take before it counts as a failed
+    /// attempt: a duration from 1s to 1h such as 120s or 5m; a bare number
+    /// is seconds.
+    #[arg(long, env = "RECAPD_LLM_TIMEOUT", value_name = "DURATION",
+          default_value = "120s", value_parser = parse_llm_timeout)]
+    pub llm_timeout: Duration,
 
     /// Attempts per job before it is FAILED.
     #[arg(long, env = "RECAPD_LLM_MAX_ATTEMPTS", default_value_t = 5,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub llm_max_attempts: u64,
 
-    /// First pause after a failed attempt, in ms; it doubles per attempt
-    /// (full jitter), up to 60 s, and is never shorter than the LLM's
-    /// Retry-After.
-    #[arg(long, env = "RECAPD_LLM_BACKOFF_BASE_MS", default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(1..=60_000))]
-    pub llm_backoff_base_ms: u64,
+    /// First pause after a failed attempt: a duration from 1ms to 60s such
+    /// as 250ms or 2s; a bare number is milliseconds. It doubles per
+    /// attempt (full jitter), up to 60 s, and is never shorter than the
+    /// LLM's Retry-After.
+    #[arg(long = "llm-backoff-base-ms", env = "RECAPD_LLM_BACKOFF_BASE_MS",
+          value_name = "DURATION", default_value = "1000ms",
+          value_parser = parse_llm_backoff_base)]
+    pub llm_backoff_base: Duration,
 
     /// Most requests to the LLM per minute, for the whole server; 0 (the
     /// default): no limit.
     #[arg(long, env = "RECAPD_LLM_REQUESTS_PER_MINUTE", default_value_t = 0)]
     pub llm_requests_per_minute: u64,
 
-    /// How long finished jobs are kept for ListJobs: a number with a unit
-    /// (s, m, h, d), e.g. 7d or 12h.
-    #[arg(long, env = "RECAPD_JOB_RETENTION", default_value = "7d", value_parser = parse_duration)]
+    /// How long finished jobs are kept for ListJobs: a duration such as 7d
+    /// or 12h; a bare number is seconds.
+    #[arg(long, env = "RECAPD_JOB_RETENTION", value_name = "DURATION",
+          default_value = "7d", value_parser = parse_job_retention)]
     pub job_retention: Duration,
 
-    /// Seconds a running job's lease lasts without renewal (renewed every
+    /// How long a running job's lease lasts without renewal (renewed every
     /// third of it while the request runs); a replica that stops loses its
-    /// jobs to another after it.
-    #[arg(long, env = "RECAPD_JOB_LEASE", default_value_t = 60,
-          value_parser = clap::value_parser!(u64).range(3..=3600))]
-    pub job_lease: u64,
+    /// jobs to another after it: a duration from 3s to 1h such as 60s or
+    /// 2m; a bare number is seconds.
+    #[arg(long, env = "RECAPD_JOB_LEASE", value_name = "DURATION",
+          default_value = "60s", value_parser = parse_job_lease)]
+    pub job_lease: Duration,
 
     /// Most non-terminal jobs per chat: past it an explicit request is
     /// RESOURCE_EXHAUSTED and an automatic job is dropped (and counted).
@@ -72,28 +79,29 @@ pub struct LlmOptions {
     pub max_jobs_per_chat: u64,
 }
 
-/// A duration written as a number and a unit: `s`, `m`, `h` or `d` (a
-/// bare number is seconds).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let value: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a number and a unit (s, m, h, d), e.g. 7d"))?;
-    let seconds_per = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        other => return Err(format!("{other:?}: expected a unit s, m, h or d")),
-    };
-    value
-        .checked_mul(seconds_per)
-        .map(Duration::from_secs)
-        .ok_or_else(|| format!("{text:?} is too long"))
+/// Parses `--llm-timeout`: 1 s to 1 h, a bare number in seconds.
+fn parse_llm_timeout(text: &str) -> Result<Duration, String> {
+    parse_duration_in(text, BareUnit::Seconds, seconds(1)..=seconds(3600))
+}
+
+/// Parses `--llm-backoff-base-ms`: 1 ms to 60 s, a bare number in
+/// milliseconds (the flag's unit since it was added).
+fn parse_llm_backoff_base(text: &str) -> Result<Duration, String> {
+    parse_duration_in(
+        text,
+        BareUnit::Milliseconds,
+        Duration::from_millis(1)..=seconds(60),
+    )
+}
+
+/// Parses `--job-retention`: any duration, a bare number in seconds.
+fn parse_job_retention(text: &str) -> Result<Duration, String> {
+    parse_duration(text, BareUnit::Seconds)
+}
+
+/// Parses `--job-lease`: 3 s to 1 h, a bare number in seconds.
+fn parse_job_lease(text: &str) -> Result<Duration, String> {
+    parse_duration_in(text, BareUnit::Seconds, seconds(3)..=seconds(3600))
 }
 
 /// The API key, kept out of `Debug` output and logs.
@@ -154,7 +162,7 @@ impl LlmOptions {
     pub fn queue(&self) -> QueueOptions {
         QueueOptions {
             retention: self.job_retention,
-            lease: Duration::from_secs(self.job_lease),
+            lease: self.job_lease,
             max_jobs_per_chat: usize::try_from(self.max_jobs_per_chat).unwrap_or(usize::MAX),
         }
     }
@@ -195,27 +203,12 @@ impl LlmOptions {
             model: self.llm_model.clone(),
             api_key,
             concurrency: usize::try_from(self.llm_concurrency).unwrap_or(4),
-            timeout: Duration::from_secs(self.llm_timeout),
+            timeout: self.llm_timeout,
             max_attempts: u32::try_from(self.llm_max_attempts).unwrap_or(u32::MAX),
-            backoff_base: Duration::from_millis(self.llm_backoff_base_ms),
+            backoff_base: self.llm_backoff_base,
             requests_per_minute: u32::try_from(self.llm_requests_per_minute)
                 .ok()
                 .filter(|n| *n > 0),
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_take_a_unit() {
-        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(604_800)));
-        assert_eq!(parse_duration("12h"), Ok(Duration::from_secs(43_200)));
-        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
-        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
-        assert!(parse_duration("7w").is_err());
-        assert!(parse_duration("d").is_err());
     }
 }

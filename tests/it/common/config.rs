@@ -49,7 +49,7 @@ pub fn test_config(data_dir: impl Into<PathBuf>) -> Config {
     if let Some((url, schema)) = test_postgres(&config.data_dir) {
         config.store = Some(url);
         config.store_schema = schema;
-        config.resync_interval = 1;
+        config.resync_interval = std::time::Duration::from_secs(1);
     }
     config
 }

@@ -95,7 +95,7 @@ pub fn replica_config(dir: &Path, url: &str, schema: &str) -> Config {
     let mut config = test_config(dir);
     config.store = Some(StoreUrl(url.to_owned()));
     config.store_schema = schema.to_owned();
-    config.resync_interval = 1;
+    config.resync_interval = std::time::Duration::from_secs(1);
     config
 }
 

@@ -129,7 +129,7 @@ pub async fn start_with_llm(
     let mut config = common::test_config(dir);
     config.llm.llm_url = Some(llm_url.to_owned());
     config.llm.llm_model = "fake-model".into();
-    config.llm.llm_backoff_base_ms = 10;
+    config.llm.llm_backoff_base = std::time::Duration::from_millis(10);
     tune(&mut config);
     let server = Server::start_with(config).await;
     let recaps = RecapServiceClient::new(server.channel.clone());

@@ -80,7 +80,7 @@ impl TestSchema {
         let mut config = test_config(data_dir);
         config.store = Some(StoreUrl(test_database_url()));
         config.store_schema = self.name.clone();
-        config.resync_interval = 1;
+        config.resync_interval = std::time::Duration::from_secs(1);
         config
     }
 
