@@ -306,10 +306,10 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub store_pool_size: u64,
 
-    /// Time between two checks, with --store, that every chat held in
-    /// memory is the stored one, and adoptions of refreshes that a stopped
-    /// replica owed (notifications make this rarely needed): a duration
-    /// from 1s to 1h such as 5s or 1m; a bare number is seconds.
+    /// How often, with --store, recapd checks that every chat held in
+    /// memory is the stored one and adopts the refreshes a stopped replica
+    /// owed: a duration from 1s to 1h such as 5s or 1m; a bare number is
+    /// seconds. Notifications make these checks rarely needed.
     #[arg(long, env = "RECAPD_RESYNC_INTERVAL", value_name = "DURATION",
           default_value = "5s", value_parser = parse_resync_interval)]
     pub resync_interval: Duration,

@@ -64,10 +64,10 @@ pub struct LlmOptions {
           default_value = "7d", value_parser = parse_job_retention)]
     pub job_retention: Duration,
 
-    /// How long a running job's lease lasts without renewal (renewed every
-    /// third of it while the request runs); a replica that stops loses its
-    /// jobs to another after it: a duration from 3s to 1h such as 60s or
-    /// 2m; a bare number is seconds.
+    /// How long a running job's lease lasts without renewal: a duration
+    /// from 3s to 1h such as 60s or 2m; a bare number is seconds. It is
+    /// renewed every third of it while the request runs; a replica that
+    /// stops loses its jobs to another after it.
     #[arg(long, env = "RECAPD_JOB_LEASE", value_name = "DURATION",
           default_value = "60s", value_parser = parse_job_lease)]
     pub job_lease: Duration,

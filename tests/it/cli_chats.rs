@@ -206,7 +206,7 @@ async fn a_zero_chat_retention_is_refused_with_exit_64_before_anything_is_bound(
         assert!(!data.exists(), "nothing written");
     }
     let (code, _, stderr) = recapd(
-        &[&base[..], &["--chat-retention", "90days"][..]].concat(),
+        &[&base[..], &["--chat-retention", "90 parsecs"][..]].concat(),
         &[],
     )
     .await;

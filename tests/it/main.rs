@@ -12,6 +12,7 @@ mod api_settings;
 mod api_subscribe;
 mod chat_lifecycle;
 mod cli_chats;
+mod cli_durations;
 mod cli_tls;
 mod crash;
 mod ghz_configs;
