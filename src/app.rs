@@ -1,6 +1,9 @@
-//! Wiring: [`App::build`] opens the store (which starts its group commit)
-//! and the engine, refreshes chats a crash left owing a refresh, binds the listener
-//! and serves; [`App::shutdown`] stops it all in order.
+//! Wiring: [`App::build`] opens the store (which starts its group commit),
+//! builds the recap writer and the engine, refreshes chats a crash left
+//! owing a refresh, binds the listener, assembles the services (turning
+//! the configuration's plain data into the token table and the TLS
+//! identity) and serves, each step a function of its own;
+//! [`App::shutdown`] stops it all in order.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,6 +1,10 @@
 //! Configuration: every option is a flag with a `RECAPD_*` environment
 //! fallback, documented in `recapd --help`. Parsing goes through
 //! [`Cli::from_args`], a seam tests fill with their own argument list.
+//! Every duration is read by one parser, [`parse_duration`]. What the
+//! server reads besides its flags ([`StartupFiles`]) is plain data: the
+//! transport's own types are built from it by [`crate::app`], so this
+//! module names none of them.
 
 use std::fmt;
 use std::net::SocketAddr;

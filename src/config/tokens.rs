@@ -1,6 +1,6 @@
 //! The tokens file (`--auth-tokens-file`) read into plain data: which
 //! tenant each bearer token names. The gRPC layer builds its token table
-//! from it ([`crate::auth::TokenTable`], assembled by [`crate::app`]), so
+//! from it (`auth::TokenTable`, assembled by [`crate::app`]), so
 //! the configuration holds no type of the transport.
 //!
 //! The file has one `TENANT TOKEN` pair per line, separated by white space;
