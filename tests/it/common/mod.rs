@@ -19,7 +19,7 @@ pub mod config;
 pub mod fake_chats;
 pub mod fake_llm;
 pub mod process;
-pub mod readme;
+pub mod settings_doc;
 pub mod replicas;
 pub mod unary_only;
 pub mod wire;
