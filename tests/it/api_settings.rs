@@ -50,7 +50,9 @@ async fn get_settings_fills_every_field_with_the_defaults_the_settings_doc_docum
             "`{name}` has two rows in the settings table of docs/settings.md"
         );
         let Some((_, value)) = served.iter().find(|(field, _)| field == name) else {
-            panic!("the settings table of docs/settings.md has `{name}`, which is no Settings field");
+            panic!(
+                "the settings table of docs/settings.md has `{name}`, which is no Settings field"
+            );
         };
         let default = DocumentedDefault::parse(cell).unwrap_or_else(|| {
             panic!(

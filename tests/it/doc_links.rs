@@ -128,7 +128,10 @@ fn resolve(base: &Path, relative: &str) -> Option<PathBuf> {
 /// root, then text), one line each. A destination is checked against the
 /// documents themselves first, then against `exists` (other files and
 /// directories of the repository); an anchor only in a Markdown document.
-fn broken_links(documents: &BTreeMap<PathBuf, String>, exists: impl Fn(&Path) -> bool) -> Vec<String> {
+fn broken_links(
+    documents: &BTreeMap<PathBuf, String>,
+    exists: impl Fn(&Path) -> bool,
+) -> Vec<String> {
     let outlines: BTreeMap<&PathBuf, Outline> = documents
         .iter()
         .map(|(path, text)| (path, outline(text)))
@@ -277,15 +280,27 @@ fn anchors_are_computed_as_github_computes_them() {
         slug("Durable writes against Redis (issue 17)"),
         "durable-writes-against-redis-issue-17"
     );
-    assert_eq!(slug("Differences from ST-Auto-Recap"), "differences-from-st-auto-recap");
+    assert_eq!(
+        slug("Differences from ST-Auto-Recap"),
+        "differences-from-st-auto-recap"
+    );
     assert_eq!(slug("The injection's text"), "the-injections-text");
-    assert_eq!(slug("After UNAVAILABLE: what to retry"), "after-unavailable-what-to-retry");
+    assert_eq!(
+        slug("After UNAVAILABLE: what to retry"),
+        "after-unavailable-what-to-retry"
+    );
     assert_eq!(slug("message_recaps_enabled"), "message_recaps_enabled");
-    assert_eq!(slug("Where the 137k instructions go, and why"), "where-the-137k-instructions-go-and-why");
+    assert_eq!(
+        slug("Where the 137k instructions go, and why"),
+        "where-the-137k-instructions-go-and-why"
+    );
     let headings = ["Setup", "Setup", "Other", "Setup"].map(String::from);
     assert_eq!(anchors(&headings), ["setup", "setup-1", "other", "setup-2"]);
     // A heading's code span counts as text.
-    assert_eq!(outline("## The `Subscribe` stream\n").headings, ["The Subscribe stream"]);
+    assert_eq!(
+        outline("## The `Subscribe` stream\n").headings,
+        ["The Subscribe stream"]
+    );
 }
 
 #[test]
@@ -317,8 +332,11 @@ fn the_checker_finds_broken_links_and_ignores_code_and_urls() {
     ];
     assert_eq!(broken, expected);
 
-    let repeated: BTreeMap<PathBuf, String> =
-        [(PathBuf::from("x.md"), "# X\n\n## Errors\n\n### Errors\n".to_owned())].into();
+    let repeated: BTreeMap<PathBuf, String> = [(
+        PathBuf::from("x.md"),
+        "# X\n\n## Errors\n\n### Errors\n".to_owned(),
+    )]
+    .into();
     assert_eq!(
         repeated_headings(&repeated),
         ["x.md: 2 headings give #errors: [\"Errors\", \"Errors\"]"]
