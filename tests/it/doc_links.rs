@@ -2,7 +2,8 @@
 //! README.md, CHANGELOG.md, ARCHITECTURE.md, CONTRIBUTING.md, BENCHMARKS.md,
 //! RELIABILITY.md and docs/*.md resolves, no link leaves the repository,
 //! every heading is unique within its file (so its anchor names one place),
-//! and the README stays short enough to read.
+//! the README stays short enough to read, and its walk-through is what
+//! scripts/test.sh runs.
 //!
 //! Markdown is read with `pulldown-cmark`, so what counts as a link or a
 //! heading is what a CommonMark renderer takes for one: links inside code
@@ -270,6 +271,78 @@ fn the_readme_stays_short() {
     assert!(
         lines <= README_MAX_LINES,
         "README.md has {lines} lines, more than {README_MAX_LINES}: move detail into docs/"
+    );
+}
+
+/// The first code block after the heading `heading` in `markdown`.
+fn code_block_after(markdown: &str, heading: &str) -> Option<String> {
+    let mut current_heading: Option<String> = None;
+    let mut found = false;
+    let mut block: Option<String> = None;
+    for event in Parser::new(markdown) {
+        match event {
+            Event::Start(Tag::Heading { .. }) => current_heading = Some(String::new()),
+            Event::End(TagEnd::Heading(_)) => {
+                found = current_heading.take().as_deref() == Some(heading);
+            }
+            Event::Start(Tag::CodeBlock(_)) if found => block = Some(String::new()),
+            Event::Text(text) => {
+                if let Some(current) = current_heading.as_mut() {
+                    current.push_str(&text);
+                } else if let Some(block) = block.as_mut() {
+                    block.push_str(&text);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) if block.is_some() => return block,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Each grpcurl call of a script: its `-d '...'` body (white space
+/// collapsed) and the method named after the address that follows it.
+fn grpcurl_calls(script: &str, address: &str) -> Vec<(String, String)> {
+    let mut calls = Vec::new();
+    for chunk in script.split("-d '").skip(1) {
+        let Some((body, rest)) = chunk.split_once('\'') else {
+            continue;
+        };
+        let Some((_, after_address)) = rest.split_once(address) else {
+            continue;
+        };
+        let method = after_address.split_whitespace().next().unwrap_or("");
+        let body = body.split_whitespace().collect::<Vec<_>>().join(" ");
+        calls.push((body, method.to_owned()));
+    }
+    calls
+}
+
+/// The README's walk-through is what scripts/test.sh runs against a live
+/// server: every call of it but the `Subscribe` (which never ends), with
+/// the same body, so the walk-through a user copies is known to work.
+#[test]
+fn the_readme_walk_through_is_what_the_test_script_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md reads");
+    let script =
+        std::fs::read_to_string(root().join("scripts/test.sh")).expect("scripts/test.sh reads");
+    let walk_through = code_block_after(&readme, "A five-minute walk-through")
+        .expect("README.md has a code block under \"A five-minute walk-through\"");
+    let shown = grpcurl_calls(&walk_through, "127.0.0.1:50051 ");
+    let tested = grpcurl_calls(&script, "\"127.0.0.1:$port\" ");
+    assert!(
+        shown.len() >= 6,
+        "the walk-through shows {} calls",
+        shown.len()
+    );
+    let untested: Vec<_> = shown
+        .iter()
+        .filter(|(_, method)| method != "recap.v1.InjectionService/Subscribe")
+        .filter(|call| !tested.contains(call))
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "README walk-through calls scripts/test.sh does not run as shown: {untested:?}"
     );
 }
 
