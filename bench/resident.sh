@@ -20,7 +20,7 @@
 # MESSAGES (per chat, 20), TEXT_BYTES (about this much text per message,
 # 210). BUDGET_MIB=0 runs without a budget (nothing is evicted): with a few
 # thousand chats, the results line's bytes per resident chat is what a chat
-# of that shape costs in memory (the README's sizing table).
+# of that shape costs in memory (the sizing table of docs/operating.md, Memory).
 # RECAPD_BENCH_NO_BUDGET=1 starts recapd without --max-resident-memory (a
 # build from before the option; nothing is evicted, so no read is cold).
 set -euo pipefail

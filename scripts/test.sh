@@ -113,7 +113,7 @@ for _ in $(seq 100); do
 done
 "$bin" health --addr "127.0.0.1:$port"
 
-echo "-- grpcurl through reflection (the README walk-through)"
+echo "-- grpcurl through reflection (the README's five-minute walk-through)"
 grpcurl=("$tools/venv/bin/grpcurl" -plaintext)
 services=$("${grpcurl[@]}" "127.0.0.1:$port" list)
 for service in recap.v1.EventService recap.v1.MemoryService recap.v1.SettingsService \
@@ -145,7 +145,7 @@ rm -rf examples/python/gen && mkdir -p examples/python/gen
 echo "-- node example"
 node examples/node/recap_client.js "127.0.0.1:$port"
 
-echo "-- grpcurl: ListChats and DeleteChat (the end of the README walk-through)"
+echo "-- grpcurl: ListChats and DeleteChat (the end of the README's five-minute walk-through)"
 "${grpcurl[@]}" -d '{}' "127.0.0.1:$port" recap.v1.MemoryService/ListChats |
     grep -q '"chatId": "alice-1"' || { echo "grpcurl: ListChats does not list alice-1"; exit 1; }
 "${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.MemoryService/DeleteChat |

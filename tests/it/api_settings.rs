@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::common::api::*;
-use crate::common::readme::{self, DocumentedDefault};
+use crate::common::settings_doc::{self, DocumentedDefault};
 use crate::common::wire;
 use crate::common::*;
 use recapd::grpc::pb;
@@ -21,17 +21,17 @@ async fn settings_of(server: &mut Server, chat: &str) -> pb::Settings {
         .into_inner()
 }
 
-/// Every `Settings` field has a row in the README's settings table, every
-/// row is a field, and a fresh server serves each documented default.
-/// Read through the proto's descriptors, so a new setting needs no change
-/// here: only its README row.
+/// Every `Settings` field has a row in the settings table of
+/// docs/settings.md, every row is a field, and a fresh server serves each
+/// documented default. Read through the proto's descriptors, so a new
+/// setting needs no change here: only its row in docs/settings.md.
 #[tokio::test]
-async fn get_settings_fills_every_field_with_the_defaults_the_readme_documents() {
+async fn get_settings_fills_every_field_with_the_defaults_the_settings_doc_documents() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start(dir.path()).await;
     let global = settings_of(&mut s, "").await;
     let served = wire::fields_of("Settings", &global);
-    let documented = readme::settings_table();
+    let documented = settings_doc::settings_table();
 
     let is_documented = |name: &str| documented.iter().any(|(row, _)| row == name);
     let undocumented: Vec<&str> = served
@@ -41,35 +41,37 @@ async fn get_settings_fills_every_field_with_the_defaults_the_readme_documents()
         .collect();
     assert!(
         undocumented.is_empty(),
-        "Settings fields missing from the README's settings table: {undocumented:?}"
+        "Settings fields missing from the settings table of docs/settings.md: {undocumented:?}"
     );
     let mut mismatches = Vec::new();
     for (i, (name, cell)) in documented.iter().enumerate() {
         assert!(
             !documented[..i].iter().any(|(earlier, _)| earlier == name),
-            "`{name}` has two rows in the README's settings table"
+            "`{name}` has two rows in the settings table of docs/settings.md"
         );
         let Some((_, value)) = served.iter().find(|(field, _)| field == name) else {
-            panic!("the README's settings table has `{name}`, which is no Settings field");
+            panic!(
+                "the settings table of docs/settings.md has `{name}`, which is no Settings field"
+            );
         };
         let default = DocumentedDefault::parse(cell).unwrap_or_else(|| {
             panic!(
-                "the README's default for `{name}` is {cell:?}, in no form this test reads: \
+                "docs/settings.md's default for `{name}` is {cell:?}, in no form this test reads: \
                  a number, true/false, `ENUM_VALUE`, `text`, `start` ... `end`, empty or unset"
             )
         });
         if !default.matches(value) {
             mismatches.push(format!(
-                "{name}: the README says {cell}, the server serves {value:?}"
+                "{name}: docs/settings.md says {cell}, the server serves {value:?}"
             ));
         }
     }
     assert!(
         mismatches.is_empty(),
-        "defaults that differ from the README's settings table:\n{}",
+        "defaults that differ from the settings table of docs/settings.md:\n{}",
         mismatches.join("\n")
     );
-    // The README shows the templates by their start and end; this one is
+    // docs/settings.md shows the templates by their start and end; this one is
     // short enough to check whole.
     assert_eq!(
         global.message_recaps_template.as_deref(),

@@ -268,7 +268,7 @@ fn found_in_files(dir: &std::path::Path, needle: &[u8]) -> Vec<std::path::PathBu
 #[tokio::test]
 async fn deleted_content_is_in_no_file_of_the_data_directory() {
     if on_postgres() {
-        println!("skipped: the embedded store's files (PostgreSQL keeps its own, see the README)");
+        println!("skipped: the embedded store's files (PostgreSQL keeps its own, see docs/api.md)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -15,6 +15,7 @@ mod cli_chats;
 mod cli_durations;
 mod cli_tls;
 mod crash;
+mod doc_links;
 mod ghz_configs;
 mod hostile;
 mod limits;

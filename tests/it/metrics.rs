@@ -1,6 +1,6 @@
 //! The Prometheus endpoint of the real binary: before any call, every
 //! method's and every trigger's series is there at 0; after a Publish that a
-//! subscriber receives, `/metrics` lists the metrics the README documents
+//! subscriber receives, `/metrics` lists the metrics docs/operating.md documents
 //! for RPCs, refreshes, subscribers, store commits and resident chats.
 
 use std::process::Command;
@@ -27,7 +27,8 @@ const EXPECTED: [&str; 13] = [
     "recapd_chat_load_duration_seconds_bucket",
 ];
 
-/// Every refresh trigger, as the README names them.
+/// Every refresh trigger, as the `trigger` label of `recapd_refreshes_total`
+/// names them (the events behind them are in docs/api.md).
 const TRIGGERS: [&str; 13] = [
     "chat_changed",
     "message_sent",

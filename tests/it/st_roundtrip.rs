@@ -1,9 +1,9 @@
 //! SillyTavern gets its file back: import then export is JSON-equal line by
 //! line for files imported without warnings (hand-made fixtures reproducing
 //! real shapes, tests/fixtures/README.md), API calls change only the
-//! members they own (the README's ownership table), chats made through
-//! the API keep their message ids, and `is_system` is written as hidden by
-//! hand or by auto-hide.
+//! members they own (the ownership table of docs/sillytavern.md), chats
+//! made through the API keep their message ids, and `is_system` is written
+//! as hidden by hand or by auto-hide.
 
 use crate::common::api::*;
 use crate::common::*;

@@ -17,7 +17,7 @@
 //!    string or one of the enums needs no check; an integer needs one (see
 //!    the existing rows). An `Option<T>` type makes a setting whose default
 //!    is unset and that only `clear` unsets.
-//! 3. Add the setting to the settings table of the README. The integration
+//! 3. Add the setting to the settings table of docs/settings.md. The integration
 //!    tests (`api_settings`) check every row and its default against what
 //!    the server serves, and that no proto field lacks a row.
 //!

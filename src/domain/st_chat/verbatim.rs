@@ -182,7 +182,8 @@ pub enum FileSwipe {
 }
 
 /// What a message's line had that recapd does not interpret. Kept until
-/// an API call changes what it covers (see the README's ownership table).
+/// an API call changes what it covers (see the ownership table in
+/// docs/sillytavern.md, "Importing and exporting chats").
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StMessage {

@@ -19,8 +19,8 @@ pub mod config;
 pub mod fake_chats;
 pub mod fake_llm;
 pub mod process;
-pub mod readme;
 pub mod replicas;
+pub mod settings_doc;
 pub mod unary_only;
 pub mod wire;
 

@@ -1,10 +1,10 @@
-//! The README's settings table, read as data: each setting's name and the
-//! default the README promises, in a form a test compares with what a
-//! server answers.
+//! The settings table of docs/settings.md, read as data: each setting's
+//! name and the default the documentation promises, in a form a test
+//! compares with what a server answers.
 
 use super::wire::FieldValue;
 
-/// A default as the README writes it.
+/// A default as docs/settings.md writes it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DocumentedDefault {
     /// `unset`, or `unset (explanation)`.
@@ -69,13 +69,16 @@ impl DocumentedDefault {
     }
 }
 
-/// The rows of the README's settings table (the table whose header is
-/// `| setting | default | meaning |`): each setting's name and the default
-/// cell as written.
+/// The file that holds the settings table, relative to the repository.
+pub const SETTINGS_DOC: &str = "docs/settings.md";
+
+/// The rows of the settings table in docs/settings.md (the table whose
+/// header is `| setting | default | meaning |`): each setting's name and
+/// the default cell as written.
 pub fn settings_table() -> Vec<(String, String)> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-    let readme = std::fs::read_to_string(path).expect("README.md reads");
-    let mut lines = readme
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/settings.md");
+    let doc = std::fs::read_to_string(path).expect("docs/settings.md reads");
+    let mut lines = doc
         .lines()
         .skip_while(|line| line.trim() != "| setting | default | meaning |")
         .skip(2); // the header and the | --- | line
@@ -85,12 +88,12 @@ pub fn settings_table() -> Vec<(String, String)> {
         let name = cells
             .get(1)
             .and_then(|c| c.strip_prefix('`')?.strip_suffix('`'))
-            .unwrap_or_else(|| panic!("README settings row without a `name`: {line}"));
+            .unwrap_or_else(|| panic!("{SETTINGS_DOC}: a settings row without a `name`: {line}"));
         let default = cells
             .get(2)
-            .unwrap_or_else(|| panic!("README settings row without a default: {line}"));
+            .unwrap_or_else(|| panic!("{SETTINGS_DOC}: a settings row without a default: {line}"));
         rows.push((name.to_owned(), (*default).to_owned()));
     }
-    assert!(!rows.is_empty(), "README.md has no settings table");
+    assert!(!rows.is_empty(), "{SETTINGS_DOC} has no settings table");
     rows
 }
