@@ -16,6 +16,7 @@ use tonic::{Code, Status};
 use tower::{Layer, Service};
 
 use crate::grpc::pb;
+use crate::grpc::status::error_id;
 use crate::telemetry;
 
 /// Wraps services with [`Observed`].
@@ -117,7 +118,7 @@ fn status_of<B>(response: &http::Response<B>) -> Option<Status> {
 
 /// A code's name as the gRPC spec spells it (tonic's `Debug` is camel
 /// case): the `code` label of the request counter and of log lines.
-fn code_name(code: Code) -> &'static str {
+pub(crate) fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
         Code::Cancelled => "CANCELLED",
@@ -136,6 +137,22 @@ fn code_name(code: Code) -> &'static str {
         Code::Unavailable => "UNAVAILABLE",
         Code::DataLoss => "DATA_LOSS",
         Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// Logs a failed RPC: its method, code and message, and for a failure of
+/// the server's own, its error id (`error_id`, the field the cause was
+/// logged under by `grpc::status`), so one grep of the id finds both lines.
+fn log_failure(method: &str, status: &Status) {
+    let name = code_name(status.code());
+    let message = status.message();
+    match status.code() {
+        Code::Ok => {}
+        Code::Internal | Code::Unavailable | Code::Unknown | Code::DataLoss => {
+            let error_id = error_id(status);
+            tracing::warn!(%method, code = name, %message, error_id, "rpc failed")
+        }
+        _ => tracing::info!(%method, code = name, %message, "rpc refused"),
     }
 }
 
@@ -162,19 +179,14 @@ where
             if let Ok(response) = &mut result {
                 request_too_large_is_resource_exhausted(response);
             }
-            let (code, message) = match &result {
-                Ok(response) => status_of(response).map_or((Code::Ok, String::new()), |status| {
-                    (status.code(), status.message().to_owned())
-                }),
-                Err(_) => (Code::Internal, String::from("transport error")),
+            let status = match &result {
+                Ok(response) => status_of(response),
+                Err(_) => Some(Status::internal("transport error")),
             };
+            let code = status.as_ref().map_or(Code::Ok, Status::code);
             let name = code_name(code);
-            match code {
-                Code::Ok => {}
-                Code::Internal | Code::Unavailable | Code::Unknown | Code::DataLoss => {
-                    tracing::warn!(%method, code = name, %message, "rpc failed")
-                }
-                _ => tracing::info!(%method, code = name, %message, "rpc refused"),
+            if let Some(status) = &status {
+                log_failure(&method, status);
             }
             metrics::histogram!(telemetry::RPC_DURATION, "method" => method.clone())
                 .record(started.elapsed().as_secs_f64());
