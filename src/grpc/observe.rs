@@ -149,7 +149,7 @@ fn log_failure(method: &str, status: &Status) {
     match status.code() {
         Code::Ok => {}
         Code::Internal | Code::Unavailable | Code::Unknown | Code::DataLoss => {
-            let error_id = error_id(status);
+            let error_id = error_id(status).map(tracing::field::display);
             tracing::warn!(%method, code = name, %message, error_id, "rpc failed")
         }
         _ => tracing::info!(%method, code = name, %message, "rpc refused"),

@@ -14,6 +14,7 @@ mod chat_lifecycle;
 mod cli_chats;
 mod cli_tls;
 mod crash;
+mod errors;
 mod ghz_configs;
 mod hostile;
 mod limits;
