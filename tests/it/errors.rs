@@ -3,7 +3,8 @@
 //! (in the message and in the `recapd-error-id` metadata), never the cause;
 //! the cause in the log under the same id. Faults of each kind, over a real
 //! socket: a store that fails its commits, a commit that panics, a closed
-//! store, PostgreSQL gone (its connections cut through a proxy); and the
+//! store, PostgreSQL gone (its connections cut through a proxy), a stored
+//! row damaged behind the server's back (on the store the tests run on); and the
 //! statuses a caller causes, which keep their helpful messages.
 
 mod faulty;
@@ -14,7 +15,8 @@ use std::time::Duration;
 use recapd::grpc::observe::REQUEST_TOO_LARGE_MESSAGE;
 use recapd::grpc::pb;
 use recapd::grpc::status::{
-    ERROR_ID_KEY, INTERNAL_ERROR, SHUTTING_DOWN, STORE_UNAVAILABLE, error_id,
+    ERROR_ID_KEY, INTERNAL_ERROR, SHUTTING_DOWN, STORE_UNAVAILABLE, STORED_DATA_UNREADABLE,
+    error_id,
 };
 use tonic::{Code, Status};
 
@@ -215,6 +217,63 @@ async fn a_dead_postgresql_is_unavailable_with_an_id_and_the_cause_in_the_log() 
         "recap.v1.EventService/Publish",
     );
     proxy.restore();
+    server.stop().await;
+}
+
+/// Overwrites the stored body of chat `chat` (default tenant) with text
+/// that is not a chat, in the store the tests run on.
+async fn damage_chat_row(data_dir: &std::path::Path, chat: &str) {
+    const DAMAGED: &str = "{\"messages\": not json";
+    match crate::common::config::test_postgres(data_dir) {
+        Some((url, schema)) => {
+            let (client, connection) = tokio_postgres::connect(&url.0, tokio_postgres::NoTls)
+                .await
+                .expect("the test database answers");
+            tokio::spawn(connection);
+            let sql = format!("UPDATE \"{schema}\".chats SET body = $1 WHERE chat_id = $2");
+            let changed = client.execute(&sql, &[&DAMAGED, &chat]).await.unwrap();
+            assert_eq!(changed, 1);
+        }
+        None => {
+            let db = rusqlite::Connection::open(data_dir.join("recapd.sqlite3")).unwrap();
+            let changed = db
+                .execute(
+                    "UPDATE chats SET body = ?1 WHERE chat_id = ?2",
+                    rusqlite::params![DAMAGED, chat],
+                )
+                .unwrap();
+            assert_eq!(changed, 1);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_row_is_internal_with_an_id_and_the_row_in_the_log() {
+    let logs = Logs::capture();
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    server
+        .publish("c", chat_changed(vec![message("m1", "hello")]))
+        .await
+        .unwrap();
+    server.stop().await;
+    damage_chat_row(dir.path(), "c").await;
+    let mut server = Server::start(dir.path()).await;
+    let status = server
+        .injections
+        .get_injection(pb::GetInjectionRequest {
+            chat_id: "c".into(),
+            key: None,
+        })
+        .await
+        .unwrap_err();
+    let id = assert_withheld(&status, Code::Internal, STORED_DATA_UNREADABLE);
+    assert_logged(
+        &logs,
+        &id,
+        "stored data is unreadable",
+        "recap.v1.InjectionService/GetInjection",
+    );
     server.stop().await;
 }
 
