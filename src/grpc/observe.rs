@@ -1,4 +1,7 @@
-//! A tower layer that records every RPC's method, status code and latency.
+//! A tower layer that records every RPC's method, status code and latency,
+//! and logs each failed one: its method, code and message, and for a
+//! failure of the server's own the error id its cause was logged under
+//! (see `grpc::status`).
 //!
 //! The status is decoded from the response headers with
 //! [`Status::from_header_map`]: tonic sends a handler's error as a
