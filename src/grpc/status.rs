@@ -38,22 +38,29 @@ pub const STORED_DATA_UNREADABLE: &str = "stored data could not be read";
 pub const INTERNAL_ERROR: &str = "internal error";
 
 /// What the client is told about an error.
-enum Told {
-    /// The error's own message: the caller caused it and may fix it.
-    Own,
+enum Told<'a> {
+    /// The message of this error the caller caused (a domain rule it broke,
+    /// or a write that lost to another replica or runner): it names what
+    /// in the request was wrong, and the caller may fix it.
+    Own(&'a dyn fmt::Display),
     /// A fixed sentence and an error id; the cause goes to the log only.
     Withheld(&'static str),
 }
 
 /// The status code of each error, and what its client is told.
-fn table(error: &EngineError) -> (Code, Told) {
+fn table(error: &EngineError) -> (Code, Told<'_>) {
     use Told::{Own, Withheld};
     match error {
-        EngineError::Domain(DomainError::Invalid { .. }) => (Code::InvalidArgument, Own),
-        EngineError::Domain(DomainError::NotFound(_)) => (Code::NotFound, Own),
-        EngineError::Domain(DomainError::AlreadyExists(_)) => (Code::AlreadyExists, Own),
-        EngineError::Domain(DomainError::ResourceExhausted(_)) => (Code::ResourceExhausted, Own),
-        EngineError::Domain(DomainError::FailedPrecondition(_)) => (Code::FailedPrecondition, Own),
+        EngineError::Domain(domain) => {
+            let code = match domain {
+                DomainError::Invalid { .. } => Code::InvalidArgument,
+                DomainError::NotFound(_) => Code::NotFound,
+                DomainError::AlreadyExists(_) => Code::AlreadyExists,
+                DomainError::ResourceExhausted(_) => Code::ResourceExhausted,
+                DomainError::FailedPrecondition(_) => Code::FailedPrecondition,
+            };
+            (code, Own(domain))
+        }
         EngineError::Store(StoreError::Database { .. }) => {
             (Code::Unavailable, Withheld(STORE_UNAVAILABLE))
         }
@@ -65,13 +72,14 @@ fn table(error: &EngineError) -> (Code, Told) {
         EngineError::Store(StoreError::Panicked(_)) | EngineError::Panicked(_) => {
             (Code::Internal, Withheld(INTERNAL_ERROR))
         }
-        // Still losing to other replicas after several fresh attempts. The
-        // message names the chat (or global settings) the caller wrote,
-        // and the caller's own tenant.
-        EngineError::Store(StoreError::Conflict(_)) => (Code::Aborted, Own),
-        // A job's runner lost it to another (or to a cancellation) first;
-        // the message names the job by the id the caller reads it by.
-        EngineError::Store(StoreError::Fenced(_)) => (Code::Aborted, Own),
+        // Conflict: still losing to other replicas after several fresh
+        // attempts; the message names the chat (or the global settings) the
+        // caller wrote, and the caller's own tenant. Fenced: a job's runner
+        // lost it to another (or to a cancellation) first; the message
+        // names the job by the id the caller reads it by.
+        EngineError::Store(lost @ (StoreError::Conflict(_) | StoreError::Fenced(_))) => {
+            (Code::Aborted, Own(lost))
+        }
     }
 }
 
@@ -81,7 +89,7 @@ impl From<EngineError> for Status {
     /// `grpc::observe`, with the same id).
     fn from(error: EngineError) -> Self {
         match table(&error) {
-            (code, Told::Own) => Status::new(code, error.to_string()),
+            (code, Told::Own(caller_error)) => Status::new(code, caller_error.to_string()),
             (code, Told::Withheld(message)) => withheld(code, message, &error),
         }
     }
