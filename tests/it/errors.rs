@@ -356,3 +356,63 @@ async fn statuses_the_caller_caused_keep_their_message_and_have_no_id() {
     assert!(!logs.text().contains("error_id"), "{}", logs.text());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_export_cut_by_shutdown_is_unavailable_with_an_id() {
+    let logs = Logs::capture();
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    // About 12 MB of chat: more than the export's chunks in flight.
+    let text = "x".repeat(1000 * 1000);
+    server
+        .publish("c", chat_changed(vec![message("m0", "start")]))
+        .await
+        .unwrap();
+    for i in 1..=12 {
+        server
+            .publish("c", message_sent(&format!("m{i}"), &text))
+            .await
+            .unwrap();
+    }
+    let mut chunks = server
+        .memory
+        .export_chat_stream(pb::ExportChatStreamRequest {
+            chat_id: "c".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    chunks.message().await.unwrap().expect("a first chunk");
+    let app = server.app.take().unwrap();
+    let stopping = tokio::spawn(app.shutdown());
+    let end = loop {
+        match chunks.message().await {
+            Ok(Some(_)) => {}
+            other => break other,
+        }
+    };
+    let status = end.expect_err("an export cut short ends with an error");
+    // The connection may also be reset first (UNKNOWN, nothing of recapd's
+    // in it); the end recapd sends is a fixed message with an id.
+    if status.code() == Code::Unavailable {
+        let id = assert_withheld(
+            &status,
+            Code::Unavailable,
+            "the server is shutting down; the export is incomplete",
+        );
+        let lines = logs.with_id(&id);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("cause=") && l.contains("export of chat \"c\"")),
+            "{lines:#?}"
+        );
+    } else {
+        assert_eq!(status.code(), Code::Unknown, "{status:?}");
+        assert_eq!(error_id(&status), None, "{status:?}");
+    }
+    tokio::time::timeout(Duration::from_secs(20), stopping)
+        .await
+        .expect("the server stops")
+        .unwrap();
+}
