@@ -106,7 +106,8 @@ pub async fn export_stream(
     // short (a panic) must not end the stream as if the file were whole.
     let finished = Arc::new(AtomicBool::new(false));
     let wrote_all = finished.clone();
-    let log_chat = chat_id.clone();
+    // The chat as the log names it (with its tenant).
+    let log_chat = tenant.chat(&chat_id);
     let writer = tokio::spawn(async move {
         let mut chunk = Vec::with_capacity(EXPORT_CHUNK_BYTES);
         for line in snapshot.lines(&chat_id) {
@@ -151,7 +152,7 @@ pub async fn export_stream(
             tokio::select! {
                 biased;
                 () = shutdown.cancelled() => {
-                    let cause = format!("the server began shutting down during the export of chat {chat_id:?}");
+                    let cause = format!("the server began shutting down during the export of chat {chat_id}");
                     Some((Err(withheld_for(Code::Unavailable, EXPORT_CUT_SHORT, cause)), None))
                 }
                 next = receiver.recv() => match next {
@@ -164,7 +165,7 @@ pub async fn export_stream(
                             }
                             _ => "the writer ended early".to_owned(),
                         };
-                        let cause = format!("the export of chat {chat_id:?} stopped: {why}");
+                        let cause = format!("the export of chat {chat_id} stopped: {why}");
                         Some((Err(withheld_for(Code::Internal, EXPORT_STOPPED, cause)), None))
                     }
                 },
