@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio_stream::Stream;
 use tokio_util::sync::CancellationToken;
-use tonic::{Status, Streaming};
+use tonic::{Code, Status, Streaming};
 
 use super::convert;
 use super::pb;
+use super::status;
 use crate::auth::Tenant;
 use crate::domain::st_chat::{ChatReader, ImportedChat};
 use crate::engine::Engine;
@@ -105,7 +106,9 @@ pub async fn export_stream(
     // short (a panic) must not end the stream as if the file were whole.
     let finished = Arc::new(AtomicBool::new(false));
     let wrote_all = finished.clone();
-    tokio::spawn(async move {
+    // The chat as the log names it (with its tenant).
+    let log_chat = tenant.chat(&chat_id);
+    let writer = tokio::spawn(async move {
         let mut chunk = Vec::with_capacity(EXPORT_CHUNK_BYTES);
         for line in snapshot.lines(&chat_id) {
             for bytes in [line.as_bytes(), b"\n"] {
@@ -137,30 +140,48 @@ pub async fn export_stream(
     });
     // The chunks, until the server shuts down: then UNAVAILABLE instead of
     // an end that would pass for the end of the file (the writer stops when
-    // the receiver goes). A writer gone before the end is INTERNAL.
-    let chunks = futures_util::stream::unfold(Some(receiver), move |receiver| {
+    // the receiver goes). A writer gone before the end is INTERNAL. Either
+    // way the client gets a fixed message and an error id; the cause is
+    // logged.
+    let chunks = futures_util::stream::unfold(Some((receiver, writer)), move |state| {
         let shutdown = shutdown.clone();
         let finished = finished.clone();
+        let chat_id = log_chat.clone();
         async move {
-            let mut receiver = receiver?;
+            let (mut receiver, writer) = state?;
             tokio::select! {
                 biased;
-                () = shutdown.cancelled() => Some((
-                    Err(Status::unavailable(
-                        "the server is shutting down; the export is incomplete",
-                    )),
-                    None,
-                )),
+                () = shutdown.cancelled() => {
+                    let cause = format!("the server began shutting down during the export of chat {chat_id}");
+                    Some((Err(withheld_for(Code::Unavailable, EXPORT_CUT_SHORT, cause)), None))
+                }
                 next = receiver.recv() => match next {
-                    Some(item) => Some((item, Some(receiver))),
+                    Some(item) => Some((item, Some((receiver, writer)))),
                     None if finished.load(Ordering::Acquire) => None,
-                    None => Some((
-                        Err(Status::internal("the export stopped before the end of the file")),
-                        None,
-                    )),
+                    None => {
+                        let why = match writer.await {
+                            Err(error) if error.is_panic() => {
+                                crate::store::panic_message(&*error.into_panic())
+                            }
+                            _ => "the writer ended early".to_owned(),
+                        };
+                        let cause = format!("the export of chat {chat_id} stopped: {why}");
+                        Some((Err(withheld_for(Code::Internal, EXPORT_STOPPED, cause)), None))
+                    }
                 },
             }
         }
     });
     Ok(Box::pin(chunks))
+}
+
+/// UNAVAILABLE: an export the server's shutdown cut short.
+const EXPORT_CUT_SHORT: &str = "the server is shutting down; the export is incomplete";
+/// INTERNAL: an export whose writer stopped before the end of the file.
+const EXPORT_STOPPED: &str = "the export stopped before the end of the file";
+
+/// [`status::withheld`] for a cause known only as text.
+fn withheld_for(code: Code, message: &'static str, cause: String) -> Status {
+    let cause: Box<dyn std::error::Error + Send + Sync> = cause.into();
+    status::withheld(code, message, &*cause)
 }

@@ -1,4 +1,7 @@
-//! A tower layer that records every RPC's method, status code and latency.
+//! A tower layer that records every RPC's method, status code and latency,
+//! and logs each failed one: its method, code and message, and for a
+//! failure of the server's own the error id its cause was logged under
+//! (see `grpc::status`).
 //!
 //! The status is decoded from the response headers with
 //! [`Status::from_header_map`]: tonic sends a handler's error as a
@@ -16,6 +19,7 @@ use tonic::{Code, Status};
 use tower::{Layer, Service};
 
 use crate::grpc::pb;
+use crate::grpc::status::error_id;
 use crate::telemetry;
 
 /// Wraps services with [`Observed`].
@@ -117,7 +121,7 @@ fn status_of<B>(response: &http::Response<B>) -> Option<Status> {
 
 /// A code's name as the gRPC spec spells it (tonic's `Debug` is camel
 /// case): the `code` label of the request counter and of log lines.
-fn code_name(code: Code) -> &'static str {
+pub(crate) fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
         Code::Cancelled => "CANCELLED",
@@ -136,6 +140,22 @@ fn code_name(code: Code) -> &'static str {
         Code::Unavailable => "UNAVAILABLE",
         Code::DataLoss => "DATA_LOSS",
         Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// Logs a failed RPC: its method, code and message, and for a failure of
+/// the server's own, its error id (`error_id`, the field the cause was
+/// logged under by `grpc::status`), so one grep of the id finds both lines.
+fn log_failure(method: &str, status: &Status) {
+    let name = code_name(status.code());
+    let message = status.message();
+    match status.code() {
+        Code::Ok => {}
+        Code::Internal | Code::Unavailable | Code::Unknown | Code::DataLoss => {
+            let error_id = error_id(status).map(tracing::field::display);
+            tracing::warn!(%method, code = name, %message, error_id, "rpc failed")
+        }
+        _ => tracing::info!(%method, code = name, %message, "rpc refused"),
     }
 }
 
@@ -162,19 +182,14 @@ where
             if let Ok(response) = &mut result {
                 request_too_large_is_resource_exhausted(response);
             }
-            let (code, message) = match &result {
-                Ok(response) => status_of(response).map_or((Code::Ok, String::new()), |status| {
-                    (status.code(), status.message().to_owned())
-                }),
-                Err(_) => (Code::Internal, String::from("transport error")),
+            let status = match &result {
+                Ok(response) => status_of(response),
+                Err(_) => Some(Status::internal("transport error")),
             };
+            let code = status.as_ref().map_or(Code::Ok, Status::code);
             let name = code_name(code);
-            match code {
-                Code::Ok => {}
-                Code::Internal | Code::Unavailable | Code::Unknown | Code::DataLoss => {
-                    tracing::warn!(%method, code = name, %message, "rpc failed")
-                }
-                _ => tracing::info!(%method, code = name, %message, "rpc refused"),
+            if let Some(status) = &status {
+                log_failure(&method, status);
             }
             metrics::histogram!(telemetry::RPC_DURATION, "method" => method.clone())
                 .record(started.elapsed().as_secs_f64());
@@ -186,90 +201,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_served_services_get_their_own_label() {
-        assert_eq!(
-            method_label("/recap.v1.EventService/Publish"),
-            "recap.v1.EventService/Publish"
-        );
-        assert_eq!(
-            method_label("/grpc.health.v1.Health/Check"),
-            "grpc.health.v1.Health/Check"
-        );
-        assert_eq!(method_label("/evil.Service/Random123"), "unknown");
-        assert_eq!(method_label("/recap.v1.EventService/\u{0}"), "unknown");
-    }
-
-    #[test]
-    fn every_recap_method_is_listed_under_its_own_label() {
-        let methods = recap_v1_methods();
-        for expected in [
-            "recap.v1.EventService/Publish",
-            "recap.v1.MemoryService/SetMessageData",
-            "recap.v1.SettingsService/ImportSettings",
-            "recap.v1.InjectionService/Subscribe",
-            "recap.v1.PromptService/RenderPrompt",
-        ] {
-            assert!(
-                methods.iter().any(|m| m == expected),
-                "{expected} in {methods:?}"
-            );
-        }
-        // Each is the label its calls are counted under.
-        for method in &methods {
-            assert_eq!(&method_label(&format!("/{method}")), method);
-        }
-    }
-
-    /// The code and message a client decodes from `response`.
-    fn decoded(response: &http::Response<()>) -> (Code, String) {
-        status_of(response).map_or((Code::Ok, String::new()), |status| {
-            (status.code(), status.message().to_owned())
-        })
-    }
-
-    #[test]
-    fn only_tonics_size_refusal_becomes_resource_exhausted() {
-        // tonic's own refusal, as its decoder words it.
-        let mut too_large = Status::out_of_range(
-            "Error, decoded message length too large: found 5000 bytes, the limit is: 4096 bytes",
-        )
-        .into_http();
-        request_too_large_is_resource_exhausted(&mut too_large);
-        assert_eq!(
-            decoded(&too_large),
-            (
-                Code::ResourceExhausted,
-                REQUEST_TOO_LARGE_MESSAGE.to_owned()
-            )
-        );
-        assert_eq!(code_name(decoded(&too_large).0), "RESOURCE_EXHAUSTED");
-        // Any other OUT_OF_RANGE, or the same words under another code, stays.
-        let mut other = Status::out_of_range("swipe 3 of 2").into_http();
-        request_too_large_is_resource_exhausted(&mut other);
-        assert_eq!(
-            decoded(&other),
-            (Code::OutOfRange, "swipe 3 of 2".to_owned())
-        );
-        let mut not_tonics =
-            Status::invalid_argument("decoded message length too large").into_http();
-        request_too_large_is_resource_exhausted(&mut not_tonics);
-        assert_eq!(decoded(&not_tonics).0, Code::InvalidArgument);
-    }
-
-    #[test]
-    fn a_response_without_status_header_is_ok_and_with_one_is_named() {
-        let ok = http::Response::new(());
-        assert_eq!(decoded(&ok), (Code::Ok, String::new()));
-        let failed = Status::not_found("chat \"x\" 100% gone").into_http();
-        // The message comes back as sent, percent-decoded.
-        assert_eq!(
-            decoded(&failed),
-            (Code::NotFound, "chat \"x\" 100% gone".to_owned())
-        );
-        assert_eq!(code_name(decoded(&failed).0), "NOT_FOUND");
-    }
-}
+mod tests;

@@ -16,9 +16,6 @@ use crate::domain::ids;
 use crate::engine::{Engine, JobUpdates};
 use crate::store::JobQuery;
 
-#[cfg(test)]
-mod tests;
-
 /// `recap.v1.RecapService`.
 #[derive(Clone)]
 pub struct RecapApi {
@@ -231,3 +228,6 @@ impl Stream for JobStream {
             .map(|next| next.map(|item| item.map(|job| pb::Job::from(&*job)).map_err(Status::from)))
     }
 }
+
+#[cfg(test)]
+mod tests;

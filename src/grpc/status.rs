@@ -1,34 +1,97 @@
-//! The one table from errors to gRPC status codes.
+//! The one table from errors to gRPC status codes, and what a client is
+//! told about each.
+//!
+//! A status the caller caused (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS,
+//! FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ABORTED) carries the error's own
+//! message: it names what in the request was wrong, in the caller's terms
+//! (a field, a chat or job id the caller sent, a limit's flag). A failure of
+//! the server's own (INTERNAL, UNAVAILABLE) carries a fixed sentence and an
+//! [`ErrorId`], in the message and in the [`ERROR_ID_KEY`] metadata entry;
+//! its cause (the whole error chain: a database's, a driver's or a TLS
+//! library's words, a file path, a panic's message) is logged once, with
+//! the same id in the `error_id` field, and never sent. A client of one
+//! tenant so learns nothing of the server's insides, and an operator given
+//! the id finds the cause with one grep.
 
+use std::fmt;
+
+use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Code, Status};
 
 use crate::domain::DomainError;
 use crate::engine::EngineError;
+use crate::grpc::observe::code_name;
 use crate::store::StoreError;
+use crate::tls_common::with_causes;
 
-/// The status code for each error.
-fn code(error: &EngineError) -> Code {
+/// The metadata key (sent in the trailers, or the headers of a
+/// trailers-only answer) of a server failure's [`ErrorId`].
+pub const ERROR_ID_KEY: &str = "recapd-error-id";
+
+/// UNAVAILABLE: the store failed (a database error, a lost connection).
+pub const STORE_UNAVAILABLE: &str = "the store is unavailable; retry later";
+/// UNAVAILABLE: the store is closed because the server is stopping.
+pub const SHUTTING_DOWN: &str = "the server is shutting down; retry later";
+/// INTERNAL: a stored row could not be read back (or a value written).
+pub const STORED_DATA_UNREADABLE: &str = "stored data could not be read";
+/// INTERNAL: the server's own code failed (a panic).
+pub const INTERNAL_ERROR: &str = "internal error";
+
+/// What the client is told about an error.
+enum Told<'a> {
+    /// The message of this error the caller caused (a domain rule it broke,
+    /// or a write that lost to another replica or runner): it names what
+    /// in the request was wrong, and the caller may fix it.
+    Own(&'a dyn fmt::Display),
+    /// A fixed sentence and an error id; the cause goes to the log only.
+    Withheld(&'static str),
+}
+
+/// The status code of each error, and what its client is told.
+fn table(error: &EngineError) -> (Code, Told<'_>) {
+    use Told::{Own, Withheld};
     match error {
-        EngineError::Domain(DomainError::Invalid { .. }) => Code::InvalidArgument,
-        EngineError::Domain(DomainError::NotFound(_)) => Code::NotFound,
-        EngineError::Domain(DomainError::AlreadyExists(_)) => Code::AlreadyExists,
-        EngineError::Domain(DomainError::ResourceExhausted(_)) => Code::ResourceExhausted,
-        EngineError::Domain(DomainError::FailedPrecondition(_)) => Code::FailedPrecondition,
-        EngineError::Store(StoreError::Database { .. } | StoreError::Closed) => Code::Unavailable,
-        EngineError::Store(StoreError::Corrupt { .. }) => Code::Internal,
+        EngineError::Domain(domain) => {
+            let code = match domain {
+                DomainError::Invalid { .. } => Code::InvalidArgument,
+                DomainError::NotFound(_) => Code::NotFound,
+                DomainError::AlreadyExists(_) => Code::AlreadyExists,
+                DomainError::ResourceExhausted(_) => Code::ResourceExhausted,
+                DomainError::FailedPrecondition(_) => Code::FailedPrecondition,
+            };
+            (code, Own(domain))
+        }
+        EngineError::Store(StoreError::Database { .. }) => {
+            (Code::Unavailable, Withheld(STORE_UNAVAILABLE))
+        }
+        EngineError::Store(StoreError::Closed) => (Code::Unavailable, Withheld(SHUTTING_DOWN)),
+        EngineError::Store(StoreError::Corrupt { .. }) => {
+            (Code::Internal, Withheld(STORED_DATA_UNREADABLE))
+        }
         // A bug, not an outage: retrying would meet it again.
-        EngineError::Store(StoreError::Panicked(_)) | EngineError::Panicked(_) => Code::Internal,
-        // Still losing to other replicas after several fresh attempts.
-        EngineError::Store(StoreError::Conflict(_)) => Code::Aborted,
-        // A job's runner lost it to another (or to a cancellation) first.
-        EngineError::Store(StoreError::Fenced(_)) => Code::Aborted,
+        EngineError::Store(StoreError::Panicked(_)) | EngineError::Panicked(_) => {
+            (Code::Internal, Withheld(INTERNAL_ERROR))
+        }
+        // Conflict: still losing to other replicas after several fresh
+        // attempts; the message names the chat (or the global settings) the
+        // caller wrote, and the caller's own tenant. Fenced: a job's runner
+        // lost it to another (or to a cancellation) first; the message
+        // names the job by the id the caller reads it by.
+        EngineError::Store(lost @ (StoreError::Conflict(_) | StoreError::Fenced(_))) => {
+            (Code::Aborted, Own(lost))
+        }
     }
 }
 
 impl From<EngineError> for Status {
+    /// The status a client receives for `error`; a withheld cause is logged
+    /// here, once, with its id (every failed RPC is also logged by
+    /// `grpc::observe`, with the same id).
     fn from(error: EngineError) -> Self {
-        // Every failed RPC is logged once, by grpc::observe.
-        Status::new(code(&error), error.to_string())
+        match table(&error) {
+            (code, Told::Own(caller_error)) => Status::new(code, caller_error.to_string()),
+            (code, Told::Withheld(message)) => withheld(code, message, &error),
+        }
     }
 }
 
@@ -38,64 +101,65 @@ impl From<DomainError> for Status {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The id of one server failure, shown to its client and logged with its
+/// cause: 16 lowercase hex digits of a random `u64`.
+///
+/// Random rather than a ULID: the log line already has its time, 64 random
+/// bits make two failures sharing an id practically impossible (about one
+/// chance in 2^32 after four billion failures), the id tells a client
+/// nothing of the server's clock or failure rate, and it needs no crate
+/// beyond `rand`, which recapd already uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorId(u64);
 
-    #[test]
-    fn each_error_has_its_code_and_keeps_its_message() {
-        let cases = [
-            (
-                EngineError::from(DomainError::invalid("depth", "too deep")),
-                Code::InvalidArgument,
-            ),
-            (
-                DomainError::NotFound("chat \"x\"".into()).into(),
-                Code::NotFound,
-            ),
-            (
-                DomainError::AlreadyExists("message \"m\"".into()).into(),
-                Code::AlreadyExists,
-            ),
-            (
-                DomainError::FailedPrecondition("no --llm-url is set".into()).into(),
-                Code::FailedPrecondition,
-            ),
-            (
-                DomainError::ResourceExhausted("--max-jobs-per-chat".into()).into(),
-                Code::ResourceExhausted,
-            ),
-            (StoreError::Fenced("job-1".into()).into(), Code::Aborted),
-            (
-                StoreError::database("committing", "disk full").into(),
-                Code::Unavailable,
-            ),
-            (StoreError::Closed.into(), Code::Unavailable),
-            (
-                StoreError::corrupt("chat row", "bad json").into(),
-                Code::Internal,
-            ),
-            (
-                StoreError::Panicked("index out of bounds".into()).into(),
-                Code::Internal,
-            ),
-            (
-                EngineError::Panicked("chat state missing after load".into()),
-                Code::Internal,
-            ),
-            (
-                StoreError::Conflict(crate::domain::ids::ClaimKey::Chat(
-                    crate::domain::ids::ChatKey::untenanted("c"),
-                ))
-                .into(),
-                Code::Aborted,
-            ),
-        ];
-        for (error, expected) in cases {
-            let text = error.to_string();
-            let status = Status::from(error);
-            assert_eq!(status.code(), expected);
-            assert_eq!(status.message(), text);
-        }
+impl ErrorId {
+    /// A fresh random id.
+    pub fn new() -> ErrorId {
+        ErrorId(rand::random())
     }
 }
+
+impl Default for ErrorId {
+    fn default() -> Self {
+        ErrorId::new()
+    }
+}
+
+impl fmt::Display for ErrorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// The status of a failure of the server's own (`code` is INTERNAL or
+/// UNAVAILABLE): `message`, a fixed sentence (hence `&'static str`), with a
+/// fresh [`ErrorId`] appended and in the [`ERROR_ID_KEY`] metadata. `cause`
+/// with its whole source chain is logged here, once, under the same id
+/// (INTERNAL at ERROR level, a bug or damaged data; anything else at WARN,
+/// an outage), and sent nowhere.
+pub fn withheld(code: Code, message: &'static str, cause: &dyn std::error::Error) -> Status {
+    let id = ErrorId::new();
+    let chain = with_causes(cause);
+    let name = code_name(code);
+    if code == Code::Internal {
+        tracing::error!(error_id = %id, code = name, cause = %chain, "{message}");
+    } else {
+        tracing::warn!(error_id = %id, code = name, cause = %chain, "{message}");
+    }
+    let mut metadata = MetadataMap::new();
+    // Hex digits are always a valid value; were one refused, the id would
+    // still be in the message.
+    if let Ok(value) = MetadataValue::try_from(id.to_string()) {
+        metadata.insert(ERROR_ID_KEY, value);
+    }
+    Status::with_metadata(code, format!("{message} (error id {id})"), metadata)
+}
+
+/// The [`ErrorId`] a status carries in its [`ERROR_ID_KEY`] metadata, as
+/// sent (a status the caller caused has none).
+pub fn error_id(status: &Status) -> Option<&str> {
+    status.metadata().get(ERROR_ID_KEY)?.to_str().ok()
+}
+
+#[cfg(test)]
+mod tests;

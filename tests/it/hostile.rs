@@ -139,6 +139,13 @@ async fn hostile_requests_get_clear_codes_and_change_nothing() {
                 !status.message().is_empty(),
                 "{what}: status without a message"
             );
+            // A bad request is the caller's failure, never one of the
+            // server's (which would carry an error id).
+            assert_eq!(
+                recapd::grpc::status::error_id(&status),
+                None,
+                "{what}: {status:?}"
+            );
             *codes.entry(format!("{:?}", status.code())).or_insert(0) += 1;
         }
     };

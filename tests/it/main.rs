@@ -16,6 +16,7 @@ mod cli_durations;
 mod cli_tls;
 mod crash;
 mod doc_links;
+mod errors;
 mod ghz_configs;
 mod hostile;
 mod limits;
