@@ -29,6 +29,7 @@ use crate::domain::settings::SettingsPatch;
 use crate::domain::st_chat::verbatim::StFile;
 
 pub mod group_commit;
+mod migrations;
 pub mod postgres;
 pub mod sqlite;
 

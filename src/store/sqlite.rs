@@ -29,7 +29,6 @@ mod chat_rows;
 mod jobs;
 mod lifecycle;
 mod schema;
-mod upgrade;
 
 use chat_rows::{ChatRows, Fetched};
 use schema::open_writer;
