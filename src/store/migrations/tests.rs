@@ -1,9 +1,21 @@
 use super::*;
 
 const THREE: Migrations = Migrations(&[
-    Migration { version: 1, name: "one", sql: "" },
-    Migration { version: 2, name: "two", sql: "" },
-    Migration { version: 3, name: "three", sql: "" },
+    Migration {
+        version: 1,
+        name: "one",
+        sql: "",
+    },
+    Migration {
+        version: 2,
+        name: "two",
+        sql: "",
+    },
+    Migration {
+        version: 3,
+        name: "three",
+        sql: "",
+    },
 ]);
 
 fn versions(pending: Option<&[Migration]>) -> Option<Vec<i64>> {
@@ -27,8 +39,16 @@ fn a_database_newer_than_every_migration_gets_none() {
 fn numbering_with_a_gap_is_caught() {
     assert!(THREE.check_numbering());
     let gap = Migrations(&[
-        Migration { version: 1, name: "one", sql: "" },
-        Migration { version: 3, name: "three", sql: "" },
+        Migration {
+            version: 1,
+            name: "one",
+            sql: "",
+        },
+        Migration {
+            version: 3,
+            name: "three",
+            sql: "",
+        },
     ]);
     assert!(!gap.check_numbering());
 }

@@ -87,7 +87,8 @@ pub(super) async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError>
             "applying a PostgreSQL migration (on a large database this can take minutes)"
         );
         tx.batch_execute(migration.sql).await.map_err(&migrating)?;
-        let recorded = i32::try_from(version).map_err(|e| StoreError::database("migrating the schema", e))?;
+        let recorded =
+            i32::try_from(version).map_err(|e| StoreError::database("migrating the schema", e))?;
         tx.execute(
             "INSERT INTO schema_migrations (version) VALUES ($1)",
             &[&recorded],

@@ -134,8 +134,11 @@ fn apply(writer: &mut Connection, migration: &Migration) -> Result<(), StoreErro
          DELETE FROM temp.migration_clock;",
     )
     .map_err(upgrading)?;
-    tx.execute("INSERT INTO temp.migration_clock VALUES (?1)", params![now_us])
-        .map_err(upgrading)?;
+    tx.execute(
+        "INSERT INTO temp.migration_clock VALUES (?1)",
+        params![now_us],
+    )
+    .map_err(upgrading)?;
     tx.execute_batch(migration.sql).map_err(upgrading)?;
     tx.execute(
         "INSERT OR REPLACE INTO kv (key, value) VALUES ('schema_version', ?1)",
