@@ -434,7 +434,7 @@ impl ChatStore for SqliteStore {
                 Ok(TenantSettings {
                     tenant: Tenant(tenant),
                     patch: from_json("global settings", &body)?,
-                    generation: 0,
+                    clock: 0,
                 })
             })
             .collect()

@@ -1,5 +1,5 @@
 //! The payload of a change notification: which replica committed, which
-//! chats reached which generations, which tenants' global settings changed.
+//! chats reached which claim clocks, which tenants' global settings changed.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +14,7 @@ pub(super) const MAX_PAYLOAD: usize = 7000;
 #[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub(super) struct Hint {
     pub replica: String,
-    /// (tenant, chat id, generation) of each chat the batch claimed.
+    /// (tenant, chat id, claim clock) of each chat the batch claimed.
     #[serde(default)]
     pub chats: Vec<(String, String, u64)>,
     /// Tenants whose global settings the batch changed.
@@ -77,13 +77,13 @@ impl Hint {
             changes.push(Change::Chats(
                 self.chats
                     .into_iter()
-                    .map(|(tenant, id, generation)| {
+                    .map(|(tenant, id, clock)| {
                         (
                             ChatKey {
                                 tenant: Tenant(tenant),
                                 id,
                             },
-                            generation,
+                            clock,
                         )
                     })
                     .collect(),
