@@ -534,8 +534,4 @@ impl ChatStore for SqliteStore {
 }
 
 #[cfg(test)]
-mod jobs_tests;
-#[cfg(test)]
-mod lifecycle_tests;
-#[cfg(test)]
 mod tests;
