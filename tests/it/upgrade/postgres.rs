@@ -423,3 +423,33 @@ async fn recapd_refuses_a_schema_a_newer_recapd_migrated() {
         .get(0);
     assert_eq!(tables, 1, "only schema_migrations");
 }
+
+#[tokio::test]
+async fn replicas_migrating_one_schema_at_once_apply_each_migration_once() {
+    if !on_postgres() {
+        eprintln!("skipped: needs RECAPD_TEST_STORE=postgres");
+        return;
+    }
+    let schema = TestSchema::create().await;
+    // Four replicas start together on an empty schema: the advisory lock
+    // lets one migrate; the others then find nothing left to apply.
+    let stores = futures_util::future::join_all((0..4).map(|_| schema.store())).await;
+    let versions: Vec<i32> = schema
+        .client
+        .query(
+            "SELECT version FROM schema_migrations ORDER BY version",
+            &[],
+        )
+        .await
+        .expect("reads schema_migrations")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    // A later start finds the schema complete and changes nothing.
+    let again = schema.store().await;
+    assert_eq!(schema.latest_migration().await, 5);
+    for store in stores.iter().chain([&again]) {
+        store.close().await;
+    }
+}
