@@ -62,12 +62,15 @@ pub(super) fn open_writer(path: &Path, fsync_every_commit: bool) -> Result<Conne
     // `stored_version` refused a version past the last migration.
     for migration in MIGRATIONS.after(version).unwrap_or_default() {
         apply(&mut writer, migration)?;
-        tracing::info!(
-            path = %path.display(),
-            "upgraded the database to schema version {} ({})",
-            migration.version,
-            migration.name
-        );
+        // A new database runs every migration: only upgrades are news.
+        if version > 0 {
+            tracing::info!(
+                path = %path.display(),
+                "upgraded the database to schema version {} ({})",
+                migration.version,
+                migration.name
+            );
+        }
     }
     if lifecycle::checkpoint(&writer).map_err(&opening)? == Checkpointed::Busy {
         tracing::warn!(
