@@ -235,7 +235,7 @@ impl Engine {
                 0,
                 Write::Claim {
                     key: ClaimKey::Chat(slot.key.clone()),
-                    generation: resident.generation,
+                    clock: resident.generation,
                 },
             );
         }

@@ -172,7 +172,7 @@ impl Engine {
                 0,
                 Write::Claim {
                     key: ClaimKey::Chat(slot.key.clone()),
-                    generation: resident.generation,
+                    clock: resident.generation,
                 },
             );
         }
@@ -190,7 +190,7 @@ impl Engine {
         *guard = Some(Resident::from_store(
             &slot.key,
             LoadedChat {
-                generation,
+                clock: generation,
                 tombstone: Some(tombstone),
                 ..LoadedChat::default()
             },

@@ -284,7 +284,7 @@ impl Engine {
                 global: RwLock::new(
                     global
                         .into_iter()
-                        .map(|g| (g.tenant, (g.generation, GlobalSettings::new(g.patch))))
+                        .map(|g| (g.tenant, (g.clock, GlobalSettings::new(g.patch))))
                         .collect(),
                 ),
                 global_changes: tokio::sync::Mutex::new(()),
@@ -440,7 +440,7 @@ impl Engine {
         metrics::counter!(telemetry::CHAT_LOADS).increment(1);
         metrics::histogram!(telemetry::CHAT_LOAD_DURATION).record(started.elapsed().as_secs_f64());
         let tenant = &slot.key.tenant;
-        if loaded.settings_generation > self.global_generation(tenant) {
+        if loaded.settings_clock > self.global_generation(tenant) {
             // The chat was read after a global change this replica has not
             // heard of yet: refreshes must not use the old settings.
             self.reload_global_settings().await?;

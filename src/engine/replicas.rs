@@ -144,7 +144,7 @@ impl Engine {
     /// change made since) are kept.
     pub(super) async fn reload_global_settings(&self) -> Result<(), EngineError> {
         for global in self.inner.store.global_settings().await? {
-            self.set_global(&global.tenant, global.patch, global.generation);
+            self.set_global(&global.tenant, global.patch, global.clock);
         }
         Ok(())
     }
@@ -184,7 +184,7 @@ impl Engine {
             }
         }
         let ids: Vec<ChatKey> = held.iter().map(|(id, _)| id.clone()).collect();
-        let stored = replicas.generations(&ids).await?;
+        let stored = replicas.clocks(&ids).await?;
         let owed = replicas
             .chats_owing_refresh_quiet_for(super::TAKEOVER_GRACE_MS)
             .await?;

@@ -131,7 +131,7 @@ impl Engine {
             generation = self.global_generation(tenant);
             writes.push(Write::Claim {
                 key: ClaimKey::GlobalSettings(tenant.clone()),
-                generation,
+                clock: generation,
             });
         }
         let mut global = (*self.global(tenant)).clone();

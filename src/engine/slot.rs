@@ -200,9 +200,9 @@ impl Resident {
         let LoadedChat {
             chat: stored,
             settings,
-            generation,
+            clock: generation,
             changed_ms,
-            settings_generation: _,
+            settings_clock: _,
             jobs,
             tombstone,
             updated_us,

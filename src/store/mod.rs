@@ -29,6 +29,7 @@ use crate::domain::settings::SettingsPatch;
 use crate::domain::st_chat::verbatim::StFile;
 
 pub mod group_commit;
+mod migrations;
 pub mod postgres;
 pub mod sqlite;
 
@@ -182,18 +183,18 @@ pub struct ChatSettings {
 /// One row change. A group of them is all-or-nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
-    /// The group was computed from what `key` names as it was at
-    /// `generation`: the commit fails with [`StoreError::Conflict`] if
+    /// The group was computed from what `key` names as it was at claim
+    /// clock `clock`: the commit fails with [`StoreError::Conflict`] if
     /// another writer moved it since, and otherwise moves it to
-    /// `generation + 1`. The database thus decides the order of a chat's
+    /// `clock + 1`. The database thus decides the order of a chat's
     /// changes, so two replicas never hand out the same revision or reorder
     /// a chat's events. The engine claims only with a [`ReplicaStore`]; a
     /// store only this process writes has nothing to check.
     Claim {
         /// The chat, or the tenant's global settings.
         key: ClaimKey,
-        /// The generation the group was computed from.
-        generation: u64,
+        /// The claim clock the group was computed from.
+        clock: u64,
     },
     /// Creates or replaces a chat's row (this also makes the chat known).
     Chat {
@@ -276,7 +277,7 @@ pub enum Write {
     /// Erases a chat (DeleteChat, retention): its row, messages, running-
     /// recap versions, own settings, jobs (every state) and activity, and
     /// keeps `tombstone` in their place, all in the group's transaction. A
-    /// shared store keeps the chat's claim clock: its generation goes on,
+    /// shared store keeps the chat's claim clock: it goes on,
     /// so a replica that read the chat before the deletion conflicts.
     DeleteChat {
         /// The chat.
@@ -364,7 +365,7 @@ pub struct StoredChat {
 }
 
 /// A chat as one consistent read: its rows, its own settings, and the
-/// generation they were read at.
+/// claim clock they were read at.
 #[derive(Debug, Clone, Default)]
 pub struct LoadedChat {
     /// Its rows; `None` when no event has named it.
@@ -372,13 +373,13 @@ pub struct LoadedChat {
     /// Its own settings; `None` when it has none.
     pub settings: Option<ChatSettings>,
     /// How many claimed commits changed it (0 for single-writer stores).
-    pub generation: u64,
+    pub clock: u64,
     /// When the latest claimed commit changed it, in ms since the epoch
     /// (`None` for single-writer stores).
     pub changed_ms: Option<i64>,
-    /// The generation of its tenant's global settings in the same read
+    /// The claim clock of its tenant's global settings in the same read
     /// (0 for single-writer stores): settings older than it are stale.
-    pub settings_generation: u64,
+    pub settings_clock: u64,
     /// Its non-terminal jobs (PENDING, RUNNING), oldest first (by creation
     /// time, then id), read with its rows.
     pub jobs: Vec<Job>,
@@ -419,16 +420,15 @@ pub struct TenantSettings {
     pub tenant: Tenant,
     /// Its settings (a patch over the defaults).
     pub patch: SettingsPatch,
-    /// The generation of their claim, read with them (0 for single-writer
-    /// stores).
-    pub generation: u64,
+    /// Their claim clock, read with them (0 for single-writer stores).
+    pub clock: u64,
 }
 
 /// What other replicas committed, as told by a shared store. A hint only:
 /// the engine re-reads what it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// These chats reached these generations.
+    /// These chats' claim clocks reached these values.
     Chats(Vec<(ChatKey, u64)>),
     /// These tenants' global settings changed.
     GlobalSettings(Vec<Tenant>),
@@ -514,14 +514,14 @@ pub trait ReplicaStore: Send + Sync + 'static {
     /// The feed of other replicas' commits; `Some` the first time only.
     fn changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Change>>;
     /// The chats changed since `since_ms` on the store's clock (none when
-    /// `None`), with their generations, and the store's clock now, to pass
+    /// `None`), with their claim clocks, and the store's clock now, to pass
     /// as the next `since_ms`.
     async fn changed_since(
         &self,
         since_ms: Option<i64>,
     ) -> Result<(Vec<(ChatKey, u64)>, i64), StoreError>;
-    /// The current generations of `chats` (absent: never claimed).
-    async fn generations(&self, chats: &[ChatKey]) -> Result<Vec<(ChatKey, u64)>, StoreError>;
+    /// The current claim clocks of `chats` (absent: never claimed).
+    async fn clocks(&self, chats: &[ChatKey]) -> Result<Vec<(ChatKey, u64)>, StoreError>;
     /// The chats that owe a debounced refresh and have not changed for
     /// `quiet_ms`.
     async fn chats_owing_refresh_quiet_for(

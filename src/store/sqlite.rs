@@ -29,7 +29,6 @@ mod chat_rows;
 mod jobs;
 mod lifecycle;
 mod schema;
-mod upgrade;
 
 use chat_rows::{ChatRows, Fetched};
 use schema::open_writer;
@@ -435,7 +434,7 @@ impl ChatStore for SqliteStore {
                 Ok(TenantSettings {
                     tenant: Tenant(tenant),
                     patch: from_json("global settings", &body)?,
-                    generation: 0,
+                    clock: 0,
                 })
             })
             .collect()
@@ -534,9 +533,5 @@ impl ChatStore for SqliteStore {
     }
 }
 
-#[cfg(test)]
-mod jobs_tests;
-#[cfg(test)]
-mod lifecycle_tests;
 #[cfg(test)]
 mod tests;

@@ -61,7 +61,7 @@ impl PgCommitter {
             .iter()
             .flatten()
             .filter_map(|w| match w {
-                Write::Claim { key, generation } => Some((key, *generation)),
+                Write::Claim { key, clock } => Some((key, *clock)),
                 _ => None,
             })
             .collect();
@@ -80,8 +80,8 @@ impl PgCommitter {
             .await?;
             statements.push((prepared, params));
         }
-        for (key, generation) in &claims {
-            let (sql, params) = claim(key, as_i64(*generation));
+        for (key, clock) in &claims {
+            let (sql, params) = claim(key, as_i64(*clock));
             let prepared = bounded(async {
                 tx.prepare_cached(sql)
                     .await

@@ -1,5 +1,5 @@
 //! The payload of a change notification: which replica committed, which
-//! chats reached which generations, which tenants' global settings changed.
+//! chats reached which claim clocks, which tenants' global settings changed.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +14,7 @@ pub(super) const MAX_PAYLOAD: usize = 7000;
 #[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub(super) struct Hint {
     pub replica: String,
-    /// (tenant, chat id, generation) of each chat the batch claimed.
+    /// (tenant, chat id, claim clock) of each chat the batch claimed.
     #[serde(default)]
     pub chats: Vec<(String, String, u64)>,
     /// Tenants whose global settings the batch changed.
@@ -77,13 +77,13 @@ impl Hint {
             changes.push(Change::Chats(
                 self.chats
                     .into_iter()
-                    .map(|(tenant, id, generation)| {
+                    .map(|(tenant, id, clock)| {
                         (
                             ChatKey {
                                 tenant: Tenant(tenant),
                                 id,
                             },
-                            generation,
+                            clock,
                         )
                     })
                     .collect(),
@@ -94,48 +94,4 @@ impl Hint {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_hint_that_names_many_chats_is_spread_over_several_notifications() {
-        let small = Hint {
-            replica: "r".into(),
-            chats: vec![("t".into(), "c".into(), 2)],
-            tenants: vec!["t".into()],
-            all: false,
-        };
-        let payloads = small.encode().unwrap();
-        assert_eq!(payloads.len(), 1);
-        let decoded: Hint = serde_json::from_str(&payloads[0]).unwrap();
-        assert_eq!(
-            decoded.into_changes(),
-            [
-                Change::GlobalSettings(vec![Tenant("t".into())]),
-                Change::Chats(vec![(Tenant("t".into()).chat("c"), 2)])
-            ]
-        );
-        let chats: Vec<(String, String, u64)> = (0..2000)
-            .map(|i| ("tenant".to_owned(), format!("chat-{i}"), i))
-            .collect();
-        let big = Hint {
-            replica: "r".into(),
-            chats: chats.clone(),
-            tenants: vec!["t".into()],
-            all: false,
-        };
-        let payloads = big.encode().unwrap();
-        assert!(payloads.len() > 1);
-        let mut named = Vec::new();
-        let mut tenants = Vec::new();
-        for payload in &payloads {
-            assert!(payload.len() <= MAX_PAYLOAD, "{}", payload.len());
-            let hint: Hint = serde_json::from_str(payload).unwrap();
-            assert!(!hint.all);
-            named.extend(hint.chats);
-            tenants.extend(hint.tenants);
-        }
-        assert_eq!(named, chats);
-        assert_eq!(tenants, ["t"]);
-    }
-}
+mod tests;

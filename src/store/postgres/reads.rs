@@ -1,5 +1,5 @@
 //! The read that must see one moment of the database: a chat with its
-//! generation, its tenant's settings generation, its open jobs, its
+//! claim clock, its tenant's settings clock, its open jobs, its
 //! tombstone and its last change.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +16,7 @@ use crate::store::{
 
 impl PgStore {
     /// A chat's rows, open jobs, tombstone and activity in one read-only
-    /// REPEATABLE READ transaction, so the generation read is the one they
+    /// REPEATABLE READ transaction, so the claim clock read is the one they
     /// belong to (a deleted chat reads as its clock and tombstone, no
     /// rows). Each message row received counts in `progress` (the
     /// caller's bound restarts on it).
@@ -43,7 +43,7 @@ impl PgStore {
             )
             .await
             .map_err(&reading)?;
-        let settings_generation = tx
+        let settings_clock = tx
             .query_opt(
                 "SELECT generation FROM settings_clock WHERE tenant = $1",
                 &[&tenant],
@@ -140,11 +140,11 @@ impl PgStore {
         Ok(LoadedChat {
             chat,
             settings,
-            generation: clock.as_ref().map_or(0, |r| as_u64(r.get(0))),
+            clock: clock.as_ref().map_or(0, |r| as_u64(r.get(0))),
             // Aged on the database's clock, dated on ours: replicas whose
             // clocks differ still agree on how long ago it was.
             changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
-            settings_generation,
+            settings_clock,
             jobs,
             tombstone,
             updated_us,

@@ -97,6 +97,11 @@ pub struct TlsParams {
 /// query without `sslmode`, `sslrootcert`, `sslcert` and `sslkey`) and
 /// those parameters, percent-decoded. Errors never repeat the URL (it may
 /// hold a password).
+///
+/// The query is what follows the first `?`, as libpq and tokio-postgres
+/// read it; `url::Url` is not the parser here because it refuses URLs
+/// both accept (several hosts: `postgres://h1:5432,h2:5433/db`), and its
+/// query decoding reads `+` as a space where libpq keeps `+`.
 pub fn split_url(url: &str) -> Result<(String, TlsParams), String> {
     let Some((base, query)) = url.split_once('?') else {
         return Ok((url.to_owned(), TlsParams::default()));
@@ -122,23 +127,23 @@ pub fn split_url(url: &str) -> Result<(String, TlsParams), String> {
     Ok((rest, params))
 }
 
-/// `%XX` escapes and `+` left as is (a URL query, as libpq reads it);
-/// `None` for a malformed escape or bytes that are not UTF-8.
+/// `%XX` escapes decoded (`percent-encoding`), `+` left as is (a URL
+/// query, as libpq reads it); `None` for a malformed escape, which
+/// `percent-encoding` would keep as text, or bytes that are not UTF-8.
 fn percent_decode(value: &str) -> Option<String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let well_formed = value.split('%').skip(1).all(|after| {
+        after
+            .as_bytes()
+            .get(..2)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(value)
+        .decode_utf8()
+        .ok()
+        .map(|decoded| decoded.into_owned())
 }
 
 /// Where the trusted roots come from.
@@ -322,157 +327,4 @@ fn chain_only(webpki: Arc<WebPkiServerVerifier>, provider: Arc<CryptoProvider>) 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn build(url: &str) -> Result<(tokio_postgres::Config, PgTls), String> {
-        let (rest, params) = split_url(url)?;
-        let mut config: tokio_postgres::Config = rest.parse().map_err(|e| format!("{e}"))?;
-        let tls = PgTls::build(&params, &mut config)?;
-        Ok((config, tls))
-    }
-
-    #[test]
-    fn the_tls_parameters_leave_the_url_and_the_rest_stays() {
-        let (rest, params) = split_url(
-            "postgres://u:pw@db:5433/app?application_name=x&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&connect_timeout=4",
-        )
-        .unwrap();
-        assert_eq!(
-            rest,
-            "postgres://u:pw@db:5433/app?application_name=x&connect_timeout=4"
-        );
-        assert_eq!(params.mode, Some(SslMode::VerifyFull));
-        assert_eq!(params.root_cert.as_deref(), Some("/etc/ca.pem"));
-        let (rest, params) = split_url("postgres://db/app?sslmode=require").unwrap();
-        assert_eq!(rest, "postgres://db/app");
-        assert_eq!(params.mode, Some(SslMode::Require));
-        assert_eq!(
-            split_url("postgres://db/app").unwrap(),
-            ("postgres://db/app".to_owned(), TlsParams::default())
-        );
-    }
-
-    #[test]
-    fn each_sslmode_sets_the_negotiation_and_a_bad_one_is_named() {
-        use tokio_postgres::config::SslMode as Negotiation;
-        for (query, mode, negotiation) in [
-            ("", SslMode::Prefer, Negotiation::Prefer),
-            ("?sslmode=disable", SslMode::Disable, Negotiation::Disable),
-            ("?sslmode=prefer", SslMode::Prefer, Negotiation::Prefer),
-            ("?sslmode=require", SslMode::Require, Negotiation::Require),
-            (
-                "?sslmode=verify-full",
-                SslMode::VerifyFull,
-                Negotiation::Require,
-            ),
-        ] {
-            let (config, tls) = build(&format!("postgres://u:s3cret@db/app{query}")).unwrap();
-            assert_eq!((tls.mode(), config.get_ssl_mode()), (mode, negotiation));
-        }
-        for (query, says) in [
-            ("?sslmode=always", "sslmode"),
-            ("?sslmode=allow", "allow"),
-            ("?sslmode=require&sslrootcert=system", "verify-full"),
-            ("?sslmode=verify-ca", "sslrootcert=FILE"),
-            (
-                "?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem",
-                "sslrootcert /nonexistent",
-            ),
-            ("?sslcert=/nonexistent/c.pem", "together"),
-            ("?sslmode=verify-ca&sslrootcert=%zz", "bad %-escape"),
-        ] {
-            let error = build(&format!("postgres://u:s3cret@db/app{query}")).unwrap_err();
-            assert!(error.contains(says), "{query}: {error}");
-            assert!(!error.contains("s3cret"), "{error}");
-        }
-    }
-
-    #[test]
-    fn a_root_file_is_read_and_require_with_it_verifies_the_chain() {
-        let dir = tempfile::tempdir().unwrap();
-        let ca = rcgen::generate_simple_self_signed(vec!["db".to_owned()]).unwrap();
-        let path = dir.path().join("ca.pem");
-        std::fs::write(&path, ca.cert.pem()).unwrap();
-        let empty = dir.path().join("empty.pem");
-        std::fs::write(&empty, "").unwrap();
-        let (_, tls) = build(&format!(
-            "postgres://db/app?sslmode=require&sslrootcert={}",
-            path.display()
-        ))
-        .unwrap();
-        assert_eq!(tls.mode(), SslMode::VerifyCa);
-        let error = build(&format!(
-            "postgres://db/app?sslmode=verify-full&sslrootcert={}",
-            empty.display()
-        ))
-        .unwrap_err();
-        assert!(error.contains("no PEM certificate"), "{error}");
-    }
-
-    #[test]
-    fn verify_ca_checks_the_chain_whatever_the_name() {
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca = rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap())
-            .unwrap();
-        let mut roots = RootCertStore::empty();
-        roots.add(ca.der().clone()).unwrap();
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-            .build()
-            .unwrap();
-        let verifier = chain_only(webpki, provider);
-        let name = rustls::pki_types::ServerName::try_from("db").unwrap();
-        let now = rustls::pki_types::UnixTime::now();
-        // Signed by the CA for another name: the chain holds, the name is
-        // not checked.
-        let key = rcgen::KeyPair::generate().unwrap();
-        let signed = rcgen::CertificateParams::new(vec!["elsewhere".to_owned()])
-            .unwrap()
-            .signed_by(&key, &ca)
-            .unwrap();
-        assert!(
-            verifier
-                .verify_server_cert(signed.der(), &[], &name, &[], now)
-                .is_ok()
-        );
-        // Self-signed for another name: refused for its chain (unknown
-        // issuer, or a bad signature when its issuer's name is the CA's),
-        // whatever order the name and the chain are checked in.
-        let stranger = rcgen::generate_simple_self_signed(vec!["elsewhere".to_owned()]).unwrap();
-        let refused = verifier.verify_server_cert(stranger.cert.der(), &[], &name, &[], now);
-        assert!(
-            matches!(refused, Err(rustls::Error::InvalidCertificate(_))),
-            "{refused:?}"
-        );
-    }
-
-    #[test]
-    fn a_client_certificate_needs_its_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["recapd".to_owned()]).unwrap();
-        let cert = dir.path().join("client.pem");
-        let key = dir.path().join("client.key");
-        std::fs::write(&cert, made.cert.pem()).unwrap();
-        std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
-        let url = |query: String| format!("postgres://db/app?sslmode=require&{query}");
-        let (_, tls) = build(&url(format!(
-            "sslcert={}&sslkey={}",
-            cert.display(),
-            key.display()
-        )))
-        .unwrap();
-        assert_eq!(tls.client_cert.as_deref(), Some(cert.as_path()));
-        // The certificate's file where the key should be: no key in it.
-        let error = build(&url(format!(
-            "sslcert={}&sslkey={}",
-            cert.display(),
-            cert.display()
-        )))
-        .unwrap_err();
-        assert!(error.starts_with("sslkey "), "{error}");
-        let error = build(&url(format!("sslkey={}", key.display()))).unwrap_err();
-        assert!(error.contains("together"), "{error}");
-    }
-}
+mod tests;

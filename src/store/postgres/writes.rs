@@ -11,7 +11,7 @@ use crate::store::{StoreError, Write, to_json};
 /// together.
 pub(super) type Param = Box<dyn ToSql + Sync + Send>;
 
-/// Claims a chat's generation: moves it on by one if it is the one given
+/// Claims a chat's clock (the `generation` column): moves it on by one if it is the one given
 /// (inserting the chat at 1 when it has none), and returns the new one; no
 /// row when another writer moved it first.
 const CLAIM_CHAT: &str = "INSERT INTO chat_clock AS c (tenant, chat_id, generation, changed_at)
@@ -53,17 +53,16 @@ fn chat_params(chat: &ChatKey) -> Vec<Param> {
 }
 
 /// The SQL and parameters of a claim.
-pub(super) fn claim(key: &ClaimKey, generation: i64) -> (&'static str, Vec<Param>) {
+pub(super) fn claim(key: &ClaimKey, clock: i64) -> (&'static str, Vec<Param>) {
     match key {
         ClaimKey::Chat(chat) => {
             let mut params = chat_params(chat);
-            params.push(Box::new(generation));
+            params.push(Box::new(clock));
             (CLAIM_CHAT, params)
         }
-        ClaimKey::GlobalSettings(tenant) => (
-            CLAIM_SETTINGS,
-            vec![text(tenant.name()), Box::new(generation)],
-        ),
+        ClaimKey::GlobalSettings(tenant) => {
+            (CLAIM_SETTINGS, vec![text(tenant.name()), Box::new(clock)])
+        }
     }
 }
 

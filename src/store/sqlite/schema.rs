@@ -1,92 +1,35 @@
-//! The database file's schema: creating it, and upgrading the versions
-//! older recapds wrote.
+//! The database file's schema: the numbered migrations in `migrations/`,
+//! applied by the shared runner (`store::migrations`) from the version the
+//! database records in `kv` under `schema_version`, each in one
+//! transaction that also records the version it reaches: a crash between
+//! two leaves a database the next start-up goes on upgrading.
+//!
+//! Version 1 (the first recapd's: tenant and chat joined in one key),
+//! version 2 (before the job queue) and version 3 (before chat activity and
+//! tombstones) are upgraded in place at start-up; a new database runs them
+//! all.
 
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::db_err;
 use super::lifecycle::{self, Checkpointed};
-use super::{db_err, upgrade};
 use crate::store::StoreError;
+use crate::store::migrations::{Migration, Migrations, migration};
 
-/// The schema this recapd writes. Version 1 (before tenants had a column of
-/// their own), version 2 (before the job queue) and version 3 (before chat
-/// activity and tombstones) are upgraded in place at start-up, one version
-/// after the other.
+/// The embedded store's migrations, in order.
+pub(super) const MIGRATIONS: Migrations = Migrations(&[
+    migration!(1, "first_schema"),
+    migration!(2, "tenant_columns"),
+    migration!(3, "job_queue"),
+    migration!(4, "chat_lifecycle"),
+]);
+
+/// The schema this recapd writes (the last migration's version).
+#[cfg(test)]
 pub(super) const SCHEMA_VERSION: i64 = 4;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS global_settings (tenant TEXT PRIMARY KEY, body TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chats (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    needs_refresh INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id)
-);
-CREATE TABLE IF NOT EXISTS messages (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    message_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id, message_id)
-);
-CREATE INDEX IF NOT EXISTS messages_by_seq ON messages (tenant, chat_id, seq);
-CREATE TABLE IF NOT EXISTS recaps (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id, version)
-);
-CREATE TABLE IF NOT EXISTS chat_settings (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, chat_id)
-);
-CREATE TABLE IF NOT EXISTS jobs (
-    job_id TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    state INTEGER NOT NULL,
-    kind INTEGER NOT NULL,
-    created_us INTEGER NOT NULL,
-    updated_us INTEGER NOT NULL,
-    not_before_us INTEGER NOT NULL,
-    lease_until_us INTEGER,
-    fence INTEGER NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_by_tenant ON jobs (tenant, created_us DESC, job_id DESC);
-CREATE INDEX IF NOT EXISTS jobs_by_chat ON jobs (tenant, chat_id, created_us DESC, job_id DESC);
--- States 1 and 2 are PENDING and RUNNING (JobState::code).
-CREATE INDEX IF NOT EXISTS jobs_open_by_chat ON jobs (tenant, chat_id, created_us, job_id)
-    WHERE state IN (1, 2);
-CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before_us);
-CREATE INDEX IF NOT EXISTS jobs_leases ON jobs (state, lease_until_us);
--- When each chat last changed and its message count (ListChats, retention).
-CREATE TABLE IF NOT EXISTS chat_activity (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    updated_us INTEGER NOT NULL,
-    message_count INTEGER NOT NULL,
-    PRIMARY KEY (tenant, chat_id)
-);
--- Oldest change first, in the order `quiet_chats` reads.
-CREATE INDEX IF NOT EXISTS chat_activity_by_time ON chat_activity (updated_us, tenant, chat_id);
--- What a deleted chat leaves: its last revisions, no content.
-CREATE TABLE IF NOT EXISTS chat_tombstones (
-    tenant TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    message_revision INTEGER NOT NULL,
-    deleted_us INTEGER NOT NULL,
-    PRIMARY KEY (tenant, chat_id)
-);
-";
 
 /// Opens the writing connection, creating or upgrading the schema, then
 /// checkpoints the WAL into the database file and empties it: the last run
@@ -115,37 +58,19 @@ pub(super) fn open_writer(path: &Path, fsync_every_commit: bool) -> Result<Conne
             "this SQLite build refuses PRAGMA secure_delete; deleted chats would stay readable",
         ));
     }
-    let mut version = stored_version(&writer, path)?;
-    if version == 0 {
-        let tx = writer.transaction().map_err(&opening)?;
-        tx.execute_batch(SCHEMA).map_err(&opening)?;
-        tx.execute(
-            "INSERT INTO kv (key, value) VALUES ('schema_version', ?1)",
-            params![SCHEMA_VERSION.to_string()],
-        )
-        .map_err(&opening)?;
-        tx.commit().map_err(&opening)?;
-        version = SCHEMA_VERSION;
-    }
-    // Each upgrade is one transaction that records its version: a crash
-    // between two of them leaves a database the next start-up goes on
-    // upgrading.
-    while version < SCHEMA_VERSION {
-        let (next, what) = match version {
-            1 => (3, "tenants in their own column"),
-            2 => (3, "the job queue"),
-            _ => (4, "chat activity and tombstones"),
-        };
-        match version {
-            1 => upgrade::from_v1(&mut writer, SCHEMA, next)?,
-            2 => upgrade::from_v2(&mut writer, SCHEMA, next)?,
-            _ => upgrade::from_v3(&mut writer, SCHEMA, next)?,
+    let version = stored_version(&writer, path)?;
+    // `stored_version` refused a version past the last migration.
+    for migration in MIGRATIONS.after(version).unwrap_or_default() {
+        apply(&mut writer, migration)?;
+        // A new database runs every migration: only upgrades are news.
+        if version > 0 {
+            tracing::info!(
+                path = %path.display(),
+                "upgraded the database to schema version {} ({})",
+                migration.version,
+                migration.name
+            );
         }
-        tracing::info!(
-            path = %path.display(),
-            "upgraded the database from schema version {version} to {next} ({what})"
-        );
-        version = next;
     }
     if lifecycle::checkpoint(&writer).map_err(&opening)? == Checkpointed::Busy {
         tracing::warn!(
@@ -183,12 +108,50 @@ fn stored_version(writer: &Connection, path: &Path) -> Result<i64, StoreError> {
         return Ok(0);
     };
     match version.parse::<i64>() {
-        Ok(v) if (1..=SCHEMA_VERSION).contains(&v) => Ok(v),
+        Ok(v) if (1..=MIGRATIONS.latest()).contains(&v) => Ok(v),
         _ => Err(StoreError::corrupt(
             path.display().to_string(),
             format!(
-                "schema version {version}; this recapd knows up to {SCHEMA_VERSION} (a newer recapd wrote it)"
+                "schema version {version}; this recapd knows up to {} (a newer recapd wrote it)",
+                MIGRATIONS.latest()
             ),
         )),
     }
 }
+
+/// Applies one migration and records its version in `kv`, in one
+/// transaction. A migration that must stamp rows with the time reads it,
+/// in microseconds, from `temp.migration_clock`.
+fn apply(writer: &mut Connection, migration: &Migration) -> Result<(), StoreError> {
+    let context = format!(
+        "migrating the database to schema version {} ({})",
+        migration.version, migration.name
+    );
+    let upgrading = |e| StoreError::database(context.clone(), e);
+    let now_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let tx = writer.transaction().map_err(upgrading)?;
+    tx.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS migration_clock (now_us INTEGER NOT NULL);
+         DELETE FROM temp.migration_clock;",
+    )
+    .map_err(upgrading)?;
+    tx.execute(
+        "INSERT INTO temp.migration_clock VALUES (?1)",
+        params![now_us],
+    )
+    .map_err(upgrading)?;
+    tx.execute_batch(migration.sql).map_err(upgrading)?;
+    tx.execute(
+        "INSERT OR REPLACE INTO kv (key, value) VALUES ('schema_version', ?1)",
+        params![migration.version.to_string()],
+    )
+    .map_err(upgrading)?;
+    tx.execute_batch("DROP TABLE temp.migration_clock;")
+        .map_err(upgrading)?;
+    tx.commit().map_err(upgrading)
+}
+
+#[cfg(test)]
+mod tests;

@@ -385,3 +385,7 @@ async fn a_big_chat_decoded_on_the_reading_thread_loads_like_a_small_one() {
     }
     store.close().await;
 }
+
+mod job_rows;
+mod jobs;
+mod lifecycle;

@@ -1,10 +1,8 @@
-//! The job rows the job-table tests write, shared by the contract tests
-//! of both stores (`tests/it/store_jobs.rs`) and the embedded store's own
-//! (`src/store/sqlite/jobs_tests.rs`, which includes this file by path):
-//! one copy of the helpers for both crates. The names it uses (`ChatKey`,
-//! `Job`, `Write`...) come from the including module through
-//! `use super::*`, as what is `crate::` in one crate is `recapd::` in the
-//! other.
+//! The job rows the job-table tests write, for the contract tests of both
+//! stores (`tests/it/store_jobs.rs`); the embedded store's own tests keep a
+//! copy (`src/store/sqlite/tests/job_rows.rs`), as nothing in `src/`
+//! includes a file from `tests/`. The names it uses (`ChatKey`, `Job`,
+//! `Write`...) come from `tests/it/store_jobs.rs` through `use super::*`.
 
 use super::*;
 

@@ -48,10 +48,10 @@ const CONTENT: [&str; 6] = [
     "chat_activity",
 ];
 
-fn claim(chat: &ChatKey, generation: u64) -> Write {
+fn claim(chat: &ChatKey, clock: u64) -> Write {
     Write::Claim {
         key: ClaimKey::Chat(chat.clone()),
-        generation,
+        clock,
     }
 }
 
@@ -89,14 +89,14 @@ fn own_settings(chat: &ChatKey, enabled: bool) -> Write {
     }
 }
 
-/// Every kind of row of `chat`, as one group claimed at `generation`.
-fn whole_chat(chat: &ChatKey, generation: u64) -> Vec<Write> {
+/// Every kind of row of `chat`, as one group claimed at claim clock `clock`.
+fn whole_chat(chat: &ChatKey, clock: u64) -> Vec<Write> {
     let mut owing = chat_row(chat, 3);
     if let Write::Chat { meta, .. } = &mut owing {
         meta.needs_refresh = true;
     }
     vec![
-        claim(chat, generation),
+        claim(chat, clock),
         owing,
         message(chat, 1, "m1"),
         message(chat, 2, "m2"),
@@ -156,7 +156,7 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
     a.commit(whole_chat(&c, 0)).await.unwrap();
     a.commit(whole_chat(&kept, 0)).await.unwrap();
     let before = b.load(&c).await.unwrap();
-    assert_eq!(before.generation, 1);
+    assert_eq!(before.clock, 1);
     assert_eq!(before.updated_us, Some(1_000));
     assert_eq!(before.tombstone, None);
     let (_, since) = b.changed_since(None).await.unwrap();
@@ -179,7 +179,7 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
     assert!(loaded.settings.is_none());
     assert!(loaded.jobs.is_empty());
     assert_eq!(loaded.updated_us, None);
-    assert_eq!(loaded.generation, 2, "the claim moved the kept clock");
+    assert_eq!(loaded.clock, 2, "the claim moved the kept clock");
     assert_eq!(
         loaded.tombstone,
         Some(Tombstone {
@@ -204,7 +204,7 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
     let (changed, _) = b.changed_since(Some(since)).await.unwrap();
     assert!(changed.contains(&(c.clone(), 2)), "{changed:?}");
     assert_eq!(
-        b.generations(std::slice::from_ref(&c)).await.unwrap(),
+        b.clocks(std::slice::from_ref(&c)).await.unwrap(),
         [(c.clone(), 2)]
     );
     // Gone from every list of live chats, owed refreshes included.

@@ -56,8 +56,8 @@ struct OldTenant {
     enabled: bool,
     /// The tenant's global depth.
     depth: i32,
-    /// The generation of the tenant's global-settings claim (PostgreSQL).
-    settings_generation: i64,
+    /// The claim clock of the tenant's global-settings claim (PostgreSQL).
+    settings_clock: i64,
 }
 
 const DEFAULT: OldTenant = OldTenant {
@@ -67,7 +67,7 @@ const DEFAULT: OldTenant = OldTenant {
     injection_text: "the default tenant's old injection",
     enabled: true,
     depth: 3,
-    settings_generation: 2,
+    settings_clock: 2,
 };
 
 const ACME: OldTenant = OldTenant {
@@ -77,13 +77,13 @@ const ACME: OldTenant = OldTenant {
     injection_text: "acme's old injection",
     enabled: false,
     depth: 7,
-    settings_generation: 5,
+    settings_clock: 5,
 };
 
 /// The revision of both chats in the old rows; the next refresh answers 5.
 const OLD_REVISION: u64 = 4;
-/// The generation of both chats' claims in `chat_clock` (PostgreSQL).
-const OLD_CHAT_GENERATION: i64 = 9;
+/// The claim clock of both chats' in `chat_clock` (PostgreSQL).
+const OLD_CHAT_CLOCK: i64 = 9;
 
 impl OldTenant {
     /// The one key the old layout stored the tenant's chat `chat` under.

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{ACME, CHAT, DEFAULT, OLD_CHAT_GENERATION, OLD_REVISION, check_both_tenants};
+use super::{ACME, CHAT, DEFAULT, OLD_CHAT_CLOCK, OLD_REVISION, check_both_tenants};
 use crate::common::*;
 use recapd::config::{Config, StoreUrl};
 use recapd::domain::ids::Tenant;
@@ -141,7 +141,7 @@ async fn write_postgres_v1(schema: &TestSchema) {
         .await;
         execute(
             "INSERT INTO chat_clock (chat_id, generation) VALUES ($1, $2)",
-            &[&rows.chat.0, &OLD_CHAT_GENERATION],
+            &[&rows.chat.0, &OLD_CHAT_CLOCK],
         )
         .await;
         for (chat, id, seq, body) in &rows.messages {
@@ -163,7 +163,7 @@ async fn write_postgres_v1(schema: &TestSchema) {
         execute("INSERT INTO kv VALUES ($1, $2)", &[key, value]).await;
         execute(
             "INSERT INTO chat_clock (chat_id, generation) VALUES ($1, $2)",
-            &[&tenant.settings_claim_key(), &tenant.settings_generation],
+            &[&tenant.settings_claim_key(), &tenant.settings_clock],
         )
         .await;
     }
@@ -208,7 +208,7 @@ async fn a_schema_of_migration_2_is_upgraded_for_every_tenant() {
         .get(0);
     assert_eq!(jobs, 0);
     // Each tenant's settings change claimed the clock carried over from the
-    // old layout, one generation on, and no old claim key is left behind.
+    // old layout, one on, and no old claim key is left behind.
     let clocks: Vec<(String, i64)> = schema
         .client
         .query(
@@ -223,8 +223,8 @@ async fn a_schema_of_migration_2_is_upgraded_for_every_tenant() {
     assert_eq!(
         clocks,
         [
-            (DEFAULT.name.to_owned(), DEFAULT.settings_generation + 1),
-            (ACME.name.to_owned(), ACME.settings_generation + 1),
+            (DEFAULT.name.to_owned(), DEFAULT.settings_clock + 1),
+            (ACME.name.to_owned(), ACME.settings_clock + 1),
         ]
     );
     let leftovers: i64 = schema
@@ -422,4 +422,34 @@ async fn recapd_refuses_a_schema_a_newer_recapd_migrated() {
         .expect("reads the catalogue")
         .get(0);
     assert_eq!(tables, 1, "only schema_migrations");
+}
+
+#[tokio::test]
+async fn replicas_migrating_one_schema_at_once_apply_each_migration_once() {
+    if !on_postgres() {
+        eprintln!("skipped: needs RECAPD_TEST_STORE=postgres");
+        return;
+    }
+    let schema = TestSchema::create().await;
+    // Four replicas start together on an empty schema: the advisory lock
+    // lets one migrate; the others then find nothing left to apply.
+    let stores = futures_util::future::join_all((0..4).map(|_| schema.store())).await;
+    let versions: Vec<i32> = schema
+        .client
+        .query(
+            "SELECT version FROM schema_migrations ORDER BY version",
+            &[],
+        )
+        .await
+        .expect("reads schema_migrations")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    // A later start finds the schema complete and changes nothing.
+    let again = schema.store().await;
+    assert_eq!(schema.latest_migration().await, 5);
+    for store in stores.iter().chain([&again]) {
+        store.close().await;
+    }
 }

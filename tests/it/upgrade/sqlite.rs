@@ -61,7 +61,7 @@ fn write_sqlite_v1(data_dir: &Path) {
 
 /// SQLite schema version 3 (tenants in their own column, the job queue; no
 /// chat activity nor tombstones), as recapd created it.
-const SQLITE_V3_SCHEMA: &str = include_str!("../../fixtures/sqlite-schema-v3.sql");
+const SQLITE_V3_SCHEMA: &str = include_str!("../../../src/store/sqlite/tests/sqlite-schema-v3.sql");
 
 /// A data directory's database in SQLite schema version 3, with both
 /// tenants' rows (the old rows, their keys split into tenant and chat).

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use super::schema::SCHEMA_VERSION;
-use super::*;
 use crate::domain::Limits;
 use crate::domain::jobs::{JobKind, JobState};
 use crate::domain::message::NewMessage;
+use crate::store::sqlite::schema::SCHEMA_VERSION;
+use crate::store::sqlite::*;
 use crate::store::{ChatMeta, Tombstone};
 
 fn key(tenant: &str, chat: &str) -> ChatKey {
@@ -374,7 +374,7 @@ mod erasure;
 
 /// Schema version 3 as recapd wrote it (before chat activity and
 /// tombstones).
-const V3_SCHEMA: &str = include_str!("../../../tests/fixtures/sqlite-schema-v3.sql");
+const V3_SCHEMA: &str = include_str!("sqlite-schema-v3.sql");
 
 /// Two chats of two tenants in a version-3 database.
 const V3_ROWS: &str = "

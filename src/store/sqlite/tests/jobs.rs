@@ -1,17 +1,13 @@
 //! The job queue's table in the embedded store: what only it does (fences
 //! checked in the order of a batch's groups, the upgrade of a version 2
 //! database, the state codes its SQL names). The contract both stores
-//! share is tested on both in `tests/it/store_jobs.rs`.
+//! share is tested on both in `tests/it/store_jobs.rs`; the job rows here
+//! (`job_rows`) are a copy of its.
 
-use super::schema::SCHEMA_VERSION;
-use super::*;
-use crate::domain::jobs::{JobKind, JobState, Lease};
-use crate::store::ChatMeta;
-
-// The job rows of the contract tests: one copy for both crates.
-#[path = "../../../tests/it/store_jobs/fixtures.rs"]
-mod fixtures;
-use fixtures::*;
+use super::job_rows::*;
+use crate::domain::jobs::JobState;
+use crate::store::sqlite::schema::SCHEMA_VERSION;
+use crate::store::sqlite::*;
 
 async fn open(dir: &tempfile::TempDir) -> SqliteStore {
     SqliteStore::open(dir.path(), true).await.unwrap()
