@@ -96,7 +96,7 @@ impl Engine {
     /// shared store, a refresh this replica only adopted (it loaded the
     /// chat owing it) is left to the replica that owes it.
     pub async fn flush_debounced(&self) {
-        for slot in self.resident_slots() {
+        for slot in self.inner.cache.slots() {
             if self.shared() {
                 let mut state = slot.state.lock().await;
                 let adopted = state

@@ -11,7 +11,7 @@
 //! ([`publish`]): one fsync for all of them.
 //! Slots are a cache of the store: past `--max-resident-memory` the least
 //! recently used ones that nothing pins leave memory, and the next call
-//! that needs the chat loads it again ([`residency`]).
+//! that needs the chat loads it again ([`cache`]).
 //!
 //! # Glossary
 //!
@@ -37,6 +37,8 @@
 //! its commit; the in-memory maps (`chats`, `global`) are held only for a
 //! lookup, never across an `.await`.
 
+mod cache;
+mod catch_up;
 mod commit;
 mod debounce;
 mod fanout;
@@ -51,7 +53,6 @@ mod publish;
 mod publish_tests;
 mod refreshes;
 mod replicas;
-mod residency;
 mod settings_ops;
 mod slot;
 #[cfg(test)]
@@ -155,7 +156,8 @@ struct Inner {
     chats_known: AtomicUsize,
     /// Open subscriptions, in all and per client connection.
     subscribers: fanout::Subscribers,
-    chats: RwLock<HashMap<ChatKey, Arc<ChatSlot>>>,
+    /// The chats held in memory, within the memory budget.
+    cache: cache::ChatCache,
     /// Each tenant's global settings and the generation of their claim
     /// (always 0 with a single-writer store).
     global: RwLock<HashMap<Tenant, (u64, GlobalSettings)>>,
@@ -168,8 +170,6 @@ struct Inner {
     jobs: jobs::JobsRuntime,
     /// The store's clock at the latest resync (shared store only).
     last_resync_ms: Mutex<Option<i64>>,
-    /// The memory budget of resident chats, and their estimated bytes.
-    residency: residency::Residency,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -280,7 +280,7 @@ impl Engine {
                 limits,
                 chats_known: AtomicUsize::new(chats_known),
                 subscribers: fanout::Subscribers::default(),
-                chats: RwLock::new(HashMap::new()),
+                cache: cache::ChatCache::new(budget),
                 global: RwLock::new(
                     global
                         .into_iter()
@@ -292,7 +292,6 @@ impl Engine {
                 job_changes,
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
-                residency: residency::Residency::new(budget),
             }),
         })
     }
@@ -323,10 +322,7 @@ impl Engine {
             }
         }
         metrics::gauge!(telemetry::JOBS_QUEUED).increment(0.0);
-        // Under the map's lock, as every other update of this gauge.
-        let chats = self.inner.chats.read();
-        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
-        metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.inner.residency.total() as f64);
+        self.inner.cache.publish_gauges();
         metrics::counter!(telemetry::CHAT_EVICTIONS).increment(0);
         metrics::counter!(telemetry::CHAT_LOADS).increment(0);
         for reason in ["api", "retention"] {
@@ -369,48 +365,21 @@ impl Engine {
         }
     }
 
-    /// The chat's slot, made (empty: the chat loads on its first lock) if
-    /// it is not in memory; stamped as just used.
+    /// The chat's slot (see [`cache::ChatCache::slot`]).
     fn slot(&self, chat: &ChatKey) -> Arc<ChatSlot> {
-        let residency = &self.inner.residency;
-        if let Some(slot) = self.inner.chats.read().get(chat) {
-            residency.touch(slot);
-            return slot.clone();
-        }
-        let mut chats = self.inner.chats.write();
-        let slot = chats
-            .entry(chat.clone())
-            .or_insert_with(|| {
-                let slot = Arc::new(ChatSlot::new(chat));
-                residency.admit(&slot);
-                slot
-            })
-            .clone();
-        residency.touch(&slot);
-        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
-        slot
+        self.inner.cache.slot(chat)
     }
 
-    /// Drops a slot from memory when nobody else holds it and nobody
-    /// watches it. Checked under the map's write lock: any other holder
-    /// took its clone under the map's lock, so the count is exact.
-    fn forget_slot(&self, slot: Arc<ChatSlot>) {
-        let mut chats = self.inner.chats.write();
-        // One reference in the map, one here.
-        if Arc::strong_count(&slot) == 2 && slot.latest.receiver_count() == 0 {
-            chats.remove(&slot.key);
-            self.inner.residency.release(&slot);
-            metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
-        }
-    }
-
-    fn resident_slots(&self) -> Vec<Arc<ChatSlot>> {
-        self.inner.chats.read().values().cloned().collect()
-    }
-
-    /// The chat's slot, if it is in memory.
-    fn resident_slot(&self, chat: &ChatKey) -> Option<Arc<ChatSlot>> {
-        self.inner.chats.read().get(chat).cloned()
+    /// Sets a slot's estimate from its state (the caller holds the chat's
+    /// lock), evicting when that passes the budget; chats dropped go to
+    /// the eviction log while an all-chats stream is open.
+    fn account(&self, slot: &ChatSlot, state: Option<&Resident>) {
+        let log = if self.inner.all_chats.receiver_count() > 0 {
+            cache::LogDrops::Yes
+        } else {
+            cache::LogDrops::No
+        };
+        self.inner.cache.account(slot, state, log);
     }
 
     /// Locks a chat's slot, loading the chat from the store first if needed.
@@ -557,13 +526,5 @@ impl Engine {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |known| {
                 Some(known.saturating_sub(1))
             });
-    }
-
-    /// Every resident chat's latest injection.
-    fn latest_of_every_chat(&self) -> Vec<Arc<Injection>> {
-        self.resident_slots()
-            .iter()
-            .flat_map(|slot| slot.latest.borrow().all())
-            .collect()
     }
 }

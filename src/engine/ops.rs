@@ -15,6 +15,7 @@ use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 
 use crate::store::Write;
 
+use super::catch_up::CatchUp;
 use super::fanout::Updates;
 use super::prompt::stored_injection;
 use super::slot::Resident;
@@ -321,7 +322,7 @@ impl Engine {
             && resident.debounce.is_none();
         drop(guard);
         if unused {
-            self.forget_slot(slot);
+            self.inner.cache.forget(slot);
         }
         result
     }
@@ -343,9 +344,10 @@ impl Engine {
         if chat_ids.is_empty() {
             // Read before subscribing: a chat dropped in between is read
             // back at a catch-up rather than missed.
-            let evictions_seen = self.inner.residency.evictions_logged();
+            let catch_up = CatchUp::new(self.inner.cache.clone(), self.inner.store.clone());
+            let evictions_seen = catch_up.evictions_logged();
             return Ok(Updates::all_chats(
-                self.clone(),
+                catch_up,
                 self.inner.all_chats.subscribe(),
                 permit,
                 tenant.clone(),

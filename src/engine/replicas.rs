@@ -59,7 +59,7 @@ impl Engine {
         // re-read too, so they count as watching every chat.
         let everything_watched = self.inner.all_chats.receiver_count() > 0
             || self.inner.job_changes.receiver_count() > 0;
-        let slot = match self.resident_slot(chat_id) {
+        let slot = match self.inner.cache.resident(chat_id) {
             Some(slot) => slot,
             None if everything_watched => self.slot(chat_id),
             None => return,
@@ -167,7 +167,7 @@ impl Engine {
             return Ok(());
         };
         let mut held: Vec<(ChatKey, u64)> = Vec::new();
-        for slot in self.resident_slots() {
+        for slot in self.inner.cache.slots() {
             // A chat being worked on is claimed by its commit anyway.
             let Ok(state) = slot.state.try_lock() else {
                 continue;

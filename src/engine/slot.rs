@@ -40,7 +40,7 @@ pub(super) struct ChatSlot {
     /// the store until the next load (which clears this).
     pub behind: AtomicBool,
     /// The estimated bytes the slot holds, counted in the engine's total
-    /// (see [`super::residency`]); set under the chat's lock.
+    /// (see [`super::cache`]); set under the chat's lock.
     pub bytes: AtomicUsize,
     /// The use tick of the slot's latest use (least recently used chats
     /// are dropped first).

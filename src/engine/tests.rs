@@ -321,7 +321,11 @@ async fn reads_of_unknown_chats_do_not_stay_in_memory() {
             .await
             .unwrap();
     }
-    assert_eq!(engine.resident_slots().len(), 1, "only the real chat stays");
+    assert_eq!(
+        engine.inner.cache.slots().len(),
+        1,
+        "only the real chat stays"
+    );
     assert_eq!(
         engine
             .injection(&key("real"), InjectionKey::Scene)
@@ -527,3 +531,5 @@ async fn an_import_the_store_refuses_leaves_nothing_and_a_stored_one_is_held_onc
     let snapshot = engine.chat_snapshot(&key("c")).await.unwrap();
     assert_eq!(Arc::strong_count(&snapshot.chat), 2);
 }
+
+mod residency;

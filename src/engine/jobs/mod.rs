@@ -16,7 +16,7 @@ mod queue;
 mod runner;
 mod triggers;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -65,8 +65,6 @@ pub(super) struct JobsRuntime {
     pub wake: Notify,
     /// This process's lease owner name (random per start).
     pub owner: String,
-    /// Chats whose next job this process is starting or running now.
-    pub busy: Mutex<HashSet<ChatKey>>,
     /// Chats that had nothing to start at their latest turn (disabled, or
     /// their jobs waiting), left out of the rotation until the time given.
     pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
@@ -84,7 +82,6 @@ impl JobsRuntime {
             permits: Arc::new(Semaphore::new(concurrency)),
             wake: Notify::new(),
             owner: format!("{:016x}", rand::random::<u64>()),
-            busy: Mutex::new(HashSet::new()),
             idle: Mutex::new(HashMap::new()),
         }
     }

@@ -66,7 +66,7 @@ impl Engine {
             };
             match (picked, permit) {
                 (Some(chat), Some(permit)) => {
-                    self.jobs().busy.lock().insert(chat.clone());
+                    self.inner.cache.job_started(&chat);
                     let engine = self.clone();
                     attempts.spawn(async move {
                         let started = match engine.run_next_job(&chat, permit).await {
@@ -82,7 +82,7 @@ impl Engine {
                             // runner never picks it again at once.
                             jobs.idle.lock().insert(chat.clone(), Instant::now() + IDLE_PAUSE);
                         }
-                        jobs.busy.lock().remove(&chat);
+                        engine.inner.cache.job_ended(&chat);
                         if started {
                             jobs.wake.notify_one();
                         }
@@ -116,7 +116,7 @@ impl Engine {
             idle.retain(|_, until| *until > now);
             idle.clone()
         };
-        let busy = self.jobs().busy.lock().clone();
+        let busy = self.inner.cache.running_jobs();
         let mut from = last_served.clone();
         let mut wrapped = from.is_none();
         let mut seen = 0;
