@@ -152,7 +152,7 @@ impl Engine {
         writes: Vec<Write>,
         next: Next,
     ) -> Result<u64, EngineError> {
-        let resident = guard.as_ref().ok_or_else(super::ops::missing_state)?;
+        let resident = guard.as_ref().ok_or_else(EngineError::missing_state)?;
         let mut pending = self.pending(slot, resident);
         let revision = self.stage(slot, resident, &mut pending, writes, next);
         self.commit_pending(slot, guard, pending).await?;
@@ -212,7 +212,7 @@ impl Engine {
             changed_at,
             outcomes,
         } = pending;
-        let resident = guard.as_mut().ok_or_else(super::ops::missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         // Most debounced events leave the row as it is: skip the write.
         if let (Some(_), Some(last)) = (&resident.chat, outcomes.last())
             && (last.meta != resident.meta || !resident.persisted)

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use super::ops::{missing_state, unknown_chat};
 use super::{Engine, EngineError, Next};
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
@@ -69,11 +68,11 @@ impl Engine {
     ) -> Result<(usize, usize), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let auto_hide = resident
             .effective(&self.global(&chat_id.tenant))
             .auto_hide_scene_count;
-        let chat = match held.lock().take().ok_or_else(missing_state)? {
+        let chat = match held.lock().take().ok_or_else(EngineError::missing_state)? {
             Held::Parsed(imported) => Arc::new(imported.into_chat(auto_hide)),
             Held::Built(chat) => chat,
         };
@@ -102,7 +101,10 @@ impl Engine {
     pub async fn chat_snapshot(&self, chat_id: &ChatKey) -> Result<ChatSnapshot, EngineError> {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
-            let chat = resident.chat.clone().ok_or_else(|| unknown_chat(chat_id))?;
+            let chat = resident
+                .chat
+                .clone()
+                .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
             Ok(ChatSnapshot {
                 chat,
                 auto_hide_scene_count: resident.effective(&global).auto_hide_scene_count,

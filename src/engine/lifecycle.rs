@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ops::{missing_state, unknown_chat};
 use super::slot::{ChatSlot, Resident};
 use super::{Engine, EngineError, Guard, now_us};
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
@@ -101,7 +100,7 @@ impl Engine {
     pub async fn delete_chat(&self, chat_id: &ChatKey) -> Result<u64, EngineError> {
         self.retrying(|| self.delete_chat_once(chat_id, Deletion::Api))
             .await?
-            .ok_or_else(|| unknown_chat(chat_id))
+            .ok_or_else(|| EngineError::unknown_chat(chat_id))
     }
 
     /// Deletes a chat for `--chat-retention` if it did not change since
@@ -123,11 +122,11 @@ impl Engine {
     ) -> Result<Option<u64>, EngineError> {
         let slot = self.slot(chat_id);
         let guard = self.lock(&slot).await?;
-        let resident = guard.as_ref().ok_or_else(missing_state)?;
+        let resident = guard.as_ref().ok_or_else(EngineError::missing_state)?;
         let has_rows = resident.chat.is_some();
         match why {
             Deletion::Api if !has_rows && *resident.settings() == ChatSettings::default() => {
-                return Err(unknown_chat(chat_id));
+                return Err(EngineError::unknown_chat(chat_id));
             }
             Deletion::Retention { changed_before_us }
                 if !has_rows || resident.updated_us.is_some_and(|u| u >= changed_before_us) =>
@@ -153,7 +152,7 @@ impl Engine {
         mut guard: Guard,
         why: Deletion,
     ) -> Result<u64, EngineError> {
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let meta = &resident.meta;
         let tombstone = Tombstone {
             revision: meta.revision + 1,

@@ -41,6 +41,7 @@ mod cache;
 mod catch_up;
 mod commit;
 mod debounce;
+mod errors;
 mod fanout;
 mod files;
 mod job_watch;
@@ -72,6 +73,7 @@ use crate::domain::settings::{Settings, SettingsPatch};
 use crate::domain::{DomainError, Limits};
 use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
+pub use errors::EngineError;
 pub use fanout::Updates;
 pub use files::ChatSnapshot;
 pub use job_watch::JobUpdates;
@@ -83,43 +85,6 @@ pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
 use slot::{ChatSlot, Resident};
-
-/// Why an engine operation failed. Nothing of a failed operation is applied.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The request broke a domain rule.
-    #[error(transparent)]
-    Domain(#[from] DomainError),
-    /// The store failed; the operation was not acknowledged.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The engine's own code panicked while serving the call; nothing of it
-    /// was acknowledged, and the engine goes on serving other calls.
-    #[error("internal error: {0}")]
-    Panicked(String),
-}
-
-impl EngineError {
-    /// The same error again, for another caller that failed with it (the
-    /// events of one commit group fail together). A store error's source
-    /// is kept as its message.
-    fn copy(&self) -> EngineError {
-        match self {
-            EngineError::Domain(error) => EngineError::Domain(error.clone()),
-            EngineError::Store(error) => EngineError::Store(error.copy()),
-            EngineError::Panicked(message) => EngineError::Panicked(message.clone()),
-        }
-    }
-
-    /// The error for a task of the engine's that did not finish.
-    fn from_join(error: tokio::task::JoinError) -> EngineError {
-        match error.try_into_panic() {
-            Ok(panic) => EngineError::Panicked(crate::store::panic_message(&*panic)),
-            // Cancelled: only at runtime shutdown.
-            Err(_) => StoreError::Closed.into(),
-        }
-    }
-}
 
 /// How many updates the all-chats channel holds for a slow subscriber
 /// before that subscriber resynchronises from the latest states.

@@ -29,16 +29,6 @@ pub struct RecapList {
     pub versions: Vec<RecapVersion>,
 }
 
-pub(super) fn unknown_chat(chat: &ChatKey) -> EngineError {
-    DomainError::NotFound(format!("chat {:?}", chat.id)).into()
-}
-
-/// A locked slot left empty after its load: cannot happen, since a failed
-/// load returns its error instead.
-pub(super) fn missing_state() -> EngineError {
-    EngineError::Panicked("chat state missing after load".into())
-}
-
 /// The rows `changes` touched, read from the chat as it now is.
 pub(super) fn writes_for(key: &ChatKey, chat: &Chat, changes: &Changes) -> Vec<Write> {
     let mut writes = Vec::new();
@@ -79,7 +69,10 @@ pub(super) fn known_chat_ref<'a>(
     resident: &'a Resident,
     key: &ChatKey,
 ) -> Result<&'a Chat, EngineError> {
-    resident.chat.as_deref().ok_or_else(|| unknown_chat(key))
+    resident
+        .chat
+        .as_deref()
+        .ok_or_else(|| EngineError::unknown_chat(key))
 }
 
 /// The chat, for changing: a shared chat is copied first.
@@ -91,7 +84,7 @@ pub(super) fn known_chat<'a>(
         .chat
         .as_mut()
         .map(Arc::make_mut)
-        .ok_or_else(|| unknown_chat(key))
+        .ok_or_else(|| EngineError::unknown_chat(key))
 }
 
 fn recap_list(chat: &Chat) -> RecapList {
@@ -158,7 +151,7 @@ impl Engine {
     ) -> Result<MessageData, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let chat = known_chat(resident, chat_id)?;
         let changes = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
@@ -230,7 +223,7 @@ impl Engine {
     ) -> Result<(RecapList, T), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let chat = known_chat(resident, chat_id)?;
         let (value, changes) = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
@@ -315,7 +308,7 @@ impl Engine {
     ) -> Result<T, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let result = read(resident);
         let unused = resident.chat.is_none()
             && *resident.settings() == crate::store::ChatSettings::default()

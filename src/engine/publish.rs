@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::FutureExt;
 use tokio::sync::oneshot;
 
-use super::ops::{missing_state, unknown_chat, writes_for};
+use super::ops::writes_for;
 use super::slot::{ChatSlot, Resident};
 use super::{ChatPlace, Engine, EngineError, Guard, Next};
 use crate::domain::chat::{Chat, ChatEvent};
@@ -130,7 +130,7 @@ impl Engine {
                 outcome = &mut answered => {
                     // Answered: taken by an earlier holder.
                     withdraw.armed = false;
-                    return outcome.unwrap_or_else(|_| Err(lost()));
+                    return outcome.unwrap_or_else(|_| Err(EngineError::lost_answer()));
                 }
                 locked = self.lock(&slot) => locked,
             };
@@ -139,7 +139,11 @@ impl Engine {
                 // The chat could not be loaded: the event fails with it,
                 // unless an earlier holder already took it.
                 Err(error) if withdraw.withdraw() => return Err(error),
-                Err(_) => return answered.await.unwrap_or_else(|_| Err(lost())),
+                Err(_) => {
+                    return answered
+                        .await
+                        .unwrap_or_else(|_| Err(EngineError::lost_answer()));
+                }
             };
             let batch = std::mem::take(&mut *slot.publishes.lock());
             if !batch.is_empty() {
@@ -166,7 +170,7 @@ impl Engine {
                 Err(oneshot::error::TryRecvError::Empty) => {}
                 Err(oneshot::error::TryRecvError::Closed) => {
                     withdraw.armed = false;
-                    return Err(lost());
+                    return Err(EngineError::lost_answer());
                 }
             }
         }
@@ -198,7 +202,7 @@ impl Engine {
     ) {
         let Some(resident) = guard.as_mut() else {
             for queued in batch {
-                let _ = queued.answer.send(Err(missing_state()));
+                let _ = queued.answer.send(Err(EngineError::missing_state()));
             }
             return;
         };
@@ -297,7 +301,7 @@ impl Engine {
         // A refused event leaves the chat as it was.
         let changes = match resident.chat.as_mut().map(Arc::make_mut) {
             Some(chat) => chat.apply(event).map_err(EngineError::from)?,
-            None if needs_known_message => return Err(unknown_chat(chat_id).into()),
+            None if needs_known_message => return Err(EngineError::unknown_chat(chat_id).into()),
             None => {
                 let mut chat = Chat::default();
                 let changes = chat.apply(event).map_err(EngineError::from)?;
@@ -329,10 +333,4 @@ impl Engine {
             place,
         })
     }
-}
-
-/// The answer of an event whose group ended without answering it: the
-/// task serving it panicked (see [`Engine::serve_publishes`]).
-fn lost() -> EngineError {
-    EngineError::Panicked("the chat's operation ended without an answer".into())
 }

@@ -2,7 +2,6 @@
 //! claimed with a shared store, then every chat refreshed) and a chat's own
 //! overrides and enabled state.
 
-use super::ops::missing_state;
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
@@ -74,7 +73,7 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let mut own = resident.settings().clone();
         for name in clear {
             own.overrides.clear(name)?;
@@ -242,7 +241,7 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let mut own = resident.settings().clone();
         own.enabled = Some(enabled);
         resident.set_settings(own.clone());

@@ -14,7 +14,7 @@ use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
 use crate::store::{StoreError, Write};
 
-use super::super::ops::{missing_state, writes_for};
+use super::super::ops::writes_for;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_ms, now_us};
 use super::attempt::{Claimed, Outcome};
@@ -38,7 +38,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let settings = resident.effective(&self.global(&chat_id.tenant));
         let Some(at) = resident
             .jobs
@@ -112,7 +112,10 @@ impl Engine {
             }
             Outcome::Answer(answer) => answer,
         };
-        let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
+        let chat = resident
+            .chat
+            .as_deref()
+            .ok_or_else(EngineError::missing_state)?;
         let job = resident.jobs[at].clone();
         if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
             let mut ended = vec![queue::end_alone(
@@ -256,7 +259,10 @@ impl Engine {
                     )?);
                 }
                 // Detection goes on after the break it found.
-                let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
+                let chat = resident
+                    .chat
+                    .as_deref()
+                    .ok_or_else(EngineError::missing_state)?;
                 if generation::detection_ready(chat, &settings) {
                     fresh.extend(self.follow_up(
                         resident,

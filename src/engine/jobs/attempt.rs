@@ -17,7 +17,6 @@ use crate::llm::{CompletionRequest, LlmError};
 use crate::store::{StoreError, Write};
 use crate::telemetry;
 
-use super::super::ops::missing_state;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_us};
 use super::queue;
@@ -102,7 +101,7 @@ impl Engine {
         };
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let settings = resident.effective(&self.global(&chat_id.tenant));
         let Some(chat) = resident.chat.as_deref() else {
             return Ok(Step::Idle);
@@ -306,7 +305,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let lease_us = i64::try_from(self.jobs().queue.lease.as_micros()).unwrap_or(i64::MAX);
         let Some(job) = resident
             .jobs

@@ -32,7 +32,7 @@ use crate::llm::LlmClient;
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
 
-use super::ops::{known_chat, known_chat_ref, missing_state};
+use super::ops::{known_chat, known_chat_ref};
 use super::{Engine, EngineError, Next, now_us};
 pub(super) use queue::{Queued, finish};
 
@@ -93,24 +93,16 @@ fn new_job_id(now_us: i64) -> String {
     format!("{:013x}{:016x}", now_us.max(0), rand::random::<u64>())
 }
 
-fn no_llm() -> EngineError {
-    DomainError::FailedPrecondition(
-        "recapd has no LLM to write recaps with (start it with --llm-url)".into(),
-    )
-    .into()
-}
-
-fn job_not_found(job_id: &str) -> EngineError {
-    DomainError::NotFound(format!("job {job_id:?}")).into()
-}
-
 impl Engine {
     fn jobs(&self) -> &JobsRuntime {
         &self.inner.jobs
     }
 
     fn require_llm(&self) -> Result<&Generation, EngineError> {
-        self.jobs().generation.as_ref().ok_or_else(no_llm)
+        self.jobs()
+            .generation
+            .as_ref()
+            .ok_or_else(EngineError::no_llm)
     }
 
     /// Logs, counts and tells WatchJobs readers one job change (committed).
@@ -151,7 +143,7 @@ impl Engine {
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
             known_chat_ref(resident, chat_id)?;
             let now = now_us();
             if let Some(existing) = resident
@@ -309,7 +301,7 @@ impl Engine {
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
             let chat = known_chat_ref(resident, chat_id)?;
             for id in message_ids {
                 chat.message_data(id)?;
@@ -379,12 +371,12 @@ impl Engine {
             .store
             .job(tenant, job_id)
             .await?
-            .ok_or_else(|| job_not_found(job_id))?;
+            .ok_or_else(|| EngineError::unknown_job(job_id))?;
         let chat_id = stored.chat.clone();
         self.retrying(|| async {
             let slot = self.slot(&chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
             let Some(at) = resident.jobs.iter().position(|j| j.id == job_id) else {
                 return Err(DomainError::FailedPrecondition(format!(
                     "job {job_id:?} has already finished"
@@ -418,7 +410,7 @@ impl Engine {
             .store
             .job(tenant, job_id)
             .await?
-            .ok_or_else(|| job_not_found(job_id))?;
+            .ok_or_else(|| EngineError::unknown_job(job_id))?;
         let chat_id = stored.chat.clone();
         self.retrying(|| async {
             // Read again inside each attempt: another replica may have moved it.
@@ -427,7 +419,7 @@ impl Engine {
                 .store
                 .job(tenant, job_id)
                 .await?
-                .ok_or_else(|| job_not_found(job_id))?;
+                .ok_or_else(|| EngineError::unknown_job(job_id))?;
             if !matches!(job.state, JobState::Failed | JobState::Cancelled) {
                 return Err(DomainError::FailedPrecondition(format!(
                     "job {job_id:?} is {}; only a failed or cancelled job can be retried",
@@ -451,7 +443,7 @@ impl Engine {
                 .filter(|j| j.cancelled_by.as_deref() == Some(job_id));
             let slot = self.slot(&chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
             known_chat_ref(resident, &chat_id)?;
             if let Some(other) = resident
                 .jobs

@@ -15,8 +15,7 @@ use crate::domain::jobs::JobState;
 use crate::store::Write;
 use crate::telemetry;
 
-use super::super::ops::missing_state;
-use super::super::{Engine, Next, now_us};
+use super::super::{Engine, EngineError, Next, now_us};
 use super::queue;
 
 /// The longest the runner waits before looking at the queue again (other
@@ -205,7 +204,7 @@ impl Engine {
     async fn requeue_running(&self, chat_id: &ChatKey) -> Result<(), super::super::EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
         let now = now_us();
         let mut changed = Vec::new();
         for job in &mut resident.jobs {
