@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::slot::{ChatSlot, Debounce, Resident};
+use super::commit::Commit;
+use super::slot::{ChatSlot, Debounce, LoadedChat, Resident};
 use super::{Engine, EngineError, Next};
 use crate::domain::refresh::Trigger;
 use crate::store::StoreError;
@@ -55,33 +56,30 @@ impl Engine {
         slot: &Arc<ChatSlot>,
         generation: Option<u64>,
     ) -> Option<tokio::time::Instant> {
-        let mut guard = slot.state.clone().lock_owned().await;
-        let resident = guard.as_mut()?;
-        if generation.is_some_and(|g| g != resident.debounce_generation) {
+        // Not loaded: a failed commit dropped the chat, whose next load
+        // schedules the refresh again if it is still owed.
+        let mut chat = LoadedChat::new(slot.lock().await).ok()?;
+        if generation.is_some_and(|g| g != chat.debounce_generation) {
             return None;
         }
         let trigger = if generation.is_some() {
-            let deadline = resident.debounce.as_ref()?.deadline;
+            let deadline = chat.debounce.as_ref()?.deadline;
             if deadline > tokio::time::Instant::now() {
                 return Some(deadline);
             }
             // Called from the timer task itself: dropping its handle is enough.
-            resident.debounce.take().map(|pending| pending.trigger)
+            chat.debounce.take().map(|pending| pending.trigger)
         } else {
-            resident.cancel_debounce()
+            chat.cancel_debounce()
         };
         let trigger = trigger?;
-        match self
-            .commit_guarded(slot, &mut guard, Vec::new(), Next::Refresh(trigger))
-            .await
-        {
+        let commit = Commit::one(Vec::new(), Next::Refresh(trigger)).in_caller_task();
+        match self.commit(slot, chat, commit).await {
             Ok(_) => {}
             // Another replica changed the chat: re-read it, which schedules
             // the refresh again if it is still owed.
             Err(EngineError::Store(StoreError::Conflict(_))) => {
-                // The failed commit emptied the state; still under the lock
-                // (taking it again here would wait for ourselves).
-                if let Err(error) = self.load_into(slot, &mut guard, false).await {
+                if let Err(error) = self.lock(slot).await {
                     tracing::warn!(chat = %slot.key, %error, "cannot re-read the chat; its refresh stays owed");
                 }
             }
@@ -98,7 +96,7 @@ impl Engine {
     pub async fn flush_debounced(&self) {
         for slot in self.inner.cache.slots() {
             if self.shared() {
-                let mut state = slot.state.lock().await;
+                let mut state = slot.lock().await;
                 let adopted = state
                     .as_ref()
                     .and_then(|r| r.debounce.as_ref())

@@ -71,9 +71,10 @@ impl EngineError {
         }
     }
 
-    /// A locked slot left empty after its load: cannot happen, since a
-    /// failed load returns its error instead.
-    pub(super) fn missing_state() -> EngineError {
-        EngineError::Panicked("chat state missing after load".into())
+    /// An import's chat was not there to take: an earlier attempt took
+    /// it without putting it back (cannot happen: an attempt that fails
+    /// by a conflict puts it back first).
+    pub(super) fn import_lost() -> EngineError {
+        EngineError::Panicked("the imported chat was taken by an earlier attempt".into())
     }
 }

@@ -16,12 +16,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::slot::{ChatSlot, Resident};
-use super::{Engine, EngineError, Guard, now_us};
+use super::slot::{ChatSlot, LoadedChat, Resident};
+use super::{Engine, EngineError, now_us};
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::refresh::{Injection, InjectionKey};
-use crate::store::{ChatSettings, LoadedChat, Tombstone, Write};
+use crate::store::{self, ChatSettings, Tombstone, Write};
 use crate::telemetry;
 
 /// Why a chat is deleted.
@@ -122,7 +122,7 @@ impl Engine {
     ) -> Result<Option<u64>, EngineError> {
         let slot = self.slot(chat_id);
         let guard = self.lock(&slot).await?;
-        let resident = guard.as_ref().ok_or_else(EngineError::missing_state)?;
+        let resident = &*guard;
         let has_rows = resident.chat.is_some();
         match why {
             Deletion::Api if !has_rows && *resident.settings() == ChatSettings::default() => {
@@ -149,10 +149,10 @@ impl Engine {
     async fn erase(
         &self,
         slot: &Arc<ChatSlot>,
-        mut guard: Guard,
+        mut guard: LoadedChat,
         why: Deletion,
     ) -> Result<u64, EngineError> {
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let meta = &resident.meta;
         let tombstone = Tombstone {
             revision: meta.revision + 1,
@@ -177,23 +177,22 @@ impl Engine {
         }
         if let Err(error) = self.inner.store.commit(writes).await {
             tracing::warn!(chat = %slot.key, %error, "deletion failed; the chat reloads from the store");
-            *guard = None;
-            slot.behind.store(true, Ordering::Release);
-            self.account(slot, None);
+            let unloaded = guard.unload(slot);
+            self.account(slot, unloaded.as_ref());
             return Err(error.into());
         }
         let had_rows = resident.chat.is_some();
         let open_jobs = std::mem::take(&mut resident.jobs);
         let generation = resident.generation + u64::from(self.shared());
         // Dropping the old state stops its pending debounced refresh.
-        *guard = Some(Resident::from_store(
+        *guard = Resident::from_store(
             &slot.key,
-            LoadedChat {
+            store::LoadedChat {
                 generation,
                 tombstone: Some(tombstone),
-                ..LoadedChat::default()
+                ..store::LoadedChat::default()
             },
-        ));
+        );
         let last = deleted_injections(&slot.key, &tombstone);
         slot.latest.send_modify(|latest| {
             for injection in &last {
@@ -210,7 +209,7 @@ impl Engine {
         if had_rows {
             self.free_chat_place();
         }
-        self.account(slot, guard.as_ref());
+        self.account(slot, Some(&guard));
         metrics::counter!(telemetry::CHATS_DELETED, "reason" => why.reason()).increment(1);
         tracing::info!(chat = %slot.key, reason = why.reason(), revision = tombstone.revision, "chat deleted");
         Ok(tombstone.revision)

@@ -65,7 +65,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Mutex, RwLock};
-use tokio::sync::{OwnedMutexGuard, broadcast};
+use tokio::sync::broadcast;
 
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
@@ -84,7 +84,7 @@ pub use lifecycle::ChatSummary;
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
-use slot::{ChatSlot, Resident};
+use slot::{ChatSlot, LoadedChat, Locked, Resident};
 
 /// How many updates the all-chats channel holds for a slow subscriber
 /// before that subscriber resynchronises from the latest states.
@@ -157,9 +157,6 @@ impl Drop for ChatPlace<'_> {
         }
     }
 }
-
-/// A locked chat slot.
-type Guard = OwnedMutexGuard<Option<Resident>>;
 
 /// A tenant's global settings as the engine holds them: the stored patch,
 /// and the settings it makes over the defaults, worked out once per change
@@ -347,13 +344,15 @@ impl Engine {
         self.inner.cache.account(slot, state, log);
     }
 
-    /// Locks a chat's slot, loading the chat from the store first if needed.
-    async fn lock(&self, slot: &Arc<ChatSlot>) -> Result<Guard, EngineError> {
-        let mut guard = slot.state.clone().lock_owned().await;
-        if guard.is_none() {
-            self.load_into(slot, &mut guard, false).await?;
+    /// Locks a chat's slot, loading the chat from the store first if
+    /// needed: the one place where a chat not loaded is handled.
+    async fn lock(&self, slot: &Arc<ChatSlot>) -> Result<LoadedChat, EngineError> {
+        let mut locked = slot.lock().await;
+        if locked.is_none() {
+            self.load_into(slot, &mut locked, false).await?;
         }
-        Ok(guard)
+        LoadedChat::new(locked)
+            .map_err(|_| EngineError::Panicked("a chat's load left it unloaded".into()))
     }
 
     /// Reads a chat from the store into its locked slot and offers its
@@ -366,7 +365,7 @@ impl Engine {
     async fn load_into(
         &self,
         slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
+        guard: &mut Locked,
         announce: bool,
     ) -> Result<(), EngineError> {
         let started = std::time::Instant::now();

@@ -1,9 +1,10 @@
 //! The engine's chat operations, one per API call (settings ones are in
 //! `settings_ops`): each locks its chat, applies the domain change, and lets
-//! [`Engine::commit_detached`] refresh and commit.
+//! [`Engine::commit`] refresh and commit.
 
 use std::sync::Arc;
 
+use super::commit::Commit;
 use super::{Engine, EngineError, Next, now_ms};
 use crate::domain::DomainError;
 use crate::domain::chat::{Changes, Chat};
@@ -151,16 +152,15 @@ impl Engine {
     ) -> Result<MessageData, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let chat = known_chat(resident, chat_id)?;
         let changes = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let data = chat.message_data(message_id)?.clone();
-        self.commit_detached(
+        self.commit(
             &slot,
             guard,
-            writes,
-            Next::Debounce(Trigger::MessageDataChanged),
+            Commit::one(writes, Next::Debounce(Trigger::MessageDataChanged)),
         )
         .await?;
         Ok(data)
@@ -223,16 +223,15 @@ impl Engine {
     ) -> Result<(RecapList, T), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let chat = known_chat(resident, chat_id)?;
         let (value, changes) = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let list = recap_list(chat);
-        self.commit_detached(
+        self.commit(
             &slot,
             guard,
-            writes,
-            Next::Refresh(Trigger::RunningRecapChanged),
+            Commit::one(writes, Next::Refresh(Trigger::RunningRecapChanged)),
         )
         .await?;
         Ok((list, value))
@@ -308,7 +307,7 @@ impl Engine {
     ) -> Result<T, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let result = read(resident);
         let unused = resident.chat.is_none()
             && *resident.settings() == crate::store::ChatSettings::default()

@@ -64,7 +64,7 @@ impl Engine {
             None if everything_watched => self.slot(chat_id),
             None => return,
         };
-        let mut guard = slot.state.clone().lock_owned().await;
+        let mut guard = slot.lock().await;
         match guard.as_ref() {
             Some(held) if held.generation >= generation => return,
             None if !everything_watched && slot.latest.receiver_count() == 0 => {

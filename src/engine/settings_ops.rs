@@ -2,6 +2,7 @@
 //! claimed with a shared store, then every chat refreshed) and a chat's own
 //! overrides and enabled state.
 
+use super::commit::Commit;
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
@@ -73,7 +74,7 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let mut own = resident.settings().clone();
         for name in clear {
             own.overrides.clear(name)?;
@@ -86,11 +87,10 @@ impl Engine {
             chat: chat_id.clone(),
             settings: own,
         }];
-        self.commit_detached(
+        self.commit(
             &slot,
             guard,
-            writes,
-            Next::Refresh(Trigger::SettingsChanged),
+            Commit::one(writes, Next::Refresh(Trigger::SettingsChanged)),
         )
         .await?;
         Ok(effective)
@@ -241,7 +241,7 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let mut own = resident.settings().clone();
         own.enabled = Some(enabled);
         resident.set_settings(own.clone());
@@ -251,11 +251,10 @@ impl Engine {
             settings: own,
         }];
         let revision = self
-            .commit_detached(
+            .commit(
                 &slot,
                 guard,
-                writes,
-                Next::Refresh(Trigger::SettingsChanged),
+                Commit::one(writes, Next::Refresh(Trigger::SettingsChanged)),
             )
             .await?;
         Ok((effective, revision))

@@ -14,6 +14,7 @@ use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
 use crate::store::{StoreError, Write};
 
+use super::super::commit::Commit;
 use super::super::ops::writes_for;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_ms, now_us};
@@ -38,7 +39,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let settings = resident.effective(&self.global(&chat_id.tenant));
         let Some(at) = resident
             .jobs
@@ -69,8 +70,13 @@ impl Engine {
                     let ended =
                         queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
                     return self
-                        .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                        .await;
+                        .commit(
+                            &slot,
+                            guard,
+                            job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                        )
+                        .await
+                        .map(|_| ());
                 }
                 // A server asking for more than an hour is not waited for
                 // longer: the job would sit unseen.
@@ -94,8 +100,13 @@ impl Engine {
                 queue::touch(job, now);
                 let changed = vec![(job.clone(), fence)];
                 return self
-                    .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, changed, Vec::new())
-                    .await;
+                    .commit(
+                        &slot,
+                        guard,
+                        job_commit(Vec::new(), Next::Nothing, changed, Vec::new()),
+                    )
+                    .await
+                    .map(|_| ());
             }
             Outcome::Fatal(reason) => {
                 resident.jobs[at].last_error = queue::short(reason);
@@ -107,15 +118,20 @@ impl Engine {
                     now,
                 );
                 return self
-                    .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                    .await;
+                    .commit(
+                        &slot,
+                        guard,
+                        job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                    )
+                    .await
+                    .map(|_| ());
             }
             Outcome::Answer(answer) => answer,
         };
         let chat = resident
             .chat
             .as_deref()
-            .ok_or_else(EngineError::missing_state)?;
+            .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
         let job = resident.jobs[at].clone();
         if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
             let mut ended = vec![queue::end_alone(
@@ -152,8 +168,13 @@ impl Engine {
                 None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
             }
             return self
-                .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, fresh)
-                .await;
+                .commit(
+                    &slot,
+                    guard,
+                    job_commit(Vec::new(), Next::Nothing, ended, fresh),
+                )
+                .await
+                .map(|_| ());
         }
         // Apply the answer to the chat, then end the job, then queue what
         // follows from it.
@@ -241,8 +262,13 @@ impl Engine {
                 now,
             );
             return self
-                .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                .await;
+                .commit(
+                    &slot,
+                    guard,
+                    job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                )
+                .await
+                .map(|_| ());
         }
         let ended = queue::end_with_dependents(resident, at, JobState::Succeeded, &result, now);
         let mut fresh = Vec::new();
@@ -262,7 +288,7 @@ impl Engine {
                 let chat = resident
                     .chat
                     .as_deref()
-                    .ok_or_else(EngineError::missing_state)?;
+                    .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
                 if generation::detection_ready(chat, &settings) {
                     fresh.extend(self.follow_up(
                         resident,
@@ -286,8 +312,9 @@ impl Engine {
             }
             _ => {}
         }
-        self.commit_jobs(&slot, guard, writes, next, ended, fresh)
+        self.commit(&slot, guard, job_commit(writes, next, ended, fresh))
             .await
+            .map(|_| ())
     }
 
     /// Queues a job that follows from another (never refused: past the
@@ -325,27 +352,23 @@ impl Engine {
             },
         )
     }
+}
 
-    /// Commits chat `writes`, changed jobs (with their expected fences) and
-    /// new jobs in one group, then announces every job change.
-    pub(super) async fn commit_jobs(
-        &self,
-        slot: &std::sync::Arc<super::super::slot::ChatSlot>,
-        guard: super::super::Guard,
-        mut writes: Vec<Write>,
-        next: Next,
-        changed: Vec<Changed>,
-        fresh: Vec<Job>,
-    ) -> Result<(), EngineError> {
-        writes.extend(queue::job_writes(&changed));
-        writes.extend(fresh.iter().map(|job| Write::Job {
-            job: job.clone(),
-            expect_fence: None,
-        }));
-        let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
-        announce.extend(fresh);
-        self.commit_detached_jobs(slot, guard, writes, next, announce)
-            .await
-            .map(|_| ())
-    }
+/// The commit of chat `writes` with changed jobs (with their expected
+/// fences) and new jobs, in one group, every job change announced once
+/// durable.
+pub(super) fn job_commit(
+    mut writes: Vec<Write>,
+    next: Next,
+    changed: Vec<Changed>,
+    fresh: Vec<Job>,
+) -> Commit {
+    writes.extend(queue::job_writes(&changed));
+    writes.extend(fresh.iter().map(|job| Write::Job {
+        job: job.clone(),
+        expect_fence: None,
+    }));
+    let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
+    announce.extend(fresh);
+    Commit::one(writes, next).with_jobs(announce)
 }

@@ -17,8 +17,10 @@ use crate::llm::{CompletionRequest, LlmError};
 use crate::store::{StoreError, Write};
 use crate::telemetry;
 
+use super::super::commit::Commit;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_us};
+use super::apply::job_commit;
 use super::queue;
 
 /// Stops the lease renewal of an attempt when the attempt ends, however it
@@ -101,7 +103,7 @@ impl Engine {
         };
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let settings = resident.effective(&self.global(&chat_id.tenant));
         let Some(chat) = resident.chat.as_deref() else {
             return Ok(Step::Idle);
@@ -128,8 +130,12 @@ impl Engine {
                     resident.jobs[at].last_error = queue::short(&reason);
                 }
                 let ended = queue::end_with_dependents(resident, at, state, &reason, now);
-                self.commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                    .await?;
+                self.commit(
+                    &slot,
+                    guard,
+                    job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                )
+                .await?;
                 return Ok(Step::Settled);
             }
         };
@@ -161,13 +167,15 @@ impl Engine {
             max_tokens: settings.llm_max_tokens,
             temperature: settings.llm_temperature.map(|t| t.value()),
         };
-        self.commit_jobs(
+        self.commit(
             &slot,
             guard,
-            Vec::new(),
-            Next::Nothing,
-            vec![(claimed.clone(), fence)],
-            Vec::new(),
+            job_commit(
+                Vec::new(),
+                Next::Nothing,
+                vec![(claimed.clone(), fence)],
+                Vec::new(),
+            ),
         )
         .await?;
         Ok(Step::Claimed(Box::new(Claimed {
@@ -305,7 +313,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let lease_us = i64::try_from(self.jobs().queue.lease.as_micros()).unwrap_or(i64::MAX);
         let Some(job) = resident
             .jobs
@@ -321,7 +329,7 @@ impl Engine {
             job: job.clone(),
             expect_fence: Some(fence),
         };
-        self.commit_detached(&slot, guard, vec![write], Next::Nothing)
+        self.commit(&slot, guard, Commit::one(vec![write], Next::Nothing))
             .await?;
         Ok(())
     }

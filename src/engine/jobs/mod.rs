@@ -32,6 +32,7 @@ use crate::llm::LlmClient;
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
 
+use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
 use super::{Engine, EngineError, Next, now_us};
 pub(super) use queue::{Queued, finish};
@@ -143,7 +144,7 @@ impl Engine {
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+            let resident = &mut *guard;
             known_chat_ref(resident, chat_id)?;
             let now = now_us();
             if let Some(existing) = resident
@@ -163,14 +164,8 @@ impl Engine {
                     job: job.clone(),
                     expect_fence: Some(job.fence),
                 };
-                self.commit_detached_jobs(
-                    &slot,
-                    guard,
-                    vec![write],
-                    Next::Nothing,
-                    vec![job.clone()],
-                )
-                .await?;
+                let commit = Commit::one(vec![write], Next::Nothing).with_jobs(vec![job.clone()]);
+                self.commit(&slot, guard, commit).await?;
                 self.wake_runner();
                 return Ok(job);
             }
@@ -209,8 +204,8 @@ impl Engine {
                 });
                 announce.push(fresh);
             }
-            self.commit_detached_jobs(&slot, guard, writes, next, announce)
-                .await?;
+            let commit = Commit::one(writes, next).with_jobs(announce);
+            self.commit(&slot, guard, commit).await?;
             self.wake_runner();
             Ok(job)
         })
@@ -301,7 +296,7 @@ impl Engine {
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+            let resident = &mut *guard;
             let chat = known_chat_ref(resident, chat_id)?;
             for id in message_ids {
                 chat.message_data(id)?;
@@ -349,8 +344,8 @@ impl Engine {
                     expect_fence: None,
                 })
                 .collect();
-            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, fresh)
-                .await?;
+            let commit = Commit::one(writes, Next::Nothing).with_jobs(fresh);
+            self.commit(&slot, guard, commit).await?;
             self.wake_runner();
             Ok(jobs)
         })
@@ -376,7 +371,7 @@ impl Engine {
         self.retrying(|| async {
             let slot = self.slot(&chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+            let resident = &mut *guard;
             let Some(at) = resident.jobs.iter().position(|j| j.id == job_id) else {
                 return Err(DomainError::FailedPrecondition(format!(
                     "job {job_id:?} has already finished"
@@ -394,8 +389,12 @@ impl Engine {
             let writes = queue::job_writes(&changed);
             let announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
             let job = announce[0].clone();
-            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, announce)
-                .await?;
+            self.commit(
+                &slot,
+                guard,
+                Commit::one(writes, Next::Nothing).with_jobs(announce),
+            )
+            .await?;
             Ok(job)
         })
         .await
@@ -443,7 +442,7 @@ impl Engine {
                 .filter(|j| j.cancelled_by.as_deref() == Some(job_id));
             let slot = self.slot(&chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+            let resident = &mut *guard;
             known_chat_ref(resident, &chat_id)?;
             if let Some(other) = resident
                 .jobs
@@ -492,8 +491,12 @@ impl Engine {
                 .find(|j| j.id == job_id)
                 .cloned()
                 .ok_or_else(|| EngineError::Panicked("retried job lost".into()))?;
-            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, again)
-                .await?;
+            self.commit(
+                &slot,
+                guard,
+                Commit::one(writes, Next::Nothing).with_jobs(again),
+            )
+            .await?;
             self.wake_runner();
             Ok(retried)
         })

@@ -15,7 +15,8 @@ use crate::domain::jobs::JobState;
 use crate::store::Write;
 use crate::telemetry;
 
-use super::super::{Engine, EngineError, Next, now_us};
+use super::super::commit::Commit;
+use super::super::{Engine, Next, now_us};
 use super::queue;
 
 /// The longest the runner waits before looking at the queue again (other
@@ -204,7 +205,7 @@ impl Engine {
     async fn requeue_running(&self, chat_id: &ChatKey) -> Result<(), super::super::EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(EngineError::missing_state)?;
+        let resident = &mut *guard;
         let now = now_us();
         let mut changed = Vec::new();
         for job in &mut resident.jobs {
@@ -223,9 +224,13 @@ impl Engine {
         }
         let writes = queue::job_writes(&changed);
         let announce = changed.into_iter().map(|(job, _)| job).collect();
-        self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, announce)
-            .await
-            .map(|_| ())
+        self.commit(
+            &slot,
+            guard,
+            Commit::one(writes, Next::Nothing).with_jobs(announce),
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Removes finished jobs older than `--job-retention`.
