@@ -79,7 +79,7 @@ pub use files::ChatSnapshot;
 pub use job_watch::JobUpdates;
 #[cfg(test)]
 pub(crate) use job_watch::JobsStore;
-pub use jobs::{Generation, JobsConfig};
+pub use jobs::{Generation, JobsConfig, QueueOptions};
 pub use lifecycle::ChatSummary;
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;

@@ -12,6 +12,7 @@
 
 mod apply;
 mod attempt;
+mod options;
 mod queue;
 mod runner;
 mod triggers;
@@ -22,19 +23,19 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::{Notify, Semaphore};
 
-use crate::config::{LlmSetup, QueueOptions};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
-use crate::llm::LlmClient;
+use crate::llm::{LlmClient, LlmSetup};
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
 
 use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
 use super::{Engine, EngineError, Next, now_us};
+pub use options::QueueOptions;
 pub(super) use queue::{Queued, finish};
 
 /// The LLM recapd writes recaps with, and how hard it may be used.
