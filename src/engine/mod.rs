@@ -50,14 +50,10 @@ mod lifecycle;
 mod ops;
 mod prompt;
 mod publish;
-#[cfg(test)]
-mod publish_tests;
 mod refreshes;
 mod replicas;
 mod settings_ops;
 mod slot;
-#[cfg(test)]
-mod tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -492,3 +488,6 @@ impl Engine {
             });
     }
 }
+
+#[cfg(test)]
+mod tests;

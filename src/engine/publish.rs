@@ -314,3 +314,6 @@ impl Engine {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -19,7 +19,7 @@ use crate::store::{
 
 /// A SQLite store whose commits can be delayed, refused, or made to panic
 /// (once), and that counts the groups it was asked to commit.
-pub(super) struct Faulty {
+pub(in crate::engine) struct Faulty {
     inner: SqliteStore,
     pub delay_ms: AtomicU64,
     pub fail: AtomicBool,
@@ -105,7 +105,7 @@ impl ChatStore for Faulty {
     }
 }
 
-pub(super) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
+pub(in crate::engine) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
     let store = Arc::new(Faulty {
         inner: SqliteStore::open(dir.path(), true).await.unwrap(),
         delay_ms: AtomicU64::new(0),
@@ -119,11 +119,11 @@ pub(super) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
     (engine, store)
 }
 
-pub(super) fn key(chat: &str) -> ChatKey {
+pub(in crate::engine) fn key(chat: &str) -> ChatKey {
     ChatKey::untenanted(chat)
 }
 
-pub(super) fn message(id: &str) -> Message {
+pub(in crate::engine) fn message(id: &str) -> Message {
     NewMessage {
         id: id.into(),
         text: format!("text {id}"),
@@ -133,7 +133,7 @@ pub(super) fn message(id: &str) -> Message {
     .unwrap()
 }
 
-pub(super) async fn debounce(engine: &Engine, ms: u64) {
+pub(in crate::engine) async fn debounce(engine: &Engine, ms: u64) {
     let patch = SettingsPatch {
         debounce_ms: Some(ms),
         ..Default::default()
