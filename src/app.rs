@@ -19,7 +19,7 @@ use crate::auth::AuthLayer;
 use crate::config::{Config, Durability, MetricsListen, StartupFiles};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
-use crate::engine::{Engine, EngineError, Generation, JobsConfig};
+use crate::engine::{Engine, EngineError, JobsConfig, RecapWriter};
 use crate::grpc::observe::{self, ObserveLayer};
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
@@ -153,15 +153,15 @@ impl App {
         let stores = open_store(&config, postgres).await?;
         let store = stores.chats.clone();
         let changes = stores.replicas.as_ref().and_then(|r| r.changes());
-        let generation = llm
+        let writer = llm
             .map(|setup| {
                 crate::llm::LlmClient::new(&setup)
-                    .map(|client| Generation { client, setup })
+                    .map(|client| RecapWriter { client, setup })
                     .map_err(|e| AppError::Startup(format!("--llm-url: {e}")))
             })
             .transpose()?;
         let jobs_config = JobsConfig {
-            generation,
+            writer,
             queue: config.llm.queue(),
         };
         let engine = Engine::with_jobs(stores, config.limits(), jobs_config).await?;

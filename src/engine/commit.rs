@@ -280,7 +280,7 @@ impl Engine {
                 0,
                 Write::Claim {
                     key: ClaimKey::Chat(slot.key.clone()),
-                    generation: resident.generation,
+                    generation: resident.clock,
                 },
             );
         }
@@ -306,7 +306,7 @@ impl Engine {
             return Err(error.into());
         }
         if claimed {
-            resident.generation += 1;
+            resident.clock += 1;
         }
         if resident.chat.is_some() && changed_at.is_some() {
             resident.updated_us = changed_at;

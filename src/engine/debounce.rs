@@ -27,15 +27,15 @@ impl Engine {
             metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(1);
             return;
         }
-        resident.debounce_generation += 1;
-        let generation = resident.debounce_generation;
+        resident.debounce_ticket += 1;
+        let ticket = resident.debounce_ticket;
         let engine = self.clone();
         let slot = slot.clone();
         let timer = tokio::spawn(async move {
             let mut wake = deadline;
             loop {
                 tokio::time::sleep_until(wake).await;
-                match engine.run_debounced(&slot, Some(generation)).await {
+                match engine.run_debounced(&slot, Some(ticket)).await {
                     Some(later) => wake = later,
                     None => break,
                 }
@@ -48,21 +48,21 @@ impl Engine {
         });
     }
 
-    /// Runs a chat's pending debounced refresh. From its timer (`generation`
+    /// Runs a chat's pending debounced refresh. From its timer (`ticket`
     /// set): only if the timer is still the chat's, and once the deadline a
     /// later event moved has come; returns that deadline while it has not.
     pub(super) async fn run_debounced(
         &self,
         slot: &Arc<ChatSlot>,
-        generation: Option<u64>,
+        ticket: Option<u64>,
     ) -> Option<tokio::time::Instant> {
         // Not loaded: a failed commit dropped the chat, whose next load
         // schedules the refresh again if it is still owed.
         let mut chat = LoadedChat::new(slot.lock().await).ok()?;
-        if generation.is_some_and(|g| g != chat.debounce_generation) {
+        if ticket.is_some_and(|t| t != chat.debounce_ticket) {
             return None;
         }
-        let trigger = if generation.is_some() {
+        let trigger = if ticket.is_some() {
             let deadline = chat.debounce.as_ref()?.deadline;
             if deadline > tokio::time::Instant::now() {
                 return Some(deadline);

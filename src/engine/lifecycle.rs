@@ -171,7 +171,7 @@ impl Engine {
                 0,
                 Write::Claim {
                     key: ClaimKey::Chat(slot.key.clone()),
-                    generation: resident.generation,
+                    generation: resident.clock,
                 },
             );
         }
@@ -183,7 +183,7 @@ impl Engine {
         }
         let had_rows = resident.chat.is_some();
         let open_jobs = std::mem::take(&mut resident.jobs);
-        let generation = resident.generation + u64::from(self.shared());
+        let generation = resident.clock + u64::from(self.shared());
         // Dropping the old state stops its pending debounced refresh.
         *guard = Resident::from_store(
             &slot.key,

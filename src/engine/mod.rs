@@ -13,6 +13,32 @@
 //! recently used ones that nothing pins leave memory, and the next call
 //! that needs the chat loads it again ([`cache`]).
 //!
+//! # Parts, and the one way they depend on each other
+//!
+//! From the bottom up; each part uses only parts above it in this list
+//! (checked: no import cycle among the engine's modules):
+//!
+//! 1. [`errors`]: [`EngineError`] and every error the engine makes;
+//!    `global_settings`: a tenant's global settings as held.
+//! 2. [`slot`]: one chat in memory ([`slot::ChatSlot`]), its state
+//!    ([`slot::Resident`]), its lock ([`slot::LoadedChat`]: a locked chat
+//!    that is always loaded) and its queue of published events.
+//! 3. [`cache`]: the chat cache ([`cache::ChatCache`]): slots, the memory
+//!    budget and LRU eviction, the eviction log; a cheap-to-clone handle.
+//! 4. [`catch_up`], then [`fanout`]: subscribers' streams; the all-chats
+//!    stream catches up through a [`catch_up::CatchUp`] handle (the cache
+//!    and the store), not the engine.
+//! 5. The root (this file) holds the [`Engine`] handle, its loading path
+//!    ([`Engine::lock`]) and conflict retries; the parts below extend it
+//!    with `impl Engine` blocks and know nothing of each other but what is
+//!    listed.
+//! 6. [`commit`]: the one commit entry point, [`Engine::commit`].
+//! 7. [`prompt`], then [`ops`]: reads and the chat operations.
+//! 8. [`jobs`]: the job queue and its runner (takes its own options:
+//!    [`QueueOptions`], [`RecapWriter`]); then [`publish`], [`files`],
+//!    [`settings_ops`], [`lifecycle`], [`refreshes`], [`debounce`],
+//!    [`replicas`], [`job_watch`], which use the parts above.
+//!
 //! # Glossary
 //!
 //! - **revision**: a chat's count of refreshes of its running-recap
@@ -20,15 +46,21 @@
 //!   replicas. Clients see it on every injection.
 //! - **tier revision**: the same for the message-recap tier's injection,
 //!   counted apart (it refreshes only while the tier is on).
-//! - **generation**: with a shared store, how many commits changed a chat
-//!   (kept by the database in `chat_clock`). A commit claims the generation
-//!   its state was read at; if another replica moved it, the commit fails
-//!   with a conflict and the operation re-runs on a fresh read.
-//! - **settings generation**: the same for a tenant's global settings. A
-//!   chat read together with a settings generation newer than the one held
-//!   here makes the engine re-read the global settings first.
-//! - **debounce generation**: bumped each time a chat's debounced refresh is
-//!   (re)scheduled, so a timer that lost the race does nothing.
+//! - **clock** (a chat's): with a shared store, how many commits changed a
+//!   chat (kept by the database in `chat_clock`; [`slot::Resident::clock`]).
+//!   A commit claims the clock its state was read at; if another replica
+//!   moved it, the commit fails with a conflict and the operation re-runs
+//!   on a fresh read.
+//! - **settings clock**: the same for a tenant's global settings. A chat
+//!   read together with a settings clock newer than the one held here
+//!   makes the engine re-read the global settings first.
+//! - **debounce ticket**: bumped each time a chat's debounced refresh is
+//!   (re)scheduled and carried by its timer, so a timer that lost the race
+//!   does nothing.
+//! - **recap writer** ([`RecapWriter`]): the LLM client and its options,
+//!   which write recaps as jobs.
+//! - **prompt**: the chat prompt `RenderPrompt` builds ([`ChatPrompt`]);
+//!   what recapd sends the LLM is a **request**, never a prompt.
 //!
 //! # Lock order
 //!
@@ -44,6 +76,7 @@ mod debounce;
 mod errors;
 mod fanout;
 mod files;
+mod global_settings;
 mod job_watch;
 mod jobs;
 mod lifecycle;
@@ -65,17 +98,18 @@ use tokio::sync::broadcast;
 
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
-use crate::domain::settings::{Settings, SettingsPatch};
+use crate::domain::settings::SettingsPatch;
 use crate::domain::{DomainError, Limits};
 use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
 pub use errors::EngineError;
 pub use fanout::Updates;
 pub use files::ChatSnapshot;
+use global_settings::{DEFAULT_GLOBAL, GlobalSettings};
 pub use job_watch::JobUpdates;
 #[cfg(test)]
 pub(crate) use job_watch::JobsStore;
-pub use jobs::{Generation, JobsConfig, QueueOptions};
+pub use jobs::{JobsConfig, QueueOptions, RecapWriter};
 pub use lifecycle::ChatSummary;
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
@@ -119,7 +153,7 @@ struct Inner {
     subscribers: fanout::Subscribers,
     /// The chats held in memory, within the memory budget.
     cache: cache::ChatCache,
-    /// Each tenant's global settings and the generation of their claim
+    /// Each tenant's global settings and their settings clock
     /// (always 0 with a single-writer store).
     global: RwLock<HashMap<Tenant, (u64, GlobalSettings)>>,
     global_changes: tokio::sync::Mutex<()>,
@@ -153,40 +187,6 @@ impl Drop for ChatPlace<'_> {
         }
     }
 }
-
-/// A tenant's global settings as the engine holds them: the stored patch,
-/// and the settings it makes over the defaults, worked out once per change
-/// rather than at every operation (most chats have no settings of their
-/// own, so these are their effective settings as they are). Cheap to
-/// clone: two `Arc`s.
-#[derive(Clone, Default)]
-struct GlobalSettings {
-    /// The patch over the defaults, as stored.
-    patch: Arc<SettingsPatch>,
-    /// The defaults with `patch` applied.
-    settings: Arc<Settings>,
-}
-
-impl GlobalSettings {
-    fn new(patch: SettingsPatch) -> GlobalSettings {
-        GlobalSettings {
-            settings: Arc::new(Settings::default().with(&patch)),
-            patch: Arc::new(patch),
-        }
-    }
-}
-
-impl std::ops::Deref for GlobalSettings {
-    type Target = SettingsPatch;
-
-    fn deref(&self) -> &SettingsPatch {
-        &self.patch
-    }
-}
-
-/// The global settings of a tenant that has set none.
-static DEFAULT_GLOBAL: std::sync::LazyLock<GlobalSettings> =
-    std::sync::LazyLock::new(|| GlobalSettings::new(SettingsPatch::default()));
 
 /// What an operation asks of the refresh machinery once its change is made.
 #[derive(Default)]
@@ -303,23 +303,23 @@ impl Engine {
             .unwrap_or_else(|| DEFAULT_GLOBAL.clone())
     }
 
-    /// The generation of the tenant's global settings held here.
-    fn global_generation(&self, tenant: &Tenant) -> u64 {
+    /// The settings clock of the tenant's global settings held here.
+    fn settings_clock(&self, tenant: &Tenant) -> u64 {
         self.inner
             .global
             .read()
             .get(tenant)
-            .map_or(0, |(generation, _)| *generation)
+            .map_or(0, |(clock, _)| *clock)
     }
 
     /// Keeps `patch` as the tenant's global settings unless newer ones are
     /// held (a slow re-read must not undo a change made since).
-    fn set_global(&self, tenant: &Tenant, patch: SettingsPatch, generation: u64) {
+    fn set_global(&self, tenant: &Tenant, patch: SettingsPatch, settings_clock: u64) {
         let global = GlobalSettings::new(patch);
         let mut globals = self.inner.global.write();
         let held = globals.get(tenant).map(|(g, _)| *g);
-        if held.is_none_or(|held| held <= generation) {
-            globals.insert(tenant.clone(), (generation, global));
+        if held.is_none_or(|held| held <= settings_clock) {
+            globals.insert(tenant.clone(), (settings_clock, global));
         }
     }
 
@@ -369,7 +369,7 @@ impl Engine {
         metrics::counter!(telemetry::CHAT_LOADS).increment(1);
         metrics::histogram!(telemetry::CHAT_LOAD_DURATION).record(started.elapsed().as_secs_f64());
         let tenant = &slot.key.tenant;
-        if loaded.settings_generation > self.global_generation(tenant) {
+        if loaded.settings_generation > self.settings_clock(tenant) {
             // The chat was read after a global change this replica has not
             // heard of yet: refreshes must not use the old settings.
             self.reload_global_settings().await?;

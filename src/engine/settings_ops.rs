@@ -127,7 +127,7 @@ impl Engine {
             // Read afresh (this replica may not have heard another's change
             // yet) and claimed, so a concurrent change is never lost.
             self.reload_global_settings().await?;
-            generation = self.global_generation(tenant);
+            generation = self.settings_clock(tenant);
             writes.push(Write::Claim {
                 key: ClaimKey::GlobalSettings(tenant.clone()),
                 generation,

@@ -14,6 +14,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::errors::EngineError;
+use super::global_settings::GlobalSettings;
 use crate::domain::chat::Chat;
 use crate::domain::chat::ChatEvent;
 use crate::domain::footprint::{Footprint, allocation_bytes};
@@ -315,16 +316,18 @@ pub(super) struct Resident {
     own_settings: Option<Box<ChatSettings>>,
     /// The pending debounced refresh, if any.
     pub debounce: Option<Debounce>,
-    /// Bumped at every (re)scheduling so a stale timer does nothing.
-    pub debounce_generation: u64,
+    /// Bumped at every (re)scheduling of the debounce timer, which carries
+    /// it: a timer whose ticket is not the latest does nothing.
+    pub debounce_ticket: u64,
     /// Tokenizer the latest injection's `token_count` was counted with.
     pub counted_with: Option<TokenizerKind>,
     /// Whether the store holds the chat's row as `meta` is (so an
     /// operation that leaves `meta` as it is need not write it again).
     pub persisted: bool,
-    /// The store's generation of the chat this state is at (shared stores:
-    /// the next commit claims it; see `Write::Claim`).
-    pub generation: u64,
+    /// The chat's clock this state is at: how many commits changed the
+    /// chat in the store (shared stores: the next commit claims it; see
+    /// `Write::Claim`).
+    pub clock: u64,
     /// When the chat last changed in the store, in ms since the epoch, as
     /// loaded (shared stores only).
     pub changed_ms: Option<i64>,
@@ -344,7 +347,7 @@ impl Resident {
         let store::LoadedChat {
             chat: stored,
             settings,
-            generation,
+            generation: clock,
             changed_ms,
             settings_generation: _,
             jobs,
@@ -384,10 +387,10 @@ impl Resident {
             meta,
             own_settings,
             debounce: None,
-            debounce_generation: 0,
+            debounce_ticket: 0,
             counted_with: None,
             persisted: chat_known,
-            generation,
+            clock,
             changed_ms,
             updated_us,
             jobs: jobs
@@ -414,7 +417,7 @@ impl Resident {
 
     /// The chat's effective settings over its tenant's `global` ones: those
     /// themselves, shared, for a chat without settings of its own.
-    pub fn effective(&self, global: &super::GlobalSettings) -> Arc<Settings> {
+    pub fn effective(&self, global: &GlobalSettings) -> Arc<Settings> {
         match &self.own_settings {
             None => global.settings.clone(),
             Some(own) => Arc::new(global.settings.with(&own.overrides)),

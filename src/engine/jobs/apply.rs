@@ -73,7 +73,7 @@ impl Engine {
         retry_after: Option<Duration>,
         now: i64,
     ) -> Commit {
-        let writer = self.jobs().generation.as_ref();
+        let writer = self.jobs().writer.as_ref();
         let max_attempts = writer.map_or(1, |g| g.setup.max_attempts);
         let base_ms = writer.map_or(1000, |g| {
             u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000)

@@ -98,7 +98,7 @@ impl Engine {
     /// Under the chat's lock: picks the next runnable job, builds its
     /// prompt, and claims it (or settles it when no request is needed).
     async fn claim_next(&self, chat_id: &ChatKey) -> Result<Step, EngineError> {
-        let Some(generation) = self.jobs().generation.clone() else {
+        let Some(writer) = self.jobs().writer.clone() else {
             return Ok(Step::Idle);
         };
         let slot = self.slot(chat_id);
@@ -156,7 +156,7 @@ impl Engine {
         queue::touch(job, now);
         let claimed = job.clone();
         let model = if settings.llm_model.is_empty() {
-            generation.setup.model.clone()
+            writer.setup.model.clone()
         } else {
             settings.llm_model.clone()
         };
@@ -235,7 +235,7 @@ impl Engine {
 
     /// Asks the LLM, renewing the job's lease while the request runs.
     async fn ask(&self, chat: &ChatKey, claimed: &Claimed) -> Outcome {
-        let Some(generation) = self.jobs().generation.clone() else {
+        let Some(writer) = self.jobs().writer.clone() else {
             return Outcome::Fatal("no LLM configured".into());
         };
         let renewal = {
@@ -257,7 +257,7 @@ impl Engine {
             }))
         };
         let started = Instant::now();
-        let answer = generation.client.complete(&claimed.request).await;
+        let answer = writer.client.complete(&claimed.request).await;
         drop(renewal);
         let kind = claimed.job.kind.name();
         let outcome = match answer {

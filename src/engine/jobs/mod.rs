@@ -38,28 +38,31 @@ use super::{Engine, EngineError, Next, now_us};
 pub use options::QueueOptions;
 pub(super) use queue::{Queued, finish};
 
-/// The LLM recapd writes recaps with, and how hard it may be used.
+/// What writes recaps: the LLM client, and its options (model, attempts,
+/// back-off, concurrency...).
 #[derive(Clone)]
-pub struct Generation {
+pub struct RecapWriter {
     /// The client of one request.
     pub client: LlmClient,
     /// The checked options (model, attempts, back-off, concurrency...).
     pub setup: LlmSetup,
 }
 
-/// What the engine needs to run jobs: the LLM (none: generation is off, but
+/// What the engine needs to run jobs: the LLM (none: no recaps are written, but
 /// jobs can still be listed, watched and cancelled) and the queue's options.
 #[derive(Clone, Default)]
 pub struct JobsConfig {
     /// The LLM; `None` without `--llm-url`.
-    pub generation: Option<Generation>,
+    pub writer: Option<RecapWriter>,
     /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
 }
 
 /// The engine's job machinery.
 pub(super) struct JobsRuntime {
-    pub generation: Option<Generation>,
+    /// What writes recaps; `None` without an LLM.
+    pub writer: Option<RecapWriter>,
+    /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
     /// Requests in flight, for the whole process (`--llm-concurrency`).
     pub permits: Arc<Semaphore>,
@@ -75,11 +78,11 @@ pub(super) struct JobsRuntime {
 impl JobsRuntime {
     pub fn new(config: JobsConfig) -> JobsRuntime {
         let concurrency = config
-            .generation
+            .writer
             .as_ref()
             .map_or(1, |g| g.setup.concurrency.max(1));
         JobsRuntime {
-            generation: config.generation,
+            writer: config.writer,
             queue: config.queue,
             permits: Arc::new(Semaphore::new(concurrency)),
             wake: Notify::new(),
@@ -100,11 +103,8 @@ impl Engine {
         &self.inner.jobs
     }
 
-    fn require_llm(&self) -> Result<&Generation, EngineError> {
-        self.jobs()
-            .generation
-            .as_ref()
-            .ok_or_else(EngineError::no_llm)
+    fn require_llm(&self) -> Result<&RecapWriter, EngineError> {
+        self.jobs().writer.as_ref().ok_or_else(EngineError::no_llm)
     }
 
     /// Logs, counts and tells WatchJobs readers one job change (committed).

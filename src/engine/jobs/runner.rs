@@ -41,7 +41,7 @@ impl Engine {
     pub async fn run_jobs(self, shutdown: CancellationToken) {
         let mut attempts = JoinSet::new();
         let mut next_purge = Instant::now();
-        if self.jobs().generation.is_some() && !self.shared() {
+        if self.jobs().writer.is_some() && !self.shared() {
             self.recover_orphans().await;
         }
         let mut last_served: Option<ChatKey> = None;
@@ -51,7 +51,7 @@ impl Engine {
                 next_purge = Instant::now() + PURGE_EVERY;
             }
             while attempts.try_join_next().is_some() {}
-            let permit = if self.jobs().generation.is_some() {
+            let permit = if self.jobs().writer.is_some() {
                 let permits = self.jobs().permits.clone();
                 tokio::select! {
                     permit = permits.acquire_owned() => permit.ok(),
