@@ -104,18 +104,19 @@ impl Engine {
     ) -> Result<Settings, EngineError> {
         let _one_at_a_time = self.inner.global_changes.lock().await;
         let resolved = self
-            .retrying(|| self.commit_global(tenant, &patch, &clear))
+            .retrying(|| self.store_global_settings(tenant, &patch, &clear))
             .await?;
         self.refresh_every_chat(tenant, Trigger::SettingsChanged)
             .await?;
         Ok(resolved)
     }
 
-    /// Commits a tenant's new global settings (and that every chat of the
-    /// tenant owes a refresh). With a shared store the settings are read
+    /// Stores a tenant's new global settings (and that every chat of the
+    /// tenant owes a refresh): a tenant's write, not a chat's, so not
+    /// through [`Engine::commit`]; each chat's refresh then is. With a shared store the settings are read
     /// afresh and the change claims the tenant's settings, so two replicas
     /// changing them at once cannot lose either change.
-    async fn commit_global(
+    async fn store_global_settings(
         &self,
         tenant: &Tenant,
         patch: &SettingsPatch,
