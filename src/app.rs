@@ -25,7 +25,7 @@ use crate::config::{
 };
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
-use crate::engine::{Engine, EngineError, Generation, JobsConfig};
+use crate::engine::{Engine, EngineError, JobsConfig, RecapWriter};
 use crate::grpc::observe::{self, ObserveLayer};
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
@@ -246,10 +246,10 @@ impl App {
 
 /// The recap writer (the LLM client and its setup) of `--llm-url`;
 /// `None` without it: the engine then writes no recaps.
-fn recap_writer(llm: Option<LlmSetup>) -> Result<Option<Generation>, AppError> {
+fn recap_writer(llm: Option<LlmSetup>) -> Result<Option<RecapWriter>, AppError> {
     llm.map(|setup| {
         crate::llm::LlmClient::new(&setup)
-            .map(|client| Generation { client, setup })
+            .map(|client| RecapWriter { client, setup })
             .map_err(|e| AppError::Startup(format!("--llm-url: {e}")))
     })
     .transpose()
@@ -261,10 +261,10 @@ fn recap_writer(llm: Option<LlmSetup>) -> Result<Option<Generation>, AppError> {
 async fn start_engine(
     config: &Config,
     stores: Stores,
-    writer: Option<Generation>,
+    writer: Option<RecapWriter>,
 ) -> Result<Engine, AppError> {
     let jobs_config = JobsConfig {
-        generation: writer,
+        writer,
         queue: config.llm.queue(),
     };
     let engine = Engine::with_jobs(stores, config.limits(), jobs_config).await?;

@@ -267,7 +267,7 @@ pub struct StartupFiles {
     /// The certificate and key (--tls-cert, --tls-key); `None`: plaintext.
     pub tls: Option<TlsPem>,
     /// The LLM recapd writes recaps with (--llm-url and the API key);
-    /// `None`: no generation.
+    /// `None`: no recap writing.
     pub llm: Option<LlmSetup>,
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::duration::{BareUnit, parse_duration, parse_duration_in, seconds};
 
 /// Options of the LLM and the job queue, flattened into
-/// [`super::Config`]. `--llm-url` unset turns generation off.
+/// [`super::Config`]. `--llm-url` unset turns recap writing off.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LlmOptions {
     /// Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:11434/v1
@@ -104,58 +104,8 @@ fn parse_job_lease(text: &str) -> Result<Duration, String> {
     parse_duration_in(text, BareUnit::Seconds, seconds(3)..=seconds(3600))
 }
 
-/// The API key, kept out of `Debug` output and logs.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(pub String);
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(<hidden>)")
-    }
-}
-
-/// Generation's checked options, as the server runs with them; `None` from
-/// [`LlmOptions::setup`] when `--llm-url` is unset.
-#[derive(Debug, Clone)]
-pub struct LlmSetup {
-    /// The base URL, without a trailing `/`.
-    pub base_url: String,
-    /// The server's default model.
-    pub model: String,
-    /// The API key, from the file or the environment.
-    pub api_key: Option<ApiKey>,
-    /// Requests in flight at once.
-    pub concurrency: usize,
-    /// Per-request time limit.
-    pub timeout: Duration,
-    /// Attempts per job.
-    pub max_attempts: u32,
-    /// First back-off pause.
-    pub backoff_base: Duration,
-    /// Requests per minute; `None`: no limit.
-    pub requests_per_minute: Option<u32>,
-}
-
-/// Options of the job queue that hold with or without an LLM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QueueOptions {
-    /// How long finished jobs are kept.
-    pub retention: Duration,
-    /// How long a running job's lease lasts.
-    pub lease: Duration,
-    /// Most non-terminal jobs per chat.
-    pub max_jobs_per_chat: usize,
-}
-
-impl Default for QueueOptions {
-    fn default() -> QueueOptions {
-        QueueOptions {
-            retention: Duration::from_secs(7 * 86_400),
-            lease: Duration::from_secs(60),
-            max_jobs_per_chat: 1000,
-        }
-    }
-}
+pub use crate::engine::QueueOptions;
+pub use crate::llm::{ApiKey, LlmSetup};
 
 impl LlmOptions {
     /// The queue's options.

@@ -1,9 +1,13 @@
-//! The end of every chat operation, in three steps: work out the chat's new
-//! row (running the refresh the operation asked for), commit it with the
-//! operation's writes, then update memory and tell subscribers. Several
-//! operations of one chat may share the steps ([`Pending`]): each is
-//! planned after the one before, all commit in one group, and each is
-//! published in order.
+//! The end of every chat operation, through one entry point,
+//! [`Engine::commit`], in three steps: work out the chat's new row (running
+//! the refresh the operation asked for), commit it with the operation's
+//! writes, then update memory and tell subscribers. Several operations of
+//! one chat may share the steps ([`Pending`]): each is planned after the
+//! one before, all commit in one group, and each is published in order.
+//!
+//! A commit that fails (a store error, a conflict with another replica, a
+//! panic) drops the chat's memory, in one place: the next operation reads
+//! the chat again, so memory never holds what the store does not.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -11,8 +15,8 @@ use std::time::Instant;
 
 use futures_util::FutureExt;
 
-use super::slot::{ChatSlot, Resident};
-use super::{Engine, EngineError, Guard, Next, now_us};
+use super::slot::{ChatSlot, LoadedChat, Resident};
+use super::{Engine, EngineError, Next, now_us};
 use crate::domain::ids::ClaimKey;
 use crate::domain::jobs::Job;
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
@@ -35,6 +39,72 @@ pub(super) struct Pending {
     outcomes: Vec<Outcome>,
 }
 
+/// What [`Engine::commit`] commits, and how: built with [`Commit::one`] or
+/// [`Commit::group`], then [`Commit::with_jobs`] and
+/// [`Commit::in_caller_task`] where they apply.
+pub(super) struct Commit {
+    /// The operations.
+    work: Work,
+    /// Jobs the operations changed, as they now are: once durable, each is
+    /// logged, counted and told to WatchJobs readers while the chat is
+    /// still locked, so readers see each job's changes in order.
+    jobs: Vec<Job>,
+    /// The task the commit runs in.
+    task: Task,
+}
+
+/// The operations of a [`Commit`].
+enum Work {
+    /// One operation whose change the chat already holds: its rows, and
+    /// the refresh it asks for.
+    One { writes: Vec<Write>, next: Next },
+    /// Operations already planned with [`Engine::stage`].
+    Group(Pending),
+}
+
+/// The task a [`Commit`] runs in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Task {
+    /// A task of its own, so that a caller that goes away (a cancelled
+    /// RPC) cannot stop it between the commit and the memory update.
+    Own,
+    /// The caller's, which nothing cancels (a debounce timer, the task
+    /// serving a publish group).
+    Caller,
+}
+
+impl Commit {
+    /// One operation: its rows, and per `next` a refresh.
+    pub fn one(writes: Vec<Write>, next: Next) -> Commit {
+        Commit {
+            work: Work::One { writes, next },
+            jobs: Vec::new(),
+            task: Task::Own,
+        }
+    }
+
+    /// The operations planned in `pending`, in one group.
+    pub fn group(pending: Pending) -> Commit {
+        Commit {
+            work: Work::Group(pending),
+            jobs: Vec::new(),
+            task: Task::Own,
+        }
+    }
+
+    /// The operations changed `jobs` (announced once durable).
+    pub fn with_jobs(mut self, jobs: Vec<Job>) -> Commit {
+        self.jobs.extend(jobs);
+        self
+    }
+
+    /// Runs in the caller's task: for callers nothing cancels.
+    pub fn in_caller_task(mut self) -> Commit {
+        self.task = Task::Caller;
+        self
+    }
+}
+
 /// What the first step decided: the chat's new row, and what to do once it
 /// is durable.
 struct Outcome {
@@ -46,122 +116,98 @@ struct Outcome {
 }
 
 impl Engine {
-    /// [`Engine::commit_guarded`] in a task of its own, so that a caller
-    /// that goes away (a cancelled RPC) cannot stop it between the commit
-    /// and the memory update.
-    pub(super) async fn commit_detached(
+    /// Commits `commit` on the locked chat and lets the lock go: the
+    /// chat's row and the operations' rows in one group; then memory takes
+    /// the new row, subscribers get the new injections, the debounce timer
+    /// is (re)scheduled and changed jobs are announced. Answers with the
+    /// revision of the (last) operation. On any failure (a store error, a
+    /// conflict, a panic, caught and answered as
+    /// [`EngineError::Panicked`]) the chat's memory is dropped and none of
+    /// the operations is applied.
+    pub(super) async fn commit(
         &self,
         slot: &Arc<ChatSlot>,
-        guard: Guard,
-        writes: Vec<Write>,
-        next: Next,
+        chat: LoadedChat,
+        commit: Commit,
     ) -> Result<u64, EngineError> {
-        self.commit_detached_jobs(slot, guard, writes, next, Vec::new())
-            .await
-    }
-
-    /// [`Engine::commit_detached`] of an operation that also changed jobs:
-    /// once durable, each job in `jobs` (as it now is) is logged, counted
-    /// and told to WatchJobs readers, while the chat is still locked, so
-    /// readers see each job's changes in order.
-    pub(super) async fn commit_detached_jobs(
-        &self,
-        slot: &Arc<ChatSlot>,
-        guard: Guard,
-        writes: Vec<Write>,
-        next: Next,
-        jobs: Vec<Job>,
-    ) -> Result<u64, EngineError> {
-        let engine = self.clone();
-        let slot = slot.clone();
-        tokio::spawn(async move {
-            let mut guard = guard;
-            let revision = engine
-                .commit_guarded(&slot, &mut guard, writes, next)
-                .await?;
-            for job in jobs {
-                engine.announce_job(job);
+        match commit.task {
+            Task::Caller => self.commit_here(slot, chat, commit).await,
+            Task::Own => {
+                let engine = self.clone();
+                let slot = slot.clone();
+                tokio::spawn(async move { engine.commit_here(&slot, chat, commit).await })
+                    .await
+                    .map_err(EngineError::from_join)?
             }
-            drop(guard);
-            Ok(revision)
-        })
-        .await
-        .map_err(EngineError::from_join)?
-    }
-
-    /// [`Engine::commit_and_publish`], with a panic in it caught: the
-    /// chat's memory, which may hold a change never committed, is dropped
-    /// while the chat is still locked (the next operation re-reads it from
-    /// the store), and the call fails with [`EngineError::Panicked`].
-    pub(super) async fn commit_guarded(
-        &self,
-        slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
-        writes: Vec<Write>,
-        next: Next,
-    ) -> Result<u64, EngineError> {
-        let committing = self.commit_and_publish(slot, guard, writes, next);
-        let result = match AssertUnwindSafe(committing).catch_unwind().await {
-            Ok(result) => result,
-            Err(panic) => Err(self.forget_after_panic(slot, guard, &*panic)),
-        };
-        // Committed or dropped, the chat's memory changed: count it.
-        self.account(slot, guard.as_ref());
-        result
-    }
-
-    /// [`Engine::commit_pending`], with a panic in it caught as
-    /// [`Engine::commit_guarded`] does.
-    pub(super) async fn commit_pending_guarded(
-        &self,
-        slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
-        pending: Pending,
-    ) -> Result<(), EngineError> {
-        let committing = self.commit_pending(slot, guard, pending);
-        match AssertUnwindSafe(committing).catch_unwind().await {
-            Ok(result) => result,
-            Err(panic) => Err(self.forget_after_panic(slot, guard, &*panic)),
         }
     }
 
-    /// After a panic while the chat was locked: its memory, which may hold
-    /// a change never committed, is dropped (the next operation re-reads
-    /// the store). Returns the error the callers get.
+    /// [`Engine::commit`] in the current task.
+    async fn commit_here(
+        &self,
+        slot: &Arc<ChatSlot>,
+        mut chat: LoadedChat,
+        commit: Commit,
+    ) -> Result<u64, EngineError> {
+        let Commit {
+            work,
+            jobs,
+            task: _,
+        } = commit;
+        let committing = async {
+            let (pending, revision) = match work {
+                Work::One { writes, next } => {
+                    let mut pending = self.pending(slot, &chat);
+                    let revision = self.stage(slot, &chat, &mut pending, writes, next);
+                    (pending, revision)
+                }
+                Work::Group(pending) => {
+                    let revision = pending.revision(&chat);
+                    (pending, revision)
+                }
+            };
+            self.commit_pending(slot, &mut chat, pending).await?;
+            Ok(revision)
+        };
+        let result = match AssertUnwindSafe(committing).catch_unwind().await {
+            Ok(result) => result,
+            Err(panic) => Err(panic_while_locked(slot, &*panic)),
+        };
+        match result {
+            Ok(revision) => {
+                // The chat's memory changed: count it.
+                self.account(slot, Some(&chat));
+                for job in jobs {
+                    self.announce_job(job);
+                }
+                Ok(revision)
+            }
+            Err(error) => {
+                let unloaded = chat.unload(slot);
+                self.account(slot, unloaded.as_ref());
+                Err(error)
+            }
+        }
+    }
+
+    /// After a panic while the chat was locked outside a commit: its
+    /// memory, which may hold a change never committed, is dropped (the
+    /// next operation re-reads the store). Returns the error the callers
+    /// get.
     pub(super) fn forget_after_panic(
         &self,
         slot: &ChatSlot,
-        guard: &mut Guard,
+        chat: LoadedChat,
         panic: &(dyn std::any::Any + Send),
     ) -> EngineError {
-        **guard = None;
-        slot.behind
-            .store(true, std::sync::atomic::Ordering::Release);
-        let message = crate::store::panic_message(panic);
-        tracing::error!(chat = %slot.key, panic = message, "an operation panicked; the chat reloads from the store");
-        EngineError::Panicked(message)
-    }
-
-    /// Commits `writes` together with the chat's row and, per `next`, a
-    /// refresh; then updates memory, tells subscribers and (re)schedules the
-    /// debounce timer. On a store error the slot is unloaded.
-    async fn commit_and_publish(
-        &self,
-        slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
-        writes: Vec<Write>,
-        next: Next,
-    ) -> Result<u64, EngineError> {
-        let resident = guard.as_ref().ok_or_else(super::ops::missing_state)?;
-        let mut pending = self.pending(slot, resident);
-        let revision = self.stage(slot, resident, &mut pending, writes, next);
-        self.commit_pending(slot, guard, pending).await?;
-        Ok(revision)
+        let error = panic_while_locked(slot, panic);
+        let unloaded = chat.unload(slot);
+        self.account(slot, unloaded.as_ref());
+        error
     }
 
     /// A group of operations on the locked chat, empty: operations join it
-    /// with [`Engine::stage`] and commit together with
-    /// [`Engine::commit_pending`].
+    /// with [`Engine::stage`] and commit together with [`Commit::group`].
     pub(super) fn pending(&self, slot: &ChatSlot, resident: &Resident) -> Pending {
         Pending {
             settings: resident.effective(&self.global(&slot.key.tenant)),
@@ -198,12 +244,12 @@ impl Engine {
 
     /// Commits the operations of `pending` in one group with the chat's
     /// row; then updates memory and tells subscribers, operation by
-    /// operation in order. On a store error the slot is unloaded, and
-    /// none of them is applied.
-    pub(super) async fn commit_pending(
+    /// operation in order. On a store error memory is left as it was, for
+    /// [`Engine::commit_here`] to drop.
+    async fn commit_pending(
         &self,
         slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
+        resident: &mut Resident,
         pending: Pending,
     ) -> Result<(), EngineError> {
         let Pending {
@@ -212,7 +258,6 @@ impl Engine {
             changed_at,
             outcomes,
         } = pending;
-        let resident = guard.as_mut().ok_or_else(super::ops::missing_state)?;
         // Most debounced events leave the row as it is: skip the write.
         if let (Some(_), Some(last)) = (&resident.chat, outcomes.last())
             && (last.meta != resident.meta || !resident.persisted)
@@ -235,7 +280,7 @@ impl Engine {
                 0,
                 Write::Claim {
                     key: ClaimKey::Chat(slot.key.clone()),
-                    clock: resident.generation,
+                    clock: resident.clock,
                 },
             );
         }
@@ -258,14 +303,10 @@ impl Engine {
                     tracing::warn!(chat = %slot.key, %error, "commit failed; chat reloads from the store")
                 }
             }
-            **guard = None;
-            // Memory is no longer trusted: reads load the chat again.
-            slot.behind
-                .store(true, std::sync::atomic::Ordering::Release);
             return Err(error.into());
         }
         if claimed {
-            resident.generation += 1;
+            resident.clock += 1;
         }
         if resident.chat.is_some() && changed_at.is_some() {
             resident.updated_us = changed_at;
@@ -408,4 +449,22 @@ impl Engine {
             self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
         }
     }
+}
+
+impl Pending {
+    /// The revision the group's last operation answers with (the chat's
+    /// own when the group is empty).
+    fn revision(&self, resident: &Resident) -> u64 {
+        self.outcomes
+            .last()
+            .map_or(resident.meta.revision, |o| o.meta.revision)
+    }
+}
+
+/// Logs a panic caught while the chat was locked and makes the error its
+/// callers get.
+fn panic_while_locked(slot: &ChatSlot, panic: &(dyn std::any::Any + Send)) -> EngineError {
+    let message = crate::store::panic_message(panic);
+    tracing::error!(chat = %slot.key, panic = message, "an operation panicked; the chat reloads from the store");
+    EngineError::Panicked(message)
 }

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::slot::{ChatSlot, Debounce, Resident};
+use super::commit::Commit;
+use super::slot::{ChatSlot, Debounce, LoadedChat, Resident};
 use super::{Engine, EngineError, Next};
 use crate::domain::refresh::Trigger;
 use crate::store::StoreError;
@@ -26,15 +27,15 @@ impl Engine {
             metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(1);
             return;
         }
-        resident.debounce_generation += 1;
-        let generation = resident.debounce_generation;
+        resident.debounce_ticket += 1;
+        let ticket = resident.debounce_ticket;
         let engine = self.clone();
         let slot = slot.clone();
         let timer = tokio::spawn(async move {
             let mut wake = deadline;
             loop {
                 tokio::time::sleep_until(wake).await;
-                match engine.run_debounced(&slot, Some(generation)).await {
+                match engine.run_debounced(&slot, Some(ticket)).await {
                     Some(later) => wake = later,
                     None => break,
                 }
@@ -47,41 +48,38 @@ impl Engine {
         });
     }
 
-    /// Runs a chat's pending debounced refresh. From its timer (`generation`
+    /// Runs a chat's pending debounced refresh. From its timer (`ticket`
     /// set): only if the timer is still the chat's, and once the deadline a
     /// later event moved has come; returns that deadline while it has not.
     pub(super) async fn run_debounced(
         &self,
         slot: &Arc<ChatSlot>,
-        generation: Option<u64>,
+        ticket: Option<u64>,
     ) -> Option<tokio::time::Instant> {
-        let mut guard = slot.state.clone().lock_owned().await;
-        let resident = guard.as_mut()?;
-        if generation.is_some_and(|g| g != resident.debounce_generation) {
+        // Not loaded: a failed commit dropped the chat, whose next load
+        // schedules the refresh again if it is still owed.
+        let mut chat = LoadedChat::new(slot.lock().await).ok()?;
+        if ticket.is_some_and(|t| t != chat.debounce_ticket) {
             return None;
         }
-        let trigger = if generation.is_some() {
-            let deadline = resident.debounce.as_ref()?.deadline;
+        let trigger = if ticket.is_some() {
+            let deadline = chat.debounce.as_ref()?.deadline;
             if deadline > tokio::time::Instant::now() {
                 return Some(deadline);
             }
             // Called from the timer task itself: dropping its handle is enough.
-            resident.debounce.take().map(|pending| pending.trigger)
+            chat.debounce.take().map(|pending| pending.trigger)
         } else {
-            resident.cancel_debounce()
+            chat.cancel_debounce()
         };
         let trigger = trigger?;
-        match self
-            .commit_guarded(slot, &mut guard, Vec::new(), Next::Refresh(trigger))
-            .await
-        {
+        let commit = Commit::one(Vec::new(), Next::Refresh(trigger)).in_caller_task();
+        match self.commit(slot, chat, commit).await {
             Ok(_) => {}
             // Another replica changed the chat: re-read it, which schedules
             // the refresh again if it is still owed.
             Err(EngineError::Store(StoreError::Conflict(_))) => {
-                // The failed commit emptied the state; still under the lock
-                // (taking it again here would wait for ourselves).
-                if let Err(error) = self.load_into(slot, &mut guard, false).await {
+                if let Err(error) = self.lock(slot).await {
                     tracing::warn!(chat = %slot.key, %error, "cannot re-read the chat; its refresh stays owed");
                 }
             }
@@ -96,9 +94,9 @@ impl Engine {
     /// shared store, a refresh this replica only adopted (it loaded the
     /// chat owing it) is left to the replica that owes it.
     pub async fn flush_debounced(&self) {
-        for slot in self.resident_slots() {
+        for slot in self.inner.cache.slots() {
             if self.shared() {
-                let mut state = slot.state.lock().await;
+                let mut state = slot.lock().await;
                 let adopted = state
                     .as_ref()
                     .and_then(|r| r.debounce.as_ref())

@@ -21,8 +21,8 @@ use tokio::sync::{broadcast, watch};
 use tokio_stream::wrappers::{BroadcastStream, WatchStream, errors::BroadcastStreamRecvError};
 use tokio_stream::{Stream, StreamMap};
 
-use super::Engine;
-use super::residency::Dropped;
+use super::cache::Dropped;
+use super::catch_up::CatchUp;
 use super::slot::LatestInjections;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, InjectionKey};
@@ -99,21 +99,21 @@ impl Drop for Permit {
 enum Source {
     Chats(StreamMap<ChatKey, WatchStream<Latest>>),
     All {
-        engine: Engine,
+        catch_up: CatchUp,
         updates: BroadcastStream<Arc<Injection>>,
         /// Only this tenant's chats are passed on.
         tenant: Tenant,
-        /// The engine's eviction count when this stream last caught up:
+        /// The cache's eviction count when this stream last caught up:
         /// chats dropped from memory since may hold updates it missed.
         evictions_seen: u64,
         /// Reading back, after a fall behind, the latest injections of
         /// chats dropped from memory since `evictions_seen`.
-        catching_up: Option<CatchUp>,
+        catching_up: Option<Reading>,
     },
 }
 
 /// The latest injections of chats that are no longer in memory, being read.
-type CatchUp = Pin<Box<dyn Future<Output = Vec<Arc<Injection>>> + Send>>;
+type Reading = Pin<Box<dyn Future<Output = Vec<Arc<Injection>>> + Send>>;
 
 /// The stream of injections one `Subscribe` call receives, in revision
 /// order per chat, never the same revision twice.
@@ -145,7 +145,7 @@ impl Updates {
     }
 
     pub(super) fn all_chats(
-        engine: Engine,
+        catch_up: CatchUp,
         receiver: broadcast::Receiver<Arc<Injection>>,
         permit: Permit,
         tenant: Tenant,
@@ -154,7 +154,7 @@ impl Updates {
         Updates {
             _permit: permit,
             source: Source::All {
-                engine,
+                catch_up,
                 updates: BroadcastStream::new(receiver),
                 tenant,
                 evictions_seen,
@@ -222,7 +222,7 @@ impl Stream for Updates {
                     None => return Poll::Ready(None),
                 },
                 Source::All {
-                    engine,
+                    catch_up,
                     updates,
                     tenant,
                     evictions_seen,
@@ -243,20 +243,18 @@ impl Stream for Updates {
                                 skipped,
                                 "all-chats subscriber fell behind; resynchronising"
                             );
-                            let mut latest = engine.latest_of_every_chat();
-                            latest.retain(|i| i.chat.tenant == *tenant);
+                            let mut latest = catch_up.latest_in_memory(tenant);
                             latest.sort_by(|a, b| a.chat.cmp(&b.chat));
                             this.queued.extend(latest);
                             // Chats dropped from memory since the last catch-up
                             // are read back: an update missed may be theirs.
-                            let (dropped, seen) =
-                                engine.inner.residency.evicted_since(*evictions_seen);
+                            let (dropped, seen) = catch_up.evicted_since(*evictions_seen);
                             *evictions_seen = seen;
                             if dropped != Dropped::None {
-                                let engine = engine.clone();
+                                let catch_up = catch_up.clone();
                                 let tenant = tenant.clone();
                                 *catching_up = Some(Box::pin(async move {
-                                    engine.latest_of_dropped(&tenant, dropped).await
+                                    catch_up.latest_of_dropped(&tenant, dropped).await
                                 }));
                             }
                             continue;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::ops::{missing_state, unknown_chat};
+use super::commit::Commit;
 use super::{Engine, EngineError, Next};
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
@@ -69,11 +69,11 @@ impl Engine {
     ) -> Result<(usize, usize), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let auto_hide = resident
             .effective(&self.global(&chat_id.tenant))
             .auto_hide_scene_count;
-        let chat = match held.lock().take().ok_or_else(missing_state)? {
+        let chat = match held.lock().take().ok_or_else(EngineError::import_lost)? {
             Held::Parsed(imported) => Arc::new(imported.into_chat(auto_hide)),
             Held::Built(chat) => chat,
         };
@@ -90,8 +90,12 @@ impl Engine {
         }];
         let counts = (chat.len(), chat.recaps().versions().count());
         resident.chat = Some(chat);
-        self.commit_detached(&slot, guard, writes, Next::Refresh(Trigger::ChatChanged))
-            .await?;
+        self.commit(
+            &slot,
+            guard,
+            Commit::one(writes, Next::Refresh(Trigger::ChatChanged)),
+        )
+        .await?;
         if let Some(place) = place {
             place.keep();
         }
@@ -102,7 +106,10 @@ impl Engine {
     pub async fn chat_snapshot(&self, chat_id: &ChatKey) -> Result<ChatSnapshot, EngineError> {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
-            let chat = resident.chat.clone().ok_or_else(|| unknown_chat(chat_id))?;
+            let chat = resident
+                .chat
+                .clone()
+                .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
             Ok(ChatSnapshot {
                 chat,
                 auto_hide_scene_count: resident.effective(&global).auto_hide_scene_count,

@@ -20,8 +20,6 @@ use crate::store::JobQuery;
 
 #[cfg(test)]
 mod fake_store;
-#[cfg(test)]
-mod tests;
 
 #[cfg(test)]
 pub(crate) use fake_store::JobsStore;
@@ -330,3 +328,6 @@ impl Stream for JobUpdates {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,7 +7,7 @@
 //! injection marked `deleted`. A chat re-created under the same id later
 //! starts from the tombstone, so its revisions never go back. Other
 //! replicas learn of a deletion as of any change: the claim moves the
-//! chat's generation, they re-read it and find the tombstone
+//! chat's clock, they re-read it and find the tombstone
 //! ([`Engine::load_into`] offers its injections).
 
 use std::sync::Arc;
@@ -16,13 +16,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ops::{missing_state, unknown_chat};
-use super::slot::{ChatSlot, Resident};
-use super::{Engine, EngineError, Guard, now_us};
+use super::slot::{ChatSlot, LoadedChat, Resident};
+use super::{Engine, EngineError, now_us};
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::refresh::{Injection, InjectionKey};
-use crate::store::{ChatSettings, LoadedChat, Tombstone, Write};
+use crate::store::{self, ChatSettings, Tombstone, Write};
 use crate::telemetry;
 
 /// Why a chat is deleted.
@@ -101,7 +100,7 @@ impl Engine {
     pub async fn delete_chat(&self, chat_id: &ChatKey) -> Result<u64, EngineError> {
         self.retrying(|| self.delete_chat_once(chat_id, Deletion::Api))
             .await?
-            .ok_or_else(|| unknown_chat(chat_id))
+            .ok_or_else(|| EngineError::unknown_chat(chat_id))
     }
 
     /// Deletes a chat for `--chat-retention` if it did not change since
@@ -123,11 +122,11 @@ impl Engine {
     ) -> Result<Option<u64>, EngineError> {
         let slot = self.slot(chat_id);
         let guard = self.lock(&slot).await?;
-        let resident = guard.as_ref().ok_or_else(missing_state)?;
+        let resident = &*guard;
         let has_rows = resident.chat.is_some();
         match why {
             Deletion::Api if !has_rows && *resident.settings() == ChatSettings::default() => {
-                return Err(unknown_chat(chat_id));
+                return Err(EngineError::unknown_chat(chat_id));
             }
             Deletion::Retention { changed_before_us }
                 if !has_rows || resident.updated_us.is_some_and(|u| u >= changed_before_us) =>
@@ -150,10 +149,10 @@ impl Engine {
     async fn erase(
         &self,
         slot: &Arc<ChatSlot>,
-        mut guard: Guard,
+        mut guard: LoadedChat,
         why: Deletion,
     ) -> Result<u64, EngineError> {
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let meta = &resident.meta;
         let tombstone = Tombstone {
             revision: meta.revision + 1,
@@ -172,29 +171,28 @@ impl Engine {
                 0,
                 Write::Claim {
                     key: ClaimKey::Chat(slot.key.clone()),
-                    clock: resident.generation,
+                    clock: resident.clock,
                 },
             );
         }
         if let Err(error) = self.inner.store.commit(writes).await {
             tracing::warn!(chat = %slot.key, %error, "deletion failed; the chat reloads from the store");
-            *guard = None;
-            slot.behind.store(true, Ordering::Release);
-            self.account(slot, None);
+            let unloaded = guard.unload(slot);
+            self.account(slot, unloaded.as_ref());
             return Err(error.into());
         }
         let had_rows = resident.chat.is_some();
         let open_jobs = std::mem::take(&mut resident.jobs);
-        let generation = resident.generation + u64::from(self.shared());
+        let clock = resident.clock + u64::from(self.shared());
         // Dropping the old state stops its pending debounced refresh.
-        *guard = Some(Resident::from_store(
+        *guard = Resident::from_store(
             &slot.key,
-            LoadedChat {
-                clock: generation,
+            store::LoadedChat {
+                clock,
                 tombstone: Some(tombstone),
-                ..LoadedChat::default()
+                ..store::LoadedChat::default()
             },
-        ));
+        );
         let last = deleted_injections(&slot.key, &tombstone);
         slot.latest.send_modify(|latest| {
             for injection in &last {
@@ -211,7 +209,7 @@ impl Engine {
         if had_rows {
             self.free_chat_place();
         }
-        self.account(slot, guard.as_ref());
+        self.account(slot, Some(&guard));
         metrics::counter!(telemetry::CHATS_DELETED, "reason" => why.reason()).increment(1);
         tracing::info!(chat = %slot.key, reason = why.reason(), revision = tombstone.revision, "chat deleted");
         Ok(tombstone.revision)
@@ -321,43 +319,4 @@ fn ended_by_deletion(mut job: Job, now_us: i64) -> Job {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retention_looks_four_times_per_retention_within_bounds() {
-        assert_eq!(
-            retention_period(Duration::from_secs(4)),
-            Duration::from_secs(1)
-        );
-        assert_eq!(
-            retention_period(Duration::from_millis(100)),
-            Duration::from_millis(250)
-        );
-        assert_eq!(
-            retention_period(Duration::from_secs(90 * 86_400)),
-            Duration::from_secs(60)
-        );
-    }
-
-    #[test]
-    fn a_deleted_chat_tells_the_message_tier_only_if_it_ran() {
-        let chat = Tenant::default().chat("c");
-        let quiet = Tombstone {
-            revision: 7,
-            message_revision: 0,
-            deleted_us: 5,
-        };
-        let last = deleted_injections(&chat, &quiet);
-        assert_eq!(last.len(), 1);
-        assert!(last[0].deleted && last[0].text.is_empty());
-        assert_eq!((last[0].key, last[0].revision), (InjectionKey::Scene, 7));
-        let tiered = Tombstone {
-            message_revision: 3,
-            ..quiet
-        };
-        let last = deleted_injections(&chat, &tiered);
-        assert_eq!(last.len(), 2);
-        assert_eq!((last[1].key, last[1].revision), (InjectionKey::Messages, 3));
-    }
-}
+mod tests;

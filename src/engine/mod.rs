@@ -11,7 +11,33 @@
 //! ([`publish`]): one fsync for all of them.
 //! Slots are a cache of the store: past `--max-resident-memory` the least
 //! recently used ones that nothing pins leave memory, and the next call
-//! that needs the chat loads it again ([`residency`]).
+//! that needs the chat loads it again ([`cache`]).
+//!
+//! # Parts, and the one way they depend on each other
+//!
+//! From the bottom up; each part uses only parts above it in this list
+//! (checked: no import cycle among the engine's modules):
+//!
+//! 1. [`errors`]: [`EngineError`] and every error the engine makes;
+//!    `global_settings`: a tenant's global settings as held.
+//! 2. [`slot`]: one chat in memory ([`slot::ChatSlot`]), its state
+//!    ([`slot::Resident`]), its lock ([`slot::LoadedChat`]: a locked chat
+//!    that is always loaded) and its queue of published events.
+//! 3. [`cache`]: the chat cache ([`cache::ChatCache`]): slots, the memory
+//!    budget and LRU eviction, the eviction log; a cheap-to-clone handle.
+//! 4. [`catch_up`], then [`fanout`]: subscribers' streams; the all-chats
+//!    stream catches up through a [`catch_up::CatchUp`] handle (the cache
+//!    and the store), not the engine.
+//! 5. The root (this file) holds the [`Engine`] handle, its loading path
+//!    ([`Engine::lock`]) and conflict retries; the parts below extend it
+//!    with `impl Engine` blocks and know nothing of each other but what is
+//!    listed.
+//! 6. [`commit`]: the one commit entry point, [`Engine::commit`].
+//! 7. [`prompt`], then [`ops`]: reads and the chat operations.
+//! 8. [`jobs`]: the job queue and its runner (takes its own options:
+//!    [`QueueOptions`], [`RecapWriter`]); then [`publish`], [`files`],
+//!    [`settings_ops`], [`lifecycle`], [`refreshes`], [`debounce`],
+//!    [`replicas`], [`job_watch`], which use the parts above.
 //!
 //! # Glossary
 //!
@@ -20,15 +46,21 @@
 //!   replicas. Clients see it on every injection.
 //! - **tier revision**: the same for the message-recap tier's injection,
 //!   counted apart (it refreshes only while the tier is on).
-//! - **generation**: with a shared store, how many commits changed a chat
-//!   (kept by the database in `chat_clock`). A commit claims the generation
-//!   its state was read at; if another replica moved it, the commit fails
-//!   with a conflict and the operation re-runs on a fresh read.
-//! - **settings generation**: the same for a tenant's global settings. A
-//!   chat read together with a settings generation newer than the one held
-//!   here makes the engine re-read the global settings first.
-//! - **debounce generation**: bumped each time a chat's debounced refresh is
-//!   (re)scheduled, so a timer that lost the race does nothing.
+//! - **clock** (a chat's): with a shared store, how many commits changed a
+//!   chat (kept by the database in `chat_clock`; [`slot::Resident::clock`]).
+//!   A commit claims the clock its state was read at; if another replica
+//!   moved it, the commit fails with a conflict and the operation re-runs
+//!   on a fresh read.
+//! - **settings clock**: the same for a tenant's global settings. A chat
+//!   read together with a settings clock newer than the one held here
+//!   makes the engine re-read the global settings first.
+//! - **debounce ticket**: bumped each time a chat's debounced refresh is
+//!   (re)scheduled and carried by its timer, so a timer that lost the race
+//!   does nothing.
+//! - **recap writer** ([`RecapWriter`]): the LLM client and its options,
+//!   which write recaps as jobs.
+//! - **prompt**: the chat prompt `RenderPrompt` builds ([`ChatPrompt`]);
+//!   what recapd sends the LLM is a **request**, never a prompt.
 //!
 //! # Lock order
 //!
@@ -37,25 +69,24 @@
 //! its commit; the in-memory maps (`chats`, `global`) are held only for a
 //! lookup, never across an `.await`.
 
+mod cache;
+mod catch_up;
 mod commit;
 mod debounce;
+mod errors;
 mod fanout;
 mod files;
+mod global_settings;
 mod job_watch;
 mod jobs;
 mod lifecycle;
 mod ops;
 mod prompt;
 mod publish;
-#[cfg(test)]
-mod publish_tests;
 mod refreshes;
 mod replicas;
-mod residency;
 mod settings_ops;
 mod slot;
-#[cfg(test)]
-mod tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,62 +94,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Mutex, RwLock};
-use tokio::sync::{OwnedMutexGuard, broadcast};
+use tokio::sync::broadcast;
 
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
-use crate::domain::settings::{Settings, SettingsPatch};
+use crate::domain::settings::SettingsPatch;
 use crate::domain::{DomainError, Limits};
 use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
 use crate::telemetry;
+pub use errors::EngineError;
 pub use fanout::Updates;
 pub use files::ChatSnapshot;
+use global_settings::{DEFAULT_GLOBAL, GlobalSettings};
 pub use job_watch::JobUpdates;
 #[cfg(test)]
 pub(crate) use job_watch::JobsStore;
-pub use jobs::{Generation, JobsConfig};
+pub use jobs::{JobsConfig, QueueOptions, RecapWriter};
 pub use lifecycle::ChatSummary;
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
-use slot::{ChatSlot, Resident};
-
-/// Why an engine operation failed. Nothing of a failed operation is applied.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The request broke a domain rule.
-    #[error(transparent)]
-    Domain(#[from] DomainError),
-    /// The store failed; the operation was not acknowledged.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The engine's own code panicked while serving the call; nothing of it
-    /// was acknowledged, and the engine goes on serving other calls.
-    #[error("internal error: {0}")]
-    Panicked(String),
-}
-
-impl EngineError {
-    /// The same error again, for another caller that failed with it (the
-    /// events of one commit group fail together). A store error's source
-    /// is kept as its message.
-    fn copy(&self) -> EngineError {
-        match self {
-            EngineError::Domain(error) => EngineError::Domain(error.clone()),
-            EngineError::Store(error) => EngineError::Store(error.copy()),
-            EngineError::Panicked(message) => EngineError::Panicked(message.clone()),
-        }
-    }
-
-    /// The error for a task of the engine's that did not finish.
-    fn from_join(error: tokio::task::JoinError) -> EngineError {
-        match error.try_into_panic() {
-            Ok(panic) => EngineError::Panicked(crate::store::panic_message(&*panic)),
-            // Cancelled: only at runtime shutdown.
-            Err(_) => StoreError::Closed.into(),
-        }
-    }
-}
+use slot::{ChatSlot, LoadedChat, Locked, Resident};
 
 /// How many updates the all-chats channel holds for a slow subscriber
 /// before that subscriber resynchronises from the latest states.
@@ -155,8 +151,9 @@ struct Inner {
     chats_known: AtomicUsize,
     /// Open subscriptions, in all and per client connection.
     subscribers: fanout::Subscribers,
-    chats: RwLock<HashMap<ChatKey, Arc<ChatSlot>>>,
-    /// Each tenant's global settings and the generation of their claim
+    /// The chats held in memory, within the memory budget.
+    cache: cache::ChatCache,
+    /// Each tenant's global settings and their settings clock
     /// (always 0 with a single-writer store).
     global: RwLock<HashMap<Tenant, (u64, GlobalSettings)>>,
     global_changes: tokio::sync::Mutex<()>,
@@ -168,8 +165,6 @@ struct Inner {
     jobs: jobs::JobsRuntime,
     /// The store's clock at the latest resync (shared store only).
     last_resync_ms: Mutex<Option<i64>>,
-    /// The memory budget of resident chats, and their estimated bytes.
-    residency: residency::Residency,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -192,43 +187,6 @@ impl Drop for ChatPlace<'_> {
         }
     }
 }
-
-/// A locked chat slot.
-type Guard = OwnedMutexGuard<Option<Resident>>;
-
-/// A tenant's global settings as the engine holds them: the stored patch,
-/// and the settings it makes over the defaults, worked out once per change
-/// rather than at every operation (most chats have no settings of their
-/// own, so these are their effective settings as they are). Cheap to
-/// clone: two `Arc`s.
-#[derive(Clone, Default)]
-struct GlobalSettings {
-    /// The patch over the defaults, as stored.
-    patch: Arc<SettingsPatch>,
-    /// The defaults with `patch` applied.
-    settings: Arc<Settings>,
-}
-
-impl GlobalSettings {
-    fn new(patch: SettingsPatch) -> GlobalSettings {
-        GlobalSettings {
-            settings: Arc::new(Settings::default().with(&patch)),
-            patch: Arc::new(patch),
-        }
-    }
-}
-
-impl std::ops::Deref for GlobalSettings {
-    type Target = SettingsPatch;
-
-    fn deref(&self) -> &SettingsPatch {
-        &self.patch
-    }
-}
-
-/// The global settings of a tenant that has set none.
-static DEFAULT_GLOBAL: std::sync::LazyLock<GlobalSettings> =
-    std::sync::LazyLock::new(|| GlobalSettings::new(SettingsPatch::default()));
 
 /// What an operation asks of the refresh machinery once its change is made.
 #[derive(Default)]
@@ -280,7 +238,7 @@ impl Engine {
                 limits,
                 chats_known: AtomicUsize::new(chats_known),
                 subscribers: fanout::Subscribers::default(),
-                chats: RwLock::new(HashMap::new()),
+                cache: cache::ChatCache::new(budget),
                 global: RwLock::new(
                     global
                         .into_iter()
@@ -292,7 +250,6 @@ impl Engine {
                 job_changes,
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
-                residency: residency::Residency::new(budget),
             }),
         })
     }
@@ -323,10 +280,7 @@ impl Engine {
             }
         }
         metrics::gauge!(telemetry::JOBS_QUEUED).increment(0.0);
-        // Under the map's lock, as every other update of this gauge.
-        let chats = self.inner.chats.read();
-        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
-        metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.inner.residency.total() as f64);
+        self.inner.cache.publish_gauges();
         metrics::counter!(telemetry::CHAT_EVICTIONS).increment(0);
         metrics::counter!(telemetry::CHAT_LOADS).increment(0);
         for reason in ["api", "retention"] {
@@ -349,77 +303,52 @@ impl Engine {
             .unwrap_or_else(|| DEFAULT_GLOBAL.clone())
     }
 
-    /// The generation of the tenant's global settings held here.
-    fn global_generation(&self, tenant: &Tenant) -> u64 {
+    /// The settings clock of the tenant's global settings held here.
+    fn settings_clock(&self, tenant: &Tenant) -> u64 {
         self.inner
             .global
             .read()
             .get(tenant)
-            .map_or(0, |(generation, _)| *generation)
+            .map_or(0, |(clock, _)| *clock)
     }
 
     /// Keeps `patch` as the tenant's global settings unless newer ones are
     /// held (a slow re-read must not undo a change made since).
-    fn set_global(&self, tenant: &Tenant, patch: SettingsPatch, generation: u64) {
+    fn set_global(&self, tenant: &Tenant, patch: SettingsPatch, settings_clock: u64) {
         let global = GlobalSettings::new(patch);
         let mut globals = self.inner.global.write();
         let held = globals.get(tenant).map(|(g, _)| *g);
-        if held.is_none_or(|held| held <= generation) {
-            globals.insert(tenant.clone(), (generation, global));
+        if held.is_none_or(|held| held <= settings_clock) {
+            globals.insert(tenant.clone(), (settings_clock, global));
         }
     }
 
-    /// The chat's slot, made (empty: the chat loads on its first lock) if
-    /// it is not in memory; stamped as just used.
+    /// The chat's slot (see [`cache::ChatCache::slot`]).
     fn slot(&self, chat: &ChatKey) -> Arc<ChatSlot> {
-        let residency = &self.inner.residency;
-        if let Some(slot) = self.inner.chats.read().get(chat) {
-            residency.touch(slot);
-            return slot.clone();
+        self.inner.cache.slot(chat)
+    }
+
+    /// Sets a slot's estimate from its state (the caller holds the chat's
+    /// lock), evicting when that passes the budget; chats dropped go to
+    /// the eviction log while an all-chats stream is open.
+    fn account(&self, slot: &ChatSlot, state: Option<&Resident>) {
+        let log = if self.inner.all_chats.receiver_count() > 0 {
+            cache::LogDrops::Yes
+        } else {
+            cache::LogDrops::No
+        };
+        self.inner.cache.account(slot, state, log);
+    }
+
+    /// Locks a chat's slot, loading the chat from the store first if
+    /// needed: the one place where a chat not loaded is handled.
+    async fn lock(&self, slot: &Arc<ChatSlot>) -> Result<LoadedChat, EngineError> {
+        let mut locked = slot.lock().await;
+        if locked.is_none() {
+            self.load_into(slot, &mut locked, false).await?;
         }
-        let mut chats = self.inner.chats.write();
-        let slot = chats
-            .entry(chat.clone())
-            .or_insert_with(|| {
-                let slot = Arc::new(ChatSlot::new(chat));
-                residency.admit(&slot);
-                slot
-            })
-            .clone();
-        residency.touch(&slot);
-        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
-        slot
-    }
-
-    /// Drops a slot from memory when nobody else holds it and nobody
-    /// watches it. Checked under the map's write lock: any other holder
-    /// took its clone under the map's lock, so the count is exact.
-    fn forget_slot(&self, slot: Arc<ChatSlot>) {
-        let mut chats = self.inner.chats.write();
-        // One reference in the map, one here.
-        if Arc::strong_count(&slot) == 2 && slot.latest.receiver_count() == 0 {
-            chats.remove(&slot.key);
-            self.inner.residency.release(&slot);
-            metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
-        }
-    }
-
-    fn resident_slots(&self) -> Vec<Arc<ChatSlot>> {
-        self.inner.chats.read().values().cloned().collect()
-    }
-
-    /// The chat's slot, if it is in memory.
-    fn resident_slot(&self, chat: &ChatKey) -> Option<Arc<ChatSlot>> {
-        self.inner.chats.read().get(chat).cloned()
-    }
-
-    /// Locks a chat's slot, loading the chat from the store first if needed.
-    async fn lock(&self, slot: &Arc<ChatSlot>) -> Result<Guard, EngineError> {
-        let mut guard = slot.state.clone().lock_owned().await;
-        if guard.is_none() {
-            self.load_into(slot, &mut guard, false).await?;
-        }
-        Ok(guard)
+        LoadedChat::new(locked)
+            .map_err(|_| EngineError::Panicked("a chat's load left it unloaded".into()))
     }
 
     /// Reads a chat from the store into its locked slot and offers its
@@ -432,7 +361,7 @@ impl Engine {
     async fn load_into(
         &self,
         slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
+        guard: &mut Locked,
         announce: bool,
     ) -> Result<(), EngineError> {
         let started = std::time::Instant::now();
@@ -440,7 +369,7 @@ impl Engine {
         metrics::counter!(telemetry::CHAT_LOADS).increment(1);
         metrics::histogram!(telemetry::CHAT_LOAD_DURATION).record(started.elapsed().as_secs_f64());
         let tenant = &slot.key.tenant;
-        if loaded.settings_clock > self.global_generation(tenant) {
+        if loaded.settings_clock > self.settings_clock(tenant) {
             // The chat was read after a global change this replica has not
             // heard of yet: refreshes must not use the old settings.
             self.reload_global_settings().await?;
@@ -558,12 +487,7 @@ impl Engine {
                 Some(known.saturating_sub(1))
             });
     }
-
-    /// Every resident chat's latest injection.
-    fn latest_of_every_chat(&self) -> Vec<Arc<Injection>> {
-        self.resident_slots()
-            .iter()
-            .flat_map(|slot| slot.latest.borrow().all())
-            .collect()
-    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,10 @@
 //! The engine's chat operations, one per API call (settings ones are in
 //! `settings_ops`): each locks its chat, applies the domain change, and lets
-//! [`Engine::commit_detached`] refresh and commit.
+//! [`Engine::commit`] refresh and commit.
 
 use std::sync::Arc;
 
+use super::commit::Commit;
 use super::{Engine, EngineError, Next, now_ms};
 use crate::domain::DomainError;
 use crate::domain::chat::{Changes, Chat};
@@ -15,6 +16,7 @@ use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 
 use crate::store::Write;
 
+use super::catch_up::CatchUp;
 use super::fanout::Updates;
 use super::prompt::stored_injection;
 use super::slot::Resident;
@@ -26,16 +28,6 @@ pub struct RecapList {
     pub current: Option<u32>,
     /// Every version, ascending.
     pub versions: Vec<RecapVersion>,
-}
-
-pub(super) fn unknown_chat(chat: &ChatKey) -> EngineError {
-    DomainError::NotFound(format!("chat {:?}", chat.id)).into()
-}
-
-/// A locked slot left empty after its load: cannot happen, since a failed
-/// load returns its error instead.
-pub(super) fn missing_state() -> EngineError {
-    EngineError::Panicked("chat state missing after load".into())
 }
 
 /// The rows `changes` touched, read from the chat as it now is.
@@ -78,7 +70,10 @@ pub(super) fn known_chat_ref<'a>(
     resident: &'a Resident,
     key: &ChatKey,
 ) -> Result<&'a Chat, EngineError> {
-    resident.chat.as_deref().ok_or_else(|| unknown_chat(key))
+    resident
+        .chat
+        .as_deref()
+        .ok_or_else(|| EngineError::unknown_chat(key))
 }
 
 /// The chat, for changing: a shared chat is copied first.
@@ -90,7 +85,7 @@ pub(super) fn known_chat<'a>(
         .chat
         .as_mut()
         .map(Arc::make_mut)
-        .ok_or_else(|| unknown_chat(key))
+        .ok_or_else(|| EngineError::unknown_chat(key))
 }
 
 fn recap_list(chat: &Chat) -> RecapList {
@@ -157,16 +152,15 @@ impl Engine {
     ) -> Result<MessageData, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let chat = known_chat(resident, chat_id)?;
         let changes = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let data = chat.message_data(message_id)?.clone();
-        self.commit_detached(
+        self.commit(
             &slot,
             guard,
-            writes,
-            Next::Debounce(Trigger::MessageDataChanged),
+            Commit::one(writes, Next::Debounce(Trigger::MessageDataChanged)),
         )
         .await?;
         Ok(data)
@@ -229,16 +223,15 @@ impl Engine {
     ) -> Result<(RecapList, T), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let chat = known_chat(resident, chat_id)?;
         let (value, changes) = change(chat)?;
         let writes = writes_for(chat_id, chat, &changes);
         let list = recap_list(chat);
-        self.commit_detached(
+        self.commit(
             &slot,
             guard,
-            writes,
-            Next::Refresh(Trigger::RunningRecapChanged),
+            Commit::one(writes, Next::Refresh(Trigger::RunningRecapChanged)),
         )
         .await?;
         Ok((list, value))
@@ -314,14 +307,14 @@ impl Engine {
     ) -> Result<T, EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let result = read(resident);
         let unused = resident.chat.is_none()
             && *resident.settings() == crate::store::ChatSettings::default()
             && resident.debounce.is_none();
         drop(guard);
         if unused {
-            self.forget_slot(slot);
+            self.inner.cache.forget(slot);
         }
         result
     }
@@ -343,9 +336,10 @@ impl Engine {
         if chat_ids.is_empty() {
             // Read before subscribing: a chat dropped in between is read
             // back at a catch-up rather than missed.
-            let evictions_seen = self.inner.residency.evictions_logged();
+            let catch_up = CatchUp::new(self.inner.cache.clone(), self.inner.store.clone());
+            let evictions_seen = catch_up.evictions_logged();
             return Ok(Updates::all_chats(
-                self.clone(),
+                catch_up,
                 self.inner.all_chats.subscribe(),
                 permit,
                 tenant.clone(),

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use super::ops::unknown_chat;
 use super::slot::Resident;
 use super::{Engine, EngineError};
 use crate::domain::ids::ChatKey;
@@ -73,7 +72,7 @@ impl Engine {
             let chat = resident
                 .chat
                 .as_ref()
-                .ok_or_else(|| unknown_chat(chat_id))?;
+                .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
             let scene_count = settings.auto_hide_scene_count;
             if history.is_empty() {
                 history = prompt::chat_history(chat, scene_count);

@@ -15,62 +15,38 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use futures_util::FutureExt;
 use tokio::sync::oneshot;
 
-use super::ops::{missing_state, unknown_chat, writes_for};
-use super::slot::{ChatSlot, Resident};
-use super::{ChatPlace, Engine, EngineError, Guard, Next};
+use super::commit::{Commit, Pending};
+use super::ops::writes_for;
+use super::slot::{Answer, ChatSlot, LoadedChat, QueuedPublish, Resident};
+use super::{ChatPlace, Engine, EngineError, Next};
 use crate::domain::chat::{Chat, ChatEvent};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::Job;
 use crate::domain::refresh::Trigger;
 use crate::store::Write;
 
-/// Where a queued event's outcome goes: the revision its chat answers with
-/// once the event is durable, or why it failed.
-type Answer = oneshot::Sender<Result<u64, EngineError>>;
-
-/// Tells queued events apart (see [`Withdraw`]).
-static TICKETS: AtomicU64 = AtomicU64::new(0);
-
-/// An event waiting on its chat's slot for a caller holding the lock.
-pub(super) struct QueuedPublish {
-    ticket: u64,
-    event: ChatEvent,
-    answer: Answer,
+/// What applying a batch of events left.
+enum Batch<'a> {
+    /// Events applied and planned, to commit as one group.
+    Staged(Group<'a>),
+    /// Every event refused: nothing changed.
+    Unchanged,
+    /// An event left part of itself in memory: the chat must be read again.
+    Spoiled,
 }
 
-/// Takes a queued event back off its slot when its caller goes away (a
-/// cancelled RPC) before anyone took it: it is then never applied. Once
-/// taken, the event is applied and committed as any other.
-struct Withdraw<'a> {
-    slot: &'a ChatSlot,
-    ticket: u64,
-    /// Whether the event may still be queued (once it is known to be
-    /// taken, dropping this does not look for it).
-    armed: bool,
-}
-
-impl Withdraw<'_> {
-    /// Whether the event was still queued (and is not any more).
-    fn withdraw(&mut self) -> bool {
-        self.armed = false;
-        let mut queued = self.slot.publishes.lock();
-        let before = queued.len();
-        queued.retain(|q| q.ticket != self.ticket);
-        queued.len() != before
-    }
-}
-
-impl Drop for Withdraw<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.withdraw();
-        }
-    }
+/// Events applied and planned, with what each answers once committed.
+struct Group<'a> {
+    pending: Pending,
+    /// Each staged event's answer and revision.
+    staged: Vec<(Answer, u64)>,
+    /// Places under `--max-chats` of chats the events created.
+    places: Vec<ChatPlace<'a>>,
+    /// Jobs the events changed.
+    jobs: Vec<Job>,
 }
 
 /// One event applied to a chat in memory, not yet planned nor committed.
@@ -113,44 +89,39 @@ impl Engine {
     async fn publish_once(&self, chat_id: &ChatKey, event: ChatEvent) -> Result<u64, EngineError> {
         let slot = self.slot(chat_id);
         let (answer, mut answered) = oneshot::channel();
-        let ticket = TICKETS.fetch_add(1, Ordering::Relaxed);
-        slot.publishes.lock().push(QueuedPublish {
-            ticket,
-            event,
-            answer,
-        });
-        let mut withdraw = Withdraw {
-            slot: &slot,
-            ticket,
-            armed: true,
-        };
+        let mut withdraw = slot.queue_publish(event, answer);
         loop {
             let locked = tokio::select! {
                 biased;
                 outcome = &mut answered => {
                     // Answered: taken by an earlier holder.
-                    withdraw.armed = false;
-                    return outcome.unwrap_or_else(|_| Err(lost()));
+                    withdraw.disarm();
+                    return outcome.unwrap_or_else(|_| Err(EngineError::lost_answer()));
                 }
                 locked = self.lock(&slot) => locked,
             };
-            let guard = match locked {
-                Ok(guard) => guard,
+            let chat = match locked {
+                Ok(chat) => chat,
                 // The chat could not be loaded: the event fails with it,
                 // unless an earlier holder already took it.
                 Err(error) if withdraw.withdraw() => return Err(error),
-                Err(_) => return answered.await.unwrap_or_else(|_| Err(lost())),
+                Err(_) => {
+                    return answered
+                        .await
+                        .unwrap_or_else(|_| Err(EngineError::lost_answer()));
+                }
             };
-            let batch = std::mem::take(&mut *slot.publishes.lock());
-            if !batch.is_empty() {
+            let batch = slot.take_publishes();
+            if batch.is_empty() {
+                drop(chat);
+            } else {
                 // In a task of its own, so that this caller going away
                 // cannot stop the group between its commit and the memory
                 // update.
                 let engine = self.clone();
                 let slot = slot.clone();
                 let served = tokio::spawn(async move {
-                    let mut guard = guard;
-                    engine.serve_publishes(&slot, &mut guard, batch).await;
+                    engine.serve_publishes(&slot, chat, batch).await;
                 });
                 if let Err(error) = served.await {
                     return Err(EngineError::from_join(error));
@@ -158,15 +129,15 @@ impl Engine {
             }
             match answered.try_recv() {
                 Ok(outcome) => {
-                    withdraw.armed = false;
+                    withdraw.disarm();
                     return outcome;
                 }
-                // Put back for the next holder (see `apply_and_commit`):
-                // take the lock again.
+                // Put back for the next holder (see `apply_batch`): take
+                // the lock again.
                 Err(oneshot::error::TryRecvError::Empty) => {}
                 Err(oneshot::error::TryRecvError::Closed) => {
-                    withdraw.armed = false;
-                    return Err(lost());
+                    withdraw.disarm();
+                    return Err(EngineError::lost_answer());
                 }
             }
         }
@@ -180,28 +151,56 @@ impl Engine {
     async fn serve_publishes(
         &self,
         slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
+        mut chat: LoadedChat,
         batch: Vec<QueuedPublish>,
     ) {
-        let serving = self.apply_and_commit(slot, guard, batch);
-        if let Err(panic) = AssertUnwindSafe(serving).catch_unwind().await {
-            self.forget_after_panic(slot, guard, &*panic);
-            self.account(slot, guard.as_ref());
+        let applying = AssertUnwindSafe(|| self.apply_batch(slot, &mut chat, batch));
+        let group = match std::panic::catch_unwind(applying) {
+            Ok(Batch::Staged(group)) => group,
+            Ok(Batch::Unchanged) => return,
+            Ok(Batch::Spoiled) => {
+                let unloaded = chat.unload(slot);
+                self.account(slot, unloaded.as_ref());
+                return;
+            }
+            Err(panic) => {
+                self.forget_after_panic(slot, chat, &*panic);
+                return;
+            }
+        };
+        let Group {
+            pending,
+            staged,
+            places,
+            jobs,
+        } = group;
+        let commit = Commit::group(pending).with_jobs(jobs).in_caller_task();
+        match self.commit(slot, chat, commit).await {
+            Ok(_) => {
+                places.into_iter().for_each(ChatPlace::keep);
+                for (answer, revision) in staged {
+                    let _ = answer.send(Ok(revision));
+                }
+            }
+            Err(error) => {
+                for (answer, _) in staged {
+                    let _ = answer.send(Err(error.copy()));
+                }
+            }
         }
     }
 
-    async fn apply_and_commit(
+    /// Applies `batch` in order to the chat in memory and plans each
+    /// event's refresh after the one before. A refused event is answered
+    /// at once; one that left part of itself in memory spoils the group:
+    /// every event of it fails, and those not applied yet are put back for
+    /// the next holder.
+    fn apply_batch(
         &self,
         slot: &Arc<ChatSlot>,
-        guard: &mut Guard,
+        resident: &mut Resident,
         batch: Vec<QueuedPublish>,
-    ) {
-        let Some(resident) = guard.as_mut() else {
-            for queued in batch {
-                let _ = queued.answer.send(Err(missing_state()));
-            }
-            return;
-        };
+    ) -> Batch<'_> {
         let mut pending = self.pending(slot, resident);
         let mut staged: Vec<(Answer, u64)> = Vec::with_capacity(batch.len());
         let mut places = Vec::new();
@@ -233,36 +232,21 @@ impl Engine {
                         let _ = answer.send(Err(error.copy()));
                     }
                     let _ = queued.answer.send(Err(error));
-                    slot.publishes.lock().splice(0..0, queue);
-                    **guard = None;
-                    slot.behind.store(true, Ordering::Release);
-                    self.account(slot, guard.as_ref());
-                    return;
+                    slot.requeue_publishes(queue);
+                    return Batch::Spoiled;
                 }
             }
         }
         if staged.is_empty() {
             // Every event refused: nothing changed.
-            return;
+            return Batch::Unchanged;
         }
-        match self.commit_pending_guarded(slot, guard, pending).await {
-            Ok(()) => {
-                places.into_iter().for_each(ChatPlace::keep);
-                for job in jobs {
-                    self.announce_job(job);
-                }
-                for (answer, revision) in staged {
-                    let _ = answer.send(Ok(revision));
-                }
-            }
-            Err(error) => {
-                for (answer, _) in staged {
-                    let _ = answer.send(Err(error.copy()));
-                }
-            }
-        }
-        // Committed or dropped, the chat's memory changed: count it.
-        self.account(slot, guard.as_ref());
+        Batch::Staged(Group {
+            pending,
+            staged,
+            places,
+            jobs,
+        })
     }
 
     /// One event's change to the chat in memory, with the rows and jobs it
@@ -297,7 +281,7 @@ impl Engine {
         // A refused event leaves the chat as it was.
         let changes = match resident.chat.as_mut().map(Arc::make_mut) {
             Some(chat) => chat.apply(event).map_err(EngineError::from)?,
-            None if needs_known_message => return Err(unknown_chat(chat_id).into()),
+            None if needs_known_message => return Err(EngineError::unknown_chat(chat_id).into()),
             None => {
                 let mut chat = Chat::default();
                 let changes = chat.apply(event).map_err(EngineError::from)?;
@@ -331,8 +315,5 @@ impl Engine {
     }
 }
 
-/// The answer of an event whose group ended without answering it: the
-/// task serving it panicked (see [`Engine::serve_publishes`]).
-fn lost() -> EngineError {
-    EngineError::Panicked("the chat's operation ended without an answer".into())
-}
+#[cfg(test)]
+mod tests;

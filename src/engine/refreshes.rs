@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use super::commit::Commit;
 use super::{Engine, EngineError, Next};
-use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
 
@@ -29,11 +29,15 @@ impl Engine {
     ) -> Result<Arc<Injection>, EngineError> {
         let slot = self.slot(chat_id);
         let guard = self.lock(&slot).await?;
-        if guard.as_ref().is_none_or(|r| r.chat.is_none()) {
-            return Err(DomainError::NotFound(format!("chat {:?}", chat_id.id)).into());
+        if guard.chat.is_none() {
+            return Err(EngineError::unknown_chat(chat_id));
         }
-        self.commit_detached(&slot, guard, Vec::new(), Next::Refresh(trigger))
-            .await?;
+        self.commit(
+            &slot,
+            guard,
+            Commit::one(Vec::new(), Next::Refresh(trigger)),
+        )
+        .await?;
         let latest = slot.latest.borrow().scene.clone();
         latest.ok_or_else(|| EngineError::Panicked("a refresh left no injection".into()))
     }

@@ -33,10 +33,10 @@ impl Engine {
                 change = changes.recv() => match change {
                     None => return,
                     Some(Change::Chats(chats)) => {
-                        for (chat_id, generation) in chats {
+                        for (chat_id, clock) in chats {
                             let engine = self.clone();
                             tokio::spawn(async move {
-                                engine.catch_up(&chat_id, generation, "hint").await;
+                                engine.catch_up(&chat_id, clock, "hint").await;
                             });
                         }
                     }
@@ -52,21 +52,21 @@ impl Engine {
         }
     }
 
-    /// Re-reads a chat another replica moved to `generation`, if this
+    /// Re-reads a chat another replica moved to `clock`, if this
     /// replica holds an older state of it or someone here watches it.
-    async fn catch_up(&self, chat_id: &ChatKey, generation: u64, cause: &'static str) {
+    async fn catch_up(&self, chat_id: &ChatKey, clock: u64, cause: &'static str) {
         // WatchJobs readers learn of other replicas' job changes by this
         // re-read too, so they count as watching every chat.
         let everything_watched = self.inner.all_chats.receiver_count() > 0
             || self.inner.job_changes.receiver_count() > 0;
-        let slot = match self.resident_slot(chat_id) {
+        let slot = match self.inner.cache.resident(chat_id) {
             Some(slot) => slot,
             None if everything_watched => self.slot(chat_id),
             None => return,
         };
-        let mut guard = slot.state.clone().lock_owned().await;
+        let mut guard = slot.lock().await;
         match guard.as_ref() {
-            Some(held) if held.generation >= generation => return,
+            Some(held) if held.clock >= clock => return,
             None if !everything_watched && slot.latest.receiver_count() == 0 => {
                 slot.behind.store(true, Ordering::Release);
                 return;
@@ -167,13 +167,13 @@ impl Engine {
             return Ok(());
         };
         let mut held: Vec<(ChatKey, u64)> = Vec::new();
-        for slot in self.resident_slots() {
+        for slot in self.inner.cache.slots() {
             // A chat being worked on is claimed by its commit anyway.
             let Ok(state) = slot.state.try_lock() else {
                 continue;
             };
             match state.as_ref() {
-                Some(resident) => held.push((slot.key.clone(), resident.generation)),
+                Some(resident) => held.push((slot.key.clone(), resident.clock)),
                 // Watched but not in memory (a failed commit or re-read):
                 // read it now, so its subscribers are not left behind.
                 None if slot.latest.receiver_count() > 0 => {
@@ -190,9 +190,9 @@ impl Engine {
             .await?;
         let held: std::collections::HashMap<ChatKey, u64> = held.into_iter().collect();
         self.announce_changed_chats().await?;
-        for (chat_id, generation) in stored {
-            if held.get(&chat_id).is_some_and(|&g| g < generation) {
-                self.catch_up(&chat_id, generation, "resync").await;
+        for (chat_id, clock) in stored {
+            if held.get(&chat_id).is_some_and(|&g| g < clock) {
+                self.catch_up(&chat_id, clock, "resync").await;
             }
         }
         for chat_id in owed {
@@ -223,8 +223,8 @@ impl Engine {
             .map(|last| last - MARGIN_MS);
         let (changed, now) = replicas.changed_since(since).await?;
         *self.inner.last_resync_ms.lock() = Some(now);
-        for (chat_id, generation) in changed {
-            self.catch_up(&chat_id, generation, "resync").await;
+        for (chat_id, clock) in changed {
+            self.catch_up(&chat_id, clock, "resync").await;
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! claimed with a shared store, then every chat refreshed) and a chat's own
 //! overrides and enabled state.
 
-use super::ops::missing_state;
+use super::commit::Commit;
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
@@ -74,7 +74,7 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let mut own = resident.settings().clone();
         for name in clear {
             own.overrides.clear(name)?;
@@ -87,11 +87,10 @@ impl Engine {
             chat: chat_id.clone(),
             settings: own,
         }];
-        self.commit_detached(
+        self.commit(
             &slot,
             guard,
-            writes,
-            Next::Refresh(Trigger::SettingsChanged),
+            Commit::one(writes, Next::Refresh(Trigger::SettingsChanged)),
         )
         .await?;
         Ok(effective)
@@ -105,33 +104,34 @@ impl Engine {
     ) -> Result<Settings, EngineError> {
         let _one_at_a_time = self.inner.global_changes.lock().await;
         let resolved = self
-            .retrying(|| self.commit_global(tenant, &patch, &clear))
+            .retrying(|| self.store_global_settings(tenant, &patch, &clear))
             .await?;
         self.refresh_every_chat(tenant, Trigger::SettingsChanged)
             .await?;
         Ok(resolved)
     }
 
-    /// Commits a tenant's new global settings (and that every chat of the
-    /// tenant owes a refresh). With a shared store the settings are read
+    /// Stores a tenant's new global settings (and that every chat of the
+    /// tenant owes a refresh): a tenant's write, not a chat's, so not
+    /// through [`Engine::commit`]; each chat's refresh then is. With a shared store the settings are read
     /// afresh and the change claims the tenant's settings, so two replicas
     /// changing them at once cannot lose either change.
-    async fn commit_global(
+    async fn store_global_settings(
         &self,
         tenant: &Tenant,
         patch: &SettingsPatch,
         clear: &[String],
     ) -> Result<Settings, EngineError> {
         let mut writes = Vec::new();
-        let mut generation = 0;
+        let mut clock = 0;
         if self.shared() {
             // Read afresh (this replica may not have heard another's change
             // yet) and claimed, so a concurrent change is never lost.
             self.reload_global_settings().await?;
-            generation = self.global_generation(tenant);
+            clock = self.settings_clock(tenant);
             writes.push(Write::Claim {
                 key: ClaimKey::GlobalSettings(tenant.clone()),
-                clock: generation,
+                clock,
             });
         }
         let mut global = (*self.global(tenant)).clone();
@@ -167,7 +167,7 @@ impl Engine {
             },
         ]);
         self.inner.store.commit(writes).await?;
-        let committed = if self.shared() { generation + 1 } else { 0 };
+        let committed = if self.shared() { clock + 1 } else { 0 };
         self.set_global(tenant, global, committed);
         Ok(resolved)
     }
@@ -242,7 +242,7 @@ impl Engine {
         let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let mut own = resident.settings().clone();
         own.enabled = Some(enabled);
         resident.set_settings(own.clone());
@@ -252,11 +252,10 @@ impl Engine {
             settings: own,
         }];
         let revision = self
-            .commit_detached(
+            .commit(
                 &slot,
                 guard,
-                writes,
-                Next::Refresh(Trigger::SettingsChanged),
+                Commit::one(writes, Next::Refresh(Trigger::SettingsChanged)),
             )
             .await?;
         Ok((effective, revision))

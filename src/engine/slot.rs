@@ -1,18 +1,27 @@
 //! One chat's place in memory: its state behind an async lock (which orders
-//! the chat's operations), and the watch channel its subscribers read.
+//! the chat's operations), the watch channel its subscribers read, and the
+//! published events queued for the lock's next holder.
+//!
+//! A locked slot is [`Locked`] (its state may be unloaded); a locked slot
+//! whose chat is loaded is [`LoadedChat`], which only the engine's load
+//! path makes: operations work on a `LoadedChat` and never meet an
+//! unloaded chat.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use tokio::sync::{Mutex, watch};
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot, watch};
 use tokio::task::JoinHandle;
 
+use super::errors::EngineError;
+use super::global_settings::GlobalSettings;
 use crate::domain::chat::Chat;
+use crate::domain::chat::ChatEvent;
 use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, TokenizerKind};
-use crate::store::{ChatMeta, ChatSettings, LoadedChat};
+use crate::store::{self, ChatMeta, ChatSettings};
 
 /// What a watch channel's shared state costs besides the value it holds:
 /// as tokio lays it out, a lock around the value, a version and two
@@ -40,7 +49,7 @@ pub(super) struct ChatSlot {
     /// the store until the next load (which clears this).
     pub behind: AtomicBool,
     /// The estimated bytes the slot holds, counted in the engine's total
-    /// (see [`super::residency`]); set under the chat's lock.
+    /// (see [`super::cache`]); set under the chat's lock.
     pub bytes: AtomicUsize,
     /// The use tick of the slot's latest use (least recently used chats
     /// are dropped first).
@@ -51,7 +60,7 @@ pub(super) struct ChatSlot {
     /// Published events waiting, in arrival order, for the next holder of
     /// the lock to apply and commit them together (see
     /// [`super::publish`]).
-    pub publishes: parking_lot::Mutex<Vec<super::publish::QueuedPublish>>,
+    pub publishes: parking_lot::Mutex<Vec<QueuedPublish>>,
 }
 
 /// A chat's latest injection of each key; `None` before the first refresh
@@ -97,6 +106,7 @@ impl LatestInjections {
 }
 
 impl ChatSlot {
+    /// An empty slot for `key`: the chat loads on its first lock.
     pub fn new(key: &ChatKey) -> ChatSlot {
         ChatSlot {
             key: key.clone(),
@@ -144,6 +154,141 @@ impl ChatSlot {
     }
 }
 
+impl ChatSlot {
+    /// Waits for the slot's lock; the chat may be unloaded (see
+    /// [`LoadedChat`] for a lock with the chat loaded).
+    pub async fn lock(&self) -> Locked {
+        self.state.clone().lock_owned().await
+    }
+
+    /// Queues a published event for the lock's next holder; the returned
+    /// [`Withdraw`] takes it back if its caller goes away first.
+    pub fn queue_publish(&self, event: ChatEvent, answer: Answer) -> Withdraw<'_> {
+        let ticket = TICKETS.fetch_add(1, Ordering::Relaxed);
+        self.publishes.lock().push(QueuedPublish {
+            ticket,
+            event,
+            answer,
+        });
+        Withdraw {
+            slot: self,
+            ticket,
+            armed: true,
+        }
+    }
+
+    /// Every queued event, in arrival order, for the lock's holder.
+    pub fn take_publishes(&self) -> Vec<QueuedPublish> {
+        std::mem::take(&mut *self.publishes.lock())
+    }
+
+    /// Puts events taken but not applied back at the queue's head, in
+    /// order, for the next holder.
+    pub fn requeue_publishes(&self, events: impl IntoIterator<Item = QueuedPublish>) {
+        self.publishes.lock().splice(0..0, events);
+    }
+}
+
+/// A locked slot: the chat's state, `None` while it is not loaded.
+pub(super) type Locked = OwnedMutexGuard<Option<Resident>>;
+
+/// A locked slot whose chat is loaded; derefs to the chat's [`Resident`]
+/// state. Made only from a loaded [`Locked`] ([`LoadedChat::new`]), and
+/// emptied only by [`LoadedChat::unload`], which consumes it: a
+/// `LoadedChat` always holds a loaded chat.
+pub(super) struct LoadedChat(Locked);
+
+impl LoadedChat {
+    /// The lock, if its chat is loaded; otherwise the lock back.
+    pub fn new(locked: Locked) -> Result<LoadedChat, Locked> {
+        if locked.is_some() {
+            Ok(LoadedChat(locked))
+        } else {
+            Err(locked)
+        }
+    }
+
+    /// Drops the chat's memory, which may hold a change the store does not
+    /// (a failed commit, a panic): the next operation reads the chat again
+    /// from the store, and reads meanwhile know memory is behind. The slot
+    /// stays locked by the returned guard.
+    pub fn unload(mut self, slot: &ChatSlot) -> Locked {
+        *self.0 = None;
+        slot.behind.store(true, Ordering::Release);
+        self.0
+    }
+}
+
+impl std::ops::Deref for LoadedChat {
+    type Target = Resident;
+
+    fn deref(&self) -> &Resident {
+        self.0
+            .as_ref()
+            .expect("a LoadedChat is made only from a loaded lock and emptied only by unload, which consumes it")
+    }
+}
+
+impl std::ops::DerefMut for LoadedChat {
+    fn deref_mut(&mut self) -> &mut Resident {
+        self.0
+            .as_mut()
+            .expect("a LoadedChat is made only from a loaded lock and emptied only by unload, which consumes it")
+    }
+}
+
+/// Where a queued event's outcome goes: the revision its chat answers with
+/// once the event is durable, or why it failed.
+pub(super) type Answer = oneshot::Sender<Result<u64, EngineError>>;
+
+/// Tells queued events apart (see [`Withdraw`]).
+static TICKETS: AtomicU64 = AtomicU64::new(0);
+
+/// A published event waiting on its chat's slot for a caller holding the
+/// lock (see [`super::publish`]).
+pub(super) struct QueuedPublish {
+    ticket: u64,
+    /// The event.
+    pub event: ChatEvent,
+    /// Where its outcome goes.
+    pub answer: Answer,
+}
+
+/// Takes a queued event back off its slot when its caller goes away (a
+/// cancelled RPC) before anyone took it: it is then never applied. Once
+/// taken, the event is applied and committed as any other.
+pub(super) struct Withdraw<'a> {
+    slot: &'a ChatSlot,
+    ticket: u64,
+    /// Whether the event may still be queued (once it is known to be
+    /// taken, dropping this does not look for it).
+    armed: bool,
+}
+
+impl Withdraw<'_> {
+    /// Whether the event was still queued (and is not any more).
+    pub fn withdraw(&mut self) -> bool {
+        self.armed = false;
+        let mut queued = self.slot.publishes.lock();
+        let before = queued.len();
+        queued.retain(|q| q.ticket != self.ticket);
+        queued.len() != before
+    }
+
+    /// The event is known taken: dropping this does not look for it.
+    pub fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.withdraw();
+        }
+    }
+}
+
 /// A debounced refresh waiting for quiet. Later events of the burst only
 /// move `deadline` (the timer task sleeps again), so a burst costs one task.
 pub(super) struct Debounce {
@@ -171,16 +316,18 @@ pub(super) struct Resident {
     own_settings: Option<Box<ChatSettings>>,
     /// The pending debounced refresh, if any.
     pub debounce: Option<Debounce>,
-    /// Bumped at every (re)scheduling so a stale timer does nothing.
-    pub debounce_generation: u64,
+    /// Bumped at every (re)scheduling of the debounce timer, which carries
+    /// it: a timer whose ticket is not the latest does nothing.
+    pub debounce_ticket: u64,
     /// Tokenizer the latest injection's `token_count` was counted with.
     pub counted_with: Option<TokenizerKind>,
     /// Whether the store holds the chat's row as `meta` is (so an
     /// operation that leaves `meta` as it is need not write it again).
     pub persisted: bool,
-    /// The store's generation of the chat this state is at (shared stores:
-    /// the next commit claims it; see `Write::Claim`).
-    pub generation: u64,
+    /// The chat's clock this state is at: how many commits changed the
+    /// chat in the store (shared stores: the next commit claims it; see
+    /// `Write::Claim`).
+    pub clock: u64,
     /// When the chat last changed in the store, in ms since the epoch, as
     /// loaded (shared stores only).
     pub changed_ms: Option<i64>,
@@ -196,11 +343,11 @@ pub(super) struct Resident {
 impl Resident {
     /// A chat as the store gave it. Stored injections do not repeat their
     /// chat's key: it is put back here.
-    pub fn from_store(key: &ChatKey, loaded: LoadedChat) -> Resident {
-        let LoadedChat {
+    pub fn from_store(key: &ChatKey, loaded: store::LoadedChat) -> Resident {
+        let store::LoadedChat {
             chat: stored,
             settings,
-            clock: generation,
+            clock,
             changed_ms,
             settings_clock: _,
             jobs,
@@ -240,10 +387,10 @@ impl Resident {
             meta,
             own_settings,
             debounce: None,
-            debounce_generation: 0,
+            debounce_ticket: 0,
             counted_with: None,
             persisted: chat_known,
-            generation,
+            clock,
             changed_ms,
             updated_us,
             jobs: jobs
@@ -270,7 +417,7 @@ impl Resident {
 
     /// The chat's effective settings over its tenant's `global` ones: those
     /// themselves, shared, for a chat without settings of its own.
-    pub fn effective(&self, global: &super::GlobalSettings) -> Arc<Settings> {
+    pub fn effective(&self, global: &GlobalSettings) -> Arc<Settings> {
         match &self.own_settings {
             None => global.settings.clone(),
             Some(own) => Arc::new(global.settings.with(&own.overrides)),

@@ -19,7 +19,7 @@ use crate::store::{
 
 /// A SQLite store whose commits can be delayed, refused, or made to panic
 /// (once), and that counts the groups it was asked to commit.
-pub(super) struct Faulty {
+pub(in crate::engine) struct Faulty {
     inner: SqliteStore,
     pub delay_ms: AtomicU64,
     pub fail: AtomicBool,
@@ -105,7 +105,7 @@ impl ChatStore for Faulty {
     }
 }
 
-pub(super) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
+pub(in crate::engine) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
     let store = Arc::new(Faulty {
         inner: SqliteStore::open(dir.path(), true).await.unwrap(),
         delay_ms: AtomicU64::new(0),
@@ -119,11 +119,11 @@ pub(super) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<Faulty>) {
     (engine, store)
 }
 
-pub(super) fn key(chat: &str) -> ChatKey {
+pub(in crate::engine) fn key(chat: &str) -> ChatKey {
     ChatKey::untenanted(chat)
 }
 
-pub(super) fn message(id: &str) -> Message {
+pub(in crate::engine) fn message(id: &str) -> Message {
     NewMessage {
         id: id.into(),
         text: format!("text {id}"),
@@ -133,7 +133,7 @@ pub(super) fn message(id: &str) -> Message {
     .unwrap()
 }
 
-pub(super) async fn debounce(engine: &Engine, ms: u64) {
+pub(in crate::engine) async fn debounce(engine: &Engine, ms: u64) {
     let patch = SettingsPatch {
         debounce_ms: Some(ms),
         ..Default::default()
@@ -321,7 +321,11 @@ async fn reads_of_unknown_chats_do_not_stay_in_memory() {
             .await
             .unwrap();
     }
-    assert_eq!(engine.resident_slots().len(), 1, "only the real chat stays");
+    assert_eq!(
+        engine.inner.cache.slots().len(),
+        1,
+        "only the real chat stays"
+    );
     assert_eq!(
         engine
             .injection(&key("real"), InjectionKey::Scene)
@@ -527,3 +531,5 @@ async fn an_import_the_store_refuses_leaves_nothing_and_a_stored_one_is_held_onc
     let snapshot = engine.chat_snapshot(&key("c")).await.unwrap();
     assert_eq!(Arc::strong_count(&snapshot.chat), 2);
 }
+
+mod residency;

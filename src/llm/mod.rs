@@ -13,7 +13,10 @@
 //! given a preconfigured rustls configuration, as [`LlmClient::new`] does
 //! (`reqwest::Client::new()` would panic, finding no provider).
 
+mod setup;
 mod wire;
+
+pub use setup::{ApiKey, LlmSetup};
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -25,7 +28,6 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Response, Url};
 use rustls::{ClientConfig, RootCertStore};
 
-use crate::config::LlmSetup;
 use crate::telemetry;
 use crate::tls_common::with_causes;
 

@@ -1,5 +1,4 @@
 use super::*;
-use crate::config::ApiKey;
 
 fn setup(base_url: &str) -> LlmSetup {
     LlmSetup {

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::domain::DomainError;
 use crate::domain::generation::{self, Answer};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState};
@@ -14,7 +15,8 @@ use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
 use crate::store::{StoreError, Write};
 
-use super::super::ops::{missing_state, writes_for};
+use super::super::commit::Commit;
+use super::super::ops::writes_for;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_ms, now_us};
 use super::attempt::{Claimed, Outcome};
@@ -37,10 +39,8 @@ impl Engine {
         outcome: &Outcome,
     ) -> Result<(), EngineError> {
         let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
-        let settings = resident.effective(&self.global(&chat_id.tenant));
-        let Some(at) = resident
+        let mut chat = self.lock(&slot).await?;
+        let Some(at) = chat
             .jobs
             .iter()
             .position(|j| j.id == claimed.job.id && j.fence == claimed.job.fence)
@@ -48,200 +48,164 @@ impl Engine {
             return Err(StoreError::Fenced(claimed.job.id.clone()).into());
         };
         let now = now_us();
-        let fence = claimed.job.fence;
-        let max_attempts = self
-            .jobs()
-            .generation
-            .as_ref()
-            .map_or(1, |g| g.setup.max_attempts);
-        let base_ms = self.jobs().generation.as_ref().map_or(1000, |g| {
-            u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000)
-        });
-        let answer = match outcome {
+        let commit = match outcome {
             Outcome::Retry {
                 reason,
                 retry_after,
-            } => {
-                let job = &mut resident.jobs[at];
-                job.last_error = queue::short(reason);
-                if job.attempts >= max_attempts {
-                    let result = format!("gave up after {} attempts", job.attempts);
-                    let ended =
-                        queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
-                    return self
-                        .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                        .await;
-                }
-                // A server asking for more than an hour is not waited for
-                // longer: the job would sit unseen.
-                let retry_after_ms = retry_after
-                    .map(|d| d.min(MAX_RETRY_AFTER))
-                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-                let pause_ms = jobs::backoff_ms(
-                    job.attempts,
-                    base_ms,
-                    BACKOFF_CAP_MS,
-                    rand::random::<f64>(),
-                    retry_after_ms,
-                );
-                job.state = JobState::Pending;
-                job.lease = None;
-                job.not_before_us = now.saturating_add(
-                    i64::try_from(pause_ms)
-                        .unwrap_or(i64::MAX)
-                        .saturating_mul(1000),
-                );
-                queue::touch(job, now);
-                let changed = vec![(job.clone(), fence)];
-                return self
-                    .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, changed, Vec::new())
-                    .await;
-            }
+            } => self.record_retry(&mut chat, at, reason, *retry_after, now),
             Outcome::Fatal(reason) => {
-                resident.jobs[at].last_error = queue::short(reason);
-                let ended = queue::end_with_dependents(
-                    resident,
-                    at,
-                    JobState::Failed,
-                    "refused by the LLM",
-                    now,
-                );
-                return self
-                    .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                    .await;
+                chat.jobs[at].last_error = queue::short(reason);
+                fail(&mut chat, at, "refused by the LLM", now)
             }
-            Outcome::Answer(answer) => answer,
+            Outcome::Answer(answer) => self.take_answer(chat_id, &mut chat, at, answer, now)?,
         };
-        let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
+        self.commit(&slot, chat, commit).await.map(|_| ())
+    }
+
+    /// A failed attempt that may be tried again: the job waits out its
+    /// back-off (or the server's `Retry-After`), or, past its attempts,
+    /// fails with the jobs that wait for it.
+    fn record_retry(
+        &self,
+        resident: &mut Resident,
+        at: usize,
+        reason: &str,
+        retry_after: Option<Duration>,
+        now: i64,
+    ) -> Commit {
+        let writer = self.jobs().writer.as_ref();
+        let max_attempts = writer.map_or(1, |g| g.setup.max_attempts);
+        let base_ms = writer.map_or(1000, |g| {
+            u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000)
+        });
+        let job = &mut resident.jobs[at];
+        let fence = job.fence;
+        job.last_error = queue::short(reason);
+        if job.attempts >= max_attempts {
+            let result = format!("gave up after {} attempts", job.attempts);
+            let ended = queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
+            return job_commit(Vec::new(), Next::Nothing, ended, Vec::new());
+        }
+        // A server asking for more than an hour is not waited for longer:
+        // the job would sit unseen.
+        let retry_after_ms = retry_after
+            .map(|d| d.min(MAX_RETRY_AFTER))
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let pause_ms = jobs::backoff_ms(
+            job.attempts,
+            base_ms,
+            BACKOFF_CAP_MS,
+            rand::random::<f64>(),
+            retry_after_ms,
+        );
+        job.state = JobState::Pending;
+        job.lease = None;
+        job.not_before_us = now.saturating_add(
+            i64::try_from(pause_ms)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(1000),
+        );
+        queue::touch(job, now);
+        let changed = vec![(job.clone(), fence)];
+        job_commit(Vec::new(), Next::Nothing, changed, Vec::new())
+    }
+
+    /// An answer: discarded (and the work queued again) when what the job
+    /// read changed meanwhile; otherwise written to the chat in the commit
+    /// that ends the job and queues what follows from it, or, when the
+    /// chat refuses it, the job fails.
+    fn take_answer(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        at: usize,
+        answer: &Answer,
+        now: i64,
+    ) -> Result<Commit, EngineError> {
+        let chat = resident
+            .chat
+            .as_deref()
+            .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
         let job = resident.jobs[at].clone();
         if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
-            let mut ended = vec![queue::end_alone(
-                resident,
-                at,
-                JobState::Discarded,
-                "its inputs changed before its answer could be applied; queued again",
-                now,
-            )];
-            let origin = if job.automatic {
-                Origin::Automatic
-            } else {
-                Origin::Request
-            };
-            let fresh =
-                self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
-            // The jobs that waited for this one wait for the work queued
-            // again (new, or already there); with none, they end too.
-            let replacement = resident
-                .jobs
-                .iter()
-                .find(|j| j.same_work(job.kind, &job.message_id))
-                .map(|j| j.id.clone());
-            match replacement {
-                Some(replacement) => {
-                    for waiting in &mut resident.jobs {
-                        if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
-                            waiting.depends_on = Some(replacement.clone());
-                            queue::touch(waiting, now);
-                            ended.push((waiting.clone(), waiting.fence));
-                        }
+            return self.discard_stale(chat_id, resident, at, &job, now);
+        }
+        let (result, data, next) = answer_effect(&job, answer);
+        match write_answer(chat_id, resident, &job, answer, data) {
+            Ok((writes, written)) => {
+                let result = written.unwrap_or(result);
+                let ended =
+                    queue::end_with_dependents(resident, at, JobState::Succeeded, &result, now);
+                let fresh = self.follow_ups(chat_id, resident, &job, answer, now)?;
+                Ok(job_commit(writes, next, ended, fresh))
+            }
+            Err(refused) => {
+                // The answer cannot be stored as it is (retrying would ask
+                // the same): the job fails with the reason.
+                resident.jobs[at].last_error =
+                    queue::short(&format!("the answer could not be applied: {refused}"));
+                Ok(fail(resident, at, "its answer could not be applied", now))
+            }
+        }
+    }
+
+    /// The answer of a job whose inputs changed since it read them: the job
+    /// is DISCARDED, its work queued again, and the jobs that waited for it
+    /// wait for the work queued again (new, or already there); with none,
+    /// they end too.
+    fn discard_stale(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        at: usize,
+        job: &Job,
+        now: i64,
+    ) -> Result<Commit, EngineError> {
+        let mut ended = vec![queue::end_alone(
+            resident,
+            at,
+            JobState::Discarded,
+            "its inputs changed before its answer could be applied; queued again",
+            now,
+        )];
+        let origin = if job.automatic {
+            Origin::Automatic
+        } else {
+            Origin::Request
+        };
+        let fresh = self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
+        let replacement = resident
+            .jobs
+            .iter()
+            .find(|j| j.same_work(job.kind, &job.message_id))
+            .map(|j| j.id.clone());
+        match replacement {
+            Some(replacement) => {
+                for waiting in &mut resident.jobs {
+                    if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
+                        waiting.depends_on = Some(replacement.clone());
+                        queue::touch(waiting, now);
+                        ended.push((waiting.clone(), waiting.fence));
                     }
                 }
-                None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
             }
-            return self
-                .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, fresh)
-                .await;
+            None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
         }
-        // Apply the answer to the chat, then end the job, then queue what
-        // follows from it.
-        let (result, data, next) = match answer {
-            Answer::NoBreak { rationale } => (
-                queue::short(&format!("no scene break: {rationale}")),
-                None,
-                Next::Nothing,
-            ),
-            Answer::Break(candidate) => (
-                format!(
-                    "scene break at #{} ({})",
-                    candidate.index, candidate.message_id
-                ),
-                Some((
-                    candidate.message_id.clone(),
-                    MessageData {
-                        scene_break: Some(true),
-                        scene_break_visible: Some(true),
-                        ..MessageData::default()
-                    },
-                )),
-                Next::Refresh(Trigger::RecapGenerated),
-            ),
-            Answer::SceneRecap { name, recap } => (
-                queue::short(recap),
-                Some((
-                    job.message_id.clone(),
-                    MessageData {
-                        scene_recap_memory: Some(recap.clone()),
-                        scene_break_name: Some(name.clone()),
-                        ..MessageData::default()
-                    },
-                )),
-                Next::Refresh(Trigger::RecapGenerated),
-            ),
-            Answer::Recap(text) if job.kind == JobKind::MessageRecap => (
-                queue::short(text),
-                Some((
-                    job.message_id.clone(),
-                    MessageData {
-                        memory: Some(text.clone()),
-                        ..MessageData::default()
-                    },
-                )),
-                Next::Refresh(Trigger::RecapGenerated),
-            ),
-            Answer::Recap(_) => (String::new(), None, Next::Refresh(Trigger::RecapGenerated)),
-        };
-        let mut writes = Vec::new();
-        let mut result = result;
-        let applied = (|| -> Result<(), crate::domain::DomainError> {
-            // Neither change touches the chat before its checks pass, so a
-            // refusal leaves memory as the store holds it.
-            let chat = resident
-                .chat
-                .as_mut()
-                .map(std::sync::Arc::make_mut)
-                .ok_or_else(|| {
-                    crate::domain::DomainError::NotFound(format!("chat {:?}", chat_id.id))
-                })?;
-            if let Some((message_id, update)) = &data {
-                let changes = chat.set_message_data(message_id, update)?;
-                writes.extend(writes_for(chat_id, chat, &changes));
-            }
-            if let (Answer::Recap(text), JobKind::RunningRecap) = (answer, job.kind) {
-                let base = generation::merge_base(chat, &job.message_id).cloned();
-                let new = generation::merged_recap(base.as_ref(), &job.message_id, text.clone());
-                let (version, changes) = chat.add_recap(new, now_ms())?;
-                writes.extend(writes_for(chat_id, chat, &changes));
-                result = format!("running recap version {version}: {}", queue::short(text));
-            }
-            Ok(())
-        })();
-        if let Err(refused) = applied {
-            // The answer cannot be stored as it is (retrying would ask the
-            // same): the job fails with the reason.
-            resident.jobs[at].last_error =
-                queue::short(&format!("the answer could not be applied: {refused}"));
-            let ended = queue::end_with_dependents(
-                resident,
-                at,
-                JobState::Failed,
-                "its answer could not be applied",
-                now,
-            );
-            return self
-                .commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                .await;
-        }
-        let ended = queue::end_with_dependents(resident, at, JobState::Succeeded, &result, now);
+        Ok(job_commit(Vec::new(), Next::Nothing, ended, fresh))
+    }
+
+    /// The jobs that follow from an applied answer: the scene recap of a
+    /// break found and the next detection; the running recap's merge of a
+    /// scene recap written.
+    fn follow_ups(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        job: &Job,
+        answer: &Answer,
+        now: i64,
+    ) -> Result<Vec<Job>, EngineError> {
+        let settings = resident.effective(&self.global(&chat_id.tenant));
         let mut fresh = Vec::new();
         match (answer, job.kind) {
             (Answer::Break(candidate), _) => {
@@ -256,7 +220,10 @@ impl Engine {
                     )?);
                 }
                 // Detection goes on after the break it found.
-                let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
+                let chat = resident
+                    .chat
+                    .as_deref()
+                    .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
                 if generation::detection_ready(chat, &settings) {
                     fresh.extend(self.follow_up(
                         resident,
@@ -280,8 +247,7 @@ impl Engine {
             }
             _ => {}
         }
-        self.commit_jobs(&slot, guard, writes, next, ended, fresh)
-            .await
+        Ok(fresh)
     }
 
     /// Queues a job that follows from another (never refused: past the
@@ -319,27 +285,116 @@ impl Engine {
             },
         )
     }
+}
 
-    /// Commits chat `writes`, changed jobs (with their expected fences) and
-    /// new jobs in one group, then announces every job change.
-    pub(super) async fn commit_jobs(
-        &self,
-        slot: &std::sync::Arc<super::super::slot::ChatSlot>,
-        guard: super::super::Guard,
-        mut writes: Vec<Write>,
-        next: Next,
-        changed: Vec<Changed>,
-        fresh: Vec<Job>,
-    ) -> Result<(), EngineError> {
-        writes.extend(queue::job_writes(&changed));
-        writes.extend(fresh.iter().map(|job| Write::Job {
-            job: job.clone(),
-            expect_fence: None,
-        }));
-        let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
-        announce.extend(fresh);
-        self.commit_detached_jobs(slot, guard, writes, next, announce)
-            .await
-            .map(|_| ())
+/// The commit of chat `writes` with changed jobs (with their expected
+/// fences) and new jobs, in one group, every job change announced once
+/// durable.
+pub(super) fn job_commit(
+    mut writes: Vec<Write>,
+    next: Next,
+    changed: Vec<Changed>,
+    fresh: Vec<Job>,
+) -> Commit {
+    writes.extend(queue::job_writes(&changed));
+    writes.extend(fresh.iter().map(|job| Write::Job {
+        job: job.clone(),
+        expect_fence: None,
+    }));
+    let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
+    announce.extend(fresh);
+    Commit::one(writes, next).with_jobs(announce)
+}
+
+/// The job fails with the jobs that wait for it (its `last_error` already
+/// set).
+fn fail(resident: &mut Resident, at: usize, result: &str, now: i64) -> Commit {
+    let ended = queue::end_with_dependents(resident, at, JobState::Failed, result, now);
+    job_commit(Vec::new(), Next::Nothing, ended, Vec::new())
+}
+
+/// What an answer does, by its kind: the job's result text, the message
+/// data it sets (on which message), and the refresh it asks for.
+fn answer_effect(job: &Job, answer: &Answer) -> (String, Option<(String, MessageData)>, Next) {
+    match answer {
+        Answer::NoBreak { rationale } => (
+            queue::short(&format!("no scene break: {rationale}")),
+            None,
+            Next::Nothing,
+        ),
+        Answer::Break(candidate) => (
+            format!(
+                "scene break at #{} ({})",
+                candidate.index, candidate.message_id
+            ),
+            Some((
+                candidate.message_id.clone(),
+                MessageData {
+                    scene_break: Some(true),
+                    scene_break_visible: Some(true),
+                    ..MessageData::default()
+                },
+            )),
+            Next::Refresh(Trigger::RecapGenerated),
+        ),
+        Answer::SceneRecap { name, recap } => (
+            queue::short(recap),
+            Some((
+                job.message_id.clone(),
+                MessageData {
+                    scene_recap_memory: Some(recap.clone()),
+                    scene_break_name: Some(name.clone()),
+                    ..MessageData::default()
+                },
+            )),
+            Next::Refresh(Trigger::RecapGenerated),
+        ),
+        Answer::Recap(text) if job.kind == JobKind::MessageRecap => (
+            queue::short(text),
+            Some((
+                job.message_id.clone(),
+                MessageData {
+                    memory: Some(text.clone()),
+                    ..MessageData::default()
+                },
+            )),
+            Next::Refresh(Trigger::RecapGenerated),
+        ),
+        Answer::Recap(_) => (String::new(), None, Next::Refresh(Trigger::RecapGenerated)),
     }
+}
+
+/// Writes an answer into the chat: its message data, and for a running
+/// recap the merged version (whose result text it returns). Neither change
+/// touches the chat before its checks pass, so a refusal leaves memory as
+/// the store holds it.
+fn write_answer(
+    chat_id: &ChatKey,
+    resident: &mut Resident,
+    job: &Job,
+    answer: &Answer,
+    data: Option<(String, MessageData)>,
+) -> Result<(Vec<Write>, Option<String>), DomainError> {
+    let chat = resident
+        .chat
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+        .ok_or_else(|| DomainError::NotFound(format!("chat {:?}", chat_id.id)))?;
+    let mut writes = Vec::new();
+    let mut result = None;
+    if let Some((message_id, update)) = &data {
+        let changes = chat.set_message_data(message_id, update)?;
+        writes.extend(writes_for(chat_id, chat, &changes));
+    }
+    if let (Answer::Recap(text), JobKind::RunningRecap) = (answer, job.kind) {
+        let base = generation::merge_base(chat, &job.message_id).cloned();
+        let new = generation::merged_recap(base.as_ref(), &job.message_id, text.clone());
+        let (version, changes) = chat.add_recap(new, now_ms())?;
+        writes.extend(writes_for(chat_id, chat, &changes));
+        result = Some(format!(
+            "running recap version {version}: {}",
+            queue::short(text)
+        ));
+    }
+    Ok((writes, result))
 }

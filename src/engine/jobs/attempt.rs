@@ -17,9 +17,10 @@ use crate::llm::{CompletionRequest, LlmError};
 use crate::store::{StoreError, Write};
 use crate::telemetry;
 
-use super::super::ops::missing_state;
+use super::super::commit::Commit;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_us};
+use super::apply::job_commit;
 use super::queue;
 
 /// Stops the lease renewal of an attempt when the attempt ends, however it
@@ -97,12 +98,12 @@ impl Engine {
     /// Under the chat's lock: picks the next runnable job, builds its
     /// prompt, and claims it (or settles it when no request is needed).
     async fn claim_next(&self, chat_id: &ChatKey) -> Result<Step, EngineError> {
-        let Some(generation) = self.jobs().generation.clone() else {
+        let Some(writer) = self.jobs().writer.clone() else {
             return Ok(Step::Idle);
         };
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let settings = resident.effective(&self.global(&chat_id.tenant));
         let Some(chat) = resident.chat.as_deref() else {
             return Ok(Step::Idle);
@@ -129,8 +130,12 @@ impl Engine {
                     resident.jobs[at].last_error = queue::short(&reason);
                 }
                 let ended = queue::end_with_dependents(resident, at, state, &reason, now);
-                self.commit_jobs(&slot, guard, Vec::new(), Next::Nothing, ended, Vec::new())
-                    .await?;
+                self.commit(
+                    &slot,
+                    guard,
+                    job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                )
+                .await?;
                 return Ok(Step::Settled);
             }
         };
@@ -151,7 +156,7 @@ impl Engine {
         queue::touch(job, now);
         let claimed = job.clone();
         let model = if settings.llm_model.is_empty() {
-            generation.setup.model.clone()
+            writer.setup.model.clone()
         } else {
             settings.llm_model.clone()
         };
@@ -162,13 +167,15 @@ impl Engine {
             max_tokens: settings.llm_max_tokens,
             temperature: settings.llm_temperature.map(|t| t.value()),
         };
-        self.commit_jobs(
+        self.commit(
             &slot,
             guard,
-            Vec::new(),
-            Next::Nothing,
-            vec![(claimed.clone(), fence)],
-            Vec::new(),
+            job_commit(
+                Vec::new(),
+                Next::Nothing,
+                vec![(claimed.clone(), fence)],
+                Vec::new(),
+            ),
         )
         .await?;
         Ok(Step::Claimed(Box::new(Claimed {
@@ -228,7 +235,7 @@ impl Engine {
 
     /// Asks the LLM, renewing the job's lease while the request runs.
     async fn ask(&self, chat: &ChatKey, claimed: &Claimed) -> Outcome {
-        let Some(generation) = self.jobs().generation.clone() else {
+        let Some(writer) = self.jobs().writer.clone() else {
             return Outcome::Fatal("no LLM configured".into());
         };
         let renewal = {
@@ -250,7 +257,7 @@ impl Engine {
             }))
         };
         let started = Instant::now();
-        let answer = generation.client.complete(&claimed.request).await;
+        let answer = writer.client.complete(&claimed.request).await;
         drop(renewal);
         let kind = claimed.job.kind.name();
         let outcome = match answer {
@@ -306,7 +313,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let lease_us = i64::try_from(self.jobs().queue.lease.as_micros()).unwrap_or(i64::MAX);
         let Some(job) = resident
             .jobs
@@ -322,7 +329,7 @@ impl Engine {
             job: job.clone(),
             expect_fence: Some(fence),
         };
-        self.commit_detached(&slot, guard, vec![write], Next::Nothing)
+        self.commit(&slot, guard, Commit::one(vec![write], Next::Nothing))
             .await?;
         Ok(())
     }

@@ -12,52 +12,57 @@
 
 mod apply;
 mod attempt;
+mod options;
 mod queue;
 mod runner;
 mod triggers;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use tokio::sync::{Notify, Semaphore};
 
-use crate::config::{LlmSetup, QueueOptions};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
-use crate::llm::LlmClient;
+use crate::llm::{LlmClient, LlmSetup};
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
 
-use super::ops::{known_chat, known_chat_ref, missing_state};
+use super::commit::Commit;
+use super::ops::{known_chat, known_chat_ref};
 use super::{Engine, EngineError, Next, now_us};
+pub use options::QueueOptions;
 pub(super) use queue::{Queued, finish};
 
-/// The LLM recapd writes recaps with, and how hard it may be used.
+/// What writes recaps: the LLM client, and its options (model, attempts,
+/// back-off, concurrency...).
 #[derive(Clone)]
-pub struct Generation {
+pub struct RecapWriter {
     /// The client of one request.
     pub client: LlmClient,
     /// The checked options (model, attempts, back-off, concurrency...).
     pub setup: LlmSetup,
 }
 
-/// What the engine needs to run jobs: the LLM (none: generation is off, but
+/// What the engine needs to run jobs: the LLM (none: no recaps are written, but
 /// jobs can still be listed, watched and cancelled) and the queue's options.
 #[derive(Clone, Default)]
 pub struct JobsConfig {
     /// The LLM; `None` without `--llm-url`.
-    pub generation: Option<Generation>,
+    pub writer: Option<RecapWriter>,
     /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
 }
 
 /// The engine's job machinery.
 pub(super) struct JobsRuntime {
-    pub generation: Option<Generation>,
+    /// What writes recaps; `None` without an LLM.
+    pub writer: Option<RecapWriter>,
+    /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
     /// Requests in flight, for the whole process (`--llm-concurrency`).
     pub permits: Arc<Semaphore>,
@@ -65,8 +70,6 @@ pub(super) struct JobsRuntime {
     pub wake: Notify,
     /// This process's lease owner name (random per start).
     pub owner: String,
-    /// Chats whose next job this process is starting or running now.
-    pub busy: Mutex<HashSet<ChatKey>>,
     /// Chats that had nothing to start at their latest turn (disabled, or
     /// their jobs waiting), left out of the rotation until the time given.
     pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
@@ -75,16 +78,15 @@ pub(super) struct JobsRuntime {
 impl JobsRuntime {
     pub fn new(config: JobsConfig) -> JobsRuntime {
         let concurrency = config
-            .generation
+            .writer
             .as_ref()
             .map_or(1, |g| g.setup.concurrency.max(1));
         JobsRuntime {
-            generation: config.generation,
+            writer: config.writer,
             queue: config.queue,
             permits: Arc::new(Semaphore::new(concurrency)),
             wake: Notify::new(),
             owner: format!("{:016x}", rand::random::<u64>()),
-            busy: Mutex::new(HashSet::new()),
             idle: Mutex::new(HashMap::new()),
         }
     }
@@ -96,24 +98,13 @@ fn new_job_id(now_us: i64) -> String {
     format!("{:013x}{:016x}", now_us.max(0), rand::random::<u64>())
 }
 
-fn no_llm() -> EngineError {
-    DomainError::FailedPrecondition(
-        "recapd has no LLM to write recaps with (start it with --llm-url)".into(),
-    )
-    .into()
-}
-
-fn job_not_found(job_id: &str) -> EngineError {
-    DomainError::NotFound(format!("job {job_id:?}")).into()
-}
-
 impl Engine {
     fn jobs(&self) -> &JobsRuntime {
         &self.inner.jobs
     }
 
-    fn require_llm(&self) -> Result<&Generation, EngineError> {
-        self.jobs().generation.as_ref().ok_or_else(no_llm)
+    fn require_llm(&self) -> Result<&RecapWriter, EngineError> {
+        self.jobs().writer.as_ref().ok_or_else(EngineError::no_llm)
     }
 
     /// Logs, counts and tells WatchJobs readers one job change (committed).
@@ -154,7 +145,7 @@ impl Engine {
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = &mut *guard;
             known_chat_ref(resident, chat_id)?;
             let now = now_us();
             if let Some(existing) = resident
@@ -174,14 +165,8 @@ impl Engine {
                     job: job.clone(),
                     expect_fence: Some(job.fence),
                 };
-                self.commit_detached_jobs(
-                    &slot,
-                    guard,
-                    vec![write],
-                    Next::Nothing,
-                    vec![job.clone()],
-                )
-                .await?;
+                let commit = Commit::one(vec![write], Next::Nothing).with_jobs(vec![job.clone()]);
+                self.commit(&slot, guard, commit).await?;
                 self.wake_runner();
                 return Ok(job);
             }
@@ -220,8 +205,8 @@ impl Engine {
                 });
                 announce.push(fresh);
             }
-            self.commit_detached_jobs(&slot, guard, writes, next, announce)
-                .await?;
+            let commit = Commit::one(writes, next).with_jobs(announce);
+            self.commit(&slot, guard, commit).await?;
             self.wake_runner();
             Ok(job)
         })
@@ -312,7 +297,7 @@ impl Engine {
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = &mut *guard;
             let chat = known_chat_ref(resident, chat_id)?;
             for id in message_ids {
                 chat.message_data(id)?;
@@ -360,8 +345,8 @@ impl Engine {
                     expect_fence: None,
                 })
                 .collect();
-            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, fresh)
-                .await?;
+            let commit = Commit::one(writes, Next::Nothing).with_jobs(fresh);
+            self.commit(&slot, guard, commit).await?;
             self.wake_runner();
             Ok(jobs)
         })
@@ -382,12 +367,12 @@ impl Engine {
             .store
             .job(tenant, job_id)
             .await?
-            .ok_or_else(|| job_not_found(job_id))?;
+            .ok_or_else(|| EngineError::unknown_job(job_id))?;
         let chat_id = stored.chat.clone();
         self.retrying(|| async {
             let slot = self.slot(&chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = &mut *guard;
             let Some(at) = resident.jobs.iter().position(|j| j.id == job_id) else {
                 return Err(DomainError::FailedPrecondition(format!(
                     "job {job_id:?} has already finished"
@@ -405,8 +390,12 @@ impl Engine {
             let writes = queue::job_writes(&changed);
             let announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
             let job = announce[0].clone();
-            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, announce)
-                .await?;
+            self.commit(
+                &slot,
+                guard,
+                Commit::one(writes, Next::Nothing).with_jobs(announce),
+            )
+            .await?;
             Ok(job)
         })
         .await
@@ -421,7 +410,7 @@ impl Engine {
             .store
             .job(tenant, job_id)
             .await?
-            .ok_or_else(|| job_not_found(job_id))?;
+            .ok_or_else(|| EngineError::unknown_job(job_id))?;
         let chat_id = stored.chat.clone();
         self.retrying(|| async {
             // Read again inside each attempt: another replica may have moved it.
@@ -430,7 +419,7 @@ impl Engine {
                 .store
                 .job(tenant, job_id)
                 .await?
-                .ok_or_else(|| job_not_found(job_id))?;
+                .ok_or_else(|| EngineError::unknown_job(job_id))?;
             if !matches!(job.state, JobState::Failed | JobState::Cancelled) {
                 return Err(DomainError::FailedPrecondition(format!(
                     "job {job_id:?} is {}; only a failed or cancelled job can be retried",
@@ -454,7 +443,7 @@ impl Engine {
                 .filter(|j| j.cancelled_by.as_deref() == Some(job_id));
             let slot = self.slot(&chat_id);
             let mut guard = self.lock(&slot).await?;
-            let resident = guard.as_mut().ok_or_else(missing_state)?;
+            let resident = &mut *guard;
             known_chat_ref(resident, &chat_id)?;
             if let Some(other) = resident
                 .jobs
@@ -503,8 +492,12 @@ impl Engine {
                 .find(|j| j.id == job_id)
                 .cloned()
                 .ok_or_else(|| EngineError::Panicked("retried job lost".into()))?;
-            self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, again)
-                .await?;
+            self.commit(
+                &slot,
+                guard,
+                Commit::one(writes, Next::Nothing).with_jobs(again),
+            )
+            .await?;
             self.wake_runner();
             Ok(retried)
         })

@@ -3,7 +3,7 @@
 //! wait for it, and putting a finished job back in the queue. Each returns
 //! what to write; the caller commits it with the chat.
 
-use crate::config::QueueOptions;
+use super::QueueOptions;
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, ReadSet};

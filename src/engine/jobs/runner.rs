@@ -15,7 +15,7 @@ use crate::domain::jobs::JobState;
 use crate::store::Write;
 use crate::telemetry;
 
-use super::super::ops::missing_state;
+use super::super::commit::Commit;
 use super::super::{Engine, Next, now_us};
 use super::queue;
 
@@ -41,7 +41,7 @@ impl Engine {
     pub async fn run_jobs(self, shutdown: CancellationToken) {
         let mut attempts = JoinSet::new();
         let mut next_purge = Instant::now();
-        if self.jobs().generation.is_some() && !self.shared() {
+        if self.jobs().writer.is_some() && !self.shared() {
             self.recover_orphans().await;
         }
         let mut last_served: Option<ChatKey> = None;
@@ -51,7 +51,7 @@ impl Engine {
                 next_purge = Instant::now() + PURGE_EVERY;
             }
             while attempts.try_join_next().is_some() {}
-            let permit = if self.jobs().generation.is_some() {
+            let permit = if self.jobs().writer.is_some() {
                 let permits = self.jobs().permits.clone();
                 tokio::select! {
                     permit = permits.acquire_owned() => permit.ok(),
@@ -66,7 +66,7 @@ impl Engine {
             };
             match (picked, permit) {
                 (Some(chat), Some(permit)) => {
-                    self.jobs().busy.lock().insert(chat.clone());
+                    self.inner.cache.job_started(&chat);
                     let engine = self.clone();
                     attempts.spawn(async move {
                         let started = match engine.run_next_job(&chat, permit).await {
@@ -82,7 +82,7 @@ impl Engine {
                             // runner never picks it again at once.
                             jobs.idle.lock().insert(chat.clone(), Instant::now() + IDLE_PAUSE);
                         }
-                        jobs.busy.lock().remove(&chat);
+                        engine.inner.cache.job_ended(&chat);
                         if started {
                             jobs.wake.notify_one();
                         }
@@ -116,7 +116,7 @@ impl Engine {
             idle.retain(|_, until| *until > now);
             idle.clone()
         };
-        let busy = self.jobs().busy.lock().clone();
+        let busy = self.inner.cache.running_jobs();
         let mut from = last_served.clone();
         let mut wrapped = from.is_none();
         let mut seen = 0;
@@ -205,7 +205,7 @@ impl Engine {
     async fn requeue_running(&self, chat_id: &ChatKey) -> Result<(), super::super::EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
-        let resident = guard.as_mut().ok_or_else(missing_state)?;
+        let resident = &mut *guard;
         let now = now_us();
         let mut changed = Vec::new();
         for job in &mut resident.jobs {
@@ -224,9 +224,13 @@ impl Engine {
         }
         let writes = queue::job_writes(&changed);
         let announce = changed.into_iter().map(|(job, _)| job).collect();
-        self.commit_detached_jobs(&slot, guard, writes, Next::Nothing, announce)
-            .await
-            .map(|_| ())
+        self.commit(
+            &slot,
+            guard,
+            Commit::one(writes, Next::Nothing).with_jobs(announce),
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Removes finished jobs older than `--job-retention`.

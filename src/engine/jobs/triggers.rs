@@ -44,7 +44,7 @@ impl Engine {
         }
         let mut writes = queue::job_writes(&changed);
         let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
-        if self.jobs().generation.is_none() {
+        if self.jobs().writer.is_none() {
             return Ok((writes, announce));
         }
         let settings = resident.effective(&self.global(&chat_id.tenant));

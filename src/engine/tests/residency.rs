@@ -1,10 +1,12 @@
-//! The budget at the engine's level: what is counted, what goes first, and
-//! what never goes.
+//! The memory budget seen through the engine: chats written and read by
+//! the API are counted, dropped and read back (the eviction policy itself
+//! is tested on the cache alone, in `cache/tests.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::super::Engine;
+
 use crate::domain::Limits;
 use crate::domain::chat::ChatEvent;
 use crate::domain::ids::{ChatKey, Tenant};
@@ -45,13 +47,15 @@ fn transcript(n: usize) -> ChatEvent {
 }
 
 fn resident(engine: &Engine, chat: &str) -> bool {
-    engine.resident_slot(&key(chat)).is_some()
+    engine.inner.cache.resident(&key(chat)).is_some()
 }
 
 /// The sum of every slot's estimate, counted apart from the total.
 fn counted(engine: &Engine) -> usize {
     engine
-        .resident_slots()
+        .inner
+        .cache
+        .slots()
         .iter()
         .map(|slot| slot.bytes.load(Ordering::Acquire))
         .sum()
@@ -62,9 +66,9 @@ async fn the_total_is_the_sum_of_the_slots_and_follows_the_chats_size() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir, 0).await;
     engine.publish(&key("small"), transcript(2)).await.unwrap();
-    let small = engine.inner.residency.total();
+    let small = engine.inner.cache.total();
     engine.publish(&key("big"), transcript(40)).await.unwrap();
-    let both = engine.inner.residency.total();
+    let both = engine.inner.cache.total();
     assert_eq!(both, counted(&engine));
     // Forty messages of 1,000 bytes: at least their text, and not wildly more.
     let big = both - small;
@@ -74,8 +78,8 @@ async fn the_total_is_the_sum_of_the_slots_and_follows_the_chats_size() {
     );
     // The big chat shrinks to one message: its estimate follows.
     engine.publish(&key("big"), transcript(1)).await.unwrap();
-    assert!(engine.inner.residency.total() < small + 10_000);
-    assert_eq!(engine.inner.residency.total(), counted(&engine));
+    assert!(engine.inner.cache.total() < small + 10_000);
+    assert_eq!(engine.inner.cache.total(), counted(&engine));
 }
 
 #[tokio::test]
@@ -103,7 +107,7 @@ async fn past_the_budget_the_least_recently_used_chats_go_first() {
     assert!(resident(&engine, "c0"), "used again: kept");
     assert!(!resident(&engine, "c1"), "least recently used: dropped");
     assert!(resident(&engine, "c13"), "just written: kept");
-    let total = engine.inner.residency.total();
+    let total = engine.inner.cache.total();
     assert!(total <= 150_000, "{total} over the budget");
     assert_eq!(total, counted(&engine));
     // A dropped chat comes back as it was.
@@ -180,7 +184,7 @@ async fn watched_and_debouncing_chats_are_never_dropped() {
 async fn an_empty_slot_costs_its_own_bytes_and_leaving_gives_them_back() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir, 0).await;
-    assert_eq!(engine.inner.residency.total(), 0);
+    assert_eq!(engine.inner.cache.total(), 0);
     // A read of an unknown chat makes a slot, then drops it.
     assert!(
         engine
@@ -188,10 +192,10 @@ async fn an_empty_slot_costs_its_own_bytes_and_leaving_gives_them_back() {
             .await
             .is_err()
     );
-    assert_eq!(engine.inner.residency.total(), 0);
+    assert_eq!(engine.inner.cache.total(), 0);
     engine.publish(&key("one"), transcript(1)).await.unwrap();
-    let one = engine.resident_slot(&key("one")).unwrap();
-    assert!(engine.inner.residency.total() > one.bytes_with(None));
+    let one = engine.inner.cache.resident(&key("one")).unwrap();
+    assert!(engine.inner.cache.total() > one.bytes_with(None));
 }
 
 #[tokio::test]

@@ -1,12 +1,18 @@
-//! Keeping the chats held in memory within `--max-resident-memory`.
+//! The chat cache: every chat held in memory (its slot), kept within
+//! `--max-resident-memory`, and the log of chats dropped from it.
+//!
+//! [`ChatCache`] is a handle to shared state, cheap to clone (one `Arc`,
+//! as mini-redis's `Db`): the engine, its timer tasks and the all-chats
+//! streams' catch-up each hold one. It knows slots, their estimated bytes
+//! and their use, nothing of the store: a chat dropped from it is read
+//! again by the next call that names it, through the engine's one load
+//! path.
 //!
 //! Every slot carries the estimated bytes of what it holds, set under the
 //! chat's lock whenever its state changes (a load, a commit, a drop); the
-//! engine keeps their sum. A slot also carries the tick of its latest use.
+//! cache keeps their sum. A slot also carries the tick of its latest use.
 //! When the sum passes the budget, the least recently used chats that
-//! nothing pins are dropped until it is under 90% of the budget; a dropped
-//! chat is read again from the store, through the one load path, by the
-//! next call that names it.
+//! nothing pins are dropped until it is under 90% of the budget.
 //!
 //! A chat is pinned, and never dropped, while someone holds or waits for
 //! its slot (an operation in flight or queued on its lock, a debounce
@@ -15,18 +21,15 @@
 //! chats alone pass the budget, nothing pinned is dropped and a warning is
 //! logged at most once a minute: the budget is a target for the rest.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
-use super::Engine;
 use super::slot::{ChatSlot, Resident};
-use crate::domain::ids::{ChatKey, Tenant};
-use crate::domain::refresh::Injection;
+use crate::domain::ids::ChatKey;
 use crate::telemetry;
 
 /// How long between two warnings that pinned chats alone pass the budget.
@@ -69,11 +72,30 @@ pub(super) enum Dropped {
     All,
 }
 
-/// Store reads in flight at once while an all-chats stream catches up.
-const CATCH_UP_READS: usize = 8;
+/// Whether chats dropped by an eviction pass go to the eviction log: only
+/// while an all-chats stream is open (nobody else reads the log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LogDrops {
+    /// An all-chats stream is open: log them.
+    Yes,
+    /// None is: do not.
+    No,
+}
 
-/// The budget and the running sums; owned by the engine.
-pub(super) struct Residency {
+/// Handle to the chat cache; cheap to clone (one `Arc`), every clone sees
+/// the same chats.
+#[derive(Clone)]
+pub(super) struct ChatCache {
+    shared: Arc<Shared>,
+}
+
+/// The state every [`ChatCache`] handle shares.
+struct Shared {
+    /// The slots held, by chat.
+    chats: RwLock<HashMap<ChatKey, Arc<ChatSlot>>>,
+    /// Chats whose next job this process is starting or running now: they
+    /// stay in memory.
+    running_jobs: Mutex<HashSet<ChatKey>>,
     /// The budget in bytes; 0: none.
     budget: usize,
     /// Sum of every slot's `bytes`.
@@ -91,72 +113,118 @@ pub(super) struct Residency {
     log: Mutex<EvictionLog>,
 }
 
-impl Residency {
-    pub fn new(budget: usize) -> Residency {
-        Residency {
-            budget,
-            total: AtomicUsize::new(0),
-            clock: AtomicU64::new(0),
-            evicting: AtomicBool::new(false),
-            warned: Mutex::new(None),
-            stuck: Mutex::new(None),
-            log: Mutex::new(EvictionLog::default()),
+impl ChatCache {
+    /// An empty cache that keeps chats within `budget` bytes (0: no budget).
+    pub fn new(budget: usize) -> ChatCache {
+        ChatCache {
+            shared: Arc::new(Shared {
+                chats: RwLock::new(HashMap::new()),
+                running_jobs: Mutex::new(HashSet::new()),
+                budget,
+                total: AtomicUsize::new(0),
+                clock: AtomicU64::new(0),
+                evicting: AtomicBool::new(false),
+                warned: Mutex::new(None),
+                stuck: Mutex::new(None),
+                log: Mutex::new(EvictionLog::default()),
+            }),
         }
+    }
+
+    /// The chat's slot, made (empty: the chat loads on its first lock) if
+    /// it is not in memory; stamped as just used.
+    pub fn slot(&self, chat: &ChatKey) -> Arc<ChatSlot> {
+        if let Some(slot) = self.shared.chats.read().get(chat) {
+            self.touch(slot);
+            return slot.clone();
+        }
+        let mut chats = self.shared.chats.write();
+        let slot = chats
+            .entry(chat.clone())
+            .or_insert_with(|| {
+                let slot = Arc::new(ChatSlot::new(chat));
+                self.admit(&slot);
+                slot
+            })
+            .clone();
+        self.touch(&slot);
+        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+        slot
+    }
+
+    /// The chat's slot, if it is in memory (not stamped as used).
+    pub fn resident(&self, chat: &ChatKey) -> Option<Arc<ChatSlot>> {
+        self.shared.chats.read().get(chat).cloned()
+    }
+
+    /// Every slot in memory now.
+    pub fn slots(&self) -> Vec<Arc<ChatSlot>> {
+        self.shared.chats.read().values().cloned().collect()
+    }
+
+    /// Drops a slot from memory when nobody else holds it and nobody
+    /// watches it. Checked under the map's write lock: any other holder
+    /// took its clone under the map's lock, so the count is exact.
+    pub fn forget(&self, slot: Arc<ChatSlot>) {
+        let mut chats = self.shared.chats.write();
+        // One reference in the map, one here.
+        if Arc::strong_count(&slot) == 2 && slot.latest.receiver_count() == 0 {
+            chats.remove(&slot.key);
+            self.release(&slot);
+            metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+        }
+    }
+
+    /// Sets the resident-chats and resident-bytes gauges from the cache as
+    /// it is (at start-up, once the metrics recorder is installed).
+    pub fn publish_gauges(&self) {
+        // Under the map's lock, as every other update of these gauges.
+        let chats = self.shared.chats.read();
+        metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
+        metrics::gauge!(telemetry::RESIDENT_BYTES).set(self.total() as f64);
     }
 
     /// The estimated bytes held now.
     pub fn total(&self) -> usize {
-        self.total.load(Ordering::Acquire)
+        self.shared.total.load(Ordering::Acquire)
     }
 
-    fn over_budget(&self) -> bool {
-        self.budget != 0 && self.total() > self.budget
+    /// Marks a chat as running a job of this process: it stays in memory
+    /// until [`ChatCache::job_ended`].
+    pub fn job_started(&self, chat: &ChatKey) {
+        self.shared.running_jobs.lock().insert(chat.clone());
     }
 
-    /// Whether a pass is worth starting: over budget, and not right after
-    /// a pass that pinned chats kept over the target (unless memory grew
-    /// much since, or a while passed).
-    fn pass_due(&self) -> bool {
-        if !self.over_budget() {
-            return false;
+    /// The job [`ChatCache::job_started`] marked ended.
+    pub fn job_ended(&self, chat: &ChatKey) {
+        self.shared.running_jobs.lock().remove(chat);
+    }
+
+    /// The chats running a job of this process now.
+    pub fn running_jobs(&self) -> HashSet<ChatKey> {
+        self.shared.running_jobs.lock().clone()
+    }
+
+    /// Sets a slot's estimate from its state (the caller holds the chat's
+    /// lock) and, when that takes the total past the budget, evicts.
+    pub fn account(&self, slot: &ChatSlot, state: Option<&Resident>, log: LogDrops) {
+        let bytes = slot.bytes_with(state);
+        self.replace(slot.bytes.swap(bytes, Ordering::AcqRel), bytes);
+        if self.pass_due() {
+            self.evict(log);
         }
-        match *self.stuck.lock() {
-            Some((total, at)) => {
-                self.total() > total.saturating_add(self.budget / 16)
-                    || at.elapsed() >= RETRY_AFTER_PINNED
-            }
-            None => true,
-        }
-    }
-
-    /// What a pass evicts down to: 90% of the budget.
-    fn target(&self) -> usize {
-        self.budget / 10 * 9
-    }
-
-    /// Moves the total from a slot's old estimate to its new one.
-    fn replace(&self, old: usize, new: usize) {
-        // Add first, so the total never goes below what slots hold.
-        self.total.fetch_add(new, Ordering::AcqRel);
-        self.total.fetch_sub(old, Ordering::AcqRel);
-        // The gauge moves by the same steps, so concurrent changes cannot
-        // leave it at a stale value (it starts from the total when the
-        // exporter is installed: see `Engine::publish_start_up_metrics`).
-        let gauge = metrics::gauge!(telemetry::RESIDENT_BYTES);
-        gauge.increment(new as f64);
-        gauge.decrement(old as f64);
     }
 
     /// How many chats the eviction log has had: an all-chats stream's
     /// starting point.
     pub fn evictions_logged(&self) -> u64 {
-        self.log.lock().logged
+        self.shared.log.lock().logged
     }
 
     /// The chats dropped since the log had `seen` of them, and the count
     /// now (the stream's next starting point).
     pub fn evicted_since(&self, seen: u64) -> (Dropped, u64) {
-        let log = self.log.lock();
+        let log = self.shared.log.lock();
         let missed = log.logged.saturating_sub(seen);
         let dropped = match usize::try_from(missed) {
             Ok(0) => Dropped::None,
@@ -169,9 +237,47 @@ impl Residency {
         (dropped, log.logged)
     }
 
+    fn over_budget(&self) -> bool {
+        self.shared.budget != 0 && self.total() > self.shared.budget
+    }
+
+    /// Whether a pass is worth starting: over budget, and not right after
+    /// a pass that pinned chats kept over the target (unless memory grew
+    /// much since, or a while passed).
+    fn pass_due(&self) -> bool {
+        if !self.over_budget() {
+            return false;
+        }
+        match *self.shared.stuck.lock() {
+            Some((total, at)) => {
+                self.total() > total.saturating_add(self.shared.budget / 16)
+                    || at.elapsed() >= RETRY_AFTER_PINNED
+            }
+            None => true,
+        }
+    }
+
+    /// What a pass evicts down to: 90% of the budget.
+    fn target(&self) -> usize {
+        self.shared.budget / 10 * 9
+    }
+
+    /// Moves the total from a slot's old estimate to its new one.
+    fn replace(&self, old: usize, new: usize) {
+        // Add first, so the total never goes below what slots hold.
+        self.shared.total.fetch_add(new, Ordering::AcqRel);
+        self.shared.total.fetch_sub(old, Ordering::AcqRel);
+        // The gauge moves by the same steps, so concurrent changes cannot
+        // leave it at a stale value (it starts from the total when the
+        // exporter is installed: see `ChatCache::publish_gauges`).
+        let gauge = metrics::gauge!(telemetry::RESIDENT_BYTES);
+        gauge.increment(new as f64);
+        gauge.decrement(old as f64);
+    }
+
     /// Logs chats dropped while all-chats streams are open.
     fn log_dropped(&self, chats: Vec<ChatKey>) {
-        let mut log = self.log.lock();
+        let mut log = self.shared.log.lock();
         log.logged += chats.len() as u64;
         log.chats.extend(chats);
         let excess = log.chats.len().saturating_sub(EVICTION_LOG);
@@ -179,59 +285,35 @@ impl Residency {
     }
 
     /// Stamps a slot as just used.
-    pub fn touch(&self, slot: &ChatSlot) {
-        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+    fn touch(&self, slot: &ChatSlot) {
+        let tick = self.shared.clock.fetch_add(1, Ordering::Relaxed);
         slot.last_used.store(tick, Ordering::Relaxed);
     }
 
     /// Counts a new slot (its own bytes, before anything is loaded in it).
-    pub fn admit(&self, slot: &ChatSlot) {
+    fn admit(&self, slot: &ChatSlot) {
         self.touch(slot);
         let bytes = slot.bytes_with(None);
         self.replace(slot.bytes.swap(bytes, Ordering::AcqRel), bytes);
     }
 
     /// Stops counting a slot that left the map.
-    pub fn release(&self, slot: &ChatSlot) {
+    fn release(&self, slot: &ChatSlot) {
         self.replace(slot.bytes.swap(0, Ordering::AcqRel), 0);
-    }
-}
-
-/// Clears [`Residency::evicting`] when an eviction pass ends, however it
-/// ends.
-struct Evicting<'a>(&'a AtomicBool);
-
-impl Drop for Evicting<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-impl Engine {
-    /// Sets a slot's estimate from its state (the caller holds the chat's
-    /// lock) and, when that takes the total past the budget, evicts.
-    pub(super) fn account(&self, slot: &ChatSlot, state: Option<&Resident>) {
-        let bytes = slot.bytes_with(state);
-        let residency = &self.inner.residency;
-        residency.replace(slot.bytes.swap(bytes, Ordering::AcqRel), bytes);
-        if residency.pass_due() {
-            self.evict();
-        }
     }
 
     /// Drops the least recently used unpinned chats until the estimate is
     /// under 90% of the budget. One pass at a time: a caller that finds a
     /// pass under way leaves it the work.
-    fn evict(&self) {
-        let residency = &self.inner.residency;
-        if residency.evicting.swap(true, Ordering::AcqRel) {
+    fn evict(&self, log: LogDrops) {
+        let shared = &*self.shared;
+        if shared.evicting.swap(true, Ordering::AcqRel) {
             return;
         }
-        let _evicting = Evicting(&residency.evicting);
-        let target = residency.target();
+        let _evicting = Evicting(&shared.evicting);
+        let target = self.target();
         // Oldest use first. The clones held here count in `pinned`.
-        let mut candidates: Vec<(u64, Arc<ChatSlot>)> = self
-            .inner
+        let mut candidates: Vec<(u64, Arc<ChatSlot>)> = shared
             .chats
             .read()
             .values()
@@ -241,13 +323,13 @@ impl Engine {
         let mut evicted = Vec::new();
         let mut dropped = Vec::new();
         for batch in candidates.chunks(EVICTION_BATCH) {
-            if residency.total() <= target {
+            if self.total() <= target {
                 break;
             }
-            let running_jobs = self.inner.jobs.busy.lock();
-            let mut chats = self.inner.chats.write();
+            let running_jobs = shared.running_jobs.lock();
+            let mut chats = shared.chats.write();
             for (_, slot) in batch {
-                if residency.total() <= target {
+                if self.total() <= target {
                     break;
                 }
                 let held = chats.get(&slot.key).is_some_and(|s| Arc::ptr_eq(s, slot));
@@ -255,7 +337,7 @@ impl Engine {
                     continue;
                 }
                 chats.remove(&slot.key);
-                residency.release(slot);
+                self.release(slot);
                 if slot.announced.load(Ordering::Acquire) {
                     dropped.push(slot.key.clone());
                 }
@@ -263,8 +345,8 @@ impl Engine {
             }
             // Logged before the map's lock is let go: an all-chats stream
             // catching up now finds each dropped chat in memory or here.
-            if self.inner.all_chats.receiver_count() > 0 {
-                residency.log_dropped(std::mem::take(&mut dropped));
+            if log == LogDrops::Yes {
+                self.log_dropped(std::mem::take(&mut dropped));
             }
             dropped.clear();
             metrics::gauge!(telemetry::CHATS_RESIDENT).set(chats.len() as f64);
@@ -285,84 +367,40 @@ impl Engine {
             metrics::counter!(telemetry::CHAT_EVICTIONS).increment(count as u64);
             tracing::debug!(
                 evicted = count,
-                resident_bytes = residency.total(),
+                resident_bytes = self.total(),
                 "dropped least recently used chats from memory"
             );
         }
-        let total = residency.total();
-        *residency.stuck.lock() = (total > target).then(|| (total, Instant::now()));
-        if residency.over_budget() {
+        let total = self.total();
+        *shared.stuck.lock() = (total > target).then(|| (total, Instant::now()));
+        if self.over_budget() {
             self.warn_pinned_over_budget();
         }
     }
 
-    /// The latest injections of chats dropped from memory (all the
-    /// tenant's chats for [`Dropped::All`]), read back from the store: for
-    /// an all-chats stream that fell behind. A chat that cannot be read is
-    /// logged and left out.
-    pub(super) async fn latest_of_dropped(
-        &self,
-        tenant: &Tenant,
-        dropped: Dropped,
-    ) -> Vec<Arc<Injection>> {
-        let chats = match dropped {
-            Dropped::None => return Vec::new(),
-            Dropped::These(chats) => chats,
-            Dropped::All => match self.inner.store.chats_of(tenant).await {
-                Ok(chats) => chats,
-                Err(error) => {
-                    tracing::warn!(%error, "an all-chats stream fell behind and the chats cannot be listed; it catches up from those in memory");
-                    return Vec::new();
-                }
-            },
-        };
-        let mut seen = HashSet::new();
-        let chats: Vec<ChatKey> = chats
-            .into_iter()
-            .filter(|chat| chat.tenant == *tenant && seen.insert(chat.clone()))
-            .collect();
-        // Read straight from the store (memory never holds what the store
-        // does not), a few at a time, without taking the chats back into
-        // memory: a catch-up must not push the chats in use out.
-        futures_util::stream::iter(chats)
-            .map(|chat| async move {
-                match self.inner.store.load(&chat).await {
-                    Ok(loaded) => {
-                        let meta = loaded.chat.map(|stored| stored.meta).unwrap_or_default();
-                        [meta.injection, meta.message_injection]
-                            .into_iter()
-                            .flatten()
-                            .map(|mut injection| {
-                                Arc::make_mut(&mut injection).chat = chat.clone();
-                                injection
-                            })
-                            .collect()
-                    }
-                    Err(error) => {
-                        tracing::warn!(%chat, %error, "cannot read back a chat an all-chats stream may have missed an update of");
-                        Vec::new()
-                    }
-                }
-            })
-            .buffer_unordered(CATCH_UP_READS)
-            .flat_map(futures_util::stream::iter)
-            .collect()
-            .await
-    }
-
     fn warn_pinned_over_budget(&self) {
-        let residency = &self.inner.residency;
-        let mut warned = residency.warned.lock();
+        let shared = &*self.shared;
+        let mut warned = shared.warned.lock();
         if warned.is_some_and(|at| at.elapsed() < PINNED_WARNING_EVERY) {
             return;
         }
         *warned = Some(Instant::now());
         tracing::warn!(
-            resident_bytes = residency.total(),
-            budget = residency.budget,
-            chats = self.inner.chats.read().len(),
+            resident_bytes = self.total(),
+            budget = shared.budget,
+            chats = shared.chats.read().len(),
             "chats that cannot be dropped now (watched, owing a refresh, or in use) hold more than --max-resident-memory"
         );
+    }
+}
+
+/// Clears [`Shared::evicting`] when an eviction pass ends, however it
+/// ends.
+struct Evicting<'a>(&'a AtomicBool);
+
+impl Drop for Evicting<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }
 

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use tokio_stream::StreamExt;
 
-use super::EngineError;
-use super::tests::{Faulty, debounce, engine, key, message};
 use crate::domain::DomainError;
 use crate::domain::chat::ChatEvent;
 use crate::domain::ids::Tenant;
 use crate::domain::refresh::InjectionKey;
+use crate::engine::EngineError;
+use crate::engine::tests::{Faulty, debounce, engine, key, message};
 use crate::store::{ChatStore, SqliteStore, StoreError};
 
 /// An engine over a fresh store in `dir` with `debounce_ms`, and chat "c"
