@@ -13,12 +13,12 @@
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
 //! - [`footprint`]: how many bytes a chat and its parts hold in memory.
 //! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
-//!   read, back-off; [`generation`]: their prompts, macros and answers.
+//!   read, back-off; [`writing`]: the instructions each sends an LLM, their macros and the answers.
 
 pub mod autohide;
 pub mod chat;
 pub mod footprint;
-pub mod generation;
+pub mod writing;
 pub mod ids;
 pub mod inclusion;
 pub mod jobs;

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::DomainError;
-pub use super::generation::prompts::{
+pub use super::writing::instructions::{
     DEFAULT_MESSAGE_RECAP_PROMPT, DEFAULT_RUNNING_RECAP_PROMPT, DEFAULT_SCENE_BREAK_PROMPT,
     DEFAULT_SCENE_RECAP_PROMPT,
 };

@@ -150,7 +150,7 @@ impl Candidates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generation::test_chat::{chat as test_chat, settings};
+    use crate::writing::test_chat::{chat as test_chat, settings};
 
     fn indexes(c: &Candidates) -> Vec<usize> {
         c.list.iter().map(|c| c.index).collect()

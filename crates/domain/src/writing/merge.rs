@@ -45,7 +45,7 @@ pub fn merged_recap(base: Option<&RecapVersion>, break_id: &str, content: String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generation::test_chat::chat;
+    use crate::writing::test_chat::chat;
 
     fn base_content<'a>(c: &'a Chat, break_id: &str) -> Option<&'a str> {
         merge_base(c, break_id).map(|v| v.content.as_str())

@@ -1,4 +1,4 @@
-//! recapd's default prompts, one per job kind: the defaults of the
+//! recapd's default instructions (the LLM's prompts), one per job kind: the defaults of the
 //! `scene_break_prompt`, `scene_recap_prompt`, `running_recap_prompt` and
 //! `message_recap_prompt` settings. Each is sent as one `user` message
 //! after its macros are replaced (see [`super::macros`]), and asks for the

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::chat::ChatEvent;
-use crate::generation::test_chat::{chat, settings};
+use crate::writing::test_chat::{chat, settings};
 use crate::message::MessageData;
 use crate::recaps::NewRecap;
 
@@ -48,7 +48,7 @@ fn a_detection_prompt_lists_the_open_scene_and_reads_what_it_shows() {
     );
     let p = run(JobKind::DetectSceneBreak, &c, &s, "").unwrap();
     assert_eq!(
-        p.prompt,
+        p.request,
         "from #7 (Ann/Bob):\n#3 Bob: text 3\n#4 Ann: two lines\n#7 Bob: text 7\n#8 (not eligible) Ann: text 8\n{{scene_recap}}"
     );
     assert_eq!(read_ids(&p), ["m3", "m4", "m7", "m8"]);
@@ -87,7 +87,7 @@ fn an_over_long_detection_drops_its_oldest_candidates_keeping_eligibility() {
     s.max_context_tokens = Some(110);
     let p = run(JobKind::DetectSceneBreak, &c, &s, "").unwrap();
     assert_eq!(shown(&p), (10..20).collect::<Vec<_>>());
-    assert_eq!(lines(&p.prompt), 10);
+    assert_eq!(lines(&p.request), 10);
     assert_eq!(read_ids(&p).first(), Some(&"m10"));
     let candidates = p.candidates.unwrap();
     assert_eq!(
@@ -97,7 +97,7 @@ fn an_over_long_detection_drops_its_oldest_candidates_keeping_eligibility() {
     );
     assert_eq!(candidates.eligible_count(), 8);
     assert!(
-        p.prompt
+        p.request
             .ends_with("#18 (not eligible) Ann: text 18\n#19 (not eligible) Bob: text 19")
     );
     assert!(candidates.valid_break(10).is_some());
@@ -157,7 +157,7 @@ fn a_scene_recap_shows_the_scene_after_the_previous_break_through_its_own() {
     let s = scene_settings("[{{scene_messages}}] {{messages}} {{char}}");
     let p = run(JobKind::SceneRecap, &c, &s, "m6").unwrap();
     assert_eq!(
-        p.prompt,
+        p.request,
         "[Bob: a {{char}} b\nAnn: text 6] {{messages}} Bob"
     );
     assert_eq!(read_ids(&p), ["m3", "m6"]);
@@ -174,7 +174,7 @@ fn a_scene_recap_ignores_auto_hide_and_reads_a_hidden_break() {
     let mut s = scene_settings("{{scene_messages}}");
     s.auto_hide_scene_count = 1;
     let p = run(JobKind::SceneRecap, &c, &s, "m6").unwrap();
-    assert_eq!(p.prompt, "Bob: text 3\nAnn: text 4\nBob: text 5");
+    assert_eq!(p.request, "Bob: text 3\nAnn: text 4\nBob: text 5");
     assert_eq!(read_ids(&p), ["m3", "m4", "m5", "m6"], "the break too");
 }
 
@@ -219,7 +219,7 @@ fn a_merge_shows_its_base_and_scene_recap_and_reads_both() {
         .build();
     let s = merge_settings("<{{current_running_recap}}|{{scene_recap}}|{{user}}>");
     let p = run(JobKind::RunningRecap, &c, &s, "m5").unwrap();
-    assert_eq!(p.prompt, "<Ann met Bob.|Bob left {{user}}.|Ann>");
+    assert_eq!(p.request, "<Ann met Bob.|Bob left {{user}}.|Ann>");
     assert_eq!(read_ids(&p), ["m5"]);
     assert_eq!(p.read.recap_version, Some(0));
     assert_eq!(
@@ -229,7 +229,7 @@ fn a_merge_shows_its_base_and_scene_recap_and_reads_both() {
 
     let first = chat(4).breaks(&[2]).scene_recap(2, "r").build();
     let p = run(JobKind::RunningRecap, &first, &s, "m2").unwrap();
-    assert_eq!(p.prompt, "<|r|Ann>");
+    assert_eq!(p.request, "<|r|Ann>");
     assert_eq!(p.read.recap_version, None);
 }
 
@@ -265,7 +265,7 @@ fn a_message_recap_shows_the_text_as_written() {
         ..Settings::default()
     };
     let p = run(JobKind::MessageRecap, &c, &s, "m2").unwrap();
-    assert_eq!(p.prompt, "Bob: Line one\nsays {{char}}");
+    assert_eq!(p.request, "Bob: Line one\nsays {{char}}");
     assert_eq!(read_ids(&p), ["m2"]);
     assert!(matches!(
         run(JobKind::MessageRecap, &c, &s, "m9"),

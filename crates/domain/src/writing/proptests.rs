@@ -1,4 +1,4 @@
-//! Property tests of the generation rules: on random chats and settings
+//! Property tests of the writing rules: on random chats and settings
 //! the candidates keep their invariants and every prompt is prepared
 //! without a panic; on random answers parsing never panics; macros are
 //! replaced as a plain left-to-right replacement would when no value
@@ -93,7 +93,7 @@ proptest! {
         for kind in JobKind::ALL {
             if let Ok(prepared) = prepare(kind, &c, &s, &id, &count) {
                 if let Some(max) = limit {
-                    prop_assert!(count(&prepared.prompt) as u64 <= max.saturating_sub(10));
+                    prop_assert!(count(&prepared.request) as u64 <= max.saturating_sub(10));
                 }
                 if let Some(candidates) = &prepared.candidates {
                     prop_assert!(candidates.valid_breaks().next().is_some());

@@ -1,10 +1,10 @@
-//! The prompts' macros and how they are replaced.
+//! The macros of the instructions and how they are replaced.
 //!
 //! A macro is `{{name}}` with the name spelled exactly (case and all, no
 //! spaces inside the braces). Replacement is one pass from left to right:
 //! the text put in for a macro is never scanned again, so a message that
 //! itself contains `{{char}}` reaches the model as written. A `{{...}}`
-//! whose name the prompt's kind does not know stays as it is.
+//! whose name the instructions' kind does not know stays as it is.
 //!
 //! | macro | replaced by | kinds |
 //! |---|---|---|
@@ -144,7 +144,7 @@ pub fn speakers(chat: &Chat) -> Speakers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generation::test_chat::chat;
+    use crate::writing::test_chat::chat;
 
     #[test]
     fn known_macros_are_replaced_everywhere_and_unknown_ones_stay() {

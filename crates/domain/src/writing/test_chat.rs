@@ -1,4 +1,4 @@
-//! A small builder of chats for the generation tests.
+//! A small builder of chats for the writing tests.
 
 use crate::Limits;
 use crate::chat::{Chat, ChatEvent};

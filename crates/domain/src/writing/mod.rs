@@ -1,12 +1,13 @@
-//! What recapd asks an LLM and what it makes of the answers, as pure rules:
-//! which messages a detection looks at and which may be a break
-//! ([`candidates`]), the prompts' macros ([`macros`]), recapd's default
-//! prompts ([`prompts`]), the prompt of each job and what it read
-//! ([`mod@prepare`]), answer parsing ([`answer`]), and the version a merge
-//! builds on and makes ([`merge`]).
+//! Writing recaps with an LLM: what recapd asks it and what it makes of
+//! the answers, as pure rules: which messages a detection looks at and
+//! which may be a break ([`candidates`]), the macros of the instructions
+//! ([`macros`]), recapd's default instructions ([`instructions`]), the
+//! request each job sends and what it read ([`mod@prepare`]), answer
+//! parsing ([`answer`]), and the version a merge builds on and makes
+//! ([`merge`]).
 //!
 //! The engine runs a job as: [`prepare()`] on the chat as it is now; send
-//! [`Prepared::prompt`]; [`parse_answer`] with [`Prepared::candidates`];
+//! [`Prepared::request`]; [`parse_answer`] with [`Prepared::candidates`];
 //! then, in the transaction that applies the result, check
 //! [`read_unchanged`] on the chat as it is then.
 
@@ -15,7 +16,7 @@ pub mod candidates;
 pub mod macros;
 pub mod merge;
 pub mod prepare;
-pub mod prompts;
+pub mod instructions;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

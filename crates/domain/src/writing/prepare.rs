@@ -1,13 +1,15 @@
-//! From a job to the prompt it sends: which messages it reads, the macros
-//! filled in, the token bound, and what it recorded having read.
+//! From a job to the request it sends the LLM: which messages it reads,
+//! the macros of its instructions filled in, the token bound, and what it
+//! recorded having read.
 //!
-//! Each kind uses its own prompt setting: `scene_break_prompt` (detection),
-//! `scene_recap_prompt`, `running_recap_prompt` (merge) and
-//! `message_recap_prompt`. Every kind knows `{{user}}` and `{{char}}`
-//! besides its own macros (see [`super::macros`]); another kind's macro
-//! in a prompt stays as written.
+//! Each kind's instructions are a setting (named `*_prompt` on the wire):
+//! `scene_break_prompt` (detection), `scene_recap_prompt`,
+//! `running_recap_prompt` (merge) and `message_recap_prompt`. Every kind
+//! knows `{{user}}` and `{{char}}` besides its own macros (see
+//! [`super::macros`]); another kind's macro in its instructions stays as
+//! written.
 //!
-//! Bound: with `max_context_tokens` set, a whole prompt may use
+//! Bound: with `max_context_tokens` set, a whole request may use
 //! `max_context_tokens - llm_max_tokens` tokens (counted by the caller's
 //! tokenizer), so that the answer still fits in the model's context.
 
@@ -22,22 +24,22 @@ use crate::jobs::{JobKind, ReadSet, fingerprint, fingerprint_text, messages_unch
 use crate::message::Message;
 use crate::settings::Settings;
 
-/// A prompt ready to send, and what it read.
+/// A request ready to send, and what it read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prepared {
-    /// The prompt, sent as one `user` message.
-    pub prompt: String,
-    /// What the prompt depends on, checked before its answer is applied.
+    /// The request, sent as one `user` message.
+    pub request: String,
+    /// What the request depends on, checked before its answer is applied.
     pub read: ReadSet,
     /// The job's message: for a detection the newest candidate it shows,
     /// for the other kinds the message the job names.
     pub message_id: String,
-    /// Detection only: the candidates the prompt shows, which the answer's
+    /// Detection only: the candidates the request shows, which the answer's
     /// message number is resolved against ([`super::answer::parse_answer`]).
     pub candidates: Option<Candidates>,
 }
 
-/// Why no prompt was made. The text is the reason, short enough for a
+/// Why no request was made. The text is the reason, short enough for a
 /// job's `result` or `last_error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PrepareError {
@@ -51,7 +53,7 @@ pub enum PrepareError {
     /// recap): the job ends without a request, with this reason.
     #[error("{0}")]
     NothingToDo(String),
-    /// The prompt cannot fit `max_context_tokens - llm_max_tokens`: the
+    /// The request cannot fit `max_context_tokens - llm_max_tokens`: the
     /// attempt fails with this reason.
     #[error("{0}")]
     TooLong(String),
@@ -66,7 +68,7 @@ impl PrepareError {
     }
 }
 
-/// The prompt of a job of `kind` on `chat` under `settings`. `message_id`
+/// The request of a job of `kind` on `chat` under `settings`. `message_id`
 /// is the job's message (ignored by a detection, which looks at the open
 /// scene); `count_tokens` counts a text's tokens with the chat's
 /// tokenizer.
@@ -77,7 +79,7 @@ impl PrepareError {
 ///   eligible ones (so that the shortened list would still be ready for a
 ///   detection of its own, and holds a valid break); if that is still too
 ///   long, [`PrepareError::TooLong`]. Dropped candidates keep nothing of
-///   theirs in the prompt or in the read set; the others keep the
+///   theirs in the request or in the read set; the others keep the
 ///   eligibility and the earliest allowed break of the whole open scene.
 /// - Scene recap: Gone when the message is missing or not a visible break;
 ///   NothingToDo when its scene has no visible message (all hidden or
@@ -127,7 +129,7 @@ pub fn read_unchanged(kind: JobKind, read: &ReadSet, chat: &Chat, message_id: &s
         && scene_recap == read.scene_recap
 }
 
-/// The token bound of a prompt.
+/// The token bound of a request.
 struct Bound<'a> {
     /// `max_context_tokens - llm_max_tokens`; `None`: no bound.
     limit: Option<usize>,
@@ -147,17 +149,17 @@ impl<'a> Bound<'a> {
         }
     }
 
-    fn fits(&self, prompt: &str) -> bool {
+    fn fits(&self, request: &str) -> bool {
         self.limit
-            .is_none_or(|limit| (self.count_tokens)(prompt) <= limit)
+            .is_none_or(|limit| (self.count_tokens)(request) <= limit)
     }
 
-    /// `Ok` when `prompt` fits; otherwise why not, with what it needs.
-    fn check(&self, prompt: &str) -> Result<(), PrepareError> {
+    /// `Ok` when `request` fits; otherwise why not, with what it needs.
+    fn check(&self, request: &str) -> Result<(), PrepareError> {
         let Some(limit) = self.limit else {
             return Ok(());
         };
-        let needed = (self.count_tokens)(prompt);
+        let needed = (self.count_tokens)(request);
         if needed <= limit {
             return Ok(());
         }
@@ -207,9 +209,9 @@ fn detection(
             ],
         )
     };
-    let prompt = render(&all);
-    let (shown, prompt) = if bound.fits(&prompt) {
-        (all, prompt)
+    let request = render(&all);
+    let (shown, request) = if bound.fits(&request) {
+        (all, request)
     } else {
         shortened(&all, min, bound, &render)?
     };
@@ -227,15 +229,15 @@ fn detection(
         .map(|c| c.message_id.clone())
         .unwrap_or_default();
     Ok(Prepared {
-        prompt,
+        request,
         read,
         message_id,
         candidates: Some(shown),
     })
 }
 
-/// The most of the newest of `all` whose prompt fits the bound, and that
-/// prompt: never fewer than `min + 1` eligible candidates and every
+/// The most of the newest of `all` whose request fits the bound, and that
+/// request: never fewer than `min + 1` eligible candidates and every
 /// ineligible one (the newest), so that some valid break is shown; when
 /// even those do not fit, [`PrepareError::TooLong`].
 fn shortened(
@@ -247,8 +249,8 @@ fn shortened(
     let ineligible = all.list.len() - all.eligible_count();
     let fewest = min.saturating_add(1).saturating_add(ineligible);
     let smallest = all.keep_newest(fewest);
-    let smallest_prompt = render(&smallest);
-    if let Err(PrepareError::TooLong(reason)) = bound.check(&smallest_prompt) {
+    let smallest_request = render(&smallest);
+    if let Err(PrepareError::TooLong(reason)) = bound.check(&smallest_request) {
         return Err(PrepareError::TooLong(format!(
             "{reason}, even with only the newest {} of the open scene's {} messages",
             smallest.list.len(),
@@ -256,16 +258,16 @@ fn shortened(
         )));
     }
     // Binary search between `fewest` (fits) and all (does not): fewer
-    // candidates make a shorter prompt.
+    // candidates make a shorter request.
     let (mut fits, mut too_many) = (smallest.list.len(), all.list.len());
-    let mut best = (smallest, smallest_prompt);
+    let mut best = (smallest, smallest_request);
     while too_many - fits > 1 {
         let middle = fits + (too_many - fits) / 2;
         let candidates = all.keep_newest(middle);
-        let prompt = render(&candidates);
-        if bound.fits(&prompt) {
+        let request = render(&candidates);
+        if bound.fits(&request) {
             fits = middle;
-            best = (candidates, prompt);
+            best = (candidates, request);
         } else {
             too_many = middle;
         }
@@ -312,7 +314,7 @@ fn scene_recap(
         )));
     }
     let lines: Vec<String> = scene.iter().map(|m| scene_line(m)).collect();
-    let prompt = expand(
+    let request = expand(
         &settings.scene_recap_prompt,
         &[
             (SCENE_MESSAGES, &lines.join("\n")),
@@ -320,7 +322,7 @@ fn scene_recap(
             (CHAR, &names.char),
         ],
     );
-    bound.check(&prompt)?;
+    bound.check(&request)?;
     let mut messages: Vec<(String, u64)> = scene
         .iter()
         .map(|m| (m.id.as_str().to_owned(), fingerprint(m)))
@@ -332,7 +334,7 @@ fn scene_recap(
         ));
     }
     Ok(Prepared {
-        prompt,
+        request,
         read: ReadSet {
             messages,
             ..ReadSet::default()
@@ -361,7 +363,7 @@ fn merge(
             ))
         })?;
     let base = merge_base(chat, message_id);
-    let prompt = expand(
+    let request = expand(
         &settings.running_recap_prompt,
         &[
             (SCENE_RECAP, scene_recap),
@@ -373,9 +375,9 @@ fn merge(
             (CHAR, &names.char),
         ],
     );
-    bound.check(&prompt)?;
+    bound.check(&request)?;
     Ok(Prepared {
-        prompt,
+        request,
         read: ReadSet {
             messages: vec![(
                 break_message.id.as_str().to_owned(),
@@ -404,7 +406,7 @@ fn message_recap(
             "message {message_id:?} has no text to recap"
         )));
     }
-    let prompt = expand(
+    let request = expand(
         &settings.message_recap_prompt,
         &[
             (MESSAGE, message.text()),
@@ -412,9 +414,9 @@ fn message_recap(
             (CHAR, &names.char),
         ],
     );
-    bound.check(&prompt)?;
+    bound.check(&request)?;
     Ok(Prepared {
-        prompt,
+        request,
         read: ReadSet {
             messages: vec![(message.id.as_str().to_owned(), fingerprint(message))],
             ..ReadSet::default()
