@@ -9,8 +9,11 @@
 //! CANCELLED from either non-terminal state. RetryJob takes a FAILED or
 //! CANCELLED job back to PENDING.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
+use super::backoff::Backoff;
 use super::chat::Chat;
 use super::ids::ChatKey;
 
@@ -289,20 +292,18 @@ pub fn messages_unchanged(read: &ReadSet, chat: &Chat) -> bool {
 }
 
 /// The pause before attempt `attempts + 1` after `attempts` failed ones:
-/// `base_ms` doubling per attempt, capped at `cap_ms`, with full jitter
-/// (`jitter` in 0.0..1.0 picks the point in 0..=that), and never shorter
-/// than a server's `Retry-After`.
-pub fn backoff_ms(
+/// `policy`'s delay for that many failures (with `random`, a uniform draw
+/// in 0.0..1.0, for its jitter), and never shorter than a server's
+/// `Retry-After`.
+pub fn retry_pause(
+    policy: &Backoff,
     attempts: u32,
-    base_ms: u64,
-    cap_ms: u64,
-    jitter: f64,
-    retry_after_ms: Option<u64>,
-) -> u64 {
-    let exponent = attempts.saturating_sub(1).min(32);
-    let ceiling = base_ms.saturating_mul(1u64 << exponent).min(cap_ms);
-    let jittered = (ceiling as f64 * jitter.clamp(0.0, 1.0)) as u64;
-    jittered.max(retry_after_ms.unwrap_or(0))
+    random: f64,
+    retry_after: Option<Duration>,
+) -> Duration {
+    policy
+        .delay(attempts, random)
+        .max(retry_after.unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
@@ -400,12 +401,14 @@ mod tests {
 
     #[test]
     fn backoff_doubles_to_its_cap_and_honours_retry_after() {
-        assert_eq!(backoff_ms(1, 1000, 60_000, 1.0, None), 1000);
-        assert_eq!(backoff_ms(2, 1000, 60_000, 1.0, None), 2000);
-        assert_eq!(backoff_ms(3, 1000, 60_000, 1.0, None), 4000);
-        assert_eq!(backoff_ms(30, 1000, 60_000, 1.0, None), 60_000);
-        assert_eq!(backoff_ms(3, 1000, 60_000, 0.5, None), 2000);
-        assert_eq!(backoff_ms(3, 1000, 60_000, 0.0, None), 0);
-        assert_eq!(backoff_ms(1, 1000, 60_000, 0.1, Some(5000)), 5000);
+        let ms = Duration::from_millis;
+        let policy = Backoff::default();
+        assert_eq!(retry_pause(&policy, 1, 1.0, None), ms(1000));
+        assert_eq!(retry_pause(&policy, 2, 1.0, None), ms(2000));
+        assert_eq!(retry_pause(&policy, 3, 1.0, None), ms(4000));
+        assert_eq!(retry_pause(&policy, 30, 1.0, None), ms(60_000));
+        assert_eq!(retry_pause(&policy, 3, 0.5, None), ms(2000));
+        assert_eq!(retry_pause(&policy, 3, 0.0, None), ms(0));
+        assert_eq!(retry_pause(&policy, 1, 0.1, Some(ms(5000))), ms(5000));
     }
 }

@@ -12,13 +12,15 @@
 //! - [`prompt`]: prompt assembly with SillyTavern's placement.
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
 //! - [`footprint`]: how many bytes a chat and its parts hold in memory.
+//! - [`backoff`]: the one back-off policy of every retry.
 //! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
-//!   read, back-off; [`writing`]: the instructions each sends an LLM, their macros and the answers.
+//!   read, their retry pause; [`writing`]: the instructions each sends an
+//!   LLM, their macros and its answers.
 
 pub mod autohide;
+pub mod backoff;
 pub mod chat;
 pub mod footprint;
-pub mod writing;
 pub mod ids;
 pub mod inclusion;
 pub mod jobs;
@@ -33,6 +35,7 @@ pub mod st_chat;
 pub mod st_settings;
 pub mod template;
 pub mod tokens;
+pub mod writing;
 
 /// Why the domain refused a request. Each variant names the field or the
 /// thing involved so that a client can tell what to fix; refusing never

@@ -13,10 +13,10 @@
 
 pub mod answer;
 pub mod candidates;
+pub mod instructions;
 pub mod macros;
 pub mod merge;
 pub mod prepare;
-pub mod instructions;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

@@ -2,9 +2,9 @@
 
 use super::*;
 use crate::chat::ChatEvent;
-use crate::writing::test_chat::{chat, settings};
 use crate::message::MessageData;
 use crate::recaps::NewRecap;
+use crate::writing::test_chat::{chat, settings};
 
 /// One token per line: easy sums in the bound tests.
 fn lines(text: &str) -> usize {
