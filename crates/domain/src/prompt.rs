@@ -352,9 +352,4 @@ pub fn link_history(
 }
 
 #[cfg(test)]
-#[path = "prompt_tests.rs"]
 mod tests;
-
-#[cfg(test)]
-#[path = "prompt_chat_tests.rs"]
-mod chat_tests;

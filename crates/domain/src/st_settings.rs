@@ -348,5 +348,4 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
 }
 
 #[cfg(test)]
-#[path = "st_settings_tests.rs"]
 mod tests;

@@ -92,6 +92,4 @@ pub use read::{ChatReader, parse_st_chat, parse_st_chat_bytes};
 pub use write::{st_chat_lines, write_st_chat};
 
 #[cfg(test)]
-mod roundtrip_tests;
-#[cfg(test)]
 mod tests;

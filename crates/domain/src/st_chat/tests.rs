@@ -305,3 +305,5 @@ fn the_headers_kept_members_count_against_the_text_limit_together() {
     let fits = "{\"user_name\":\"0\",\"chat_metadata\":{\"note_prompt\":\"0\"}}\n{\"mes\":\"x\"}\n";
     assert!(parse_st_chat(fits, &small).is_ok());
 }
+
+mod roundtrip;

@@ -324,5 +324,4 @@ fn value_excerpt(value: &Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "answer_tests.rs"]
 mod tests;

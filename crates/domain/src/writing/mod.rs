@@ -17,12 +17,11 @@ pub mod instructions;
 pub mod macros;
 pub mod merge;
 pub mod prepare;
-#[cfg(test)]
-mod proptests;
-#[cfg(test)]
-mod test_chat;
 
 pub use answer::{Answer, parse_answer};
 pub use candidates::{Candidate, Candidates, detection_candidates, detection_ready};
 pub use merge::{merge_base, merged_recap};
 pub use prepare::{PrepareError, Prepared, prepare, read_unchanged};
+
+#[cfg(test)]
+mod tests;

@@ -427,5 +427,4 @@ fn message_recap(
 }
 
 #[cfg(test)]
-#[path = "prepare_tests.rs"]
 mod tests;

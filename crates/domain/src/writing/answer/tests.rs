@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::writing::candidates::detection_candidates;
-use crate::writing::test_chat::{chat, settings};
+use crate::writing::tests::test_chat::{chat, settings};
 
 /// Twelve candidates m0..m11; offset 3, min 4: eligible 0..=8, earliest 4,
 /// valid breaks 4..=8.

@@ -538,3 +538,5 @@ fn every_placement_rule_and_their_combinations() {
         assert_eq!(rendered.messages, case.messages, "{}: messages", case.name);
     }
 }
+
+mod chat;

@@ -1,11 +1,11 @@
 //! A chat's stored transcript as prompt history, and history entries linked
 //! to stored messages.
 
-use super::*;
 use crate::Limits;
 use crate::chat::ChatEvent;
 use crate::inclusion::compute_inclusion;
 use crate::message::{MessageData, NewMessage};
+use crate::prompt::*;
 use crate::settings::Settings;
 
 fn stored(id: &str, name: &str, text: &str, edit: impl FnOnce(&mut NewMessage)) -> Message {

@@ -6,13 +6,13 @@
 
 use proptest::prelude::*;
 
-use super::answer::parse_answer;
-use super::candidates::{detection_candidates, detection_ready};
-use super::macros::expand;
-use super::prepare::prepare;
 use super::test_chat::chat;
 use crate::jobs::JobKind;
 use crate::settings::Settings;
+use crate::writing::answer::parse_answer;
+use crate::writing::candidates::{detection_candidates, detection_ready};
+use crate::writing::macros::expand;
+use crate::writing::prepare::prepare;
 
 /// What each message of a random chat is: 0 plain, 1 hidden, 2 a thought,
 /// 3 a visible break, 4 an invisible break.

@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use super::*;
 use crate::Limits;
 use crate::chat::ChatEvent;
 use crate::message::{MessageData, NewMessage};
 use crate::recaps::NewRecap;
+use crate::st_chat::*;
 
 /// A file with members of every level recapd does not interpret (shapes
 /// from SillyTavern's saveChat and the extension's data).

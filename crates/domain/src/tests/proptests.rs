@@ -4,15 +4,15 @@
 
 use proptest::prelude::*;
 
-use super::Limits;
-use super::autohide::auto_hide;
-use super::chat::{Chat, ChatEvent};
-use super::inclusion::{Exclusion, compute_inclusion};
-use super::message::{MessageData, NewMessage};
-use super::recaps::NewRecap;
-use super::refresh::{RefreshContext, Trigger, refresh};
-use super::settings::{ContextType, Settings, SettingsPatch};
-use super::tokens::{self};
+use crate::Limits;
+use crate::autohide::auto_hide;
+use crate::chat::{Chat, ChatEvent};
+use crate::inclusion::{Exclusion, compute_inclusion};
+use crate::message::{MessageData, NewMessage};
+use crate::recaps::NewRecap;
+use crate::refresh::{RefreshContext, Trigger, refresh};
+use crate::settings::{ContextType, Settings, SettingsPatch};
+use crate::tokens::{self};
 
 /// One step a client could cause.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ fn new_message(
     swipes: usize,
     hidden: bool,
     user: bool,
-) -> super::message::Message {
+) -> crate::message::Message {
     NewMessage {
         id: id(n),
         text,
@@ -50,7 +50,7 @@ fn new_message(
     .expect("generated messages are valid")
 }
 
-fn message() -> impl Strategy<Value = super::message::Message> {
+fn message() -> impl Strategy<Value = crate::message::Message> {
     (
         0usize..12,
         "[a-z .\n]{0,20}",

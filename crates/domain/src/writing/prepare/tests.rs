@@ -4,7 +4,7 @@ use super::*;
 use crate::chat::ChatEvent;
 use crate::message::MessageData;
 use crate::recaps::NewRecap;
-use crate::writing::test_chat::{chat, settings};
+use crate::writing::tests::test_chat::{chat, settings};
 
 /// One token per line: easy sums in the bound tests.
 fn lines(text: &str) -> usize {
