@@ -204,7 +204,8 @@ pub struct Job {
 }
 
 impl Job {
-    /// A new PENDING job, not before `not_before_us`.
+    /// A new PENDING job created at `now_us` (µs since the epoch), which may
+    /// run from then on.
     pub fn new(
         id: String,
         chat: ChatKey,

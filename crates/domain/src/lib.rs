@@ -13,6 +13,7 @@
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
 //! - [`footprint`]: how many bytes a chat and its parts hold in memory.
 //! - [`backoff`]: the one back-off policy of every retry.
+//! - [`time`]: wall-clock instants as rows store them.
 //! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
 //!   read, their retry pause; [`writing`]: the instructions each sends an
 //!   LLM, their macros and its answers.
@@ -32,6 +33,7 @@ pub mod settings;
 pub mod st_chat;
 pub mod st_settings;
 pub mod template;
+pub mod time;
 pub mod tokens;
 pub mod writing;
 
