@@ -7,11 +7,12 @@
 
 use std::time::Duration;
 
-use crate::domain::generation::{self, Answer};
+use crate::domain::backoff::{self, Backoff};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
+use crate::domain::writing::{self, Answer};
 use crate::store::{StoreError, Write};
 
 use super::super::ops::{missing_state, writes_for};
@@ -19,9 +20,6 @@ use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_ms, now_us};
 use super::attempt::{Claimed, Outcome};
 use super::queue::{self, Changed, Origin, Queued};
-
-/// The longest pause between two attempts of a job.
-const BACKOFF_CAP_MS: u64 = 60_000;
 
 /// The longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
@@ -54,9 +52,16 @@ impl Engine {
             .generation
             .as_ref()
             .map_or(1, |g| g.setup.max_attempts);
-        let base_ms = self.jobs().generation.as_ref().map_or(1000, |g| {
-            u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000)
-        });
+        // Doubling from the configured base to backoff::DEFAULT_MAX, with
+        // full jitter.
+        let policy = Backoff {
+            min: self
+                .jobs()
+                .generation
+                .as_ref()
+                .map_or(backoff::DEFAULT_BASE, |g| g.setup.backoff_base),
+            ..Backoff::default()
+        };
         let answer = match outcome {
             Outcome::Retry {
                 reason,
@@ -74,23 +79,16 @@ impl Engine {
                 }
                 // A server asking for more than an hour is not waited for
                 // longer: the job would sit unseen.
-                let retry_after_ms = retry_after
-                    .map(|d| d.min(MAX_RETRY_AFTER))
-                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-                let pause_ms = jobs::backoff_ms(
+                let pause = jobs::retry_pause(
+                    &policy,
                     job.attempts,
-                    base_ms,
-                    BACKOFF_CAP_MS,
                     rand::random::<f64>(),
-                    retry_after_ms,
+                    retry_after.map(|d| d.min(MAX_RETRY_AFTER)),
                 );
                 job.state = JobState::Pending;
                 job.lease = None;
-                job.not_before_us = now.saturating_add(
-                    i64::try_from(pause_ms)
-                        .unwrap_or(i64::MAX)
-                        .saturating_mul(1000),
-                );
+                job.not_before_us =
+                    now.saturating_add(i64::try_from(pause.as_micros()).unwrap_or(i64::MAX));
                 queue::touch(job, now);
                 let changed = vec![(job.clone(), fence)];
                 return self
@@ -114,7 +112,7 @@ impl Engine {
         };
         let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
         let job = resident.jobs[at].clone();
-        if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
+        if !writing::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
             let mut ended = vec![queue::end_alone(
                 resident,
                 at,
@@ -217,8 +215,8 @@ impl Engine {
                 writes.extend(writes_for(chat_id, chat, &changes));
             }
             if let (Answer::Recap(text), JobKind::RunningRecap) = (answer, job.kind) {
-                let base = generation::merge_base(chat, &job.message_id).cloned();
-                let new = generation::merged_recap(base.as_ref(), &job.message_id, text.clone());
+                let base = writing::merge_base(chat, &job.message_id).cloned();
+                let new = writing::merged_recap(base.as_ref(), &job.message_id, text.clone());
                 let (version, changes) = chat.add_recap(new, now_ms())?;
                 writes.extend(writes_for(chat_id, chat, &changes));
                 result = format!("running recap version {version}: {}", queue::short(text));
@@ -257,7 +255,7 @@ impl Engine {
                 }
                 // Detection goes on after the break it found.
                 let chat = resident.chat.as_deref().ok_or_else(missing_state)?;
-                if generation::detection_ready(chat, &settings) {
+                if writing::detection_ready(chat, &settings) {
                     fresh.extend(self.follow_up(
                         resident,
                         chat_id,
