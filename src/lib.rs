@@ -26,7 +26,9 @@
 //!   other replicas' commits; PostgreSQL only), the embedded SQLite store,
 //!   and the PostgreSQL store that several replicas share.
 //! - [`domain`]: the pure rules (events, settings, auto-hide, inclusion,
-//!   template, refresh), free of transport, runtime and storage. Keys are
+//!   template, refresh), free of transport, runtime and storage: the crate
+//!   `recapd-domain` (`crates/domain`), whose dependencies the compiler
+//!   checks, re-exported here under this name. Keys are
 //!   typed there ([`domain::ids::ChatKey`], [`domain::ids::Tenant`]) and
 //!   carried from the RPC layer down to the rows.
 //!
@@ -47,7 +49,9 @@ pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod config;
-pub mod domain;
+/// The pure rules, a crate of their own ([`recapd_domain`]), kept at this
+/// path so that `crate::domain::...` names them as before.
+pub use recapd_domain as domain;
 pub mod engine;
 pub mod grpc;
 pub mod llm;

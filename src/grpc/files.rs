@@ -11,7 +11,7 @@ use tonic::{Code, Status, Streaming};
 
 use super::convert;
 use super::pb;
-use super::status;
+use super::status::{self, domain_status};
 use crate::auth::Tenant;
 use crate::domain::st_chat::{ChatReader, ImportedChat};
 use crate::engine::Engine;
@@ -50,11 +50,17 @@ pub async fn import(
     tenant: &Tenant,
     pb::ImportChatRequest { chat_id, jsonl }: pb::ImportChatRequest,
 ) -> Result<pb::ImportChatResponse, Status> {
-    convert::chat_id(&chat_id)?;
+    convert::chat_id(&chat_id).map_err(domain_status)?;
     let mut reader = ChatReader::new(*engine.limits());
-    reader.push(&jsonl)?;
+    reader.push(&jsonl).map_err(domain_status)?;
     drop(jsonl);
-    store(engine, tenant, chat_id, reader.finish()?).await
+    store(
+        engine,
+        tenant,
+        chat_id,
+        reader.finish().map_err(domain_status)?,
+    )
+    .await
 }
 
 /// ImportChatStream: the file in chunks split anywhere, read (and checked)
@@ -67,14 +73,20 @@ pub async fn import_stream(
     let first = chunks.message().await?.ok_or_else(|| {
         Status::invalid_argument("chat_id: the stream ended before its first message")
     })?;
-    convert::chat_id(&first.chat_id)?;
+    convert::chat_id(&first.chat_id).map_err(domain_status)?;
     let chat_id = first.chat_id;
     let mut reader = ChatReader::new(*engine.limits());
-    reader.push(&first.chunk)?;
+    reader.push(&first.chunk).map_err(domain_status)?;
     while let Some(next) = chunks.message().await? {
-        reader.push(&next.chunk)?;
+        reader.push(&next.chunk).map_err(domain_status)?;
     }
-    store(engine, tenant, chat_id, reader.finish()?).await
+    store(
+        engine,
+        tenant,
+        chat_id,
+        reader.finish().map_err(domain_status)?,
+    )
+    .await
 }
 
 /// ExportChat: the whole file in one message.
@@ -83,7 +95,7 @@ pub async fn export(
     tenant: &Tenant,
     pb::ExportChatRequest { chat_id }: pb::ExportChatRequest,
 ) -> Result<pb::ExportChatResponse, Status> {
-    convert::chat_id(&chat_id)?;
+    convert::chat_id(&chat_id).map_err(domain_status)?;
     let jsonl = engine.export_chat(&tenant.chat(&chat_id)).await?;
     Ok(pb::ExportChatResponse { jsonl })
 }
@@ -99,7 +111,7 @@ pub async fn export_stream(
     pb::ExportChatStreamRequest { chat_id }: pb::ExportChatStreamRequest,
     shutdown: CancellationToken,
 ) -> Result<ExportStream, Status> {
-    convert::chat_id(&chat_id)?;
+    convert::chat_id(&chat_id).map_err(domain_status)?;
     let snapshot = engine.chat_snapshot(&tenant.chat(&chat_id)).await?;
     let (sender, receiver) = tokio::sync::mpsc::channel(EXPORT_CHUNKS_AHEAD);
     // Set by the writer once the whole file is sent: a writer that stops

@@ -12,6 +12,7 @@ use super::convert;
 use super::pb;
 use super::pb::recap_service_server::RecapService;
 use super::services::{MAX_CHATS_PER_SUBSCRIBE, scoped, split};
+use super::status::domain_status;
 use crate::domain::ids;
 use crate::engine::{Engine, JobUpdates};
 use crate::store::JobQuery;
@@ -46,7 +47,7 @@ impl RecapService for RecapApi {
             },
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        convert::message_id(&message_id)?;
+        convert::message_id(&message_id).map_err(domain_status)?;
         let job = self
             .engine
             .generate_scene_recap(&chat_id, &message_id)
@@ -76,7 +77,7 @@ impl RecapService for RecapApi {
             },
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        convert::message_id(&message_id)?;
+        convert::message_id(&message_id).map_err(domain_status)?;
         let job = self
             .engine
             .generate_running_recap(&chat_id, &message_id)
@@ -101,7 +102,8 @@ impl RecapService for RecapApi {
             message_ids,
             convert::MAX_MESSAGE_IDS,
             ids::check_message_id,
-        )?;
+        )
+        .map_err(domain_status)?;
         let jobs = self
             .engine
             .generate_message_recaps(&chat_id, &message_ids)
@@ -128,12 +130,12 @@ impl RecapService for RecapApi {
         let chat_id = if chat_id.is_empty() {
             None
         } else {
-            convert::chat_id(&chat_id)?;
+            convert::chat_id(&chat_id).map_err(domain_status)?;
             Some(chat_id)
         };
-        let states = convert::job_states(&states)?;
-        let limit = convert::page_size(page_size)?;
-        let after = convert::page_after(&page_token)?;
+        let states = convert::job_states(&states).map_err(domain_status)?;
+        let limit = convert::page_size(page_size).map_err(domain_status)?;
+        let after = convert::page_after(&page_token).map_err(domain_status)?;
         // One more than the page, to know whether another page follows.
         let query = JobQuery {
             tenant,
@@ -161,7 +163,7 @@ impl RecapService for RecapApi {
         request: Request<pb::CancelJobRequest>,
     ) -> Result<Response<pb::Job>, Status> {
         let (tenant, pb::CancelJobRequest { job_id }) = split(request);
-        convert::job_id(&job_id)?;
+        convert::job_id(&job_id).map_err(domain_status)?;
         let job = self.engine.cancel_job(&tenant, &job_id).await?;
         Ok(Response::new((&job).into()))
     }
@@ -171,7 +173,7 @@ impl RecapService for RecapApi {
         request: Request<pb::RetryJobRequest>,
     ) -> Result<Response<pb::Job>, Status> {
         let (tenant, pb::RetryJobRequest { job_id }) = split(request);
-        convert::job_id(&job_id)?;
+        convert::job_id(&job_id).map_err(domain_status)?;
         let job = self.engine.retry_job(&tenant, &job_id).await?;
         Ok(Response::new((&job).into()))
     }
@@ -189,7 +191,8 @@ impl RecapService for RecapApi {
             chat_ids,
             MAX_CHATS_PER_SUBSCRIBE,
             ids::check_chat_id,
-        )?;
+        )
+        .map_err(domain_status)?;
         let updates = self.engine.watch_jobs(&tenant, chat_ids, connection)?;
         Ok(Response::new(JobStream::new(
             updates,

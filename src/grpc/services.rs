@@ -13,6 +13,7 @@ use super::pb::injection_service_server::InjectionService;
 use super::pb::memory_service_server::MemoryService;
 use super::pb::prompt_service_server::PromptService;
 use super::pb::settings_service_server::SettingsService;
+use super::status::domain_status;
 use super::stream::InjectionStream;
 use crate::auth::Tenant;
 use crate::domain::ids::{self, ChatKey};
@@ -35,7 +36,7 @@ pub(super) fn split<T>(request: Request<T>) -> (Tenant, T) {
 /// Checks a request's `chat_id` and gives the engine's key for it in the
 /// caller's tenant.
 pub(super) fn scoped(tenant: &Tenant, chat_id: &str) -> Result<ChatKey, Status> {
-    convert::chat_id(chat_id)?;
+    convert::chat_id(chat_id).map_err(domain_status)?;
     Ok(tenant.chat(chat_id))
 }
 
@@ -59,7 +60,8 @@ impl EventService for EventApi {
         request: Request<pb::PublishRequest>,
     ) -> Result<Response<pb::PublishResponse>, Status> {
         let (tenant, pb::PublishRequest { event }) = split(request);
-        let (chat_id, event) = convert::event(event, self.engine.limits())?;
+        let (chat_id, event) =
+            convert::event(event, self.engine.limits()).map_err(domain_status)?;
         let chat_id = tenant.chat(&chat_id);
         let revision = self.engine.publish(&chat_id, event).await?;
         Ok(Response::new(pb::PublishResponse { revision }))
@@ -106,8 +108,8 @@ impl MemoryService for MemoryApi {
                 page_token,
             },
         ) = split(request);
-        let limit = convert::page_size(page_size)?;
-        let after = convert::chat_page_after(&page_token)?;
+        let limit = convert::page_size(page_size).map_err(domain_status)?;
+        let after = convert::chat_page_after(&page_token).map_err(domain_status)?;
         // One more than the page, to know whether another page follows.
         let mut chats = self
             .engine
@@ -141,7 +143,7 @@ impl MemoryService for MemoryApi {
             },
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        convert::message_id(&message_id)?;
+        convert::message_id(&message_id).map_err(domain_status)?;
         let update = data.unwrap_or_default().into();
         let data = self
             .engine
@@ -162,7 +164,7 @@ impl MemoryService for MemoryApi {
             },
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        convert::message_id(&message_id)?;
+        convert::message_id(&message_id).map_err(domain_status)?;
         let data = self.engine.message_data(&chat_id, &message_id).await?;
         Ok(Response::new(data.into()))
     }
@@ -179,7 +181,7 @@ impl MemoryService for MemoryApi {
             },
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        convert::message_id(&message_id)?;
+        convert::message_id(&message_id).map_err(domain_status)?;
         let data = self.engine.clear_memory(&chat_id, &message_id).await?;
         Ok(Response::new(data.into()))
     }
@@ -189,7 +191,7 @@ impl MemoryService for MemoryApi {
         request: Request<pb::AddRunningRecapRequest>,
     ) -> Result<Response<pb::RunningRecapVersion>, Status> {
         let (tenant, request) = split(request);
-        let (chat_id, recap) = convert::new_recap(request)?;
+        let (chat_id, recap) = convert::new_recap(request).map_err(domain_status)?;
         let chat_id = tenant.chat(&chat_id);
         let version = self.engine.add_recap(&chat_id, recap).await?;
         Ok(Response::new((&version).into()))
@@ -286,7 +288,7 @@ fn optional_chat(chat_id: &str) -> Result<Option<&str>, Status> {
     if chat_id.is_empty() {
         return Ok(None);
     }
-    ids::check_chat_id("chat_id", chat_id)?;
+    ids::check_chat_id("chat_id", chat_id).map_err(domain_status)?;
     Ok(Some(chat_id))
 }
 
@@ -316,7 +318,7 @@ impl SettingsService for SettingsApi {
         ) = split(request);
         let chat = optional_chat(&chat_id)?.map(|c| tenant.chat(c));
         let update = SettingsUpdate {
-            patch: convert::settings_patch(settings)?,
+            patch: convert::settings_patch(settings).map_err(domain_status)?,
             clear,
         };
         let settings = self
@@ -332,8 +334,11 @@ impl SettingsService for SettingsApi {
     ) -> Result<Response<pb::ImportSettingsResponse>, Status> {
         let (tenant, pb::ImportSettingsRequest { chat_id, json }) = split(request);
         let chat = optional_chat(&chat_id)?.map(|c| tenant.chat(c));
-        self.engine.limits().check_text("json", &json)?;
-        let imported = import_st_settings(&json)?;
+        self.engine
+            .limits()
+            .check_text("json", &json)
+            .map_err(domain_status)?;
+        let imported = import_st_settings(&json).map_err(domain_status)?;
         let update = SettingsUpdate {
             patch: imported.patch,
             clear: imported.clear,
@@ -453,7 +458,7 @@ impl InjectionService for InjectionApi {
         let mut seen = std::collections::HashSet::with_capacity(chat_ids.len());
         let mut unique: Vec<ChatKey> = Vec::with_capacity(chat_ids.len());
         for (i, chat_id) in chat_ids.into_iter().enumerate() {
-            ids::check_chat_id(&format!("chat_ids[{i}]"), &chat_id)?;
+            ids::check_chat_id(&format!("chat_ids[{i}]"), &chat_id).map_err(domain_status)?;
             if seen.insert(chat_id.clone()) {
                 unique.push(tenant.chat(&chat_id));
             }
@@ -499,18 +504,22 @@ impl PromptService for PromptApi {
             },
         ) = split(request);
         let limits = self.engine.limits();
-        let mode = prompt::mode(mode)?;
-        limits.check_text("story_string", &story_string)?;
+        let mode = prompt::mode(mode).map_err(domain_status)?;
+        limits
+            .check_text("story_string", &story_string)
+            .map_err(domain_status)?;
         let chat = match chat_id.as_str() {
             "" => None,
             id => Some(scoped(&tenant, id)?),
         };
-        let mut history = prompt::history(history, chat.is_some(), limits)?;
+        let mut history =
+            prompt::history(history, chat.is_some(), limits).map_err(domain_status)?;
         let extra = extra
             .into_iter()
             .enumerate()
             .map(|(i, p)| prompt::extension_prompt(p, &format!("extra[{i}]"), limits))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(domain_status)?;
         let mut prompts = Vec::with_capacity(extra.len() + 2);
         if let Some(chat) = chat {
             // One read: the injections, the transcript and its hidden state.

@@ -8,11 +8,12 @@
 use std::time::Duration;
 
 use crate::domain::DomainError;
-use crate::domain::generation::{self, Answer};
+use crate::domain::backoff::{self, Backoff};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
+use crate::domain::writing::{self, Answer};
 use crate::store::{StoreError, Write};
 
 use super::super::commit::Commit;
@@ -21,9 +22,6 @@ use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next, now_ms, now_us};
 use super::attempt::{Claimed, Outcome};
 use super::queue::{self, Changed, Origin, Queued};
-
-/// The longest pause between two attempts of a job.
-const BACKOFF_CAP_MS: u64 = 60_000;
 
 /// The longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
@@ -75,9 +73,12 @@ impl Engine {
     ) -> Commit {
         let writer = self.jobs().writer.as_ref();
         let max_attempts = writer.map_or(1, |g| g.setup.max_attempts);
-        let base_ms = writer.map_or(1000, |g| {
-            u64::try_from(g.setup.backoff_base.as_millis()).unwrap_or(1000)
-        });
+        // Doubling from the configured base up to backoff::DEFAULT_MAX,
+        // with full jitter.
+        let policy = Backoff {
+            min: writer.map_or(backoff::DEFAULT_BASE, |w| w.setup.backoff_base),
+            ..Backoff::default()
+        };
         let job = &mut resident.jobs[at];
         let fence = job.fence;
         job.last_error = queue::short(reason);
@@ -88,23 +89,16 @@ impl Engine {
         }
         // A server asking for more than an hour is not waited for longer:
         // the job would sit unseen.
-        let retry_after_ms = retry_after
-            .map(|d| d.min(MAX_RETRY_AFTER))
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let pause_ms = jobs::backoff_ms(
+        let pause = jobs::retry_pause(
+            &policy,
             job.attempts,
-            base_ms,
-            BACKOFF_CAP_MS,
             rand::random::<f64>(),
-            retry_after_ms,
+            retry_after.map(|d| d.min(MAX_RETRY_AFTER)),
         );
         job.state = JobState::Pending;
         job.lease = None;
-        job.not_before_us = now.saturating_add(
-            i64::try_from(pause_ms)
-                .unwrap_or(i64::MAX)
-                .saturating_mul(1000),
-        );
+        job.not_before_us =
+            now.saturating_add(i64::try_from(pause.as_micros()).unwrap_or(i64::MAX));
         queue::touch(job, now);
         let changed = vec![(job.clone(), fence)];
         job_commit(Vec::new(), Next::Nothing, changed, Vec::new())
@@ -127,7 +121,7 @@ impl Engine {
             .as_deref()
             .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
         let job = resident.jobs[at].clone();
-        if !generation::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
+        if !writing::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
             return self.discard_stale(chat_id, resident, at, &job, now);
         }
         let (result, data, next) = answer_effect(&job, answer);
@@ -224,7 +218,7 @@ impl Engine {
                     .chat
                     .as_deref()
                     .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
-                if generation::detection_ready(chat, &settings) {
+                if writing::detection_ready(chat, &settings) {
                     fresh.extend(self.follow_up(
                         resident,
                         chat_id,
@@ -387,8 +381,8 @@ fn write_answer(
         writes.extend(writes_for(chat_id, chat, &changes));
     }
     if let (Answer::Recap(text), JobKind::RunningRecap) = (answer, job.kind) {
-        let base = generation::merge_base(chat, &job.message_id).cloned();
-        let new = generation::merged_recap(base.as_ref(), &job.message_id, text.clone());
+        let base = writing::merge_base(chat, &job.message_id).cloned();
+        let new = writing::merged_recap(base.as_ref(), &job.message_id, text.clone());
         let (version, changes) = chat.add_recap(new, now_ms())?;
         writes.extend(writes_for(chat_id, chat, &changes));
         result = Some(format!(

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::domain::chat::Chat;
-use crate::domain::generation::{self, Answer, Candidates, PrepareError};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, Lease};
 use crate::domain::tokens;
+use crate::domain::writing::{self, Answer, Candidates, PrepareError};
 use crate::llm::{CompletionRequest, LlmError};
 use crate::store::{StoreError, Write};
 use crate::telemetry;
@@ -117,8 +117,7 @@ impl Engine {
         };
         let job = &resident.jobs[at];
         let count = |text: &str| tokens::count(settings.tokenizer, text) as usize;
-        let prepared = match generation::prepare(job.kind, chat, &settings, &job.message_id, &count)
-        {
+        let prepared = match writing::prepare(job.kind, chat, &settings, &job.message_id, &count) {
             Ok(prepared) => prepared,
             Err(error) => {
                 let (state, reason) = match error {
@@ -160,10 +159,10 @@ impl Engine {
         } else {
             settings.llm_model.clone()
         };
-        tracing::debug!(chat = %chat_id, job = %claimed.id, prompt = %prepared.prompt, "job prompt");
+        tracing::debug!(chat = %chat_id, job = %claimed.id, prompt = %prepared.request, "job prompt");
         let request = CompletionRequest {
             model,
-            prompt: prepared.prompt,
+            prompt: prepared.request,
             max_tokens: settings.llm_max_tokens,
             temperature: settings.llm_temperature.map(|t| t.value()),
         };
@@ -272,7 +271,7 @@ impl Engine {
                         retry_after: None,
                     }
                 } else {
-                    match generation::parse_answer(
+                    match writing::parse_answer(
                         claimed.job.kind,
                         &completion.text,
                         claimed.candidates.as_ref(),

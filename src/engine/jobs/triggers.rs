@@ -5,10 +5,10 @@
 //! `message_recap_lag` behind it.
 
 use crate::domain::chat::Changes;
-use crate::domain::generation;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::refresh::Trigger;
+use crate::domain::writing;
 use crate::store::Write;
 
 use super::super::slot::Resident;
@@ -57,7 +57,7 @@ impl Engine {
         let options = self.jobs().queue;
         if trigger == Trigger::MessageReceived
             && settings.auto_scene_break_detection
-            && generation::detection_ready(chat, &settings)
+            && writing::detection_ready(chat, &settings)
         {
             let debounce_us = i64::try_from(settings.debounce_ms)
                 .unwrap_or(i64::MAX)

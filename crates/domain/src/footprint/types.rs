@@ -1,0 +1,296 @@
+//! [`Footprint`] of the domain types a resident chat (and the engine
+//! around it) holds. Each destructures its type whole, so a new field
+//! does not compile until it is counted here.
+
+use super::{Footprint, allocation_bytes};
+use crate::ids::{ChatKey, Tenant};
+use crate::jobs::{Job, JobKind, JobState, Lease, ReadSet};
+use crate::message::{Message, MessageData, Swipe, SwipeData, Swipes};
+use crate::recaps::RecapVersion;
+use crate::refresh::{Injection, InjectionKey, Trigger};
+use crate::settings::{ContextType, Milli, Position, Role, TokenizerKind};
+use crate::st_chat::verbatim::{
+    FileSwipe, Kept, OwnData, StFile, StHeader, StMessage, StSwipe, StVersion,
+};
+
+inline_only!(
+    JobKind,
+    JobState,
+    InjectionKey,
+    Trigger,
+    ContextType,
+    Milli,
+    Position,
+    Role,
+    TokenizerKind,
+);
+
+impl Footprint for Message {
+    fn heap_bytes(&self) -> usize {
+        let Message {
+            id,
+            name,
+            is_user: _,
+            hidden: _,
+            is_narrator: _,
+            is_thoughts: _,
+            character_key,
+            swipes,
+            swipe_id: _,
+            text_tokens: _,
+            st,
+        } = self;
+        id.heap_bytes()
+            + name.heap_bytes()
+            + character_key.heap_bytes()
+            + swipes.heap_bytes()
+            + st.heap_bytes()
+    }
+}
+
+/// The only swipe is inline (its heap alone); two or more are one
+/// allocation of exactly their number.
+impl Footprint for Swipes {
+    fn heap_bytes(&self) -> usize {
+        self.allocated()
+            .map_or(0, |list| allocation_bytes(std::mem::size_of_val(list)))
+            + self.iter().map(Footprint::heap_bytes).sum::<usize>()
+    }
+}
+
+impl Footprint for Swipe {
+    fn heap_bytes(&self) -> usize {
+        let Swipe { text, data, st } = self;
+        text.heap_bytes() + data.heap_bytes() + st.heap_bytes()
+    }
+}
+
+impl Footprint for SwipeData {
+    fn heap_bytes(&self) -> usize {
+        self.boxed().heap_bytes()
+    }
+}
+
+impl Footprint for MessageData {
+    fn heap_bytes(&self) -> usize {
+        let MessageData {
+            memory,
+            prefill,
+            exclude: _,
+            error,
+            reasoning,
+            edited: _,
+            scene_break: _,
+            scene_break_visible: _,
+            scene_break_name,
+            scene_recap_memory,
+            is_auto_recap_system_memory: _,
+        } = self;
+        [
+            memory,
+            prefill,
+            error,
+            reasoning,
+            scene_break_name,
+            scene_recap_memory,
+        ]
+        .into_iter()
+        .map(Footprint::heap_bytes)
+        .sum()
+    }
+}
+
+/// Kept JSON is a boxed `str` of exactly its length.
+impl Footprint for Kept {
+    fn heap_bytes(&self) -> usize {
+        allocation_bytes(self.len())
+    }
+}
+
+impl Footprint for FileSwipe {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            FileSwipe::Missing => 0,
+            FileSwipe::Text(text) => text.heap_bytes(),
+        }
+    }
+}
+
+impl Footprint for OwnData {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            OwnData::Missing => 0,
+            OwnData::Kept(kept) => kept.heap_bytes(),
+        }
+    }
+}
+
+impl Footprint for StMessage {
+    fn heap_bytes(&self) -> usize {
+        let StMessage {
+            has: _,
+            keys,
+            extra,
+            data,
+            current_swipe,
+            info_len: _,
+            info_rest,
+        } = self;
+        keys.heap_bytes()
+            + extra.heap_bytes()
+            + data.heap_bytes()
+            + current_swipe.heap_bytes()
+            + info_rest.heap_bytes()
+    }
+}
+
+impl Footprint for StSwipe {
+    fn heap_bytes(&self) -> usize {
+        let StSwipe {
+            has: _,
+            entry,
+            extra,
+            data,
+            own_data,
+        } = self;
+        entry.heap_bytes() + extra.heap_bytes() + data.heap_bytes() + own_data.heap_bytes()
+    }
+}
+
+impl Footprint for StVersion {
+    fn heap_bytes(&self) -> usize {
+        let StVersion {
+            lacks: _,
+            keys,
+            position: _,
+        } = self;
+        keys.heap_bytes()
+    }
+}
+
+impl Footprint for StHeader {
+    fn heap_bytes(&self) -> usize {
+        let StHeader {
+            has: _,
+            keys,
+            metadata,
+            recaps,
+        } = self;
+        keys.heap_bytes() + metadata.heap_bytes() + recaps.heap_bytes()
+    }
+}
+
+impl Footprint for StFile {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            StFile::Headerless => 0,
+            StFile::Header(header) => header.heap_bytes(),
+        }
+    }
+}
+
+impl Footprint for RecapVersion {
+    fn heap_bytes(&self) -> usize {
+        let RecapVersion {
+            version: _,
+            created_at_ms: _,
+            content,
+            scene_count: _,
+            excluded_count: _,
+            prev_scene_message_id,
+            new_scene_message_id,
+            st,
+        } = self;
+        content.heap_bytes()
+            + prev_scene_message_id.heap_bytes()
+            + new_scene_message_id.heap_bytes()
+            + st.heap_bytes()
+    }
+}
+
+impl Footprint for Tenant {
+    fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
+    }
+}
+
+impl Footprint for ChatKey {
+    fn heap_bytes(&self) -> usize {
+        let ChatKey { tenant, id } = self;
+        tenant.heap_bytes() + id.heap_bytes()
+    }
+}
+
+impl Footprint for Injection {
+    fn heap_bytes(&self) -> usize {
+        let Injection {
+            chat,
+            key: _,
+            text,
+            position: _,
+            depth: _,
+            role: _,
+            scan: _,
+            enabled: _,
+            revision: _,
+            running_recap_version: _,
+            token_count: _,
+            auto_hidden_count: _,
+            trigger: _,
+            refreshed_at_us: _,
+            deleted: _,
+        } = self;
+        chat.heap_bytes() + text.heap_bytes()
+    }
+}
+
+impl Footprint for Lease {
+    fn heap_bytes(&self) -> usize {
+        let Lease { owner, until_us: _ } = self;
+        owner.heap_bytes()
+    }
+}
+
+impl Footprint for ReadSet {
+    fn heap_bytes(&self) -> usize {
+        let ReadSet {
+            messages,
+            recap_version: _,
+            scene_recap: _,
+        } = self;
+        messages.heap_bytes()
+    }
+}
+
+impl Footprint for Job {
+    fn heap_bytes(&self) -> usize {
+        let Job {
+            id,
+            chat,
+            kind: _,
+            state: _,
+            message_id,
+            attempts: _,
+            last_error,
+            result,
+            created_us: _,
+            updated_us: _,
+            not_before_us: _,
+            automatic: _,
+            depends_on,
+            lease,
+            fence: _,
+            read,
+            cancelled_by,
+        } = self;
+        id.heap_bytes()
+            + chat.heap_bytes()
+            + message_id.heap_bytes()
+            + last_error.heap_bytes()
+            + result.heap_bytes()
+            + depends_on.heap_bytes()
+            + lease.heap_bytes()
+            + read.heap_bytes()
+            + cancelled_by.heap_bytes()
+    }
+}

@@ -1,0 +1,311 @@
+//! Jobs: the units of recap work recapd does with an LLM (scene-break
+//! detection, scene recaps, running-recap merges, message recaps), and the
+//! pure rules of their life: which states are terminal, what a job read
+//! (so that a result whose inputs changed is never applied), and the
+//! back-off between attempts.
+//!
+//! A job's life: PENDING → RUNNING → SUCCEEDED | FAILED | DISCARDED, with
+//! RUNNING → PENDING after a failed attempt that will be retried, and
+//! CANCELLED from either non-terminal state. RetryJob takes a FAILED or
+//! CANCELLED job back to PENDING.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::backoff::Backoff;
+use super::chat::Chat;
+use super::ids::ChatKey;
+
+/// What a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// Looks for a scene break among the open scene's visible messages.
+    DetectSceneBreak,
+    /// Writes a break message's scene recap and scene name.
+    SceneRecap,
+    /// Merges a break message's scene recap into the running recap.
+    RunningRecap,
+    /// Writes one message's `memory`.
+    MessageRecap,
+}
+
+impl JobKind {
+    /// Every kind, for metrics labels.
+    pub const ALL: [JobKind; 4] = [
+        JobKind::DetectSceneBreak,
+        JobKind::SceneRecap,
+        JobKind::RunningRecap,
+        JobKind::MessageRecap,
+    ];
+
+    /// The kind's name in logs and metrics labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::DetectSceneBreak => "detect_scene_break",
+            JobKind::SceneRecap => "scene_recap",
+            JobKind::RunningRecap => "running_recap",
+            JobKind::MessageRecap => "message_recap",
+        }
+    }
+
+    /// Its number in the store (stable; never reused).
+    pub fn code(self) -> i64 {
+        match self {
+            JobKind::DetectSceneBreak => 1,
+            JobKind::SceneRecap => 2,
+            JobKind::RunningRecap => 3,
+            JobKind::MessageRecap => 4,
+        }
+    }
+
+    /// The kind of a stored number.
+    pub fn from_code(code: i64) -> Option<JobKind> {
+        JobKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
+/// Where a job is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    /// Waiting to run (or for its back-off, its dependency, its chat).
+    Pending,
+    /// A request to the LLM is under way, under a lease.
+    Running,
+    /// Its result was applied (a detection that found nothing too).
+    Succeeded,
+    /// Out of attempts, or refused by the LLM for good.
+    Failed,
+    /// Cancelled by a client, by the removal of its message, or because the
+    /// job it waited for failed or was cancelled.
+    Cancelled,
+    /// Its inputs changed before its result could be applied.
+    Discarded,
+}
+
+impl JobState {
+    /// Every state, for metrics labels.
+    pub const ALL: [JobState; 6] = [
+        JobState::Pending,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Cancelled,
+        JobState::Discarded,
+    ];
+
+    /// Whether the job is over (nothing more happens unless RetryJob).
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, JobState::Pending | JobState::Running)
+    }
+
+    /// The state's name in logs and metrics labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+            JobState::Discarded => "discarded",
+        }
+    }
+
+    /// Its number in the store (stable; never reused).
+    pub fn code(self) -> i64 {
+        match self {
+            JobState::Pending => 1,
+            JobState::Running => 2,
+            JobState::Succeeded => 3,
+            JobState::Failed => 4,
+            JobState::Cancelled => 5,
+            JobState::Discarded => 6,
+        }
+    }
+
+    /// The state of a stored number.
+    pub fn from_code(code: i64) -> Option<JobState> {
+        JobState::ALL.into_iter().find(|s| s.code() == code)
+    }
+}
+
+/// Who runs a RUNNING job, until when. Another replica may take the job
+/// over once `until_us` has passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The process holding it (a random id per server start).
+    pub owner: String,
+    /// When it expires, in µs since the epoch.
+    pub until_us: i64,
+}
+
+/// What a running job read from its chat, to tell at apply time whether
+/// its result still fits: one fingerprint per message in its prompt, and
+/// for a merge the running-recap version it was given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReadSet {
+    /// Each message the prompt showed, with [`fingerprint`] of it then.
+    pub messages: Vec<(String, u64)>,
+    /// For a merge: the version given as the current running recap
+    /// (`None`: none was).
+    pub recap_version: Option<u32>,
+    /// For a merge: [`fingerprint_text`] of the scene recap it merged.
+    pub scene_recap: Option<u64>,
+}
+
+/// One job. The id is the idempotency key of the write that applies its
+/// result: that write commits together with the job's move to a terminal
+/// state, and only while the job's `fence` is the one its runner claimed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    /// Server-chosen, unique across tenants.
+    pub id: String,
+    /// The chat (and so the tenant) it works on.
+    #[serde(skip)]
+    pub chat: ChatKey,
+    /// What it does.
+    pub kind: JobKind,
+    /// Where it is.
+    pub state: JobState,
+    /// The break message (scene recap, merge), the recapped message, or for
+    /// a detection the newest message it examined (empty before it ran).
+    pub message_id: String,
+    /// Requests made for it since it was queued (or retried).
+    pub attempts: u32,
+    /// Why the latest attempt failed; empty when none did.
+    pub last_error: String,
+    /// A short text: the break found, the recap written, or why nothing
+    /// was applied.
+    pub result: String,
+    /// When it was queued, µs since the epoch.
+    pub created_us: i64,
+    /// When it last changed, µs since the epoch.
+    pub updated_us: i64,
+    /// It does not run before this (debounce, back-off), µs since the epoch.
+    pub not_before_us: i64,
+    /// Queued by a trigger rather than by a client's request (an automatic
+    /// job past `--max-jobs-per-chat` is dropped instead of refused).
+    pub automatic: bool,
+    /// The job it waits for (a merge waits for its scene recap).
+    pub depends_on: Option<String>,
+    /// Held while RUNNING.
+    pub lease: Option<Lease>,
+    /// Bumped at every claim; a result is applied only under the fence its
+    /// runner claimed.
+    pub fence: u64,
+    /// What the running attempt read (set when it starts).
+    pub read: ReadSet,
+    /// Why it was cancelled and by what, when a dependency's failure did
+    /// it: the job whose RetryJob queues it again.
+    pub cancelled_by: Option<String>,
+}
+
+impl Job {
+    /// A new PENDING job created at `now_us` (µs since the epoch), which may
+    /// run from then on.
+    pub fn new(
+        id: String,
+        chat: ChatKey,
+        kind: JobKind,
+        message_id: String,
+        now_us: i64,
+        automatic: bool,
+    ) -> Job {
+        Job {
+            id,
+            chat,
+            kind,
+            state: JobState::Pending,
+            message_id,
+            attempts: 0,
+            last_error: String::new(),
+            result: String::new(),
+            created_us: now_us,
+            updated_us: now_us,
+            not_before_us: now_us,
+            automatic,
+            depends_on: None,
+            lease: None,
+            fence: 0,
+            read: ReadSet::default(),
+            cancelled_by: None,
+        }
+    }
+
+    /// Whether `self` and a request for (`kind`, `message_id`) are the same
+    /// work: at most one non-terminal job exists per chat, kind and message
+    /// (per chat and kind for detections, which name no message up front).
+    pub fn same_work(&self, kind: JobKind, message_id: &str) -> bool {
+        self.kind == kind
+            && !self.state.is_terminal()
+            && (kind == JobKind::DetectSceneBreak || self.message_id == message_id)
+    }
+}
+
+/// At most `max` characters of `text`, with `…` when cut: a job's result
+/// or error is a short note, never a copy of a whole answer.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// A stable 64-bit FNV-1a hash (the same across builds and platforms, so
+/// a fingerprint stored before a restart still compares after it).
+pub fn fingerprint_text(text: &str) -> u64 {
+    fnv1a(0xcbf2_9ce4_8422_2325, text.as_bytes())
+}
+
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// What of a message a prompt depends on: its current text and swipe, its
+/// hidden state, whether it is a thought, and whether it is a visible scene
+/// break. A change to any of them changes the fingerprint.
+pub fn fingerprint(message: &super::message::Message) -> u64 {
+    let mut hash = fingerprint_text(message.text());
+    let flags = [
+        u8::from(message.hidden),
+        u8::from(message.is_thoughts),
+        u8::from(message.data().is_visible_scene_break()),
+    ];
+    hash = fnv1a(hash, &flags);
+    hash = fnv1a(hash, &(message.swipe_id as u64).to_le_bytes());
+    fnv1a(hash, message.name.as_bytes())
+}
+
+/// Whether every message `read` names is still in `chat` with the same
+/// fingerprint. (Messages added since do not matter.)
+pub fn messages_unchanged(read: &ReadSet, chat: &Chat) -> bool {
+    read.messages.iter().all(|(id, print)| {
+        chat.message(id)
+            .is_some_and(|(_, message)| fingerprint(message) == *print)
+    })
+}
+
+/// The pause before attempt `attempts + 1` after `attempts` failed ones:
+/// `policy`'s delay for that many failures (with `random`, a uniform draw
+/// in 0.0..1.0, for its jitter), and never shorter than a server's
+/// `Retry-After`.
+pub fn retry_pause(
+    policy: &Backoff,
+    attempts: u32,
+    random: f64,
+    retry_after: Option<Duration>,
+) -> Duration {
+    policy
+        .delay(attempts, random)
+        .max(retry_after.unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,237 @@
+//! Settings: their defaults, the checks on every value, and how global
+//! settings and a chat's overrides combine into the effective settings.
+//!
+//! Every setting is declared once, in the table of `settings/fields.rs`
+//! (which says how to add one); [`Settings`], [`SettingsPatch`],
+//! [`ApiSettings`] and their field-by-field operations are generated from
+//! it by `settings/declare.rs`. What spans several fields
+//! ([`Settings::validate`], [`Settings::token_limit`],
+//! [`Settings::chat_enabled`]) is written here by hand.
+
+use serde::{Deserialize, Serialize};
+
+use super::DomainError;
+pub use super::writing::instructions::{
+    DEFAULT_MESSAGE_RECAP_PROMPT, DEFAULT_RUNNING_RECAP_PROMPT, DEFAULT_SCENE_BREAK_PROMPT,
+    DEFAULT_SCENE_RECAP_PROMPT,
+};
+
+/// Where the injection goes in the prompt (SillyTavern's extension prompt
+/// types; there is no AFTER_PROMPT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Position {
+    /// Never inserted (SillyTavern -1).
+    None,
+    /// Right after the story string / main prompt (SillyTavern 0).
+    InPrompt,
+    /// Inside the chat history at `depth` (SillyTavern 1).
+    InChat,
+    /// Before the story string / main prompt (SillyTavern 2).
+    BeforePrompt,
+}
+
+/// The role of the injected message (SillyTavern's extension prompt roles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    /// SillyTavern 0.
+    System,
+    /// SillyTavern 1.
+    User,
+    /// SillyTavern 2.
+    Assistant,
+}
+
+/// How the message-recap token limit is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ContextType {
+    /// `floor(max_context_tokens * limit / 100)`.
+    Percent,
+    /// The limit itself.
+    Absolute,
+}
+
+/// A tiktoken vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TokenizerKind {
+    /// GPT-4o's vocabulary; the default.
+    O200kBase,
+    /// GPT-4 / GPT-3.5's vocabulary.
+    Cl100kBase,
+    /// Codex / text-davinci-002/003's vocabulary.
+    P50kBase,
+    /// GPT-3's vocabulary.
+    R50kBase,
+}
+
+/// Deepest accepted `depth` (SillyTavern's MAX_INJECTION_DEPTH).
+pub const MAX_DEPTH: u32 = 1000;
+/// Longest accepted `debounce_ms`: one hour.
+pub const MAX_DEBOUNCE_MS: u64 = 3_600_000;
+
+/// The seeds' default running-recap template.
+pub const DEFAULT_TEMPLATE: &str = "# Story Memory\n\nThe following is a cumulative memory of key scenes and developments from the roleplay so far.\n\n{{running_recap}}";
+
+/// The message-recap tier's default template.
+pub const DEFAULT_MESSAGE_RECAPS_TEMPLATE: &str = "# Recent Events\n\n{{message_recaps}}";
+
+mod declare;
+mod fields;
+mod values;
+
+pub use crate::settings_table;
+use declare::{checked, declare_settings};
+pub use values::SettingValue;
+
+// Settings, SettingsPatch, ApiSettings, FIELD_NAMES and their operations.
+settings_table!(declare_settings);
+
+impl Settings {
+    /// Checks rules that span several fields: a PERCENT budget needs
+    /// `max_context_tokens`.
+    pub fn validate(&self) -> Result<(), DomainError> {
+        if self.message_recap_context_type == ContextType::Percent
+            && self.message_recap_context_limit.is_some()
+            && self.max_context_tokens.is_none()
+        {
+            return Err(DomainError::invalid(
+                "message_recap_context_limit",
+                "a PERCENT limit needs max_context_tokens",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The message-recap token budget: `None` when unlimited; for PERCENT,
+    /// `floor(max_context_tokens * limit / 100)`.
+    pub fn token_limit(&self) -> Option<u64> {
+        let limit = self.message_recap_context_limit?;
+        match self.message_recap_context_type {
+            ContextType::Absolute => Some(limit),
+            ContextType::Percent => {
+                // validate() makes max_context_tokens present; treat a missing
+                // one as a zero-sized context rather than panicking.
+                let context = u128::from(self.max_context_tokens.unwrap_or(0));
+                let budget = context * u128::from(limit) / 100;
+                Some(u64::try_from(budget).unwrap_or(u64::MAX))
+            }
+        }
+    }
+
+    /// Whether memory is enabled for a chat whose own state is `chat_state`:
+    /// `use_global_toggle_state ? global_toggle_state : (chat_state ?? default_chat_enabled)`.
+    pub fn chat_enabled(&self, chat_state: Option<bool>) -> bool {
+        if self.use_global_toggle_state {
+            self.global_toggle_state
+        } else {
+            chat_state.unwrap_or(self.default_chat_enabled)
+        }
+    }
+}
+
+/// Checks a wire `depth`: 0..=[`MAX_DEPTH`]; errors name `depth`.
+pub fn check_depth(value: i32) -> Result<u32, DomainError> {
+    depth_in_range("depth")(value)
+}
+
+/// The check of a depth setting whose errors name `field`: 0..=[`MAX_DEPTH`].
+pub fn depth_in_range(field: &'static str) -> impl Fn(i32) -> Result<u32, DomainError> {
+    move |value| {
+        u32::try_from(value)
+            .ok()
+            .filter(|d| *d <= MAX_DEPTH)
+            .ok_or_else(|| {
+                DomainError::invalid(field, format!("{value} is outside 0..={MAX_DEPTH}"))
+            })
+    }
+}
+
+/// Checks a wire count or limit that must not be negative.
+pub fn check_non_negative(field: &str, value: i64) -> Result<u64, DomainError> {
+    non_negative(field)(value)
+}
+
+/// The check of a count or limit whose errors name `field`: not negative.
+pub fn non_negative<W, T>(field: &str) -> impl Fn(W) -> Result<T, DomainError> + '_
+where
+    W: Copy + std::fmt::Display,
+    T: TryFrom<W>,
+{
+    move |value| {
+        T::try_from(value)
+            .map_err(|_| DomainError::invalid(field, format!("{value} must not be negative")))
+    }
+}
+
+/// Checks a wire `auto_hide_scene_count`: not negative.
+pub fn check_scene_count(value: i32) -> Result<u32, DomainError> {
+    non_negative("auto_hide_scene_count")(value)
+}
+
+/// Checks a wire `scene_break_min_messages`: 1..=1000.
+pub fn check_min_messages(value: i32) -> Result<u32, DomainError> {
+    in_range("settings.scene_break_min_messages", value, 1, 1000)
+}
+
+/// Checks a wire `message_recap_lag`: 0..=100.
+pub fn check_message_recap_lag(value: i32) -> Result<u32, DomainError> {
+    in_range("settings.message_recap_lag", value, 0, 100)
+}
+
+/// Checks a wire `llm_max_tokens`: 1..=1000000.
+pub fn check_llm_max_tokens(value: i64) -> Result<u64, DomainError> {
+    u64::try_from(value)
+        .ok()
+        .filter(|v| (1..=1_000_000).contains(v))
+        .ok_or_else(|| {
+            DomainError::invalid(
+                "settings.llm_max_tokens",
+                format!("{value} is outside 1..=1000000"),
+            )
+        })
+}
+
+/// Checks a wire `llm_temperature`: a number in 0..=2, kept to thousandths.
+pub fn check_temperature(value: f64) -> Result<Milli, DomainError> {
+    if !(0.0..=2.0).contains(&value) {
+        return Err(DomainError::invalid(
+            "settings.llm_temperature",
+            format!("{value} is outside 0..=2"),
+        ));
+    }
+    Ok(Milli((value * 1000.0).round() as u32))
+}
+
+fn in_range(field: &str, value: i32, low: u32, high: u32) -> Result<u32, DomainError> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| (low..=high).contains(v))
+        .ok_or_else(|| DomainError::invalid(field, format!("{value} is outside {low}..={high}")))
+}
+
+/// A number kept in thousandths, so that settings compare exactly (the
+/// API carries it as a decimal number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Milli(pub u32);
+
+impl Milli {
+    /// The number it stands for.
+    pub fn value(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+}
+
+/// Checks a wire `debounce_ms`: 0..=[`MAX_DEBOUNCE_MS`].
+pub fn check_debounce_ms(value: i64) -> Result<u64, DomainError> {
+    let ms = check_non_negative("debounce_ms", value)?;
+    if ms > MAX_DEBOUNCE_MS {
+        return Err(DomainError::invalid(
+            "debounce_ms",
+            format!("{ms} is over the maximum of {MAX_DEBOUNCE_MS}"),
+        ));
+    }
+    Ok(ms)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,130 @@
+//! The settings table: every setting, declared once.
+//!
+//! Each row is one setting: its documentation, its name as spelled in the
+//! API, its type, its default, and, for numbers, the check that turns the
+//! API's signed value into the setting's value (with the field name the
+//! error reports). From this table come [`super::Settings`],
+//! [`super::SettingsPatch`] (and so the stored JSON, one key per row in
+//! table order), [`super::ApiSettings`], the defaults, merging, `clear`,
+//! [`super::FIELD_NAMES`] and the conversions to and from the proto message
+//! (`grpc::convert::settings`).
+//!
+//! # Adding a setting
+//!
+//! 1. Add the field to `message Settings` in `proto/recap/v1/recap.proto`
+//!    (as `optional`, so that an update can leave it out).
+//! 2. Add a row here, at the end, named as in the proto. A boolean, a
+//!    string or one of the enums needs no check; an integer needs one (see
+//!    the existing rows). An `Option<T>` type makes a setting whose default
+//!    is unset and that only `clear` unsets.
+//! 3. Add the setting to the settings table of docs/settings.md. The integration
+//!    tests (`api_settings`) check every row and its default against what
+//!    the server serves, and that no proto field lacks a row.
+//!
+//! The proto conversion names every field of the generated `pb::Settings`,
+//! so a proto field without a row here (or a row without a proto field)
+//! does not compile. A new value type (another enum, say) also needs a
+//! `SettingValue` impl (`super::values`) and a `Wire` impl in
+//! `grpc::convert::settings`.
+
+/// Hands the settings table to the macro `$then`, which turns the rows into
+/// items. Every row reads
+/// `/// docs` `name: Type = default_expression[, checked by check_expression];`
+/// where the check is a function from the API's value to the setting's value
+/// (`Fn(i32) -> Result<u32, DomainError>`, for example). Names in the
+/// expressions resolve where `$then` expands (`settings`, and the gRPC
+/// conversion in recapd). Exported for that conversion; reach it as
+/// `settings::settings_table`.
+#[macro_export]
+macro_rules! settings_table {
+    ($then:ident) => {
+        $then! {
+            /// Injection position.
+            position: Position = Position::BeforePrompt;
+            /// Injection depth, 0..=[`MAX_DEPTH`]; matters only for IN_CHAT.
+            depth: u32 = 2, checked by check_depth;
+            /// Injection role.
+            role: Role = Role::System;
+            /// Whether World Info scans the injection.
+            scan: bool = false;
+            /// The running-recap template; `{{running_recap}}` is replaced.
+            template: String = DEFAULT_TEMPLATE.to_owned();
+            /// Whether user messages can be included.
+            include_user_messages: bool = true;
+            /// Whether hidden messages can be included.
+            include_system_messages: bool = true;
+            /// Whether narrator messages can be included.
+            include_narrator_messages: bool = true;
+            /// Messages whose text has fewer tokens are excluded.
+            message_length_threshold: u64 = 0,
+                checked by non_negative("settings.message_length_threshold");
+            /// Token budget for message recaps; `None` is no limit.
+            message_recap_context_limit: Option<u64> = None,
+                checked by non_negative("settings.message_recap_context_limit");
+            /// How the budget is read.
+            message_recap_context_type: ContextType = ContextType::Absolute;
+            /// The model's context size, needed by PERCENT budgets.
+            max_context_tokens: Option<u64> = None,
+                checked by non_negative("settings.max_context_tokens");
+            /// Vocabulary for every token count of the chat.
+            tokenizer: TokenizerKind = TokenizerKind::O200kBase;
+            /// Auto-hide keeps this many scenes visible; 0 disables auto-hide.
+            auto_hide_scene_count: u32 = 2, checked by check_scene_count;
+            /// Whether `prefill` is put in front of a message's memory.
+            show_prefill: bool = false;
+            /// Enabled state of a chat that has no state of its own.
+            default_chat_enabled: bool = true;
+            /// When true, `global_toggle_state` decides for every chat.
+            use_global_toggle_state: bool = false;
+            /// The global on/off switch, used when `use_global_toggle_state` is on.
+            global_toggle_state: bool = true;
+            /// Characters whose messages are excluded (group chats).
+            disabled_character_keys: Vec<String> = Vec::new();
+            /// Quiet time before a debounced refresh runs; 0 makes it immediate.
+            debounce_ms: u64 = 300, checked by check_debounce_ms;
+            /// Whether the message-recap tier (`auto_recap_messages`) is injected.
+            message_recaps_enabled: bool = false;
+            /// The message-recap tier's position.
+            message_recaps_position: Position = Position::InChat;
+            /// The message-recap tier's depth, for IN_CHAT.
+            message_recaps_depth: u32 = 4,
+                checked by depth_in_range("settings.message_recaps_depth");
+            /// The message-recap tier's role.
+            message_recaps_role: Role = Role::System;
+            /// Whether World Info scans the message-recap tier.
+            message_recaps_scan: bool = false;
+            /// The message-recap tier's template; `{{message_recaps}}` is replaced
+            /// by the included recaps, oldest first, one per line.
+            message_recaps_template: String = DEFAULT_MESSAGE_RECAPS_TEMPLATE.to_owned();
+            /// Whether a new character message may start a scene-break detection.
+            auto_scene_break_detection: bool = true;
+            /// The newest this many candidates of a detection are not eligible.
+            scene_break_offset: u32 = 8,
+                checked by depth_in_range("settings.scene_break_offset");
+            /// A break needs at least this many candidates before it.
+            scene_break_min_messages: u32 = 10, checked by check_min_messages;
+            /// Whether recapd recaps the scene of each break it finds.
+            auto_scene_recap: bool = true;
+            /// Whether recapd merges each scene recap it writes into the running recap.
+            auto_running_recap: bool = true;
+            /// Whether recapd recaps new messages into their `memory`.
+            auto_message_recaps: bool = false;
+            /// How many messages behind the newest a message recap runs.
+            message_recap_lag: u32 = 1, checked by check_message_recap_lag;
+            /// The scene-break detection prompt.
+            scene_break_prompt: String = DEFAULT_SCENE_BREAK_PROMPT.to_owned();
+            /// The scene recap prompt.
+            scene_recap_prompt: String = DEFAULT_SCENE_RECAP_PROMPT.to_owned();
+            /// The running-recap merge prompt.
+            running_recap_prompt: String = DEFAULT_RUNNING_RECAP_PROMPT.to_owned();
+            /// The message recap prompt.
+            message_recap_prompt: String = DEFAULT_MESSAGE_RECAP_PROMPT.to_owned();
+            /// The model asked; empty: the server's `--llm-model`.
+            llm_model: String = String::new();
+            /// The most tokens an answer may have.
+            llm_max_tokens: u64 = 1024, checked by check_llm_max_tokens;
+            /// Sampling temperature in thousandths; `None`: the model's own.
+            llm_temperature: Option<Milli> = None, checked by check_temperature;
+        }
+    };
+}

@@ -1,0 +1,297 @@
+//! Writing a chat as a SillyTavern chat file, whole or line by line.
+//!
+//! What a file had is written back as it was: the members recapd does not
+//! interpret, and of those it does only the ones the file had (or that an
+//! API call gave a value). Messages made through the API are written with
+//! `name`, `is_user`, `is_system`, `mes` and `extra`, and, with more than
+//! one swipe, `swipes`, `swipe_id` and `swipe_info`.
+
+use std::collections::HashMap;
+
+use super::verbatim::{
+    FileSwipe, Kept, Obj, OwnData, StFile, StHeader, StMessage, has, header_has, json, swipe_has,
+    version_lacks,
+};
+use super::{DATA_KEY, ID_KEY, RECAPS_KEY, message_id};
+use crate::autohide::auto_hide;
+use crate::chat::Chat;
+use crate::message::{Message, MessageData, Swipe};
+use crate::recaps::RecapVersion;
+
+/// `extra.auto_recap_memory`: the fields that are set, then the kept ones.
+/// Destructured whole, so a new field breaks the build until it is written.
+fn data_json(data: &MessageData, kept: Option<&Kept>) -> String {
+    let MessageData {
+        memory,
+        prefill,
+        exclude,
+        error,
+        reasoning,
+        edited,
+        scene_break,
+        scene_break_visible,
+        scene_break_name,
+        scene_recap_memory,
+        is_auto_recap_system_memory,
+    } = data;
+    let mut obj = Obj::new();
+    macro_rules! put {
+        ($($field:ident),*) => {
+            $(if let Some(value) = $field {
+                obj.put(stringify!($field), value);
+            })*
+        };
+    }
+    put!(
+        memory,
+        prefill,
+        exclude,
+        error,
+        reasoning,
+        edited,
+        scene_break,
+        scene_break_visible,
+        scene_break_name,
+        scene_recap_memory,
+        is_auto_recap_system_memory
+    );
+    obj.kept(kept);
+    obj.finish()
+}
+
+fn has_data(data: &MessageData) -> bool {
+    data != &MessageData::default()
+}
+
+/// Writes a chat as a SillyTavern chat file (see [`st_chat_lines`]).
+pub fn write_st_chat(chat_id: &str, chat: &Chat, auto_hide_scene_count: u32) -> String {
+    let mut out = String::new();
+    for line in st_chat_lines(chat_id, chat, auto_hide_scene_count) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The lines of [`write_st_chat`], without their newlines, made one at a
+/// time: the header first (none for a file that had none, unless there are
+/// running recaps to write), then one line per message. Scene references
+/// that name a message become its index. `is_system` is written for
+/// messages hidden by hand or by auto-hide with `auto_hide_scene_count`
+/// (the chat's effective setting).
+pub fn st_chat_lines<'a>(
+    chat_id: &'a str,
+    chat: &'a Chat,
+    auto_hide_scene_count: u32,
+) -> impl Iterator<Item = String> + 'a {
+    let hidden = auto_hide(chat, auto_hide_scene_count);
+    std::iter::once_with(move || header_line(chat_id, chat))
+        .flatten()
+        .chain(
+            chat.messages()
+                .enumerate()
+                .map(move |(index, (seq, m))| message_line(m, index, hidden.hides(seq))),
+        )
+}
+
+fn header_line(chat_id: &str, chat: &Chat) -> Option<String> {
+    let recaps = chat.recaps();
+    let versions_exist = recaps.versions().next().is_some();
+    let minimal = StHeader::default();
+    // A chat made through the API (or a header-less file with running
+    // recaps) gets the header recapd writes of its own.
+    let (header, imported) = match chat.st_file().map(|f| &**f) {
+        Some(StFile::Headerless) if !versions_exist => return None,
+        Some(StFile::Header(header)) => (header, true),
+        Some(StFile::Headerless) | None => (&minimal, false),
+    };
+    let needs_recaps = versions_exist || recaps.current_version().is_some();
+    let mut top = Obj::new();
+    if header.had(header_has::METADATA) || needs_recaps || !imported {
+        let mut metadata = Obj::new();
+        if header.had(header_has::RECAPS) || needs_recaps || !imported {
+            let mut store = Obj::new();
+            if !header.had(header_has::RECAPS) {
+                store.put("chat_id", chat_id);
+            }
+            if header.had(header_has::CURRENT) || needs_recaps || !imported {
+                store.put("current_version", &recaps.current_version());
+            }
+            if header.had(header_has::VERSIONS) || versions_exist || !imported {
+                let index_of: HashMap<&str, usize> = chat
+                    .messages()
+                    .enumerate()
+                    .map(|(i, (_, m))| (m.id.as_str(), i))
+                    .collect();
+                // The file's versions in the file's order, then those
+                // added through the API (by number).
+                let mut in_order: Vec<&RecapVersion> = recaps.versions().collect();
+                in_order.sort_by_key(|v| {
+                    let position = v.st.as_ref().and_then(|st| st.position);
+                    (position.is_none(), position)
+                });
+                let versions: Vec<String> = in_order
+                    .into_iter()
+                    .map(|v| version_json(v, &index_of))
+                    .collect();
+                store.put_raw("versions", &format!("[{}]", versions.join(",")));
+            }
+            store.kept(header.recaps.as_ref());
+            metadata.put_raw(RECAPS_KEY, &store.finish());
+        }
+        metadata.kept(header.metadata.as_ref());
+        top.put_raw("chat_metadata", &metadata.finish());
+    }
+    top.kept(header.keys.as_ref());
+    Some(top.finish())
+}
+
+fn version_json(v: &RecapVersion, index_of: &HashMap<&str, usize>) -> String {
+    use version_lacks::*;
+    let lacks = v.st.as_ref().map_or(0, |st| st.lacks);
+    let writes = |bit: u8| lacks & bit == 0;
+    let index = |id: &Option<String>| id.as_deref().and_then(|id| index_of.get(id)).copied();
+    let mut obj = Obj::new();
+    obj.put("version", &v.version);
+    if writes(TIMESTAMP) {
+        obj.put("timestamp", &v.created_at_ms);
+    }
+    if writes(CONTENT) {
+        obj.put("content", &v.content);
+    }
+    if writes(SCENE_COUNT) {
+        obj.put("scene_count", &v.scene_count);
+    }
+    if writes(EXCLUDED_COUNT) {
+        obj.put("excluded_count", &v.excluded_count);
+    }
+    if writes(PREV_SCENE_INDEX) {
+        obj.put("prev_scene_index", &index(&v.prev_scene_message_id));
+    }
+    if writes(NEW_SCENE_INDEX) {
+        obj.put("new_scene_index", &index(&v.new_scene_message_id));
+    }
+    obj.kept(v.st.as_ref().and_then(|st| st.keys.as_ref()));
+    obj.finish()
+}
+
+fn message_line(m: &Message, index: usize, auto_hidden: bool) -> String {
+    let st = m.st.as_deref();
+    let imported = st.is_some();
+    let had = |bit: u16| st.is_some_and(|st| st.had(bit));
+    let mut obj = Obj::new();
+    if had(has::NAME) || !imported || !m.name.is_empty() {
+        obj.put("name", &m.name);
+    }
+    if had(has::IS_USER) || !imported || m.is_user {
+        obj.put("is_user", &m.is_user);
+    }
+    let is_system = m.hidden || auto_hidden;
+    if had(has::IS_SYSTEM) || !imported || is_system {
+        obj.put("is_system", &is_system);
+    }
+    if had(has::IS_THOUGHTS) || m.is_thoughts {
+        obj.put("is_thoughts", &m.is_thoughts);
+    }
+    if had(has::ORIGINAL_AVATAR) || !m.character_key.is_empty() {
+        obj.put("original_avatar", &m.character_key);
+    }
+    if had(has::MES) || !imported || !m.text().is_empty() {
+        obj.put("mes", m.text());
+    }
+    let many = m.swipes.len() > 1;
+    let write_swipes = had(has::SWIPES) || many;
+    if write_swipes {
+        obj.put_raw("swipes", &swipes_json(m, st));
+    }
+    // A line with `swipes` but no `swipe_id` (SillyTavern reads it as 0)
+    // gets none back unless another swipe is now current.
+    if had(has::SWIPE_ID) || (write_swipes && (!had(has::SWIPES) || m.swipe_id != 0)) {
+        obj.put("swipe_id", &m.swipe_id);
+    }
+    let write_info = had(has::SWIPE_INFO) || (many && !had(has::SWIPES));
+    if write_info {
+        obj.put_raw("swipe_info", &swipe_info_json(m, st));
+    }
+    let mut extra = Obj::new();
+    if m.is_narrator {
+        extra.put("type", "narrator");
+    }
+    if had(has::ID) || m.id != message_id(index) {
+        extra.put(ID_KEY, &m.id);
+    }
+    let message_data = st.and_then(|st| st.data.as_ref());
+    if had(has::DATA) || has_data(m.data()) || message_data.is_some() {
+        extra.put_raw(DATA_KEY, &data_json(m.data(), message_data));
+    }
+    extra.kept(st.and_then(|st| st.extra.as_ref()));
+    if had(has::EXTRA) || !imported || !extra.is_empty() {
+        obj.put_raw("extra", &extra.finish());
+    }
+    obj.kept(st.and_then(|st| st.keys.as_ref()));
+    obj.finish()
+}
+
+/// `swipes`, with the file's own current swipe where it is still kept.
+fn swipes_json(m: &Message, st: Option<&StMessage>) -> String {
+    let texts = m.swipes.iter().enumerate().filter_map(|(i, s)| {
+        if i != m.current_swipe() {
+            return Some(s.text.as_str());
+        }
+        match st.and_then(|st| st.current_swipe.as_ref()) {
+            None => Some(s.text.as_str()),
+            Some(FileSwipe::Text(text)) => Some(text.as_str()),
+            Some(FileSwipe::Missing) => None,
+        }
+    });
+    json(&texts.collect::<Vec<_>>())
+}
+
+fn swipe_info_json(m: &Message, st: Option<&StMessage>) -> String {
+    let entries = match st {
+        Some(st) if st.had(has::SWIPE_INFO) => st.info_len as usize,
+        _ => m.swipes.len(),
+    };
+    let mut out: Vec<String> = m
+        .swipes
+        .iter()
+        .take(entries)
+        .enumerate()
+        .map(|(i, swipe)| swipe_entry(swipe, i == m.current_swipe()))
+        .collect();
+    if let Some(rest) = st.and_then(|st| st.info_rest.as_ref()) {
+        out.extend(rest.elements().iter().map(|e| e.get().to_owned()));
+    }
+    format!("[{}]", out.join(","))
+}
+
+/// One `swipe_info` entry; the current swipe's may have its own data
+/// from the file.
+fn swipe_entry(swipe: &Swipe, current: bool) -> String {
+    let st = swipe.st.as_deref();
+    if let Some(st) = st
+        && st.had(swipe_has::NOT_OBJECT)
+        && let Some(entry) = &st.entry
+    {
+        return entry.get().to_owned();
+    }
+    let had = |bit: u8| st.is_some_and(|st| st.had(bit));
+    let mut extra = Obj::new();
+    let kept = st.and_then(|st| st.data.as_ref());
+    match st.and_then(|st| st.own_data.as_ref()).filter(|_| current) {
+        Some(OwnData::Missing) => {}
+        Some(OwnData::Kept(own)) => extra.put_raw(DATA_KEY, own.get()),
+        None => {
+            if had(swipe_has::DATA) || has_data(&swipe.data) || kept.is_some() {
+                extra.put_raw(DATA_KEY, &data_json(&swipe.data, kept));
+            }
+        }
+    }
+    extra.kept(st.and_then(|st| st.extra.as_ref()));
+    let mut obj = Obj::new();
+    if had(swipe_has::EXTRA) || st.is_none() || !extra.is_empty() {
+        obj.put_raw("extra", &extra.finish());
+    }
+    obj.kept(st.and_then(|st| st.entry.as_ref()));
+    obj.finish()
+}

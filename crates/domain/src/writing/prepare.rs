@@ -1,0 +1,430 @@
+//! From a job to the request it sends the LLM: which messages it reads,
+//! the macros of its instructions filled in, the token bound, and what it
+//! recorded having read.
+//!
+//! Each kind's instructions are a setting (named `*_prompt` on the wire):
+//! `scene_break_prompt` (detection), `scene_recap_prompt`,
+//! `running_recap_prompt` (merge) and `message_recap_prompt`. Every kind
+//! knows `{{user}}` and `{{char}}` besides its own macros (see
+//! [`super::macros`]); another kind's macro in its instructions stays as
+//! written.
+//!
+//! Bound: with `max_context_tokens` set, a whole request may use
+//! `max_context_tokens - llm_max_tokens` tokens (counted by the caller's
+//! tokenizer), so that the answer still fits in the model's context.
+
+use super::candidates::{Candidates, detection_candidates};
+use super::macros::{
+    CHAR, CURRENT_RUNNING_RECAP, EARLIEST_ALLOWED_BREAK, MESSAGE, MESSAGES, SCENE_MESSAGES,
+    SCENE_RECAP, Speakers, USER, candidate_lines, expand, scene_line, speakers,
+};
+use super::merge::merge_base;
+use crate::chat::Chat;
+use crate::jobs::{JobKind, ReadSet, fingerprint, fingerprint_text, messages_unchanged};
+use crate::message::Message;
+use crate::settings::Settings;
+
+/// A request ready to send, and what it read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    /// The request, sent as one `user` message.
+    pub request: String,
+    /// What the request depends on, checked before its answer is applied.
+    pub read: ReadSet,
+    /// The job's message: for a detection the newest candidate it shows,
+    /// for the other kinds the message the job names.
+    pub message_id: String,
+    /// Detection only: the candidates the request shows, which the answer's
+    /// message number is resolved against ([`super::answer::parse_answer`]).
+    pub candidates: Option<Candidates>,
+}
+
+/// Why no request was made. The text is the reason, short enough for a
+/// job's `result` or `last_error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrepareError {
+    /// The job's message is gone or no longer what the job needs (not a
+    /// visible break any more, for a scene recap or a merge): the job is
+    /// cancelled with this reason.
+    #[error("{0}")]
+    Gone(String),
+    /// Nothing to ask (a detection with no valid break possible, a merge
+    /// whose break has no scene recap, a scene or message with no text to
+    /// recap): the job ends without a request, with this reason.
+    #[error("{0}")]
+    NothingToDo(String),
+    /// The request cannot fit `max_context_tokens - llm_max_tokens`: the
+    /// attempt fails with this reason.
+    #[error("{0}")]
+    TooLong(String),
+}
+
+impl PrepareError {
+    /// The reason, as displayed.
+    pub fn reason(&self) -> &str {
+        match self {
+            PrepareError::Gone(r) | PrepareError::NothingToDo(r) | PrepareError::TooLong(r) => r,
+        }
+    }
+}
+
+/// The request of a job of `kind` on `chat` under `settings`. `message_id`
+/// is the job's message (ignored by a detection, which looks at the open
+/// scene); `count_tokens` counts a text's tokens with the chat's
+/// tokenizer.
+///
+/// - Detection: never [`PrepareError::Gone`]; [`PrepareError::NothingToDo`]
+///   when no candidate can be a valid break. Over the bound it drops its
+///   oldest candidates, but keeps at least `scene_break_min_messages + 1`
+///   eligible ones (so that the shortened list would still be ready for a
+///   detection of its own, and holds a valid break); if that is still too
+///   long, [`PrepareError::TooLong`]. Dropped candidates keep nothing of
+///   theirs in the request or in the read set; the others keep the
+///   eligibility and the earliest allowed break of the whole open scene.
+/// - Scene recap: Gone when the message is missing or not a visible break;
+///   NothingToDo when its scene has no visible message (all hidden or
+///   thoughts). The scene is the messages after the previous visible break
+///   through the break itself, those hidden by hand and thoughts left out;
+///   auto-hide does not matter (old scenes can be recapped again).
+/// - Merge: Gone when the message is missing or not a visible break;
+///   NothingToDo when it has no non-empty scene recap.
+/// - Message recap: Gone when the message is missing; NothingToDo when its
+///   text is blank.
+///
+/// Every kind but detection is TooLong over the bound.
+pub fn prepare(
+    kind: JobKind,
+    chat: &Chat,
+    settings: &Settings,
+    message_id: &str,
+    count_tokens: &dyn Fn(&str) -> usize,
+) -> Result<Prepared, PrepareError> {
+    let bound = Bound::of(settings, count_tokens);
+    let names = speakers(chat);
+    match kind {
+        JobKind::DetectSceneBreak => detection(chat, settings, &names, &bound),
+        JobKind::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
+        JobKind::RunningRecap => merge(chat, settings, &names, message_id, &bound),
+        JobKind::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
+    }
+}
+
+/// Whether what a job of `kind` on `message_id` read (`read`, from its
+/// [`Prepared`]) still holds in `chat`: every message it read is there
+/// with the same fingerprint, and for a merge the version it would build
+/// on and the scene recap it merged are the same. Messages added since do
+/// not matter.
+pub fn read_unchanged(kind: JobKind, read: &ReadSet, chat: &Chat, message_id: &str) -> bool {
+    if !messages_unchanged(read, chat) {
+        return false;
+    }
+    if kind != JobKind::RunningRecap {
+        return true;
+    }
+    let scene_recap = chat
+        .message(message_id)
+        .and_then(|(_, m)| m.data().scene_recap_memory.as_deref())
+        .map(fingerprint_text);
+    merge_base(chat, message_id).map(|v| v.version) == read.recap_version
+        && scene_recap == read.scene_recap
+}
+
+/// The token bound of a request.
+struct Bound<'a> {
+    /// `max_context_tokens - llm_max_tokens`; `None`: no bound.
+    limit: Option<usize>,
+    settings: &'a Settings,
+    count_tokens: &'a dyn Fn(&str) -> usize,
+}
+
+impl<'a> Bound<'a> {
+    fn of(settings: &'a Settings, count_tokens: &'a dyn Fn(&str) -> usize) -> Bound<'a> {
+        let limit = settings.max_context_tokens.map(|max| {
+            usize::try_from(max.saturating_sub(settings.llm_max_tokens)).unwrap_or(usize::MAX)
+        });
+        Bound {
+            limit,
+            settings,
+            count_tokens,
+        }
+    }
+
+    fn fits(&self, request: &str) -> bool {
+        self.limit
+            .is_none_or(|limit| (self.count_tokens)(request) <= limit)
+    }
+
+    /// `Ok` when `request` fits; otherwise why not, with what it needs.
+    fn check(&self, request: &str) -> Result<(), PrepareError> {
+        let Some(limit) = self.limit else {
+            return Ok(());
+        };
+        let needed = (self.count_tokens)(request);
+        if needed <= limit {
+            return Ok(());
+        }
+        Err(PrepareError::TooLong(format!(
+            "the prompt needs {needed} tokens; {} allows {limit}",
+            self.explained()
+        )))
+    }
+
+    /// How the limit is made, for reasons.
+    fn explained(&self) -> String {
+        format!(
+            "max_context_tokens {} - llm_max_tokens {}",
+            self.settings.max_context_tokens.unwrap_or(0),
+            self.settings.llm_max_tokens
+        )
+    }
+}
+
+fn detection(
+    chat: &Chat,
+    settings: &Settings,
+    names: &Speakers,
+    bound: &Bound<'_>,
+) -> Result<Prepared, PrepareError> {
+    let all = detection_candidates(chat, settings);
+    let min = settings.scene_break_min_messages as usize;
+    if !all.ready(settings) {
+        return Err(PrepareError::NothingToDo(format!(
+            "no break possible yet: the open scene has {} eligible messages, a break needs {}",
+            all.eligible_count(),
+            min.saturating_add(1)
+        )));
+    }
+    let render = |shown: &Candidates| -> String {
+        let earliest = shown
+            .earliest_allowed_break
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        expand(
+            &settings.scene_break_prompt,
+            &[
+                (MESSAGES, &candidate_lines(&shown.list)),
+                (EARLIEST_ALLOWED_BREAK, &earliest),
+                (USER, &names.user),
+                (CHAR, &names.char),
+            ],
+        )
+    };
+    let request = render(&all);
+    let (shown, request) = if bound.fits(&request) {
+        (all, request)
+    } else {
+        shortened(&all, min, bound, &render)?
+    };
+    let read = ReadSet {
+        messages: shown
+            .list
+            .iter()
+            .filter_map(|c| chat.message(&c.message_id))
+            .map(|(_, m)| (m.id.as_str().to_owned(), fingerprint(m)))
+            .collect(),
+        ..ReadSet::default()
+    };
+    let message_id = shown
+        .newest()
+        .map(|c| c.message_id.clone())
+        .unwrap_or_default();
+    Ok(Prepared {
+        request,
+        read,
+        message_id,
+        candidates: Some(shown),
+    })
+}
+
+/// The most of the newest of `all` whose request fits the bound, and that
+/// request: never fewer than `min + 1` eligible candidates and every
+/// ineligible one (the newest), so that some valid break is shown; when
+/// even those do not fit, [`PrepareError::TooLong`].
+fn shortened(
+    all: &Candidates,
+    min: usize,
+    bound: &Bound<'_>,
+    render: &dyn Fn(&Candidates) -> String,
+) -> Result<(Candidates, String), PrepareError> {
+    let ineligible = all.list.len() - all.eligible_count();
+    let fewest = min.saturating_add(1).saturating_add(ineligible);
+    let smallest = all.keep_newest(fewest);
+    let smallest_request = render(&smallest);
+    if let Err(PrepareError::TooLong(reason)) = bound.check(&smallest_request) {
+        return Err(PrepareError::TooLong(format!(
+            "{reason}, even with only the newest {} of the open scene's {} messages",
+            smallest.list.len(),
+            all.list.len()
+        )));
+    }
+    // Binary search between `fewest` (fits) and all (does not): fewer
+    // candidates make a shorter request.
+    let (mut fits, mut too_many) = (smallest.list.len(), all.list.len());
+    let mut best = (smallest, smallest_request);
+    while too_many - fits > 1 {
+        let middle = fits + (too_many - fits) / 2;
+        let candidates = all.keep_newest(middle);
+        let request = render(&candidates);
+        if bound.fits(&request) {
+            fits = middle;
+            best = (candidates, request);
+        } else {
+            too_many = middle;
+        }
+    }
+    Ok(best)
+}
+
+/// The job's message when it exists and is a visible break.
+fn visible_break<'a>(chat: &'a Chat, message_id: &str) -> Result<(i64, &'a Message), PrepareError> {
+    let (seq, message) = chat
+        .message(message_id)
+        .ok_or_else(|| PrepareError::Gone(gone(message_id)))?;
+    if !message.data().is_visible_scene_break() {
+        return Err(PrepareError::Gone(format!(
+            "message {message_id:?} is no longer a scene break"
+        )));
+    }
+    Ok((seq, message))
+}
+
+fn gone(message_id: &str) -> String {
+    format!("message {message_id:?} no longer exists")
+}
+
+fn scene_recap(
+    chat: &Chat,
+    settings: &Settings,
+    names: &Speakers,
+    message_id: &str,
+    bound: &Bound<'_>,
+) -> Result<Prepared, PrepareError> {
+    let (break_seq, break_message) = visible_break(chat, message_id)?;
+    let previous = chat.scene_breaks().range(..break_seq).next_back().copied();
+    let scene: Vec<&Message> = chat
+        .messages()
+        .filter(|(seq, m)| {
+            previous.is_none_or(|p| *seq > p) && *seq <= break_seq && !m.hidden && !m.is_thoughts
+        })
+        .map(|(_, m)| m)
+        .collect();
+    if scene.is_empty() {
+        return Err(PrepareError::NothingToDo(format!(
+            "the scene ending at message {message_id:?} has no visible messages"
+        )));
+    }
+    let lines: Vec<String> = scene.iter().map(|m| scene_line(m)).collect();
+    let request = expand(
+        &settings.scene_recap_prompt,
+        &[
+            (SCENE_MESSAGES, &lines.join("\n")),
+            (USER, &names.user),
+            (CHAR, &names.char),
+        ],
+    );
+    bound.check(&request)?;
+    let mut messages: Vec<(String, u64)> = scene
+        .iter()
+        .map(|m| (m.id.as_str().to_owned(), fingerprint(m)))
+        .collect();
+    if !scene.iter().any(|m| m.id == break_message.id) {
+        messages.push((
+            break_message.id.as_str().to_owned(),
+            fingerprint(break_message),
+        ));
+    }
+    Ok(Prepared {
+        request,
+        read: ReadSet {
+            messages,
+            ..ReadSet::default()
+        },
+        message_id: message_id.to_owned(),
+        candidates: None,
+    })
+}
+
+fn merge(
+    chat: &Chat,
+    settings: &Settings,
+    names: &Speakers,
+    message_id: &str,
+    bound: &Bound<'_>,
+) -> Result<Prepared, PrepareError> {
+    let (_, break_message) = visible_break(chat, message_id)?;
+    let scene_recap = break_message
+        .data()
+        .scene_recap_memory
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| {
+            PrepareError::NothingToDo(format!(
+                "message {message_id:?} has no scene recap to merge"
+            ))
+        })?;
+    let base = merge_base(chat, message_id);
+    let request = expand(
+        &settings.running_recap_prompt,
+        &[
+            (SCENE_RECAP, scene_recap),
+            (
+                CURRENT_RUNNING_RECAP,
+                base.map_or("", |v| v.content.as_str()),
+            ),
+            (USER, &names.user),
+            (CHAR, &names.char),
+        ],
+    );
+    bound.check(&request)?;
+    Ok(Prepared {
+        request,
+        read: ReadSet {
+            messages: vec![(
+                break_message.id.as_str().to_owned(),
+                fingerprint(break_message),
+            )],
+            recap_version: base.map(|v| v.version),
+            scene_recap: Some(fingerprint_text(scene_recap)),
+        },
+        message_id: message_id.to_owned(),
+        candidates: None,
+    })
+}
+
+fn message_recap(
+    chat: &Chat,
+    settings: &Settings,
+    names: &Speakers,
+    message_id: &str,
+    bound: &Bound<'_>,
+) -> Result<Prepared, PrepareError> {
+    let (_, message) = chat
+        .message(message_id)
+        .ok_or_else(|| PrepareError::Gone(gone(message_id)))?;
+    if message.text().trim().is_empty() {
+        return Err(PrepareError::NothingToDo(format!(
+            "message {message_id:?} has no text to recap"
+        )));
+    }
+    let request = expand(
+        &settings.message_recap_prompt,
+        &[
+            (MESSAGE, message.text()),
+            (USER, &names.user),
+            (CHAR, &names.char),
+        ],
+    );
+    bound.check(&request)?;
+    Ok(Prepared {
+        request,
+        read: ReadSet {
+            messages: vec![(message.id.as_str().to_owned(), fingerprint(message))],
+            ..ReadSet::default()
+        },
+        message_id: message_id.to_owned(),
+        candidates: None,
+    })
+}
+
+#[cfg(test)]
+mod tests;
