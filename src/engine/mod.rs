@@ -96,6 +96,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::broadcast;
 
+use crate::domain::backoff::Backoff;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
 use crate::domain::settings::SettingsPatch;
@@ -127,6 +128,15 @@ pub const JOB_CHANGES_BUFFER: usize = 256;
 /// How many times an operation is re-run, on a fresh read of its chat,
 /// when another replica changed the chat first; then it fails (ABORTED).
 const MAX_CONFLICT_RETRIES: u32 = 32;
+
+/// The pause between those re-runs: from 0.5 ms doubling up to 50 ms,
+/// full jitter, so two replicas racing on one chat stop meeting at the same
+/// moment.
+const CONFLICT_BACKOFF: Backoff = Backoff {
+    min: Duration::from_micros(500),
+    max: Duration::from_millis(50),
+    jitter: 1.0,
+};
 
 /// With a shared store, how long after a chat's owed debounced refresh was
 /// due a replica that did not schedule it runs it (the one that did
@@ -445,11 +455,8 @@ impl Engine {
                         conflicts,
                         "another replica changed it first; retrying"
                     );
-                    // A random, growing pause: two replicas racing on one
-                    // chat stop meeting at the same moment.
-                    let ceiling_us = (250u64 << conflicts.min(8)).min(50_000);
-                    let pause = rand::random_range(0..ceiling_us);
-                    tokio::time::sleep(Duration::from_micros(pause)).await;
+                    let pause = CONFLICT_BACKOFF.delay(conflicts, rand::random::<f64>());
+                    tokio::time::sleep(pause).await;
                 }
                 other => return other,
             }

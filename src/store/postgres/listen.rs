@@ -10,6 +10,7 @@ use tokio_postgres::AsyncMessage;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::hint::Hint;
+use crate::domain::backoff::Backoff;
 use crate::store::Change;
 
 /// Longest wait between two reconnection attempts.
@@ -27,7 +28,15 @@ pub(super) async fn run(
     listening: oneshot::Sender<()>,
 ) {
     let mut listening = Some(listening);
-    let mut backoff = Duration::from_millis(100);
+    // Reconnecting: from 100 ms doubling up to MAX_BACKOFF, no jitter (one
+    // listener per replica: nothing to spread), from the start again after
+    // a connection that listened.
+    let policy = Backoff {
+        min: Duration::from_millis(100),
+        max: MAX_BACKOFF,
+        jitter: 0.0,
+    };
+    let mut failures = 0u32;
     while !feed.is_closed() {
         match listen_once(
             &config,
@@ -39,14 +48,14 @@ pub(super) async fn run(
         )
         .await
         {
-            Ok(()) => backoff = Duration::from_millis(100),
+            Ok(()) => failures = 0,
             Err(error) => {
                 let error = crate::tls_common::with_causes(&error);
                 tracing::warn!(%error, "PostgreSQL listener disconnected; reconnecting");
             }
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_BACKOFF);
+        failures = failures.saturating_add(1);
+        tokio::time::sleep(policy.delay(failures, 0.0)).await;
     }
 }
 
