@@ -83,6 +83,13 @@ fn the_defaults_are_unchanged_and_reach_the_options_the_parts_take() {
     let setup = config.llm.setup(None).unwrap().unwrap();
     assert_eq!(setup.timeout, 120 * SECOND);
     assert_eq!(setup.backoff_base, Duration::from_millis(1000));
+    // The flag's default is the back-off policy's, written as text for
+    // `--help`: the two stay one value.
+    assert_eq!(
+        setup.backoff_base,
+        crate::domain::backoff::DEFAULT_BASE,
+        "--llm-backoff-base-ms's default differs from domain::backoff::DEFAULT_BASE"
+    );
 
     let config = parse(&[
         "--llm-url",
