@@ -40,29 +40,10 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 say() { printf '%s\n' "$*" | tee -a "$results"; }
 
-grpc_body() { # proto-file include message text -> file with the 5-byte prefix
-    local raw; raw=$(mktemp)
-    protoc --encode="$3" -I "$2" "$1" <<<"$4" >"$raw"
-    python3 -c "import sys,struct; b=open(sys.argv[1],'rb').read(); sys.stdout.buffer.write(b'\x00'+struct.pack('>I',len(b))+b)" "$raw" >"$5"
-    rm -f "$raw"
-}
 grpc_body "$root/proto/recap/v1/recap.proto" "$root/proto" recap.v1.GetInjectionRequest 'chat_id: "bench-0"' "$out/ab-get.bin"
 
 get_injection() { # port -> "rps p99_ms"
-    local log=$out/ab-h2load.log
-    rm -f "$log"
-    "${load_cpu[@]}" h2load -n "$H2_N" -c 1 -m 50 -t 1 -H 'content-type: application/grpc' -H 'te: trailers' \
-        -d "$out/ab-get.bin" --log-file "$log" "http://127.0.0.1:$1/recap.v1.InjectionService/GetInjection" >"$out/ab-h2load.txt"
-    python3 - "$out/ab-h2load.txt" "$log" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-rps = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", text).group(1))
-ok = re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed", text)
-if int(ok.group(3)) != 0:
-    sys.exit(f"h2load: {ok.group(3)} failed requests")
-lat = sorted(int(l.split()[2]) for l in open(sys.argv[2]) if l.strip())
-print(f"{rps:.0f} {lat[int((len(lat)-1)*0.99)]/1000:.3f}")
-PY
+    h2 ab-get "http://127.0.0.1:$1/recap.v1.InjectionService/GetInjection" "$out/ab-get.bin"
 }
 
 # round BUILD_NAME BINARY: one server of that build, every figure once.

@@ -75,29 +75,6 @@ print(sum(float(l.rsplit(' ', 1)[1]) for l in sys.stdin
           if l.startswith('recapd_rpc_requests_total{') and f'method=\"{m}\"' in l and 'code=\"OK\"' not in l))" "$1"
 }
 
-grpc_body() { # proto-file include message text -> file with the 5-byte prefix
-    local raw; raw=$(mktemp)
-    protoc --encode="$3" -I "$2" "$1" <<<"$4" >"$raw"
-    python3 -c "import sys,struct; b=open(sys.argv[1],'rb').read(); sys.stdout.buffer.write(b'\x00'+struct.pack('>I',len(b))+b)" "$raw" >"$5"
-    rm -f "$raw"
-}
-
-h2() { # name url body -> "rps p99_ms"
-    local log=$out/h2load-$1.log
-    rm -f "$log"
-    "${load_cpu[@]}" h2load -n "$H2_N" -c 1 -m 50 -t 1 -H 'content-type: application/grpc' -H 'te: trailers' \
-        -d "$3" --log-file "$log" "$2" >"$out/h2load-$1.txt"
-    python3 - "$out/h2load-$1.txt" "$log" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-rps = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", text).group(1))
-ok = re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed", text)
-if int(ok.group(3)) != 0:
-    sys.exit(f"h2load: {ok.group(3)} failed requests")
-lat = sorted(int(l.split()[2]) for l in open(sys.argv[2]) if l.strip())
-print(f"{rps:.0f} {lat[int((len(lat)-1)*0.99)]/1000:.3f}")
-PY
-}
 
 ratio() { python3 -c "print(f'{float(\"$1\")/float(\"$2\"):.2f}')"; }
 
