@@ -2,6 +2,7 @@
 //! and 100k messages (cold, and after one appended message), the inclusion
 //! pass under a token budget, and the template.
 
+use recapd::domain::time::UnixMicros;
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -24,7 +25,7 @@ fn context(settings: &Settings) -> RefreshContext<'_> {
         enabled: true,
         revision: 1,
         trigger: Trigger::MessageSent,
-        now_us: 0,
+        now_us: UnixMicros(0),
     }
 }
 

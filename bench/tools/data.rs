@@ -1,6 +1,7 @@
 //! In-process figures over the library: refresh cost in a huge chat, its
 //! cold load, and filling a data directory for the restart figure.
 
+use recapd::domain::time::UnixMicros;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -113,7 +114,7 @@ fn context(settings: &Settings, revision: u64) -> RefreshContext<'_> {
         enabled: true,
         revision,
         trigger: Trigger::MessageSent,
-        now_us: 0,
+        now_us: UnixMicros(0),
     }
 }
 

@@ -7,6 +7,7 @@
 //! path makes: operations work on a `LoadedChat` and never meet an
 //! unloaded chat.
 
+use crate::domain::time::{UnixMicros, UnixMillis};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -330,11 +331,11 @@ pub(super) struct Resident {
     pub clock: u64,
     /// When the chat last changed in the store, in ms since the epoch, as
     /// loaded (shared stores only).
-    pub changed_ms: Option<i64>,
+    pub changed_ms: Option<UnixMillis>,
     /// When an operation last changed the chat (its stored activity), µs
     /// since the epoch; `None` while it has no rows. `--chat-retention`
     /// checks it under the chat's lock.
-    pub updated_us: Option<i64>,
+    pub updated_us: Option<UnixMicros>,
     /// The chat's non-terminal jobs, oldest first, as the store holds them
     /// (changed in memory only together with a commit of the same change).
     pub jobs: Vec<crate::domain::jobs::Job>,

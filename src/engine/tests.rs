@@ -1,6 +1,7 @@
 //! Engine tests over a store that can be slowed down or made to fail, to
 //! check what a client would see when a call is cancelled or a commit fails.
 
+use crate::domain::time::UnixMicros;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -68,7 +69,7 @@ impl ChatStore for Faulty {
     }
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.inner.quiet_chats(changed_before_us, limit).await
@@ -91,13 +92,13 @@ impl ChatStore for Faulty {
     }
     async fn runnable_jobs(
         &self,
-        now_us: i64,
+        now_us: UnixMicros,
         limit: usize,
         after: Option<&crate::domain::ids::ChatKey>,
     ) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
         self.inner.runnable_jobs(now_us, limit, after).await
     }
-    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.inner.next_job_due(after_us).await
     }
     async fn close(&self) {

@@ -2,6 +2,7 @@
 //! conversions destructure every field, so a field added to the proto does
 //! not compile until it is handled here.
 
+use crate::domain::time::UnixMicros;
 use prost_types::Timestamp;
 
 use super::pb;
@@ -248,7 +249,7 @@ impl From<&RecapVersion> for pb::RunningRecapVersion {
     fn from(v: &RecapVersion) -> Self {
         pb::RunningRecapVersion {
             version: v.version,
-            created_at: Some(timestamp(v.created_at_ms)),
+            created_at: Some(timestamp(v.created_at_ms.0)),
             content: v.content.clone(),
             scene_count: v.scene_count,
             excluded_count: v.excluded_count,
@@ -294,7 +295,8 @@ impl From<&Injection> for pb::Injection {
                 .trigger
                 .map_or(pb::RefreshTrigger::Unspecified, pb::RefreshTrigger::from)
                 .into(),
-            refreshed_at: (i.refreshed_at_us != 0).then(|| timestamp_us(i.refreshed_at_us)),
+            refreshed_at: (i.refreshed_at_us != UnixMicros::EPOCH)
+                .then(|| timestamp_us(i.refreshed_at_us.0)),
             deleted: i.deleted,
         }
     }

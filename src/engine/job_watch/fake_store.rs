@@ -2,6 +2,7 @@
 //! read as the [`ChatStore`] contract says (so these tests need not wait
 //! for the stores' job tables), and a switch that makes job reads fail.
 
+use crate::domain::time::UnixMicros;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
@@ -86,7 +87,7 @@ impl ChatStore for JobsStore {
     }
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.inner.quiet_chats(changed_before_us, limit).await
@@ -128,14 +129,14 @@ impl ChatStore for JobsStore {
     }
     async fn runnable_jobs(
         &self,
-        _now_us: i64,
+        _now_us: UnixMicros,
         _limit: usize,
         _after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError> {
         // Nothing runs in these tests: no runner takes the jobs set here.
         Ok(Vec::new())
     }
-    async fn next_job_due(&self, _after_us: i64) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, _after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         Ok(None)
     }
     async fn close(&self) {

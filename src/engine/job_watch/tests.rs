@@ -8,11 +8,20 @@ use std::sync::atomic::Ordering;
 use futures_util::FutureExt;
 use tokio_stream::StreamExt;
 
-use super::{JobUpdates, JobsStore, RESYNC_MARGIN_US, SENT_PRUNE_MIN};
+use super::{JobUpdates, JobsStore, RESYNC_MARGIN, SENT_PRUNE_MIN};
+
+/// [`RESYNC_MARGIN`] in µs, for the arithmetic on bare stamps below.
+const RESYNC_MARGIN_US: i64 = RESYNC_MARGIN.as_micros() as i64;
+
+/// The system clock now in bare µs (the tests compute with stamps).
+fn now_us() -> i64 {
+    crate::clock::now_us().0
+}
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::time::UnixMicros;
 use crate::domain::{DomainError, Limits};
-use crate::engine::{Engine, EngineError, JOB_CHANGES_BUFFER, now_us};
+use crate::engine::{Engine, EngineError, JOB_CHANGES_BUFFER};
 use crate::store::{StoreError, Stores};
 
 async fn engine(dir: &tempfile::TempDir, limits: Limits) -> (Engine, Arc<JobsStore>) {
@@ -34,7 +43,7 @@ fn job(chat: &str, id: &str, created_us: i64) -> Job {
         ChatKey::untenanted(chat),
         JobKind::SceneRecap,
         "m1".to_owned(),
-        created_us,
+        UnixMicros(created_us),
         false,
     )
 }
@@ -43,7 +52,7 @@ fn job(chat: &str, id: &str, created_us: i64) -> Job {
 fn moved(job: &Job, state: JobState, updated_us: i64) -> Job {
     Job {
         state,
-        updated_us,
+        updated_us: UnixMicros(updated_us),
         ..job.clone()
     }
 }
@@ -64,7 +73,7 @@ fn drain(updates: &mut JobUpdates) -> Vec<(String, JobState, i64)> {
     let mut seen = Vec::new();
     while let Some(Some(item)) = ready(updates) {
         let job = item.expect("no error");
-        seen.push((job.id.clone(), job.state, job.updated_us));
+        seen.push((job.id.clone(), job.state, job.updated_us.0));
     }
     seen
 }
@@ -193,7 +202,7 @@ async fn a_reader_far_behind_ends_at_each_jobs_latest_state() {
         .changed_since_us
         .expect("only recent changes are read");
     assert!(
-        since >= opened_us - RESYNC_MARGIN_US && since <= read_before_us - RESYNC_MARGIN_US,
+        since.0 >= opened_us - RESYNC_MARGIN_US && since.0 <= read_before_us - RESYNC_MARGIN_US,
         "from the moment the reader last kept up, less the margin"
     );
     assert_eq!(queries[0].chat_id, None);
@@ -261,7 +270,7 @@ async fn a_failed_re_read_ends_the_stream_with_its_error() {
         change(
             &engine,
             &store,
-            &moved(&busy, JobState::Pending, busy.created_us + i),
+            &moved(&busy, JobState::Pending, busy.created_us.0 + i),
         );
     }
     match ready(&mut updates) {

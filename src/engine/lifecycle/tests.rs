@@ -1,6 +1,7 @@
 //! The retention sweep's period.
 
 use super::*;
+use crate::domain::time::UnixMicros;
 
 #[test]
 fn retention_looks_four_times_per_retention_within_bounds() {
@@ -24,7 +25,7 @@ fn a_deleted_chat_tells_the_message_tier_only_if_it_ran() {
     let quiet = Tombstone {
         revision: 7,
         message_revision: 0,
-        deleted_us: 5,
+        deleted_us: UnixMicros(5),
     };
     let last = deleted_injections(&chat, &quiet);
     assert_eq!(last.len(), 1);

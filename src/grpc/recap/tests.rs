@@ -2,6 +2,7 @@
 //! engine, and what ListJobs and WatchJobs answer over an engine whose
 //! jobs are set by the test.
 
+use crate::domain::time::UnixMicros;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -72,7 +73,7 @@ fn job(tenant: &str, chat: &str, id: &str, created_us: i64) -> Job {
         },
         JobKind::MessageRecap,
         "m".into(),
-        created_us,
+        UnixMicros(created_us),
         false,
     )
 }
@@ -245,7 +246,7 @@ async fn list_jobs_pages_newest_first_through_its_tokens() {
         queries.iter().all(|q| q.limit == 3),
         "one more than the page"
     );
-    assert_eq!(queries[1].after, Some((1_003, "j3".to_owned())));
+    assert_eq!(queries[1].after, Some((UnixMicros(1_003), "j3".to_owned())));
     // A page that ends exactly at the last job has no next page.
     let all = f
         .api
