@@ -2,7 +2,7 @@
 //! conversions destructure every field, so a field added to the proto does
 //! not compile until it is handled here.
 
-use crate::domain::time::UnixMicros;
+use crate::domain::time::{UnixMicros, UnixMillis};
 use prost_types::Timestamp;
 
 use super::pb;
@@ -27,13 +27,14 @@ pub use jobs::{
 };
 pub use settings::settings_patch;
 
-/// A timestamp from milliseconds since the Unix epoch.
-pub fn timestamp(ms: i64) -> Timestamp {
-    timestamp_us(ms.saturating_mul(1000))
+/// The wire timestamp of an instant stored in milliseconds.
+pub fn timestamp(at: UnixMillis) -> Timestamp {
+    timestamp_us(at.to_micros())
 }
 
-/// A timestamp from microseconds since the Unix epoch.
-pub fn timestamp_us(us: i64) -> Timestamp {
+/// The wire timestamp of an instant stored in microseconds.
+pub fn timestamp_us(at: UnixMicros) -> Timestamp {
+    let us = at.0;
     Timestamp {
         seconds: us.div_euclid(1_000_000),
         nanos: i32::try_from(us.rem_euclid(1_000_000) * 1000).unwrap_or(0),
@@ -249,7 +250,7 @@ impl From<&RecapVersion> for pb::RunningRecapVersion {
     fn from(v: &RecapVersion) -> Self {
         pb::RunningRecapVersion {
             version: v.version,
-            created_at: Some(timestamp(v.created_at_ms.0)),
+            created_at: Some(timestamp(v.created_at_ms)),
             content: v.content.clone(),
             scene_count: v.scene_count,
             excluded_count: v.excluded_count,
@@ -296,7 +297,7 @@ impl From<&Injection> for pb::Injection {
                 .map_or(pb::RefreshTrigger::Unspecified, pb::RefreshTrigger::from)
                 .into(),
             refreshed_at: (i.refreshed_at_us != UnixMicros::EPOCH)
-                .then(|| timestamp_us(i.refreshed_at_us.0)),
+                .then(|| timestamp_us(i.refreshed_at_us)),
             deleted: i.deleted,
         }
     }

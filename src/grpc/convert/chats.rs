@@ -48,7 +48,7 @@ impl From<ChatSummary> for pb::ChatSummary {
             message_count: u32::try_from(message_count).unwrap_or(u32::MAX),
             revision,
             enabled,
-            updated_at: Some(timestamp_us(updated_us.0)),
+            updated_at: Some(timestamp_us(updated_us)),
         }
     }
 }

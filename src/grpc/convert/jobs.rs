@@ -56,8 +56,8 @@ impl From<&Job> for pb::Job {
             message_id: message_id.clone(),
             attempts: *attempts,
             last_error: last_error.clone(),
-            created_at: Some(timestamp(created_us.to_millis().0)),
-            updated_at: Some(timestamp(updated_us.to_millis().0)),
+            created_at: Some(timestamp(created_us.to_millis())),
+            updated_at: Some(timestamp(updated_us.to_millis())),
             result: result.clone(),
         }
     }
