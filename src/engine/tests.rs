@@ -120,6 +120,28 @@ pub(in crate::engine) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<F
     (engine, store)
 }
 
+/// An engine over a fresh store in `dir` whose wall clock is `clock` (a
+/// test's manual clock), with the default job options.
+pub(in crate::engine) async fn engine_at(
+    dir: &tempfile::TempDir,
+    clock: &crate::clock::ManualClock,
+) -> Engine {
+    let store = crate::store::SqliteStore::open(dir.path(), true)
+        .await
+        .unwrap();
+    let jobs = crate::engine::JobsConfig {
+        clock: Arc::new(clock.clone()),
+        ..crate::engine::JobsConfig::default()
+    };
+    Engine::with_jobs(
+        crate::store::Stores::single(Arc::new(store)),
+        crate::domain::Limits::default(),
+        jobs,
+    )
+    .await
+    .unwrap()
+}
+
 pub(in crate::engine) fn key(chat: &str) -> ChatKey {
     ChatKey::untenanted(chat)
 }

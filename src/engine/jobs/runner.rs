@@ -240,3 +240,6 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

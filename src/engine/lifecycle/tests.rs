@@ -5,7 +5,6 @@ use super::*;
 use crate::clock::{Clock, ManualClock};
 use crate::domain::chat::ChatEvent;
 use crate::domain::time::UnixMicros;
-use crate::engine::JobsConfig;
 
 #[test]
 fn retention_looks_four_times_per_retention_within_bounds() {
@@ -44,27 +43,9 @@ fn a_deleted_chat_tells_the_message_tier_only_if_it_ran() {
     assert_eq!((last[1].key, last[1].revision), (InjectionKey::Messages, 3));
 }
 
-/// An engine over a fresh store in `dir` whose wall clock is `clock`.
-async fn engine_at(dir: &tempfile::TempDir, clock: &ManualClock) -> Engine {
-    let store = crate::store::SqliteStore::open(dir.path(), true)
-        .await
-        .unwrap();
-    let jobs = JobsConfig {
-        clock: Arc::new(clock.clone()),
-        ..JobsConfig::default()
-    };
-    Engine::with_jobs(
-        crate::store::Stores::single(Arc::new(store)),
-        crate::domain::Limits::default(),
-        jobs,
-    )
-    .await
-    .unwrap()
-}
-
 #[tokio::test]
 async fn retention_deletes_exactly_the_chats_quiet_since_the_cut_off_on_the_engines_clock() {
-    use crate::engine::tests::{key, message};
+    use crate::engine::tests::{engine_at, key, message};
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::new(UnixMicros(1_000_000_000_000));
     let engine = engine_at(&dir, &clock).await;
