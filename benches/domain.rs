@@ -2,7 +2,6 @@
 //! and 100k messages (cold, and after one appended message), the inclusion
 //! pass under a token budget, and the template.
 
-use recapd::domain::time::UnixMicros;
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -11,6 +10,7 @@ use recapd::domain::ids::ChatKey;
 use recapd::domain::inclusion::{compute_inclusion, count_texts};
 use recapd::domain::refresh::{RefreshContext, Trigger, refresh};
 use recapd::domain::settings::{Settings, SettingsPatch};
+use recapd::domain::time::UnixMicros;
 use recapd::domain::{template, tokens};
 
 #[path = "../bench/tools/fixtures.rs"]

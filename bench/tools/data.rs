@@ -1,7 +1,6 @@
 //! In-process figures over the library: refresh cost in a huge chat, its
 //! cold load, and filling a data directory for the restart figure.
 
-use recapd::domain::time::UnixMicros;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -9,6 +8,7 @@ use recapd::domain::chat::{Chat, ChatEvent};
 use recapd::domain::ids::ChatKey;
 use recapd::domain::refresh::{RefreshContext, Trigger, refresh};
 use recapd::domain::settings::Settings;
+use recapd::domain::time::UnixMicros;
 use recapd::domain::tokens;
 use recapd::store::{ChatMeta, ChatStore, SqliteStore, Write};
 

@@ -9,11 +9,9 @@
 //! panic) drops the chat's memory, in one place: the next operation reads
 //! the chat again, so memory never holds what the store does not.
 
-use crate::domain::time::UnixMicros;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 
@@ -23,6 +21,7 @@ use crate::domain::ids::ClaimKey;
 use crate::domain::jobs::Job;
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::Settings;
+use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
 use crate::store::{ChatMeta, StoreError, Write};
 use crate::telemetry;

@@ -2,7 +2,6 @@
 //! engine's job-change channel, with a re-read from the store for a reader
 //! that fell too far behind it.
 
-use crate::domain::time::UnixMicros;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -18,6 +17,7 @@ use super::fanout::Permit;
 use super::{Engine, EngineError};
 use crate::domain::ids::Tenant;
 use crate::domain::jobs::{Job, JobState};
+use crate::domain::time::UnixMicros;
 use crate::store::JobQuery;
 
 #[cfg(test)]

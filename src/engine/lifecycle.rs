@@ -10,7 +10,6 @@
 //! chat's clock, they re-read it and find the tombstone
 //! ([`Engine::load_into`] offers its injections).
 
-use crate::domain::time::UnixMicros;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -22,6 +21,7 @@ use super::{Engine, EngineError};
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::refresh::{Injection, InjectionKey};
+use crate::domain::time::UnixMicros;
 use crate::store::{self, ChatSettings, Tombstone, Write};
 use crate::telemetry;
 

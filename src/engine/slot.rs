@@ -7,7 +7,6 @@
 //! path makes: operations work on a `LoadedChat` and never meet an
 //! unloaded chat.
 
-use crate::domain::time::{UnixMicros, UnixMillis};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -22,6 +21,7 @@ use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, TokenizerKind};
+use crate::domain::time::{UnixMicros, UnixMillis};
 use crate::store::{self, ChatMeta, ChatSettings};
 
 /// What a watch channel's shared state costs besides the value it holds:

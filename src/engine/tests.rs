@@ -1,7 +1,6 @@
 //! Engine tests over a store that can be slowed down or made to fail, to
 //! check what a client would see when a call is cancelled or a commit fails.
 
-use crate::domain::time::UnixMicros;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -13,6 +12,7 @@ use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::message::{Message, MessageData, NewMessage};
 use crate::domain::refresh::{InjectionKey, Trigger};
 use crate::domain::settings::SettingsPatch;
+use crate::domain::time::UnixMicros;
 use crate::engine::SettingsUpdate;
 use crate::store::{
     ChatSettings, ChatStore, LoadedChat, SqliteStore, StoreError, Stores, TenantSettings, Write,

@@ -17,6 +17,8 @@
 //! it then commits in the same transaction as the chat writes that cause
 //! it, as jobs do ([`Write::Job`], the `jobs` table).
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::domain::chat::Chat;
@@ -28,7 +30,6 @@ use crate::domain::refresh::Injection;
 use crate::domain::settings::SettingsPatch;
 use crate::domain::st_chat::verbatim::StFile;
 use crate::domain::time::{UnixMicros, UnixMillis};
-use std::time::Duration;
 
 pub mod group_commit;
 mod migrations;

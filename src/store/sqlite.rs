@@ -11,7 +11,6 @@
 //! `lifecycle` deletes and lists chats and erases what deletions removed
 //! (WAL checkpoints after deletions, at close and at start-up).
 
-use crate::domain::time::UnixMicros;
 use std::path::Path;
 
 use rusqlite::{Connection, params};
@@ -25,6 +24,7 @@ use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
+use crate::domain::time::UnixMicros;
 
 mod chat_rows;
 mod jobs;

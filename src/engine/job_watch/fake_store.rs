@@ -2,13 +2,13 @@
 //! read as the [`ChatStore`] contract says (so these tests need not wait
 //! for the stores' job tables), and a switch that makes job reads fail.
 
-use crate::domain::time::UnixMicros;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
+use crate::domain::time::UnixMicros;
 use crate::store::{
     ChatSettings, ChatStore, JobQuery, LoadedChat, SqliteStore, StoreError, TenantSettings, Write,
 };

@@ -5,7 +5,6 @@
 //! queues what follows from it (the scene recap of a break found, the
 //! merge of a scene recap written, the next detection).
 
-use crate::domain::time::UnixMicros;
 use std::time::Duration;
 
 use crate::domain::DomainError;
@@ -14,6 +13,7 @@ use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
+use crate::domain::time::UnixMicros;
 use crate::domain::writing::{self, Answer};
 use crate::store::{StoreError, Write};
 

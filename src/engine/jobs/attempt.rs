@@ -4,7 +4,6 @@
 //! the answer under the lock again, only if the job is still this
 //! runner's and what it read is unchanged.
 
-use crate::domain::time::UnixMicros;
 use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -12,6 +11,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, Lease};
+use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
 use crate::domain::writing::{self, Answer, Candidates, PrepareError};
 use crate::llm::{CompletionRequest, LlmError};

@@ -3,6 +3,8 @@
 //! wait for it, and putting a finished job back in the queue. Each returns
 //! what to write; the caller commits it with the chat.
 
+use std::time::Duration;
+
 use super::QueueOptions;
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
@@ -10,7 +12,6 @@ use crate::domain::jobs::{Job, JobKind, JobState, ReadSet};
 use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
-use std::time::Duration;
 
 use super::super::EngineError;
 use super::super::slot::Resident;

@@ -3,7 +3,6 @@
 //! `--llm-concurrency` requests in flight; and removes finished jobs past
 //! `--job-retention`.
 
-use crate::domain::time::UnixMicros;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -13,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::JobState;
+use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
 

@@ -4,13 +4,14 @@
 //! detection; a new message may queue the message recap of the message
 //! `message_recap_lag` behind it.
 
+use std::time::Duration;
+
 use crate::domain::chat::Changes;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::refresh::Trigger;
 use crate::domain::writing;
 use crate::store::Write;
-use std::time::Duration;
 
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError};

@@ -2,11 +2,11 @@
 //! states both ways, the id lists requests carry, and ListJobs's paging
 //! (page sizes and opaque page tokens).
 
-use crate::domain::time::UnixMicros;
 use std::collections::HashSet;
 
 use super::{enum_value, pb, timestamp};
 use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::time::UnixMicros;
 use crate::domain::{DomainError, ids};
 
 /// A ListJobs page's size when the request asks 0.

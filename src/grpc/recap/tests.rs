@@ -2,7 +2,6 @@
 //! engine, and what ListJobs and WatchJobs answer over an engine whose
 //! jobs are set by the test.
 
-use crate::domain::time::UnixMicros;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -14,6 +13,7 @@ use super::RecapApi;
 use crate::domain::Limits;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::time::UnixMicros;
 use crate::engine::{Engine, JobsStore};
 use crate::grpc::pb;
 use crate::grpc::pb::recap_service_server::RecapService;

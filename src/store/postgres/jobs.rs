@@ -13,7 +13,6 @@
 //! ([`check_fences`]): a group that expects a fence an earlier group of the
 //! same batch changed is fenced, as it would be committed alone after it.
 
-use crate::domain::time::UnixMicros;
 use std::collections::HashMap;
 
 use tokio_postgres::Row;
@@ -23,6 +22,7 @@ use super::writes::Param;
 use super::{PgStore, bounded, pg_err};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
+use crate::domain::time::UnixMicros;
 use crate::store::{JobQuery, StoreError, Write, from_json, to_json};
 
 /// Creates or replaces a job's row.

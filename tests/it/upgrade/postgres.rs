@@ -3,13 +3,13 @@
 //! left it, upgraded by migration 5 (chat activity), and one a newer
 //! recapd migrated.
 
-use recapd::domain::time::UnixMicros;
 use std::path::Path;
 
 use super::{ACME, CHAT, DEFAULT, OLD_CHAT_CLOCK, OLD_REVISION, check_both_tenants};
 use crate::common::*;
 use recapd::config::{Config, StoreUrl};
 use recapd::domain::ids::Tenant;
+use recapd::domain::time::UnixMicros;
 use recapd::store::postgres::PgOptions;
 use recapd::store::{ChatStore, PgStore};
 

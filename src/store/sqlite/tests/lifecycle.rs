@@ -2,12 +2,12 @@
 //! activity, the listings and the upgrade that adds them; the erasure of
 //! deleted content from every file of the data directory is in `erasure`.
 
-use crate::domain::time::{UnixMicros, UnixMillis};
 use std::path::Path;
 
 use crate::domain::Limits;
 use crate::domain::jobs::{JobKind, JobState};
 use crate::domain::message::NewMessage;
+use crate::domain::time::{UnixMicros, UnixMillis};
 use crate::store::sqlite::schema::SCHEMA_VERSION;
 use crate::store::sqlite::*;
 use crate::store::{ChatMeta, Tombstone};
