@@ -10,6 +10,7 @@ use recapd::domain::ids::ChatKey;
 use recapd::domain::inclusion::{compute_inclusion, count_texts};
 use recapd::domain::refresh::{RefreshContext, Trigger, refresh};
 use recapd::domain::settings::{Settings, SettingsPatch};
+use recapd::domain::time::UnixMicros;
 use recapd::domain::{template, tokens};
 
 #[path = "../bench/tools/fixtures.rs"]
@@ -24,7 +25,7 @@ fn context(settings: &Settings) -> RefreshContext<'_> {
         enabled: true,
         revision: 1,
         trigger: Trigger::MessageSent,
-        now_us: 0,
+        now_us: UnixMicros(0),
     }
 }
 

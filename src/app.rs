@@ -266,6 +266,7 @@ async fn start_engine(
     let jobs_config = JobsConfig {
         writer,
         queue: config.llm.queue(),
+        ..JobsConfig::default()
     };
     let engine = Engine::with_jobs(stores, config.limits(), jobs_config).await?;
     tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))

@@ -48,6 +48,7 @@
 pub mod app;
 pub mod auth;
 pub mod cli;
+pub mod clock;
 pub mod config;
 /// The pure rules, a crate of their own ([`recapd_domain`]), kept at this
 /// path so that `crate::domain::...` names them as before.

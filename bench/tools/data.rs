@@ -8,6 +8,7 @@ use recapd::domain::chat::{Chat, ChatEvent};
 use recapd::domain::ids::ChatKey;
 use recapd::domain::refresh::{RefreshContext, Trigger, refresh};
 use recapd::domain::settings::Settings;
+use recapd::domain::time::UnixMicros;
 use recapd::domain::tokens;
 use recapd::store::{ChatMeta, ChatStore, SqliteStore, Write};
 
@@ -113,7 +114,7 @@ fn context(settings: &Settings, revision: u64) -> RefreshContext<'_> {
         enabled: true,
         revision,
         trigger: Trigger::MessageSent,
-        now_us: 0,
+        now_us: UnixMicros(0),
     }
 }
 

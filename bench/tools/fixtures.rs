@@ -4,6 +4,7 @@ use recapd::domain::Limits;
 use recapd::domain::chat::{Chat, ChatEvent};
 use recapd::domain::message::{Message, MessageData, NewMessage};
 use recapd::domain::recaps::NewRecap;
+use recapd::domain::time::UnixMillis;
 
 /// A typical message text (about 25 tokens).
 pub const TEXT: &str = "She opened the door and looked out over the harbour, where the ships were coming in with the evening tide.";
@@ -47,7 +48,7 @@ pub fn build_chat(n: usize) -> Chat {
             content: TEXT.repeat(20),
             ..Default::default()
         },
-        0,
+        UnixMillis(0),
     )
     .expect("first version");
     chat

@@ -11,16 +11,17 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 
 use super::slot::{ChatSlot, LoadedChat, Resident};
-use super::{Engine, EngineError, Next, now_us};
+use super::{Engine, EngineError, Next};
 use crate::domain::ids::ClaimKey;
 use crate::domain::jobs::Job;
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::Settings;
+use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
 use crate::store::{ChatMeta, StoreError, Write};
 use crate::telemetry;
@@ -34,7 +35,7 @@ pub(super) struct Pending {
     /// The rows the operations wrote, in order.
     writes: Vec<Write>,
     /// When the latest operation that wrote rows of the chat did.
-    changed_at: Option<i64>,
+    changed_at: Option<UnixMicros>,
     /// Each operation's plan, in order.
     outcomes: Vec<Outcome>,
 }
@@ -234,7 +235,7 @@ impl Engine {
         // The operation wrote rows of the chat: it changed (a refresh
         // alone does not; see `Write::Activity`).
         if !writes.is_empty() {
-            pending.changed_at = Some(now_us());
+            pending.changed_at = Some(self.now());
         }
         pending.writes.extend(writes);
         let revision = outcome.meta.revision;
@@ -351,7 +352,7 @@ impl Engine {
                     enabled,
                     revision: outcome.meta.revision + 1,
                     trigger,
-                    now_us: now_us(),
+                    now_us: self.now(),
                 };
                 self.refresh_into(&mut outcome, resident, ctx);
             }
@@ -446,7 +447,12 @@ impl Engine {
             }
         }
         if let Some(trigger) = schedule {
-            self.schedule_debounce(slot, resident, trigger, settings.debounce_ms);
+            self.schedule_debounce(
+                slot,
+                resident,
+                trigger,
+                Duration::from_millis(settings.debounce_ms),
+            );
         }
     }
 }

@@ -18,9 +18,9 @@ impl Engine {
         slot: &Arc<ChatSlot>,
         resident: &mut Resident,
         trigger: Trigger,
-        debounce_ms: u64,
+        delay: Duration,
     ) {
-        let deadline = tokio::time::Instant::now() + Duration::from_millis(debounce_ms);
+        let deadline = tokio::time::Instant::now() + delay;
         if let Some(pending) = resident.debounce.as_mut() {
             pending.trigger = trigger;
             pending.deadline = deadline;

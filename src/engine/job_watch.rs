@@ -7,15 +7,17 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_stream::Stream;
 use tokio_util::sync::ReusableBoxFuture;
 
 use super::fanout::Permit;
-use super::{Engine, EngineError, now_us};
+use super::{Engine, EngineError};
 use crate::domain::ids::Tenant;
 use crate::domain::jobs::{Job, JobState};
+use crate::domain::time::UnixMicros;
 use crate::store::JobQuery;
 
 #[cfg(test)]
@@ -32,7 +34,7 @@ pub(crate) use fake_store::JobsStore;
 /// the store's 20 s bound, the notification's delay and a clock skew
 /// between replicas far larger than NTP leaves; a wider margin only makes
 /// a re-read read more.
-const RESYNC_MARGIN_US: i64 = 120_000_000;
+const RESYNC_MARGIN: Duration = Duration::from_secs(120);
 
 /// Jobs per store read while re-reading.
 const RESYNC_PAGE: usize = 1000;
@@ -55,7 +57,7 @@ type Resync = Pin<Box<dyn Future<Output = Result<Vec<Arc<Job>>, EngineError>> + 
 /// What a reader was last sent of a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Sent {
-    updated_us: i64,
+    updated_us: UnixMicros,
     state: JobState,
 }
 
@@ -86,7 +88,7 @@ impl Sent {
 /// 2. It re-reads from the store every job of its chats last changed since
 ///    the moment it last kept up (the last time it found the channel
 ///    empty, or its previous fresh subscription) less
-///    [`RESYNC_MARGIN_US`]. Every change it missed was published after
+///    [`RESYNC_MARGIN`]. Every change it missed was published after
 ///    that moment, so stamped no earlier than that less the margin; and
 ///    the store, read after the fresh subscription, holds each such job's
 ///    latest state committed by then (or a later one). Jobs that did not
@@ -114,12 +116,12 @@ pub struct JobUpdates {
     /// The next receive from the channel.
     next: ReusableBoxFuture<'static, Received>,
     /// A re-read under way, and when its fresh subscription was made.
-    resync: Option<(Resync, i64)>,
+    resync: Option<(Resync, UnixMicros)>,
     /// Found by the last re-read and not yet sent.
     queued: VecDeque<Arc<Job>>,
     /// Every change published before this (µs, this process's clock) has
     /// been received or is covered by a re-read.
-    caught_up_us: i64,
+    caught_up_us: UnixMicros,
     /// What the reader was sent of each job changed recently.
     sent: HashMap<String, Sent>,
     /// `sent`'s size after its last pruning.
@@ -146,7 +148,7 @@ impl Engine {
             .inner
             .subscribers
             .admit(&self.inner.limits, connection)?;
-        let caught_up_us = now_us();
+        let caught_up_us = self.now();
         let receiver = self.inner.job_changes.subscribe();
         Ok(JobUpdates {
             _permit: permit,
@@ -170,7 +172,7 @@ impl Engine {
         &self,
         tenant: &Tenant,
         chats: &HashSet<String>,
-        since_us: i64,
+        since_us: UnixMicros,
     ) -> Result<Vec<Arc<Job>>, EngineError> {
         // One chat is asked of the store by name; several are read as the
         // tenant's recent changes and picked here.
@@ -243,7 +245,7 @@ impl JobUpdates {
     fn record(&mut self, job: &Job) {
         self.sent.insert(job.id.clone(), Sent::of(job));
         if self.sent.len() >= SENT_PRUNE_MIN.max(self.sent_kept.saturating_mul(2)) {
-            let since = self.caught_up_us.saturating_sub(RESYNC_MARGIN_US);
+            let since = self.caught_up_us.saturating_sub(RESYNC_MARGIN);
             self.sent.retain(|_, sent| sent.updated_us >= since);
             self.sent_kept = self.sent.len();
         }
@@ -252,8 +254,8 @@ impl JobUpdates {
     /// Starts a re-read after the channel dropped changes this reader had
     /// not read. `fresh_at_us` is a moment no later than the fresh
     /// subscription.
-    fn start_resync(&mut self, fresh_at_us: i64) {
-        let since_us = self.caught_up_us.saturating_sub(RESYNC_MARGIN_US);
+    fn start_resync(&mut self, fresh_at_us: UnixMicros) {
+        let since_us = self.caught_up_us.saturating_sub(RESYNC_MARGIN);
         let engine = self.engine.clone();
         let tenant = self.tenant.clone();
         let chats = self.chats.clone();
@@ -263,7 +265,7 @@ impl JobUpdates {
 
     /// Takes a finished re-read's jobs: queues those the reader has not
     /// been sent, and keeps them all to pass over their older changes.
-    fn resynced(&mut self, jobs: Vec<Arc<Job>>, fresh_at_us: i64) {
+    fn resynced(&mut self, jobs: Vec<Arc<Job>>, fresh_at_us: UnixMicros) {
         self.resynced.clear();
         for job in jobs {
             if self.sent.get(&job.id) != Some(&Sent::of(&job)) {
@@ -300,7 +302,7 @@ impl Stream for JobUpdates {
                 this.record(&job);
                 return Poll::Ready(Some(Ok(job)));
             }
-            let polled_at_us = now_us();
+            let polled_at_us = this.engine.now();
             let Poll::Ready((received, receiver)) = this.next.poll(cx) else {
                 // Everything published before the poll has been received.
                 this.caught_up_us = polled_at_us;
@@ -315,7 +317,7 @@ impl Stream for JobUpdates {
                     }
                 }
                 Err(RecvError::Lagged(skipped)) => {
-                    let fresh_at_us = now_us();
+                    let fresh_at_us = this.engine.now();
                     this.next.set(receive(receiver.resubscribe()));
                     tracing::debug!(skipped, "WatchJobs reader fell behind; re-reading its jobs");
                     this.start_resync(fresh_at_us);

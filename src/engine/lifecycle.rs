@@ -17,10 +17,11 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::slot::{ChatSlot, LoadedChat, Resident};
-use super::{Engine, EngineError, now_us};
+use super::{Engine, EngineError};
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::refresh::{Injection, InjectionKey};
+use crate::domain::time::UnixMicros;
 use crate::store::{self, ChatSettings, Tombstone, Write};
 use crate::telemetry;
 
@@ -33,7 +34,7 @@ enum Deletion {
     /// `changed_before_us` (µs since the epoch); otherwise it is left.
     Retention {
         /// The bound its last change must be before.
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
     },
 }
 
@@ -59,7 +60,7 @@ pub struct ChatSummary {
     /// Whether memory is enabled for it now (its effective settings).
     pub enabled: bool,
     /// When it last changed, µs since the epoch.
-    pub updated_us: i64,
+    pub updated_us: UnixMicros,
 }
 
 /// The injections a deleted chat's subscribers are told last, from its
@@ -109,7 +110,7 @@ impl Engine {
     pub async fn delete_quiet_chat(
         &self,
         chat_id: &ChatKey,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
     ) -> Result<Option<u64>, EngineError> {
         let why = Deletion::Retention { changed_before_us };
         self.retrying(|| self.delete_chat_once(chat_id, why)).await
@@ -160,7 +161,7 @@ impl Engine {
                 .message_injection
                 .as_ref()
                 .map_or(meta.message_revision_floor, |last| last.revision + 1),
-            deleted_us: now_us(),
+            deleted_us: self.now(),
         };
         let mut writes = vec![Write::DeleteChat {
             chat: slot.key.clone(),
@@ -245,21 +246,20 @@ impl Engine {
     /// `retention`: a pass every [`retention_period`], each in batches of
     /// [`RETENTION_BATCH`] with a pause between them.
     pub async fn run_retention(self, retention: Duration, stop: CancellationToken) {
-        let retention_us = i64::try_from(retention.as_micros()).unwrap_or(i64::MAX);
         let period = retention_period(retention);
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(period) => {}
             }
-            let changed_before_us = now_us().saturating_sub(retention_us);
+            let changed_before_us = self.now().saturating_sub(retention);
             self.retention_pass(changed_before_us, &stop).await;
         }
     }
 
     /// One pass: deletes the chats that did not change since
     /// `changed_before_us`, batch after batch, until a batch deletes none.
-    async fn retention_pass(&self, changed_before_us: i64, stop: &CancellationToken) {
+    async fn retention_pass(&self, changed_before_us: UnixMicros, stop: &CancellationToken) {
         loop {
             let quiet = match self
                 .inner
@@ -308,7 +308,7 @@ pub fn retention_period(retention: Duration) -> Duration {
 
 /// A job of a deleted chat as WatchJobs readers last see it: CANCELLED
 /// (its row is gone with the chat).
-fn ended_by_deletion(mut job: Job, now_us: i64) -> Job {
+fn ended_by_deletion(mut job: Job, now_us: UnixMicros) -> Job {
     super::jobs::finish(
         &mut job,
         JobState::Cancelled,

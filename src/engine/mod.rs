@@ -91,7 +91,10 @@ mod slot;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::domain::time::{UnixMicros, UnixMillis};
 
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::broadcast;
@@ -141,7 +144,7 @@ const CONFLICT_BACKOFF: Backoff = Backoff {
 /// With a shared store, how long after a chat's owed debounced refresh was
 /// due a replica that did not schedule it runs it (the one that did
 /// normally has by then; this covers a replica that stopped).
-const TAKEOVER_GRACE_MS: i64 = 1000;
+const TAKEOVER_GRACE: Duration = Duration::from_secs(1);
 
 /// Handle to the engine; cheap to clone (one `Arc`), so every service and
 /// timer task holds its own.
@@ -174,7 +177,9 @@ struct Inner {
     /// The job queue's runner state and the LLM.
     jobs: jobs::JobsRuntime,
     /// The store's clock at the latest resync (shared store only).
-    last_resync_ms: Mutex<Option<i64>>,
+    last_resync_ms: Mutex<Option<UnixMillis>>,
+    /// The wall clock (from [`JobsConfig::clock`]).
+    clock: Arc<dyn Clock>,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -210,17 +215,6 @@ enum Next {
     Debounce(Trigger),
 }
 
-fn now_us() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-fn now_ms() -> i64 {
-    now_us() / 1000
-}
-
 impl Engine {
     /// Builds an engine over `stores`, reading every tenant's global
     /// settings and counting the chats.
@@ -241,6 +235,7 @@ impl Engine {
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         let (job_changes, _) = broadcast::channel(JOB_CHANGES_BUFFER);
         let budget = limits.max_resident_bytes;
+        let clock = jobs.clock.clone();
         Ok(Engine {
             inner: Arc::new(Inner {
                 store: chats,
@@ -260,8 +255,19 @@ impl Engine {
                 job_changes,
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
+                clock,
             }),
         })
+    }
+
+    /// Now on the engine's clock, µs since the epoch.
+    fn now(&self) -> UnixMicros {
+        self.inner.clock.now()
+    }
+
+    /// Now on the engine's clock, whole ms since the epoch.
+    fn now_ms(&self) -> UnixMillis {
+        self.inner.clock.now_ms()
     }
 
     /// Limits on client text.
@@ -366,7 +372,7 @@ impl Engine {
     /// the all-chats subscribers: another replica made them). A loaded chat
     /// that still owes a debounced refresh gets it scheduled: after its
     /// debounce delay; with a shared store, counted from the chat's last
-    /// change plus [`TAKEOVER_GRACE_MS`], so the replica that owes it
+    /// change plus [`TAKEOVER_GRACE`], so the replica that owes it
     /// normally runs it first.
     async fn load_into(
         &self,
@@ -418,16 +424,17 @@ impl Engine {
         if loaded.meta.needs_refresh && loaded.chat.is_some() {
             let settings = loaded.effective(&self.global(tenant));
             if settings.chat_enabled(loaded.settings().enabled) {
-                let delay_ms = match (self.shared(), loaded.changed_ms) {
+                let debounce = Duration::from_millis(settings.debounce_ms);
+                let delay = match (self.shared(), loaded.changed_ms) {
                     (true, Some(changed)) => {
                         let due = changed
-                            .saturating_add(i64::try_from(settings.debounce_ms).unwrap_or(i64::MAX))
-                            .saturating_add(TAKEOVER_GRACE_MS);
-                        u64::try_from(due.saturating_sub(now_ms())).unwrap_or(0)
+                            .saturating_add(debounce)
+                            .saturating_add(TAKEOVER_GRACE);
+                        due.since(self.now_ms())
                     }
-                    _ => settings.debounce_ms,
+                    _ => debounce,
                 };
-                self.schedule_debounce(slot, &mut loaded, Trigger::Startup, delay_ms);
+                self.schedule_debounce(slot, &mut loaded, Trigger::Startup, delay);
             }
         }
         **guard = Some(loaded);

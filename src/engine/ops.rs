@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::commit::Commit;
-use super::{Engine, EngineError, Next, now_ms};
+use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::chat::{Changes, Chat};
 use crate::domain::ids::{ChatKey, Tenant};
@@ -174,7 +174,7 @@ impl Engine {
     ) -> Result<RecapVersion, EngineError> {
         self.limits().check_text("content", &new.content)?;
         self.change_recaps(chat_id, |chat| {
-            let (version, changes) = chat.add_recap(new.clone(), now_ms())?;
+            let (version, changes) = chat.add_recap(new.clone(), self.now_ms())?;
             let added =
                 chat.recaps().get(version).cloned().ok_or_else(|| {
                     DomainError::NotFound(format!("running recap version {version}"))

@@ -186,7 +186,7 @@ impl Engine {
         let ids: Vec<ChatKey> = held.iter().map(|(id, _)| id.clone()).collect();
         let stored = replicas.clocks(&ids).await?;
         let owed = replicas
-            .chats_owing_refresh_quiet_for(super::TAKEOVER_GRACE_MS)
+            .chats_owing_refresh_quiet_for(super::TAKEOVER_GRACE)
             .await?;
         let held: std::collections::HashMap<ChatKey, u64> = held.into_iter().collect();
         self.announce_changed_chats().await?;
@@ -209,7 +209,7 @@ impl Engine {
     /// previous resync (minus a margin), held here or not, since a
     /// notification this replica missed named it.
     async fn announce_changed_chats(&self) -> Result<(), EngineError> {
-        const MARGIN_MS: i64 = 2_000;
+        const MARGIN: Duration = Duration::from_secs(2);
         let Some(replicas) = self.inner.replicas.clone() else {
             return Ok(());
         };
@@ -220,7 +220,7 @@ impl Engine {
             .last_resync_ms
             .lock()
             .filter(|_| watched)
-            .map(|last| last - MARGIN_MS);
+            .map(|last| last.saturating_sub(MARGIN));
         let (changed, now) = replicas.changed_since(since).await?;
         *self.inner.last_resync_ms.lock() = Some(now);
         for (chat_id, clock) in changed {

@@ -21,6 +21,7 @@ use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, TokenizerKind};
+use crate::domain::time::{UnixMicros, UnixMillis};
 use crate::store::{self, ChatMeta, ChatSettings};
 
 /// What a watch channel's shared state costs besides the value it holds:
@@ -330,11 +331,11 @@ pub(super) struct Resident {
     pub clock: u64,
     /// When the chat last changed in the store, in ms since the epoch, as
     /// loaded (shared stores only).
-    pub changed_ms: Option<i64>,
+    pub changed_ms: Option<UnixMillis>,
     /// When an operation last changed the chat (its stored activity), µs
     /// since the epoch; `None` while it has no rows. `--chat-retention`
     /// checks it under the chat's lock.
-    pub updated_us: Option<i64>,
+    pub updated_us: Option<UnixMicros>,
     /// The chat's non-terminal jobs, oldest first, as the store holds them
     /// (changed in memory only together with a commit of the same change).
     pub jobs: Vec<crate::domain::jobs::Job>,

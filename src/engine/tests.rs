@@ -12,6 +12,7 @@ use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::message::{Message, MessageData, NewMessage};
 use crate::domain::refresh::{InjectionKey, Trigger};
 use crate::domain::settings::SettingsPatch;
+use crate::domain::time::UnixMicros;
 use crate::engine::SettingsUpdate;
 use crate::store::{
     ChatSettings, ChatStore, LoadedChat, SqliteStore, StoreError, Stores, TenantSettings, Write,
@@ -68,7 +69,7 @@ impl ChatStore for Faulty {
     }
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.inner.quiet_chats(changed_before_us, limit).await
@@ -91,13 +92,13 @@ impl ChatStore for Faulty {
     }
     async fn runnable_jobs(
         &self,
-        now_us: i64,
+        now_us: UnixMicros,
         limit: usize,
         after: Option<&crate::domain::ids::ChatKey>,
     ) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
         self.inner.runnable_jobs(now_us, limit, after).await
     }
-    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.inner.next_job_due(after_us).await
     }
     async fn close(&self) {
@@ -117,6 +118,28 @@ pub(in crate::engine) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<F
         .await
         .unwrap();
     (engine, store)
+}
+
+/// An engine over a fresh store in `dir` whose wall clock is `clock` (a
+/// test's manual clock), with the default job options.
+pub(in crate::engine) async fn engine_at(
+    dir: &tempfile::TempDir,
+    clock: &crate::clock::ManualClock,
+) -> Engine {
+    let store = crate::store::SqliteStore::open(dir.path(), true)
+        .await
+        .unwrap();
+    let jobs = crate::engine::JobsConfig {
+        clock: Arc::new(clock.clone()),
+        ..crate::engine::JobsConfig::default()
+    };
+    Engine::with_jobs(
+        crate::store::Stores::single(Arc::new(store)),
+        crate::domain::Limits::default(),
+        jobs,
+    )
+    .await
+    .unwrap()
 }
 
 pub(in crate::engine) fn key(chat: &str) -> ChatKey {

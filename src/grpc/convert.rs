@@ -2,6 +2,7 @@
 //! conversions destructure every field, so a field added to the proto does
 //! not compile until it is handled here.
 
+use crate::domain::time::{UnixMicros, UnixMillis};
 use prost_types::Timestamp;
 
 use super::pb;
@@ -26,13 +27,14 @@ pub use jobs::{
 };
 pub use settings::settings_patch;
 
-/// A timestamp from milliseconds since the Unix epoch.
-pub fn timestamp(ms: i64) -> Timestamp {
-    timestamp_us(ms.saturating_mul(1000))
+/// The wire timestamp of an instant stored in milliseconds.
+pub fn timestamp(at: UnixMillis) -> Timestamp {
+    timestamp_us(at.to_micros())
 }
 
-/// A timestamp from microseconds since the Unix epoch.
-pub fn timestamp_us(us: i64) -> Timestamp {
+/// The wire timestamp of an instant stored in microseconds.
+pub fn timestamp_us(at: UnixMicros) -> Timestamp {
+    let us = at.0;
     Timestamp {
         seconds: us.div_euclid(1_000_000),
         nanos: i32::try_from(us.rem_euclid(1_000_000) * 1000).unwrap_or(0),
@@ -294,7 +296,8 @@ impl From<&Injection> for pb::Injection {
                 .trigger
                 .map_or(pb::RefreshTrigger::Unspecified, pb::RefreshTrigger::from)
                 .into(),
-            refreshed_at: (i.refreshed_at_us != 0).then(|| timestamp_us(i.refreshed_at_us)),
+            refreshed_at: (i.refreshed_at_us != UnixMicros::EPOCH)
+                .then(|| timestamp_us(i.refreshed_at_us)),
             deleted: i.deleted,
         }
     }

@@ -17,6 +17,8 @@
 //! it then commits in the same transaction as the chat writes that cause
 //! it, as jobs do ([`Write::Job`], the `jobs` table).
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::domain::chat::Chat;
@@ -27,6 +29,7 @@ use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
 use crate::domain::settings::SettingsPatch;
 use crate::domain::st_chat::verbatim::StFile;
+use crate::domain::time::{UnixMicros, UnixMillis};
 
 pub mod group_commit;
 mod migrations;
@@ -293,14 +296,14 @@ pub enum Write {
         /// Its messages after the change.
         message_count: u64,
         /// When it changed, µs since the epoch.
-        updated_us: i64,
+        updated_us: UnixMicros,
     },
     /// Removes every terminal job (all tenants) last changed before
     /// `finished_before_us` (`--job-retention`): its `updated_us` is
     /// earlier. Non-terminal jobs stay whatever their age.
     PurgeJobs {
         /// µs since the epoch.
-        finished_before_us: i64,
+        finished_before_us: UnixMicros,
     },
 }
 
@@ -315,7 +318,7 @@ pub struct Tombstone {
     /// injection's when the tier had one, 0 when it never ran).
     pub message_revision: u64,
     /// When the chat was deleted, µs since the epoch.
-    pub deleted_us: i64,
+    pub deleted_us: UnixMicros,
 }
 
 /// One chat as ListChats shows it, read from the store.
@@ -328,7 +331,7 @@ pub struct ChatListing {
     /// Its latest revision (0 before the first refresh).
     pub revision: u64,
     /// When it last changed, µs since the epoch.
-    pub updated_us: i64,
+    pub updated_us: UnixMicros,
     /// Its own settings, when it has some (they decide whether it is
     /// enabled, with the tenant's global settings).
     pub settings: Option<ChatSettings>,
@@ -376,7 +379,7 @@ pub struct LoadedChat {
     pub clock: u64,
     /// When the latest claimed commit changed it, in ms since the epoch
     /// (`None` for single-writer stores).
-    pub changed_ms: Option<i64>,
+    pub changed_ms: Option<UnixMillis>,
     /// The claim clock of its tenant's global settings in the same read
     /// (0 for single-writer stores): settings older than it are stale.
     pub settings_clock: u64,
@@ -388,7 +391,7 @@ pub struct LoadedChat {
     pub tombstone: Option<Tombstone>,
     /// When it last changed ([`Write::Activity`]), µs since the epoch;
     /// `None` when it has no rows.
-    pub updated_us: Option<i64>,
+    pub updated_us: Option<UnixMicros>,
 }
 
 /// Which jobs [`ChatStore::list_jobs`] reads: one tenant's, newest first
@@ -405,12 +408,12 @@ pub struct JobQuery {
     pub limit: usize,
     /// Only jobs strictly after this (created µs, job id) in the order:
     /// the last job of the previous page.
-    pub after: Option<(i64, String)>,
+    pub after: Option<(UnixMicros, String)>,
     /// Only jobs last changed (`updated_us`) at or after this, µs since the
     /// epoch; `None`: whenever. A WatchJobs reader that fell behind re-reads
     /// with it the jobs changed since it last kept up (and filters again,
     /// so a store that reads more is slower, never wrong).
-    pub changed_since_us: Option<i64>,
+    pub changed_since_us: Option<UnixMicros>,
 }
 
 /// A tenant's global settings as stored.
@@ -473,7 +476,7 @@ pub trait ChatStore: Send + Sync + 'static {
     /// what `--chat-retention` deletes.
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError>;
     /// The chats that owe a debounced refresh.
@@ -494,14 +497,14 @@ pub trait ChatStore: Send + Sync + 'static {
     /// chats with it, round-robin, however many there are.
     async fn runnable_jobs(
         &self,
-        now_us: i64,
+        now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError>;
     /// The earliest time after `after_us` at which a PENDING job becomes
     /// due or a RUNNING job's lease expires, all tenants: when the runner
     /// should look again at the latest. `None` when there is no such time.
-    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError>;
+    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError>;
     /// Stops taking commits and waits until every commit already taken is
     /// durable (or failed). Later commits fail with [`StoreError::Closed`].
     async fn close(&self);
@@ -518,15 +521,15 @@ pub trait ReplicaStore: Send + Sync + 'static {
     /// as the next `since_ms`.
     async fn changed_since(
         &self,
-        since_ms: Option<i64>,
-    ) -> Result<(Vec<(ChatKey, u64)>, i64), StoreError>;
+        since_ms: Option<UnixMillis>,
+    ) -> Result<(Vec<(ChatKey, u64)>, UnixMillis), StoreError>;
     /// The current claim clocks of `chats` (absent: never claimed).
     async fn clocks(&self, chats: &[ChatKey]) -> Result<Vec<(ChatKey, u64)>, StoreError>;
     /// The chats that owe a debounced refresh and have not changed for
-    /// `quiet_ms`.
+    /// `quiet`.
     async fn chats_owing_refresh_quiet_for(
         &self,
-        quiet_ms: i64,
+        quiet: Duration,
     ) -> Result<Vec<ChatKey>, StoreError>;
 }
 

@@ -24,6 +24,7 @@ use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
+use crate::domain::time::UnixMicros;
 
 mod chat_rows;
 mod jobs;
@@ -406,7 +407,7 @@ impl ChatStore for SqliteStore {
 
     async fn runnable_jobs(
         &self,
-        now_us: i64,
+        now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError> {
@@ -415,7 +416,7 @@ impl ChatStore for SqliteStore {
             .await
     }
 
-    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.read(move |conn| jobs::next_job_due(conn, after_us))
             .await
     }
@@ -503,7 +504,7 @@ impl ChatStore for SqliteStore {
 
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.read(move |conn| lifecycle::quiet_chats(conn, changed_before_us, limit))

@@ -11,6 +11,7 @@ use crate::common::*;
 use recapd::config::StoreUrl;
 use recapd::domain::ids::{ChatKey, Tenant};
 use recapd::domain::jobs::{Job, JobKind, JobState, Lease};
+use recapd::domain::time::UnixMicros;
 use recapd::store::postgres::PgOptions;
 use recapd::store::{
     ChatMeta, ChatStore, JobQuery, PgStore, SharedChat, SqliteStore, StoreError, Write,
@@ -133,7 +134,10 @@ async fn open_jobs_in_a_load(store: Arc<dyn ChatStore>) {
         "the chat is put back"
     );
     assert_eq!(loaded.jobs[0].fence, 1);
-    assert_eq!(loaded.jobs[0].lease.as_ref().map(|l| l.until_us), Some(99));
+    assert_eq!(
+        loaded.jobs[0].lease.as_ref().map(|l| l.until_us),
+        Some(UnixMicros(99))
+    );
     // The terminal job is still there, as the tenant's query shows.
     assert_eq!(store.job(&c.tenant, "done").await.unwrap(), Some(done));
 
@@ -237,7 +241,7 @@ async fn pages(store: Arc<dyn ChatStore>) {
     writes.push(put(&job("theirs", &key("u", "c"), 1000, JobState::Pending)));
     store.commit(writes).await.unwrap();
     let tenant = Tenant("t".into());
-    let page = async |limit, after: Option<(i64, String)>, chat: Option<&str>, states| {
+    let page = async |limit, after: Option<(UnixMicros, String)>, chat: Option<&str>, states| {
         let query = JobQuery {
             tenant: tenant.clone(),
             chat_id: chat.map(str::to_owned),
@@ -253,10 +257,10 @@ async fn pages(store: Arc<dyn ChatStore>) {
     let last = first.last().unwrap();
     let after = Some((last.created_us, last.id.clone()));
     assert_eq!(ids(&page(3, after, None, vec![]).await), ["j4", "j3", "j2"]);
-    let after = Some((20, "j2".to_owned()));
+    let after = Some((UnixMicros(20), "j2".to_owned()));
     assert_eq!(ids(&page(3, after, None, vec![]).await), ["j1", "j0"]);
     // Between j5b and j5, which share their time.
-    let after = Some((50, "j5b".to_owned()));
+    let after = Some((UnixMicros(50), "j5b".to_owned()));
     assert_eq!(ids(&page(1, after, None, vec![]).await), ["j5"]);
     assert!(page(0, None, None, vec![]).await.is_empty());
 
@@ -265,7 +269,7 @@ async fn pages(store: Arc<dyn ChatStore>) {
     let done = vec![JobState::Failed, JobState::Succeeded];
     assert_eq!(ids(&page(10, None, Some("c"), done).await), ["j5b", "J5"]);
     assert_eq!(
-        ids(&page(2, Some((40, "j4".into())), Some("c"), vec![]).await),
+        ids(&page(2, Some((UnixMicros(40), "j4".into())), Some("c"), vec![]).await),
         ["j2", "j0"]
     );
     assert!(page(10, None, Some("nothing"), vec![]).await.is_empty());
@@ -274,7 +278,7 @@ async fn pages(store: Arc<dyn ChatStore>) {
         .list_jobs(&JobQuery {
             tenant: tenant.clone(),
             limit: 10,
-            changed_since_us: Some(50),
+            changed_since_us: Some(UnixMicros(50)),
             ..JobQuery::default()
         })
         .await
@@ -292,11 +296,11 @@ async fn pages(store: Arc<dyn ChatStore>) {
 }
 
 async fn runnable(store: Arc<dyn ChatStore>) {
-    assert_eq!(store.next_job_due(0).await.unwrap(), None);
+    assert_eq!(store.next_job_due(UnixMicros(0)).await.unwrap(), None);
     let now = 1_000;
     let (busy, stalled, idle) = (key("t", "busy"), key("u", "stalled"), key("t", "idle"));
     let mut later = job("later", &idle, 4, JobState::Pending);
-    later.not_before_us = now + 500;
+    later.not_before_us = UnixMicros(now + 500);
     store
         .commit(vec![
             put(&running(
@@ -317,27 +321,42 @@ async fn runnable(store: Arc<dyn ChatStore>) {
         ])
         .await
         .unwrap();
-    let runnable = store.runnable_jobs(now, 10, None).await.unwrap();
+    let runnable = store
+        .runnable_jobs(UnixMicros(now), 10, None)
+        .await
+        .unwrap();
     // One job per chat (the oldest that can start), in chat order:
     // t/idle before u/stalled.
     assert_eq!(ids(&runnable), ["due", "stalled-run"]);
     assert_eq!(runnable[1].chat, stalled);
     // A page from the chat after t/idle.
     assert_eq!(
-        ids(&store.runnable_jobs(now, 10, Some(&idle)).await.unwrap()),
+        ids(&store
+            .runnable_jobs(UnixMicros(now), 10, Some(&idle))
+            .await
+            .unwrap()),
         ["stalled-run"]
     );
     assert_eq!(
-        ids(&store.runnable_jobs(now, 1, None).await.unwrap()),
+        ids(&store.runnable_jobs(UnixMicros(now), 1, None).await.unwrap()),
         ["due"]
     );
     assert_eq!(
-        ids(&store.runnable_jobs(now + 500, 10, None).await.unwrap()),
+        ids(&store
+            .runnable_jobs(UnixMicros(now + 500), 10, None)
+            .await
+            .unwrap()),
         ["busy-run", "later", "stalled-run"]
     );
-    assert_eq!(store.next_job_due(0).await.unwrap(), Some(2));
+    assert_eq!(
+        store.next_job_due(UnixMicros(0)).await.unwrap(),
+        Some(UnixMicros(2))
+    );
     // Only times still to come: the pending job due later.
-    assert_eq!(store.next_job_due(now).await.unwrap(), Some(now + 500));
+    assert_eq!(
+        store.next_job_due(UnixMicros(now)).await.unwrap(),
+        Some(UnixMicros(now + 500))
+    );
     store
         .commit(vec![
             put(&job("busy-next", &busy, 2, JobState::Cancelled)),
@@ -346,7 +365,10 @@ async fn runnable(store: Arc<dyn ChatStore>) {
         ])
         .await
         .unwrap();
-    assert_eq!(store.next_job_due(0).await.unwrap(), Some(now - 1));
+    assert_eq!(
+        store.next_job_due(UnixMicros(0)).await.unwrap(),
+        Some(UnixMicros(now - 1))
+    );
     store.close().await;
 }
 
@@ -359,14 +381,22 @@ async fn purge(store: Arc<dyn ChatStore>) {
     };
     let mut writes = Vec::new();
     for state in JobState::ALL {
-        writes.push(aged(&format!("old-{}", state.name()), state, 10));
-        writes.push(aged(&format!("new-{}", state.name()), state, 100));
+        writes.push(aged(
+            &format!("old-{}", state.name()),
+            state,
+            UnixMicros(10),
+        ));
+        writes.push(aged(
+            &format!("new-{}", state.name()),
+            state,
+            UnixMicros(100),
+        ));
     }
-    writes.push(aged("edge", JobState::Failed, 50));
+    writes.push(aged("edge", JobState::Failed, UnixMicros(50)));
     store.commit(writes).await.unwrap();
     store
         .commit(vec![Write::PurgeJobs {
-            finished_before_us: 50,
+            finished_before_us: UnixMicros(50),
         }])
         .await
         .unwrap();
@@ -424,7 +454,7 @@ async fn pg_replicas_claiming_one_job_at_once_get_it_once() {
         let mut claim = running(queued.clone(), 1_000, 1);
         claim.lease = Some(Lease {
             owner: format!("runner {runner}"),
-            until_us: 1_000,
+            until_us: UnixMicros(1_000),
         });
         claims.push(tokio::spawn(async move {
             store.commit(vec![fenced(&claim, 0)]).await

@@ -14,6 +14,7 @@ use super::footprint::{Footprint, btree_bytes};
 use super::message::{Message, MessageData, Swipe};
 use super::recaps::{NewRecap, RecapVersion, RunningRecaps};
 use super::st_chat::verbatim::StFile;
+use super::time::UnixMillis;
 use id_index::IdIndex;
 use message_list::MessageList;
 
@@ -349,7 +350,7 @@ impl Chat {
     pub fn add_recap(
         &mut self,
         new: NewRecap,
-        created_at_ms: i64,
+        created_at_ms: UnixMillis,
     ) -> Result<(u32, Changes), DomainError> {
         for (field, id) in [
             ("prev_scene_message_id", &new.prev_scene_message_id),

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::backoff::Backoff;
 use super::chat::Chat;
 use super::ids::ChatKey;
+use super::time::UnixMicros;
 
 /// What a job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -138,7 +139,7 @@ pub struct Lease {
     /// The process holding it (a random id per server start).
     pub owner: String,
     /// When it expires, in µs since the epoch.
-    pub until_us: i64,
+    pub until_us: UnixMicros,
 }
 
 /// What a running job read from its chat, to tell at apply time whether
@@ -181,11 +182,11 @@ pub struct Job {
     /// was applied.
     pub result: String,
     /// When it was queued, µs since the epoch.
-    pub created_us: i64,
+    pub created_us: UnixMicros,
     /// When it last changed, µs since the epoch.
-    pub updated_us: i64,
+    pub updated_us: UnixMicros,
     /// It does not run before this (debounce, back-off), µs since the epoch.
-    pub not_before_us: i64,
+    pub not_before_us: UnixMicros,
     /// Queued by a trigger rather than by a client's request (an automatic
     /// job past `--max-jobs-per-chat` is dropped instead of refused).
     pub automatic: bool,
@@ -211,7 +212,7 @@ impl Job {
         chat: ChatKey,
         kind: JobKind,
         message_id: String,
-        now_us: i64,
+        now_us: UnixMicros,
         automatic: bool,
     ) -> Job {
         Job {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::DomainError;
 use super::footprint::Footprint;
 use super::st_chat::verbatim::StVersion;
+use super::time::UnixMillis;
 
 /// One version of a chat's running scene recap.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -14,7 +15,7 @@ pub struct RecapVersion {
     /// Highest earlier version + 1; the first is 0.
     pub version: u32,
     /// When it was added, in milliseconds since the Unix epoch.
-    pub created_at_ms: i64,
+    pub created_at_ms: UnixMillis,
     /// The recap text the template wraps.
     pub content: String,
     /// How many scenes it combines.
@@ -97,7 +98,7 @@ impl RunningRecaps {
     }
 
     /// Adds a version numbered highest + 1 (0 for the first) and makes it current.
-    pub fn add(&mut self, new: NewRecap, created_at_ms: i64) -> Result<u32, DomainError> {
+    pub fn add(&mut self, new: NewRecap, created_at_ms: UnixMillis) -> Result<u32, DomainError> {
         let version = match self.versions.keys().next_back() {
             None => 0,
             Some(highest) => highest.checked_add(1).ok_or_else(|| {

@@ -8,6 +8,7 @@ use super::ids::ChatKey;
 use super::inclusion::compute_inclusion;
 use super::settings::{Position, Role, Settings};
 use super::template;
+use super::time::UnixMicros;
 
 /// The extension-prompt key recapd's injection is registered under.
 pub const INJECTION_KEY: &str = "auto_recap_scene";
@@ -171,7 +172,7 @@ pub struct Injection {
     /// What caused the refresh; `None` only for revision 0.
     pub trigger: Option<Trigger>,
     /// When it ran, in microseconds since the Unix epoch; 0 for revision 0.
-    pub refreshed_at_us: i64,
+    pub refreshed_at_us: UnixMicros,
     /// The chat was deleted: this is its last injection (see
     /// [`Injection::deleted`]). Never stored: a deleted chat keeps only a
     /// tombstone.
@@ -220,7 +221,7 @@ impl Injection {
             token_count: 0,
             auto_hidden_count: 0,
             trigger: None,
-            refreshed_at_us: 0,
+            refreshed_at_us: UnixMicros::EPOCH,
             deleted: false,
         }
     }
@@ -228,7 +229,12 @@ impl Injection {
     /// The last injection of a deleted chat, told to its subscribers:
     /// `deleted`, empty text, placed like a disabled injection, at
     /// `revision` (the one after the chat's latest of `key`).
-    pub fn deleted(chat: &ChatKey, key: InjectionKey, revision: u64, now_us: i64) -> Injection {
+    pub fn deleted(
+        chat: &ChatKey,
+        key: InjectionKey,
+        revision: u64,
+        now_us: UnixMicros,
+    ) -> Injection {
         let (position, depth, role, scan) = DISABLED_PLACE;
         Injection {
             chat: chat.clone(),
@@ -269,7 +275,7 @@ pub struct RefreshContext<'a> {
     /// What caused the refresh.
     pub trigger: Trigger,
     /// The time, in microseconds since the Unix epoch.
-    pub now_us: i64,
+    pub now_us: UnixMicros,
 }
 
 /// `refresh_memory`: (1) auto-hide, always; (2) a disabled chat gets empty

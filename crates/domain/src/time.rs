@@ -88,6 +88,14 @@ impl UnixMillis {
         )
     }
 
+    /// `self` moved `by` earlier, saturating at the start of time.
+    pub fn saturating_sub(self, by: Duration) -> UnixMillis {
+        UnixMillis(
+            self.0
+                .saturating_sub(i64::try_from(by.as_millis()).unwrap_or(i64::MAX)),
+        )
+    }
+
     /// How long after `earlier` this is; zero when it is not after.
     pub fn since(self, earlier: UnixMillis) -> Duration {
         let millis = self.0.saturating_sub(earlier.0);

@@ -8,6 +8,7 @@ use parking_lot::Mutex;
 
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
+use crate::domain::time::UnixMicros;
 use crate::store::{
     ChatSettings, ChatStore, JobQuery, LoadedChat, SqliteStore, StoreError, TenantSettings, Write,
 };
@@ -86,7 +87,7 @@ impl ChatStore for JobsStore {
     }
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.inner.quiet_chats(changed_before_us, limit).await
@@ -128,14 +129,14 @@ impl ChatStore for JobsStore {
     }
     async fn runnable_jobs(
         &self,
-        _now_us: i64,
+        _now_us: UnixMicros,
         _limit: usize,
         _after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError> {
         // Nothing runs in these tests: no runner takes the jobs set here.
         Ok(Vec::new())
     }
-    async fn next_job_due(&self, _after_us: i64) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, _after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         Ok(None)
     }
     async fn close(&self) {

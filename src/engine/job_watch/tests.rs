@@ -8,16 +8,39 @@ use std::sync::atomic::Ordering;
 use futures_util::FutureExt;
 use tokio_stream::StreamExt;
 
-use super::{JobUpdates, JobsStore, RESYNC_MARGIN_US, SENT_PRUNE_MIN};
+use super::{JobUpdates, JobsStore, RESYNC_MARGIN, SENT_PRUNE_MIN};
+
+/// [`RESYNC_MARGIN`] in µs, for the arithmetic on bare stamps below.
+const RESYNC_MARGIN_US: i64 = RESYNC_MARGIN.as_micros() as i64;
+
+/// The system clock now in bare µs (the tests compute with stamps).
+fn now_us() -> i64 {
+    crate::clock::now_us().0
+}
+use crate::clock::{Clock, ManualClock};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::time::UnixMicros;
 use crate::domain::{DomainError, Limits};
-use crate::engine::{Engine, EngineError, JOB_CHANGES_BUFFER, now_us};
+use crate::engine::{Engine, EngineError, JOB_CHANGES_BUFFER, JobsConfig};
 use crate::store::{StoreError, Stores};
 
 async fn engine(dir: &tempfile::TempDir, limits: Limits) -> (Engine, Arc<JobsStore>) {
     let store = Arc::new(JobsStore::open(dir.path()).await);
     let engine = Engine::new(Stores::single(store.clone()), limits)
+        .await
+        .expect("engine starts");
+    (engine, store)
+}
+
+/// [`engine`] with the default limits on a wall clock the test sets.
+async fn engine_on(dir: &tempfile::TempDir, clock: &ManualClock) -> (Engine, Arc<JobsStore>) {
+    let store = Arc::new(JobsStore::open(dir.path()).await);
+    let jobs = JobsConfig {
+        clock: Arc::new(clock.clone()),
+        ..JobsConfig::default()
+    };
+    let engine = Engine::with_jobs(Stores::single(store.clone()), Limits::default(), jobs)
         .await
         .expect("engine starts");
     (engine, store)
@@ -34,7 +57,7 @@ fn job(chat: &str, id: &str, created_us: i64) -> Job {
         ChatKey::untenanted(chat),
         JobKind::SceneRecap,
         "m1".to_owned(),
-        created_us,
+        UnixMicros(created_us),
         false,
     )
 }
@@ -43,7 +66,7 @@ fn job(chat: &str, id: &str, created_us: i64) -> Job {
 fn moved(job: &Job, state: JobState, updated_us: i64) -> Job {
     Job {
         state,
-        updated_us,
+        updated_us: UnixMicros(updated_us),
         ..job.clone()
     }
 }
@@ -64,7 +87,7 @@ fn drain(updates: &mut JobUpdates) -> Vec<(String, JobState, i64)> {
     let mut seen = Vec::new();
     while let Some(Some(item)) = ready(updates) {
         let job = item.expect("no error");
-        seen.push((job.id.clone(), job.state, job.updated_us));
+        seen.push((job.id.clone(), job.state, job.updated_us.0));
     }
     seen
 }
@@ -126,10 +149,12 @@ async fn no_chat_named_means_every_chat_of_the_callers_tenant() {
 #[tokio::test]
 async fn a_reader_far_behind_ends_at_each_jobs_latest_state() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, store) = engine(&dir, Limits::default()).await;
-    let opened_us = now_us();
+    // The engine's clock stands still: the reader keeps up at `opened`.
+    let clock = ManualClock::new(UnixMicros(1_700_000_000_000_000));
+    let (engine, store) = engine_on(&dir, &clock).await;
+    let opened = clock.now();
     let mut updates = engine.watch_jobs(&Tenant::default(), vec![], None).unwrap();
-    let t = now_us();
+    let t = opened.0;
     // Read before the lag: one job that changes on, one that does not.
     let changing = job("a", "changing", t);
     let still = job("a", "still", t);
@@ -174,7 +199,6 @@ async fn a_reader_far_behind_ends_at_each_jobs_latest_state() {
         JobState::Succeeded,
         ancient,
     ));
-    let read_before_us = now_us();
 
     // Each job the reader missed, at its latest, oldest change first; the
     // job whose latest it has is not sent again; nothing after the re-read
@@ -192,8 +216,9 @@ async fn a_reader_far_behind_ends_at_each_jobs_latest_state() {
     let since = queries[0]
         .changed_since_us
         .expect("only recent changes are read");
-    assert!(
-        since >= opened_us - RESYNC_MARGIN_US && since <= read_before_us - RESYNC_MARGIN_US,
+    assert_eq!(
+        since,
+        opened.saturating_sub(RESYNC_MARGIN),
         "from the moment the reader last kept up, less the margin"
     );
     assert_eq!(queries[0].chat_id, None);
@@ -261,7 +286,7 @@ async fn a_failed_re_read_ends_the_stream_with_its_error() {
         change(
             &engine,
             &store,
-            &moved(&busy, JobState::Pending, busy.created_us + i),
+            &moved(&busy, JobState::Pending, busy.created_us.0 + i),
         );
     }
     match ready(&mut updates) {

@@ -13,13 +13,14 @@ use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
+use crate::domain::time::UnixMicros;
 use crate::domain::writing::{self, Answer};
 use crate::store::{StoreError, Write};
 
 use super::super::commit::Commit;
 use super::super::ops::writes_for;
 use super::super::slot::Resident;
-use super::super::{Engine, EngineError, Next, now_ms, now_us};
+use super::super::{Engine, EngineError, Next};
 use super::attempt::{Claimed, Outcome};
 use super::queue::{self, Changed, Origin, Queued};
 
@@ -45,7 +46,7 @@ impl Engine {
         else {
             return Err(StoreError::Fenced(claimed.job.id.clone()).into());
         };
-        let now = now_us();
+        let now = self.now();
         let commit = match outcome {
             Outcome::Retry {
                 reason,
@@ -69,7 +70,7 @@ impl Engine {
         at: usize,
         reason: &str,
         retry_after: Option<Duration>,
-        now: i64,
+        now: UnixMicros,
     ) -> Commit {
         let writer = self.jobs().writer.as_ref();
         let max_attempts = writer.map_or(1, |g| g.setup.max_attempts);
@@ -97,8 +98,7 @@ impl Engine {
         );
         job.state = JobState::Pending;
         job.lease = None;
-        job.not_before_us =
-            now.saturating_add(i64::try_from(pause.as_micros()).unwrap_or(i64::MAX));
+        job.not_before_us = now.saturating_add(pause);
         queue::touch(job, now);
         let changed = vec![(job.clone(), fence)];
         job_commit(Vec::new(), Next::Nothing, changed, Vec::new())
@@ -114,7 +114,7 @@ impl Engine {
         resident: &mut Resident,
         at: usize,
         answer: &Answer,
-        now: i64,
+        now: UnixMicros,
     ) -> Result<Commit, EngineError> {
         let chat = resident
             .chat
@@ -125,7 +125,7 @@ impl Engine {
             return self.discard_stale(chat_id, resident, at, &job, now);
         }
         let (result, data, next) = answer_effect(&job, answer);
-        match write_answer(chat_id, resident, &job, answer, data) {
+        match write_answer(chat_id, resident, &job, answer, data, now) {
             Ok((writes, written)) => {
                 let result = written.unwrap_or(result);
                 let ended =
@@ -153,7 +153,7 @@ impl Engine {
         resident: &mut Resident,
         at: usize,
         job: &Job,
-        now: i64,
+        now: UnixMicros,
     ) -> Result<Commit, EngineError> {
         let mut ended = vec![queue::end_alone(
             resident,
@@ -197,7 +197,7 @@ impl Engine {
         resident: &mut Resident,
         job: &Job,
         answer: &Answer,
-        now: i64,
+        now: UnixMicros,
     ) -> Result<Vec<Job>, EngineError> {
         let settings = resident.effective(&self.global(&chat_id.tenant));
         let mut fresh = Vec::new();
@@ -253,7 +253,7 @@ impl Engine {
         kind: JobKind,
         message_id: &str,
         origin: Origin,
-        now: i64,
+        now: UnixMicros,
     ) -> Result<Vec<Job>, EngineError> {
         let origin = match origin {
             // A job queued again after a stale answer must not fail the
@@ -302,7 +302,7 @@ pub(super) fn job_commit(
 
 /// The job fails with the jobs that wait for it (its `last_error` already
 /// set).
-fn fail(resident: &mut Resident, at: usize, result: &str, now: i64) -> Commit {
+fn fail(resident: &mut Resident, at: usize, result: &str, now: UnixMicros) -> Commit {
     let ended = queue::end_with_dependents(resident, at, JobState::Failed, result, now);
     job_commit(Vec::new(), Next::Nothing, ended, Vec::new())
 }
@@ -361,13 +361,14 @@ fn answer_effect(job: &Job, answer: &Answer) -> (String, Option<(String, Message
 /// Writes an answer into the chat: its message data, and for a running
 /// recap the merged version (whose result text it returns). Neither change
 /// touches the chat before its checks pass, so a refusal leaves memory as
-/// the store holds it.
+/// the store holds it. A new version is dated `now`.
 fn write_answer(
     chat_id: &ChatKey,
     resident: &mut Resident,
     job: &Job,
     answer: &Answer,
     data: Option<(String, MessageData)>,
+    now: UnixMicros,
 ) -> Result<(Vec<Write>, Option<String>), DomainError> {
     let chat = resident
         .chat
@@ -383,7 +384,7 @@ fn write_answer(
     if let (Answer::Recap(text), JobKind::RunningRecap) = (answer, job.kind) {
         let base = writing::merge_base(chat, &job.message_id).cloned();
         let new = writing::merged_recap(base.as_ref(), &job.message_id, text.clone());
-        let (version, changes) = chat.add_recap(new, now_ms())?;
+        let (version, changes) = chat.add_recap(new, now.to_millis())?;
         writes.extend(writes_for(chat_id, chat, &changes));
         result = Some(format!(
             "running recap version {version}: {}",

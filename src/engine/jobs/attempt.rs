@@ -11,6 +11,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, Lease};
+use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
 use crate::domain::writing::{self, Answer, Candidates, PrepareError};
 use crate::llm::{CompletionRequest, LlmError};
@@ -19,7 +20,7 @@ use crate::telemetry;
 
 use super::super::commit::Commit;
 use super::super::slot::Resident;
-use super::super::{Engine, EngineError, Next, now_us};
+use super::super::{Engine, EngineError, Next};
 use super::apply::job_commit;
 use super::queue;
 
@@ -111,7 +112,7 @@ impl Engine {
         if !settings.chat_enabled(resident.settings().enabled) {
             return Ok(Step::Idle);
         }
-        let now = now_us();
+        let now = self.now();
         let Some(at) = self.next_runnable(resident, chat, now) else {
             return Ok(Step::Idle);
         };
@@ -138,7 +139,7 @@ impl Engine {
                 return Ok(Step::Settled);
             }
         };
-        let lease_us = i64::try_from(self.jobs().queue.lease.as_micros()).unwrap_or(i64::MAX);
+        let lease = self.jobs().queue.lease;
         let job = &mut resident.jobs[at];
         let fence = job.fence;
         job.state = JobState::Running;
@@ -146,7 +147,7 @@ impl Engine {
         job.fence += 1;
         job.lease = Some(Lease {
             owner: self.jobs().owner.clone(),
-            until_us: now.saturating_add(lease_us),
+            until_us: now.saturating_add(lease),
         });
         job.read = prepared.read;
         if job.kind == JobKind::DetectSceneBreak {
@@ -192,7 +193,7 @@ impl Engine {
     /// and so is a merge while a scene recap or merge of an earlier break is
     /// unfinished: scenes are merged in the chat's order, whatever order
     /// their jobs were queued or retried in.
-    fn next_runnable(&self, resident: &Resident, chat: &Chat, now: i64) -> Option<usize> {
+    fn next_runnable(&self, resident: &Resident, chat: &Chat, now: UnixMicros) -> Option<usize> {
         let own = &self.jobs().owner;
         let single = !self.shared();
         let orphaned = |job: &Job| {
@@ -313,7 +314,7 @@ impl Engine {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = &mut *guard;
-        let lease_us = i64::try_from(self.jobs().queue.lease.as_micros()).unwrap_or(i64::MAX);
+        let lasts = self.jobs().queue.lease;
         let Some(job) = resident
             .jobs
             .iter_mut()
@@ -322,7 +323,7 @@ impl Engine {
             return Ok(());
         };
         if let Some(lease) = &mut job.lease {
-            lease.until_us = now_us().saturating_add(lease_us);
+            lease.until_us = self.now().saturating_add(lasts);
         }
         let write = Write::Job {
             job: job.clone(),

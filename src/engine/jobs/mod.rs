@@ -23,18 +23,20 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::{Notify, Semaphore};
 
+use crate::clock::{Clock, SystemClock};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
+use crate::domain::time::UnixMicros;
 use crate::llm::{LlmClient, LlmSetup};
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
 
 use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
-use super::{Engine, EngineError, Next, now_us};
+use super::{Engine, EngineError, Next};
 pub use options::QueueOptions;
 pub(super) use queue::{Queued, finish};
 
@@ -49,13 +51,28 @@ pub struct RecapWriter {
 }
 
 /// What the engine needs to run jobs: the LLM (none: no recaps are written, but
-/// jobs can still be listed, watched and cancelled) and the queue's options.
-#[derive(Clone, Default)]
+/// jobs can still be listed, watched and cancelled), the queue's options, and
+/// the wall clock the engine reads.
+#[derive(Clone)]
 pub struct JobsConfig {
     /// The LLM; `None` without `--llm-url`.
     pub writer: Option<RecapWriter>,
     /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
+    /// What time it is, for every instant the engine stores or compares
+    /// (job times, activity, retention cut-offs): the system's by default,
+    /// a [`crate::clock::ManualClock`] in tests that set the time.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for JobsConfig {
+    fn default() -> JobsConfig {
+        JobsConfig {
+            writer: None,
+            queue: QueueOptions::default(),
+            clock: Arc::new(SystemClock),
+        }
+    }
 }
 
 /// The engine's job machinery.
@@ -94,8 +111,8 @@ impl JobsRuntime {
 
 /// A fresh job id: its creation time then randomness, in hex, so ids sort
 /// roughly by age and never collide.
-fn new_job_id(now_us: i64) -> String {
-    format!("{:013x}{:016x}", now_us.max(0), rand::random::<u64>())
+fn new_job_id(now_us: UnixMicros) -> String {
+    format!("{:013x}{:016x}", now_us.0.max(0), rand::random::<u64>())
 }
 
 impl Engine {
@@ -147,7 +164,7 @@ impl Engine {
             let mut guard = self.lock(&slot).await?;
             let resident = &mut *guard;
             known_chat_ref(resident, chat_id)?;
-            let now = now_us();
+            let now = self.now();
             if let Some(existing) = resident
                 .jobs
                 .iter_mut()
@@ -184,7 +201,7 @@ impl Engine {
                 kind,
                 message_id,
                 queue::Origin::Request,
-                now_us(),
+                self.now(),
                 depends_on,
             )?;
             let (job, fresh) = match queued {
@@ -313,7 +330,7 @@ impl Engine {
                 .count();
             // All or none: refused before any is queued.
             queue::check_room(resident, &self.jobs().queue, chat_id, new)?;
-            let now = now_us();
+            let now = self.now();
             let mut jobs = Vec::with_capacity(message_ids.len());
             let mut fresh = Vec::new();
             for id in message_ids {
@@ -379,7 +396,7 @@ impl Engine {
                 ))
                 .into());
             };
-            let now = now_us();
+            let now = self.now();
             let changed = queue::end_with_dependents(
                 resident,
                 at,
@@ -456,7 +473,7 @@ impl Engine {
                 ))
                 .into());
             }
-            let now = now_us();
+            let now = self.now();
             job.chat = chat_id.clone();
             let mut again = vec![job];
             for mut dependent in waiting {

@@ -3,10 +3,13 @@
 //! wait for it, and putting a finished job back in the queue. Each returns
 //! what to write; the caller commits it with the chat.
 
+use std::time::Duration;
+
 use super::QueueOptions;
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, ReadSet};
+use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
 
@@ -62,8 +65,8 @@ pub fn queue_at(
     kind: JobKind,
     message_id: &str,
     origin: Origin,
-    now_us: i64,
-    not_before_us: i64,
+    now_us: UnixMicros,
+    not_before_us: UnixMicros,
     depends_on: Option<String>,
 ) -> Result<Queued, EngineError> {
     if let Some(existing) = resident.jobs.iter().find(|j| j.same_work(kind, message_id)) {
@@ -109,7 +112,7 @@ pub fn queue(
     kind: JobKind,
     message_id: &str,
     origin: Origin,
-    now_us: i64,
+    now_us: UnixMicros,
     depends_on: Option<String>,
 ) -> Result<Queued, EngineError> {
     queue_at(
@@ -130,7 +133,7 @@ pub fn end_with_dependents(
     at: usize,
     state: JobState,
     reason: &str,
-    now_us: i64,
+    now_us: UnixMicros,
 ) -> Vec<Changed> {
     let ended = end_alone(resident, at, state, reason, now_us);
     if state == JobState::Succeeded {
@@ -149,7 +152,7 @@ pub fn end_alone(
     at: usize,
     state: JobState,
     reason: &str,
-    now_us: i64,
+    now_us: UnixMicros,
 ) -> Changed {
     let mut job = resident.jobs.remove(at);
     let fence = job.fence;
@@ -160,7 +163,7 @@ pub fn end_alone(
 
 /// Cancels the jobs that wait for `cause` (which ended), and those that
 /// wait for them, each with its fence moved.
-pub fn cancel_dependents(resident: &mut Resident, cause: &Job, now_us: i64) -> Vec<Changed> {
+pub fn cancel_dependents(resident: &mut Resident, cause: &Job, now_us: UnixMicros) -> Vec<Changed> {
     let mut ended: Vec<Changed> = Vec::new();
     let mut causes = vec![(cause.id.clone(), cause.state)];
     while let Some((cause_id, cause_state)) = causes.pop() {
@@ -186,7 +189,7 @@ pub fn cancel_dependents(resident: &mut Resident, cause: &Job, now_us: i64) -> V
 }
 
 /// Sets a job's terminal state and result.
-pub fn finish(job: &mut Job, state: JobState, result: &str, now_us: i64) {
+pub fn finish(job: &mut Job, state: JobState, result: &str, now_us: UnixMicros) {
     job.state = state;
     job.result = short(result);
     job.lease = None;
@@ -196,12 +199,12 @@ pub fn finish(job: &mut Job, state: JobState, result: &str, now_us: i64) {
 /// Stamps a change of `job` at `now_us`, always later than its previous
 /// change (clocks of replicas differ, and WatchJobs readers order a job's
 /// changes by this stamp).
-pub fn touch(job: &mut Job, now_us: i64) {
-    job.updated_us = now_us.max(job.updated_us.saturating_add(1));
+pub fn touch(job: &mut Job, now_us: UnixMicros) {
+    job.updated_us = now_us.max(job.updated_us.saturating_add(Duration::from_micros(1)));
 }
 
 /// Puts a finished job back in the queue, due now, with no attempts made.
-pub fn requeue(job: &mut Job, now_us: i64) {
+pub fn requeue(job: &mut Job, now_us: UnixMicros) {
     job.state = JobState::Pending;
     job.attempts = 0;
     job.last_error.clear();

@@ -12,11 +12,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::JobState;
+use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
 
 use super::super::commit::Commit;
-use super::super::{Engine, Next, now_us};
+use super::super::{Engine, Next};
 use super::queue;
 
 /// The longest the runner waits before looking at the queue again (other
@@ -124,7 +125,7 @@ impl Engine {
             let page = match self
                 .inner
                 .store
-                .runnable_jobs(now_us(), LOOK_AHEAD, from.as_ref())
+                .runnable_jobs(self.now(), LOOK_AHEAD, from.as_ref())
                 .await
             {
                 Ok(page) => page,
@@ -164,13 +165,9 @@ impl Engine {
     /// job falls due (times already past belong to chats being served or
     /// paused, whose end wakes the runner), at most [`POLL`].
     async fn until_next_due(&self) -> Duration {
-        let now = now_us();
+        let now = self.now();
         match self.inner.store.next_job_due(now).await {
-            Ok(Some(due_us)) => {
-                let wait_us = u64::try_from(due_us.saturating_sub(now)).unwrap_or(0);
-                POLL.min(Duration::from_micros(wait_us))
-                    .max(Duration::from_millis(1))
-            }
+            Ok(Some(due_us)) => POLL.min(due_us.since(now)).max(Duration::from_millis(1)),
             _ => POLL,
         }
     }
@@ -183,7 +180,7 @@ impl Engine {
         let jobs = match self
             .inner
             .store
-            .runnable_jobs(i64::MAX, usize::MAX >> 1, None)
+            .runnable_jobs(UnixMicros(i64::MAX), usize::MAX >> 1, None)
             .await
         {
             Ok(jobs) => jobs,
@@ -206,7 +203,7 @@ impl Engine {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = &mut *guard;
-        let now = now_us();
+        let now = self.now();
         let mut changed = Vec::new();
         for job in &mut resident.jobs {
             if job.state == JobState::Running {
@@ -235,13 +232,14 @@ impl Engine {
 
     /// Removes finished jobs older than `--job-retention`.
     async fn purge_jobs(&self) {
-        let retention_us =
-            i64::try_from(self.jobs().queue.retention.as_micros()).unwrap_or(i64::MAX);
         let write = Write::PurgeJobs {
-            finished_before_us: now_us().saturating_sub(retention_us),
+            finished_before_us: self.now().saturating_sub(self.jobs().queue.retention),
         };
         if let Err(error) = self.inner.store.commit(vec![write]).await {
             tracing::warn!(%error, "could not remove old finished jobs");
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,6 +4,8 @@
 //! detection; a new message may queue the message recap of the message
 //! `message_recap_lag` behind it.
 
+use std::time::Duration;
+
 use crate::domain::chat::Changes;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState};
@@ -12,7 +14,7 @@ use crate::domain::writing;
 use crate::store::Write;
 
 use super::super::slot::Resident;
-use super::super::{Engine, EngineError, now_us};
+use super::super::{Engine, EngineError};
 use super::queue::{self, Origin, Queued};
 
 impl Engine {
@@ -25,7 +27,7 @@ impl Engine {
         trigger: Trigger,
         changes: &Changes,
     ) -> Result<(Vec<Write>, Vec<Job>), EngineError> {
-        let now = now_us();
+        let now = self.now();
         let mut changed = Vec::new();
         for removed in &changes.messages_removed {
             while let Some(at) = resident
@@ -59,10 +61,7 @@ impl Engine {
             && settings.auto_scene_break_detection
             && writing::detection_ready(chat, &settings)
         {
-            let debounce_us = i64::try_from(settings.debounce_ms)
-                .unwrap_or(i64::MAX)
-                .saturating_mul(1000);
-            let due = now.saturating_add(debounce_us);
+            let due = now.saturating_add(Duration::from_millis(settings.debounce_ms));
             let pending = resident
                 .jobs
                 .iter_mut()

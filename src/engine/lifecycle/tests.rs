@@ -1,6 +1,10 @@
-//! The retention sweep's period.
+//! The retention sweep: its period, the deleted chat's last injections,
+//! and which chats a pass deletes on the engine's (manual) clock.
 
 use super::*;
+use crate::clock::{Clock, ManualClock};
+use crate::domain::chat::ChatEvent;
+use crate::domain::time::UnixMicros;
 
 #[test]
 fn retention_looks_four_times_per_retention_within_bounds() {
@@ -24,7 +28,7 @@ fn a_deleted_chat_tells_the_message_tier_only_if_it_ran() {
     let quiet = Tombstone {
         revision: 7,
         message_revision: 0,
-        deleted_us: 5,
+        deleted_us: UnixMicros(5),
     };
     let last = deleted_injections(&chat, &quiet);
     assert_eq!(last.len(), 1);
@@ -37,4 +41,66 @@ fn a_deleted_chat_tells_the_message_tier_only_if_it_ran() {
     let last = deleted_injections(&chat, &tiered);
     assert_eq!(last.len(), 2);
     assert_eq!((last[1].key, last[1].revision), (InjectionKey::Messages, 3));
+}
+
+#[tokio::test]
+async fn retention_deletes_exactly_the_chats_quiet_since_the_cut_off_on_the_engines_clock() {
+    use crate::engine::tests::{engine_at, key, message};
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(UnixMicros(1_000_000_000_000));
+    let engine = engine_at(&dir, &clock).await;
+    let retention = Duration::from_secs(2);
+    let stop = CancellationToken::new();
+    let publish = async |chat: &str, id: &str| {
+        engine
+            .publish(&key(chat), ChatEvent::MessageSent(message(id)))
+            .await
+            .unwrap();
+    };
+    let listed = async || {
+        let chats = engine
+            .list_chats(&Tenant::default(), None, 10)
+            .await
+            .unwrap();
+        chats
+            .into_iter()
+            .map(|c| (c.chat_id, c.updated_us))
+            .collect::<Vec<_>>()
+    };
+    publish("quiet", "q1").await;
+    publish("busy", "b1").await;
+    let start = clock.now();
+    assert_eq!(
+        listed().await,
+        [("busy".to_owned(), start), ("quiet".to_owned(), start)],
+        "activity is stamped on the engine's clock"
+    );
+
+    // Exactly the retention later, nothing is older than the cut-off.
+    clock.advance(retention);
+    publish("busy", "b2").await;
+    engine
+        .retention_pass(clock.now().saturating_sub(retention), &stop)
+        .await;
+    assert_eq!(
+        listed().await.len(),
+        2,
+        "a chat quiet for exactly the retention stays"
+    );
+
+    // One µs more and "quiet" goes; "busy" changed since and stays.
+    clock.advance(Duration::from_micros(1));
+    engine
+        .retention_pass(clock.now().saturating_sub(retention), &stop)
+        .await;
+    let busy_at = start.saturating_add(retention);
+    assert_eq!(listed().await, [("busy".to_owned(), busy_at)]);
+    assert!(engine.message_data(&key("quiet"), "q1").await.is_err());
+
+    // Once "busy" is quiet for longer than the retention, it goes too.
+    clock.advance(retention);
+    engine
+        .retention_pass(clock.now().saturating_sub(retention), &stop)
+        .await;
+    assert!(listed().await.is_empty());
 }

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use super::{enum_value, pb, timestamp};
 use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::time::UnixMicros;
 use crate::domain::{DomainError, ids};
 
 /// A ListJobs page's size when the request asks 0.
@@ -55,8 +56,8 @@ impl From<&Job> for pb::Job {
             message_id: message_id.clone(),
             attempts: *attempts,
             last_error: last_error.clone(),
-            created_at: Some(timestamp(created_us.div_euclid(1000))),
-            updated_at: Some(timestamp(updated_us.div_euclid(1000))),
+            created_at: Some(timestamp(created_us.to_millis())),
+            updated_at: Some(timestamp(updated_us.to_millis())),
             result: result.clone(),
         }
     }
@@ -175,7 +176,7 @@ pub fn page_size(size: u32) -> Result<usize, DomainError> {
 /// `created_us:job_id`, its place in ListJobs's order. Clients treat it as
 /// opaque.
 pub fn page_token(last: &Job) -> String {
-    hex(&format!("{}:{}", last.created_us, last.id))
+    hex(&format!("{}:{}", last.created_us.0, last.id))
 }
 
 /// `plain`'s bytes in lowercase hex: a page token's form.
@@ -215,7 +216,7 @@ fn nibble(digit: u8) -> Option<u8> {
 /// The place a ListJobs request's `page_token` names (`None` for an empty
 /// token: the first page). A token this server could not have given is
 /// INVALID_ARGUMENT on `page_token`.
-pub fn page_after(token: &str) -> Result<Option<(i64, String)>, DomainError> {
+pub fn page_after(token: &str) -> Result<Option<(UnixMicros, String)>, DomainError> {
     if token.is_empty() {
         return Ok(None);
     }
@@ -224,7 +225,7 @@ pub fn page_after(token: &str) -> Result<Option<(i64, String)>, DomainError> {
     let (created_us, job_id) = plain.split_once(':').ok_or_else(malformed)?;
     let created_us: i64 = created_us.parse().map_err(|_| malformed())?;
     ids::check_message_id("page_token", job_id).map_err(|_| malformed())?;
-    Ok(Some((created_us, job_id.to_owned())))
+    Ok(Some((UnixMicros(created_us), job_id.to_owned())))
 }
 
 #[cfg(test)]

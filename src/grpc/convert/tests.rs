@@ -141,10 +141,18 @@ fn an_event_without_kind_or_chat_is_refused() {
 #[test]
 fn timestamps_split_milliseconds() {
     assert_eq!(
-        timestamp(1_500),
+        timestamp(UnixMillis(1_500)),
         Timestamp {
             seconds: 1,
             nanos: 500_000_000
+        }
+    );
+    // Before the epoch, the nanoseconds stay positive.
+    assert_eq!(
+        timestamp_us(UnixMicros(-1)),
+        Timestamp {
+            seconds: -1,
+            nanos: 999_999_000
         }
     );
 }

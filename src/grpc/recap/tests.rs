@@ -13,6 +13,7 @@ use super::RecapApi;
 use crate::domain::Limits;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::time::UnixMicros;
 use crate::engine::{Engine, JobsStore};
 use crate::grpc::pb;
 use crate::grpc::pb::recap_service_server::RecapService;
@@ -72,7 +73,7 @@ fn job(tenant: &str, chat: &str, id: &str, created_us: i64) -> Job {
         },
         JobKind::MessageRecap,
         "m".into(),
-        created_us,
+        UnixMicros(created_us),
         false,
     )
 }
@@ -245,7 +246,7 @@ async fn list_jobs_pages_newest_first_through_its_tokens() {
         queries.iter().all(|q| q.limit == 3),
         "one more than the page"
     );
-    assert_eq!(queries[1].after, Some((1_003, "j3".to_owned())));
+    assert_eq!(queries[1].after, Some((UnixMicros(1_003), "j3".to_owned())));
     // A page that ends exactly at the last job has no next page.
     let all = f
         .api

@@ -22,6 +22,7 @@ use super::writes::Param;
 use super::{PgStore, bounded, pg_err};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
+use crate::domain::time::UnixMicros;
 use crate::store::{JobQuery, StoreError, Write, from_json, to_json};
 
 /// Creates or replaces a job's row.
@@ -118,10 +119,10 @@ pub(super) fn put_job(job: &Job) -> Result<(&'static str, Vec<Param>), StoreErro
         Box::new(job.chat.id.clone()),
         Box::new(job.state.code()),
         Box::new(job.kind.code()),
-        Box::new(job.created_us),
-        Box::new(job.updated_us),
-        Box::new(job.not_before_us),
-        Box::new(job.lease.as_ref().map(|lease| lease.until_us)),
+        Box::new(job.created_us.0),
+        Box::new(job.updated_us.0),
+        Box::new(job.not_before_us.0),
+        Box::new(job.lease.as_ref().map(|lease| lease.until_us.0)),
         Box::new(fence_column(job.fence)),
         Box::new(to_json("job", job)?),
     ];
@@ -129,10 +130,10 @@ pub(super) fn put_job(job: &Job) -> Result<(&'static str, Vec<Param>), StoreErro
 }
 
 /// The SQL and parameters of [`Write::PurgeJobs`].
-pub(super) fn purge_jobs(finished_before_us: i64) -> (&'static str, Vec<Param>) {
+pub(super) fn purge_jobs(finished_before_us: UnixMicros) -> (&'static str, Vec<Param>) {
     (
         PURGE_JOBS,
-        vec![Box::new(terminal_codes()), Box::new(finished_before_us)],
+        vec![Box::new(terminal_codes()), Box::new(finished_before_us.0)],
     )
 }
 
@@ -169,7 +170,7 @@ pub(super) fn lock_jobs(groups: &[Vec<Write>]) -> Option<(&'static str, Vec<Para
 struct Stored {
     fence: i64,
     state: i64,
-    updated_us: i64,
+    updated_us: UnixMicros,
     chat: ChatKey,
 }
 
@@ -195,7 +196,7 @@ pub(super) fn check_fences(groups: &[Vec<Write>], locked: &[Row]) -> Result<(), 
         let found = Stored {
             fence: row.try_get(1).map_err(pg_err("reading a job's fence"))?,
             state: row.try_get(2).map_err(pg_err("reading a job's fence"))?,
-            updated_us: row.try_get(3).map_err(pg_err("reading a job's fence"))?,
+            updated_us: UnixMicros(row.try_get(3).map_err(pg_err("reading a job's fence"))?),
             chat: ChatKey {
                 tenant: Tenant(row.try_get(4).map_err(pg_err("reading a job's fence"))?),
                 id: row.try_get(5).map_err(pg_err("reading a job's fence"))?,
@@ -301,11 +302,11 @@ impl PgStore {
             sql.push_str(&format!(" AND state = ANY(${}::bigint[])", params.len()));
         }
         if let Some(since_us) = query.changed_since_us {
-            params.push(Box::new(since_us));
+            params.push(Box::new(since_us.0));
             sql.push_str(&format!(" AND updated_us >= ${}", params.len()));
         }
         if let Some((created_us, job_id)) = &query.after {
-            params.push(Box::new(*created_us));
+            params.push(Box::new(created_us.0));
             params.push(Box::new(job_id.clone()));
             sql.push_str(&format!(
                 " AND (created_us, job_id) < (${}, ${})",
@@ -326,7 +327,7 @@ impl PgStore {
     /// See [`crate::store::ChatStore::runnable_jobs`].
     pub(super) async fn read_runnable_jobs(
         &self,
-        now_us: i64,
+        now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError> {
@@ -337,21 +338,25 @@ impl PgStore {
         let (tenant, chat_id) = after.map_or(("", ""), |c| (c.tenant.name(), c.id.as_str()));
         self.query_jobs(
             RUNNABLE_JOBS,
-            &[&now_us, &limit_column(limit), &tenant, &chat_id],
+            &[&now_us.0, &limit_column(limit), &tenant, &chat_id],
         )
         .await
     }
 
     /// See [`crate::store::ChatStore::next_job_due`].
-    pub(super) async fn read_next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+    pub(super) async fn read_next_job_due(
+        &self,
+        after_us: UnixMicros,
+    ) -> Result<Option<UnixMicros>, StoreError> {
         bounded(async {
             let reading = pg_err("reading when the next job is due");
             let client = self.client().await?;
             let row = client
-                .query_one(NEXT_JOB_DUE, &[&after_us])
+                .query_one(NEXT_JOB_DUE, &[&after_us.0])
                 .await
                 .map_err(&reading)?;
-            row.try_get(0).map_err(&reading)
+            let due: Option<i64> = row.try_get(0).map_err(&reading)?;
+            Ok(due.map(UnixMicros))
         })
         .await
     }

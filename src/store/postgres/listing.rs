@@ -6,6 +6,7 @@
 //! database's locale: a page token is the last chat id of a page, and the
 //! next page starts strictly after it in that order on both stores.
 
+use crate::domain::time::UnixMicros;
 use serde::Deserialize;
 use tokio_postgres::types::ToSql;
 
@@ -87,7 +88,7 @@ impl PgStore {
                         chat_id,
                         message_count: count.map_or(0, as_u64),
                         revision,
-                        updated_us: updated_us.unwrap_or(0),
+                        updated_us: UnixMicros(updated_us.unwrap_or(0)),
                         settings: settings
                             .map(|body| from_json::<ChatSettings>("chat settings", body))
                             .transpose()?,
@@ -102,13 +103,13 @@ impl PgStore {
     /// activity is never quiet: its age is unknown.
     pub(super) async fn read_quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        self.chat_keys(QUIET_CHATS, &[&changed_before_us, &limit_column(limit)])
+        self.chat_keys(QUIET_CHATS, &[&changed_before_us.0, &limit_column(limit)])
             .await
     }
 }

@@ -29,6 +29,7 @@ mod writes;
 
 pub use tls::PgTls;
 
+use crate::domain::time::{UnixMicros, UnixMillis};
 use bound::{OPERATION_TIMEOUT, bounded, bounded_while_progressing};
 use commit::PgCommitter;
 use migrations::migrate;
@@ -121,12 +122,6 @@ fn pg_err(context: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError
 /// not carry), which tokio-postgres keeps in the error's sources only.
 fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
     StoreError::database("no PostgreSQL connection", with_causes(&e))
-}
-
-pub(super) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn as_i64(value: u64) -> i64 {
@@ -276,14 +271,14 @@ impl ChatStore for PgStore {
 
     async fn runnable_jobs(
         &self,
-        now_us: i64,
+        now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError> {
         self.read_runnable_jobs(now_us, limit, after).await
     }
 
-    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.read_next_job_due(after_us).await
     }
 
@@ -372,7 +367,7 @@ impl ChatStore for PgStore {
 
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.read_quiet_chats(changed_before_us, limit).await
@@ -399,22 +394,22 @@ impl ReplicaStore for PgStore {
 
     async fn chats_owing_refresh_quiet_for(
         &self,
-        quiet_ms: i64,
+        quiet: Duration,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.chat_keys(
             "SELECT c.tenant, c.chat_id FROM chats c LEFT JOIN chat_clock k USING (tenant, chat_id)
              WHERE c.needs_refresh
                AND coalesce(k.changed_at, '-infinity') < now() - $1 * interval '1 millisecond'
              ORDER BY c.tenant, c.chat_id",
-            &[&(quiet_ms as f64)],
+            &[&(quiet.as_millis() as f64)],
         )
         .await
     }
 
     async fn changed_since(
         &self,
-        since_ms: Option<i64>,
-    ) -> Result<(Vec<(ChatKey, u64)>, i64), StoreError> {
+        since_ms: Option<UnixMillis>,
+    ) -> Result<(Vec<(ChatKey, u64)>, UnixMillis), StoreError> {
         bounded(async {
             let client = self.client().await?;
             let now: i64 = client
@@ -423,13 +418,13 @@ impl ReplicaStore for PgStore {
                 .map_err(pg_err("reading the clock"))?
                 .get(0);
             let Some(since_ms) = since_ms else {
-                return Ok((Vec::new(), now));
+                return Ok((Vec::new(), UnixMillis(now)));
             };
             let rows = client
                 .query(
                     "SELECT tenant, chat_id, generation FROM chat_clock
                      WHERE changed_at >= to_timestamp($1::bigint / 1000.0)",
-                    &[&since_ms],
+                    &[&since_ms.0],
                 )
                 .await
                 .map_err(pg_err("listing changed chats"))?;
@@ -437,7 +432,7 @@ impl ReplicaStore for PgStore {
                 .iter()
                 .map(|r| (chat_key(r), as_u64(r.get(2))))
                 .collect();
-            Ok((changed, now))
+            Ok((changed, UnixMillis(now)))
         })
         .await
     }

@@ -2,11 +2,14 @@
 //! claim clock, its tenant's settings clock, its open jobs, its
 //! tombstone and its last change.
 
+use crate::domain::time::UnixMicros;
+use crate::domain::time::UnixMillis;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::TryStreamExt as _;
 
-use super::{PgStore, as_u64, jobs, now_ms, pg_err};
+use super::{PgStore, as_u64, jobs, pg_err};
+use crate::clock::now_ms;
 use crate::domain::ids::ChatKey;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
@@ -121,7 +124,7 @@ impl PgStore {
             .map(|r| Tombstone {
                 revision: as_u64(r.get(0)),
                 message_revision: as_u64(r.get(1)),
-                deleted_us: r.get(2),
+                deleted_us: UnixMicros(r.get(2)),
             });
         let updated_us = tx
             .query_opt(
@@ -130,7 +133,7 @@ impl PgStore {
             )
             .await
             .map_err(&reading)?
-            .map(|r| r.get::<_, i64>(0));
+            .map(|r| UnixMicros(r.get::<_, i64>(0)));
         let jobs = tx
             .query(jobs::OPEN_JOBS_OF_CHAT, &[&tenant, &id])
             .await
@@ -143,7 +146,7 @@ impl PgStore {
             clock: clock.as_ref().map_or(0, |r| as_u64(r.get(0))),
             // Aged on the database's clock, dated on ours: replicas whose
             // clocks differ still agree on how long ago it was.
-            changed_ms: clock.map(|r| now_ms().saturating_sub(r.get::<_, i64>(1))),
+            changed_ms: clock.map(|r| UnixMillis(now_ms().0.saturating_sub(r.get::<_, i64>(1)))),
             settings_clock,
             jobs,
             tombstone,

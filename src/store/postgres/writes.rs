@@ -89,7 +89,7 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
                 vec![
                     Box::new(as_i64(tombstone.revision)),
                     Box::new(as_i64(tombstone.message_revision)),
-                    Box::new(tombstone.deleted_us),
+                    Box::new(tombstone.deleted_us.0),
                 ],
             ),
         ),
@@ -103,7 +103,7 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
              ON CONFLICT (tenant, chat_id) DO UPDATE SET updated_us = $3, message_count = $4",
             with(
                 chat,
-                vec![Box::new(*updated_us), Box::new(as_i64(*message_count))],
+                vec![Box::new(updated_us.0), Box::new(as_i64(*message_count))],
             ),
         ),
         Write::Chat { chat, meta } => (

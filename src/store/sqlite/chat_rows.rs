@@ -17,6 +17,7 @@
 //! exception: decoding it takes milliseconds to seconds, which must not
 //! hold an async worker, so the reading thread decodes it.
 
+use crate::domain::time::UnixMicros;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::db_err;
@@ -63,7 +64,7 @@ pub(super) struct ChatRows {
     /// What its latest deletion left, if it was ever deleted.
     tombstone: Option<Tombstone>,
     /// When it last changed (`chat_activity`), if it has rows.
-    updated_us: Option<i64>,
+    updated_us: Option<UnixMicros>,
 }
 
 impl ChatRows {

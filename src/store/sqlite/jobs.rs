@@ -7,6 +7,7 @@
 //! whole [`Job`] as JSON in `body`; [`Job::chat`] is not in the JSON and is
 //! put back from the tenant and chat columns.
 
+use crate::domain::time::UnixMicros;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Transaction, params, params_from_iter};
 
@@ -73,10 +74,10 @@ pub(super) fn put_job(
             job.chat.id,
             job.state.code(),
             job.kind.code(),
-            job.created_us,
-            job.updated_us,
-            job.not_before_us,
-            job.lease.as_ref().map(|lease| lease.until_us),
+            job.created_us.0,
+            job.updated_us.0,
+            job.not_before_us.0,
+            job.lease.as_ref().map(|lease| lease.until_us.0),
             fence_column(job.fence),
             to_json("job", job)?
         ],
@@ -85,14 +86,17 @@ pub(super) fn put_job(
 
 /// [`crate::store::Write::PurgeJobs`]: removes the terminal jobs last
 /// changed before `finished_before_us`.
-pub(super) fn purge_jobs(tx: &Transaction<'_>, finished_before_us: i64) -> Result<(), StoreError> {
+pub(super) fn purge_jobs(
+    tx: &Transaction<'_>,
+    finished_before_us: UnixMicros,
+) -> Result<(), StoreError> {
     execute(
         tx,
         &format!(
             "DELETE FROM jobs WHERE state IN ({}) AND updated_us < ?1",
             terminal_codes()
         ),
-        params![finished_before_us],
+        params![finished_before_us.0],
     )
 }
 
@@ -169,11 +173,11 @@ pub(super) fn list_jobs(conn: &Connection, query: &JobQuery) -> Result<Vec<Job>,
         ));
     }
     if let Some(since_us) = query.changed_since_us {
-        values.push(Value::Integer(since_us));
+        values.push(Value::Integer(since_us.0));
         sql.push_str(&format!(" AND updated_us >= ?{}", values.len()));
     }
     if let Some((created_us, job_id)) = &query.after {
-        values.push(Value::Integer(*created_us));
+        values.push(Value::Integer(created_us.0));
         values.push(Value::Text(job_id.clone()));
         sql.push_str(&format!(
             " AND (created_us, job_id) < (?{}, ?{})",
@@ -194,7 +198,7 @@ pub(super) fn list_jobs(conn: &Connection, query: &JobQuery) -> Result<Vec<Job>,
 /// lease counts as one whose lease expired.
 pub(super) fn runnable_jobs(
     conn: &Connection,
-    now_us: i64,
+    now_us: UnixMicros,
     limit: usize,
     after: Option<&ChatKey>,
 ) -> Result<Vec<Job>, StoreError> {
@@ -223,13 +227,16 @@ pub(super) fn runnable_jobs(
          ) WHERE nth = 1
          ORDER BY tenant, chat_id
          LIMIT ?2",
-        params![now_us, limit_column(limit), tenant, chat_id],
+        params![now_us.0, limit_column(limit), tenant, chat_id],
     )
 }
 
 /// The earliest time after `after_us` at which a PENDING job becomes due
 /// or a RUNNING job's lease expires.
-pub(super) fn next_job_due(conn: &Connection, after_us: i64) -> Result<Option<i64>, StoreError> {
+pub(super) fn next_job_due(
+    conn: &Connection,
+    after_us: UnixMicros,
+) -> Result<Option<UnixMicros>, StoreError> {
     // States 1 and 2 are PENDING and RUNNING (JobState::code).
     conn.prepare_cached(
         "SELECT min(due) FROM (
@@ -238,6 +245,7 @@ pub(super) fn next_job_due(conn: &Connection, after_us: i64) -> Result<Option<i6
              SELECT min(lease_until_us) FROM jobs WHERE state = 2 AND lease_until_us > ?1
          )",
     )
-    .and_then(|mut s| s.query_row([after_us], |r| r.get(0)))
+    .and_then(|mut s| s.query_row([after_us.0], |r| r.get::<_, Option<i64>>(0)))
+    .map(|due| due.map(UnixMicros))
     .map_err(db_err("reading when the next job is due"))
 }

@@ -12,6 +12,7 @@
 //! not finish), when the store closes, and at start-up, so that a process
 //! killed between a deletion and its checkpoint erases it on the next start.
 
+use crate::domain::time::UnixMicros;
 use rusqlite::{Connection, Transaction, params};
 
 use super::{db_err, execute};
@@ -62,7 +63,7 @@ pub(super) fn delete_chat(
             chat.id,
             revision_column(tombstone.revision),
             revision_column(tombstone.message_revision),
-            tombstone.deleted_us
+            tombstone.deleted_us.0
         ],
     )
 }
@@ -72,7 +73,7 @@ pub(super) fn put_activity(
     tx: &Transaction<'_>,
     chat: &ChatKey,
     message_count: u64,
-    updated_us: i64,
+    updated_us: UnixMicros,
 ) -> Result<(), StoreError> {
     execute(
         tx,
@@ -82,7 +83,7 @@ pub(super) fn put_activity(
         params![
             chat.tenant.name(),
             chat.id,
-            updated_us,
+            updated_us.0,
             i64::try_from(message_count).unwrap_or(i64::MAX)
         ],
     )
@@ -101,7 +102,7 @@ pub(super) fn deletes_a_chat(groups: &[Vec<Write>]) -> bool {
 pub(super) fn tombstone_and_activity(
     conn: &Connection,
     chat: &ChatKey,
-) -> Result<(Option<Tombstone>, Option<i64>), StoreError> {
+) -> Result<(Option<Tombstone>, Option<UnixMicros>), StoreError> {
     use rusqlite::OptionalExtension;
     let reading = db_err("reading a chat");
     let key = params![chat.tenant.name(), chat.id];
@@ -115,7 +116,7 @@ pub(super) fn tombstone_and_activity(
                 Ok(Tombstone {
                     revision: r.get::<_, i64>(0)?.cast_unsigned(),
                     message_revision: r.get::<_, i64>(1)?.cast_unsigned(),
-                    deleted_us: r.get(2)?,
+                    deleted_us: UnixMicros(r.get(2)?),
                 })
             })
             .optional()
@@ -123,7 +124,7 @@ pub(super) fn tombstone_and_activity(
         .map_err(&reading)?;
     let updated_us = conn
         .prepare_cached("SELECT updated_us FROM chat_activity WHERE tenant = ?1 AND chat_id = ?2")
-        .and_then(|mut s| s.query_row(key, |r| r.get(0)).optional())
+        .and_then(|mut s| s.query_row(key, |r| r.get(0).map(UnixMicros)).optional())
         .map_err(&reading)?;
     Ok((tombstone, updated_us))
 }
@@ -174,7 +175,7 @@ pub(super) fn list_chats(
             chat_id,
             message_count: u64::try_from(message_count).unwrap_or(0),
             revision: revision.cast_unsigned(),
-            updated_us,
+            updated_us: UnixMicros(updated_us),
             settings: settings
                 .map(|body| from_json::<ChatSettings>("chat settings", &body))
                 .transpose()?,
@@ -187,7 +188,7 @@ pub(super) fn list_chats(
 /// `changed_before_us`, oldest change first, at most `limit`.
 pub(super) fn quiet_chats(
     conn: &Connection,
-    changed_before_us: i64,
+    changed_before_us: UnixMicros,
     limit: usize,
 ) -> Result<Vec<ChatKey>, StoreError> {
     super::chat_keys(
@@ -196,7 +197,7 @@ pub(super) fn quiet_chats(
          JOIN chats c ON c.tenant = a.tenant AND c.chat_id = a.chat_id
          WHERE a.updated_us < ?1
          ORDER BY a.updated_us, a.tenant, a.chat_id LIMIT ?2",
-        params![changed_before_us, limit_column(limit)],
+        params![changed_before_us.0, limit_column(limit)],
     )
 }
 

@@ -10,7 +10,6 @@
 //! all.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -128,9 +127,7 @@ fn apply(writer: &mut Connection, migration: &Migration) -> Result<(), StoreErro
         migration.version, migration.name
     );
     let upgrading = |e| StoreError::database(context.clone(), e);
-    let now_us = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let now_us = crate::clock::now_us();
     let tx = writer.transaction().map_err(upgrading)?;
     tx.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS migration_clock (now_us INTEGER NOT NULL);
@@ -139,7 +136,7 @@ fn apply(writer: &mut Connection, migration: &Migration) -> Result<(), StoreErro
     .map_err(upgrading)?;
     tx.execute(
         "INSERT INTO temp.migration_clock VALUES (?1)",
-        params![now_us],
+        params![now_us.0],
     )
     .map_err(upgrading)?;
     tx.execute_batch(migration.sql).map_err(upgrading)?;

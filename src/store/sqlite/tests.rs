@@ -2,6 +2,7 @@ use super::*;
 use crate::domain::Limits;
 use crate::domain::message::NewMessage;
 use crate::domain::settings::SettingsPatch;
+use crate::domain::time::UnixMicros;
 use crate::store::{ChatMeta, StoredChat};
 
 fn message(id: &str) -> Message {
@@ -257,7 +258,7 @@ async fn a_version_1_database_is_upgraded_in_place() {
             .unwrap();
         assert_eq!(listed.len(), 1, "{tenant:?}");
         assert_eq!((listed[0].message_count, listed[0].revision), (1, 4));
-        assert!(listed[0].updated_us > 0, "{listed:?}");
+        assert!(listed[0].updated_us > UnixMicros(0), "{listed:?}");
     }
     store.close().await;
     drop(store);

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use recapd::domain::Limits;
 use recapd::domain::ids::{ChatKey, Tenant};
 use recapd::domain::jobs::Job;
+use recapd::domain::time::UnixMicros;
 use recapd::engine::Engine;
 use recapd::grpc::observe::ObserveLayer;
 use recapd::grpc::pb::event_service_server::EventServiceServer;
@@ -112,7 +113,7 @@ impl ChatStore for Faulty {
     }
     async fn quiet_chats(
         &self,
-        changed_before_us: i64,
+        changed_before_us: UnixMicros,
         limit: usize,
     ) -> Result<Vec<ChatKey>, StoreError> {
         self.inner.quiet_chats(changed_before_us, limit).await
@@ -128,13 +129,13 @@ impl ChatStore for Faulty {
     }
     async fn runnable_jobs(
         &self,
-        now_us: i64,
+        now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
     ) -> Result<Vec<Job>, StoreError> {
         self.inner.runnable_jobs(now_us, limit, after).await
     }
-    async fn next_job_due(&self, after_us: i64) -> Result<Option<i64>, StoreError> {
+    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.inner.next_job_due(after_us).await
     }
     async fn close(&self) {

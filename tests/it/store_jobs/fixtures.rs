@@ -18,7 +18,7 @@ pub fn job(id: &str, chat: &ChatKey, created_us: i64, state: JobState) -> Job {
         chat.clone(),
         JobKind::RunningRecap,
         format!("message of {id}"),
-        created_us,
+        UnixMicros(created_us),
         false,
     );
     job.state = state;
@@ -30,7 +30,7 @@ pub fn running(mut job: Job, until_us: i64, fence: u64) -> Job {
     job.state = JobState::Running;
     job.lease = Some(Lease {
         owner: "runner".into(),
-        until_us,
+        until_us: UnixMicros(until_us),
     });
     job.fence = fence;
     job

@@ -11,6 +11,7 @@ use recapd::domain::Limits;
 use recapd::domain::ids::ClaimKey;
 use recapd::domain::message::NewMessage;
 use recapd::domain::recaps::RecapVersion;
+use recapd::domain::time::UnixMillis;
 use recapd::store::{Change, ChatSettings, ReplicaStore, Tombstone};
 
 /// A connection to the test database whose `search_path` is `schema`.
@@ -75,7 +76,7 @@ fn activity(chat: &ChatKey, message_count: u64, updated_us: i64) -> Write {
     Write::Activity {
         chat: chat.clone(),
         message_count,
-        updated_us,
+        updated_us: UnixMicros(updated_us),
     }
 }
 
@@ -104,7 +105,7 @@ fn whole_chat(chat: &ChatKey, clock: u64) -> Vec<Write> {
             chat: chat.clone(),
             version: RecapVersion {
                 version: 0,
-                created_at_ms: 1,
+                created_at_ms: UnixMillis(1),
                 content: "a recap".into(),
                 scene_count: 1,
                 excluded_count: 0,
@@ -141,7 +142,7 @@ fn deletion(chat: &ChatKey) -> Write {
         tombstone: Tombstone {
             revision: 4,
             message_revision: 2,
-            deleted_us: 5_000,
+            deleted_us: UnixMicros(5_000),
         },
     }
 }
@@ -157,7 +158,7 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
     a.commit(whole_chat(&kept, 0)).await.unwrap();
     let before = b.load(&c).await.unwrap();
     assert_eq!(before.clock, 1);
-    assert_eq!(before.updated_us, Some(1_000));
+    assert_eq!(before.updated_us, Some(UnixMicros(1_000)));
     assert_eq!(before.tombstone, None);
     let (_, since) = b.changed_since(None).await.unwrap();
 
@@ -185,7 +186,7 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
         Some(Tombstone {
             revision: 4,
             message_revision: 2,
-            deleted_us: 5_000
+            deleted_us: UnixMicros(5_000)
         })
     );
     assert_eq!(b.job(&c.tenant, "c-done").await.unwrap(), None);
@@ -212,7 +213,9 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
     assert_eq!(b.chat_count().await.unwrap(), 1);
     assert_eq!(b.chats_owing_refresh().await.unwrap(), vec![kept.clone()]);
     assert_eq!(
-        b.chats_owing_refresh_quiet_for(0).await.unwrap(),
+        b.chats_owing_refresh_quiet_for(std::time::Duration::ZERO)
+            .await
+            .unwrap(),
         vec![kept.clone()]
     );
 
@@ -227,7 +230,7 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
     let again = a.load(&c).await.unwrap();
     assert_eq!(again.chat.map(|s| s.meta.revision), Some(5));
     assert_eq!(again.tombstone.map(|t| t.revision), Some(4));
-    assert_eq!(again.updated_us, Some(6_000));
+    assert_eq!(again.updated_us, Some(UnixMicros(6_000)));
     a.close().await;
     b.close().await;
 }
@@ -385,7 +388,7 @@ async fn pg_chats_list_by_id_as_bytes_page_by_page_one_tenant_at_a_time() {
     let f = all.iter().find(|c| c.chat_id == "f").unwrap();
     let n = ids.iter().position(|id| *id == "f").unwrap();
     assert_eq!(
-        (f.revision, f.message_count, f.updated_us),
+        (f.revision, f.message_count, f.updated_us.0),
         (n as u64, n as u64, 10 + n as i64)
     );
     assert_eq!(f.settings.as_ref().and_then(|s| s.enabled), Some(false));
@@ -427,7 +430,10 @@ async fn pg_chats_list_by_id_as_bytes_page_by_page_one_tenant_at_a_time() {
         .collect();
     assert_eq!(theirs, ["a", "zz"]);
     let a_of_u = &store.list_chats(&u, None, 1).await.unwrap()[0];
-    assert_eq!((a_of_u.message_count, a_of_u.updated_us), (0, 0));
+    assert_eq!(
+        (a_of_u.message_count, a_of_u.updated_us),
+        (0, UnixMicros(0))
+    );
     assert!(
         store
             .list_chats(&Tenant("nobody".into()), None, 10)
@@ -465,17 +471,32 @@ async fn pg_quiet_chats_are_every_tenants_oldest_changes_first() {
         .unwrap();
     store.commit(vec![deletion(&gone)]).await.unwrap();
     assert_eq!(
-        store.quiet_chats(300, 10).await.unwrap(),
+        store.quiet_chats(UnixMicros(300), 10).await.unwrap(),
         [older.clone(), old.clone()]
     );
     assert_eq!(
-        store.quiet_chats(301, 1).await.unwrap(),
+        store.quiet_chats(UnixMicros(301), 1).await.unwrap(),
         vec![older.clone()]
     );
-    assert!(store.quiet_chats(100, 10).await.unwrap().is_empty());
-    assert!(store.quiet_chats(1_000, 0).await.unwrap().is_empty());
+    assert!(
+        store
+            .quiet_chats(UnixMicros(100), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .quiet_chats(UnixMicros(1_000), 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // A new change makes a chat recent again.
     store.commit(vec![activity(&older, 2, 400)]).await.unwrap();
-    assert_eq!(store.quiet_chats(301, 10).await.unwrap(), [old, recent]);
+    assert_eq!(
+        store.quiet_chats(UnixMicros(301), 10).await.unwrap(),
+        [old, recent]
+    );
     store.close().await;
 }

@@ -9,6 +9,7 @@ use super::{ACME, CHAT, DEFAULT, OLD_CHAT_CLOCK, OLD_REVISION, check_both_tenant
 use crate::common::*;
 use recapd::config::{Config, StoreUrl};
 use recapd::domain::ids::Tenant;
+use recapd::domain::time::UnixMicros;
 use recapd::store::postgres::PgOptions;
 use recapd::store::{ChatStore, PgStore};
 
@@ -346,7 +347,7 @@ async fn a_schema_of_migration_4_gets_every_chats_activity() {
     // test and the database differ by little: a second either way).
     for chat in &t {
         assert!(
-            (before_us - 1_000_000..=after_us + 1_000_000).contains(&chat.updated_us),
+            (before_us - 1_000_000..=after_us + 1_000_000).contains(&chat.updated_us.0),
             "{chat:?} changed at the migration"
         );
     }
@@ -366,14 +367,14 @@ async fn a_schema_of_migration_4_gets_every_chats_activity() {
     // None is quiet yet; all of them are, a day on.
     assert!(
         store
-            .quiet_chats(before_us - 1_000_000, 10)
+            .quiet_chats(UnixMicros(before_us - 1_000_000), 10)
             .await
             .unwrap()
             .is_empty()
     );
     assert_eq!(
         store
-            .quiet_chats(after_us + 86_400_000_000, 10)
+            .quiet_chats(UnixMicros(after_us + 86_400_000_000), 10)
             .await
             .unwrap()
             .len(),

@@ -3,6 +3,7 @@
 use super::*;
 use crate::Limits;
 use crate::message::NewMessage;
+use crate::time::UnixMillis;
 
 pub(crate) fn msg(id: &str, text: &str) -> Message {
     NewMessage {
@@ -210,7 +211,7 @@ fn deleting_a_scene_message_deletes_the_versions_that_need_it() {
                 new_scene_message_id: scene.map(str::to_owned),
                 ..Default::default()
             },
-            0,
+            UnixMillis(0),
         )
         .unwrap()
         .0
@@ -242,7 +243,7 @@ fn adding_a_recap_for_an_unknown_scene_message_is_not_found() {
                 prev_scene_message_id: Some("nope".into()),
                 ..Default::default()
             },
-            0,
+            UnixMillis(0),
         )
         .unwrap_err();
     assert!(matches!(err, DomainError::NotFound(_)));

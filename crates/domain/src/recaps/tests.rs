@@ -1,4 +1,5 @@
 use super::*;
+use crate::time::UnixMillis;
 
 fn recap(content: &str, scene: Option<&str>) -> NewRecap {
     NewRecap {
@@ -11,21 +12,21 @@ fn recap(content: &str, scene: Option<&str>) -> NewRecap {
 #[test]
 fn versions_count_up_from_zero_and_the_new_one_is_current() {
     let mut r = RunningRecaps::default();
-    assert_eq!(r.add(recap("a", None), 1).unwrap(), 0);
-    assert_eq!(r.add(recap("b", None), 2).unwrap(), 1);
+    assert_eq!(r.add(recap("a", None), UnixMillis(1)).unwrap(), 0);
+    assert_eq!(r.add(recap("b", None), UnixMillis(2)).unwrap(), 1);
     assert_eq!(r.current().unwrap().content, "b");
     r.select(0).unwrap();
     assert_eq!(r.current_version(), Some(0));
     // Highest + 1, even when a lower one is current or deleted.
     r.delete(1).unwrap();
-    assert_eq!(r.add(recap("c", None), 3).unwrap(), 1);
+    assert_eq!(r.add(recap("c", None), UnixMillis(3)).unwrap(), 1);
 }
 
 #[test]
 fn deleting_the_current_makes_the_highest_remaining_current() {
     let mut r = RunningRecaps::default();
     for c in ["a", "b", "c"] {
-        r.add(recap(c, None), 0).unwrap();
+        r.add(recap(c, None), UnixMillis(0)).unwrap();
     }
     r.select(1).unwrap();
     r.delete(1).unwrap();
@@ -41,9 +42,9 @@ fn deleting_the_current_makes_the_highest_remaining_current() {
 #[test]
 fn cleanup_deletes_versions_whose_scene_is_invalid_and_keeps_unreferenced() {
     let mut r = RunningRecaps::default();
-    r.add(recap("no scene", None), 0).unwrap();
-    r.add(recap("good", Some("m1")), 0).unwrap();
-    r.add(recap("gone", Some("m2")), 0).unwrap();
+    r.add(recap("no scene", None), UnixMillis(0)).unwrap();
+    r.add(recap("good", Some("m1")), UnixMillis(0)).unwrap();
+    r.add(recap("gone", Some("m2")), UnixMillis(0)).unwrap();
     let deleted = r.cleanup(|id| id == "m1");
     assert_eq!(deleted, vec![2]);
     assert_eq!(r.versions().count(), 2);
@@ -53,8 +54,8 @@ fn cleanup_deletes_versions_whose_scene_is_invalid_and_keeps_unreferenced() {
 #[test]
 fn from_parts_keeps_a_current_that_names_no_version() {
     let mut r = RunningRecaps::default();
-    r.add(recap("a", None), 0).unwrap();
-    r.add(recap("b", None), 0).unwrap();
+    r.add(recap("a", None), UnixMillis(0)).unwrap();
+    r.add(recap("b", None), UnixMillis(0)).unwrap();
     let parts: Vec<RecapVersion> = r.versions().cloned().collect();
     let named = RunningRecaps::from_parts(parts.clone(), Some(0));
     assert_eq!(named.current().map(|v| v.content.as_str()), Some("a"));

@@ -3,6 +3,7 @@ use crate::chat::tests::msg;
 use crate::message::MessageData;
 use crate::recaps::NewRecap;
 use crate::settings::SettingsPatch;
+use crate::time::{UnixMicros, UnixMillis};
 
 static CHAT: std::sync::LazyLock<ChatKey> = std::sync::LazyLock::new(|| ChatKey::untenanted("c"));
 
@@ -13,7 +14,7 @@ fn ctx(settings: &Settings, enabled: bool) -> RefreshContext<'_> {
         enabled,
         revision: 7,
         trigger: Trigger::ChatChanged,
-        now_us: 1,
+        now_us: UnixMicros(1),
     }
 }
 
@@ -33,7 +34,7 @@ fn chat_with_recap(content: &str) -> Chat {
             content: content.into(),
             ..Default::default()
         },
-        0,
+        UnixMillis(0),
     )
     .unwrap();
     chat

@@ -2,6 +2,7 @@
 //! versions (repaired where they can be), and what recapd keeps as the file
 //! had it.
 
+use crate::time::UnixMillis;
 use serde_json::value::RawValue;
 
 use super::RECAPS_KEY;
@@ -113,7 +114,7 @@ fn read_versions(
         let mut version = None;
         let mut read_version = RecapVersion {
             version: 0,
-            created_at_ms: 0,
+            created_at_ms: UnixMillis(0),
             content: String::new(),
             scene_count: 0,
             excluded_count: 0,
@@ -131,7 +132,7 @@ fn read_versions(
                 }
                 "timestamp" => match serde_json::from_str::<i64>(value.get()) {
                     Ok(t) => {
-                        read_version.created_at_ms = t;
+                        read_version.created_at_ms = UnixMillis(t);
                         (TIMESTAMP, true)
                     }
                     // Another spelling (a fraction, a string) is kept.

@@ -4,6 +4,7 @@
 use super::*;
 use crate::Limits;
 use crate::chat::Chat;
+use crate::time::UnixMillis;
 
 const SMALL: &str = r#"{"user_name":"Ann","character_name":"Bob","create_date":"2024-01-01","chat_metadata":{"auto_recap_running_scene_recaps":{"chat_id":"Bob - 2024","current_version":0,"versions":[{"version":0,"timestamp":1700000000000,"content":"They met.","scene_count":1,"excluded_count":0,"prev_scene_index":null,"new_scene_index":1},{"version":1,"timestamp":1700000001000,"content":"They met and left.","scene_count":2,"excluded_count":0,"prev_scene_index":1,"new_scene_index":2}]}}}
 {"name":"Ann","is_user":true,"is_system":false,"send_date":"x","mes":"Hello","extra":{"auto_recap_memory":{"memory":"Ann greets.","include":"Recap of message(s)"}}}
@@ -35,7 +36,7 @@ fn a_chat_file_becomes_messages_swipes_data_and_versions() {
     assert_eq!(chat.recaps[0].new_scene_message_id.as_deref(), Some("m1"));
     assert_eq!(chat.recaps[1].prev_scene_message_id.as_deref(), Some("m1"));
     assert_eq!(chat.recaps[1].new_scene_message_id.as_deref(), Some("m2"));
-    assert_eq!(chat.recaps[1].created_at_ms, 1_700_000_001_000);
+    assert_eq!(chat.recaps[1].created_at_ms, UnixMillis(1_700_000_001_000));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! and settings never make the domain panic, and its invariants hold after
 //! every step.
 
+use crate::time::{UnixMicros, UnixMillis};
 use proptest::prelude::*;
 
 use crate::Limits;
@@ -141,7 +142,7 @@ fn apply(chat: &mut Chat, settings: &mut Settings, step: Step) {
                     new_scene_message_id: scene.map(id),
                     ..Default::default()
                 },
-                0,
+                UnixMillis(0),
             )
             .map(drop),
         Step::SelectRecap(v) => chat.select_recap(v).map(drop),
@@ -221,7 +222,7 @@ proptest! {
         for step in steps {
             apply(&mut chat, &mut settings, step);
             check_invariants(&chat, &settings);
-            let ctx = RefreshContext { chat: &crate::ids::ChatKey::untenanted("c"), settings: &settings, enabled: true, revision: revision + 1, trigger: Trigger::RefreshRequested, now_us: 0 };
+            let ctx = RefreshContext { chat: &crate::ids::ChatKey::untenanted("c"), settings: &settings, enabled: true, revision: revision + 1, trigger: Trigger::RefreshRequested, now_us: UnixMicros(0) };
             let injection = refresh(&chat, ctx, |t| tokens::count(settings.tokenizer, t));
             prop_assert_eq!(injection.revision, revision + 1);
             revision = injection.revision;

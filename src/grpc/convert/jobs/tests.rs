@@ -1,3 +1,4 @@
+use crate::domain::time::UnixMicros;
 use prost_types::Timestamp;
 
 use super::*;
@@ -12,7 +13,7 @@ fn a_job() -> Job {
         },
         JobKind::RunningRecap,
         "m7".into(),
-        1_700_000_000_123_456,
+        UnixMicros(1_700_000_000_123_456),
         true,
     )
 }
@@ -24,7 +25,7 @@ fn a_job_shows_its_fields_and_millisecond_utc_times() {
         attempts: 5,
         last_error: "429 Too Many Requests".into(),
         result: "nothing applied".into(),
-        updated_us: 1_700_000_001_999_999,
+        updated_us: UnixMicros(1_700_000_001_999_999),
         ..a_job()
     };
     let wire = pb::Job::from(&job);
@@ -51,7 +52,7 @@ fn a_job_shows_its_fields_and_millisecond_utc_times() {
     );
     // Before the epoch, the millisecond is the one below.
     let early = Job {
-        created_us: -1,
+        created_us: UnixMicros(-1),
         ..a_job()
     };
     assert_eq!(
@@ -101,21 +102,27 @@ fn page_sizes_default_to_100_and_stop_at_1000() {
 fn a_page_token_names_the_last_jobs_place() {
     let job = Job {
         id: "a:b é".into(),
-        created_us: -42,
+        created_us: UnixMicros(-42),
         ..a_job()
     };
     let token = page_token(&job);
     assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
-    assert_eq!(page_after(&token).unwrap(), Some((-42, "a:b é".into())));
+    assert_eq!(
+        page_after(&token).unwrap(),
+        Some((UnixMicros(-42), "a:b é".into()))
+    );
     assert_eq!(page_after("").unwrap(), None);
     let longest = Job {
         id: "x".repeat(ids::MAX_ID_BYTES),
-        created_us: i64::MIN,
+        created_us: UnixMicros(i64::MIN),
         ..a_job()
     };
     let token = page_token(&longest);
     assert_eq!(token.len(), MAX_TOKEN_CHARS);
-    assert_eq!(page_after(&token).unwrap(), Some((i64::MIN, longest.id)));
+    assert_eq!(
+        page_after(&token).unwrap(),
+        Some((UnixMicros(i64::MIN), longest.id))
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::domain::jobs::{JobKind, JobState};
+use crate::domain::time::UnixMicros;
 
 fn job(id: &str, fence: u64, state: JobState, updated_us: i64) -> Job {
     let mut job = Job::new(
@@ -7,12 +8,12 @@ fn job(id: &str, fence: u64, state: JobState, updated_us: i64) -> Job {
         ChatKey::untenanted("c"),
         JobKind::MessageRecap,
         "m".into(),
-        0,
+        UnixMicros(0),
         false,
     );
     job.fence = fence;
     job.state = state;
-    job.updated_us = updated_us;
+    job.updated_us = UnixMicros(updated_us);
     job
 }
 
@@ -75,7 +76,7 @@ fn a_purge_earlier_in_the_batch_removes_what_a_fence_expects() {
         job("open", 3, JobState::Running, 10),
     ];
     let purge = Write::PurgeJobs {
-        finished_before_us: 11,
+        finished_before_us: UnixMicros(11),
     };
     let retried = |id: &str| write(&job(id, 4, JobState::Pending, 20), Some(3));
     assert_eq!(
@@ -140,7 +141,7 @@ fn a_batch_locks_each_job_it_writes_once_in_id_order() {
     assert_eq!(format!("{:?}", params[0]), format!("{:?}", vec!["a", "b"]));
     assert!(
         lock_jobs(&[vec![Write::PurgeJobs {
-            finished_before_us: 0
+            finished_before_us: UnixMicros(0)
         }]])
         .is_none()
     );

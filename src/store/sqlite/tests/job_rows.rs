@@ -4,6 +4,7 @@
 
 use crate::domain::ids::Tenant;
 use crate::domain::jobs::{Job, JobKind, JobState, Lease};
+use crate::domain::time::UnixMicros;
 use crate::store::{ChatKey, ChatMeta, Write};
 
 /// The key of `chat` in `tenant`.
@@ -18,7 +19,7 @@ pub fn job(id: &str, chat: &ChatKey, created_us: i64, state: JobState) -> Job {
         chat.clone(),
         JobKind::RunningRecap,
         format!("message of {id}"),
-        created_us,
+        UnixMicros(created_us),
         false,
     );
     job.state = state;
@@ -30,7 +31,7 @@ pub fn running(mut job: Job, until_us: i64, fence: u64) -> Job {
     job.state = JobState::Running;
     job.lease = Some(Lease {
         owner: "runner".into(),
-        until_us,
+        until_us: UnixMicros(until_us),
     });
     job.fence = fence;
     job

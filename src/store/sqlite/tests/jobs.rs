@@ -6,6 +6,7 @@
 
 use super::job_rows::*;
 use crate::domain::jobs::JobState;
+use crate::domain::time::UnixMicros;
 use crate::store::sqlite::schema::SCHEMA_VERSION;
 use crate::store::sqlite::*;
 
@@ -81,12 +82,12 @@ async fn a_version_2_database_gets_the_job_queue() {
     assert!(loaded.jobs.is_empty());
     // The chained upgrade to version 4 gave the chat its activity.
     assert!(
-        loaded.updated_us.is_some_and(|at| at > 0),
+        loaded.updated_us.is_some_and(|at| at > UnixMicros(0)),
         "{:?}",
         loaded.updated_us
     );
     assert_eq!(
-        store.quiet_chats(i64::MAX, 10).await.unwrap(),
+        store.quiet_chats(UnixMicros(i64::MAX), 10).await.unwrap(),
         std::slice::from_ref(&c)
     );
     store

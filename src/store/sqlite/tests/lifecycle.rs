@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::domain::Limits;
 use crate::domain::jobs::{JobKind, JobState};
 use crate::domain::message::NewMessage;
+use crate::domain::time::{UnixMicros, UnixMillis};
 use crate::store::sqlite::schema::SCHEMA_VERSION;
 use crate::store::sqlite::*;
 use crate::store::{ChatMeta, Tombstone};
@@ -47,7 +48,7 @@ fn activity(chat: &ChatKey, message_count: u64, updated_us: i64) -> Write {
     Write::Activity {
         chat: chat.clone(),
         message_count,
-        updated_us,
+        updated_us: UnixMicros(updated_us),
     }
 }
 
@@ -56,7 +57,7 @@ fn recap(chat: &ChatKey, version: u32, content: &str) -> Write {
         chat: chat.clone(),
         version: RecapVersion {
             version,
-            created_at_ms: 1,
+            created_at_ms: UnixMillis(1),
             content: content.into(),
             scene_count: 1,
             excluded_count: 0,
@@ -73,7 +74,7 @@ fn job(id: &str, chat: &ChatKey, state: JobState, result: &str) -> Write {
         chat.clone(),
         JobKind::RunningRecap,
         "m1".into(),
-        1,
+        UnixMicros(1),
         false,
     );
     job.state = state;
@@ -97,7 +98,7 @@ fn delete(chat: &ChatKey, revision: u64) -> Write {
         tombstone: Tombstone {
             revision,
             message_revision: revision / 2,
-            deleted_us: 1_000 + i64::try_from(revision).unwrap(),
+            deleted_us: UnixMicros(1_000 + i64::try_from(revision).unwrap()),
         },
     }
 }
@@ -191,7 +192,7 @@ async fn deleting_a_chat_removes_every_row_and_keeps_a_tombstone() {
     let tombstone = Tombstone {
         revision: 8,
         message_revision: 4,
-        deleted_us: 1_008,
+        deleted_us: UnixMicros(1_008),
     };
     assert_eq!(loaded.tombstone, Some(tombstone));
 
@@ -202,7 +203,7 @@ async fn deleting_a_chat_removes_every_row_and_keeps_a_tombstone() {
         assert_eq!(loaded.chat.unwrap().messages.len(), 2);
         assert_eq!(loaded.jobs.len(), 1);
         assert_eq!(loaded.tombstone, None);
-        assert_eq!(loaded.updated_us, Some(500));
+        assert_eq!(loaded.updated_us, Some(UnixMicros(500)));
     }
     assert_eq!(store.chat_count().await.unwrap(), 2);
 
@@ -232,9 +233,15 @@ async fn load_shows_the_latest_activity() {
         .commit(vec![activity(&c, 0, 100), activity(&c, 1, 250)])
         .await
         .unwrap();
-    assert_eq!(store.load(&c).await.unwrap().updated_us, Some(250));
+    assert_eq!(
+        store.load(&c).await.unwrap().updated_us,
+        Some(UnixMicros(250))
+    );
     store.commit(vec![activity(&c, 1, 300)]).await.unwrap();
-    assert_eq!(store.load(&c).await.unwrap().updated_us, Some(300));
+    assert_eq!(
+        store.load(&c).await.unwrap().updated_us,
+        Some(UnixMicros(300))
+    );
 }
 
 #[tokio::test]
@@ -294,14 +301,14 @@ async fn list_chats_pages_one_tenants_chats_by_chat_id_bytes() {
             chat_id: "ab".into(),
             message_count: 4,
             revision: 14,
-            updated_us: 104,
+            updated_us: UnixMicros(104),
             settings: Some(settings(false)),
         }
     );
     let b = all.iter().find(|c| c.chat_id == "b").unwrap();
     assert_eq!(
         (b.message_count, b.revision, b.updated_us, &b.settings),
-        (0, 10, 100, &None)
+        (0, 10, UnixMicros(100), &None)
     );
 
     // A chat without activity shows no messages; a deleted one is gone.
@@ -314,7 +321,7 @@ async fn list_chats_pages_one_tenants_chats_by_chat_id_bytes() {
         .await
         .unwrap()
         .into_iter()
-        .map(|c| (c.chat_id, c.message_count, c.updated_us))
+        .map(|c| (c.chat_id, c.message_count, c.updated_us.0))
         .collect();
     assert_eq!(listed, [("new".into(), 0, 0), ("é".into(), 1, 101)]);
     let others = store
@@ -344,16 +351,25 @@ async fn quiet_chats_are_the_oldest_changes_before_the_bound() {
     writes.push(activity(&key("t", "rowless"), 0, 1));
     store.commit(writes).await.unwrap();
     assert_eq!(
-        store.quiet_chats(35, 10).await.unwrap(),
+        store.quiet_chats(UnixMicros(35), 10).await.unwrap(),
         [key("u", "ten"), key("", "twenty"), key("t", "thirty")]
     );
     assert_eq!(
-        store.quiet_chats(35, 2).await.unwrap(),
+        store.quiet_chats(UnixMicros(35), 2).await.unwrap(),
         [key("u", "ten"), key("", "twenty")]
     );
     // The bound is strict.
-    assert!(store.quiet_chats(10, 10).await.unwrap().is_empty());
-    assert_eq!(store.quiet_chats(11, 10).await.unwrap(), [key("u", "ten")]);
+    assert!(
+        store
+            .quiet_chats(UnixMicros(10), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.quiet_chats(UnixMicros(11), 10).await.unwrap(),
+        [key("u", "ten")]
+    );
     // A change makes a chat recent; a deletion removes it.
     store
         .commit(vec![
@@ -363,7 +379,7 @@ async fn quiet_chats_are_the_oldest_changes_before_the_bound() {
         .await
         .unwrap();
     assert_eq!(
-        store.quiet_chats(1_000, 10).await.unwrap(),
+        store.quiet_chats(UnixMicros(1_000), 10).await.unwrap(),
         [key("t", "thirty"), key("t", "forty"), key("u", "ten")]
     );
 }
@@ -381,16 +397,6 @@ const V3_ROWS: &str = "
 INSERT INTO chats VALUES ('acme', 'c', 0, '{\"revision\":6}');
 INSERT INTO chats VALUES ('', 'c', 0, '{\"revision\":2}');
 ";
-
-fn now_us() -> i64 {
-    i64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_micros(),
-    )
-    .unwrap()
-}
 
 #[tokio::test]
 async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
@@ -412,9 +418,9 @@ async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
             .unwrap();
         }
     }
-    let before = now_us();
+    let before = crate::clock::now_us().0;
     let store = SqliteStore::open(dir.path(), true).await.unwrap();
-    let after = now_us();
+    let after = crate::clock::now_us().0;
     let listed = store
         .list_chats(&Tenant("acme".into()), None, 10)
         .await
@@ -422,7 +428,7 @@ async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0].message_count, listed[0].revision), (2, 6));
     assert!(
-        (before..=after).contains(&listed[0].updated_us),
+        (before..=after).contains(&listed[0].updated_us.0),
         "{listed:?}"
     );
     let default = store
@@ -431,8 +437,21 @@ async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
         .unwrap();
     assert_eq!((default[0].message_count, default[0].revision), (1, 2));
     // Every chat changed at the upgrade: none is quiet before it.
-    assert!(store.quiet_chats(before, 10).await.unwrap().is_empty());
-    assert_eq!(store.quiet_chats(after + 1, 10).await.unwrap().len(), 2);
+    assert!(
+        store
+            .quiet_chats(UnixMicros(before), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .quiet_chats(UnixMicros(after + 1), 10)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
     // Deletion works on the upgraded database.
     store
         .commit(vec![delete(&key("acme", "c"), 7)])

@@ -2,6 +2,7 @@
 //! members the file had, the file's own swipes, ids of API-made messages,
 //! and `is_system` as hand-hidden or auto-hidden.
 
+use crate::time::UnixMillis;
 use serde_json::Value;
 
 use crate::Limits;
@@ -161,7 +162,7 @@ fn a_headerless_file_exports_headerless_until_it_has_running_recaps() {
             content: "They gathered.".into(),
             ..Default::default()
         },
-        7,
+        UnixMillis(7),
     )
     .unwrap();
     let lines = parsed(&write_st_chat("g", &chat, 0));
@@ -396,7 +397,7 @@ fn versions_come_back_in_the_files_order_then_the_apis() {
             content: "f".into(),
             ..Default::default()
         },
-        1,
+        UnixMillis(1),
     )
     .unwrap();
     let header = &parsed(&write_st_chat("c", &chat, 0))[0];

@@ -4,6 +4,7 @@ use super::*;
 use crate::chat::ChatEvent;
 use crate::message::MessageData;
 use crate::recaps::NewRecap;
+use crate::time::UnixMillis;
 use crate::writing::tests::test_chat::{chat, settings};
 
 /// One token per line: easy sums in the bound tests.
@@ -347,7 +348,7 @@ fn a_merge_goes_stale_when_its_base_or_scene_recap_changes() {
                 new_scene_message_id: Some("m2".into()),
                 ..NewRecap::default()
             },
-            0,
+            UnixMillis(0),
         )
         .unwrap();
     assert!(!read_unchanged(
@@ -379,7 +380,7 @@ fn a_merge_goes_stale_when_its_base_or_scene_recap_changes() {
                 new_scene_message_id: Some("m9".into()),
                 ..NewRecap::default()
             },
-            0,
+            UnixMillis(0),
         )
         .unwrap();
     assert!(read_unchanged(JobKind::RunningRecap, &p.read, &later, "m5"));

@@ -5,6 +5,7 @@ use crate::chat::{Chat, ChatEvent};
 use crate::message::{MessageData, NewMessage};
 use crate::recaps::NewRecap;
 use crate::settings::Settings;
+use crate::time::UnixMillis;
 
 /// Settings with the given `scene_break_offset` and
 /// `scene_break_min_messages`, the rest default.
@@ -165,7 +166,8 @@ impl Builder {
                 .expect("an existing test message");
         }
         for recap in self.recaps {
-            chat.add_recap(recap, 0).expect("a valid test recap");
+            chat.add_recap(recap, UnixMillis(0))
+                .expect("a valid test recap");
         }
         chat
     }
