@@ -36,9 +36,9 @@
 //! at start-up, the files they name; [`auth`] checks bearer tokens and
 //! gives each call its tenant; [`telemetry`] serves the metrics;
 //! [`llm`] sends one request to an OpenAI-compatible LLM and judges its
-//! failure retryable or fatal; [`tls_common`] holds what the TLS clients
-//! share; and
-//! [`app::App`] wires everything together (tests build it on port 0).
+//! failure retryable or fatal; [`clock`] is the one wall clock (tests
+//! hand the engine one they set); [`tls_common`] holds what the TLS
+//! clients share; and [`app::App`] wires everything together (tests build it on port 0).
 //!
 //! Apart from the server: [`cli`] holds the client side of the tool
 //! subcommands (`recapd health`, `import`, `export`), which dial a running
