@@ -73,14 +73,10 @@ pub(super) enum Dropped {
 }
 
 /// Whether chats dropped by an eviction pass go to the eviction log: only
-/// while an all-chats stream is open (nobody else reads the log).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum LogDrops {
-    /// An all-chats stream is open: log them.
-    Yes,
-    /// None is: do not.
-    No,
-}
+/// while an all-chats stream is open (nobody else reads the log). Asked
+/// for each batch, under the map's lock, so a stream that opens during a
+/// pass finds every chat dropped after it subscribed in memory or logged.
+pub(super) type LogDrops<'a> = &'a dyn Fn() -> bool;
 
 /// Handle to the chat cache; cheap to clone (one `Arc`), every clone sees
 /// the same chats.
@@ -345,7 +341,7 @@ impl ChatCache {
             }
             // Logged before the map's lock is let go: an all-chats stream
             // catching up now finds each dropped chat in memory or here.
-            if log == LogDrops::Yes {
+            if log() {
                 self.log_dropped(std::mem::take(&mut dropped));
             }
             dropped.clear();

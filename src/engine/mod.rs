@@ -348,12 +348,10 @@ impl Engine {
     /// lock), evicting when that passes the budget; chats dropped go to
     /// the eviction log while an all-chats stream is open.
     fn account(&self, slot: &ChatSlot, state: Option<&Resident>) {
-        let log = if self.inner.all_chats.receiver_count() > 0 {
-            cache::LogDrops::Yes
-        } else {
-            cache::LogDrops::No
-        };
-        self.inner.cache.account(slot, state, log);
+        let all_chats = &self.inner.all_chats;
+        self.inner
+            .cache
+            .account(slot, state, &|| all_chats.receiver_count() > 0);
     }
 
     /// Locks a chat's slot, loading the chat from the store first if

@@ -65,9 +65,9 @@ fn counted(cache: &ChatCache) -> usize {
 fn the_total_is_the_sum_of_the_slots_and_follows_their_state() {
     let cache = ChatCache::new(0);
     assert_eq!(cache.total(), 0);
-    fill(&cache, "small", 2, LogDrops::No);
+    fill(&cache, "small", 2, &|| false);
     let small = cache.total();
-    fill(&cache, "big", 40, LogDrops::No);
+    fill(&cache, "big", 40, &|| false);
     assert_eq!(cache.total(), counted(&cache));
     let big = cache.total() - small;
     assert!(
@@ -75,7 +75,7 @@ fn the_total_is_the_sum_of_the_slots_and_follows_their_state() {
         "{big} bytes for 40 KB of text"
     );
     // The big chat shrinks: its estimate follows.
-    fill(&cache, "big", 1, LogDrops::No);
+    fill(&cache, "big", 1, &|| false);
     assert!(cache.total() < small + 10_000);
     assert_eq!(cache.total(), counted(&cache));
 }
@@ -98,12 +98,12 @@ fn past_the_budget_the_least_recently_used_chats_go_first() {
     // About ten chats of 10 KB fit.
     let cache = ChatCache::new(150_000);
     for i in 0..10 {
-        fill(&cache, &format!("c{i}"), 10, LogDrops::No);
+        fill(&cache, &format!("c{i}"), 10, &|| false);
     }
     // c0 is used again: now c1 is the least recently used.
     drop(cache.slot(&key("c0")));
     for i in 10..14 {
-        fill(&cache, &format!("c{i}"), 10, LogDrops::No);
+        fill(&cache, &format!("c{i}"), 10, &|| false);
     }
     assert!(held(&cache, "c0"), "used again: kept");
     assert!(!held(&cache, "c1"), "least recently used: dropped");
@@ -121,17 +121,17 @@ async fn pinned_chats_are_never_dropped() {
     let cache = ChatCache::new(1);
     // Each fill's pass drops every chat not pinned by then: each is
     // pinned right after its fill.
-    fill(&cache, "held", 3, LogDrops::No);
+    fill(&cache, "held", 3, &|| false);
     let held_elsewhere = cache.slot(&key("held"));
-    fill(&cache, "watched", 3, LogDrops::No);
+    fill(&cache, "watched", 3, &|| false);
     let watcher = cache.slot(&key("watched")).latest.subscribe();
-    fill(&cache, "locked", 3, LogDrops::No);
+    fill(&cache, "locked", 3, &|| false);
     let locked_slot = cache.slot(&key("locked"));
     let lock = locked_slot.state.clone().try_lock_owned().expect("free");
     drop(locked_slot);
-    fill(&cache, "job", 3, LogDrops::No);
+    fill(&cache, "job", 3, &|| false);
     cache.job_started(&key("job"));
-    fill(&cache, "owing", 3, LogDrops::No);
+    fill(&cache, "owing", 3, &|| false);
     {
         let slot = cache.slot(&key("owing"));
         let mut state = slot.state.try_lock().expect("free");
@@ -142,10 +142,10 @@ async fn pinned_chats_are_never_dropped() {
             timer: tokio::spawn(std::future::pending()),
         });
     }
-    fill(&cache, "free", 3, LogDrops::No);
+    fill(&cache, "free", 3, &|| false);
     // The next fill passes the budget: its pass drops what may go.
-    fill(&cache, "next", 1, LogDrops::No);
-    fill(&cache, "last", 1, LogDrops::No);
+    fill(&cache, "next", 1, &|| false);
+    fill(&cache, "last", 1, &|| false);
     for chat in ["held", "watched", "locked", "job", "owing"] {
         assert!(held(&cache, chat), "{chat} is pinned");
     }
@@ -154,7 +154,7 @@ async fn pinned_chats_are_never_dropped() {
     drop((held_elsewhere, watcher, lock));
     cache.job_ended(&key("job"));
     assert!(cache.running_jobs().is_empty());
-    fill(&cache, "again", 1, LogDrops::No);
+    fill(&cache, "again", 1, &|| false);
     for chat in ["held", "watched", "locked", "job"] {
         assert!(!held(&cache, chat), "{chat} is no longer pinned");
     }
@@ -166,24 +166,24 @@ fn the_eviction_log_names_announced_chats_dropped_while_streams_were_open() {
     let cache = ChatCache::new(1);
     let seen = cache.evictions_logged();
     // Dropped while no stream is open: not logged.
-    fill(&cache, "quiet", 1, LogDrops::No);
+    fill(&cache, "quiet", 1, &|| false);
     cache
         .slot(&key("quiet"))
         .announced
         .store(true, Ordering::Release);
-    fill(&cache, "a", 1, LogDrops::No);
+    fill(&cache, "a", 1, &|| false);
     assert!(!held(&cache, "quiet"));
     assert_eq!(cache.evicted_since(seen), (Dropped::None, seen));
     // Announced and dropped while one is: logged; never announced: not.
     for chat in ["b", "c"] {
-        fill(&cache, chat, 1, LogDrops::Yes);
+        fill(&cache, chat, 1, &|| true);
         cache
             .slot(&key(chat))
             .announced
             .store(true, Ordering::Release);
     }
-    fill(&cache, "d", 1, LogDrops::Yes);
-    fill(&cache, "e", 1, LogDrops::Yes);
+    fill(&cache, "d", 1, &|| true);
+    fill(&cache, "e", 1, &|| true);
     let (dropped, now) = cache.evicted_since(seen);
     assert_eq!(dropped, Dropped::These(vec![key("b"), key("c")]));
     assert_eq!(now, seen + 2);
@@ -195,7 +195,7 @@ fn the_eviction_log_names_announced_chats_dropped_while_streams_were_open() {
 fn clones_share_one_cache() {
     let cache = ChatCache::new(0);
     let clone = cache.clone();
-    fill(&clone, "shared", 1, LogDrops::No);
+    fill(&clone, "shared", 1, &|| false);
     assert!(held(&cache, "shared"));
     assert_eq!(cache.total(), clone.total());
 }
