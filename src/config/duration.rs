@@ -33,8 +33,11 @@ impl BareUnit {
 /// and never panic; a value past `u64` seconds is refused.
 pub fn parse_duration(text: &str, bare: BareUnit) -> Result<Duration, String> {
     let text = text.trim();
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
+    // A bare number as Rust's integer parsing (clap's before) reads it:
+    // digits, after at most one `+`.
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return digits
             .parse::<u64>()
             .map(|count| bare.duration(count))
             .map_err(|_| format!("{text:?} is too large"));

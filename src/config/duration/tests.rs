@@ -32,12 +32,16 @@ fn a_bare_number_is_in_the_flags_own_unit() {
         Ok(Duration::from_millis(250))
     );
     assert_eq!(parse_duration("0", BareUnit::Seconds), Ok(Duration::ZERO));
+    // As the integer flags read them before: one leading `+` is allowed.
+    assert_eq!(parse_duration("+120", BareUnit::Seconds), Ok(seconds(120)));
 }
 
 #[test]
 fn anything_else_is_refused_with_an_example() {
     for text in [
         "",
+        "+",
+        "++1",
         "d",
         "soon",
         "-1s",
