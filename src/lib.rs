@@ -36,7 +36,7 @@
 //! at start-up, the files they name; [`auth`] checks bearer tokens and
 //! gives each call its tenant; [`telemetry`] serves the metrics;
 //! [`llm`] sends one request to an OpenAI-compatible LLM and judges its
-//! failure retryable or fatal; [`clock`] is the one wall clock (tests
+//! failure retryable or fatal; [`wall_clock`] is the one wall clock (tests
 //! hand the engine one they set); [`tls_common`] holds what the TLS
 //! clients share; and [`app::App`] wires everything together (tests build it on port 0).
 //!
@@ -48,8 +48,8 @@
 pub mod app;
 pub mod auth;
 pub mod cli;
-pub mod clock;
 pub mod config;
+pub mod wall_clock;
 /// The pure rules, a crate of their own ([`recapd_domain`]), kept at this
 /// path so that `crate::domain::...` names them as before.
 pub use recapd_domain as domain;

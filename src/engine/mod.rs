@@ -57,6 +57,9 @@
 //! - **debounce ticket**: bumped each time a chat's debounced refresh is
 //!   (re)scheduled and carried by its timer, so a timer that lost the race
 //!   does nothing.
+//! - **wall clock** (`WallClock`): what time it is now, for the instants
+//!   rows store; the engine takes it in its options, so a test can set it.
+//!   A chat's **clock** above is a count of commits, never a time.
 //! - **recap writer** ([`RecapWriter`]): the LLM client and its options,
 //!   which write recaps as jobs.
 //! - **prompt**: the chat prompt `RenderPrompt` builds ([`ChatPrompt`]);
@@ -93,8 +96,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::clock::Clock;
 use crate::domain::time::{UnixMicros, UnixMillis};
+use crate::wall_clock::WallClock;
 
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::broadcast;
@@ -178,8 +181,8 @@ struct Inner {
     jobs: jobs::JobsRuntime,
     /// The store's clock at the latest resync (shared store only).
     last_resync_ms: Mutex<Option<UnixMillis>>,
-    /// The wall clock (from [`JobsConfig::clock`]).
-    clock: Arc<dyn Clock>,
+    /// The wall clock (from [`JobsConfig::wall_clock`]).
+    wall_clock: Arc<dyn WallClock>,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -235,7 +238,7 @@ impl Engine {
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         let (job_changes, _) = broadcast::channel(JOB_CHANGES_BUFFER);
         let budget = limits.max_resident_bytes;
-        let clock = jobs.clock.clone();
+        let wall_clock = jobs.wall_clock.clone();
         Ok(Engine {
             inner: Arc::new(Inner {
                 store: chats,
@@ -255,19 +258,19 @@ impl Engine {
                 job_changes,
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
-                clock,
+                wall_clock,
             }),
         })
     }
 
     /// Now on the engine's clock, µs since the epoch.
     fn now(&self) -> UnixMicros {
-        self.inner.clock.now()
+        self.inner.wall_clock.now()
     }
 
     /// Now on the engine's clock, whole ms since the epoch.
     fn now_ms(&self) -> UnixMillis {
-        self.inner.clock.now_ms()
+        self.inner.wall_clock.now_ms()
     }
 
     /// Limits on client text.

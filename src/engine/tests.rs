@@ -124,13 +124,13 @@ pub(in crate::engine) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<F
 /// test's manual clock), with the default job options.
 pub(in crate::engine) async fn engine_at(
     dir: &tempfile::TempDir,
-    clock: &crate::clock::ManualClock,
+    clock: &crate::wall_clock::ManualClock,
 ) -> Engine {
     let store = crate::store::SqliteStore::open(dir.path(), true)
         .await
         .unwrap();
     let jobs = crate::engine::JobsConfig {
-        clock: Arc::new(clock.clone()),
+        wall_clock: Arc::new(clock.clone()),
         ..crate::engine::JobsConfig::default()
     };
     Engine::with_jobs(

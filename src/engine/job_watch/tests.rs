@@ -15,15 +15,15 @@ const RESYNC_MARGIN_US: i64 = RESYNC_MARGIN.as_micros() as i64;
 
 /// The system clock now in bare µs (the tests compute with stamps).
 fn now_us() -> i64 {
-    crate::clock::now_us().0
+    crate::wall_clock::now_us().0
 }
-use crate::clock::{Clock, ManualClock};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::time::UnixMicros;
 use crate::domain::{DomainError, Limits};
 use crate::engine::{Engine, EngineError, JOB_CHANGES_BUFFER, JobsConfig};
 use crate::store::{StoreError, Stores};
+use crate::wall_clock::{ManualClock, WallClock};
 
 async fn engine(dir: &tempfile::TempDir, limits: Limits) -> (Engine, Arc<JobsStore>) {
     let store = Arc::new(JobsStore::open(dir.path()).await);
@@ -37,7 +37,7 @@ async fn engine(dir: &tempfile::TempDir, limits: Limits) -> (Engine, Arc<JobsSto
 async fn engine_on(dir: &tempfile::TempDir, clock: &ManualClock) -> (Engine, Arc<JobsStore>) {
     let store = Arc::new(JobsStore::open(dir.path()).await);
     let jobs = JobsConfig {
-        clock: Arc::new(clock.clone()),
+        wall_clock: Arc::new(clock.clone()),
         ..JobsConfig::default()
     };
     let engine = Engine::with_jobs(Stores::single(store.clone()), Limits::default(), jobs)

@@ -23,7 +23,6 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::{Notify, Semaphore};
 
-use crate::clock::{Clock, SystemClock};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
@@ -33,6 +32,7 @@ use crate::domain::time::UnixMicros;
 use crate::llm::{LlmClient, LlmSetup};
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
+use crate::wall_clock::{SystemClock, WallClock};
 
 use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
@@ -61,8 +61,8 @@ pub struct JobsConfig {
     pub queue: QueueOptions,
     /// What time it is, for every instant the engine stores or compares
     /// (job times, activity, retention cut-offs): the system's by default,
-    /// a [`crate::clock::ManualClock`] in tests that set the time.
-    pub clock: Arc<dyn Clock>,
+    /// a [`crate::wall_clock::ManualClock`] in tests that set the time.
+    pub wall_clock: Arc<dyn WallClock>,
 }
 
 impl Default for JobsConfig {
@@ -70,7 +70,7 @@ impl Default for JobsConfig {
         JobsConfig {
             writer: None,
             queue: QueueOptions::default(),
-            clock: Arc::new(SystemClock),
+            wall_clock: Arc::new(SystemClock),
         }
     }
 }

@@ -2,9 +2,9 @@
 //! and which chats a pass deletes on the engine's (manual) clock.
 
 use super::*;
-use crate::clock::{Clock, ManualClock};
 use crate::domain::chat::ChatEvent;
 use crate::domain::time::UnixMicros;
+use crate::wall_clock::{ManualClock, WallClock};
 
 #[test]
 fn retention_looks_four_times_per_retention_within_bounds() {

@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::TryStreamExt as _;
 
 use super::{PgStore, as_u64, jobs, pg_err};
-use crate::clock::now_ms;
 use crate::domain::ids::ChatKey;
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::store::{
     ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, Tombstone, from_json,
 };
+use crate::wall_clock::now_ms;
 
 impl PgStore {
     /// A chat's rows, open jobs, tombstone and activity in one read-only

@@ -127,7 +127,7 @@ fn apply(writer: &mut Connection, migration: &Migration) -> Result<(), StoreErro
         migration.version, migration.name
     );
     let upgrading = |e| StoreError::database(context.clone(), e);
-    let now_us = crate::clock::now_us();
+    let now_us = crate::wall_clock::now_us();
     let tx = writer.transaction().map_err(upgrading)?;
     tx.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS migration_clock (now_us INTEGER NOT NULL);

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use crate::clock::{Clock, ManualClock};
 use crate::domain::ids::Tenant;
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::time::UnixMicros;
 use crate::engine::tests::{engine_at, key};
 use crate::store::Write;
+use crate::wall_clock::{ManualClock, WallClock};
 
 /// `id` of chat "c", in `state`, last changed at `at`.
 fn job(id: &str, state: JobState, at: UnixMicros) -> Job {

@@ -418,9 +418,9 @@ async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
             .unwrap();
         }
     }
-    let before = crate::clock::now_us().0;
+    let before = crate::wall_clock::now_us().0;
     let store = SqliteStore::open(dir.path(), true).await.unwrap();
-    let after = crate::clock::now_us().0;
+    let after = crate::wall_clock::now_us().0;
     let listed = store
         .list_chats(&Tenant("acme".into()), None, 10)
         .await

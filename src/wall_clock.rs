@@ -1,6 +1,6 @@
 //! The one wall clock: what time it is now, as the instants rows store
 //! ([`UnixMicros`], [`UnixMillis`]). The engine reads it through a
-//! [`Clock`] given in its options ([`SystemClock`] by default), so a test
+//! [`WallClock`] given in its options ([`SystemClock`] by default), so a test
 //! can hand it a [`ManualClock`] it sets and advances. Timers (sleeps,
 //! debounces, leases' wake-ups) stay on tokio's clock, which tests pause.
 
@@ -13,7 +13,7 @@ use crate::domain::time::{UnixMicros, UnixMillis};
 
 /// A source of the current wall-clock instant. Implementations never go
 /// backwards on their own (a [`ManualClock`] goes where its test sets it).
-pub trait Clock: Debug + Send + Sync + 'static {
+pub trait WallClock: Debug + Send + Sync + 'static {
     /// Now, in µs since the epoch.
     fn now(&self) -> UnixMicros;
 
@@ -27,7 +27,7 @@ pub trait Clock: Debug + Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
-impl Clock for SystemClock {
+impl WallClock for SystemClock {
     fn now(&self) -> UnixMicros {
         now_us()
     }
@@ -35,7 +35,7 @@ impl Clock for SystemClock {
 
 /// The system clock now, in µs since the epoch (the epoch itself when the
 /// system clock reads before it, as ever). For code that is given no
-/// [`Clock`]; the engine reads its own.
+/// [`WallClock`]; the engine reads its own.
 pub fn now_us() -> UnixMicros {
     UnixMicros::from_system_time(SystemTime::now()).max(UnixMicros::EPOCH)
 }
@@ -81,7 +81,7 @@ impl ManualClock {
     }
 }
 
-impl Clock for ManualClock {
+impl WallClock for ManualClock {
     fn now(&self) -> UnixMicros {
         UnixMicros(self.micros.load(Ordering::SeqCst))
     }
