@@ -28,6 +28,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Response, Url};
 use rustls::{ClientConfig, RootCertStore};
 
+use crate::domain::settings::{MaxTokensField, StructuredOutput};
 use crate::telemetry;
 use crate::tls_common::with_causes;
 
@@ -45,11 +46,32 @@ pub struct CompletionRequest {
     pub model: String,
     /// The whole prompt, macros already replaced.
     pub prompt: String,
-    /// The answer's length limit, sent as `max_tokens`.
+    /// The answer's length limit, sent as `max_tokens` or
+    /// `max_completion_tokens` (see `max_tokens_field`).
     pub max_tokens: u64,
     /// Sent as `temperature` when set (and finite); the API's default
     /// otherwise.
     pub temperature: Option<f64>,
+    /// The JSON schema the answer must follow, sent as `response_format`
+    /// as `structured_output` says; `None`: no `response_format`.
+    pub answer_schema: Option<AnswerSchema>,
+    /// How the answer is constrained (`llm_structured_output`).
+    pub structured_output: StructuredOutput,
+    /// Which field carries `max_tokens` (`llm_max_tokens_field`).
+    pub max_tokens_field: MaxTokensField,
+    /// What the request is for, as the metrics' `kind` label (a job kind's
+    /// name, such as `scene_recap`).
+    pub purpose: &'static str,
+}
+
+/// The schema of a JSON answer: `response_format`'s `json_schema.name`
+/// and `json_schema.schema`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerSchema {
+    /// The schema's name (letters, digits, `_` and `-`).
+    pub name: String,
+    /// The JSON schema itself.
+    pub schema: serde_json::Value,
 }
 
 /// A successful answer: the first choice's text, never empty or blank.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::domain::settings::{MaxTokensField, StructuredOutput};
 
 fn setup(base_url: &str) -> LlmSetup {
     LlmSetup {
@@ -49,6 +50,10 @@ async fn an_empty_model_fails_without_a_request() {
         prompt: "p".into(),
         max_tokens: 1,
         temperature: None,
+        answer_schema: None,
+        structured_output: StructuredOutput::Auto,
+        max_tokens_field: MaxTokensField::Auto,
+        purpose: "test",
     };
     assert!(matches!(
         client.complete(&request).await,

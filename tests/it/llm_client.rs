@@ -7,6 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::common::fake_llm::{FakeLlm, Reply};
 use recapd::config::{ApiKey, LlmSetup};
+use recapd::domain::settings::{MaxTokensField, StructuredOutput};
 use recapd::llm::{CompletionRequest, LlmClient, LlmError};
 
 fn request(prompt: &str) -> CompletionRequest {
@@ -15,6 +16,10 @@ fn request(prompt: &str) -> CompletionRequest {
         prompt: prompt.into(),
         max_tokens: 64,
         temperature: None,
+        answer_schema: None,
+        structured_output: StructuredOutput::Auto,
+        max_tokens_field: MaxTokensField::Auto,
+        purpose: "test",
     }
 }
 

@@ -6,6 +6,7 @@
 //! Not part of CI.
 
 use recapd::config::Cli;
+use recapd::domain::settings::{MaxTokensField, StructuredOutput};
 use recapd::llm::{CompletionRequest, LlmClient};
 
 #[tokio::test]
@@ -32,6 +33,10 @@ async fn a_real_llm_answers_a_short_prompt() {
             prompt: "Reply with one short sentence about the sea.".into(),
             max_tokens: 64,
             temperature: Some(0.0),
+            answer_schema: None,
+            structured_output: StructuredOutput::Auto,
+            max_tokens_field: MaxTokensField::Auto,
+            purpose: "test",
         })
         .await
         .unwrap_or_else(|e| panic!("{url} ({model}) failed: {e}"));

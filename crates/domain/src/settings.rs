@@ -63,6 +63,36 @@ pub enum TokenizerKind {
     R50kBase,
 }
 
+/// How a job asks the LLM for a JSON answer (`response_format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StructuredOutput {
+    /// `json_schema` first; when the endpoint refuses it (a 400 naming
+    /// `response_format` or the schema), `json_object`, then nothing,
+    /// remembered per endpoint and model for the process's life. The
+    /// default.
+    Auto,
+    /// Always the answer's JSON schema (`type: json_schema`, strict); an
+    /// endpoint that refuses it fails the job.
+    JsonSchema,
+    /// Always `type: json_object` (any JSON object).
+    JsonObject,
+    /// No `response_format`: the answer is looked for in the text.
+    Off,
+}
+
+/// Which field carries the answer's token limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MaxTokensField {
+    /// `max_tokens`; `max_completion_tokens` when the endpoint refuses
+    /// `max_tokens` (a 400 naming it), remembered per endpoint and model.
+    /// The default.
+    Auto,
+    /// Always `max_tokens`.
+    MaxTokens,
+    /// Always `max_completion_tokens`.
+    MaxCompletionTokens,
+}
+
 /// Deepest accepted `depth` (SillyTavern's MAX_INJECTION_DEPTH).
 pub const MAX_DEPTH: u32 = 1000;
 /// Longest accepted `debounce_ms`: one hour.
@@ -206,6 +236,18 @@ fn in_range(field: &str, value: i32, low: u32, high: u32) -> Result<u32, DomainE
         .ok()
         .filter(|v| (low..=high).contains(v))
         .ok_or_else(|| DomainError::invalid(field, format!("{value} is outside {low}..={high}")))
+}
+
+/// Checks a wire `running_recap_min_ratio`: a number in 0..=1, kept to
+/// thousandths.
+pub fn check_min_ratio(value: f64) -> Result<Milli, DomainError> {
+    if !(0.0..=1.0).contains(&value) {
+        return Err(DomainError::invalid(
+            "settings.running_recap_min_ratio",
+            format!("{value} is outside 0..=1"),
+        ));
+    }
+    Ok(Milli((value * 1000.0).round() as u32))
 }
 
 /// A number kept in thousandths, so that settings compare exactly (the

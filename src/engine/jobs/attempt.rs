@@ -166,6 +166,10 @@ impl Engine {
             prompt: prepared.request,
             max_tokens: settings.llm_max_tokens,
             temperature: settings.llm_temperature.map(|t| t.value()),
+            answer_schema: None,
+            structured_output: settings.llm_structured_output,
+            max_tokens_field: settings.llm_max_tokens_field,
+            purpose: claimed.kind.name(),
         };
         self.commit(
             &slot,

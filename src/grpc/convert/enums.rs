@@ -3,7 +3,9 @@
 
 use super::pb;
 use crate::domain::refresh::Trigger;
-use crate::domain::settings::{ContextType, Position, Role, TokenizerKind};
+use crate::domain::settings::{
+    ContextType, MaxTokensField, Position, Role, StructuredOutput, TokenizerKind,
+};
 
 impl From<pb::InjectionPosition> for Position {
     fn from(p: pb::InjectionPosition) -> Self {
@@ -85,6 +87,50 @@ impl From<TokenizerKind> for pb::Tokenizer {
             TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
             TokenizerKind::P50kBase => pb::Tokenizer::P50kBase,
             TokenizerKind::R50kBase => pb::Tokenizer::R50kBase,
+        }
+    }
+}
+
+impl From<pb::StructuredOutput> for StructuredOutput {
+    fn from(s: pb::StructuredOutput) -> Self {
+        match s {
+            pb::StructuredOutput::Auto | pb::StructuredOutput::Unspecified => {
+                StructuredOutput::Auto
+            }
+            pb::StructuredOutput::JsonSchema => StructuredOutput::JsonSchema,
+            pb::StructuredOutput::JsonObject => StructuredOutput::JsonObject,
+            pb::StructuredOutput::Off => StructuredOutput::Off,
+        }
+    }
+}
+
+impl From<StructuredOutput> for pb::StructuredOutput {
+    fn from(s: StructuredOutput) -> Self {
+        match s {
+            StructuredOutput::Auto => pb::StructuredOutput::Auto,
+            StructuredOutput::JsonSchema => pb::StructuredOutput::JsonSchema,
+            StructuredOutput::JsonObject => pb::StructuredOutput::JsonObject,
+            StructuredOutput::Off => pb::StructuredOutput::Off,
+        }
+    }
+}
+
+impl From<pb::MaxTokensField> for MaxTokensField {
+    fn from(f: pb::MaxTokensField) -> Self {
+        match f {
+            pb::MaxTokensField::Auto | pb::MaxTokensField::Unspecified => MaxTokensField::Auto,
+            pb::MaxTokensField::MaxTokens => MaxTokensField::MaxTokens,
+            pb::MaxTokensField::MaxCompletionTokens => MaxTokensField::MaxCompletionTokens,
+        }
+    }
+}
+
+impl From<MaxTokensField> for pb::MaxTokensField {
+    fn from(f: MaxTokensField) -> Self {
+        match f {
+            MaxTokensField::Auto => pb::MaxTokensField::Auto,
+            MaxTokensField::MaxTokens => pb::MaxTokensField::MaxTokens,
+            MaxTokensField::MaxCompletionTokens => pb::MaxTokensField::MaxCompletionTokens,
         }
     }
 }

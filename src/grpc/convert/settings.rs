@@ -7,8 +7,8 @@
 use super::{enum_value, pb};
 use crate::domain::DomainError;
 use crate::domain::settings::{
-    ApiSettings, ContextType, Position, Role, Settings, SettingsPatch, TokenizerKind,
-    settings_table,
+    ApiSettings, ContextType, MaxTokensField, Position, Role, Settings, SettingsPatch,
+    StructuredOutput, TokenizerKind, settings_table,
 };
 
 /// A setting's API form ([`crate::domain::settings::SettingValue::Api`])
@@ -57,7 +57,9 @@ wire_enums!(
     Position => pb::InjectionPosition,
     Role => pb::InjectionRole,
     ContextType => pb::RecapContextType,
-    TokenizerKind => pb::Tokenizer
+    TokenizerKind => pb::Tokenizer,
+    StructuredOutput => pb::StructuredOutput,
+    MaxTokensField => pb::MaxTokensField
 );
 
 /// A list is a message on the wire so that an empty list can be present.

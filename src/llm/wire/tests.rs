@@ -1,4 +1,5 @@
 use super::*;
+use crate::domain::settings::{MaxTokensField, StructuredOutput};
 
 fn at(secs: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(secs)
@@ -145,6 +146,10 @@ fn request_bodies_are_standard() {
         prompt: "say \"hi\"".into(),
         max_tokens: 64,
         temperature: None,
+        answer_schema: None,
+        structured_output: StructuredOutput::Auto,
+        max_tokens_field: MaxTokensField::Auto,
+        purpose: "test",
     };
     let body: Value = serde_json::from_slice(&request_body(&request)).unwrap();
     assert_eq!(

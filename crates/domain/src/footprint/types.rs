@@ -8,7 +8,9 @@ use crate::jobs::{Job, JobKind, JobState, Lease, ReadSet};
 use crate::message::{Message, MessageData, Swipe, SwipeData, Swipes};
 use crate::recaps::RecapVersion;
 use crate::refresh::{Injection, InjectionKey, Trigger};
-use crate::settings::{ContextType, Milli, Position, Role, TokenizerKind};
+use crate::settings::{
+    ContextType, MaxTokensField, Milli, Position, Role, StructuredOutput, TokenizerKind,
+};
 use crate::st_chat::verbatim::{
     FileSwipe, Kept, OwnData, StFile, StHeader, StMessage, StSwipe, StVersion,
 };
@@ -23,6 +25,8 @@ inline_only!(
     Position,
     Role,
     TokenizerKind,
+    StructuredOutput,
+    MaxTokensField,
 );
 
 impl Footprint for Message {

@@ -125,6 +125,14 @@ macro_rules! settings_table {
             llm_max_tokens: u64 = 1024, checked by check_llm_max_tokens;
             /// Sampling temperature in thousandths; `None`: the model's own.
             llm_temperature: Option<Milli> = None, checked by check_temperature;
+            /// How a job asks for a JSON answer (`response_format`).
+            llm_structured_output: StructuredOutput = StructuredOutput::Auto;
+            /// Which request field carries `llm_max_tokens`.
+            llm_max_tokens_field: MaxTokensField = MaxTokensField::Auto;
+            /// A merge's new running recap must have at least this fraction
+            /// (in thousandths) of the characters of the version it builds on
+            /// plus the scene recap; 0 turns the check off.
+            running_recap_min_ratio: Milli = Milli(200), checked by check_min_ratio;
         }
     };
 }

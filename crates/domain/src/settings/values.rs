@@ -1,6 +1,6 @@
 //! How each type a setting can have behaves in a patch and on the API.
 
-use super::{ContextType, Milli, Position, Role, TokenizerKind};
+use super::{ContextType, MaxTokensField, Milli, Position, Role, StructuredOutput, TokenizerKind};
 
 /// A type a setting can have (a row of the settings table). Plain types are
 /// set by a patch and always present; `Option<T>` makes a setting whose
@@ -46,6 +46,8 @@ plain_setting_values! {
     Role => Role, |v| *v;
     ContextType => ContextType, |v| *v;
     TokenizerKind => TokenizerKind, |v| *v;
+    StructuredOutput => StructuredOutput, |v| *v;
+    MaxTokensField => MaxTokensField, |v| *v;
     Milli => f64, |v| v.value();
 }
 
