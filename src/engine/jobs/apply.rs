@@ -52,6 +52,7 @@ impl Engine {
                 reason,
                 retry_after,
             } => self.record_retry(&mut chat, at, reason, *retry_after, now),
+            Outcome::Unusable(reason) => self.record_retry(&mut chat, at, reason, None, now),
             Outcome::Fatal(reason) => {
                 chat.jobs[at].last_error = queue::short(reason);
                 fail(&mut chat, at, "refused by the LLM", now)

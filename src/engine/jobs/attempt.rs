@@ -13,8 +13,8 @@ use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, Lease};
 use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
-use crate::domain::writing::{self, Answer, Candidates, PrepareError};
-use crate::llm::{CompletionRequest, LlmError};
+use crate::domain::writing::{self, Answer, AnswerCheck, Candidates, PrepareError};
+use crate::llm::{AnswerSchema, CompletionRequest, LlmError};
 use crate::store::{StoreError, Write};
 use crate::telemetry;
 
@@ -39,12 +39,17 @@ pub(super) struct Claimed {
     pub job: Job,
     pub request: CompletionRequest,
     pub candidates: Option<Candidates>,
+    /// What the answer is checked against before it may land.
+    pub check: AnswerCheck,
 }
 
 /// What became of a request.
 pub(super) enum Outcome {
     /// A usable answer.
     Answer(Answer),
+    /// An answer that did not parse or failed its checks: retried like
+    /// [`Outcome::Retry`], counted apart.
+    Unusable(String),
     /// A failed attempt worth another later (after at least `retry_after`).
     Retry {
         reason: String,
@@ -166,7 +171,10 @@ impl Engine {
             prompt: prepared.request,
             max_tokens: settings.llm_max_tokens,
             temperature: settings.llm_temperature.map(|t| t.value()),
-            answer_schema: None,
+            answer_schema: Some(AnswerSchema {
+                name: prepared.schema_name.to_owned(),
+                schema: prepared.schema,
+            }),
             structured_output: settings.llm_structured_output,
             max_tokens_field: settings.llm_max_tokens_field,
             purpose: claimed.kind.name(),
@@ -186,6 +194,7 @@ impl Engine {
             job: claimed,
             request,
             candidates: prepared.candidates,
+            check: prepared.check,
         })))
     }
 
@@ -276,16 +285,15 @@ impl Engine {
                         retry_after: None,
                     }
                 } else {
-                    match writing::parse_answer(
+                    let checked = writing::parse_answer(
                         claimed.job.kind,
                         &completion.text,
                         claimed.candidates.as_ref(),
-                    ) {
+                    )
+                    .and_then(|answer| claimed.check.check(&answer).map(|()| answer));
+                    match checked {
                         Ok(answer) => Outcome::Answer(answer),
-                        Err(reason) => Outcome::Retry {
-                            reason: format!("unusable answer: {reason}"),
-                            retry_after: None,
-                        },
+                        Err(reason) => Outcome::Unusable(format!("unusable answer: {reason}")),
                     }
                 }
             }
@@ -300,6 +308,7 @@ impl Engine {
         };
         let label = match &outcome {
             Outcome::Answer(_) => "ok",
+            Outcome::Unusable(_) => "unusable",
             Outcome::Retry { .. } => "retryable",
             Outcome::Fatal(_) => "fatal",
         };

@@ -13,12 +13,16 @@
 //! `max_context_tokens - llm_max_tokens` tokens (counted by the caller's
 //! tokenizer), so that the answer still fits in the model's context.
 
+use serde_json::Value;
+
 use super::candidates::{Candidates, detection_candidates};
+use super::check::{AnswerCheck, check_for, merge_check};
 use super::macros::{
     CHAR, CURRENT_RUNNING_RECAP, EARLIEST_ALLOWED_BREAK, MESSAGE, MESSAGES, SCENE_MESSAGES,
     SCENE_RECAP, Speakers, USER, candidate_lines, expand, scene_line, speakers,
 };
 use super::merge::merge_base;
+use super::schema::answer_schema;
 use crate::chat::Chat;
 use crate::jobs::{JobKind, ReadSet, fingerprint, fingerprint_text, messages_unchanged};
 use crate::message::Message;
@@ -37,6 +41,13 @@ pub struct Prepared {
     /// Detection only: the candidates the request shows, which the answer's
     /// message number is resolved against ([`super::answer::parse_answer`]).
     pub candidates: Option<Candidates>,
+    /// The name of the answer's JSON schema ([`super::schema`]).
+    pub schema_name: &'static str,
+    /// The answer's JSON schema, built from this request.
+    pub schema: Value,
+    /// What a parsed answer is checked against before it may land
+    /// ([`super::check`]).
+    pub check: AnswerCheck,
 }
 
 /// Why no request was made. The text is the reason, short enough for a
@@ -101,11 +112,47 @@ pub fn prepare(
 ) -> Result<Prepared, PrepareError> {
     let bound = Bound::of(settings, count_tokens);
     let names = speakers(chat);
-    match kind {
+    let mut prepared = match kind {
         JobKind::DetectSceneBreak => detection(chat, settings, &names, &bound),
         JobKind::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
         JobKind::RunningRecap => merge(chat, settings, &names, message_id, &bound),
         JobKind::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
+    }?;
+    let (name, schema) = answer_schema(kind, settings, prepared.candidates.as_ref());
+    prepared.schema_name = name;
+    prepared.schema = schema;
+    if kind != JobKind::RunningRecap {
+        prepared.check = check_for(kind, instructions(kind, settings));
+    }
+    Ok(prepared)
+}
+
+/// The instructions (prompt setting) of `kind`.
+fn instructions(kind: JobKind, settings: &Settings) -> &str {
+    match kind {
+        JobKind::DetectSceneBreak => &settings.scene_break_prompt,
+        JobKind::SceneRecap => &settings.scene_recap_prompt,
+        JobKind::RunningRecap => &settings.running_recap_prompt,
+        JobKind::MessageRecap => &settings.message_recap_prompt,
+    }
+}
+
+/// A prepared request of one of the kinds' builders; [`prepare`] adds the
+/// schema and (but for a merge, whose builder makes its own) the check.
+fn prepared(
+    request: String,
+    read: ReadSet,
+    message_id: String,
+    candidates: Option<Candidates>,
+) -> Prepared {
+    Prepared {
+        request,
+        read,
+        message_id,
+        candidates,
+        schema_name: "",
+        schema: Value::Null,
+        check: AnswerCheck::default(),
     }
 }
 
@@ -228,12 +275,7 @@ fn detection(
         .newest()
         .map(|c| c.message_id.clone())
         .unwrap_or_default();
-    Ok(Prepared {
-        request,
-        read,
-        message_id,
-        candidates: Some(shown),
-    })
+    Ok(prepared(request, read, message_id, Some(shown)))
 }
 
 /// The most of the newest of `all` whose request fits the bound, and that
@@ -333,15 +375,11 @@ fn scene_recap(
             fingerprint(break_message),
         ));
     }
-    Ok(Prepared {
-        request,
-        read: ReadSet {
-            messages,
-            ..ReadSet::default()
-        },
-        message_id: message_id.to_owned(),
-        candidates: None,
-    })
+    let read = ReadSet {
+        messages,
+        ..ReadSet::default()
+    };
+    Ok(prepared(request, read, message_id.to_owned(), None))
 }
 
 fn merge(
@@ -376,19 +414,22 @@ fn merge(
         ],
     );
     bound.check(&request)?;
-    Ok(Prepared {
-        request,
-        read: ReadSet {
-            messages: vec![(
-                break_message.id.as_str().to_owned(),
-                fingerprint(break_message),
-            )],
-            recap_version: base.map(|v| v.version),
-            scene_recap: Some(fingerprint_text(scene_recap)),
-        },
-        message_id: message_id.to_owned(),
-        candidates: None,
-    })
+    let read = ReadSet {
+        messages: vec![(
+            break_message.id.as_str().to_owned(),
+            fingerprint(break_message),
+        )],
+        recap_version: base.map(|v| v.version),
+        scene_recap: Some(fingerprint_text(scene_recap)),
+    };
+    let mut merge = prepared(request, read, message_id.to_owned(), None);
+    merge.check = merge_check(
+        &settings.running_recap_prompt,
+        base.map_or("", |v| v.content.as_str()),
+        scene_recap,
+        settings.running_recap_min_ratio.0,
+    );
+    Ok(merge)
 }
 
 fn message_recap(
@@ -415,15 +456,11 @@ fn message_recap(
         ],
     );
     bound.check(&request)?;
-    Ok(Prepared {
-        request,
-        read: ReadSet {
-            messages: vec![(message.id.as_str().to_owned(), fingerprint(message))],
-            ..ReadSet::default()
-        },
-        message_id: message_id.to_owned(),
-        candidates: None,
-    })
+    let read = ReadSet {
+        messages: vec![(message.id.as_str().to_owned(), fingerprint(message))],
+        ..ReadSet::default()
+    };
+    Ok(prepared(request, read, message_id.to_owned(), None))
 }
 
 #[cfg(test)]

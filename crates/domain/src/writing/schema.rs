@@ -1,0 +1,107 @@
+//! The JSON schema of each kind's answer, built from the request itself,
+//! sent as the request's `response_format` so that a model that follows
+//! schemas can only answer what [`super::answer::parse_answer`] accepts.
+//!
+//! | kind | schema name | the answer object |
+//! |---|---|---|
+//! | detection | `scene_break` | `scene_break_at`: one of the valid breaks the request shows (their chat indexes) or `false`; `rationale`: a string of at most [`RATIONALE_MAX_CHARS`] characters |
+//! | scene recap | `scene_recap` | `scene_name`: 1 to [`SCENE_NAME_MAX_CHARS`] characters; `recap`: 1 to [`recap_max_chars`] characters |
+//! | merge | `running_recap` | `recap`: 1 to [`recap_max_chars`] characters |
+//! | message recap | `message_recap` | `recap`: 1 to [`recap_max_chars`] characters |
+//!
+//! Every property is required and no other is allowed (`strict` schemas
+//! need both). The properties are in alphabetical order (the order the
+//! request's JSON carries them in), which is the order a schema-following
+//! server generates them in: a detection writes its rationale before it
+//! names the break, a scene recap its recap before the scene's name, and
+//! the default instructions show them in that order too.
+
+use serde_json::{Value, json};
+
+use super::candidates::Candidates;
+use crate::jobs::JobKind;
+use crate::settings::Settings;
+
+/// The most characters a scene name may have in a schema: the default
+/// instructions ask for at most six words.
+pub const SCENE_NAME_MAX_CHARS: usize = 100;
+/// The most characters a detection's rationale may have in a schema: the
+/// default instructions ask for one sentence.
+pub const RATIONALE_MAX_CHARS: usize = 400;
+/// Characters per token a recap's length limit allows: English averages
+/// about four characters per token, so a recap that fits `llm_max_tokens`
+/// fits this many characters.
+pub const CHARS_PER_TOKEN: u64 = 4;
+
+/// The most characters a recap may have in a schema:
+/// `llm_max_tokens * `[`CHARS_PER_TOKEN`], at least 1.
+pub fn recap_max_chars(settings: &Settings) -> u64 {
+    settings
+        .llm_max_tokens
+        .saturating_mul(CHARS_PER_TOKEN)
+        .max(1)
+}
+
+/// The schema of a job of `kind`'s answer, and its name. `candidates` is
+/// the detection's snapshot (ignored by the other kinds; a detection
+/// without one allows only `false`).
+pub fn answer_schema(
+    kind: JobKind,
+    settings: &Settings,
+    candidates: Option<&Candidates>,
+) -> (&'static str, Value) {
+    let recap = json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": recap_max_chars(settings),
+    });
+    match kind {
+        JobKind::DetectSceneBreak => {
+            let breaks: Vec<usize> = candidates
+                .map(|c| c.valid_breaks().map(|c| c.index).collect())
+                .unwrap_or_default();
+            let mut choices = Vec::new();
+            if !breaks.is_empty() {
+                choices.push(json!({"type": "integer", "enum": breaks}));
+            }
+            choices.push(json!({"type": "boolean", "enum": [false]}));
+            (
+                "scene_break",
+                object(json!({
+                    "scene_break_at": {"anyOf": choices},
+                    "rationale": {"type": "string", "maxLength": RATIONALE_MAX_CHARS},
+                })),
+            )
+        }
+        JobKind::SceneRecap => (
+            "scene_recap",
+            object(json!({
+                "scene_name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": SCENE_NAME_MAX_CHARS,
+                },
+                "recap": recap,
+            })),
+        ),
+        JobKind::RunningRecap => ("running_recap", object(json!({ "recap": recap }))),
+        JobKind::MessageRecap => ("message_recap", object(json!({ "recap": recap }))),
+    }
+}
+
+/// An object schema with `properties`, all of them required, no other.
+fn object(properties: Value) -> Value {
+    let required: Vec<String> = properties
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+#[cfg(test)]
+mod tests;
