@@ -5,8 +5,9 @@
 //!
 //! A text the answer stores (a scene recap and its name, a merge's new
 //! running recap, a message recap) is unusable when, trimmed:
-//! - it is empty (the parser already refuses an empty recap; an empty
-//!   scene name is refused here);
+//! - it is empty (the parser already refuses an empty recap; a scene's
+//!   name may be empty, for prompts that ask for none, and is then not
+//!   checked further);
 //! - it is one of the instructions' own placeholders: a `<...>` of the
 //!   kind's instructions (`<the recap>`, `<the new memory>`...), compared
 //!   without case, with or without its angle brackets; or it has a
@@ -56,7 +57,9 @@ impl AnswerCheck {
         match answer {
             Answer::Break(_) | Answer::NoBreak { .. } => Ok(()),
             Answer::SceneRecap { name, recap } => {
-                self.text("scene_name", name)?;
+                if !name.trim().is_empty() {
+                    self.text("scene_name", name)?;
+                }
                 self.text("recap", recap)
             }
             Answer::Recap(recap) => {

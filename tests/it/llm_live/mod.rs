@@ -1,22 +1,41 @@
-//! One request to a real OpenAI-compatible endpoint (Ollama, OpenAI...),
-//! only when `RECAPD_TEST_LLM_URL` names one: its base URL, e.g.
-//! `http://127.0.0.1:11434/v1`. `RECAPD_TEST_LLM_MODEL` picks the model
-//! (default `qwen2.5:1.5b`, the one deploy/docker-compose.ollama.yml
+//! recapd against a real OpenAI-compatible endpoint (llama.cpp's server,
+//! Ollama, OpenAI...), only when `RECAPD_TEST_LLM_URL` names one: its base
+//! URL, e.g. `http://127.0.0.1:11434/v1`. `RECAPD_TEST_LLM_MODEL` picks the
+//! model (default `qwen2.5:1.5b`, the one deploy/docker-compose.ollama.yml
 //! uses) and `RECAPD_TEST_LLM_API_KEY` the key, if the endpoint needs one.
-//! Not part of CI.
+//!
+//! CI runs them against SmolLM2-135M-Instruct on llama.cpp's server
+//! (`scripts/local-llm.sh`, called by `.ci/run`). They assert recapd's
+//! guarantees with what a real server answers, never the model's wisdom:
+//! a 135M-parameter model writes poor recaps, and recapd must still end
+//! every job SUCCEEDED or FAILED with a reason and never store an answer
+//! its checks refuse.
+
+mod conversation;
+mod pipeline;
+mod proxy;
 
 use recapd::config::Cli;
 use recapd::domain::settings::{MaxTokensField, StructuredOutput};
 use recapd::llm::{CompletionRequest, LlmClient};
 
-#[tokio::test]
-async fn a_real_llm_answers_a_short_prompt() {
+/// The endpoint and model under test, or `None` (the test is skipped)
+/// when `RECAPD_TEST_LLM_URL` is not set.
+pub fn endpoint() -> Option<(String, String)> {
     let Ok(url) = std::env::var("RECAPD_TEST_LLM_URL") else {
         println!("skipped: RECAPD_TEST_LLM_URL is not set");
-        return;
+        return None;
     };
     let model =
         std::env::var("RECAPD_TEST_LLM_MODEL").unwrap_or_else(|_| "qwen2.5:1.5b".to_owned());
+    Some((url, model))
+}
+
+#[tokio::test]
+async fn a_real_llm_answers_a_short_prompt() {
+    let Some((url, model)) = endpoint() else {
+        return;
+    };
     // The endpoint is read the way recapd reads --llm-url.
     let options = Cli::from_args(["recapd", "--llm-url", &url, "--llm-model", &model])
         .expect("the options parse")
