@@ -133,3 +133,6 @@ fn refuses_max_tokens(sent: Dialect, named: Named) -> bool {
 fn refuses_response_format(request: &CompletionRequest, sent: Dialect, named: Named) -> bool {
     named.response_format && wire::sends_response_format(request, sent)
 }
+
+#[cfg(test)]
+mod tests;

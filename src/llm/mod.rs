@@ -284,8 +284,7 @@ impl LlmClient {
     /// Sends `request` in the form its settings and the learned forms
     /// give, then again one form down after each refusal `AUTO` may step
     /// past. Each resend is a step down one of three steps, so there are at
-    /// most [`fallback::MAX_SENDS`] requests.
-    /// `spent` gathers the requests' time, waits for the rate limit left
+    /// most [`fallback::MAX_SENDS`] requests. `spent` gathers the requests' time, waits for the rate limit left
     /// out.
     async fn complete_adapting(
         &self,
