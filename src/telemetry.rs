@@ -60,14 +60,21 @@ pub const JOBS_QUEUED: &str = "recapd_jobs_queued";
 /// Counter of automatic jobs dropped because their chat had
 /// `--max-jobs-per-chat` non-terminal jobs, labelled `kind`.
 pub const JOBS_DROPPED: &str = "recapd_jobs_dropped_total";
-/// Histogram of LLM request time in seconds, labelled `outcome` (`ok`,
-/// `retryable`, `fatal`).
+/// Histogram of the time of one LLM call in seconds (resends after a
+/// fallback included), labelled `kind` (the request's purpose, a job
+/// kind) and `outcome` (`ok`, `retryable`, `fatal`).
 pub const LLM_REQUEST_DURATION: &str = "recapd_llm_request_duration_seconds";
 /// Counter of LLM requests (attempts), labelled `kind` and `outcome`.
 pub const LLM_ATTEMPTS: &str = "recapd_llm_attempts_total";
-/// Counter of tokens the LLM reported (`usage`), labelled `direction`
-/// (`in`: the prompt, `out`: the answer).
+/// Counter of tokens the LLM reported (`usage`), labelled `kind` (the
+/// request's purpose) and `direction` (`in`: the prompt, `out`: the
+/// answer).
 pub const LLM_TOKENS: &str = "recapd_llm_tokens_total";
+/// Counter of forms an LLM endpoint refused and `AUTO` stepped past,
+/// once per endpoint, model and step, labelled `feature`
+/// (`response_format`, `max_tokens`) and `to` (`json_object`, `none`,
+/// `max_completion_tokens`).
+pub const LLM_FALLBACKS: &str = "recapd_llm_fallbacks_total";
 /// Gauge of LLM requests in flight.
 pub const LLM_IN_FLIGHT: &str = "recapd_llm_requests_in_flight";
 
@@ -133,10 +140,17 @@ fn describe() {
     metrics::describe_histogram!(
         LLM_REQUEST_DURATION,
         metrics::Unit::Seconds,
-        "LLM request time by outcome."
+        "LLM call time (fallback resends included) by kind and outcome."
     );
     metrics::describe_counter!(LLM_ATTEMPTS, "LLM requests by job kind and outcome.");
-    metrics::describe_counter!(LLM_TOKENS, "Tokens the LLM reported, by direction.");
+    metrics::describe_counter!(
+        LLM_TOKENS,
+        "Tokens the LLM reported, by kind and direction."
+    );
+    metrics::describe_counter!(
+        LLM_FALLBACKS,
+        "Request forms an LLM endpoint refused and AUTO stepped past (once per endpoint, model and step), by feature and the form used instead."
+    );
     metrics::describe_gauge!(LLM_IN_FLIGHT, "LLM requests in flight.");
     metrics::describe_counter!(
         RPC_REQUESTS,

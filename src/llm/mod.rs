@@ -13,6 +13,8 @@
 //! given a preconfigured rustls configuration, as [`LlmClient::new`] does
 //! (`reqwest::Client::new()` would panic, finding no provider).
 
+mod dialect;
+mod fallback;
 mod setup;
 mod wire;
 
@@ -30,7 +32,10 @@ use rustls::{ClientConfig, RootCertStore};
 
 use crate::domain::settings::{MaxTokensField, StructuredOutput};
 use crate::telemetry;
+
 use crate::tls_common::with_causes;
+use dialect::{Dialect, Learned};
+use fallback::Failure;
 
 /// Most bytes of a successful answer read; a longer one is a failed attempt
 /// (no sensible `max_tokens` comes near it).
@@ -152,6 +157,8 @@ struct Inner {
     /// One request every `60 s / requests_per_minute`, shared by all calls.
     limiter: Option<DefaultDirectRateLimiter>,
     timeout: Duration,
+    /// The forms this endpoint refused, per model (`AUTO` settings).
+    learned: Learned,
 }
 
 impl fmt::Debug for LlmClient {
@@ -209,49 +216,58 @@ impl LlmClient {
                 key,
                 limiter,
                 timeout: setup.timeout,
+                learned: Learned::default(),
             }),
         })
     }
 
-    /// One chat-completions request: POST `{base_url}/chat/completions`
-    /// with `model`, the prompt as the one `user` message, `max_tokens`,
-    /// `temperature` when set, `stream: false`, and `Authorization: Bearer`
-    /// when a key is set. Waits first for its turn under the rate limit.
-    /// Records the request's duration by outcome, the tokens `usage`
-    /// reports, and the requests in flight. Dropping the future abandons
-    /// the request.
+    /// One chat-completions call: POST `{base_url}/chat/completions` with
+    /// `model`, the prompt as the one `user` message, the token limit,
+    /// `temperature` when set, `stream: false`, `response_format` when the
+    /// request has an answer schema, and `Authorization: Bearer` when a key
+    /// is set. Each request waits first for its turn under the rate limit.
+    ///
+    /// What is sent: the token limit as `max_tokens` or
+    /// `max_completion_tokens`, and the answer schema as `response_format`
+    /// `json_schema` (strict), `json_object`, or not at all, as the
+    /// request's `max_tokens_field` and `structured_output` force. With
+    /// `AUTO`, the richest form this client has not seen refused for the
+    /// model (json_schema; `max_tokens`); when the endpoint answers 400 or
+    /// 422 naming that feature, the client steps one form down (json_schema
+    /// to json_object to none; `max_tokens` to `max_completion_tokens`),
+    /// remembers it for this model for the process's life, logs a warning
+    /// and counts `recapd_llm_fallbacks_total` once per step, and resends
+    /// at once within this call (at most three resends). A forced form
+    /// that is refused fails as any 400 does: [`LlmError::Fatal`].
+    ///
+    /// Records the call's duration by kind (`purpose`) and outcome (one
+    /// observation however many resends: the requests' time, waits for the
+    /// rate limit left out), the tokens `usage` reports, and the requests
+    /// in flight. Dropping the future abandons the request.
     pub async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
         if request.model.trim().is_empty() {
             return Err(LlmError::Fatal {
                 reason: "no model named: set --llm-model or the chat's llm_model".into(),
             });
         }
-        if let Some(limiter) = &self.inner.limiter {
-            limiter.until_ready().await;
-        }
-        tracing::debug!(
-            model = %request.model,
-            max_tokens = request.max_tokens,
-            temperature = ?request.temperature,
-            prompt = %request.prompt,
-            "LLM request"
-        );
-        let _in_flight = InFlight::enter();
-        let started = Instant::now();
-        let result = self.send(request).await.map_err(|e| self.scrub(e));
+        let mut spent = Duration::ZERO;
+        let result = self.complete_adapting(request, &mut spent).await;
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) => e.outcome(),
         };
-        metrics::histogram!(telemetry::LLM_REQUEST_DURATION, "outcome" => outcome)
-            .record(started.elapsed().as_secs_f64());
+        let kind = request.purpose;
+        metrics::histogram!(telemetry::LLM_REQUEST_DURATION, "kind" => kind, "outcome" => outcome)
+            .record(spent.as_secs_f64());
         match &result {
             Ok(answer) => {
                 if let Some(n) = answer.prompt_tokens {
-                    metrics::counter!(telemetry::LLM_TOKENS, "direction" => "in").increment(n);
+                    metrics::counter!(telemetry::LLM_TOKENS, "kind" => kind, "direction" => "in")
+                        .increment(n);
                 }
                 if let Some(n) = answer.completion_tokens {
-                    metrics::counter!(telemetry::LLM_TOKENS, "direction" => "out").increment(n);
+                    metrics::counter!(telemetry::LLM_TOKENS, "kind" => kind, "direction" => "out")
+                        .increment(n);
                 }
                 tracing::debug!(
                     prompt_tokens = ?answer.prompt_tokens,
@@ -265,13 +281,66 @@ impl LlmClient {
         result
     }
 
-    async fn send(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+    /// Sends `request` in the form its settings and the learned forms
+    /// give, then again one form down after each refusal `AUTO` may step
+    /// past. Each resend is a step down one of three steps, so there are at
+    /// most [`fallback::MAX_SENDS`] requests. `spent` gathers the requests' time, waits for the rate limit left
+    /// out.
+    async fn complete_adapting(
+        &self,
+        request: &CompletionRequest,
+        spent: &mut Duration,
+    ) -> Result<Completion, LlmError> {
+        let learned = self.inner.learned.dialect(&request.model);
+        let mut dialect =
+            Dialect::resolve(request.structured_output, request.max_tokens_field, learned);
+        let mut sends = 0;
+        loop {
+            sends += 1;
+            if let Some(limiter) = &self.inner.limiter {
+                limiter.until_ready().await;
+            }
+            let in_flight = InFlight::enter();
+            let sent_at = Instant::now();
+            let sent = self.send(request, dialect).await;
+            *spent += sent_at.elapsed();
+            drop(in_flight);
+            let failure = match sent {
+                Ok(answer) => return Ok(answer),
+                Err(failure) => failure,
+            };
+            match self.learn(request, dialect, &failure) {
+                Some(next) if sends < fallback::MAX_SENDS && next != dialect => dialect = next,
+                _ => return Err(self.scrub(fallback::explain(request, dialect, failure))),
+            }
+        }
+    }
+
+    /// One request in `dialect`'s form.
+    async fn send(
+        &self,
+        request: &CompletionRequest,
+        dialect: Dialect,
+    ) -> Result<Completion, Failure> {
+        tracing::debug!(
+            model = %request.model,
+            max_tokens = request.max_tokens,
+            token_field = dialect.token_field.label(),
+            response_format = if wire::sends_response_format(request, dialect) {
+                dialect.response_format.label()
+            } else {
+                "none"
+            },
+            temperature = ?request.temperature,
+            prompt = %request.prompt,
+            "LLM request"
+        );
         let mut post = self
             .inner
             .http
             .post(self.inner.endpoint.clone())
             .header(header::CONTENT_TYPE, "application/json")
-            .body(wire::request_body(request));
+            .body(wire::request_body(request, dialect));
         if let Some(authorization) = &self.inner.authorization {
             post = post.header(header::AUTHORIZATION, authorization.clone());
         }
@@ -284,7 +353,9 @@ impl LlmClient {
                 .ok_or_else(|| {
                     LlmError::retryable(format!("the answer is over {MAX_ANSWER_BYTES} bytes"))
                 })?;
-            return wire::parse_answer(&body).map_err(LlmError::retryable);
+            return wire::parse_answer(&body)
+                .map_err(LlmError::retryable)
+                .map_err(Failure::from);
         }
         let retry_after = wire::retry_after(
             header_text(&response, header::RETRY_AFTER.as_str()),
@@ -301,18 +372,22 @@ impl LlmClient {
         let reason = wire::status_reason(status.as_u16(), status.canonical_reason(), &body);
         if status.is_redirection() {
             let to = location.map_or_else(String::new, |l| format!(" to {l}"));
-            return Err(LlmError::Fatal {
+            return Err(Failure::from(LlmError::Fatal {
                 reason: format!(
                     "{reason} (redirected{to}; set --llm-url to the address that answers)"
                 ),
-            });
+            }));
         }
-        Err(match wire::classify(status.as_u16()) {
+        let error = match wire::classify(status.as_u16()) {
             wire::StatusClass::Retryable => LlmError::Retryable {
                 reason,
                 retry_after,
             },
             wire::StatusClass::Fatal => LlmError::Fatal { reason },
+        };
+        Err(Failure {
+            error,
+            named: wire::named_features(status.as_u16(), &body),
         })
     }
 
@@ -342,27 +417,25 @@ impl LlmClient {
     /// `error` with the API key cut out of its reason, should the API or a
     /// proxy have echoed it.
     fn scrub(&self, error: LlmError) -> LlmError {
-        let Some(key) = self.inner.key.as_deref().filter(|k| !k.is_empty()) else {
-            return error;
-        };
-        let clean = |reason: String| {
-            if reason.contains(key) {
-                reason.replace(key, "<hidden>")
-            } else {
-                reason
-            }
-        };
         match error {
             LlmError::Retryable {
                 reason,
                 retry_after,
             } => LlmError::Retryable {
-                reason: clean(reason),
+                reason: self.scrub_text(reason),
                 retry_after,
             },
             LlmError::Fatal { reason } => LlmError::Fatal {
-                reason: clean(reason),
+                reason: self.scrub_text(reason),
             },
+        }
+    }
+
+    /// `text` with the API key cut out.
+    fn scrub_text(&self, text: String) -> String {
+        match self.inner.key.as_deref().filter(|k| !k.is_empty()) {
+            Some(key) if text.contains(key) => text.replace(key, "<hidden>"),
+            _ => text,
         }
     }
 }

@@ -1,12 +1,13 @@
 //! The chat-completions wire format, free of I/O: the request body, the
 //! answer's text and usage, the message of an error body, how a status is
-//! judged, and `Retry-After`.
+//! judged, which refused feature an error names, and `Retry-After`.
 
 use std::time::{Duration, SystemTime};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::{Completion, CompletionRequest};
+use super::dialect::{Dialect, ResponseFormat};
+use super::{AnswerSchema, Completion, CompletionRequest};
 
 /// How many characters of a message from the LLM a reason keeps.
 const REASON_CHARS: usize = 200;
@@ -30,22 +31,81 @@ pub(crate) fn classify(status: u16) -> StatusClass {
 }
 
 /// The JSON body of one chat-completions request: the prompt as the one
-/// `user` message, no streaming; `temperature` only when set and finite.
-pub(crate) fn request_body(request: &CompletionRequest) -> Vec<u8> {
-    let mut body = json!({
-        "model": request.model,
-        "messages": [{"role": "user", "content": request.prompt}],
-        "max_tokens": request.max_tokens,
-        "stream": false,
-    });
-    if let (Some(temperature), Some(object)) = (
-        request.temperature.filter(|t| t.is_finite()),
-        body.as_object_mut(),
-    ) {
-        object.insert("temperature".into(), json!(temperature));
+/// `user` message, no streaming; the token limit in `dialect`'s field;
+/// `temperature` only when set and finite; `response_format` only with an
+/// answer schema and a `dialect` that constrains the answer (json_schema
+/// strict, with the schema's name and the schema, or json_object).
+pub(crate) fn request_body(request: &CompletionRequest, dialect: Dialect) -> Vec<u8> {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert(
+        "messages".into(),
+        json!([{"role": "user", "content": request.prompt}]),
+    );
+    body.insert(
+        dialect.token_field.label().into(),
+        json!(request.max_tokens),
+    );
+    body.insert("stream".into(), json!(false));
+    if let Some(temperature) = request.temperature.filter(|t| t.is_finite()) {
+        body.insert("temperature".into(), json!(temperature));
     }
-    // A `Value` of strings and numbers always serialises.
+    if let Some(format) = response_format(request.answer_schema.as_ref(), dialect.response_format) {
+        body.insert("response_format".into(), format);
+    }
+    // A `Value` of strings, numbers and JSON values always serialises.
     serde_json::to_vec(&body).unwrap_or_default()
+}
+
+/// The `response_format` member, when one is sent.
+fn response_format(schema: Option<&AnswerSchema>, format: ResponseFormat) -> Option<Value> {
+    let schema = schema?;
+    match format {
+        ResponseFormat::JsonSchema => Some(json!({
+            "type": "json_schema",
+            "json_schema": {"name": schema.name, "strict": true, "schema": schema.schema},
+        })),
+        ResponseFormat::JsonObject => Some(json!({"type": "json_object"})),
+        ResponseFormat::Absent => None,
+    }
+}
+
+/// Whether `request` sent in `dialect` carries a `response_format`.
+pub(crate) fn sends_response_format(request: &CompletionRequest, dialect: Dialect) -> bool {
+    response_format(request.answer_schema.as_ref(), dialect.response_format).is_some()
+}
+
+/// Which refusable features an error answer names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Named {
+    /// The body mentions `response_format`, `json_schema`, `json_object`,
+    /// `schema` or `grammar`.
+    pub(crate) response_format: bool,
+    /// The body mentions `max_completion_tokens`, or `max_tokens` with
+    /// "support" (OpenAI: "Unsupported parameter: 'max_tokens' is not
+    /// supported with this model. Use 'max_completion_tokens' instead.").
+    pub(crate) max_tokens: bool,
+}
+
+/// What a refusal (a 400 or 422) names, case-insensitively; nothing for
+/// any other status.
+pub(crate) fn named_features(status: u16, body: &[u8]) -> Named {
+    if !matches!(status, 400 | 422) {
+        return Named::default();
+    }
+    let text = String::from_utf8_lossy(body).to_lowercase();
+    let mentions = |words: &[&str]| words.iter().any(|word| text.contains(word));
+    Named {
+        response_format: mentions(&[
+            "response_format",
+            "json_schema",
+            "json_object",
+            "schema",
+            "grammar",
+        ]),
+        max_tokens: mentions(&["max_completion_tokens"])
+            || (mentions(&["max_tokens"]) && mentions(&["support"])),
+    }
 }
 
 /// The text and usage of a successful answer, or why it is unusable (a

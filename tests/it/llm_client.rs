@@ -1,7 +1,10 @@
 //! The LLM client against the fake LLM over a real socket: answers and
 //! usage, how each failure is judged (retryable with Retry-After, or
 //! fatal), timeouts, refused connections, the API key, the rate limit; and
-//! the fake's own checks.
+//! the fake's own checks. `fallback` covers `response_format` and the
+//! token field, and the `AUTO` fallback.
+
+mod fallback;
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -322,6 +325,10 @@ async fn the_fake_rejects_malformed_requests() {
     let fake = FakeLlm::answering("ok").await;
     let good = r#"{"model":"m","messages":[{"role":"user","content":"p"}],"max_tokens":5}"#;
     assert_eq!(post_raw(&fake, "POST", good).await, 200);
+    let structured = r#"{"model":"m","messages":[{"role":"user","content":"p"}],"max_completion_tokens":5,"response_format":{"type":"json_schema","json_schema":{"name":"r","strict":true,"schema":{"type":"object"}}}}"#;
+    assert_eq!(post_raw(&fake, "POST", structured).await, 200);
+    let object = r#"{"model":"m","messages":[{"role":"user","content":"p"}],"response_format":{"type":"json_object"}}"#;
+    assert_eq!(post_raw(&fake, "POST", object).await, 200);
     let bad = [
         r#"{"messages":[{"role":"user","content":"p"}]}"#,
         r#"{"model":"","messages":[{"role":"user","content":"p"}]}"#,
@@ -332,6 +339,12 @@ async fn the_fake_rejects_malformed_requests() {
         r#"{"model":"m","messages":[{"role":"user","content":"p"}],"max_tokens":0}"#,
         r#"{"model":"m","messages":[{"role":"user","content":"p"}],"temperature":3}"#,
         r#"{"model":"m","messages":[{"role":"user","content":"p"}],"stream":true}"#,
+        r#"{"model":"m","messages":[{"role":"user","content":"p"}],"max_tokens":5,"max_completion_tokens":5}"#,
+        r#"{"model":"m","messages":[{"role":"user","content":"p"}],"max_completion_tokens":-1}"#,
+        r#"{"model":"m","messages":[{"role":"user","content":"p"}],"response_format":{"type":"text"}}"#,
+        r#"{"model":"m","messages":[{"role":"user","content":"p"}],"response_format":{"type":"json_schema","json_schema":{"name":"r"}}}"#,
+        r#"{"model":"m","messages":[{"role":"user","content":"p"}],"response_format":{"type":"json_schema","json_schema":{"name":"","schema":{}}}}"#,
+        r#"{"model":"m","messages":[{"role":"user","content":"p"}],"response_format":{"type":"json_schema","json_schema":{"name":"r","strict":"yes","schema":{}}}}"#,
         "not json",
     ];
     for body in bad {
@@ -339,7 +352,15 @@ async fn the_fake_rejects_malformed_requests() {
     }
     assert_eq!(post_raw(&fake, "GET", "").await, 404);
     assert_eq!(fake.rejected().len(), bad.len() + 1);
-    assert_eq!(fake.requests().len(), 1);
+    let seen = fake.requests();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[1].max_completion_tokens, Some(5));
+    assert_eq!(
+        seen[1].schema(),
+        Some(&serde_json::json!({"type": "object"}))
+    );
+    assert_eq!(seen[2].response_format_type(), Some("json_object"));
+    assert_eq!(seen[2].schema(), None);
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::domain::settings::{MaxTokensField, StructuredOutput};
+use crate::llm::dialect::TokenField;
 
 fn at(secs: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(secs)
@@ -151,15 +152,153 @@ fn request_bodies_are_standard() {
         max_tokens_field: MaxTokensField::Auto,
         purpose: "test",
     };
-    let body: Value = serde_json::from_slice(&request_body(&request)).unwrap();
+    let body: Value = serde_json::from_slice(&request_body(&request, Dialect::default())).unwrap();
     assert_eq!(
         body,
         json!({"model":"m","messages":[{"role":"user","content":"say \"hi\""}],"max_tokens":64,"stream":false})
     );
     request.temperature = Some(0.7);
-    let body: Value = serde_json::from_slice(&request_body(&request)).unwrap();
+    let body: Value = serde_json::from_slice(&request_body(&request, Dialect::default())).unwrap();
     assert_eq!(body["temperature"], json!(0.7));
     request.temperature = Some(f64::NAN);
-    let body: Value = serde_json::from_slice(&request_body(&request)).unwrap();
+    let body: Value = serde_json::from_slice(&request_body(&request, Dialect::default())).unwrap();
     assert!(body.get("temperature").is_none());
+}
+
+fn with_schema() -> CompletionRequest {
+    CompletionRequest {
+        model: "m".into(),
+        prompt: "p".into(),
+        max_tokens: 64,
+        temperature: None,
+        answer_schema: Some(AnswerSchema {
+            name: "scene_recap".into(),
+            schema: json!({"type":"object","properties":{"recap":{"type":"string"}},"required":["recap"],"additionalProperties":false}),
+        }),
+        structured_output: StructuredOutput::Auto,
+        max_tokens_field: MaxTokensField::Auto,
+        purpose: "test",
+    }
+}
+
+fn body(
+    request: &CompletionRequest,
+    response_format: ResponseFormat,
+    token_field: TokenField,
+) -> Value {
+    let dialect = Dialect {
+        response_format,
+        token_field,
+    };
+    serde_json::from_slice(&request_body(request, dialect)).unwrap()
+}
+
+#[test]
+fn a_schema_is_sent_as_strict_json_schema() {
+    let request = with_schema();
+    let sent = body(&request, ResponseFormat::JsonSchema, TokenField::MaxTokens);
+    assert_eq!(
+        sent["response_format"],
+        json!({
+            "type": "json_schema",
+            "json_schema": {
+                "name": "scene_recap",
+                "strict": true,
+                "schema": request.answer_schema.as_ref().unwrap().schema,
+            }
+        })
+    );
+    assert_eq!(sent["max_tokens"], json!(64));
+    assert!(sent.get("max_completion_tokens").is_none());
+}
+
+#[test]
+fn json_object_and_none_send_less() {
+    let request = with_schema();
+    let sent = body(&request, ResponseFormat::JsonObject, TokenField::MaxTokens);
+    assert_eq!(sent["response_format"], json!({"type": "json_object"}));
+    let sent = body(&request, ResponseFormat::Absent, TokenField::MaxTokens);
+    assert!(sent.get("response_format").is_none(), "{sent}");
+    assert!(sends_response_format(
+        &request,
+        Dialect {
+            response_format: ResponseFormat::JsonObject,
+            token_field: TokenField::MaxTokens,
+        }
+    ));
+    assert!(!sends_response_format(
+        &request,
+        Dialect {
+            response_format: ResponseFormat::Absent,
+            token_field: TokenField::MaxTokens,
+        }
+    ));
+}
+
+#[test]
+fn without_a_schema_no_response_format_is_sent() {
+    let mut request = with_schema();
+    request.answer_schema = None;
+    for format in [
+        ResponseFormat::JsonSchema,
+        ResponseFormat::JsonObject,
+        ResponseFormat::Absent,
+    ] {
+        let sent = body(&request, format, TokenField::MaxTokens);
+        assert!(sent.get("response_format").is_none(), "{sent}");
+        assert!(!sends_response_format(
+            &request,
+            Dialect {
+                response_format: format,
+                token_field: TokenField::MaxTokens,
+            }
+        ));
+    }
+}
+
+#[test]
+fn the_token_limit_goes_in_one_field() {
+    let request = with_schema();
+    let sent = body(
+        &request,
+        ResponseFormat::JsonSchema,
+        TokenField::MaxCompletionTokens,
+    );
+    assert_eq!(sent["max_completion_tokens"], json!(64));
+    assert!(sent.get("max_tokens").is_none(), "{sent}");
+}
+
+#[test]
+fn refusals_name_their_feature() {
+    let named = |status, body: &str| named_features(status, body.as_bytes());
+    let openai_tokens = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
+    assert_eq!(
+        named(400, openai_tokens),
+        Named {
+            response_format: false,
+            max_tokens: true
+        }
+    );
+    let format =
+        r#"{"error":{"message":"'response_format' of type 'json_schema' is not supported"}}"#;
+    assert_eq!(
+        named(400, format),
+        Named {
+            response_format: true,
+            max_tokens: false
+        }
+    );
+    assert!(named(422, "Invalid GRAMMAR").response_format);
+    assert!(named(400, "JSON_OBJECT is unknown").response_format);
+    assert!(named(400, "the Schema is too deep").response_format);
+    assert!(named(400, "use max_completion_tokens").max_tokens);
+    // max_tokens alone is not a refusal of the field (it may be too large).
+    assert_eq!(
+        named(400, "max_tokens is too large: 99999"),
+        Named::default()
+    );
+    assert_eq!(named(400, "no such model: m"), Named::default());
+    // Only a 400 or 422 is a refusal.
+    assert_eq!(named(500, format), Named::default());
+    assert_eq!(named(404, openai_tokens), Named::default());
 }

@@ -15,9 +15,15 @@
 //! Only `POST /v1/chat/completions` exists (anything else is 404). A body
 //! that is not a well-formed request (a JSON object with a non-empty
 //! `model`, `messages` holding exactly one `user` message with string
-//! content, `max_tokens` a positive integer if present, `temperature` a
-//! number in 0..=2 if present, `stream` false if present) is answered 400
-//! and its fault kept in [`FakeLlm::rejected`]; the script never sees it.
+//! content, at most one of `max_tokens` and `max_completion_tokens`, a
+//! positive integer, `temperature` a number in 0..=2 if present, `stream`
+//! false if present, `response_format` if present either
+//! `{"type":"json_object"}` or `{"type":"json_schema","json_schema":
+//! {"name": non-empty string, "strict": bool if present, "schema": object}}`)
+//! is answered 400 and its fault kept in [`FakeLlm::rejected`]; the script
+//! never sees it. The fake accepts `response_format` but does not enforce
+//! it: the script decides what to answer (honour it, ignore it, or refuse
+//! it with [`Reply::refuse_response_format`]).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -51,10 +57,31 @@ pub struct SeenRequest {
     pub prompt: String,
     /// `max_tokens`, when sent.
     pub max_tokens: Option<u64>,
+    /// `max_completion_tokens`, when sent (never with `max_tokens`).
+    pub max_completion_tokens: Option<u64>,
+    /// `response_format`, the whole object as sent, when sent.
+    pub response_format: Option<Value>,
     /// `temperature`, when sent.
     pub temperature: Option<f64>,
     /// The `Authorization` header, when sent (e.g. `Bearer sk-...`).
     pub authorization: Option<String>,
+}
+
+impl SeenRequest {
+    /// `response_format.json_schema.schema` when the request asked for a
+    /// JSON schema (`type` `json_schema`); `None` otherwise.
+    pub fn schema(&self) -> Option<&Value> {
+        let format = self.response_format.as_ref()?;
+        if format.get("type").and_then(Value::as_str) != Some("json_schema") {
+            return None;
+        }
+        format.get("json_schema")?.get("schema")
+    }
+
+    /// `response_format.type` (`json_schema`, `json_object`), when sent.
+    pub fn response_format_type(&self) -> Option<&str> {
+        self.response_format.as_ref()?.get("type")?.as_str()
+    }
 }
 
 /// What the fake answers to one request.
@@ -95,6 +122,23 @@ impl Reply {
             body: json!({"error": {"message": message, "type": "fake_error", "code": code}})
                 .to_string(),
         }
+    }
+
+    /// 400 as an endpoint answers a `response_format` it does not support
+    /// (of type `kind`: `json_schema` or `json_object`).
+    pub fn refuse_response_format(kind: &str) -> Reply {
+        Reply::status(
+            400,
+            &format!("'response_format' of type '{kind}' is not supported"),
+        )
+    }
+
+    /// 400 as OpenAI's newer models answer `max_tokens`.
+    pub fn refuse_max_tokens() -> Reply {
+        Reply::status(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        )
     }
 
     /// This reply with a `Retry-After` header (a [`Reply::Status`] only;
@@ -327,12 +371,14 @@ fn check(body: &[u8], authorization: Option<String>) -> Result<SeenRequest, Stri
         .and_then(Value::as_str)
         .ok_or("the message's `content` is not a string")?
         .to_owned();
-    let max_tokens = match object.get("max_tokens") {
+    let max_tokens = token_limit(object, "max_tokens")?;
+    let max_completion_tokens = token_limit(object, "max_completion_tokens")?;
+    if max_tokens.is_some() && max_completion_tokens.is_some() {
+        return Err("both `max_tokens` and `max_completion_tokens` are sent".into());
+    }
+    let response_format = match object.get("response_format") {
         None => None,
-        Some(v) => match v.as_u64() {
-            Some(n) if n > 0 => Some(n),
-            _ => return Err(format!("`max_tokens` {v} is not a positive integer")),
-        },
+        Some(format) => Some(check_response_format(format)?),
     };
     let temperature = match object.get("temperature") {
         None => None,
@@ -349,9 +395,49 @@ fn check(body: &[u8], authorization: Option<String>) -> Result<SeenRequest, Stri
         model,
         prompt,
         max_tokens,
+        max_completion_tokens,
+        response_format,
         temperature,
         authorization,
     })
+}
+
+/// A token limit field: absent, or a positive integer.
+fn token_limit(object: &serde_json::Map<String, Value>, name: &str) -> Result<Option<u64>, String> {
+    match object.get(name) {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!("`{name}` {v} is not a positive integer")),
+        },
+    }
+}
+
+/// A well-formed `response_format`, as it was sent.
+fn check_response_format(format: &Value) -> Result<Value, String> {
+    match format.get("type").and_then(Value::as_str) {
+        Some("json_object") => Ok(format.clone()),
+        Some("json_schema") => {
+            let spec = format
+                .get("json_schema")
+                .and_then(Value::as_object)
+                .ok_or("`response_format.json_schema` is missing or not an object")?;
+            match spec.get("name").and_then(Value::as_str) {
+                Some(name) if !name.is_empty() => {}
+                _ => return Err("`json_schema.name` is missing or not a non-empty string".into()),
+            }
+            if spec.get("strict").is_some_and(|s| !s.is_boolean()) {
+                return Err("`json_schema.strict` is not a boolean".into());
+            }
+            if !spec.get("schema").is_some_and(Value::is_object) {
+                return Err("`json_schema.schema` is missing or not an object".into());
+            }
+            Ok(format.clone())
+        }
+        _ => Err(format!(
+            "`response_format` {format} is neither json_object nor json_schema"
+        )),
+    }
 }
 
 fn render(reply: Reply, seen: &SeenRequest) -> Response<Full<Bytes>> {
