@@ -19,6 +19,7 @@ mod order;
 mod pipeline;
 mod restart;
 mod stale;
+mod structured;
 
 /// Per-chat prompts a client could set: one line naming the kind, then the
 /// macros the fake reads.
