@@ -13,9 +13,12 @@
 #      (RECAPD_TEST_STORE=postgres), then, when this script runs the
 #      database, the PostgreSQL restart test alone; then the crash and
 #      replica tests once more with a 1-byte resident-memory budget
-#   3. buf lint (STANDARD rules) on proto/, and buf breaking against the v1
+#   3. the recap-job tests once more per llm_structured_output setting and
+#      fake model (one that follows the schema it is sent, one that ignores
+#      it)
+#   4. buf lint (STANDARD rules) on proto/, and buf breaking against the v1
 #      proto kept in tests/fixtures/proto-v1-baseline (no wire change)
-#   4. a live recapd: grpcurl through reflection, both example clients, the
+#   5. a live recapd: grpcurl through reflection, both example clients, the
 #      health probe and a clean SIGTERM exit
 # Extra arguments go to both `cargo test` runs.
 set -euo pipefail
@@ -89,6 +92,17 @@ step "crash and replica tests, every chat nothing pins dropped from memory at on
 # soon as nothing pins it, so every later call reloads it from the store.
 RECAPD_MAX_RESIDENT_MEMORY=1 cargo test --locked --test it -- crash:: replicas::
 RECAPD_MAX_RESIDENT_MEMORY=1 RECAPD_TEST_STORE=postgres cargo test --locked --test it -- crash::
+
+step "recap jobs under every llm_structured_output, against a model that follows the schema and one that ignores it"
+# The runs above were AUTO with a model that ignores the schema.
+for setting in AUTO JSON_SCHEMA JSON_OBJECT OFF; do
+    for model in follows ignores; do
+        [ "$setting/$model" = AUTO/ignores ] && continue
+        echo "-- $setting, a model that $model the schema"
+        RECAPD_TEST_STRUCTURED_OUTPUT=$setting RECAPD_TEST_FAKE_MODEL=$model \
+            cargo test --locked --test it -- --quiet recap_jobs::
+    done
+done
 
 step "buf lint"
 "$tools/node_modules/.bin/buf" lint

@@ -28,7 +28,7 @@ async fn server_errors_and_rate_limits_are_retried_until_an_answer_comes() {
                     body: r#"{"error":{"message":"slow down"}}"#.into(),
                 },
                 2 => Reply::Raw("not json at all".into()),
-                _ => Reply::Answer(story_answer(&request.prompt)),
+                _ => Reply::Answer(as_the_model_writes(request, story_answer(&request.prompt))),
             },
         )
         .await;
@@ -66,7 +66,7 @@ async fn an_authorization_error_fails_at_once_cancels_the_waiting_merge_and_retr
     let allow = authorized.clone();
     let llm = FakeLlm::start(move |request: &SeenRequest| {
         if allow.load(Ordering::SeqCst) {
-            Reply::Answer(story_answer(&request.prompt))
+            Reply::Answer(as_the_model_writes(request, story_answer(&request.prompt)))
         } else {
             Reply::Slow(
                 Duration::from_millis(400),
@@ -346,7 +346,10 @@ async fn requests_in_flight_stay_within_the_concurrency_and_chats_take_turns() {
     let llm = FakeLlm::start(|request: &SeenRequest| {
         Reply::Slow(
             Duration::from_millis(150),
-            Box::new(Reply::Answer(story_answer(&request.prompt))),
+            Box::new(Reply::Answer(as_the_model_writes(
+                request,
+                story_answer(&request.prompt),
+            ))),
         )
     })
     .await;

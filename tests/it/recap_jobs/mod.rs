@@ -3,6 +3,14 @@
 //! macros: each chat gets prompts of its own (as a client would set them)
 //! whose first line names the job kind, so the fake can tell what it is
 //! asked and answer from the macros' expansions alone.
+//!
+//! Every guarantee here holds whatever `llm_structured_output` says and
+//! whether the model follows the schema it is sent: `scripts/test.sh` runs
+//! these tests once per setting (`RECAPD_TEST_STRUCTURED_OUTPUT`: AUTO,
+//! JSON_SCHEMA, JSON_OBJECT or OFF, set on every chat [`open_chat`] opens;
+//! default AUTO) and fake model (`RECAPD_TEST_FAKE_MODEL`: `follows`, bare
+//! JSON that the schema allows when one is sent; `ignores`, the default,
+//! prose around JSON).
 
 use std::time::Duration;
 
@@ -21,10 +29,39 @@ mod restart;
 mod stale;
 mod structured;
 
+/// The `llm_structured_output` of the chats these tests open, from
+/// `RECAPD_TEST_STRUCTURED_OUTPUT` (default AUTO).
+pub fn structured_output() -> pb::StructuredOutput {
+    let name = std::env::var("RECAPD_TEST_STRUCTURED_OUTPUT").unwrap_or_default();
+    match name.as_str() {
+        "" | "AUTO" => pb::StructuredOutput::Auto,
+        "JSON_SCHEMA" => pb::StructuredOutput::JsonSchema,
+        "JSON_OBJECT" => pb::StructuredOutput::JsonObject,
+        "OFF" => pb::StructuredOutput::Off,
+        other => {
+            panic!("RECAPD_TEST_STRUCTURED_OUTPUT={other}: AUTO, JSON_SCHEMA, JSON_OBJECT or OFF")
+        }
+    }
+}
+
+/// Whether the fake model follows the schema it is sent, from
+/// `RECAPD_TEST_FAKE_MODEL` (`follows` or `ignores`, the default).
+pub fn model_follows_schema() -> bool {
+    match std::env::var("RECAPD_TEST_FAKE_MODEL")
+        .unwrap_or_default()
+        .as_str()
+    {
+        "" | "ignores" => false,
+        "follows" => true,
+        other => panic!("RECAPD_TEST_FAKE_MODEL={other}: follows or ignores"),
+    }
+}
+
 /// Per-chat prompts a client could set: one line naming the kind, then the
-/// macros the fake reads.
+/// macros the fake reads; and the chat's [`structured_output`].
 pub fn scripted_prompts() -> pb::Settings {
     pb::Settings {
+        llm_structured_output: Some(structured_output().into()),
         scene_break_prompt: Some(
             "KIND=detect\nEARLIEST={{earliest_allowed_break}}\n{{messages}}".into(),
         ),
@@ -98,9 +135,37 @@ pub fn story_answer(prompt: &str) -> String {
     }
 }
 
-/// The fake's script: [`story_answer`] for every request.
+/// The fake's script: [`story_answer`] for every request, given as the
+/// [`model_follows_schema`] setting says.
 pub fn story(request: &crate::common::fake_llm::SeenRequest) -> Reply {
-    Reply::Answer(story_answer(&request.prompt))
+    Reply::Answer(as_the_model_writes(request, story_answer(&request.prompt)))
+}
+
+/// `answer` (JSON with prose or a fence around it) as the fake model
+/// writes it to `request`: when it follows the schema and one was sent,
+/// the bare JSON object, after checking that a break it names is one the
+/// schema allows (a test fails otherwise); else as it is.
+pub fn as_the_model_writes(
+    request: &crate::common::fake_llm::SeenRequest,
+    answer: String,
+) -> String {
+    let Some(schema) = request.schema().filter(|_| model_follows_schema()) else {
+        return answer;
+    };
+    let start = answer.find('{').expect("the story answer holds JSON");
+    let object: serde_json::Value = serde_json::Deserializer::from_str(&answer[start..])
+        .into_iter()
+        .next()
+        .expect("one value")
+        .expect("valid JSON");
+    if let Some(at) = object.get("scene_break_at").filter(|v| v.is_number()) {
+        let allowed = &schema["properties"]["scene_break_at"]["anyOf"][0]["enum"];
+        assert!(
+            allowed.as_array().is_some_and(|a| a.contains(at)),
+            "the schema {allowed} forbids the break {at}"
+        );
+    }
+    object.to_string()
 }
 
 /// A chat of `count` messages, alternating a user and a character; the

@@ -43,7 +43,10 @@ fn recapd_with_llm(dir: &std::path::Path, llm_url: &str, extra: &[&str]) -> Reca
 fn slow_story(request: &SeenRequest) -> Reply {
     Reply::Slow(
         Duration::from_millis(250),
-        Box::new(Reply::Answer(story_answer(&request.prompt))),
+        Box::new(Reply::Answer(as_the_model_writes(
+            request,
+            story_answer(&request.prompt),
+        ))),
     )
 }
 
@@ -136,7 +139,7 @@ async fn a_replica_killed_mid_job_loses_its_lease_and_the_other_applies_the_resu
     // are answered at once.
     let asked = AtomicUsize::new(0);
     let llm = FakeLlm::start(move |request: &SeenRequest| {
-        let answer = Reply::Answer(story_answer(&request.prompt));
+        let answer = Reply::Answer(as_the_model_writes(request, story_answer(&request.prompt)));
         if asked.fetch_add(1, Ordering::SeqCst) == 0 {
             answer.after(Duration::from_secs(600))
         } else {

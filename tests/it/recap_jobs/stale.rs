@@ -22,7 +22,7 @@ fn slow_first(
     let seen = Arc::new(AtomicUsize::new(0));
     let count = seen.clone();
     let script = move |request: &crate::common::fake_llm::SeenRequest| {
-        let answer = Reply::Answer(story_answer(&request.prompt));
+        let answer = Reply::Answer(as_the_model_writes(request, story_answer(&request.prompt)));
         if count.fetch_add(1, Ordering::SeqCst) == 0 {
             Reply::Slow(delay, Box::new(answer))
         } else {

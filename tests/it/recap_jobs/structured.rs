@@ -22,22 +22,17 @@ enum Model {
     Ignores,
 }
 
-/// The first JSON object of `text`.
-fn object_in(text: &str) -> Value {
-    let start = text.find('{').expect("the story answer holds JSON");
-    serde_json::Deserializer::from_str(&text[start..])
-        .into_iter::<Value>()
-        .next()
-        .expect("one value")
-        .expect("valid JSON")
-}
-
 /// The story's answer as `model` gives it to `seen`.
 fn answer(model: Model, seen: &SeenRequest) -> Reply {
     let text = story_answer(&seen.prompt);
     match (model, seen.schema()) {
         (Model::Follows, Some(schema)) => {
-            let object = object_in(&text);
+            let start = text.find('{').expect("the story answer holds JSON");
+            let object: Value = serde_json::Deserializer::from_str(&text[start..])
+                .into_iter()
+                .next()
+                .expect("one value")
+                .expect("valid JSON");
             if let Some(at) = object.get("scene_break_at").filter(|v| v.is_number()) {
                 let allowed = &schema["properties"]["scene_break_at"]["anyOf"][0]["enum"];
                 assert!(
@@ -72,10 +67,11 @@ async fn every_structured_output_setting_runs_the_pipeline_with_models_that_foll
             let dir = tempfile::tempdir().expect("temp dir");
             let (mut server, mut recaps) = start_with_llm(dir.path(), &llm.url(), |_| {}).await;
             let case = format!("{setting:?} with a model that {model:?}");
+            open_chat(&mut server, "story", story_chat(40, &[11, 24, 36])).await;
             server
                 .settings
                 .update_settings(pb::UpdateSettingsRequest {
-                    chat_id: String::new(),
+                    chat_id: "story".into(),
                     settings: Some(pb::Settings {
                         llm_structured_output: Some(setting.into()),
                         ..Default::default()
@@ -83,8 +79,7 @@ async fn every_structured_output_setting_runs_the_pipeline_with_models_that_foll
                     clear: vec![],
                 })
                 .await
-                .expect("global setting");
-            open_chat(&mut server, "story", story_chat(40, &[11, 24, 36])).await;
+                .expect("the chat's setting");
             recaps
                 .detect_scene_breaks(pb::DetectSceneBreaksRequest {
                     chat_id: "story".into(),
@@ -280,9 +275,9 @@ async fn a_merge_far_shorter_than_what_it_builds_on_fails_and_the_current_versio
         .expect("retried");
     wait_for_jobs(&mut recaps, "short", "the retried merge", |jobs| {
         all_finished(jobs)
-            && jobs
-                .iter()
-                .any(|j| kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded)
+            && jobs.iter().any(|j| {
+                kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded
+            })
     })
     .await;
     let list = recaps_of(&mut server, "short").await;
