@@ -8,7 +8,6 @@
 //! statuses a caller causes, which keep their helpful messages.
 
 mod faulty;
-mod logs;
 
 use std::time::Duration;
 
@@ -20,9 +19,9 @@ use recapd::grpc::status::{
 };
 use tonic::{Code, Status};
 
+use crate::common::logs::Logs;
 use crate::common::replicas::{Proxy, database_addr, fresh_schema, replica_config, url_through};
 use crate::common::*;
-use logs::Logs;
 
 /// A database error as PostgreSQL's driver words one, with what a client
 /// must never see: an address, a user, TLS words, an SQL state.

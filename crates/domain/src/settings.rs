@@ -222,13 +222,7 @@ pub fn check_llm_max_tokens(value: i64) -> Result<u64, DomainError> {
 
 /// Checks a wire `llm_temperature`: a number in 0..=2, kept to thousandths.
 pub fn check_temperature(value: f64) -> Result<Milli, DomainError> {
-    if !(0.0..=2.0).contains(&value) {
-        return Err(DomainError::invalid(
-            "settings.llm_temperature",
-            format!("{value} is outside 0..=2"),
-        ));
-    }
-    Ok(Milli((value * 1000.0).round() as u32))
+    milli_in_range("settings.llm_temperature", value, 2)
 }
 
 fn in_range(field: &str, value: i32, low: u32, high: u32) -> Result<u32, DomainError> {
@@ -241,10 +235,16 @@ fn in_range(field: &str, value: i32, low: u32, high: u32) -> Result<u32, DomainE
 /// Checks a wire `running_recap_min_ratio`: a number in 0..=1, kept to
 /// thousandths.
 pub fn check_min_ratio(value: f64) -> Result<Milli, DomainError> {
-    if !(0.0..=1.0).contains(&value) {
+    milli_in_range("settings.running_recap_min_ratio", value, 1)
+}
+
+/// `value` in thousandths when it is in `0..=max` (NaN is not); errors
+/// name `field`.
+fn milli_in_range(field: &str, value: f64, max: u32) -> Result<Milli, DomainError> {
+    if !(0.0..=f64::from(max)).contains(&value) {
         return Err(DomainError::invalid(
-            "settings.running_recap_min_ratio",
-            format!("{value} is outside 0..=1"),
+            field,
+            format!("{value} is outside 0..={max}"),
         ));
     }
     Ok(Milli((value * 1000.0).round() as u32))

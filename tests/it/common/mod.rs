@@ -18,6 +18,7 @@ pub mod api;
 pub mod config;
 pub mod fake_chats;
 pub mod fake_llm;
+pub mod logs;
 pub mod process;
 pub mod replicas;
 pub mod settings_doc;

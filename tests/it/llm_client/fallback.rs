@@ -3,14 +3,11 @@
 //! refuse `response_format` or `max_tokens`: within one call, remembered
 //! per model, logged once; forced settings and other 400s stay fatal.
 
-use std::sync::{Arc, Mutex, OnceLock};
-
 use serde_json::{Value, json};
-use tracing::Dispatch;
-use tracing::subscriber::DefaultGuard;
 
 use super::{fatal, request};
 use crate::common::fake_llm::{FakeLlm, Reply, SeenRequest};
+use crate::common::logs::Logs;
 use recapd::domain::settings::{MaxTokensField, StructuredOutput};
 use recapd::llm::{AnswerSchema, CompletionRequest, LlmClient};
 
@@ -68,66 +65,6 @@ fn formats(fake: &FakeLlm) -> Vec<Option<String>> {
         .iter()
         .map(|seen| seen.response_format_type().map(str::to_owned))
         .collect()
-}
-
-/// This thread's warnings, captured while it lives (the test runs on a
-/// current-thread runtime, so the client's lines are logged here).
-struct Warnings {
-    lines: Arc<Mutex<Vec<u8>>>,
-    _guard: DefaultGuard,
-}
-
-#[derive(Clone)]
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Sink {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// A dispatcher kept for the process's life, wanting warnings and
-/// writing them nowhere. While a single dispatcher lives, tracing judges a
-/// log site's interest, once, by the dispatcher of the thread that reaches
-/// it first: a parallel test without a capture would leave the fallback's
-/// warning unwanted for good. With two alive, every live one is asked.
-static WANTS_WARNINGS: OnceLock<Dispatch> = OnceLock::new();
-
-impl Warnings {
-    fn capture() -> Warnings {
-        WANTS_WARNINGS.get_or_init(|| {
-            Dispatch::new(
-                tracing_subscriber::fmt()
-                    .with_max_level(tracing::Level::WARN)
-                    .with_writer(std::io::sink)
-                    .finish(),
-            )
-        });
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let sink = Sink(lines.clone());
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_max_level(tracing::Level::WARN)
-            .with_writer(move || sink.clone())
-            .finish();
-        Warnings {
-            lines,
-            _guard: tracing::subscriber::set_default(subscriber),
-        }
-    }
-
-    /// The fallback lines so far.
-    fn fallbacks(&self) -> Vec<String> {
-        String::from_utf8_lossy(&self.lines.lock().unwrap())
-            .lines()
-            .filter(|line| line.contains("refused"))
-            .map(str::to_owned)
-            .collect()
-    }
 }
 
 #[tokio::test]
@@ -192,7 +129,7 @@ async fn the_body_carries_the_schema_as_each_setting_says() {
 
 #[tokio::test]
 async fn auto_falls_back_to_json_object_within_one_call_and_remembers_it() {
-    let warnings = Warnings::capture();
+    let warnings = Logs::capture();
     let fake = refusing_formats(&["json_schema"]).await;
     let client = LlmClient::new(&fake.setup()).unwrap();
     let asked = structured(StructuredOutput::Auto, MaxTokensField::Auto);
@@ -215,7 +152,7 @@ async fn auto_falls_back_to_json_object_within_one_call_and_remembers_it() {
     client.clone().complete(&asked).await.unwrap();
     assert_eq!(fake.requests().len(), 4);
     // Logged once, with the endpoint, the model, the step and the reason.
-    let lines = warnings.fallbacks();
+    let lines = warnings.containing("refused");
     assert_eq!(lines.len(), 1, "{lines:?}");
     for part in [
         "WARN",
@@ -401,7 +338,7 @@ async fn each_model_learns_for_itself() {
 
 #[tokio::test]
 async fn concurrent_calls_learn_a_step_once() {
-    let warnings = Warnings::capture();
+    let warnings = Logs::capture();
     // Slow refusals, so every call is refused before any learns.
     let fake = FakeLlm::start(|seen: &SeenRequest| match seen.response_format_type() {
         Some("json_schema") => Reply::refuse_response_format("json_schema")
@@ -428,5 +365,10 @@ async fn concurrent_calls_learn_a_step_once() {
             .count(),
         4
     );
-    assert_eq!(warnings.fallbacks().len(), 1, "{:?}", warnings.fallbacks());
+    assert_eq!(
+        warnings.containing("refused").len(),
+        1,
+        "{:?}",
+        warnings.containing("refused")
+    );
 }

@@ -142,14 +142,27 @@ pub fn story(request: &crate::common::fake_llm::SeenRequest) -> Reply {
 }
 
 /// `answer` (JSON with prose or a fence around it) as the fake model
-/// writes it to `request`: when it follows the schema and one was sent,
-/// the bare JSON object, after checking that a break it names is one the
-/// schema allows (a test fails otherwise); else as it is.
+/// writes it to `request`: [`following_the_schema`] when the model follows
+/// schemas ([`model_follows_schema`]), as it is otherwise.
 pub fn as_the_model_writes(
     request: &crate::common::fake_llm::SeenRequest,
     answer: String,
 ) -> String {
-    let Some(schema) = request.schema().filter(|_| model_follows_schema()) else {
+    if model_follows_schema() {
+        following_the_schema(request, answer)
+    } else {
+        answer
+    }
+}
+
+/// `answer` as a model that follows the schema of `request` writes it:
+/// the bare JSON object when a schema was sent (a test fails when it names
+/// a break the schema forbids), as it is otherwise.
+pub fn following_the_schema(
+    request: &crate::common::fake_llm::SeenRequest,
+    answer: String,
+) -> String {
+    let Some(schema) = request.schema() else {
         return answer;
     };
     let start = answer.find('{').expect("the story answer holds JSON");

@@ -6,7 +6,7 @@
 //! untouched.
 
 use recapd::grpc::pb;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::*;
 use crate::common::fake_llm::{FakeLlm, SeenRequest};
@@ -25,24 +25,9 @@ enum Model {
 /// The story's answer as `model` gives it to `seen`.
 fn answer(model: Model, seen: &SeenRequest) -> Reply {
     let text = story_answer(&seen.prompt);
-    match (model, seen.schema()) {
-        (Model::Follows, Some(schema)) => {
-            let start = text.find('{').expect("the story answer holds JSON");
-            let object: Value = serde_json::Deserializer::from_str(&text[start..])
-                .into_iter()
-                .next()
-                .expect("one value")
-                .expect("valid JSON");
-            if let Some(at) = object.get("scene_break_at").filter(|v| v.is_number()) {
-                let allowed = &schema["properties"]["scene_break_at"]["anyOf"][0]["enum"];
-                assert!(
-                    allowed.as_array().is_some_and(|a| a.contains(at)),
-                    "the schema {allowed} forbids the break {at}"
-                );
-            }
-            Reply::answer(object.to_string())
-        }
-        _ => Reply::answer(format!("Sure! Here it is:\n{text}\nHope that helps.")),
+    match model {
+        Model::Follows => Reply::answer(following_the_schema(seen, text)),
+        Model::Ignores => Reply::answer(format!("Sure! Here it is:\n{text}\nHope that helps.")),
     }
 }
 
@@ -154,6 +139,24 @@ fn default_prompt_model(merge: &'static str) -> impl Fn(&SeenRequest) -> Reply +
     }
 }
 
+/// Waits until `chat` has a merge and every job finished; returns the
+/// jobs and the merge.
+async fn the_merge(
+    recaps: &mut RecapServiceClient<Channel>,
+    chat: &str,
+) -> (Vec<pb::Job>, pb::Job) {
+    let jobs = wait_for_jobs(recaps, chat, "the merge to end", |jobs| {
+        jobs.iter().any(|j| kind(j) == pb::JobKind::RunningRecap) && all_finished(jobs)
+    })
+    .await;
+    let merge = jobs
+        .iter()
+        .find(|j| kind(j) == pb::JobKind::RunningRecap)
+        .cloned()
+        .expect("a merge");
+    (jobs, merge)
+}
+
 /// A server whose jobs get 2 attempts, with `chat` open on 30 plain
 /// messages and recapd's default prompts.
 async fn default_prompt_server(
@@ -184,15 +187,8 @@ async fn a_merge_that_answers_its_placeholder_fails_and_leaves_the_running_recap
         })
         .await
         .expect("detection queued");
-    let jobs = wait_for_jobs(&mut recaps, "ph", "the merge to fail", |jobs| {
-        jobs.iter().any(|j| kind(j) == pb::JobKind::RunningRecap) && all_finished(jobs)
-    })
-    .await;
-    let merge = jobs
-        .iter()
-        .find(|j| kind(j) == pb::JobKind::RunningRecap)
-        .expect("a merge");
-    assert_eq!(state(merge), pb::JobState::Failed, "{merge:?}");
+    let (jobs, merge) = the_merge(&mut recaps, "ph").await;
+    assert_eq!(state(&merge), pb::JobState::Failed, "{merge:?}");
     assert_eq!(merge.attempts, 2, "retried like a malformed answer");
     assert!(
         merge.last_error.contains("placeholder") && merge.last_error.contains("<the new memory>"),
@@ -235,15 +231,8 @@ async fn a_merge_far_shorter_than_what_it_builds_on_fails_and_the_current_versio
         })
         .await
         .expect("detection queued");
-    let jobs = wait_for_jobs(&mut recaps, "short", "the merge to fail", |jobs| {
-        jobs.iter().any(|j| kind(j) == pb::JobKind::RunningRecap) && all_finished(jobs)
-    })
-    .await;
-    let merge = jobs
-        .iter()
-        .find(|j| kind(j) == pb::JobKind::RunningRecap)
-        .expect("a merge");
-    assert_eq!(state(merge), pb::JobState::Failed, "{merge:?}");
+    let (_, merge) = the_merge(&mut recaps, "short").await;
+    assert_eq!(state(&merge), pb::JobState::Failed, "{merge:?}");
     assert!(
         merge.last_error.contains("running_recap_min_ratio 0.2"),
         "{}",
