@@ -15,6 +15,8 @@ pub enum DocumentedDefault {
     Bool(bool),
     /// A bare integer: `2`.
     Int(i64),
+    /// A bare decimal number: `0.2`.
+    Decimal(f64),
     /// One code span: an enum value without its prefix (`IN_CHAT`) or a
     /// whole string.
     Code(String),
@@ -44,6 +46,9 @@ impl DocumentedDefault {
         if let Ok(number) = cell.parse::<i64>() {
             return Some(DocumentedDefault::Int(number));
         }
+        if let Ok(number) = cell.parse::<f64>() {
+            return Some(DocumentedDefault::Decimal(number));
+        }
         if let Some(text) = code(cell) {
             return Some(DocumentedDefault::Code(text));
         }
@@ -58,6 +63,7 @@ impl DocumentedDefault {
             (DocumentedDefault::Empty, value) => value.is_empty(),
             (DocumentedDefault::Bool(a), FieldValue::Bool(b)) => a == b,
             (DocumentedDefault::Int(a), FieldValue::Int(b)) => a == b,
+            (DocumentedDefault::Decimal(a), FieldValue::Double(b)) => a == b,
             (DocumentedDefault::Code(a), FieldValue::Enum(b) | FieldValue::Text(b)) => a == b,
             (DocumentedDefault::StartAndEnd(start, end), FieldValue::Text(text)) => {
                 text.len() >= start.len() + end.len()

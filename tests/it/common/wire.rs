@@ -22,6 +22,8 @@ pub enum FieldValue {
     Unset,
     Bool(bool),
     Int(i64),
+    /// A `double`.
+    Double(f64),
     /// An enum value by its name in the proto, without the prefix the
     /// proto's style adds (`INJECTION_POSITION_IN_CHAT` reads `IN_CHAT`).
     Enum(String),
@@ -135,6 +137,12 @@ impl Descriptors {
                 (0, Type::Bool) => FieldValue::Bool(read_varint(&mut bytes) != 0),
                 (0, Type::Int32 | Type::Int64 | Type::Uint32 | Type::Uint64) => {
                     FieldValue::Int(read_varint(&mut bytes) as i64)
+                }
+                (1, Type::Double) => {
+                    let (eight, rest) = bytes.split_at(8);
+                    bytes = rest;
+                    let eight: [u8; 8] = eight.try_into().expect("split at 8 bytes");
+                    FieldValue::Double(f64::from_le_bytes(eight))
                 }
                 (0, Type::Enum) => {
                     let number = read_varint(&mut bytes) as i32;
