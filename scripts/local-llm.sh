@@ -101,7 +101,8 @@ start() {
         --ctx-size 8192 --parallel 1 --no-webui "$@" >"$log" 2>&1 &
     echo $! >"$pidfile"
     for _ in $(seq 600); do
-        if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+        if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+            "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
             echo "http://127.0.0.1:$port/v1"
             return 0
         fi
