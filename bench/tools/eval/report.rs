@@ -193,7 +193,7 @@ pub fn json_report(
             "detect_calls": run.detect_calls,
             "pipeline_seconds": run.pipeline_seconds, "timed_out": run.timed_out,
             "injection": run.injection,
-            "qa": accuracy_json(&accuracy), "questions": questions,
+            "qa": accuracy_json(&accuracy), "questions": questions, "qa_error": run.qa_error,
             "job_list": run.jobs.iter().map(|j| json!({
                 "kind": kind_name(j.kind), "state": state_name(j.state), "message_id": j.message_id,
                 "attempts": j.attempts, "last_error": j.last_error, "result": j.result,
@@ -304,6 +304,27 @@ pub fn table(report: &Value) -> String {
                     number("tokens_out"),
                 );
             }
+        }
+        for job in section["job_list"].as_array().into_iter().flatten() {
+            let error = job["last_error"].as_str().unwrap_or_default();
+            if job["state"] == "failed" || job["state"] == "cancelled" {
+                let why = if error.is_empty() {
+                    job["result"].as_str().unwrap_or_default()
+                } else {
+                    error
+                };
+                let _ = writeln!(
+                    out,
+                    "  {} {} {}: {}",
+                    job["kind"].as_str().unwrap_or("?"),
+                    job["state"].as_str().unwrap_or("?"),
+                    job["message_id"].as_str().unwrap_or_default(),
+                    why.chars().take(160).collect::<String>()
+                );
+            }
+        }
+        if let Some(error) = section["qa_error"].as_str() {
+            let _ = writeln!(out, "questions not all asked: {error}");
         }
         if let Some(all) = llm.get("(no kind label)") {
             let _ = writeln!(

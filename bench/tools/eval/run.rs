@@ -63,6 +63,9 @@ pub struct ConversationRun {
     /// The running recap injected at the end (empty: none).
     pub injection: String,
     pub asked: Vec<Asked>,
+    /// Why the questions could not all be asked (the LLM or the judge
+    /// failed); the pipeline's figures stand.
+    pub qa_error: Option<String>,
 }
 
 /// `JOB_KIND_SCENE_RECAP` → `scene_recap`, as recapd's metrics name kinds.
@@ -225,6 +228,7 @@ async fn run_on(
             .text;
 
     let mut asked = Vec::new();
+    let mut qa_error = None;
     if let Some((answerer, judge)) = setup.qa {
         let questions: Vec<Question> = conversation
             .questions
@@ -232,7 +236,7 @@ async fn run_on(
             .take(setup.max_questions.unwrap_or(usize::MAX))
             .cloned()
             .collect();
-        asked = qa::ask(
+        match qa::ask(
             channel,
             &chat_id,
             conversation,
@@ -241,7 +245,11 @@ async fn run_on(
             answerer,
             judge,
         )
-        .await?;
+        .await
+        {
+            Ok(done) => asked = done,
+            Err(e) => qa_error = Some(e.to_string()),
+        }
     }
     let unusable_seen = unusable_seen.lock().map(|c| c.clone()).unwrap_or_default();
     Ok(ConversationRun {
@@ -258,6 +266,7 @@ async fn run_on(
         timed_out,
         injection,
         asked,
+        qa_error,
     })
 }
 
