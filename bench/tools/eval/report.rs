@@ -268,6 +268,8 @@ pub fn table(report: &Value) -> String {
             "job kind", "jobs by state", "attempts", "unusable", "LLM s", "tok in", "tok out"
         );
         let llm = &section["llm"];
+        // Without a `kind` label on time and tokens, the per-kind columns are unknown.
+        let unlabelled = llm.get("(no kind label)").is_some();
         if let Some(jobs) = section["jobs"].as_object() {
             for (kind, states) in jobs {
                 let states = states
@@ -285,10 +287,9 @@ pub fn table(report: &Value) -> String {
                     .map(|u| u as u64)
                     .or_else(|| section["unusable_attempts_seen"][kind.as_str()].as_u64())
                     .unwrap_or(0);
-                let number = |key: &str| {
-                    figures[key]
-                        .as_f64()
-                        .map_or("-".into(), |v| format!("{v:.0}"))
+                let number = |key: &str, decimals: usize| match figures[key].as_f64() {
+                    Some(v) if !unlabelled => format!("{v:.decimals$}"),
+                    _ => "-".into(),
                 };
                 let _ = writeln!(
                     out,
@@ -297,11 +298,9 @@ pub fn table(report: &Value) -> String {
                     states,
                     section["attempts"][kind.as_str()],
                     unusable,
-                    figures["seconds"]
-                        .as_f64()
-                        .map_or("-".into(), |v| format!("{v:.1}")),
-                    number("tokens_in"),
-                    number("tokens_out"),
+                    number("seconds", 1),
+                    number("tokens_in", 0),
+                    number("tokens_out", 0),
                 );
             }
         }
