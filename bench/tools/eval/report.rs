@@ -45,14 +45,13 @@ fn job_counts(
     (by_kind, attempts)
 }
 
-/// Jobs whose final error was an unusable answer, by kind.
+/// FAILED jobs whose last attempt gave an unusable answer, by kind.
 fn unusable_final(run: &ConversationRun) -> BTreeMap<String, u32> {
     let mut out = BTreeMap::new();
-    for job in run
-        .jobs
-        .iter()
-        .filter(|j| j.last_error.starts_with("unusable answer"))
-    {
+    for job in run.jobs.iter().filter(|j| {
+        j.state == recapd::grpc::pb::JobState::Failed as i32
+            && j.last_error.starts_with("unusable answer")
+    }) {
         *out.entry(kind_name(job.kind)).or_default() += 1;
     }
     out
@@ -188,7 +187,7 @@ pub fn json_report(
             "break_scores": scores.iter().map(score_json).collect::<Vec<_>>(),
             "jobs": jobs, "attempts": attempts,
             "unusable_attempts_seen": run.unusable_seen,
-            "jobs_ending_unusable": unusable_final(run),
+            "jobs_failed_unusable": unusable_final(run),
             "llm": llm_json(&run.llm),
             "detect_calls": run.detect_calls,
             "pipeline_seconds": run.pipeline_seconds, "timed_out": run.timed_out,
@@ -209,7 +208,7 @@ pub fn json_report(
         "total": {
             "jobs": jobs_total, "attempts": attempts_total,
             "unusable_attempts_seen": unusable_seen_total,
-            "jobs_ending_unusable": unusable_final_total,
+            "jobs_failed_unusable": unusable_final_total,
             "llm": llm_json(&llm_total),
             "break_scores": scores_total.iter().map(score_json).collect::<Vec<_>>(),
             "qa": accuracy_json(&accuracy_total),

@@ -3,7 +3,9 @@
 //! OpenAI-compatible LLM served here that finds breaks at 9 (a true
 //! boundary), 20 (one after the boundary 19) and 26 (none), writes recaps
 //! naming the facts the questions ask about, answers questions from the
-//! memory when the prompt holds it, and judges by containment.
+//! memory when the prompt holds it, and judges by containment. Its first
+//! merge answers the prompt's own placeholder, which recapd refuses as
+//! unusable and retries.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +30,7 @@ struct Cli {
 #[derive(Default)]
 struct Fake {
     detections: AtomicUsize,
+    merges: AtomicUsize,
     judged: AtomicUsize,
 }
 
@@ -87,6 +90,9 @@ async fn complete(State(fake): State<Arc<Fake>>, Json(body): Json<Value>) -> Jso
         );
     }
     if last.contains("Memory so far") {
+        if fake.merges.fetch_add(1, Ordering::SeqCst) == 0 {
+            return answer(json!({"recap": "<the new memory>"}).to_string());
+        }
         return answer(
             json!({"recap": "Ann's dog is called Rex. Ann went to Paris in 2022."}).to_string(),
         );
@@ -191,7 +197,8 @@ async fn evaluates_a_small_conversation_end_to_end() {
     .unwrap();
     let report = eval(cli.eval).await.unwrap();
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(written, report, "--out holds the report");
+    let reread: Value = serde_json::from_str(&report.to_string()).unwrap();
+    assert_eq!(written, reread, "--out holds the report");
     assert_eq!(report["prompt_set"], "short-scenes");
     assert_eq!(report["model"], "fake");
 
@@ -207,6 +214,13 @@ async fn evaluates_a_small_conversation_end_to_end() {
     assert_eq!(c["jobs"]["scene_recap"], json!({"succeeded": 3}));
     assert_eq!(c["jobs"]["running_recap"], json!({"succeeded": 3}));
     assert_eq!(c["attempts"]["scene_recap"], 3);
+    // The placeholder merge: one unusable attempt, retried.
+    assert_eq!(c["attempts"]["running_recap"], 4);
+    assert_eq!(c["unusable_attempts_seen"], json!({"running_recap": 1}));
+    // It succeeded on its second attempt: no job failed for an unusable answer.
+    assert_eq!(c["jobs_failed_unusable"], json!({}));
+    assert_eq!(c["llm"]["running_recap"]["unusable_attempts"], 1.0);
+    assert_eq!(c["llm"]["scene_recap"]["unusable_attempts"], 0.0);
     assert_eq!(fake.detections.load(Ordering::SeqCst), 3);
     assert!(c["injection"].as_str().unwrap().contains("Rex"));
 
@@ -248,13 +262,13 @@ async fn evaluates_a_small_conversation_end_to_end() {
     );
     assert_eq!(fake.judged.load(Ordering::SeqCst), 4);
 
-    // Every request's tokens reached recapd's metrics (9 jobs, 100 in each).
+    // Every request's tokens reached recapd's metrics (10 attempts, 100 in each).
     let llm_total = report["total"]["llm"].as_object().unwrap();
     let tokens_in: f64 = llm_total
         .values()
         .map(|k| k["tokens_in"].as_f64().unwrap())
         .sum();
-    assert_eq!(tokens_in, 900.0);
+    assert_eq!(tokens_in, 1000.0);
 }
 
 #[test]
