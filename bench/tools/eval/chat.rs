@@ -55,3 +55,6 @@ pub fn session_boundaries(conversation: &Conversation) -> Vec<usize> {
     boundaries.pop();
     boundaries
 }
+
+#[cfg(test)]
+mod tests;

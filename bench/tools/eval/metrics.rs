@@ -25,7 +25,7 @@ fn sample(line: &str) -> Option<Sample> {
     }
     let (name, labels, rest) = match line.find('{') {
         Some(open) => {
-            let close = line.rfind('}')?;
+            let close = line.rfind('}').filter(|&close| close > open)?;
             (
                 &line[..open],
                 labels(&line[open + 1..close])?,

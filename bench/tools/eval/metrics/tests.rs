@@ -43,7 +43,7 @@ recapd_llm_tokens_total{direction="out",kind="scene_recap"} 7
 
 #[test]
 fn label_values_may_hold_quotes_and_commas() {
-    let s = samples("m{a=\"x,\\\"y\",b=\"z\"} 1.5\nbroken{ 3\n");
+    let s = samples("m{a=\"x,\\\"y\",b=\"z\"} 1.5\nbroken{ 3\nback} to{ 4\n");
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].labels["a"], "x,\"y");
     assert_eq!(s[0].labels["b"], "z");
