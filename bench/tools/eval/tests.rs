@@ -6,6 +6,11 @@
 //! memory when the prompt holds it, and judges by containment. Its first
 //! merge answers the prompt's own placeholder, which recapd refuses as
 //! unusable and retries.
+//!
+//! The end-to-end test needs the recapd binary beside the test's
+//! directory (`target/<profile>/recapd`): `cargo test --workspace
+//! --all-targets` (`./scripts/test.sh`) builds it; `cargo test -p
+//! recapd-bench` alone skips the test, saying so, when it is absent.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
