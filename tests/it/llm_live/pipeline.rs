@@ -107,11 +107,7 @@ async fn a_76_message_conversation_runs_the_whole_pipeline_on_a_real_model() {
         .await
         .expect("detection queued");
     let jobs = wait_until_finished(&mut recaps, "live", 1).await;
-    println!(
-        "after DetectSceneBreaks ({:?}):\n{}",
-        started.elapsed(),
-        summary(&jobs)
-    );
+    println!("after DetectSceneBreaks ({:?}):\n{}", started.elapsed(), summary(&jobs));
     let succeeded = |jobs: &[pb::Job], k: pb::JobKind| {
         jobs.iter()
             .any(|j| kind(j) == k && state(j) == pb::JobState::Succeeded)
@@ -147,11 +143,7 @@ async fn a_76_message_conversation_runs_the_whole_pipeline_on_a_real_model() {
         pb::JobKind::RunningRecap,
         pb::JobKind::MessageRecap,
     ] {
-        assert!(
-            succeeded(&jobs, k),
-            "no {k:?} succeeded:\n{}",
-            summary(&jobs)
-        );
+        assert!(succeeded(&jobs, k), "no {k:?} succeeded:\n{}", summary(&jobs));
     }
 
     // No running-recap version holds a placeholder or nothing.
@@ -178,17 +170,11 @@ async fn a_76_message_conversation_runs_the_whole_pipeline_on_a_real_model() {
         match kind(job) {
             pb::JobKind::SceneRecap => {
                 let recap = data.scene_recap_memory.unwrap_or_default();
-                assert!(
-                    !recap.trim().is_empty() && !recap.starts_with('<'),
-                    "{recap:?}"
-                );
+                assert!(!recap.trim().is_empty() && !recap.starts_with('<'), "{recap:?}");
             }
             pb::JobKind::MessageRecap => {
                 let recap = data.memory.unwrap_or_default();
-                assert!(
-                    !recap.trim().is_empty() && !recap.starts_with('<'),
-                    "{recap:?}"
-                );
+                assert!(!recap.trim().is_empty() && !recap.starts_with('<'), "{recap:?}");
             }
             _ => {}
         }

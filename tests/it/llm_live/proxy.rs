@@ -44,8 +44,9 @@ async fn start_proxy(upstream: &str) -> (String, Seen) {
             };
             let (seen, host) = (shared.clone(), upstream_host.clone());
             tokio::spawn(async move {
-                let service =
-                    service_fn(move |request| forward(request, seen.clone(), host.clone()));
+                let service = service_fn(move |request| {
+                    forward(request, seen.clone(), host.clone())
+                });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
@@ -61,11 +62,7 @@ async fn forward(
     host: String,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let (parts, body) = request.into_parts();
-    let body = body
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let format = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|v| v["response_format"]["type"].as_str().map(str::to_owned));
@@ -101,10 +98,9 @@ async fn forward(
         let bytes = response.into_body().collect().await.ok()?.to_bytes();
         Some((status, bytes))
     };
-    let (status, bytes) = upstream.await.unwrap_or((
-        StatusCode::BAD_GATEWAY,
-        Bytes::from_static(b"upstream failed"),
-    ));
+    let (status, bytes) = upstream
+        .await
+        .unwrap_or((StatusCode::BAD_GATEWAY, Bytes::from_static(b"upstream failed")));
     Ok(Response::builder()
         .status(status)
         .header("content-type", "application/json")
@@ -152,10 +148,7 @@ async fn auto_falls_back_to_json_object_once_on_a_real_endpoint_that_refuses_jso
         );
     }
     let seen = seen.lock().clone();
-    println!(
-        "the proxy saw {seen:?}; jobs: {:#?}",
-        jobs_of(&mut recaps, "fallback").await
-    );
+    println!("the proxy saw {seen:?}; jobs: {:#?}", jobs_of(&mut recaps, "fallback").await);
     assert_eq!(
         seen.first(),
         Some(&(Some("json_schema".to_owned()), false)),

@@ -280,9 +280,9 @@ async fn a_merge_far_shorter_than_what_it_builds_on_fails_and_the_current_versio
         .expect("retried");
     wait_for_jobs(&mut recaps, "short", "the retried merge", |jobs| {
         all_finished(jobs)
-            && jobs.iter().any(|j| {
-                kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded
-            })
+            && jobs
+                .iter()
+                .any(|j| kind(j) == pb::JobKind::RunningRecap && state(j) == pb::JobState::Succeeded)
     })
     .await;
     let list = recaps_of(&mut server, "short").await;
