@@ -19,10 +19,14 @@
 //! - `resident`: many more chats than a `--max-resident-memory` budget
 //!   holds, written then read in random order: cold (evicted) and warm
 //!   read latency, confirmed by recapd's load and eviction counters.
+//! - `eval`: a long-conversation dataset (LoCoMo layout) through a recapd it
+//!   starts: jobs, scene-break precision and recall, and question answering
+//!   with and without the memory (docs/evaluation.md).
 
 mod bare;
 mod data;
 mod drive;
+mod eval;
 mod fixtures;
 mod jobs;
 mod replicas;
@@ -72,6 +76,8 @@ enum Command {
     Jobs(jobs::Jobs),
     /// Chats past a memory budget: write them, read them cold and warm.
     Resident(resident::Resident),
+    /// A LoCoMo-layout dataset through recapd, scored (docs/evaluation.md).
+    Eval(eval::Eval),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -100,6 +106,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Replicas(args) => replicas::replicas(args).await,
                     Command::Jobs(args) => jobs::jobs(args).await,
                     Command::Resident(args) => resident::resident(args).await,
+                    Command::Eval(args) => eval::eval(args).await.map(|_| ()),
                     _ => unreachable!("handled above"),
                 }
             })
