@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use recapd::domain::settings::DEFAULT_RUNNING_RECAP_PROMPT;
-use recapd::domain::writing::check::placeholders;
 use recapd::grpc::pb;
 use recapd::grpc::pb::recap_service_client::RecapServiceClient;
 use tonic::transport::Channel;
@@ -156,15 +154,16 @@ async fn a_76_message_conversation_runs_the_whole_pipeline_on_a_real_model() {
         );
     }
 
-    // No running-recap version holds a placeholder or nothing.
+    // No running-recap version holds a placeholder (the one a merge
+    // stored in issue 28's trial, or any text of that shape) or nothing.
     let list = recaps_of(&mut server, "live").await;
-    let refused = placeholders(DEFAULT_RUNNING_RECAP_PROMPT);
     for version in &list.versions {
         let text = version.content.trim();
         println!("running recap v{}: {text:?}", version.version);
         assert!(!text.is_empty());
         assert!(
-            !refused.iter().any(|p| text.eq_ignore_ascii_case(p)),
+            !text.eq_ignore_ascii_case("<the new memory>")
+                && !(text.starts_with('<') && text.ends_with('>')),
             "a placeholder landed: {text:?}"
         );
     }

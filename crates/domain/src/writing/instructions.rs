@@ -3,49 +3,54 @@
 //! `message_recap_prompt` settings. Each is sent as one `user` message
 //! after its macros are replaced (see [`super::macros`]), and asks for the
 //! JSON answer its kind parses (see [`super::answer`]).
+//!
+//! Written for small models too: each describes its answer's keys in words
+//! and in the order the answer's schema has them written
+//! ([`super::schema`]), with no `<...>` placeholder a model could copy back
+//! as its answer. Against the instructions before them (which showed the
+//! answer as a template with placeholders), SmolLM2-135M on two LoCoMo
+//! conversations wrote fewer unusable answers and failed no job
+//! (BENCHMARKS.md, issue 28).
 
 /// Asks where the open scene ends, if it does.
-pub const DEFAULT_SCENE_BREAK_PROMPT: &str = r##"You are reading a story written as a chat. Decide whether one scene of it has come to an end among the messages below, so that the next message starts something new: another place, a jump in time, a different set of characters, or a clear change of what the story is about.
+pub const DEFAULT_SCENE_BREAK_PROMPT: &str = r##"Below are messages of a story written as a chat, one per line: "#" and the message's number, the speaker, then the text. Lines marked "(not eligible)" are only there for context.
 
-Each message is one line: "#<number> <speaker>: <text>". Messages marked "(not eligible)" are shown for context only and cannot be the end of a scene.
-
-Rules:
-- Answer with the number of the LAST message of the scene that ended, never the first message of the new one.
-- The number must be {{earliest_allowed_break}} or greater, and must belong to a message that is not marked "(not eligible)".
-- If no scene clearly ends, answer false. A short pause or a change of topic inside one conversation is not a scene break.
-
-Messages:
 {{messages}}
 
-Reply with JSON only, in this form:
-{"scene_break_at": <number or false>, "rationale": "<one sentence>"}"##;
+Does a scene end at one of these messages? A scene ends when the message after it moves to another place, jumps ahead in time (a later day, "since we last talked"), brings in other characters, or starts a new subject. A pause or a new topic inside the same conversation is not the end of a scene.
+
+Answer with a JSON object with two keys:
+- "rationale": one short sentence saying why.
+- "scene_break_at": the number of the LAST message before the change (a number of at least {{earliest_allowed_break}}, on a line not marked "(not eligible)"), or false if no scene ends."##;
 
 /// Asks for a recap of one scene and a short name for it.
-pub const DEFAULT_SCENE_RECAP_PROMPT: &str = r##"Write a recap of the scene below from a story told as a chat between {{user}} and {{char}}. Keep what later parts of the story may need: who was there, what happened and in what order, decisions and promises, what changed between characters, and facts learned. Leave out style, small talk and anything that does not matter later. Write in the past tense and in the third person.
+pub const DEFAULT_SCENE_RECAP_PROMPT: &str = r##"Here is one scene of a story told as a chat between {{user}} and {{char}}:
 
-Scene:
 {{scene_messages}}
 
-Reply with JSON only, in this form:
-{"scene_name": "<a title of at most six words>", "recap": "<the recap>"}"##;
+Recap this scene for someone who will continue the story later. Say who was there, what happened in order, the decisions and promises made, what changed between the characters, and the facts learned (names, places, dates, plans). Write in the past tense and the third person, without commentary.
+
+Answer with a JSON object with two keys:
+- "recap": the recap, a few sentences.
+- "scene_name": a title for the scene, at most six words."##;
 
 /// Asks to fold a scene recap into the story so far.
-pub const DEFAULT_RUNNING_RECAP_PROMPT: &str = r##"You keep the running memory of a story told as a chat between {{user}} and {{char}}. Below are the memory so far (it may be empty) and a recap of the scene that came next. Write the new memory: the memory so far with the new scene folded in. Keep every fact that still matters, update what the scene changed, drop what no longer matters, and keep it compact: short paragraphs or bullet points, past tense, third person.
+pub const DEFAULT_RUNNING_RECAP_PROMPT: &str = r##"You keep the memory of a story told as a chat between {{user}} and {{char}}.
 
-Memory so far:
+The memory so far:
 {{current_running_recap}}
 
-Next scene:
+What happened next:
 {{scene_recap}}
 
-Reply with JSON only, in this form:
-{"recap": "<the new memory>"}"##;
+Write the updated memory: everything from the memory so far that still matters, followed by what happened next. Keep the names, places, dates, decisions and promises. Change an old fact only when the new events change it, and never drop the rest. Write short sentences, in the past tense and the third person.
+
+Answer with a JSON object with one key, "recap", whose value is the updated memory."##;
 
 /// Asks for a one- or two-sentence recap of one message.
-pub const DEFAULT_MESSAGE_RECAP_PROMPT: &str = r##"Recap the chat message below, from a story between {{user}} and {{char}}, in one or two short sentences: what happened or what was said that matters later. Past tense, third person, no commentary.
+pub const DEFAULT_MESSAGE_RECAP_PROMPT: &str = r##"Recap this message from a story told as a chat between {{user}} and {{char}} in one or two short sentences: what happened or what was said that matters later. Write in the past tense and the third person, without commentary.
 
 Message:
 {{message}}
 
-Reply with JSON only, in this form:
-{"recap": "<the recap>"}"##;
+Answer with a JSON object with one key, "recap", whose value is the recap."##;

@@ -10,22 +10,39 @@ fn recap(text: &str) -> Answer {
     Answer::Recap(text.to_owned())
 }
 
+/// A scene recap's instructions as recapd's first defaults wrote them:
+/// the answer as a template with placeholders.
+const TEMPLATED_SCENE: &str = r#"Recap the scene. {{scene_messages}}
+Reply with JSON only, in this form:
+{"scene_name": "<a title of at most six words>", "recap": "<the recap>"}"#;
+
+/// A merge's instructions in the same style.
+const TEMPLATED_MERGE: &str = r#"Fold {{scene_recap}} into {{current_running_recap}}.
+Reply with JSON only, in this form:
+{"recap": "<the new memory>"}"#;
+
 #[test]
-fn the_default_instructions_placeholders_are_found() {
-    let s = Settings::default();
+fn placeholders_are_found_and_the_defaults_offer_none_to_copy() {
     assert_eq!(
-        placeholders(&s.scene_recap_prompt),
+        placeholders(TEMPLATED_SCENE),
         ["<a title of at most six words>", "<the recap>"]
     );
-    assert_eq!(placeholders(&s.running_recap_prompt), ["<the new memory>"]);
-    assert_eq!(placeholders(&s.message_recap_prompt), ["<the recap>"]);
+    assert_eq!(placeholders(TEMPLATED_MERGE), ["<the new memory>"]);
     assert!(placeholders("a </think> b <\nc> d <x").is_empty());
+    let s = Settings::default();
+    for instructions in [
+        &s.scene_break_prompt,
+        &s.scene_recap_prompt,
+        &s.running_recap_prompt,
+        &s.message_recap_prompt,
+    ] {
+        assert_eq!(placeholders(instructions), Vec::<String>::new());
+    }
 }
 
 #[test]
 fn a_placeholder_answer_is_unusable_with_or_without_brackets_or_case() {
-    let s = Settings::default();
-    let merge = merge_check(&s.running_recap_prompt, "", "A short scene.", 0);
+    let merge = merge_check(TEMPLATED_MERGE, "", "A short scene.", 0);
     // SmolLM2-135M, constrained to the schema, answered this to a merge.
     for answer in ["<the new memory>", "The new memory", " <THE NEW MEMORY> "] {
         let reason = merge.check(&recap(answer)).unwrap_err();
@@ -34,7 +51,7 @@ fn a_placeholder_answer_is_unusable_with_or_without_brackets_or_case() {
     // Anything shaped like a placeholder, even one the prompt lacks.
     let reason = merge.check(&recap("<the scene's recap>")).unwrap_err();
     assert!(reason.contains("placeholder"), "{reason}");
-    let scene = check_for(JobKind::SceneRecap, &s.scene_recap_prompt);
+    let scene = check_for(JobKind::SceneRecap, TEMPLATED_SCENE);
     let named = |name: &str, text: &str| Answer::SceneRecap {
         name: name.into(),
         recap: text.into(),
