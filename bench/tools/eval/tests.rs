@@ -79,7 +79,12 @@ async fn complete(State(fake): State<Arc<Fake>>, Json(body): Json<Value>) -> Jso
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_owned();
-    if last.contains("scene_break_at") {
+    // recapd's jobs are told apart by their answer schema's name, whatever
+    // their prompts say.
+    let schema = body["response_format"]["json_schema"]["name"]
+        .as_str()
+        .unwrap_or_default();
+    if schema == "scene_break" {
         fake.detections.fetch_add(1, Ordering::SeqCst);
         let allowed = eligible(&last);
         let at = FAKE_BREAKS.iter().find(|b| allowed.contains(b));
@@ -88,13 +93,13 @@ async fn complete(State(fake): State<Arc<Fake>>, Json(body): Json<Value>) -> Jso
             None => json!({"scene_break_at": false, "rationale": "one scene"}).to_string(),
         });
     }
-    if last.contains("scene_name") {
+    if schema == "scene_recap" {
         return answer(
             json!({"scene_name": "A day", "recap": "Ann told Bob that her dog is called Rex and that she went to Paris in 2022."})
                 .to_string(),
         );
     }
-    if last.contains("Memory so far") {
+    if schema == "running_recap" {
         if fake.merges.fetch_add(1, Ordering::SeqCst) == 0 {
             return answer(json!({"recap": "<the new memory>"}).to_string());
         }
