@@ -70,7 +70,7 @@ build() {
     if [ -x "$server" ] && [ "$(cat "$home/build/version" 2>/dev/null)" = "$BUILD_ID" ]; then
         return 0
     fi
-    say "building llama-server from llama-cpp-python $LLAMA_CPP_PYTHON's source (about 13 minutes on 2 cores)"
+    say "building llama-server from llama-cpp-python $LLAMA_CPP_PYTHON's source (7 to 13 minutes on 2 cores)"
     rm -rf "$home/sdist" "$home/build"
     mkdir -p "$home/sdist"
     # Only this package as source: its build dependencies, which pip
