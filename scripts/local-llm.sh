@@ -119,7 +119,9 @@ stop_server() {
     [ -f "$pidfile" ] || return 0
     local pid
     pid=$(cat "$pidfile")
-    if kill "$pid" 2>/dev/null; then
+    # A pid left by a server that died (a reboot, a crash) may be another
+    # process's by now: only a llama-server is stopped.
+    if grep -q llama-server "/proc/$pid/cmdline" 2>/dev/null && kill "$pid" 2>/dev/null; then
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     fi

@@ -78,12 +78,16 @@ pub(crate) fn sends_response_format(request: &CompletionRequest, dialect: Dialec
 /// Which refusable features an error answer names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Named {
-    /// The body mentions `response_format`, `json_schema`, `json_object`,
-    /// `schema` or `grammar`.
+    /// The body mentions `response_format`, `json_schema`, `json_object`
+    /// or `grammar`, or "schema" together with words of refusal
+    /// ("unsupported", "not supported", "invalid", "not permitted", "not
+    /// allowed", "too deep", "too complex").
     pub(crate) response_format: bool,
-    /// The body mentions `max_completion_tokens`, or `max_tokens` with
-    /// "support" (OpenAI: "Unsupported parameter: 'max_tokens' is not
-    /// supported with this model. Use 'max_completion_tokens' instead.").
+    /// The body does not say "too large" (a limit over the model's, not a
+    /// refused field) and mentions `max_completion_tokens`, or
+    /// `max_tokens` with "unsupported" or "not supported" (OpenAI:
+    /// "Unsupported parameter: 'max_tokens' is not supported with this
+    /// model. Use 'max_completion_tokens' instead.").
     pub(crate) max_tokens: bool,
 }
 
@@ -95,16 +99,21 @@ pub(crate) fn named_features(status: u16, body: &[u8]) -> Named {
     }
     let text = String::from_utf8_lossy(body).to_lowercase();
     let mentions = |words: &[&str]| words.iter().any(|word| text.contains(word));
+    let refusal = [
+        "unsupported",
+        "not supported",
+        "invalid",
+        "not permitted",
+        "not allowed",
+        "too deep",
+        "too complex",
+    ];
     Named {
-        response_format: mentions(&[
-            "response_format",
-            "json_schema",
-            "json_object",
-            "schema",
-            "grammar",
-        ]),
-        max_tokens: mentions(&["max_completion_tokens"])
-            || (mentions(&["max_tokens"]) && mentions(&["support"])),
+        response_format: mentions(&["response_format", "json_schema", "json_object", "grammar"])
+            || (mentions(&["schema"]) && mentions(&refusal)),
+        max_tokens: !mentions(&["too large"])
+            && (mentions(&["max_completion_tokens"])
+                || (mentions(&["max_tokens"]) && mentions(&["unsupported", "not supported"]))),
     }
 }
 

@@ -297,6 +297,15 @@ fn refusals_name_their_feature() {
         named(400, "max_tokens is too large: 99999"),
         Named::default()
     );
+    // A limit over the model's is not a refused field, whatever it names
+    // (OpenAI's and vLLM's messages).
+    assert!(!named(400, "max_tokens is too large: 10000. This model supports at most 4096 completion tokens, whereas you provided 10000.").max_tokens);
+    assert!(!named(400, "'max_tokens' or 'max_completion_tokens' is too large: 9000. This model's maximum context length is 8192 tokens").max_tokens);
+    // "schema" alone (a validation error of another field) is no refusal.
+    assert_eq!(
+        named(422, "request does not match the schema: messages[0].role"),
+        Named::default()
+    );
     assert_eq!(named(400, "no such model: m"), Named::default());
     // Only a 400 or 422 is a refusal.
     assert_eq!(named(500, format), Named::default());

@@ -10,9 +10,11 @@
 //!   checked further);
 //! - it is one of the instructions' own placeholders: a `<...>` of the
 //!   kind's instructions (`<the recap>`, `<the new memory>`...), compared
-//!   without case, with or without its angle brackets; or it has a
+//!   without case, with its angle brackets, or without them for a
+//!   placeholder of several words; or, for a recap, it has a
 //!   placeholder's shape, one `<...>` of at most [`PLACEHOLDER_MAX_CHARS`]
-//!   characters and nothing else (`<the scene's recap>`);
+//!   characters and nothing else (`<the scene's recap>`; a scene's name
+//!   such as `<Untitled>` may have that shape);
 //! - it holds an unreplaced macro: `{{name}}` with a name of letters,
 //!   digits and `_`;
 //! - for a merge, it has fewer characters than `running_recap_min_ratio`
@@ -58,12 +60,12 @@ impl AnswerCheck {
             Answer::Break(_) | Answer::NoBreak { .. } => Ok(()),
             Answer::SceneRecap { name, recap } => {
                 if !name.trim().is_empty() {
-                    self.text("scene_name", name)?;
+                    self.text("scene_name", name, false)?;
                 }
-                self.text("recap", recap)
+                self.text("recap", recap, true)
             }
             Answer::Recap(recap) => {
-                self.text("recap", recap)?;
+                self.text("recap", recap, true)?;
                 let chars = recap.trim().chars().count();
                 if chars < self.min_recap_chars {
                     return Err(format!(
@@ -76,7 +78,8 @@ impl AnswerCheck {
         }
     }
 
-    fn text(&self, field: &str, text: &str) -> Result<(), String> {
+    /// Checks one text; `shape` refuses any placeholder-shaped text too.
+    fn text(&self, field: &str, text: &str, shape: bool) -> Result<(), String> {
         let text = text.trim();
         if text.is_empty() {
             return Err(format!("the answer's {field} is empty"));
@@ -88,16 +91,17 @@ impl AnswerCheck {
                 .to_lowercase()
         };
         let lower = text.to_lowercase();
-        let shaped = text.starts_with('<')
+        let shaped = shape
+            && text.starts_with('<')
             && text.ends_with('>')
             && text.chars().count() <= PLACEHOLDER_MAX_CHARS + 2
             && !text[1..text.len() - 1].contains(['<', '>']);
-        if shaped
-            || self
-                .placeholders
-                .iter()
-                .any(|p| lower == p.to_lowercase() || bare(&lower) == bare(p))
-        {
+        // Without its brackets only a placeholder of several words is
+        // refused: a prompt's `<Alice>` must not refuse the name Alice.
+        let is_placeholder = |p: &String| {
+            lower == p.to_lowercase() || (bare(p).contains(' ') && bare(&lower) == bare(p))
+        };
+        if shaped || self.placeholders.iter().any(is_placeholder) {
             return Err(format!(
                 "the answer's {field} is the instructions' placeholder {}",
                 excerpt(text)
@@ -114,22 +118,30 @@ impl AnswerCheck {
 
 /// The check of a merge: the instructions' placeholders, and at least
 /// `ratio_milli / 1000` of the characters of `base` (the version it builds
-/// on, empty when none) plus `scene_recap`.
+/// on, empty when none) plus `scene_recap`, but never more than `cap` (the
+/// most characters the answer may have), so that a long memory does not
+/// make every merge unusable.
 pub fn merge_check(
     instructions: &str,
     base: &str,
     scene_recap: &str,
     ratio_milli: u32,
+    cap: usize,
 ) -> AnswerCheck {
     let before = base.trim().chars().count() + scene_recap.trim().chars().count();
     let min = (before as u128 * u128::from(ratio_milli)).div_ceil(1000);
+    let min = usize::try_from(min).unwrap_or(usize::MAX);
+    let ratio = f64::from(ratio_milli) / 1000.0;
+    let mut basis = format!(
+        "running_recap_min_ratio {ratio} of the {before} characters of the version it builds on and the scene recap"
+    );
+    if min > cap {
+        basis.push_str(&format!(", capped at the answer's limit of {cap}"));
+    }
     AnswerCheck {
         placeholders: placeholders(instructions),
-        min_recap_chars: usize::try_from(min).unwrap_or(usize::MAX),
-        min_recap_basis: format!(
-            "running_recap_min_ratio {} of the {before} characters of the version it builds on and the scene recap",
-            f64::from(ratio_milli) / 1000.0
-        ),
+        min_recap_chars: min.min(cap),
+        min_recap_basis: basis,
     }
 }
 

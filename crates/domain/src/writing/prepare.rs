@@ -22,7 +22,7 @@ use super::macros::{
     SCENE_RECAP, Speakers, USER, candidate_lines, expand, scene_line, speakers,
 };
 use super::merge::merge_base;
-use super::schema::answer_schema;
+use super::schema::{answer_schema, recap_max_chars};
 use crate::chat::Chat;
 use crate::jobs::{JobKind, ReadSet, fingerprint, fingerprint_text, messages_unchanged};
 use crate::message::Message;
@@ -428,6 +428,7 @@ fn merge(
         base.map_or("", |v| v.content.as_str()),
         scene_recap,
         settings.running_recap_min_ratio.0,
+        usize::try_from(recap_max_chars(settings)).unwrap_or(usize::MAX),
     );
     Ok(merge)
 }

@@ -42,7 +42,7 @@ fn placeholders_are_found_and_the_defaults_offer_none_to_copy() {
 
 #[test]
 fn a_placeholder_answer_is_unusable_with_or_without_brackets_or_case() {
-    let merge = merge_check(TEMPLATED_MERGE, "", "A short scene.", 0);
+    let merge = merge_check(TEMPLATED_MERGE, "", "A short scene.", 0, 4096);
     // SmolLM2-135M, constrained to the schema, answered this to a merge.
     for answer in ["<the new memory>", "The new memory", " <THE NEW MEMORY> "] {
         let reason = merge.check(&recap(answer)).unwrap_err();
@@ -67,6 +67,12 @@ fn a_placeholder_answer_is_unusable_with_or_without_brackets_or_case() {
         "a prompt may ask for no name"
     );
     assert_eq!(scene.check(&named("The Meeting", "Ann met Bob.")), Ok(()));
+    // A name may look like markup; a one-word placeholder refuses only
+    // itself with its brackets.
+    assert_eq!(scene.check(&named("<Untitled>", "Ann met Bob.")), Ok(()));
+    let alice = check_for(JobKind::SceneRecap, "Call him <Alice>. {{scene_messages}}");
+    assert_eq!(alice.check(&named("Alice", "Ann met Bob.")), Ok(()));
+    assert!(alice.check(&named("<Alice>", "Ann met Bob.")).is_err());
 }
 
 #[test]
@@ -86,7 +92,7 @@ fn an_unreplaced_macro_is_unusable_and_other_braces_are_not() {
 fn a_merge_shorter_than_the_ratio_of_what_it_builds_on_is_unusable() {
     let base = "x".repeat(900);
     let scene = "y".repeat(100);
-    let check = merge_check("<the new memory>", &base, &scene, 200);
+    let check = merge_check("<the new memory>", &base, &scene, 200, 4096);
     assert_eq!(check.min_recap_chars, 200);
     let reason = check.check(&recap(&"z".repeat(199))).unwrap_err();
     assert!(
@@ -95,9 +101,18 @@ fn a_merge_shorter_than_the_ratio_of_what_it_builds_on_is_unusable() {
     );
     assert_eq!(check.check(&recap(&"z".repeat(200))), Ok(()));
     // 0 turns the length check off; the placeholder check stays.
-    let off = merge_check("<the new memory>", &base, &scene, 0);
+    let off = merge_check("<the new memory>", &base, &scene, 0, 4096);
     assert_eq!(off.check(&recap("Short.")), Ok(()));
     assert!(off.check(&recap("<the new memory>")).is_err());
+    // Never more than the answer may hold.
+    let capped = merge_check("", &base, &scene, 1000, 300);
+    assert_eq!(capped.min_recap_chars, 300);
+    assert!(capped.check(&recap(&"z".repeat(300))).is_ok());
+    let reason = capped.check(&recap(&"z".repeat(299))).unwrap_err();
+    assert!(
+        reason.contains("capped at the answer's limit of 300"),
+        "{reason}"
+    );
 }
 
 #[test]
