@@ -145,13 +145,23 @@ impl Server {
 
     /// Sets the global debounce (0 makes every trigger immediate).
     pub async fn set_global_debounce(&mut self, ms: i64) {
+        self.update_settings(
+            "",
+            pb::Settings {
+                debounce_ms: Some(ms),
+                ..Default::default()
+            },
+        )
+        .await;
+    }
+
+    /// Sets the fields present in `settings` on `chat` (empty: the global
+    /// settings); panics if the server refuses them.
+    pub async fn update_settings(&mut self, chat: &str, settings: pb::Settings) {
         self.settings
             .update_settings(pb::UpdateSettingsRequest {
-                chat_id: String::new(),
-                settings: Some(pb::Settings {
-                    debounce_ms: Some(ms),
-                    ..Default::default()
-                }),
+                chat_id: chat.into(),
+                settings: Some(settings),
                 clear: vec![],
             })
             .await

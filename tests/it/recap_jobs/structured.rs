@@ -54,17 +54,14 @@ async fn every_structured_output_setting_runs_the_pipeline_with_models_that_foll
             let case = format!("{setting:?} with a model that {model:?}");
             open_chat(&mut server, "story", story_chat(40, &[11, 24, 36])).await;
             server
-                .settings
-                .update_settings(pb::UpdateSettingsRequest {
-                    chat_id: "story".into(),
-                    settings: Some(pb::Settings {
+                .update_settings(
+                    "story",
+                    pb::Settings {
                         llm_structured_output: Some(setting.into()),
                         ..Default::default()
-                    }),
-                    clear: vec![],
-                })
-                .await
-                .expect("the chat's setting");
+                    },
+                )
+                .await;
             recaps
                 .detect_scene_breaks(pb::DetectSceneBreaksRequest {
                     chat_id: "story".into(),
@@ -245,17 +242,14 @@ async fn a_merge_far_shorter_than_what_it_builds_on_fails_and_the_current_versio
 
     // With the check off, the same answer lands.
     server
-        .settings
-        .update_settings(pb::UpdateSettingsRequest {
-            chat_id: "short".into(),
-            settings: Some(pb::Settings {
+        .update_settings(
+            "short",
+            pb::Settings {
                 running_recap_min_ratio: Some(0.0),
                 ..Default::default()
-            }),
-            clear: vec![],
-        })
-        .await
-        .expect("check off");
+            },
+        )
+        .await;
     recaps
         .retry_job(pb::RetryJobRequest {
             job_id: merge.job_id.clone(),
