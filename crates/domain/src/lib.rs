@@ -17,6 +17,8 @@
 //! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
 //!   read, their retry pause; [`writing`]: the instructions each sends an
 //!   LLM, their macros and its answers.
+//! - [`world_info`]: SillyTavern's World Info (lorebooks): books, activation,
+//!   placement.
 
 pub mod autohide;
 pub mod backoff;
@@ -35,6 +37,7 @@ pub mod st_settings;
 pub mod template;
 pub mod time;
 pub mod tokens;
+pub mod world_info;
 pub mod writing;
 
 /// Why the domain refused a request. Each variant names the field or the
