@@ -216,10 +216,11 @@ impl Placement {
     }
 
     /// The outlet's text for `{{outlet::name}}`: `name` as the macro
-    /// gives it, trimmed (`macros.js:668`, 597-600); empty when no entry
-    /// fills that outlet.
+    /// gives it, trimmed as JavaScript trims (`macros.js:668`, 597-600);
+    /// empty when no entry fills that outlet.
     pub fn outlet(&self, name: &str) -> &str {
-        self.outlets.get(name.trim()).map_or("", String::as_str)
+        let name = name.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+        self.outlets.get(name).map_or("", String::as_str)
     }
 }
 
