@@ -545,3 +545,5 @@ fn every_placement_rule_and_their_combinations() {
 }
 
 mod chat;
+
+mod world_info;
