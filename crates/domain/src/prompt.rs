@@ -97,7 +97,7 @@ use super::DomainError;
 use super::autohide::{AutoHide, auto_hide};
 use super::chat::Chat;
 use super::message::Message;
-use super::settings::{MAX_DEPTH, Position, Role};
+use super::settings::{Position, Role};
 use super::world_info::place::Placement;
 
 mod world_info;
@@ -142,7 +142,9 @@ pub struct ExtensionPrompt {
     pub value: String,
     /// Where it goes.
     pub position: Position,
-    /// For IN_CHAT: how many visible messages from the end (0..=1000).
+    /// For IN_CHAT: how many visible messages from the end (a request's
+    /// are 0..=1000; World Info's can be deeper); past
+    /// [`MAX_INJECTION_DEPTH`] never placed.
     pub depth: u32,
     /// Its role (ignored in text completion outside IN_CHAT).
     pub role: Role,
@@ -191,6 +193,10 @@ pub struct PromptInput<'a> {
     /// starting `<char_name>:` starts a character example message.
     pub char_name: &'a str,
 }
+
+/// The deepest IN_CHAT depth SillyTavern places (`script.js:499`, its
+/// injection loops run `0..=` it: `script.js:5575`, `openai.js:811`).
+pub const MAX_INJECTION_DEPTH: u32 = 10_000;
 
 /// The order of roles within one depth, as inserted into the reversed
 /// history: after reversing back, assistant, then user, then system.
@@ -361,7 +367,9 @@ fn speaker(visible: &[&PromptMessage], role: Role) -> String {
 /// `d` is the depth (1 for depth 0 when continuing), `inserted` counts the
 /// messages of the blocks already placed and `len` is the current length
 /// of the array, placed messages included. Blocks of different depths stay
-/// separate even when they land at the same place.
+/// separate even when they land at the same place. A prompt deeper than
+/// [`MAX_INJECTION_DEPTH`] is never placed. The joined text of a message
+/// has its outlets substituted before its start is trimmed.
 fn place_in_chat(
     visible: &[&PromptMessage],
     prompts: &[ExtensionPrompt],
@@ -370,9 +378,9 @@ fn place_in_chat(
 ) -> Vec<PromptMessage> {
     let in_chat: Vec<&ExtensionPrompt> = prompts
         .iter()
-        .filter(|p| p.position == Position::InChat)
+        .filter(|p| p.position == Position::InChat && p.depth <= MAX_INJECTION_DEPTH)
         .collect();
-    let depth_of = |p: &ExtensionPrompt| p.depth.min(MAX_DEPTH);
+    let depth_of = |p: &ExtensionPrompt| p.depth;
     let mut reversed: Vec<PromptMessage> = visible
         .iter()
         .rev()
