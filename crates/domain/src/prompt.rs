@@ -34,7 +34,11 @@
 //!   `{{wiBefore}}` or `{{loreBefore}}` takes the before text there (every
 //!   occurrence), one holding `{{wiAfter}}` or `{{loreAfter}}` the after
 //!   text (`script.js:4652-4655`; exact spelling, as Handlebars reads
-//!   names; recapd renders no other Handlebars). A text no macro took:
+//!   names; recapd renders no other Handlebars). In both modes: SillyTavern
+//!   knows these macros only in text completion's story string, but in
+//!   recapd the story string is chat completion's main prompt too, and a
+//!   client that wrote the macros wants the texts there. A text no macro
+//!   took:
 //!   - text completion: SillyTavern's default context template
 //!     (`default/content/presets/context/Default.json`) writes anchorBefore,
 //!     system, wiBefore, description, personality, scenario, wiAfter,

@@ -155,3 +155,74 @@ fn activated_entries_end_to_end() {
         ]
     );
 }
+
+// ---- any input
+
+/// Text made of the pieces the parsers look for, multi-byte characters and
+/// line terminators, so every slicing path is taken.
+fn tricky_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    proptest::collection::vec(
+        prop_oneof![
+            Just("{{outlet::".to_owned()),
+            Just("{{OutLet::".to_owned()),
+            Just("}}".to_owned()),
+            Just("}".to_owned()),
+            Just("{".to_owned()),
+            Just("<START>".to_owned()),
+            Just("<start>".to_owned()),
+            Just("Ann:".to_owned()),
+            Just("Bot:".to_owned()),
+            Just("\n".to_owned()),
+            Just("\r\n".to_owned()),
+            Just("\u{2028}".to_owned()),
+            Just("é".to_owned()),
+            Just("水".to_owned()),
+            Just("🙂".to_owned()),
+            Just(" ".to_owned()),
+            Just("mood".to_owned()),
+            Just("{{wiBefore}}".to_owned()),
+        ],
+        0..24,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+proptest::proptest! {
+    /// No input panics, and a text without `{{` is unchanged by outlet
+    /// substitution (only the macro is replaced, `macros.js:668`).
+    #[test]
+    fn any_text_renders_without_panicking(
+        story in tricky_text(),
+        example in tricky_text(),
+        value in tricky_text(),
+        outlet in tricky_text(),
+    ) {
+        let wi = Placement {
+            before: outlet.clone(),
+            examples_top: vec![example.clone()],
+            outlets: outlets(&[("mood", &outlet)]),
+            ..wi()
+        };
+        let prompts = [p("a", &value, IN_CHAT, 1, U), p("b", &value, IN_PROMPT, 0, S)];
+        let note = note(&value);
+        let examples = [example.clone()];
+        let history = history(3);
+        for mode in [PromptMode::TextCompletion, PromptMode::ChatCompletion] {
+            render_prompt(PromptInput {
+                world_info: Some(&wi),
+                authors_note: Some(&note),
+                prompts: &prompts,
+                examples: &examples,
+                story_string: &story,
+                ..input(mode, &history)
+            });
+        }
+        if !story.contains("{{") {
+            proptest::prop_assert_eq!(
+                super::super::super::world_info::substitute_outlets(&story, &wi),
+                story
+            );
+        }
+    }
+}
