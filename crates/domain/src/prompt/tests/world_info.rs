@@ -380,6 +380,16 @@ fn outlet_macro_syntax() {
         }),
         "calm}"
     );
+    // A name may hold `}` and `}}` when no `}}` ends it earlier: here it
+    // is `}}mood`, which no outlet has.
+    assert_eq!(
+        text(PromptInput {
+            world_info: Some(&wi),
+            story_string: "{{outlet::}}mood}}",
+            ..input(PromptMode::TextCompletion, &[])
+        }),
+        ""
+    );
     // Without World Info every outlet is empty.
     assert_eq!(
         text(PromptInput {
