@@ -30,6 +30,12 @@ const DEFAULT_DEPTH: u32 = 4;
 /// (`constants.js:54`).
 const DEPTH_KEY_PREFIX: &str = "customDepthWI";
 
+/// The one outlet name SillyTavern never fills: its outlets are a plain
+/// JavaScript object, where assigning `__proto__` sets the prototype
+/// instead of a member, so `Object.entries` never lists it
+/// (`world-info.js:5133-5137`, `script.js:4615-4616`).
+const PROTO: &str = "__proto__";
+
 /// The at-depth entries of one depth and one role, joined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DepthPrompt {
@@ -87,7 +93,8 @@ struct Group {
 /// places each entry, exactly in SillyTavern's order per list.
 ///
 /// An entry with no position (`None`) is placed nowhere; an outlet entry
-/// without a name is skipped (`world-info.js:5130`). An at-depth entry
+/// without a name is skipped (`world-info.js:5130`), and so is one named
+/// `__proto__` (see `PROTO`). An at-depth entry
 /// without a depth looks for an existing group of depth 4 and its role and
 /// joins it when there is one; otherwise it starts a group SillyTavern
 /// never inserts (`world-info.js:5116-5125`, `script.js:4610-4613`: its
@@ -137,7 +144,7 @@ pub fn place(activated: &[Activated]) -> Placement {
                 }
             }
             WiPosition::Outlet => {
-                if !entry.outlet_name.is_empty() {
+                if !entry.outlet_name.is_empty() && entry.outlet_name != PROTO {
                     outlets
                         .entry(entry.outlet_name.clone())
                         .or_default()

@@ -273,3 +273,20 @@ fn negative_and_fractional_orders_sort_numerically() {
     // Sorted: half, negzero, zero (stable), neg; unshifted: reversed.
     assert_eq!(p.after, "neg\nzero\nnegzero\nhalf");
 }
+
+#[test]
+fn an_outlet_named_proto_is_never_filled() {
+    // WI:5133-5137 store outlets in a plain object: `obj["__proto__"] = [..]`
+    // sets its prototype, so SC:4615-4616's `Object.entries` never lists it
+    // (checked by running the loop under Node). Other names that objects
+    // inherit (`constructor`, `toString`) are ordinary members.
+    let p = place(&[
+        outlet("a", "__proto__", 1.0, "lost"),
+        outlet("b", "constructor", 1.0, "kept"),
+        outlet("c", "toString", 1.0, "also"),
+    ]);
+    assert_eq!(p.outlet("__proto__"), "");
+    assert_eq!(p.outlet("constructor"), "kept");
+    assert_eq!(p.outlet("toString"), "also");
+    assert_eq!(p.outlets.len(), 2);
+}
