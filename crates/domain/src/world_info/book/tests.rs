@@ -298,3 +298,77 @@ fn limits_refuse_naming_the_entry_and_the_limit() {
     book.put_entry(Some("b"), r#"{"key":["ok"]}"#, &small)
         .unwrap();
 }
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/../../tests/fixtures/world_info/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("fixture {path}: {e}"))
+}
+
+/// Every number token of a JSON text, as spelled (outside strings).
+fn number_spellings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut current = String::new();
+    for c in text.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E') {
+            current.push(c);
+            continue;
+        }
+        if !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        in_string = c == '"';
+    }
+    out
+}
+
+/// Each real book (tests/fixtures/world_info/README.md) parses and writes
+/// back JSON-equal, with every number spelled as in the file and the
+/// members in the file's order.
+#[test]
+fn real_books_round_trip() {
+    for (name, entries) in [("Eldoria.json", 4), ("Eldoria_V10_reduced.json", 150)] {
+        let text = fixture(name);
+        let book = Book::parse(&text, &LIMITS).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(book.entry_count(), entries, "{name}");
+        let out = book.to_json();
+        assert_eq!(value(&out), value(&text), "{name}");
+        assert_eq!(number_spellings(&out), number_spellings(&text), "{name}");
+        let uids: Vec<&str> = book.entries().map(|(uid, _)| uid).collect();
+        let file: serde_json::Map<String, Value> =
+            serde_json::from_value(value(&text)["entries"].clone()).unwrap();
+        let mut in_file: Vec<&str> = file.keys().map(String::as_str).collect();
+        // serde_json's Map sorts its keys; the book keeps the file's order,
+        // which for these files is ascending by number.
+        in_file.sort_by_key(|uid| uid.parse::<u64>().unwrap_or(u64::MAX));
+        assert_eq!(uids, in_file, "{name}");
+        // An edit of one entry leaves every other entry's text as it was.
+        let mut edited = book.clone();
+        let first = uids[0].to_owned();
+        edited
+            .put_entry(Some(&first), r#"{"comment":"edited"}"#, &LIMITS)
+            .unwrap();
+        for (uid, entry) in book.entries().skip(1) {
+            assert_eq!(edited.entry(uid).unwrap().get(), entry.get());
+        }
+        let mut expected = value(book.entry(&first).unwrap().get());
+        expected["comment"] = "edited".into();
+        assert_eq!(entry_value(&edited, &first), expected);
+    }
+    // Eldoria_V10's top-level `_meta` is kept as written.
+    let v10 = Book::parse(&fixture("Eldoria_V10_reduced.json"), &LIMITS).unwrap();
+    assert_eq!(value(&v10.to_json())["_meta"]["entry_count"], 947);
+}
