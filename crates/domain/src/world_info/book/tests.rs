@@ -340,7 +340,12 @@ fn number_spellings(text: &str) -> Vec<String> {
 /// members in the file's order.
 #[test]
 fn real_books_round_trip() {
-    for (name, entries) in [("Eldoria.json", 4), ("Eldoria_V10_reduced.json", 150)] {
+    for (name, entries) in [
+        ("Eldoria.json", 4),
+        ("Eldoria_V10_reduced.json", 150),
+        ("Nen_Encyclopedia_HxH.json", 9),
+        ("Vina_HxH.json", 8),
+    ] {
         let text = fixture(name);
         let book = Book::parse(&text, &LIMITS).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(book.entry_count(), entries, "{name}");
@@ -371,4 +376,43 @@ fn real_books_round_trip() {
     // Eldoria_V10's top-level `_meta` is kept as written.
     let v10 = Book::parse(&fixture("Eldoria_V10_reduced.json"), &LIMITS).unwrap();
     assert_eq!(value(&v10.to_json())["_meta"]["entry_count"], 947);
+}
+
+/// Nen_Encyclopedia_HxH (README): card-style top-level members, sparse
+/// entries, Thai and CJK keys; Vina_HxH: `role: null`. Kept as written;
+/// Thai keys count in UTF-8 bytes (3 a character).
+#[test]
+fn sparse_and_non_ascii_books_are_plain_data() {
+    let nen = Book::parse(&fixture("Nen_Encyclopedia_HxH.json"), &LIMITS).unwrap();
+    let out = value(&nen.to_json());
+    assert_eq!(out["scan_depth"], 4);
+    assert_eq!(out["token_budget"], 10000);
+    let uids: Vec<&str> = nen.entries().map(|(uid, _)| uid).collect();
+    assert_eq!(
+        uids,
+        [
+            "7", "620", "99600", "99601", "99602", "99603", "99604", "99605", "99606"
+        ]
+    );
+    let entry = entry_value(&nen, "99603");
+    assert_eq!(entry["key"][1], "สายเสริมพลัง");
+    assert_eq!(entry["key"][2], "強化系");
+    assert!(entry.get("depth").is_none() && entry.get("role").is_none());
+    // Entries 7 and 620 have no key past 36 bytes; in 99600 "Secret
+    // Hunter Exam" is 18 bytes, but "สอบฮันเตอร์ลับ" is 14 Thai characters,
+    // 42 bytes.
+    let tight = BookLimits {
+        max_key_bytes: 41,
+        ..LIMITS
+    };
+    let reason = exhausted(Book::parse(&fixture("Nen_Encyclopedia_HxH.json"), &tight));
+    assert!(reason.contains("entry 99600"), "{reason}");
+    // A new entry in this book takes uid 0 (no entry named 0).
+    let mut nen = nen;
+    assert_eq!(nen.put_entry(None, "{}", &LIMITS).unwrap(), "0");
+
+    let vina = Book::parse(&fixture("Vina_HxH.json"), &LIMITS).unwrap();
+    assert_eq!(entry_value(&vina, "0")["role"], Value::Null);
+    assert!(vina.entry("0").unwrap().get().contains("\"role\": null"));
+    assert_eq!(entry_value(&vina, "7")["key"], Value::Array(vec![]));
 }
