@@ -64,8 +64,10 @@ impl Book {
     /// JSON, not an object, or has no `entries` member; and, where
     /// SillyTavern's server takes any `entries` value, an `entries` that is
     /// not an object (its editor and scanner cannot read one):
-    /// [`DomainError::Invalid`] with field `json`. Nesting deeper than
-    /// serde_json's 128 levels is refused the same way. Past `limits`:
+    /// [`DomainError::Invalid`] with field `json`. Also refused so: a member
+    /// name with a lone surrogate escape (`"\ud800"`, which JSON.parse
+    /// takes; inside values it is kept as written). Any depth of nesting is
+    /// read, as JSON.parse reads it. Past `limits`:
     /// [`DomainError::ResourceExhausted`] naming the entry and the limit.
     ///
     /// Entries that are not objects, keys that are numbers, `key` not an
@@ -78,7 +80,9 @@ impl Book {
             .position(|(name, _)| name == "entries")
             .ok_or_else(|| not_a_book("no `entries` member"))?;
         let text = top[entries_at].1.get();
-        let entries = object_members(text).map_err(|_| not_a_book("`entries` is not an object"))?;
+        let entries = object_members(text).map_err(|e| {
+            not_a_book(format!("`entries` is not an object SillyTavern reads: {e}"))
+        })?;
         top[entries_at].1 = null();
         if entries.len() > limits.max_entries {
             return Err(DomainError::ResourceExhausted(format!(

@@ -32,7 +32,8 @@ fn invalid(reason: impl Into<String>) -> DomainError {
 /// `character_book`, or whose book SillyTavern cannot convert (the reason
 /// says which); [`DomainError::ResourceExhausted`] past `limits`.
 pub fn character_book(card: &[u8], limits: &BookLimits) -> Result<(String, Book), DomainError> {
-    let text = if card.starts_with(&chunks::SIGNATURE) {
+    let is_png = card.starts_with(&chunks::SIGNATURE);
+    let text = if is_png {
         chunks::character_text(card).map_err(|e| match e {
             chunks::PngError::Unreadable(why) => invalid(format!("not a readable PNG: {why}")),
             chunks::PngError::NoCharacter => invalid("the PNG has no `ccv3` or `chara` tEXt chunk"),
@@ -40,8 +41,13 @@ pub fn character_book(card: &[u8], limits: &BookLimits) -> Result<(String, Book)
     } else {
         String::from_utf8_lossy(card).into_owned()
     };
-    let character = object_members(&text)
-        .map_err(|e| invalid(format!("the character is not a JSON object: {e}")))?;
+    let character = object_members(&text).map_err(|e| {
+        if is_png {
+            invalid(format!("the PNG's character is not a JSON object: {e}"))
+        } else {
+            invalid(format!("neither a PNG nor a JSON object: {e}"))
+        }
+    })?;
     let get = |members: &[(String, Box<RawValue>)], name: &str| -> Option<Box<RawValue>> {
         members
             .iter()

@@ -416,3 +416,20 @@ fn sparse_and_non_ascii_books_are_plain_data() {
     assert!(vina.entry("0").unwrap().get().contains("\"role\": null"));
     assert_eq!(entry_value(&vina, "7")["key"], Value::Array(vec![]));
 }
+
+/// JSON.parse takes a lone surrogate escape (`"\ud800"`); serde_json
+/// takes it inside a value (kept as written) but not in a member name,
+/// which recapd reads as text: such a file is refused, and says why.
+#[test]
+fn a_lone_surrogate_is_kept_in_values_and_refused_in_names() {
+    let text = r#"{"entries":{"0":{"content":"a\ud800b","key":["\udfff"]}}}"#;
+    let book = Book::parse(text, &LIMITS).unwrap();
+    assert_eq!(book.to_json(), text);
+    match Book::parse(r#"{"entries":{"\ud800":{}}}"#, &LIMITS) {
+        Err(DomainError::Invalid { field, reason }) => {
+            assert_eq!(field, "json");
+            assert!(reason.contains("escape"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

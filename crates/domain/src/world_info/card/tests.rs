@@ -173,9 +173,23 @@ fn ccv3_wins_over_chara_and_keywords_ignore_case() {
         + "=garbage";
     let png = png_with(&[("chara", &spaced)]);
     assert_eq!(character_book(&png, &LIMITS).unwrap().0, "Sp's Lorebook");
-    assert_eq!(chunks::node_base64("-_-_"), chunks::node_base64("+/+/"));
-    assert_eq!(chunks::node_base64("YQ"), b"a");
-    assert_eq!(chunks::node_base64("YWJj?Y"), b"abc");
+    // Each expected value is what Node 20 printed for
+    // `Buffer.from(text, 'base64')`.
+    for (text, bytes) in [
+        ("YWJj?Y", &b"abc"[..]),
+        ("YQ", b"a"),
+        ("YQ==YQ==", b"a"),
+        ("YWJj\nZGVm", b"abcdef"),
+        ("-_-_", &[0xfb, 0xff, 0xbf]),
+        ("+/+/", &[0xfb, 0xff, 0xbf]),
+        ("Y", b""),
+        ("YW=Jj", b"a"),
+        ("YWJjZ", b"abc"),
+        ("Y W J j", b"abc"),
+        ("YWJ=jZGVm", b"ab"),
+    ] {
+        assert_eq!(chunks::node_base64(text), bytes, "{text:?}");
+    }
 }
 
 fn invalid_reason(result: Result<(String, Book), DomainError>) -> String {
@@ -191,8 +205,8 @@ fn invalid_reason(result: Result<(String, Book), DomainError>) -> String {
 #[test]
 fn cards_sillytavern_cannot_import_are_refused_with_the_reason() {
     for (card, says) in [
-        (b"not json".to_vec(), "not a JSON object"),
-        (b"[1]".to_vec(), "not a JSON object"),
+        (b"not json".to_vec(), "neither a PNG nor a JSON object"),
+        (b"[1]".to_vec(), "neither a PNG nor a JSON object"),
         (br#"{"data":{}}"#.to_vec(), "no `data.character_book`"),
         (
             br#"{"character_book":{"entries":[]}}"#.to_vec(),
@@ -224,7 +238,10 @@ fn cards_sillytavern_cannot_import_are_refused_with_the_reason() {
             "entries[1] is not an object",
         ),
         (png_with(&[("other", "x")]), "no `ccv3` or `chara`"),
-        (png_with(&[("chara", &b64("{]"))]), "not a JSON object"),
+        (
+            png_with(&[("chara", &b64("{]"))]),
+            "the PNG's character is not a JSON object",
+        ),
     ] {
         let reason = invalid_reason(character_book(&card, &LIMITS));
         assert!(reason.contains(says), "{reason} / {says}");
