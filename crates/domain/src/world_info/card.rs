@@ -34,10 +34,7 @@ fn invalid(reason: impl Into<String>) -> DomainError {
 pub fn character_book(card: &[u8], limits: &BookLimits) -> Result<(String, Book), DomainError> {
     let is_png = card.starts_with(&chunks::SIGNATURE);
     let text = if is_png {
-        chunks::character_text(card).map_err(|e| match e {
-            chunks::PngError::Unreadable(why) => invalid(format!("not a readable PNG: {why}")),
-            chunks::PngError::NoCharacter => invalid("the PNG has no `ccv3` or `chara` tEXt chunk"),
-        })?
+        chunks::character_text(card)?
     } else {
         String::from_utf8_lossy(card).into_owned()
     };

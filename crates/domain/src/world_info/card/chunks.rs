@@ -6,6 +6,7 @@
 //! `Buffer.from(text, 'base64')` reads it and then as UTF-8 with
 //! replacement characters (`toString('utf8')`).
 
+use crate::DomainError;
 use base64::Engine;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use png::{Decoded, StreamingDecoder};
@@ -13,32 +14,25 @@ use png::{Decoded, StreamingDecoder};
 /// The PNG file signature.
 pub(super) const SIGNATURE: [u8; 8] = [137, 80, 78, 71, 13, 10, 26, 10];
 
-/// Why a PNG gives no character data.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum PngError {
-    /// Not a PNG SillyTavern reads (bad chunk, bad CRC, truncated).
-    Unreadable(String),
-    /// No `tEXt` chunk named `ccv3` or `chara`.
-    NoCharacter,
+fn unreadable(why: impl std::fmt::Display) -> DomainError {
+    DomainError::invalid("card", format!("not a readable PNG: {why}"))
 }
 
-/// The character JSON text a card's PNG carries.
-pub(super) fn character_text(png: &[u8]) -> Result<String, PngError> {
+/// The character JSON text a card's PNG carries; [`DomainError::Invalid`]
+/// (field `card`) for a PNG SillyTavern cannot read (bad chunk, bad CRC,
+/// truncated) or one without a `ccv3`/`chara` chunk.
+pub(super) fn character_text(png: &[u8]) -> Result<String, DomainError> {
     let mut decoder = StreamingDecoder::new();
     // png-chunks-extract throws on any CRC mismatch, ancillary or not.
     decoder.set_skip_ancillary_crc_failures(false);
     let mut rest = png;
     loop {
-        let (used, decoded) = decoder
-            .update(rest, None)
-            .map_err(|e| PngError::Unreadable(e.to_string()))?;
+        let (used, decoded) = decoder.update(rest, None).map_err(unreadable)?;
         rest = &rest[used..];
         match decoded {
             Decoded::ChunkComplete(png::chunk::IEND) => break,
-            _ if rest.is_empty() || used == 0 && matches!(decoded, Decoded::Nothing) => {
-                return Err(PngError::Unreadable(
-                    "the file ends before its IEND chunk".to_owned(),
-                ));
+            _ if rest.is_empty() || (used == 0 && matches!(decoded, Decoded::Nothing)) => {
+                return Err(unreadable("the file ends before its IEND chunk"));
             }
             _ => {}
         }
@@ -54,7 +48,9 @@ pub(super) fn character_text(png: &[u8]) -> Result<String, PngError> {
                 .iter()
                 .find(|chunk| chunk.keyword.to_lowercase() == name)
         })
-        .ok_or(PngError::NoCharacter)?;
+        .ok_or_else(|| {
+            DomainError::invalid("card", "the PNG has no `ccv3` or `chara` tEXt chunk")
+        })?;
     Ok(String::from_utf8_lossy(&node_base64(&text.text)).into_owned())
 }
 
