@@ -331,7 +331,8 @@ fn world_info_defaults_are_sillytaverns_code_defaults() {
 fn world_info_ranges_are_sillytaverns_settings_panel() {
     // The sliders of public/index.html:4712-4756 at 51ad27f: each bound is
     // accepted, one past it refused, naming the field.
-    let bounds: [(&str, i32, i32, fn(i32) -> ApiSettings); 6] = [
+    type Bound = (&'static str, i32, i32, fn(i32) -> ApiSettings);
+    let bounds: [Bound; 6] = [
         ("world_info_depth", 0, 1000, |v| ApiSettings {
             world_info_depth: Some(v),
             ..Default::default()
