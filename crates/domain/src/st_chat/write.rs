@@ -151,13 +151,16 @@ fn header_line(chat_id: &str, chat: &Chat, world_info: &ChatWorldInfo) -> Option
             store.kept(header.recaps.as_ref());
             metadata.put_raw(RECAPS_KEY, &store.finish());
         }
-        metadata.kept(header.metadata.as_ref());
+        // Before the kept members, so that they win over a kept member of
+        // the same name (the whole `chat_metadata` of a chat imported before
+        // recapd read these is kept).
         if let Some(book) = &world_info.book {
             metadata.put(BOOK_KEY, book);
         }
         if let Some(timed) = &world_info.timed {
             metadata.put_raw(TIMED_KEY, timed);
         }
+        metadata.kept(header.metadata.as_ref());
         top.put_raw("chat_metadata", &metadata.finish());
     }
     top.kept(header.keys.as_ref());

@@ -172,3 +172,40 @@ fn the_timed_state_counts_against_the_header_text_limit() {
     let error = parse_st_chat(&file, &limits).unwrap_err().to_string();
     assert!(error.contains("over the text limit"), "{error}");
 }
+
+#[test]
+fn a_chat_kept_whole_before_recapd_read_these_writes_its_kept_members_until_it_has_its_own() {
+    // A chat row written before: `chat_metadata.world_info` and
+    // `timedWorldInfo` among the kept members.
+    use crate::st_chat::verbatim::{StFile, StHeader, header_has};
+    let imported = parse_st_chat(
+        "{\"chat_metadata\":{\"note_prompt\":\"\"}}\n{\"mes\":\"a\"}\n",
+        &Limits::default(),
+    )
+    .unwrap();
+    let mut chat = imported.into_chat(0);
+    let old: StHeader = serde_json::from_value(serde_json::json!({
+        "has": header_has::METADATA,
+        "metadata": {"world_info": "Old", "timedWorldInfo": {"sticky": {}}, "note_prompt": ""},
+    }))
+    .unwrap();
+    chat.set_st_file(Some(std::sync::Arc::new(StFile::Header(old))));
+    let header = header_of(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()));
+    assert_eq!(header["chat_metadata"]["world_info"], "Old");
+    // A value of the chat's own wins, written once.
+    let live = ChatWorldInfo {
+        book: Some("New".into()),
+        timed: Some("{\"cooldown\":{}}".into()),
+    };
+    let line = write_st_chat("c", &chat, 0, &live);
+    let first = line.lines().next().unwrap();
+    assert_eq!(first.matches("\"world_info\"").count(), 1, "{first}");
+    assert_eq!(first.matches("\"timedWorldInfo\"").count(), 1, "{first}");
+    let header = header_of(&line);
+    assert_eq!(header["chat_metadata"]["world_info"], "New");
+    assert_eq!(
+        header["chat_metadata"]["timedWorldInfo"],
+        serde_json::json!({"cooldown": {}})
+    );
+    assert_eq!(header["chat_metadata"]["note_prompt"], "");
+}
