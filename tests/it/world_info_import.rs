@@ -303,3 +303,89 @@ async fn import_settings_reads_sillytaverns_world_info_settings() {
     assert_eq!(server.global_settings().await, s);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn world_info_settings_are_set_per_chat_and_bad_values_refused_by_name() {
+    let (_dir, mut server) = start().await;
+    let set = update(
+        &mut server,
+        "c",
+        pb::Settings {
+            world_info_depth: Some(1000),
+            world_info_character_strategy: Some(pb::WorldInfoCharacterStrategy::GlobalFirst as i32),
+            world_info_character_books: Some(pb::StringList {
+                values: vec!["Seraphina".into(), "森".into()],
+            }),
+            ..Default::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap();
+    assert_eq!(set.world_info_depth, Some(1000));
+    assert_eq!(
+        set.world_info_character_books.unwrap().values,
+        ["Seraphina", "森"]
+    );
+    // The global settings are untouched.
+    let global = server.global_settings().await;
+    assert_eq!(global.world_info_depth, Some(2));
+    assert_eq!(
+        global.world_info_character_strategy,
+        Some(pb::WorldInfoCharacterStrategy::CharacterFirst as i32)
+    );
+    // An empty list is a value: it replaces the chat's books.
+    let emptied = update(
+        &mut server,
+        "c",
+        pb::Settings {
+            world_info_character_books: Some(pb::StringList { values: vec![] }),
+            ..Default::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        emptied.world_info_character_books.unwrap().values,
+        Vec::<String>::new()
+    );
+
+    for (settings, field) in [
+        (
+            pb::Settings {
+                world_info_depth: Some(1001),
+                ..Default::default()
+            },
+            "settings.world_info_depth",
+        ),
+        (
+            pb::Settings {
+                world_info_character_strategy: Some(0),
+                ..Default::default()
+            },
+            "settings.world_info_character_strategy",
+        ),
+        (
+            pb::Settings {
+                world_info_global_books: Some(pb::StringList {
+                    values: vec!["ok".into(), "".into()],
+                }),
+                ..Default::default()
+            },
+            "settings.world_info_global_books[1]",
+        ),
+        (
+            pb::Settings {
+                world_info_persona_book: Some("x".repeat(257)),
+                ..Default::default()
+            },
+            "settings.world_info_persona_book",
+        ),
+    ] {
+        let status = update(&mut server, "c", settings, &[]).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        assert!(status.message().contains(field), "{}", status.message());
+    }
+    server.stop().await;
+}
