@@ -169,6 +169,14 @@ pub struct ChatMeta {
         with = "crate::domain::st_chat::verbatim::shared_file"
     )]
     pub st_file: Option<std::sync::Arc<StFile>>,
+    /// The chat's SillyTavern timed World Info effects (sticky and
+    /// cooldown, SillyTavern's `chat_metadata.timedWorldInfo`), as the text
+    /// of a JSON object: an imported file's as written, then as
+    /// activations advance them (`domain::world_info::timed`). Always an
+    /// object's text when present; an export writes it back as it is.
+    /// `None`: no effects yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub world_info_timed: Option<String>,
 }
 
 /// A chat's own settings: its overrides of the global settings and its

@@ -40,3 +40,4 @@ mod store_jobs;
 mod tenants;
 mod tls_postgres;
 mod upgrade;
+mod world_info_import;
