@@ -234,7 +234,7 @@ pub(crate) fn number_to_string(n: f64) -> String {
     if n == 0.0 {
         return "0".to_string();
     }
-    if n.fract() == 0.0 && n.abs() < 1e21 {
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
         return format!("{}", n as i128);
     }
     // Rust's `{:e}` gives the shortest digits that round-trip, as
