@@ -20,6 +20,8 @@ pub(crate) struct Matcher<'a> {
     /// (book, uid, key) of each overrun, in the order found, once each.
     pub(crate) overruns: Vec<(String, String, String)>,
     overrun_seen: HashSet<(String, String, String)>,
+    /// Regex keys (as tested) that overran in this scan.
+    overrun_keys: HashSet<String>,
 }
 
 /// Which entry a match is for (to report an overrun).
@@ -45,6 +47,7 @@ impl<'a> Matcher<'a> {
             substituted: HashMap::new(),
             overruns: Vec::new(),
             overrun_seen: HashSet::new(),
+            overrun_keys: HashSet::new(),
         }
     }
 
@@ -72,17 +75,17 @@ impl<'a> Matcher<'a> {
             self.regexes.insert(needle.to_string(), compiled);
         }
         if let Some(Some(re)) = self.regexes.get(needle) {
+            // A key that overran once is not run again in this scan: a
+            // hostile key costs one bound per scan, not one per entry.
+            if self.overrun_keys.contains(needle) {
+                self.report(who, needle);
+                return false;
+            }
             return match re.test(&hay.raw) {
                 Ok(found) => found,
                 Err(_) => {
-                    let report = (
-                        who.book.to_string(),
-                        who.entry.uid.clone(),
-                        needle.to_string(),
-                    );
-                    if self.overrun_seen.insert(report.clone()) {
-                        self.overruns.push(report);
-                    }
+                    self.overrun_keys.insert(needle.to_string());
+                    self.report(who, needle);
                     false
                 }
             };
@@ -107,6 +110,14 @@ impl<'a> Matcher<'a> {
             return hay.contains(needle.as_ref());
         }
         whole_word_match(hay, &needle)
+    }
+
+    /// Records that `needle` overran for this entry (once per entry and key).
+    fn report(&mut self, who: &Who<'_>, needle: &str) {
+        let report = (who.book.to_string(), who.entry.uid.clone(), needle.to_string());
+        if self.overrun_seen.insert(report.clone()) {
+            self.overruns.push(report);
+        }
     }
 
     /// `getScore` (world-info.js:428-475): primary keys found, plus

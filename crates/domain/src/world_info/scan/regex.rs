@@ -26,6 +26,9 @@
 
 use fancy_regex::RegexBuilder;
 
+#[cfg(test)]
+mod tests;
+
 /// A regex key, ready to test haystacks.
 #[derive(Debug)]
 pub(crate) struct KeyRegex {
