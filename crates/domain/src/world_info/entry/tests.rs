@@ -55,15 +55,24 @@ fn the_hash_depends_on_member_order() {
     let b = read("B", r#"{"uid":1,"content":"x","key":["a"]}"#);
     assert_ne!(a.hash, b.hash);
     // And on the book's name (the `world` member).
-    assert_ne!(a.hash, read("C", r#"{"uid":1,"key":["a"],"content":"x"}"#).hash);
+    assert_ne!(
+        a.hash,
+        read("C", r#"{"uid":1,"key":["a"],"content":"x"}"#).hash
+    );
 }
 
 #[test]
 fn decorators_are_read_from_the_first_lines() {
     // world-info.js:4540-4590.
-    let e = read("B", "{\"content\":\"@@activate\\nhello\\n@@dont_activate\"}");
+    let e = read(
+        "B",
+        "{\"content\":\"@@activate\\nhello\\n@@dont_activate\"}",
+    );
     assert!(e.activate_decorator);
-    assert!(!e.dont_activate_decorator, "only leading lines are decorators");
+    assert!(
+        !e.dont_activate_decorator,
+        "only leading lines are decorators"
+    );
     assert_eq!(e.content, "hello\n@@dont_activate");
     // `@@@` before any unknown line is skipped, not a decorator.
     let e = read("B", "{\"content\":\"@@@activate\\nx\"}");
@@ -87,7 +96,10 @@ fn missing_fields_read_as_the_scanner_reads_them() {
     assert!(!e.use_probability, "missing useProbability: no roll");
     assert_eq!(e.position, None, "missing position: placed nowhere");
     assert!(e.order.is_nan(), "missing order: `undefined - x` is NaN");
-    assert_eq!(e.group_weight, 100.0, "groupWeight ?? DEFAULT_WEIGHT (world-info.js:5330)");
+    assert_eq!(
+        e.group_weight, 100.0,
+        "groupWeight ?? DEFAULT_WEIGHT (world-info.js:5330)"
+    );
     assert_eq!(e.scan_depth, None);
     assert_eq!(e.case_sensitive, None);
     assert_eq!(e.selective_logic_raw, None);
@@ -105,16 +117,32 @@ fn truthiness_and_loose_equality_follow_javascript() {
     assert!(read("B", r#"{"constant":"0"}"#).constant);
     assert!(!read("B", r#"{"constant":0}"#).constant);
     // `?? global`: false stays false, null falls back.
-    assert_eq!(read("B", r#"{"caseSensitive":false}"#).case_sensitive, Some(false));
+    assert_eq!(
+        read("B", r#"{"caseSensitive":false}"#).case_sensitive,
+        Some(false)
+    );
     assert_eq!(read("B", r#"{"caseSensitive":null}"#).case_sensitive, None);
     // `delayUntilRecursion === true ? 1 : level` (world-info.js:4644).
-    assert_eq!(read("B", r#"{"delayUntilRecursion":true}"#).delay_until_recursion, 1);
-    assert_eq!(read("B", r#"{"delayUntilRecursion":3}"#).delay_until_recursion, 3);
+    assert_eq!(
+        read("B", r#"{"delayUntilRecursion":true}"#).delay_until_recursion,
+        1
+    );
+    assert_eq!(
+        read("B", r#"{"delayUntilRecursion":3}"#).delay_until_recursion,
+        3
+    );
     // A string selectiveLogic is no number: NaN (never equal to 0-3).
-    assert!(read("B", r#"{"selectiveLogic":"1"}"#).selective_logic_raw.is_some_and(f64::is_nan));
+    assert!(
+        read("B", r#"{"selectiveLogic":"1"}"#)
+            .selective_logic_raw
+            .is_some_and(f64::is_nan)
+    );
     // `position` is compared with ===: a string places nowhere.
     assert_eq!(read("B", r#"{"position":"1"}"#).position, None);
-    assert_eq!(read("B", r#"{"position":4}"#).position, Some(WiPosition::AtDepth));
+    assert_eq!(
+        read("B", r#"{"position":4}"#).position,
+        Some(WiPosition::AtDepth)
+    );
 }
 
 #[test]

@@ -114,7 +114,11 @@ impl<'a> Matcher<'a> {
 
     /// Records that `needle` overran for this entry (once per entry and key).
     fn report(&mut self, who: &Who<'_>, needle: &str) {
-        let report = (who.book.to_string(), who.entry.uid.clone(), needle.to_string());
+        let report = (
+            who.book.to_string(),
+            who.entry.uid.clone(),
+            needle.to_string(),
+        );
         if self.overrun_seen.insert(report.clone()) {
             self.overruns.push(report);
         }

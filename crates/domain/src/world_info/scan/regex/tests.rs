@@ -15,9 +15,18 @@ fn only_slash_delimited_keys_with_known_flags_are_regexes() {
     assert!(parse_key_regex("/dragon/", LIMIT).is_some());
     assert!(parse_key_regex("/dragon/gi", LIMIT).is_some());
     assert!(parse_key_regex("dragon", LIMIT).is_none());
-    assert!(parse_key_regex("//", LIMIT).is_none(), "the pattern needs a character");
-    assert!(parse_key_regex("/dragon/x", LIMIT).is_none(), "unknown flag");
-    assert!(parse_key_regex("/dragon/ii", LIMIT).is_none(), "new RegExp throws on a repeated flag");
+    assert!(
+        parse_key_regex("//", LIMIT).is_none(),
+        "the pattern needs a character"
+    );
+    assert!(
+        parse_key_regex("/dragon/x", LIMIT).is_none(),
+        "unknown flag"
+    );
+    assert!(
+        parse_key_regex("/dragon/ii", LIMIT).is_none(),
+        "new RegExp throws on a repeated flag"
+    );
     // world-info.js:2833: an unescaped `/` inside is no regex.
     assert!(parse_key_regex("/a/b/", LIMIT).is_none());
     assert!(parse_key_regex(r"/a\/b/", LIMIT).is_some());
@@ -41,13 +50,13 @@ fn patterns_mean_what_they_mean_in_javascript() {
         (r"/^b/m", "a\rb", true), // ^ after \r with m
         (r"/^b/", "a\nb", false),
         (r"/a$/", "a\n", false), // $ only at the very end without m
-        (r"/a{/", "a{", true), // a lone { is literal (Annex B)
+        (r"/a{/", "a{", true),   // a lone { is literal (Annex B)
         (r"/x{2}/", "xx", true),
         (r"/[^]/", "\n", true),
         (r"/[]/", "anything", false),
         (r"/\u0041/", "A", true),
         (r"/\x41/", "A", true),
-        (r"/[\w-]+x/", "-x", true), // - next to a class escape is literal
+        (r"/[\w-]+x/", "-x", true),  // - next to a class escape is literal
         (r"/\s/", "\u{feff}", true), // JS \s includes U+FEFF
         (r"/(a)\1/", "aa", true),
         (r"/(?<=a)b/", "ab", true),
@@ -76,5 +85,3 @@ fn a_pattern_javascript_accepts_but_recapd_cannot_run_reports_an_overrun() {
     let re = parse_key_regex(r"/(a)\2/", LIMIT).expect("valid JavaScript");
     assert_eq!(re.test("a\u{2}"), Err(Overrun));
 }
-
-
