@@ -78,7 +78,11 @@ const LINE_END: &str = r"[\n\r\x{2028}\x{2029}]";
 /// book's regex keys are compiled once per process, not once per scan.
 /// Past [`CACHE_CAPACITY`] keys the cache starts over (compiling is only
 /// slower, never different).
-static CACHE: OnceLock<Mutex<HashMap<(String, usize), Option<Arc<KeyRegex>>>>> = OnceLock::new();
+static CACHE: OnceLock<Mutex<CompiledKeys>> = OnceLock::new();
+
+/// The cache's table: (key text, backtrack limit) to the compiled key, or
+/// `None` for a key JavaScript would not take as a regex.
+type CompiledKeys = HashMap<(String, usize), Option<Arc<KeyRegex>>>;
 
 /// Most compiled keys kept (a small compiled key takes tens of KiB).
 const CACHE_CAPACITY: usize = 1024;
