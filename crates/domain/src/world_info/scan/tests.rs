@@ -674,3 +674,21 @@ fn entries_sort_by_order_stably_with_uids_in_object_key_order() {
         ["3", "2", "10", "x"]
     );
 }
+
+#[test]
+fn activated_entries_carry_what_placement_needs() {
+    // world-info.js:5093-5143 reads position, depth, role, order,
+    // outletName and the substituted content; a missing depth stays
+    // missing (facts §7: such an at-depth entry is never inserted).
+    let entries = [entry(
+        r#"{"uid":4,"constant":true,"content":"x","position":4,"role":2,"order":7,"outletName":"o"}"#,
+    )];
+    let out = Run::new(&entries, &[("U", "a")]).go().expect("scan");
+    let a = &out.activated[0];
+    assert_eq!((a.book.as_str(), a.uid.as_str()), ("B", "4"));
+    assert_eq!(a.position, Some(WiPosition::AtDepth));
+    assert_eq!(a.depth, None);
+    assert_eq!(a.role, crate::settings::Role::Assistant);
+    assert_eq!(a.order, 7.0);
+    assert_eq!(a.outlet_name, "o");
+}
