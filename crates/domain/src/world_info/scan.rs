@@ -260,7 +260,7 @@ pub(crate) struct Cand<'a> {
     pub(crate) book: &'a str,
     /// The entry.
     pub(crate) entry: &'a Entry,
-    /// `"<book>.<uid>"`.
+    /// `"<book>.<uid member>"` (SillyTavern's name for it).
     pub(crate) key: String,
 }
 
@@ -287,7 +287,7 @@ fn book_entries<'a>(book: &ScanBook<'a>) -> Vec<Cand<'a>> {
         .map(|entry| Cand {
             book: book.name,
             entry,
-            key: format!("{}.{}", book.name, entry.uid),
+            key: format!("{}.{}", book.name, entry.uid_member),
         })
         .collect()
 }
@@ -334,7 +334,10 @@ fn sorted_entries<'a>(books: &ScanBooks<'a>, strategy: CharacterStrategy) -> Vec
 /// Fails only with ResourceExhausted, when the passes would exceed
 /// `limits.max_passes`.
 pub fn check_world_info(input: ScanInput<'_>) -> Result<ScanOutcome, DomainError> {
-    let cands = sorted_entries(&input.books, input.settings.character_strategy);
+    let mut cands = sorted_entries(&input.books, input.settings.character_strategy);
+    if cands.iter().any(|c| c.entry.breaks_loading) {
+        cands.clear();
+    }
     let mut state = input.timed.clone();
     let chat_len = input.messages.len();
     let timed_entries: Vec<TimedEntry<'_>> = cands
@@ -375,7 +378,7 @@ pub fn check_world_info(input: ScanInput<'_>) -> Result<ScanOutcome, DomainError
             let e = cands[i].entry;
             Activated {
                 book: cands[i].book.to_string(),
-                uid: e.uid.clone(),
+                uid: e.uid_member.clone(),
                 position: e.position,
                 depth: e.depth,
                 role: e.role,

@@ -313,6 +313,7 @@ fn translate(pattern: &str, flags: &Flags) -> Option<String> {
             },
             '}' => out.push_str(r"\}"),
             ']' => out.push_str(r"\]"),
+            c if flags.ignore_case && !flags.unicode => out.push_str(&legacy_icase(c)),
             c => out.push(c),
         }
         i += 1;
@@ -321,6 +322,22 @@ fn translate(pattern: &str, flags: &Flags) -> Option<String> {
         out.push(')');
     }
     Some(out)
+}
+
+/// A literal under `i` without `u`: JavaScript then folds a character to
+/// its `toUpperCase` but never a non-ASCII one onto ASCII (ſ is not s,
+/// the Kelvin sign is not k), while Unicode simple case folding, which
+/// Rust's `(?i)` uses, joins them. Those letters are written with case
+/// sensitivity off and their JavaScript matches spelled out.
+fn legacy_icase(c: char) -> String {
+    match c {
+        's' | 'S' => "(?-i:[sS])".to_string(),
+        'k' | 'K' => "(?-i:[kK])".to_string(),
+        '\u{e5}' | '\u{c5}' => "(?-i:[\u{e5}\u{c5}])".to_string(),
+        '\u{3c9}' | '\u{3a9}' => "(?-i:[\u{3c9}\u{3a9}])".to_string(),
+        '\u{17f}' | '\u{131}' | '\u{212a}' | '\u{212b}' | '\u{2126}' => format!("(?-i:{c})"),
+        c => c.to_string(),
+    }
 }
 
 /// The length of a valid `{n}`, `{n,}` or `{n,m}` starting at `start`.

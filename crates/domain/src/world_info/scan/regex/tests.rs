@@ -63,6 +63,12 @@ fn patterns_mean_what_they_mean_in_javascript() {
         (r"/b/y", "ab", false), // sticky: only at index 0
         (r"/a/y", "ab", true),
         (r"/\/x/", "/x", true),
+        // Without `u`, `i` never folds a non-ASCII letter onto ASCII.
+        ("/ſ/i", "so", false),
+        ("/s/i", "ſ", false),
+        ("/S+/i", "sS", true),
+        ("/k/i", "\u{212a}", false),
+        ("/ſ/iu", "so", true),
     ];
     for &(key, hay, want) in cases {
         assert_eq!(test(key, hay), Some(Ok(want)), "{key} on {hay:?}");
