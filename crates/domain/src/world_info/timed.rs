@@ -232,11 +232,11 @@ pub(crate) fn start_effects(
         return;
     }
     for e in activated {
-        for (kind, count) in [
-            (Kind::Sticky, e.entry.sticky),
-            (Kind::Cooldown, e.entry.cooldown),
+        for (kind, has, count) in [
+            (Kind::Sticky, e.entry.has_sticky, e.entry.sticky),
+            (Kind::Cooldown, e.entry.has_cooldown, e.entry.cooldown),
         ] {
-            if count == 0 {
+            if !has {
                 continue;
             }
             let present = state
