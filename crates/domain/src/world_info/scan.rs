@@ -190,7 +190,9 @@ pub struct ScanLimits {
     pub max_passes: u32,
     /// Most backtracking steps one regex key may take on one haystack
     /// (fancy-regex's backtrack limit); past it the key counts as not
-    /// matching and is reported.
+    /// matching for the rest of the scan and is reported. Compiled keys
+    /// are kept per process by (key, limit), so a book's regexes are
+    /// compiled once, not once per scan.
     pub regex_step_limit: u64,
 }
 
@@ -243,11 +245,14 @@ pub struct ScanInput<'a> {
 pub struct ScanOutcome {
     /// The activated entries in SillyTavern's order of activation (its
     /// `allActivatedEntries`), which is what its placement step receives:
-    /// placement sorts them by `order` (stable) itself.
+    /// placement sorts them by `order` (stable) itself. Each names its
+    /// entry by [`Entry::uid_member`], as SillyTavern does.
     pub activated: Vec<Activated>,
     /// The timed state after this scan (unchanged for a dry run).
     pub timed: TimedState,
-    /// Regex keys that hit the bound: (book, uid, key), once each.
+    /// Regex keys that hit the bound (or that recapd cannot run): (book,
+    /// the entry's key in the book's `entries`, the key as tested), once
+    /// each. The engine logs and counts them.
     pub regex_overruns: Vec<(String, String, String)>,
     /// Passes run.
     pub passes: u32,

@@ -91,3 +91,17 @@ fn a_pattern_javascript_accepts_but_recapd_cannot_run_reports_an_overrun() {
     let re = parse_key_regex(r"/(a)\2/", LIMIT).expect("valid JavaScript");
     assert_eq!(re.test("a\u{2}"), Err(Overrun));
 }
+
+proptest::proptest! {
+    /// No key, however malformed, makes parsing or testing panic.
+    #[test]
+    fn any_key_parses_and_tests_without_panicking(
+        pattern in r"[\\\[\]\(\)\{\}\^\$\.\*\+\?\|/a-zA-Z0-9 ,<>=!:ſK\-_uxkcpPbBdDwWsS]{0,24}",
+        flags in "[gimsuy]{0,3}",
+        hay in ".{0,40}",
+    ) {
+        if let Some(re) = parse_key_regex(&format!("/{pattern}/{flags}"), 10_000) {
+            let _ = re.test(&hay);
+        }
+    }
+}
