@@ -1,1 +1,346 @@
-//! (being written)
+//! A SillyTavern World Info file kept losslessly, its entries editable one
+//! by one.
+//!
+//! A [`Book`] holds the file as JSON text member by member: every member
+//! at every level keeps the text the file had (numbers keep their
+//! spelling, strings their escapes), top-level members and entries keep
+//! their order. Only what an edit names is rewritten. Duplicate member
+//! names resolve as JavaScript's `JSON.parse` resolves them (the last
+//! value, at the first name's place), at every level, so that what recapd
+//! reads is what SillyTavern reads.
+
+mod json;
+mod template;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::DomainError;
+
+use json::{Members, dedup, members, null, object_text, raw, resolved};
+
+/// Limits a book is checked against (operator-configurable; the server
+/// passes them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BookLimits {
+    /// Most entries one book may hold.
+    pub max_entries: usize,
+    /// Longest key, in bytes: each string of an entry's `key` and
+    /// `keysecondary`.
+    pub max_key_bytes: usize,
+    /// Longest `content`, in bytes.
+    pub max_content_bytes: usize,
+}
+
+/// A World Info file: its members in file order, the `entries` object's
+/// members (uid, entry JSON text) in file order.
+///
+/// Invariants: `entries_at < top.len()` and `top[entries_at]` is the
+/// `entries` member (its value there is a placeholder: the entries live in
+/// `entries`); member names are unique at every level.
+#[derive(Clone)]
+pub struct Book {
+    top: Vec<(String, Box<RawValue>)>,
+    entries_at: usize,
+    entries: Vec<(String, Box<RawValue>)>,
+}
+
+impl std::fmt::Debug for Book {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Book")
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The error for a file SillyTavern does not take.
+fn not_a_book(reason: impl Into<String>) -> DomainError {
+    DomainError::invalid("json", reason)
+}
+
+/// `members` as owned (name, text) pairs with duplicates at every level
+/// resolved.
+fn owned(mut members: Members<'_>) -> Vec<(String, Box<RawValue>)> {
+    dedup(&mut members);
+    members
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match resolved(value) {
+                Some(text) => raw(text),
+                None => value.to_owned(),
+            };
+            (name, value)
+        })
+        .collect()
+}
+
+impl Book {
+    /// Reads a SillyTavern World Info file. Refuses only what SillyTavern
+    /// refuses (`src/endpoints/worldinfo.js:116-117`): text that is not
+    /// JSON, not an object, or has no `entries` member; and, where
+    /// SillyTavern's server takes any `entries` value, an `entries` that is
+    /// not an object (its editor and scanner cannot read one):
+    /// [`DomainError::Invalid`] with field `json`. Nesting deeper than
+    /// serde_json's 128 levels is refused the same way. Past `limits`:
+    /// [`DomainError::ResourceExhausted`] naming the entry and the limit.
+    ///
+    /// Entries that are not objects, keys that are numbers, `key` not an
+    /// array, `role: null` and missing fields are all kept as written.
+    pub fn parse(json: &str, limits: &BookLimits) -> Result<Book, DomainError> {
+        let top = members(json).map_err(|e| not_a_book(format!("not a JSON object: {e}")))?;
+        let mut top = owned(top);
+        let entries_at = top
+            .iter()
+            .position(|(name, _)| name == "entries")
+            .ok_or_else(|| not_a_book("no `entries` member"))?;
+        let text = top[entries_at].1.get();
+        let entries = members(text)
+            .map_err(|_| not_a_book("`entries` is not an object"))
+            .map(owned)?;
+        top[entries_at].1 = null();
+        if entries.len() > limits.max_entries {
+            return Err(DomainError::ResourceExhausted(format!(
+                "the book has {} entries, more than the limit of {}",
+                entries.len(),
+                limits.max_entries
+            )));
+        }
+        for (uid, entry) in &entries {
+            check_entry(uid, entry, limits)?;
+        }
+        Ok(Book {
+            top,
+            entries_at,
+            entries,
+        })
+    }
+
+    /// An empty book (`{"entries":{}}`).
+    pub fn empty() -> Book {
+        Book {
+            top: vec![("entries".to_owned(), null())],
+            entries_at: 0,
+            entries: Vec::new(),
+        }
+    }
+
+    /// The file: unchanged since [`Book::parse`], JSON-equal to what was
+    /// read (every member at every level kept as written, numbers as
+    /// written, member order kept); edited entries keep their untouched
+    /// members as written.
+    pub fn to_json(&self) -> String {
+        let size: usize = self
+            .top
+            .iter()
+            .chain(&self.entries)
+            .map(|(name, value)| name.len() + value.get().len() + 4)
+            .sum();
+        let entries = object_text(
+            self.entries.iter().map(|(uid, e)| (uid.as_str(), e.get())),
+            size,
+        );
+        object_text(
+            self.top.iter().enumerate().map(|(i, (name, value))| {
+                let text = if i == self.entries_at {
+                    entries.as_str()
+                } else {
+                    value.get()
+                };
+                (name.as_str(), text)
+            }),
+            size + 16,
+        )
+    }
+
+    /// How many entries the book holds.
+    pub fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Entries in file order: (uid = the entry's name in `entries`, the
+    /// entry's JSON text, an object for any entry SillyTavern made).
+    /// SillyTavern's `Object.keys` lists integer-like uids first, in
+    /// ascending order; this is the file's order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &RawValue)> {
+        self.entries
+            .iter()
+            .map(|(uid, entry)| (uid.as_str(), entry.as_ref()))
+    }
+
+    /// The entry named `uid` in `entries`.
+    pub fn entry(&self, uid: &str) -> Option<&RawValue> {
+        self.entries
+            .iter()
+            .find(|(name, _)| name == uid)
+            .map(|(_, entry)| entry.as_ref())
+    }
+
+    /// Creates or updates one entry from a JSON object of fields named as
+    /// SillyTavern names them; returns its uid.
+    ///
+    /// - `uid` `None`: a new entry at the lowest free integer uid from 0
+    ///   (SillyTavern's `getFreeWorldEntryUid`, world-info.js:4283-4297).
+    /// - A new entry (also an unknown `uid`, which must then be a
+    ///   non-negative integer) starts as SillyTavern's `createWorldInfoEntry`
+    ///   makes one (world-info.js:4057-4069): `uid` as a number, then the
+    ///   editor's defaults (`newWorldInfoEntryTemplate`, :4002-4050), then
+    ///   `displayIndex` = uid (as its editor sets it, :2365).
+    /// - The fields then replace the members they name, in place; a new
+    ///   name is appended; a field given as `null` removes the member; a
+    ///   `uid` field is ignored.
+    ///
+    /// Errors: [`DomainError::Invalid`] (`fields` not an object, a bad
+    /// uid), [`DomainError::ResourceExhausted`] (limits). Refusing changes
+    /// nothing.
+    pub fn put_entry(
+        &mut self,
+        uid: Option<&str>,
+        fields_json: &str,
+        limits: &BookLimits,
+    ) -> Result<String, DomainError> {
+        let mut fields = members(fields_json)
+            .map_err(|e| DomainError::invalid("fields", format!("not a JSON object: {e}")))?;
+        dedup(&mut fields);
+        let at = uid.and_then(|uid| self.entries.iter().position(|(name, _)| name == uid));
+        let (uid, mut current): (String, Vec<(String, Box<RawValue>)>) = match (uid, at) {
+            (Some(_), Some(at)) => {
+                let (uid, entry) = &self.entries[at];
+                // An entry that is not an object is replaced by the fields.
+                let current = members(entry.get()).map(owned).unwrap_or_default();
+                (uid.clone(), current)
+            }
+            (Some(uid), None) => {
+                let n = integer_uid(uid).ok_or_else(|| {
+                    DomainError::invalid(
+                        "uid",
+                        format!("a new entry's uid is a non-negative integer, not {uid:?}"),
+                    )
+                })?;
+                (uid.to_owned(), template::new_entry(n))
+            }
+            (None, _) => {
+                let n = self.free_uid().ok_or_else(|| {
+                    DomainError::ResourceExhausted("no free entry uid below 1000000".to_owned())
+                })?;
+                (n.to_string(), template::new_entry(n))
+            }
+        };
+        if at.is_none() && self.entries.len() >= limits.max_entries {
+            return Err(DomainError::ResourceExhausted(format!(
+                "entry {uid}: the book already holds {} entries, the limit",
+                self.entries.len()
+            )));
+        }
+        for (name, value) in fields {
+            if name == "uid" {
+                continue;
+            }
+            let place = current.iter().position(|(n, _)| *n == name);
+            match (value.get() == "null", place) {
+                (true, Some(place)) => {
+                    current.remove(place);
+                }
+                (true, None) => {}
+                (false, place) => {
+                    let value = match resolved(value) {
+                        Some(text) => raw(text),
+                        None => value.to_owned(),
+                    };
+                    match place {
+                        Some(place) => current[place].1 = value,
+                        None => current.push((name, value)),
+                    }
+                }
+            }
+        }
+        let size = current
+            .iter()
+            .map(|(n, v)| n.len() + v.get().len() + 4)
+            .sum();
+        let entry = raw(object_text(
+            current.iter().map(|(n, v)| (n.as_str(), v.get())),
+            size,
+        ));
+        check_entry(&uid, &entry, limits)?;
+        match at {
+            Some(at) => self.entries[at].1 = entry,
+            None => self.entries.push((uid.clone(), entry)),
+        }
+        Ok(uid)
+    }
+
+    /// Removes the entry named `uid`; [`DomainError::NotFound`] (`entry
+    /// <uid>`) when there is none.
+    pub fn delete_entry(&mut self, uid: &str) -> Result<(), DomainError> {
+        let at = self
+            .entries
+            .iter()
+            .position(|(name, _)| name == uid)
+            .ok_or_else(|| DomainError::NotFound(format!("entry {uid}")))?;
+        self.entries.remove(at);
+        Ok(())
+    }
+
+    /// The lowest integer from 0 no entry is named after, below SillyTavern's
+    /// bound of 1,000,000 (world-info.js:4283-4297: `uid in data.entries`
+    /// matches the canonical decimal spelling only).
+    fn free_uid(&self) -> Option<u64> {
+        let taken: std::collections::HashSet<u64> = self
+            .entries
+            .iter()
+            .filter_map(|(name, _)| integer_uid(name))
+            .collect();
+        (0..1_000_000).find(|n| !taken.contains(n))
+    }
+}
+
+/// `uid` as an integer when it is one spelled canonically (as JavaScript
+/// spells a number it turns into a property name), below 2^53.
+fn integer_uid(uid: &str) -> Option<u64> {
+    let n: u64 = uid.parse().ok()?;
+    (n.to_string() == uid && n < (1 << 53)).then_some(n)
+}
+
+/// Checks one entry against `limits`: each string of `key` and
+/// `keysecondary` (an array's strings, or the member itself when it is a
+/// string; anything else is not checked), and `content` when a string.
+fn check_entry(uid: &str, entry: &RawValue, limits: &BookLimits) -> Result<(), DomainError> {
+    let Ok(members) = members(entry.get()) else {
+        return Ok(());
+    };
+    for (name, value) in members {
+        match name.as_str() {
+            "key" | "keysecondary" => {
+                let value: Value = serde_json::from_str(value.get()).unwrap_or(Value::Null);
+                let strings: Vec<&str> = match &value {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                if let Some(long) = strings.iter().find(|s| s.len() > limits.max_key_bytes) {
+                    return Err(DomainError::ResourceExhausted(format!(
+                        "entry {uid}: a {name} of {} bytes is longer than the limit of {} bytes",
+                        long.len(),
+                        limits.max_key_bytes
+                    )));
+                }
+            }
+            "content" => {
+                if let Ok(content) = serde_json::from_str::<String>(value.get())
+                    && content.len() > limits.max_content_bytes
+                {
+                    return Err(DomainError::ResourceExhausted(format!(
+                        "entry {uid}: content of {} bytes is longer than the limit of {} bytes",
+                        content.len(),
+                        limits.max_content_bytes
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

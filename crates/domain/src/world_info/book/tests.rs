@@ -1,0 +1,300 @@
+//! Book: lossless reading, edits, limits, hostile input.
+
+use super::*;
+
+const LIMITS: BookLimits = BookLimits {
+    max_entries: 10_000,
+    max_key_bytes: 1_000,
+    max_content_bytes: 100_000,
+};
+
+fn value(text: &str) -> Value {
+    serde_json::from_str(text).expect("test JSON is valid")
+}
+
+fn entry_value(book: &Book, uid: &str) -> Value {
+    value(book.entry(uid).expect("the entry exists").get())
+}
+
+/// Numbers keep their spelling, strings their escapes, members their order,
+/// at every level (the brief: JSON-equal and numbers as written).
+const ODD: &str = r#"{ "name": "Odd", "entries": {
+  "3": {"uid": 3, "key": ["a", "b\u00e9"], "order": 1.0, "probability": 1e3,
+        "extensions": {"big": 123456789012345678901234567890, "neg": -0.0}},
+  "0": {"uid": 0, "key": "plain", "content": "x\ny", "role": null}
+ }, "_meta": {"v": 1.50} }"#;
+
+#[test]
+fn a_book_round_trips_json_equal_with_numbers_as_written() {
+    let book = Book::parse(ODD, &LIMITS).unwrap();
+    let out = book.to_json();
+    assert_eq!(value(&out), value(ODD));
+    for spelling in [
+        "1.0",
+        "1e3",
+        "123456789012345678901234567890",
+        "-0.0",
+        "1.50",
+        r#""b\u00e9""#,
+    ] {
+        assert!(out.contains(spelling), "{spelling} kept in {out}");
+    }
+    // Member order at every level.
+    assert!(out.find("\"name\"") < out.find("\"entries\""));
+    assert!(out.find("\"entries\"") < out.find("\"_meta\""));
+    assert!(out.find("\"3\"") < out.find("\"0\""));
+    assert!(out.find("\"order\"") < out.find("\"probability\""));
+    let uids: Vec<&str> = book.entries().map(|(uid, _)| uid).collect();
+    assert_eq!(uids, ["3", "0"]);
+    assert_eq!(book.entry_count(), 2);
+    // Parsing what it wrote gives the same text again.
+    assert_eq!(Book::parse(&out, &LIMITS).unwrap().to_json(), out);
+}
+
+/// JSON.parse keeps the last value of a repeated name, where the name
+/// first appeared (ECMAScript JSON.parse -> CreateDataProperty replaces the
+/// value of an existing property). serde_json's Value keeps the last too.
+#[test]
+fn duplicate_names_resolve_as_json_parse_at_every_level() {
+    let text = r#"{"entries":{"1":{"a":1},"2":{"x":1,"y":{"p":1,"p":2},"x":[{"q":1,"q":3}]},"1":{"a":2}},"n":1,"entries2":0,"n":2}"#;
+    let book = Book::parse(text, &LIMITS).unwrap();
+    assert_eq!(book.entry_count(), 2);
+    let uids: Vec<&str> = book.entries().map(|(uid, _)| uid).collect();
+    assert_eq!(uids, ["1", "2"]);
+    assert_eq!(book.entry("1").unwrap().get(), r#"{"a":2}"#);
+    assert_eq!(
+        book.entry("2").unwrap().get(),
+        r#"{"x":[{"q":3}],"y":{"p":2}}"#
+    );
+    assert_eq!(
+        book.to_json(),
+        r#"{"entries":{"1":{"a":2},"2":{"x":[{"q":3}],"y":{"p":2}}},"n":2,"entries2":0}"#
+    );
+    assert_eq!(value(&book.to_json()), value(text));
+    // A later `entries` replaces the first one's value, at its place.
+    let book = Book::parse(r#"{"entries":{"1":{}},"x":0,"entries":{"2":{}}}"#, &LIMITS).unwrap();
+    assert_eq!(book.to_json(), r#"{"entries":{"2":{}},"x":0}"#);
+}
+
+/// What SillyTavern's server refuses (src/endpoints/worldinfo.js:116-117):
+/// JSON.parse failing, or no `entries` in the result.
+#[test]
+fn only_what_sillytavern_refuses_is_refused() {
+    for text in [
+        "",
+        "not json",
+        "[]",
+        "5",
+        "\"entries\"",
+        "{}",
+        r#"{"entries":{}"#,
+        r#"{"entries":[]}"#,
+        r#"{"entries":5}"#,
+        r#"{"entries":{}} x"#,
+    ] {
+        match Book::parse(text, &LIMITS) {
+            Err(DomainError::Invalid { field, .. }) => assert_eq!(field, "json", "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    // Shapes SillyTavern's scanner reads with JavaScript's truthiness are kept.
+    let lenient = r#"{"entries":{"0":{"key":5,"keysecondary":"x","role":null},"1":"text","2":null,"3":[1,2],"4":{}},"scan_depth":null}"#;
+    let book = Book::parse(lenient, &LIMITS).unwrap();
+    assert_eq!(book.entry_count(), 5);
+    assert_eq!(value(&book.to_json()), value(lenient));
+    assert_eq!(Book::empty().to_json(), r#"{"entries":{}}"#);
+    assert_eq!(Book::empty().entry_count(), 0);
+}
+
+#[test]
+fn hostile_input_never_panics() {
+    let deep = format!(
+        r#"{{"entries":{{"0":{{"x":{}{}}}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    // JSON.parse reads any depth; so does the book, and keeps it as written.
+    let book = Book::parse(&deep, &LIMITS).unwrap();
+    assert_eq!(book.to_json(), deep);
+    let deep_dup = format!(
+        r#"{{"entries":{{"0":{{"x":{}{{"a":1,"a":2}}{}}}}}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    assert!(Book::parse(&deep_dup, &LIMITS).is_ok());
+    let deep_objects = format!(r#"{{"entries":{}"#, r#"{"a":"#.repeat(50_000));
+    assert!(Book::parse(&deep_objects, &LIMITS).is_err());
+    // Numbers past f64 stay as written (JSON.parse reads Infinity, keeps them).
+    let huge = r#"{"entries":{"0":{"order":1e999999,"depth":-1e-999999,"uid":99999999999999999999999999999}}}"#;
+    let book = Book::parse(huge, &LIMITS).unwrap();
+    assert!(book.to_json().contains("1e999999"));
+    assert!(book.to_json().contains("99999999999999999999999999999"));
+    // Truncated text and stray bytes.
+    for cut in 0..ODD.len() {
+        if ODD.is_char_boundary(cut) {
+            assert!(Book::parse(&ODD[..cut], &LIMITS).is_err());
+        }
+    }
+    let mut book = Book::parse(ODD, &LIMITS).unwrap();
+    let deep_array = "[".repeat(100_000);
+    for fields in ["", "[", "[]", "null", "1", r#"{"a":"#, &deep_array] {
+        assert!(
+            book.put_entry(None, fields, &LIMITS).is_err(),
+            "{}",
+            &fields[..fields.len().min(20)]
+        );
+    }
+    assert_eq!(book.entry_count(), 2, "refusing changes nothing");
+}
+
+/// getFreeWorldEntryUid (world-info.js:4283-4297): the first integer from 0
+/// for which `uid in data.entries` is false; "01" and "x" are other names.
+#[test]
+fn a_new_entry_takes_the_lowest_free_uid() {
+    let mut book = Book::empty();
+    assert_eq!(book.put_entry(None, "{}", &LIMITS).unwrap(), "0");
+    let mut book2 = Book::parse(
+        r#"{"entries":{"1":{},"01":{},"x":{},"3":{},"0":{}}}"#,
+        &LIMITS,
+    )
+    .unwrap();
+    assert_eq!(book2.put_entry(None, "{}", &LIMITS).unwrap(), "2");
+    assert_eq!(book2.put_entry(None, "{}", &LIMITS).unwrap(), "4");
+    book2.delete_entry("1").unwrap();
+    assert_eq!(book2.put_entry(None, "{}", &LIMITS).unwrap(), "1");
+    // New entries go last, in creation order.
+    let uids: Vec<&str> = book2.entries().map(|(uid, _)| uid).collect();
+    assert_eq!(uids, ["01", "x", "3", "0", "2", "4", "1"]);
+    assert_eq!(book.entry_count(), 1);
+}
+
+/// createWorldInfoEntry (world-info.js:4057-4069): `{ uid, ...template }`;
+/// the template is newWorldInfoEntryTemplate (:4002-4055); the editor adds
+/// displayIndex = uid when it renders the entry (:2365).
+#[test]
+fn a_new_entry_has_sillytaverns_editor_defaults() {
+    let mut book = Book::empty();
+    let uid = book
+        .put_entry(
+            None,
+            r#"{"key":["Ann"],"content":"Ann is tall.","uid":77,"depth":null}"#,
+            &LIMITS,
+        )
+        .unwrap();
+    assert_eq!(uid, "0");
+    let entry = book.entry("0").unwrap().get();
+    let expected = r#"{"uid":0,"key":["Ann"],"keysecondary":[],"comment":"","content":"Ann is tall.","constant":false,"vectorized":false,"selective":true,"selectiveLogic":0,"addMemo":false,"order":100,"position":0,"disable":false,"ignoreBudget":false,"excludeRecursion":false,"preventRecursion":false,"matchPersonaDescription":false,"matchCharacterDescription":false,"matchCharacterPersonality":false,"matchCharacterDepthPrompt":false,"matchScenario":false,"matchCreatorNotes":false,"delayUntilRecursion":0,"probability":100,"useProbability":true,"outletName":"","group":"","groupOverride":false,"groupWeight":100,"scanDepth":null,"caseSensitive":null,"matchWholeWords":null,"useGroupScoring":null,"automationId":"","role":0,"sticky":null,"cooldown":null,"delay":null,"triggers":[],"displayIndex":0}"#;
+    assert_eq!(entry, expected, "uid ignored, depth given null removed");
+    // An unknown integer uid is created under that uid.
+    assert_eq!(
+        book.put_entry(Some("12"), r#"{"comment":"c"}"#, &LIMITS)
+            .unwrap(),
+        "12"
+    );
+    let twelve = entry_value(&book, "12");
+    assert_eq!(
+        (twelve["uid"].clone(), twelve["displayIndex"].clone()),
+        (12.into(), 12.into())
+    );
+    assert_eq!(twelve["comment"], "c");
+    assert_eq!(twelve["depth"], 4, "DEFAULT_DEPTH, world-info.js:96");
+    for bad in ["x", "", "-1", "01", "1.5", "9007199254740992"] {
+        match book.put_entry(Some(bad), "{}", &LIMITS) {
+            Err(DomainError::Invalid { field, .. }) => assert_eq!(field, "uid"),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+    match book.put_entry(None, "[1]", &LIMITS) {
+        Err(DomainError::Invalid { field, .. }) => assert_eq!(field, "fields"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(book.entry_count(), 2);
+}
+
+#[test]
+fn an_edit_replaces_only_the_named_members() {
+    let mut book = Book::parse(ODD, &LIMITS).unwrap();
+    let uid = book
+        .put_entry(
+            Some("3"),
+            r#"{"key":["c"],"probability":null,"comment":"new","uid":9,"gone":null}"#,
+            &LIMITS,
+        )
+        .unwrap();
+    assert_eq!(uid, "3");
+    assert_eq!(
+        book.entry("3").unwrap().get(),
+        r#"{"uid":3,"key":["c"],"order":1.0,"extensions":{"big": 123456789012345678901234567890, "neg": -0.0},"comment":"new"}"#,
+    );
+    // The other entry and the rest of the file are untouched.
+    assert_eq!(
+        book.entry("0").unwrap().get(),
+        r#"{"uid": 0, "key": "plain", "content": "x\ny", "role": null}"#
+    );
+    assert!(book.to_json().contains(r#""_meta":{"v": 1.50}"#));
+    book.delete_entry("3").unwrap();
+    assert_eq!(
+        book.delete_entry("3"),
+        Err(DomainError::NotFound("entry 3".into()))
+    );
+    assert_eq!(book.entry_count(), 1);
+    // An entry that is not an object is replaced by the fields.
+    let mut odd = Book::parse(r#"{"entries":{"5":"text"}}"#, &LIMITS).unwrap();
+    odd.put_entry(Some("5"), r#"{"a":1}"#, &LIMITS).unwrap();
+    assert_eq!(odd.to_json(), r#"{"entries":{"5":{"a":1}}}"#);
+}
+
+fn exhausted(result: Result<impl std::fmt::Debug, DomainError>) -> String {
+    match result {
+        Err(DomainError::ResourceExhausted(reason)) => reason,
+        other => panic!("expected ResourceExhausted, got {other:?}"),
+    }
+}
+
+#[test]
+fn limits_refuse_naming_the_entry_and_the_limit() {
+    let small = BookLimits {
+        max_entries: 2,
+        max_key_bytes: 6,
+        max_content_bytes: 9,
+    };
+    // Thai: 3 bytes a character, so two characters fit in 6 bytes, three do not.
+    let ok = r#"{"entries":{"a":{"key":["กข","123456"],"keysecondary":"abc","content":"123456789"},"b":{"key":[5,null,["long long"]],"content":5}}}"#;
+    Book::parse(ok, &small).unwrap();
+    for (text, uid, says) in [
+        (r#"{"entries":{"7":{"key":["กขค"]}}}"#, "7", "6 bytes"),
+        (
+            r#"{"entries":{"7":{"keysecondary":["1234567"]}}}"#,
+            "7",
+            "keysecondary",
+        ),
+        (
+            r#"{"entries":{"8":{"key":"1234567"}}}"#,
+            "8",
+            "key of 7 bytes",
+        ),
+        (
+            r#"{"entries":{"9":{"content":"1234567890"}}}"#,
+            "9",
+            "9 bytes",
+        ),
+    ] {
+        let reason = exhausted(Book::parse(text, &small));
+        assert!(reason.contains(&format!("entry {uid}")), "{reason}");
+        assert!(reason.contains(says), "{reason}");
+    }
+    let reason = exhausted(Book::parse(r#"{"entries":{"1":{},"2":{},"3":{}}}"#, &small));
+    assert!(reason.contains("limit of 2"), "{reason}");
+
+    let mut book = Book::parse(ok, &small).unwrap();
+    let before = book.to_json();
+    let reason = exhausted(book.put_entry(None, "{}", &small));
+    assert!(reason.contains("entry 0"), "{reason}");
+    let reason = exhausted(book.put_entry(Some("a"), r#"{"content":"1234567890"}"#, &small));
+    assert!(reason.contains("entry a"), "{reason}");
+    exhausted(book.put_entry(Some("b"), r#"{"key":["1234567"]}"#, &small));
+    assert_eq!(book.to_json(), before, "refusing changes nothing");
+    // An update within the limits, at the entry limit, is fine.
+    book.put_entry(Some("b"), r#"{"key":["ok"]}"#, &small)
+        .unwrap();
+}
