@@ -9,15 +9,15 @@
 //! value, at the first name's place), at every level, so that what recapd
 //! reads is what SillyTavern reads.
 
-mod json;
-mod template;
+pub(super) mod json;
+pub(super) mod template;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::DomainError;
 
-use json::{Members, dedup, members, null, object_text, raw, resolved};
+use json::{dedup, members, null, object_members, object_text, raw, resolved};
 
 /// Limits a book is checked against (operator-configurable; the server
 /// passes them).
@@ -58,45 +58,31 @@ fn not_a_book(reason: impl Into<String>) -> DomainError {
     DomainError::invalid("json", reason)
 }
 
-/// `members` as owned (name, text) pairs with duplicates at every level
-/// resolved.
-fn owned(mut members: Members<'_>) -> Vec<(String, Box<RawValue>)> {
-    dedup(&mut members);
-    members
-        .into_iter()
-        .map(|(name, value)| {
-            let value = match resolved(value) {
-                Some(text) => raw(text),
-                None => value.to_owned(),
-            };
-            (name, value)
-        })
-        .collect()
-}
-
 impl Book {
     /// Reads a SillyTavern World Info file. Refuses only what SillyTavern
     /// refuses (`src/endpoints/worldinfo.js:116-117`): text that is not
     /// JSON, not an object, or has no `entries` member; and, where
     /// SillyTavern's server takes any `entries` value, an `entries` that is
     /// not an object (its editor and scanner cannot read one):
-    /// [`DomainError::Invalid`] with field `json`. Nesting deeper than
-    /// serde_json's 128 levels is refused the same way. Past `limits`:
+    /// [`DomainError::Invalid`] with field `json`. Also refused so: a member
+    /// name with a lone surrogate escape (`"\ud800"`, which JSON.parse
+    /// takes; inside values it is kept as written). Any depth of nesting is
+    /// read, as JSON.parse reads it. Past `limits`:
     /// [`DomainError::ResourceExhausted`] naming the entry and the limit.
     ///
     /// Entries that are not objects, keys that are numbers, `key` not an
     /// array, `role: null` and missing fields are all kept as written.
     pub fn parse(json: &str, limits: &BookLimits) -> Result<Book, DomainError> {
-        let top = members(json).map_err(|e| not_a_book(format!("not a JSON object: {e}")))?;
-        let mut top = owned(top);
+        let mut top =
+            object_members(json).map_err(|e| not_a_book(format!("not a JSON object: {e}")))?;
         let entries_at = top
             .iter()
             .position(|(name, _)| name == "entries")
             .ok_or_else(|| not_a_book("no `entries` member"))?;
         let text = top[entries_at].1.get();
-        let entries = members(text)
-            .map_err(|_| not_a_book("`entries` is not an object"))
-            .map(owned)?;
+        let entries = object_members(text).map_err(|e| {
+            not_a_book(format!("`entries` is not an object SillyTavern reads: {e}"))
+        })?;
         top[entries_at].1 = null();
         if entries.len() > limits.max_entries {
             return Err(DomainError::ResourceExhausted(format!(
@@ -122,6 +108,35 @@ impl Book {
             entries_at: 0,
             entries: Vec::new(),
         }
+    }
+
+    /// Builds a book from entries already made as JSON objects (a card's
+    /// converted `character_book`): `entries` first, then the top-level
+    /// members `rest`, as SillyTavern's converted book is written.
+    pub(crate) fn from_parts(
+        entries: Vec<(String, Box<RawValue>)>,
+        rest: Vec<(String, Box<RawValue>)>,
+        limits: &BookLimits,
+    ) -> Result<Book, DomainError> {
+        let mut top = vec![("entries".to_owned(), null())];
+        top.extend(rest.into_iter().filter(|(name, _)| name != "entries"));
+        let mut entries = entries;
+        dedup(&mut entries);
+        if entries.len() > limits.max_entries {
+            return Err(DomainError::ResourceExhausted(format!(
+                "the book has {} entries, more than the limit of {}",
+                entries.len(),
+                limits.max_entries
+            )));
+        }
+        for (uid, entry) in &entries {
+            check_entry(uid, entry, limits)?;
+        }
+        Ok(Book {
+            top,
+            entries_at: 0,
+            entries,
+        })
     }
 
     /// The file: unchanged since [`Book::parse`], JSON-equal to what was
@@ -206,7 +221,7 @@ impl Book {
             (Some(_), Some(at)) => {
                 let (uid, entry) = &self.entries[at];
                 // An entry that is not an object is replaced by the fields.
-                let current = members(entry.get()).map(owned).unwrap_or_default();
+                let current = object_members(entry.get()).unwrap_or_default();
                 (uid.clone(), current)
             }
             (Some(uid), None) => {

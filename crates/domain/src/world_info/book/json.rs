@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// The members of one JSON object, in file order, values as their text.
-pub(super) type Members<'a> = Vec<(String, &'a RawValue)>;
+pub(in crate::world_info) type Members<'a> = Vec<(String, &'a RawValue)>;
 
 /// Members read through serde with their text kept.
 struct Read<'a>(Members<'a>);
@@ -38,7 +38,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Read<'a> {
 
 /// The members of the JSON object `text` (duplicates as written); an error
 /// when `text` is not one JSON object.
-pub(super) fn members(text: &str) -> Result<Members<'_>, serde_json::Error> {
+pub(in crate::world_info) fn members(text: &str) -> Result<Members<'_>, serde_json::Error> {
     serde_json::from_str::<Read>(text).map(|r| r.0)
 }
 
@@ -49,7 +49,7 @@ fn elements(text: &str) -> Option<Vec<&RawValue>> {
 
 /// `members` with each duplicate name resolved as `JSON.parse` does (last
 /// value, first position). Returns whether any duplicate was dropped.
-pub(super) fn dedup<T>(members: &mut Vec<(String, T)>) -> bool {
+pub(in crate::world_info) fn dedup<T>(members: &mut Vec<(String, T)>) -> bool {
     let mut seen: std::collections::HashMap<String, usize> =
         std::collections::HashMap::with_capacity(members.len());
     let mut out: Vec<(String, T)> = Vec::with_capacity(members.len());
@@ -72,12 +72,12 @@ pub(super) fn dedup<T>(members: &mut Vec<(String, T)>) -> bool {
 
 /// A string as JSON text. Serializing a string cannot fail; the empty
 /// string stands in should it ever.
-pub(super) fn quote(s: &str) -> String {
+pub(in crate::world_info) fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
 /// The JSON text of an object holding `members` in order.
-pub(super) fn object_text<'a>(
+pub(in crate::world_info) fn object_text<'a>(
     members: impl IntoIterator<Item = (&'a str, &'a str)>,
     capacity: usize,
 ) -> String {
@@ -97,12 +97,12 @@ pub(super) fn object_text<'a>(
 
 /// Owned JSON text from text known to be one valid JSON value (made from
 /// values serde_json read or wrote); `null` should it ever not be.
-pub(super) fn raw(text: String) -> Box<RawValue> {
+pub(in crate::world_info) fn raw(text: String) -> Box<RawValue> {
     RawValue::from_string(text).unwrap_or_else(|_| null())
 }
 
 /// The JSON text `null`.
-pub(super) fn null() -> Box<RawValue> {
+pub(in crate::world_info) fn null() -> Box<RawValue> {
     // "null" is valid JSON text: from_string cannot fail on it.
     RawValue::from_string("null".to_owned()).expect("`null` is valid JSON")
 }
@@ -116,7 +116,7 @@ const RESOLVE_DEPTH: usize = 64;
 /// `value` with duplicate member names resolved at every level (down to
 /// [`RESOLVE_DEPTH`]), as `JSON.parse` reads it; `None` when it has none
 /// (the text stays as is).
-pub(super) fn resolved(value: &RawValue) -> Option<String> {
+pub(in crate::world_info) fn resolved(value: &RawValue) -> Option<String> {
     resolved_below(value, RESOLVE_DEPTH)
 }
 
@@ -160,4 +160,24 @@ fn resolved_below(value: &RawValue, depth: usize) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The members of the JSON object `text` owned, with duplicate names
+/// resolved at every level (as [`resolved`]); an error when `text` is not
+/// one JSON object.
+pub(in crate::world_info) fn object_members(
+    text: &str,
+) -> Result<Vec<(String, Box<RawValue>)>, serde_json::Error> {
+    let mut members = members(text)?;
+    dedup(&mut members);
+    Ok(members
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match resolved(value) {
+                Some(text) => raw(text),
+                None => value.to_owned(),
+            };
+            (name, value)
+        })
+        .collect())
 }

@@ -12,7 +12,7 @@ use super::json::raw;
 /// in SillyTavern's order (`depth` is `DEFAULT_DEPTH` = 4 and
 /// `groupWeight` is `DEFAULT_WEIGHT` = 100, world-info.js:96-97;
 /// `selectiveLogic` is `AND_ANY` = 0, :34).
-pub(super) const TEMPLATE: [(&str, &str); 39] = [
+pub(in crate::world_info) const TEMPLATE: [(&str, &str); 39] = [
     ("key", "[]"),
     ("keysecondary", "[]"),
     ("comment", "\"\""),

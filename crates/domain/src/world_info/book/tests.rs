@@ -53,7 +53,9 @@ fn a_book_round_trips_json_equal_with_numbers_as_written() {
 
 /// JSON.parse keeps the last value of a repeated name, where the name
 /// first appeared (ECMAScript JSON.parse -> CreateDataProperty replaces the
-/// value of an existing property). serde_json's Value keeps the last too.
+/// value of an existing property). The expected text is what Node 20
+/// printed for `JSON.stringify(JSON.parse(text))`. serde_json's Value keeps
+/// the last too.
 #[test]
 fn duplicate_names_resolve_as_json_parse_at_every_level() {
     let text = r#"{"entries":{"1":{"a":1},"2":{"x":1,"y":{"p":1,"p":2},"x":[{"q":1,"q":3}]},"1":{"a":2}},"n":1,"entries2":0,"n":2}"#;
@@ -113,7 +115,8 @@ fn hostile_input_never_panics() {
         "[".repeat(100_000),
         "]".repeat(100_000)
     );
-    // JSON.parse reads any depth; so does the book, and keeps it as written.
+    // JSON.parse reads any depth (Node 20 parses this one); so does the
+    // book, and keeps it as written.
     let book = Book::parse(&deep, &LIMITS).unwrap();
     assert_eq!(book.to_json(), deep);
     let deep_dup = format!(
@@ -297,4 +300,139 @@ fn limits_refuse_naming_the_entry_and_the_limit() {
     // An update within the limits, at the entry limit, is fine.
     book.put_entry(Some("b"), r#"{"key":["ok"]}"#, &small)
         .unwrap();
+}
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/../../tests/fixtures/world_info/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("fixture {path}: {e}"))
+}
+
+/// Every number token of a JSON text, as spelled (outside strings).
+fn number_spellings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut current = String::new();
+    for c in text.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E') {
+            current.push(c);
+            continue;
+        }
+        if !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        in_string = c == '"';
+    }
+    out
+}
+
+/// Each real book (tests/fixtures/world_info/README.md) parses and writes
+/// back JSON-equal, with every number spelled as in the file and the
+/// members in the file's order.
+#[test]
+fn real_books_round_trip() {
+    for (name, entries) in [
+        ("Eldoria.json", 4),
+        ("Eldoria_V10_reduced.json", 150),
+        ("Nen_Encyclopedia_HxH.json", 9),
+        ("Vina_HxH.json", 8),
+    ] {
+        let text = fixture(name);
+        let book = Book::parse(&text, &LIMITS).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(book.entry_count(), entries, "{name}");
+        let out = book.to_json();
+        assert_eq!(value(&out), value(&text), "{name}");
+        assert_eq!(number_spellings(&out), number_spellings(&text), "{name}");
+        let uids: Vec<&str> = book.entries().map(|(uid, _)| uid).collect();
+        let file: serde_json::Map<String, Value> =
+            serde_json::from_value(value(&text)["entries"].clone()).unwrap();
+        let mut in_file: Vec<&str> = file.keys().map(String::as_str).collect();
+        // serde_json's Map sorts its keys; the book keeps the file's order,
+        // which for these files is ascending by number.
+        in_file.sort_by_key(|uid| uid.parse::<u64>().unwrap_or(u64::MAX));
+        assert_eq!(uids, in_file, "{name}");
+        // An edit of one entry leaves every other entry's text as it was.
+        let mut edited = book.clone();
+        let first = uids[0].to_owned();
+        edited
+            .put_entry(Some(&first), r#"{"comment":"edited"}"#, &LIMITS)
+            .unwrap();
+        for (uid, entry) in book.entries().skip(1) {
+            assert_eq!(edited.entry(uid).unwrap().get(), entry.get());
+        }
+        let mut expected = value(book.entry(&first).unwrap().get());
+        expected["comment"] = "edited".into();
+        assert_eq!(entry_value(&edited, &first), expected);
+    }
+    // Eldoria_V10's top-level `_meta` is kept as written.
+    let v10 = Book::parse(&fixture("Eldoria_V10_reduced.json"), &LIMITS).unwrap();
+    assert_eq!(value(&v10.to_json())["_meta"]["entry_count"], 947);
+}
+
+/// Nen_Encyclopedia_HxH (README): card-style top-level members, sparse
+/// entries, Thai and CJK keys; Vina_HxH: `role: null`. Kept as written;
+/// Thai keys count in UTF-8 bytes (3 a character).
+#[test]
+fn sparse_and_non_ascii_books_are_plain_data() {
+    let nen = Book::parse(&fixture("Nen_Encyclopedia_HxH.json"), &LIMITS).unwrap();
+    let out = value(&nen.to_json());
+    assert_eq!(out["scan_depth"], 4);
+    assert_eq!(out["token_budget"], 10000);
+    let uids: Vec<&str> = nen.entries().map(|(uid, _)| uid).collect();
+    assert_eq!(
+        uids,
+        [
+            "7", "620", "99600", "99601", "99602", "99603", "99604", "99605", "99606"
+        ]
+    );
+    let entry = entry_value(&nen, "99603");
+    assert_eq!(entry["key"][1], "สายเสริมพลัง");
+    assert_eq!(entry["key"][2], "強化系");
+    assert!(entry.get("depth").is_none() && entry.get("role").is_none());
+    // Entries 7 and 620 have no key past 36 bytes; in 99600 "Secret
+    // Hunter Exam" is 18 bytes, but "สอบฮันเตอร์ลับ" is 14 Thai characters,
+    // 42 bytes.
+    let tight = BookLimits {
+        max_key_bytes: 41,
+        ..LIMITS
+    };
+    let reason = exhausted(Book::parse(&fixture("Nen_Encyclopedia_HxH.json"), &tight));
+    assert!(reason.contains("entry 99600"), "{reason}");
+    // A new entry in this book takes uid 0 (no entry named 0).
+    let mut nen = nen;
+    assert_eq!(nen.put_entry(None, "{}", &LIMITS).unwrap(), "0");
+
+    let vina = Book::parse(&fixture("Vina_HxH.json"), &LIMITS).unwrap();
+    assert_eq!(entry_value(&vina, "0")["role"], Value::Null);
+    assert!(vina.entry("0").unwrap().get().contains("\"role\": null"));
+    assert_eq!(entry_value(&vina, "7")["key"], Value::Array(vec![]));
+}
+
+/// JSON.parse takes a lone surrogate escape (`"\ud800"`); serde_json
+/// takes it inside a value (kept as written) but not in a member name,
+/// which recapd reads as text: such a file is refused, and says why.
+#[test]
+fn a_lone_surrogate_is_kept_in_values_and_refused_in_names() {
+    let text = r#"{"entries":{"0":{"content":"a\ud800b","key":["\udfff"]}}}"#;
+    let book = Book::parse(text, &LIMITS).unwrap();
+    assert_eq!(book.to_json(), text);
+    match Book::parse(r#"{"entries":{"\ud800":{}}}"#, &LIMITS) {
+        Err(DomainError::Invalid { field, reason }) => {
+            assert_eq!(field, "json");
+            assert!(reason.contains("escape"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
