@@ -143,12 +143,15 @@ async fn tenants_and_pages(store: Arc<dyn ChatStore>) {
     assert_eq!(versions, [("a".to_owned(), 2)]);
 }
 
-async fn sqlite(case: fn(Arc<dyn ChatStore>) -> std::pin::Pin<Box<dyn Future<Output = ()>>>) {
+/// One case of the contract, run on a store.
+type Case = fn(Arc<dyn ChatStore>) -> std::pin::Pin<Box<dyn Future<Output = ()>>>;
+
+async fn sqlite(case: Case) {
     let dir = tempfile::tempdir().unwrap();
     case(Arc::new(SqliteStore::open(dir.path(), true).await.unwrap())).await;
 }
 
-async fn pg(case: fn(Arc<dyn ChatStore>) -> std::pin::Pin<Box<dyn Future<Output = ()>>>) {
+async fn pg(case: Case) {
     let schema = Schema::new();
     case(Arc::new(schema.store().await)).await;
 }
