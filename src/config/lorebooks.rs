@@ -48,3 +48,6 @@ impl LorebookOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
