@@ -24,6 +24,7 @@ use crate::domain::ids::Tenant;
 use crate::domain::time::UnixMicros;
 use crate::domain::world_info::book::{Book, BookLimits};
 use crate::domain::world_info::card;
+use crate::domain::world_info::scan::ScanLimits;
 use crate::store::{
     DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, StoreError, Write,
 };
@@ -49,6 +50,9 @@ pub struct LorebookLimits {
     pub max_books_per_tenant: usize,
     /// Entries per book, bytes per key, bytes of content.
     pub book: BookLimits,
+    /// One World Info scan's bounds: passes, and backtracking steps per
+    /// regex key and haystack.
+    pub scan: ScanLimits,
 }
 
 impl Default for LorebookLimits {
@@ -60,6 +64,7 @@ impl Default for LorebookLimits {
                 max_key_bytes: 4 * 1024,
                 max_content_bytes: 1024 * 1024,
             },
+            scan: ScanLimits::default(),
         }
     }
 }
