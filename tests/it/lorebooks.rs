@@ -219,6 +219,26 @@ async fn files_sillytavern_refuses_are_refused_with_the_reason() {
             &[reason],
         );
     }
+    // Hostile nesting (100,000 levels inside an entry) crashes nothing:
+    // the book is taken or refused as `json`, and the server goes on.
+    let deep = format!(
+        r#"{{"entries":{{"0":{{"x":{}{}}}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    match import(&mut client, "deep", &deep).await {
+        Ok(book) => {
+            assert_eq!(book.entry_count, 1);
+            assert_eq!(export(&mut client, "deep").await.unwrap().len(), deep.len());
+            client
+                .delete_lorebook(pb::DeleteLorebookRequest {
+                    name: "deep".into(),
+                })
+                .await
+                .unwrap();
+        }
+        Err(status) => assert_eq!(status.code(), Code::InvalidArgument, "{status:?}"),
+    }
     // What SillyTavern reads is taken: sparse entries, role null, keys that
     // are numbers, card-style members at the top.
     let odd =
