@@ -458,3 +458,32 @@ async fn a_character_cards_book_is_stored_as_sillytavern_converts_it() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn new_books_imported_at_once_never_pass_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    config.lorebooks.max_lorebooks_per_tenant = 3;
+    let server = Server::start_with(config).await;
+    let client = lorebooks(&server);
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..12 {
+        let mut client = client.clone();
+        tasks.spawn(
+            async move { import(&mut client, &format!("book {n}"), r#"{"entries":{}}"#).await },
+        );
+    }
+    let (mut stored, mut refused) = (0, 0);
+    while let Some(done) = tasks.join_next().await {
+        match done.unwrap() {
+            Ok(_) => stored += 1,
+            Err(status) => {
+                assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((stored, refused), (3, 9));
+    assert_eq!(list_all(&mut client.clone(), 0).await.len(), 3);
+    server.stop().await;
+}
