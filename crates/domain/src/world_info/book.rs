@@ -37,7 +37,7 @@ pub struct BookLimits {
 ///
 /// Invariants: `entries_at < top.len()` and `top[entries_at]` is the
 /// `entries` member (its value there is a placeholder: the entries live in
-/// `entries`); member names are unique at every level.
+/// `entries`); member names are unique at every level down to 64.
 #[derive(Clone)]
 pub struct Book {
     top: Vec<(String, Box<RawValue>)>,

@@ -206,9 +206,12 @@ fn entry(index: usize, original: &RawValue) -> Result<Converted, DomainError> {
     } else {
         original.to_owned()
     };
+    // JSON.stringify writes every object in JavaScript's property order.
+    let entry = joined(&out);
+    let entry = js::reordered(&entry).map_or(entry, raw);
     Ok(Converted {
         uid,
-        entry: joined(&out),
+        entry,
         original,
     })
 }
@@ -261,6 +264,7 @@ pub(super) fn convert(book: &RawValue) -> Result<(Owned, Owned), DomainError> {
         book_members.iter().map(|(n, v)| (n.as_str(), v.get())),
         size,
     ));
+    let original_data = js::reordered(&original_data).map_or(original_data, raw);
     // `{ entries: {}, originalData: characterBook }` (:5499).
     Ok((vec![("originalData".to_owned(), original_data)], entries))
 }

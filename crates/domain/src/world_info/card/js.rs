@@ -93,3 +93,59 @@ pub(super) fn property_order<T>(members: &mut [(String, T)]) {
         None => (1, 0),
     });
 }
+
+/// How deep [`reordered`] looks (as the book's duplicate resolution).
+const REORDER_DEPTH: usize = 64;
+
+/// `value` with every object's members in JavaScript's property order
+/// ([`property_order`]), as `JSON.stringify` writes what `JSON.parse`
+/// read; `None` when the text already is (it stays as is).
+pub(super) fn reordered(value: &RawValue) -> Option<String> {
+    reordered_below(value, REORDER_DEPTH)
+}
+
+fn reordered_below(value: &RawValue, depth: usize) -> Option<String> {
+    let depth = depth.checked_sub(1)?;
+    let text = value.get();
+    match text.as_bytes().first() {
+        Some(b'{') => {
+            let members = super::super::book::json::members(text).ok()?;
+            let mut items: Vec<(String, String)> = members
+                .iter()
+                .map(|(name, v)| {
+                    let v = reordered_below(v, depth).unwrap_or_else(|| v.get().to_owned());
+                    (name.clone(), v)
+                })
+                .collect();
+            let before: Vec<String> = items.iter().map(|(n, _)| n.clone()).collect();
+            property_order(&mut items);
+            let moved = items.iter().map(|(n, _)| n).ne(before.iter());
+            let changed = moved
+                || items
+                    .iter()
+                    .zip(&members)
+                    .any(|((_, new), (_, old))| new != old.get());
+            changed.then(|| {
+                super::super::book::json::object_text(
+                    items.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+                    text.len(),
+                )
+            })
+        }
+        Some(b'[') => {
+            let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+            let values: Vec<Option<String>> =
+                elements.iter().map(|e| reordered_below(e, depth)).collect();
+            if values.iter().all(Option::is_none) {
+                return None;
+            }
+            let parts: Vec<&str> = elements
+                .iter()
+                .zip(&values)
+                .map(|(old, new)| new.as_deref().unwrap_or(old.get()))
+                .collect();
+            Some(format!("[{}]", parts.join(",")))
+        }
+        _ => None,
+    }
+}

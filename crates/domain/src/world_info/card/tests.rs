@@ -96,7 +96,8 @@ fn sakana_converts_as_sillytavern_converts_it() {
 /// Every branch of convertCharacterBook on one synthetic card: a missing
 /// id takes the index (:5502-5504) and is written into originalData; a
 /// repeated id replaces the entry; property order puts array indexes
-/// first ("01" and "b" are not); `||` keeps truthy values as they are;
+/// first ("01" and "b" are not), in every object JSON.stringify writes;
+/// `||` keeps truthy values as they are;
 /// `??` keeps 0 and false; extensions that are not objects read as
 /// missing; `position` falls back on before_char (:5515).
 #[test]
