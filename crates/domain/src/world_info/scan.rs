@@ -32,7 +32,7 @@ mod tests_passes;
 #[cfg(test)]
 mod tests_timed;
 
-use sort::{by_order_desc, stable_sort_by};
+use sort::sort_by_order_desc;
 
 /// How character and global books mix (`world_info_character_strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -302,9 +302,7 @@ fn all_entries<'a>(books: &[ScanBook<'a>]) -> Vec<Cand<'a>> {
 }
 
 fn sorted<'a>(mut cands: Vec<Cand<'a>>) -> Vec<Cand<'a>> {
-    stable_sort_by(&mut cands, |a, b| {
-        by_order_desc(a.entry.order, b.entry.order)
-    });
+    sort_by_order_desc(&mut cands, |c| c.entry.order);
     cands
 }
 
