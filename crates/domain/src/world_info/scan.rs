@@ -32,7 +32,8 @@ mod tests_passes;
 #[cfg(test)]
 mod tests_timed;
 
-use sort::sort_by_order_desc;
+/// SillyTavern's `sortFn` under V8's sort, for placement's own sort too.
+pub(crate) use sort::sort_by_order_desc;
 
 /// How character and global books mix (`world_info_character_strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
