@@ -9,19 +9,23 @@
 //! places where JavaScript's syntax or meaning differs from Rust's: `\d`
 //! `\w` `\b` are ASCII, `\s` is JavaScript's white space, `.` stops at
 //! `\r`, `\u2028` and `\u2029` too, `^`/`$` with `m` at those line ends as
-//! well, `[^]` is anything, a `{` that starts no quantifier is literal, and
-//! the escapes `\uXXXX`, `\xHH`, `\cX`, `\0`. The parts of a pattern with
-//! no backreference or lookaround run on the `regex` crate's automata, in
-//! linear time; the rest on fancy-regex's backtracker, which gives up past
-//! the limit.
+//! well, `[^]` is anything, a `{` that starts no quantifier is literal,
+//! the escapes `\uXXXX`, `\xHH`, `\cX`, `\0` and legacy octal, a
+//! backreference to a group that has not matched matches empty, and `i`
+//! without `u` compares letters by JavaScript's `Canonicalize`. The parts
+//! of a pattern with no backreference or lookaround run on the `regex`
+//! crate's automata, in linear time; the rest on fancy-regex's
+//! backtracker, which gives up past the limit. A key is compiled once per
+//! process (a bounded cache) and tested first, when it can be, without
+//! the lookarounds recapd writes (a cheap prefilter).
 //!
 //! Known differences from JavaScript, all rare in keys: without the `u`
 //! flag JavaScript sees a character outside the BMP as two units (`.` and
-//! classes here see one character); `i` folds case as Unicode simple case
-//! folding rather than JavaScript's `toUpperCase` canonicalisation; a
-//! lookbehind must have a bounded length; a pattern fancy-regex cannot run
-//! (that, a backreference to a group that does not exist, or a program past
-//! the regex crate's size limit) never matches and is reported like an
+//! classes here see one character); `i` without `u` inside a class folds
+//! as Unicode simple case folding (ſ and the Kelvin sign join s and k
+//! there); captures are not reset between iterations of a quantified
+//! group; a pattern fancy-regex cannot run (a repetition count past the
+//! regex crate's size limit, say) never matches and is reported like an
 //! overrun.
 
 use std::collections::HashMap;
