@@ -290,7 +290,15 @@ fn translate(pattern: &str, flags: &Flags) -> Option<String> {
             '\\' => {
                 i += 1;
                 let (text, used) = escape(&chars, i, flags, false)?;
-                out.push_str(&text);
+                // Without `u`, `i` adds nothing to `\w`, `\b` and the other
+                // class escapes (ſ and the Kelvin sign are no word
+                // characters then); Rust's `(?i)` would fold them in.
+                let set_escape = chars.get(i).is_some_and(|e| "dDwWsSbB".contains(*e));
+                if flags.ignore_case && !flags.unicode && set_escape {
+                    out.push_str(&format!("(?-i:{text})"));
+                } else {
+                    out.push_str(&text);
+                }
                 i += used;
                 continue;
             }
