@@ -79,6 +79,13 @@ for (const c of all) {
 }
 
 mkdirSync(fixtureDir, { recursive: true });
+// A case may start from the timed state SillyTavern left after a scan of another case.
+const results = new Map();
+function timedFrom([caseName, scan]) {
+    const r = results.get(caseName);
+    if (!r) throw new Error(`timed_initial_from: case ${caseName} must come earlier and be run`);
+    return r[scan].timed;
+}
 const work = mkdtempSync(path.join(tmpdir(), 'st-oracle-cases-'));
 let failures = 0;
 let stale = 0;
@@ -101,8 +108,10 @@ for (const c of all) {
         settings: c.settings ?? {},
         max_context: c.max_context ?? 8192,
         ...(c.timed_initial !== undefined ? { timed_initial: c.timed_initial } : {}),
+        ...(c.timed_initial_from ? { timed_initial: timedFrom(c.timed_initial_from) } : {}),
         scans: c.scans.map((s) => ({ ...s })),
     };
+    if (c.timed_initial_from) fixture.timed_initial_from = c.timed_initial_from;
     const caseFile = path.join(work, `${c.name}.json`);
     writeFileSync(caseFile, JSON.stringify(fixture));
     let low, high;
@@ -120,6 +129,7 @@ for (const c of all) {
         failures++;
         continue;
     }
+    results.set(c.name, low);
     fixture.oracle = { ...provenance, random_draws: low.map((s) => s.random_calls), note: 'random draws, if any, cannot change the result (checked with draws near 0 and near 1)' };
     fixture.scans = fixture.scans.map((s, i) => {
         const { random_calls: _r, ...expected } = low[i];
