@@ -148,6 +148,18 @@ for (const c of all) {
         written++;
     }
 }
+// Fixtures of cases that no longer exist.
+if (!only) {
+    for (const f of readdirSync(fixtureDir).filter((f) => f.endsWith('.json'))) {
+        if (names.has(f.replace(/\.json$/, ''))) continue;
+        if (check) {
+            console.error(`✗ ${f}: no case defines it`);
+            stale++;
+        } else {
+            rmSync(path.join(fixtureDir, f));
+        }
+    }
+}
 rmSync(work, { recursive: true, force: true });
 if (tempRoot) rmSync(tempRoot, { recursive: true, force: true });
 console.log(`${all.length} cases; ${check ? `${stale} stale` : `${written} written`}; ${failures} failed`);
