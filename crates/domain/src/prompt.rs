@@ -12,6 +12,88 @@
 //! With a chat ([`chat_history`], [`link_history`]): its stored transcript
 //! can be the history, and its hidden state (by hand or by auto-hide)
 //! applies to the history entries linked to its messages.
+//!
+//! # World Info ([`PromptInput::world_info`], facts file §3)
+//!
+//! Line numbers are SillyTavern 1.18.0 (51ad27f). recapd has no instruct
+//! mode, no context-template or prompt-manager settings and no group
+//! chats: SillyTavern's defaults stand for them, as said below.
+//!
+//! - At depth: [`Placement::depth_prompts`] are registered after the
+//!   request's prompts (`customDepthWI_<depth>_<role>`, IN_CHAT), so they
+//!   merge with every other IN_CHAT prompt of their depth and role in key
+//!   order (`script.js:3251`, 4608-4614); one of those keys in the request
+//!   is replaced by World Info's.
+//! - Author's note ([`PromptInput::authors_note`], only when the request
+//!   carries one, as SillyTavern wraps it only on turns that insert it):
+//!   registered last under [`AUTHORS_NOTE_KEY`], its value AN-top, the note
+//!   and AN-bottom joined with `\n`, one leading and one trailing `\n`
+//!   removed (`world-info.js:5149-5153`). Without World Info its value is
+//!   unchanged.
+//! - Before/after (`wiBefore`/`wiAfter`): a story string holding
+//!   `{{wiBefore}}` or `{{loreBefore}}` takes the before text there (every
+//!   occurrence), one holding `{{wiAfter}}` or `{{loreAfter}}` the after
+//!   text (`script.js:4652-4655`; exact spelling, as Handlebars reads
+//!   names; recapd renders no other Handlebars). In both modes: SillyTavern
+//!   knows these macros only in text completion's story string, but in
+//!   recapd the story string is chat completion's main prompt too, and a
+//!   client that wrote the macros wants the texts there. A text no macro
+//!   took:
+//!   - text completion: SillyTavern's default context template
+//!     (`default/content/presets/context/Default.json`) writes anchorBefore,
+//!     system, wiBefore, description, personality, scenario, wiAfter,
+//!     persona, anchorAfter, each followed by `\n` when non-empty. recapd's
+//!     story string stands for system..persona, so the text is
+//!     BEFORE_PROMPT text + `\n`, then the non-empty of (before, story
+//!     string, after) joined with `\n`, then `\n` + IN_PROMPT text + `\n`.
+//!     (In SillyTavern wiBefore follows the system prompt and wiAfter
+//!     precedes the persona; recapd cannot see inside the story string.)
+//!   - chat completion: SillyTavern's default prompt order
+//!     (`PromptManager.js:2087-2135`) is main, worldInfoBefore, persona,
+//!     character description, personality, scenario, nsfw,
+//!     worldInfoAfter, dialogueExamples, chatHistory, with BEFORE_PROMPT and
+//!     IN_PROMPT extension prompts put at the start and end of main
+//!     (`openai.js:1132-1138`). With the story string as main: the
+//!     BEFORE_PROMPT messages, the story string, the IN_PROMPT messages,
+//!     then a system message with the before text, one with the after
+//!     text (each only when non-empty), the examples, the history. The
+//!     texts are unchanged: SillyTavern's default `wi_format` is `{0}`
+//!     (`openai.js:106`, 780-792).
+//! - `{{outlet::name}}` (`macros.js:668`, the outlet macro of the default
+//!   macro engine alike): substituted with [`Placement::outlet`] (empty
+//!   when none, and always without World Info) wherever SillyTavern
+//!   substitutes macros in a prompt: the story string after the before and
+//!   after texts went in (so in them too, `power-user.js:2248-2251`), the
+//!   before/after messages of chat completion, every joined extension
+//!   prompt text (BEFORE_PROMPT, IN_PROMPT and each IN_CHAT message, after
+//!   joining: `script.js:3266-3268`), so the author's note and depth
+//!   prompts too, and the example texts. Never in the history.
+//! - Examples ([`PromptInput::examples`]): World Info's examples-top texts,
+//!   then the request's, then examples-bottom (`script.js:4580-4596`),
+//!   each parsed into blocks as `parseMesExamples` does
+//!   (`script.js:3442-3456`). All are kept: SillyTavern drops the ones past
+//!   the context budget, recapd counts no budget here.
+//!   - text completion: after everything else of `text` (after the
+//!     IN_PROMPT text, as the story string is followed by the examples,
+//!     `script.js:5133-5136`), each block `***\n`, the block and `\n`
+//!     (the default template's `example_separator`), preceded by `\n`
+//!     when `text` does not end with one (SillyTavern's story string
+//!     always ends with a newline, `power-user.js:2256-2261`). recapd adds
+//!     no `chat_start` before the history, as before World Info.
+//!   - chat completion: after the before/after messages, before the
+//!     history: per block, a system message `[Example Chat]` (the default
+//!     `new_example_chat_prompt`), then the block's messages, each a
+//!     system message named `example_user` or `example_assistant`, split
+//!     at lines starting `<user_name>:` / `<char_name>:` as
+//!     `parseExampleIntoIndividual` does (`openai.js:647-658`, 720-778,
+//!     1092-1124).
+//! - recapd runs no regex scripts (nor SillyTavern's other macros): texts
+//!   are placed as given.
+//!
+//! With `world_info: None`, no author's note and no examples the output is
+//! what it was before World Info, but an `{{outlet::…}}`, `{{wiBefore}}`,
+//! `{{loreBefore}}`, `{{wiAfter}}` or `{{loreAfter}}` in a placed text
+//! reads as empty, as in SillyTavern without activated entries.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +101,12 @@ use super::DomainError;
 use super::autohide::{AutoHide, auto_hide};
 use super::chat::Chat;
 use super::message::Message;
-use super::settings::{MAX_DEPTH, Position, Role};
+use super::settings::{Position, Role};
+use super::world_info::place::Placement;
+
+mod world_info;
+
+pub use world_info::AUTHORS_NOTE_KEY;
 
 /// Text completion or chat completion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +146,9 @@ pub struct ExtensionPrompt {
     pub value: String,
     /// Where it goes.
     pub position: Position,
-    /// For IN_CHAT: how many visible messages from the end (0..=1000).
+    /// For IN_CHAT: how many visible messages from the end (a request's
+    /// are 0..=1000; World Info's can be deeper); past
+    /// [`MAX_INJECTION_DEPTH`] never placed.
     pub depth: u32,
     /// Its role (ignored in text completion outside IN_CHAT).
     pub role: Role,
@@ -89,7 +178,29 @@ pub struct PromptInput<'a> {
     pub continue_last: bool,
     /// Extension prompts in registration order.
     pub prompts: &'a [ExtensionPrompt],
+    /// One World Info activation's placement; `None`: no World Info (the
+    /// story-string macros and outlets then read as empty).
+    pub world_info: Option<&'a Placement>,
+    /// The request's author's note, when this generation inserts one:
+    /// registered after `prompts` under `2_floating_prompt` (replacing any
+    /// prompt of that key), World Info's AN top/bottom texts around its
+    /// value. `None`: no author's note (AN top/bottom go nowhere).
+    pub authors_note: Option<&'a ExtensionPrompt>,
+    /// The example messages, as SillyTavern's character `mes_example`
+    /// texts with macros already substituted: each is parsed into blocks
+    /// at its `<START>` lines (a text without one is one block).
+    pub examples: &'a [String],
+    /// The user's name (SillyTavern's `name1`): in chat completion, an
+    /// example line starting `<user_name>:` starts a user example message.
+    pub user_name: &'a str,
+    /// The character's name (`name2`): in chat completion, an example line
+    /// starting `<char_name>:` starts a character example message.
+    pub char_name: &'a str,
 }
+
+/// The deepest IN_CHAT depth SillyTavern places (`script.js:499`, its
+/// injection loops run `0..=` it: `script.js:5575`, `openai.js:811`).
+pub const MAX_INJECTION_DEPTH: u32 = 10_000;
 
 /// The order of roles within one depth, as inserted into the reversed
 /// history: after reversing back, assistant, then user, then system.
@@ -98,25 +209,40 @@ const IN_CHAT_ROLE_ORDER: [Role; 3] = [Role::System, Role::User, Role::Assistant
 /// chat completion.
 const PROMPT_ROLE_ORDER: [Role; 3] = [Role::System, Role::User, Role::Assistant];
 
-/// Renders a prompt.
+/// Renders a prompt; the module doc says where each part goes.
 pub fn render_prompt(input: PromptInput<'_>) -> RenderedPrompt {
-    let prompts = effective_prompts(input.prompts);
+    let no_world_info = Placement::default();
+    let wi = input.world_info.unwrap_or(&no_world_info);
+    let mut registered: Vec<ExtensionPrompt> = input.prompts.to_vec();
+    registered.extend(wi.depth_prompts());
+    if let Some(note) = input.authors_note {
+        registered.push(world_info::authors_note(note, wi));
+    }
+    let prompts = effective_prompts(&registered);
     let visible: Vec<&PromptMessage> = input.history.iter().filter(|m| !m.hidden).collect();
-    let history = place_in_chat(&visible, &prompts, input.continue_last);
+    let history = place_in_chat(&visible, &prompts, input.continue_last, wi);
     match input.mode {
         PromptMode::TextCompletion => {
-            let before = joined(&prompts, |p| p.position == Position::BeforePrompt);
-            let after = joined(&prompts, |p| p.position == Position::InPrompt);
+            let before = joined(&prompts, wi, |p| p.position == Position::BeforePrompt);
+            let after = joined(&prompts, wi, |p| p.position == Position::InPrompt);
+            let story = world_info::story_string(input.story_string, wi, true);
             let mut text = String::new();
             if !before.is_empty() {
                 text.push_str(&before);
                 text.push('\n');
             }
-            text.push_str(input.story_string);
+            text.push_str(&world_info::substitute_outlets(&story.text, wi));
             if !after.is_empty() {
                 text.push('\n');
                 text.push_str(&after);
                 text.push('\n');
+            }
+            let examples = world_info::text_examples(input.examples, wi);
+            if !examples.is_empty() {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&examples);
             }
             RenderedPrompt {
                 text,
@@ -124,15 +250,38 @@ pub fn render_prompt(input: PromptInput<'_>) -> RenderedPrompt {
             }
         }
         PromptMode::ChatCompletion => {
-            let mut messages = role_messages(&prompts, Position::BeforePrompt);
+            let story = world_info::story_string(input.story_string, wi, false);
+            let mut messages = role_messages(&prompts, Position::BeforePrompt, wi);
             messages.push(PromptMessage {
                 role: Role::System,
                 name: String::new(),
-                content: input.story_string.to_owned(),
+                content: world_info::substitute_outlets(&story.text, wi),
                 hidden: false,
                 message_id: String::new(),
             });
-            messages.extend(role_messages(&prompts, Position::InPrompt));
+            messages.extend(role_messages(&prompts, Position::InPrompt, wi));
+            let untaken = [
+                (!story.took_before).then_some(&wi.before),
+                (!story.took_after).then_some(&wi.after),
+            ];
+            for text in untaken.into_iter().flatten() {
+                let content = world_info::substitute_outlets(text, wi);
+                if !content.is_empty() {
+                    messages.push(PromptMessage {
+                        role: Role::System,
+                        name: String::new(),
+                        content,
+                        hidden: false,
+                        message_id: String::new(),
+                    });
+                }
+            }
+            messages.extend(world_info::chat_examples(
+                input.examples,
+                wi,
+                input.user_name,
+                input.char_name,
+            ));
             messages.extend(history);
             RenderedPrompt {
                 text: String::new(),
@@ -158,22 +307,35 @@ fn effective_prompts(prompts: &[ExtensionPrompt]) -> Vec<ExtensionPrompt> {
 }
 
 /// The non-blank values of the prompts `select` picks, in key order,
-/// trimmed, joined with `\n` (BEFORE_PROMPT and IN_PROMPT).
-fn joined(prompts: &[ExtensionPrompt], select: impl Fn(&ExtensionPrompt) -> bool) -> String {
-    prompts
+/// trimmed, joined with `\n`, then outlets substituted and the whole
+/// trimmed (BEFORE_PROMPT and IN_PROMPT; `script.js:3251-3268`, 4641-4642,
+/// 4656-4657).
+fn joined(
+    prompts: &[ExtensionPrompt],
+    wi: &Placement,
+    select: impl Fn(&ExtensionPrompt) -> bool,
+) -> String {
+    let values = prompts
         .iter()
         .filter(|p| select(p) && !p.value.trim().is_empty())
         .map(|p| p.value.trim())
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    world_info::substitute_outlets(&values, wi)
+        .trim()
+        .to_owned()
 }
 
 /// Chat completion's BEFORE_PROMPT or IN_PROMPT messages: one per role.
-fn role_messages(prompts: &[ExtensionPrompt], position: Position) -> Vec<PromptMessage> {
+fn role_messages(
+    prompts: &[ExtensionPrompt],
+    position: Position,
+    wi: &Placement,
+) -> Vec<PromptMessage> {
     PROMPT_ROLE_ORDER
         .iter()
         .filter_map(|&role| {
-            let content = joined(prompts, |p| p.position == position && p.role == role);
+            let content = joined(prompts, wi, |p| p.position == position && p.role == role);
             (!content.is_empty()).then(|| PromptMessage {
                 role,
                 name: String::new(),
@@ -209,17 +371,20 @@ fn speaker(visible: &[&PromptMessage], role: Role) -> String {
 /// `d` is the depth (1 for depth 0 when continuing), `inserted` counts the
 /// messages of the blocks already placed and `len` is the current length
 /// of the array, placed messages included. Blocks of different depths stay
-/// separate even when they land at the same place.
+/// separate even when they land at the same place. A prompt deeper than
+/// [`MAX_INJECTION_DEPTH`] is never placed. The joined text of a message
+/// has its outlets substituted before its start is trimmed.
 fn place_in_chat(
     visible: &[&PromptMessage],
     prompts: &[ExtensionPrompt],
     continue_last: bool,
+    wi: &Placement,
 ) -> Vec<PromptMessage> {
     let in_chat: Vec<&ExtensionPrompt> = prompts
         .iter()
-        .filter(|p| p.position == Position::InChat)
+        .filter(|p| p.position == Position::InChat && p.depth <= MAX_INJECTION_DEPTH)
         .collect();
-    let depth_of = |p: &ExtensionPrompt| p.depth.min(MAX_DEPTH);
+    let depth_of = |p: &ExtensionPrompt| p.depth;
     let mut reversed: Vec<PromptMessage> = visible
         .iter()
         .rev()
@@ -242,6 +407,7 @@ fn place_in_chat(
                     .map(|p| p.value.trim())
                     .collect::<Vec<_>>()
                     .join("\n");
+                let joined = world_info::substitute_outlets(&joined, wi);
                 let content = joined.trim_start();
                 (!content.is_empty()).then(|| PromptMessage {
                     role,

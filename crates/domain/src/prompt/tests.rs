@@ -533,6 +533,11 @@ fn every_placement_rule_and_their_combinations() {
             history: &case.history,
             continue_last: case.continue_last,
             prompts: &case.prompts,
+            world_info: None,
+            authors_note: None,
+            examples: &[],
+            user_name: "",
+            char_name: "",
         });
         assert_eq!(rendered.text, case.text, "{}: text", case.name);
         assert_eq!(rendered.messages, case.messages, "{}: messages", case.name);
@@ -540,3 +545,5 @@ fn every_placement_rule_and_their_combinations() {
 }
 
 mod chat;
+
+mod world_info;

@@ -132,6 +132,11 @@ fn in_chat_depth_counts_the_visible_stored_messages() {
         history: &history,
         continue_last: false,
         prompts: &prompts,
+        world_info: None,
+        authors_note: None,
+        examples: &[],
+        user_name: "",
+        char_name: "",
     });
     // Visible: n2, u4, a5, u6; depth 3 goes before the last three.
     let order: Vec<&str> = rendered
