@@ -106,7 +106,8 @@ export function installStubs(publicDir, world) {
                 const prompt = state.extensionPrompts[key];
                 if (!key || !prompt) return '';
                 const text = substitute(prompt.value);
-                state.scanPromptsSeen.push(text);
+                // What the scan buffer receives (it skips an empty text, world-info.js:4610).
+                if (text) state.scanPromptsSeen.push(text);
                 return text;
             },
             saveSettings: async () => { },
