@@ -28,6 +28,8 @@ mod tests;
 #[cfg(test)]
 mod tests_groups;
 #[cfg(test)]
+mod tests_passes;
+#[cfg(test)]
 mod tests_timed;
 
 use sort::{by_order_desc, stable_sort_by};

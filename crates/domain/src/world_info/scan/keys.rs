@@ -2,12 +2,13 @@
 //! (`getScore`, world-info.js:428-475).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::world_info::entry::{Entry, is_js_space};
 
 use super::ScanSettings;
 use super::buffer::Haystack;
-use super::regex::{KeyRegex, parse_key_regex};
+use super::regex::{KeyRegex, cached_key_regex};
 
 /// Compiled regex keys and macro-substituted keys, each made once per scan,
 /// and the regex keys that overran their bound.
@@ -15,7 +16,7 @@ pub(crate) struct Matcher<'a> {
     settings: &'a ScanSettings,
     substitute: &'a dyn Fn(&str) -> String,
     backtrack_limit: usize,
-    regexes: HashMap<String, Option<KeyRegex>>,
+    regexes: HashMap<String, Option<Arc<KeyRegex>>>,
     substituted: HashMap<String, String>,
     /// (book, uid, key) of each overrun, in the order found, once each.
     pub(crate) overruns: Vec<(String, String, String)>,
@@ -71,7 +72,7 @@ impl<'a> Matcher<'a> {
     /// as no match and is reported.
     pub(crate) fn matches(&mut self, hay: &mut Haystack, needle: &str, who: &Who<'_>) -> bool {
         if !self.regexes.contains_key(needle) {
-            let compiled = parse_key_regex(needle, self.backtrack_limit);
+            let compiled = cached_key_regex(needle, self.backtrack_limit);
             self.regexes.insert(needle.to_string(), compiled);
         }
         if let Some(Some(re)) = self.regexes.get(needle) {

@@ -24,6 +24,9 @@
 //! the regex crate's size limit) never matches and is reported like an
 //! overrun.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
 use fancy_regex::RegexBuilder;
 
 #[cfg(test)]
@@ -35,6 +38,11 @@ pub(crate) struct KeyRegex {
     /// The pattern as run; `None`: JavaScript accepts it but recapd cannot
     /// run it (every test reports an overrun).
     runnable: Option<fancy_regex::Regex>,
+    /// The same pattern without the assertions recapd writes as lookarounds
+    /// (`\b`, `\B`, `^`/`$` with `m`), when nothing else in it needs the
+    /// backtracker: it matches whenever the pattern does, runs on the regex
+    /// crate's automata, and so rejects most haystacks cheaply.
+    prefilter: Option<fancy_regex::Regex>,
 }
 
 /// A test that did not finish within the bound (or could not run).
@@ -48,6 +56,11 @@ impl KeyRegex {
         let Some(re) = &self.runnable else {
             return Err(Overrun);
         };
+        if let Some(pre) = &self.prefilter
+            && let Ok(false) = pre.is_match(haystack)
+        {
+            return Ok(false);
+        }
         match re.is_match(haystack) {
             Ok(found) => Ok(found),
             Err(_) => Err(Overrun),
@@ -60,6 +73,41 @@ impl KeyRegex {
 const JS_SPACE: &str = r"\t\n\x{B}\x{C}\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 const WORD: &str = "0-9A-Za-z_";
 const LINE_END: &str = r"[\n\r\x{2028}\x{2029}]";
+
+/// Compiled keys kept between scans, by (key text, backtrack limit): a
+/// book's regex keys are compiled once per process, not once per scan.
+/// Past [`CACHE_CAPACITY`] keys the cache starts over (compiling is only
+/// slower, never different).
+static CACHE: OnceLock<Mutex<CompiledKeys>> = OnceLock::new();
+
+/// The cache's table: (key text, backtrack limit) to the compiled key, or
+/// `None` for a key JavaScript would not take as a regex.
+type CompiledKeys = HashMap<(String, usize), Option<Arc<KeyRegex>>>;
+
+/// Most compiled keys kept (a small compiled key takes tens of KiB).
+const CACHE_CAPACITY: usize = 1024;
+
+/// [`parse_key_regex`] through the process-wide cache.
+pub(crate) fn cached_key_regex(key: &str, backtrack_limit: usize) -> Option<Arc<KeyRegex>> {
+    // Keys not written `/.../flags` are told apart cheaply: not kept.
+    split_key(key)?;
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let id = (key.to_string(), backtrack_limit);
+    if let Some(hit) = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&id)
+    {
+        return hit.clone();
+    }
+    let compiled = parse_key_regex(key, backtrack_limit).map(Arc::new);
+    let mut guard = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if guard.len() >= CACHE_CAPACITY {
+        guard.clear();
+    }
+    guard.insert(id, compiled.clone());
+    compiled
+}
 
 /// `parseRegexFromString`: `None` when the key is not a regex key (then
 /// it is matched as plain text); otherwise the regex, runnable or not.
@@ -82,13 +130,67 @@ pub(crate) fn parse_key_regex(key: &str, backtrack_limit: usize) -> Option<KeyRe
     };
     rflags.no_opt = true;
     regress::Regex::with_flags(&pattern, rflags).ok()?;
-    let runnable = translate(&pattern, &flags).and_then(|t| {
-        RegexBuilder::new(&t)
+    let exact = translate(&pattern, &flags);
+    let build = |t: &str| {
+        RegexBuilder::new(t)
             .backtrack_limit(backtrack_limit)
             .build()
             .ok()
-    });
-    Some(KeyRegex { runnable })
+    };
+    let runnable = exact.as_deref().and_then(build);
+    let prefilter = exact
+        .as_deref()
+        .and_then(relax)
+        .filter(|r| Some(r) != exact.as_ref())
+        .and_then(|r| build(&r));
+    Some(KeyRegex {
+        runnable,
+        prefilter,
+    })
+}
+
+/// `\b` as recapd writes it (ASCII word characters, as in JavaScript).
+fn word_boundary() -> String {
+    format!("(?:(?<=[{WORD}])(?![{WORD}])|(?<![{WORD}])(?=[{WORD}]))")
+}
+
+/// `\B` as recapd writes it.
+fn not_word_boundary() -> String {
+    format!("(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))")
+}
+
+/// `^` with `m`.
+fn line_start() -> String {
+    format!(r"(?:\A|(?<={LINE_END}))")
+}
+
+/// `$` with `m`.
+fn line_end() -> String {
+    format!(r"(?:\z|(?={LINE_END}))")
+}
+
+/// The translation without recapd's own lookarounds, when what is left
+/// needs no backtracker (no lookaround or backreference of the key's own);
+/// dropping a zero-width assertion only lets more text match.
+fn relax(exact: &str) -> Option<String> {
+    let relaxed = exact
+        .replace(&word_boundary(), "")
+        .replace(&not_word_boundary(), "")
+        .replace(&line_start(), "")
+        .replace(&line_end(), "");
+    if ["(?=", "(?!", "(?<=", "(?<!", r"\k<"]
+        .iter()
+        .any(|f| relaxed.contains(f))
+    {
+        return None;
+    }
+    let mut chars = relaxed.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.next().is_some_and(|d| d.is_ascii_digit()) {
+            return None;
+        }
+    }
+    Some(relaxed)
 }
 
 /// `^\/([\w\W]+?)\/([gimsuy]*)$`: the shortest pattern (at least one
@@ -189,14 +291,14 @@ fn translate(pattern: &str, flags: &Flags) -> Option<String> {
             }),
             '^' => {
                 if flags.multiline {
-                    out.push_str(&format!(r"(?:\A|(?<={LINE_END}))"));
+                    out.push_str(&line_start());
                 } else {
                     out.push_str(r"\A");
                 }
             }
             '$' => {
                 if flags.multiline {
-                    out.push_str(&format!(r"(?:\z|(?={LINE_END}))"));
+                    out.push_str(&line_end());
                 } else {
                     out.push_str(r"\z");
                 }
@@ -283,8 +385,8 @@ fn escape(chars: &[char], i: usize, flags: &Flags, in_class: bool) -> Option<(St
         's' => set(JS_SPACE, false),
         'S' => set(JS_SPACE, true),
         'b' if in_class => literal('\u{8}'),
-        'b' => format!("(?:(?<=[{WORD}])(?![{WORD}])|(?<![{WORD}])(?=[{WORD}]))"),
-        'B' if !in_class => format!("(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))"),
+        'b' => word_boundary(),
+        'B' if !in_class => not_word_boundary(),
         'n' => literal('\n'),
         'r' => literal('\r'),
         't' => literal('\t'),
