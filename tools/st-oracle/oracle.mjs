@@ -101,6 +101,7 @@ for (const c of all) {
         user: c.user ?? 'User',
         character: c.character ?? null,
         books: c.books ?? {},
+        ...(c.books_raw ? { books_raw: c.books_raw } : {}),
         global_books: c.global_books ?? [],
         character_books: c.character_books ?? [],
         chat_book: c.chat_book ?? null,

@@ -29,6 +29,8 @@ const setBooks = (books) => {
     for (const [name, data] of Object.entries(books ?? {})) wi.worldInfoCache.set(name, data);
 };
 setBooks(c.books);
+// Books given as file text (number spellings, escapes, duplicate members): parsed as SillyTavern's server hands them over.
+for (const [name, text] of Object.entries(c.books_raw ?? {})) wi.worldInfoCache.set(name, JSON.parse(text));
 
 const characterBooks = c.character_books ?? [];
 const charLore = c.character && characterBooks.length > 1
@@ -36,7 +38,7 @@ const charLore = c.character && characterBooks.length > 1
     : [];
 wi.setWorldInfoSettings(
     { ...(c.settings ?? {}), world_info: { globalSelect: c.global_books ?? [], charLore } },
-    { world_names: Object.keys(c.books ?? {}) },
+    { world_names: [...Object.keys(c.books ?? {}), ...Object.keys(c.books_raw ?? {})] },
 );
 
 const out = [];

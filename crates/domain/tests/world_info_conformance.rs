@@ -47,7 +47,7 @@ use recapd_domain::world_info::types::GenerationType;
 use serde_json::Value;
 
 use compare::compare;
-use fixture::{Books, Case, fixture_dir};
+use fixture::{BookFile, Books, Case, fixture_dir};
 use stand_in::{count_words, js_defaults, settings_from, substitute};
 
 /// Runs one case; returns the differences found (empty: it conforms).
@@ -66,6 +66,11 @@ fn run_case(case: &Case) -> String {
         }
     };
     load(&mut books, &case.books);
+    for (name, text) in &case.books_raw {
+        let file: BookFile = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("case {}: book {name}: {e}", case.name));
+        load(&mut books, &Books(vec![(name.clone(), file)]));
+    }
     let mut settings = settings_from(&case.settings, js_defaults());
     let mut timed = match &case.timed_initial {
         Some(v) => TimedState::from_json(&v.to_string()),

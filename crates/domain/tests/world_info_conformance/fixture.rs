@@ -1,6 +1,7 @@
 //! The fixtures' format: one case, its books, its scans and SillyTavern's
 //! expected output per scan (written by tools/st-oracle).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -132,6 +133,9 @@ pub(crate) struct Case {
     pub(crate) user: String,
     pub(crate) character: Option<Character>,
     pub(crate) books: Books,
+    /// Books given as file text, parsed by the runner as written.
+    #[serde(default)]
+    pub(crate) books_raw: BTreeMap<String, String>,
     pub(crate) global_books: Vec<String>,
     pub(crate) character_books: Vec<String>,
     pub(crate) chat_book: Option<String>,
