@@ -73,4 +73,18 @@ export const cases = [
             ] },
         ],
     },
+    {
+        name: 'real-sakana-chat-types',
+        about: 'Sakana-WI over a growing chat with JS default settings (substring matching), scanned for continue, impersonate and quiet generations, names excluded.',
+        source: 'SillyTavern-Content contest_Assistant_Sakana.png; world-info.js:4694-4700, 4812-4878',
+        character: { name: 'Sakana', avatar: 'contest_Assistant_Sakana.png', tags: [] },
+        books: { 'Sakana-WI': sakana },
+        character_books: ['Sakana-WI'],
+        settings: { world_info_include_names: false, world_info_depth: 3 },
+        scans: [
+            { messages: [{ name: 'User', text: 'I am bored, nothing to do.' }], generation_type: 'continue' },
+            { messages: [{ name: 'User', text: 'I am bored, nothing to do.' }, { name: 'Sakana', text: 'Then let us write a program together!' }], generation_type: 'impersonate' },
+            { messages: [{ name: 'User', text: 'I am bored, nothing to do.' }, { name: 'Sakana', text: 'Then let us write a program together!' }, { name: 'User', text: 'You baka, I have no money for that.' }], generation_type: 'quiet' },
+        ],
+    },
 ];
