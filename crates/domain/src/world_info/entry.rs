@@ -119,9 +119,10 @@ pub struct Entry {
     pub match_whole_words: Option<bool>,
     /// Group scoring; `None`: the global setting.
     pub use_group_scoring: Option<bool>,
-    /// Sticky for this many messages; 0: not sticky.
+    /// Sticky for this many messages (a fraction counts as the next whole
+    /// number); whether there is an effect at all is [`Entry::has_sticky`].
     pub sticky: u32,
-    /// Cooldown for this many messages; 0: none.
+    /// Cooldown for this many messages; see [`Entry::has_cooldown`].
     pub cooldown: u32,
     /// Not before the chat has this many messages; 0: none.
     pub delay: u32,
@@ -140,6 +141,24 @@ pub struct Entry {
     /// imported from SillyTavern keep applying. It depends on the order of
     /// the entry's members, as SillyTavern's does (facts §7).
     pub hash: u64,
+    /// `String(entry.uid)`: the entry's own `uid` member as JavaScript
+    /// writes it (`"undefined"` when absent). SillyTavern names an entry
+    /// `<book>.<uid member>` when it activates and in timed effects
+    /// (world-info.js:4386, 4682, 543-545), and two entries with the same
+    /// one are the same entry there; it equals [`Entry::uid`] in any book
+    /// SillyTavern wrote.
+    pub uid_member: String,
+    /// Loading this entry makes SillyTavern's `getSortedEntries` throw,
+    /// after which the scan sees no entry of any book (world-info.js:
+    /// 4525-4528): the entry is JSON `null`, or its `content` is truthy
+    /// but not a string.
+    pub breaks_loading: bool,
+    /// `sticky` is truthy: activating starts a sticky effect, even one of
+    /// 0 messages (`"0"`).
+    pub has_sticky: bool,
+    /// `cooldown` is truthy: activating (or a sticky ending) starts a
+    /// cooldown, even one of 0 messages.
+    pub has_cooldown: bool,
     /// The content's first lines held the decorator `@@activate`
     /// (world-info.js:4540-4590, 4741-4745).
     pub activate_decorator: bool,

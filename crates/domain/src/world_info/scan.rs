@@ -6,6 +6,20 @@
 //! entry may ask to scan, and gives the entries activated in SillyTavern's
 //! order with the chat's timed effects after the scan. Every random draw
 //! comes from one ChaCha stream seeded by [`ScanInput::seed`].
+//!
+//! Where recapd knowingly differs from SillyTavern:
+//! - random draws come from the seeded stream, not `Math.random()`;
+//! - macros in keys are substituted once per scan (SillyTavern substitutes
+//!   at every test; only random macros such as `{{random}}` can tell);
+//! - regex keys are bounded ([`ScanLimits::regex_step_limit`]) and run by
+//!   fancy-regex after translation; the rare differences are listed in the
+//!   `regex` module (characters outside the BMP without `u`, `i` inside
+//!   classes without `u`);
+//! - entries with and without an `order` mixed in one list of 64 or more
+//!   sort by a stable merge sort where V8 would gallop (the same result
+//!   whenever every order is a number, or none is);
+//! - lower-casing and case mappings come from Rust's Unicode tables, whose
+//!   version may differ from the browser's.
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -32,7 +46,8 @@ mod tests_passes;
 #[cfg(test)]
 mod tests_timed;
 
-use sort::{by_order_desc, stable_sort_by};
+/// SillyTavern's `sortFn` under V8's sort, for placement's own sort too.
+pub(crate) use sort::sort_by_order_desc;
 
 /// How character and global books mix (`world_info_character_strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -190,7 +205,9 @@ pub struct ScanLimits {
     pub max_passes: u32,
     /// Most backtracking steps one regex key may take on one haystack
     /// (fancy-regex's backtrack limit); past it the key counts as not
-    /// matching and is reported.
+    /// matching for the rest of the scan and is reported. Compiled keys
+    /// are kept per process by (key, limit), so a book's regexes are
+    /// compiled once, not once per scan.
     pub regex_step_limit: u64,
 }
 
@@ -243,11 +260,14 @@ pub struct ScanInput<'a> {
 pub struct ScanOutcome {
     /// The activated entries in SillyTavern's order of activation (its
     /// `allActivatedEntries`), which is what its placement step receives:
-    /// placement sorts them by `order` (stable) itself.
+    /// placement sorts them by `order` (stable) itself. Each names its
+    /// entry by [`Entry::uid_member`], as SillyTavern does.
     pub activated: Vec<Activated>,
     /// The timed state after this scan (unchanged for a dry run).
     pub timed: TimedState,
-    /// Regex keys that hit the bound: (book, uid, key), once each.
+    /// Regex keys that hit the bound (or that recapd cannot run): (book,
+    /// the entry's key in the book's `entries`, the key as tested), once
+    /// each. The engine logs and counts them.
     pub regex_overruns: Vec<(String, String, String)>,
     /// Passes run.
     pub passes: u32,
@@ -260,7 +280,7 @@ pub(crate) struct Cand<'a> {
     pub(crate) book: &'a str,
     /// The entry.
     pub(crate) entry: &'a Entry,
-    /// `"<book>.<uid>"`.
+    /// `"<book>.<uid member>"` (SillyTavern's name for it).
     pub(crate) key: String,
 }
 
@@ -287,7 +307,7 @@ fn book_entries<'a>(book: &ScanBook<'a>) -> Vec<Cand<'a>> {
         .map(|entry| Cand {
             book: book.name,
             entry,
-            key: format!("{}.{}", book.name, entry.uid),
+            key: format!("{}.{}", book.name, entry.uid_member),
         })
         .collect()
 }
@@ -297,9 +317,7 @@ fn all_entries<'a>(books: &[ScanBook<'a>]) -> Vec<Cand<'a>> {
 }
 
 fn sorted<'a>(mut cands: Vec<Cand<'a>>) -> Vec<Cand<'a>> {
-    stable_sort_by(&mut cands, |a, b| {
-        by_order_desc(a.entry.order, b.entry.order)
-    });
+    sort_by_order_desc(&mut cands, |c| c.entry.order);
     cands
 }
 
@@ -334,7 +352,10 @@ fn sorted_entries<'a>(books: &ScanBooks<'a>, strategy: CharacterStrategy) -> Vec
 /// Fails only with ResourceExhausted, when the passes would exceed
 /// `limits.max_passes`.
 pub fn check_world_info(input: ScanInput<'_>) -> Result<ScanOutcome, DomainError> {
-    let cands = sorted_entries(&input.books, input.settings.character_strategy);
+    let mut cands = sorted_entries(&input.books, input.settings.character_strategy);
+    if cands.iter().any(|c| c.entry.breaks_loading) {
+        cands.clear();
+    }
     let mut state = input.timed.clone();
     let chat_len = input.messages.len();
     let timed_entries: Vec<TimedEntry<'_>> = cands
@@ -375,7 +396,7 @@ pub fn check_world_info(input: ScanInput<'_>) -> Result<ScanOutcome, DomainError
             let e = cands[i].entry;
             Activated {
                 book: cands[i].book.to_string(),
-                uid: e.uid.clone(),
+                uid: e.uid_member.clone(),
                 position: e.position,
                 depth: e.depth,
                 role: e.role,

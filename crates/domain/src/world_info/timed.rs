@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use super::entry::Entry;
-use super::entry::js::{Js, number_to_string};
+use super::entry::js::Js;
 
 #[cfg(test)]
 mod tests;
@@ -145,23 +145,6 @@ fn effect(hash: u64, start: u64, count: u32, protected: bool) -> Js {
     ])
 }
 
-/// JavaScript's `String(value)` for a stored hash.
-fn js_string(value: Option<&Js>) -> String {
-    match value {
-        None => "undefined".to_string(),
-        Some(Js::Null) => "null".to_string(),
-        Some(Js::Bool(b)) => b.to_string(),
-        Some(Js::Num(n)) if n.is_nan() => "NaN".to_string(),
-        Some(Js::Num(n)) if n.is_infinite() => {
-            if *n > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-        }
-        Some(Js::Num(n)) => number_to_string(*n),
-        Some(Js::Str(s)) => s.clone(),
-        Some(Js::Arr(_)) => "(array)".to_string(),
-        Some(Js::Obj(_)) => "[object Object]".to_string(),
-    }
-}
-
 fn number_of(value: Option<&Js>) -> f64 {
     value.map_or(f64::NAN, Js::to_number)
 }
@@ -183,7 +166,7 @@ pub(crate) fn check(
         for kind in [Kind::Sticky, Kind::Cooldown] {
             let snapshot: Vec<(String, Js)> = state.effects(kind).to_vec();
             for (key, value) in snapshot {
-                let wanted = js_string(value.get("hash"));
+                let wanted = Js::string_of(value.get("hash"));
                 let found = entries.iter().find(|e| e.entry.hash.to_string() == wanted);
                 if len <= number_of(value.get("start"))
                     && !value.get("protected").is_some_and(Js::truthy)
@@ -197,17 +180,17 @@ pub(crate) fn check(
                     }
                     continue;
                 };
-                let count = match kind {
-                    Kind::Sticky => found.entry.sticky,
-                    Kind::Cooldown => found.entry.cooldown,
+                let has = match kind {
+                    Kind::Sticky => found.entry.has_sticky,
+                    Kind::Cooldown => found.entry.has_cooldown,
                 };
-                if count == 0 {
+                if !has {
                     state.remove(kind, &key);
                     continue;
                 }
                 if len >= number_of(value.get("end")) {
                     state.remove(kind, &key);
-                    if kind == Kind::Sticky && found.entry.cooldown > 0 {
+                    if kind == Kind::Sticky && found.entry.has_cooldown {
                         // An ended sticky starts a protected cooldown now
                         // (world-info.js:518-529).
                         let cooldown = effect(
@@ -249,11 +232,11 @@ pub(crate) fn start_effects(
         return;
     }
     for e in activated {
-        for (kind, count) in [
-            (Kind::Sticky, e.entry.sticky),
-            (Kind::Cooldown, e.entry.cooldown),
+        for (kind, has, count) in [
+            (Kind::Sticky, e.entry.has_sticky, e.entry.sticky),
+            (Kind::Cooldown, e.entry.has_cooldown, e.entry.cooldown),
         ] {
-            if count == 0 {
+            if !has {
                 continue;
             }
             let present = state

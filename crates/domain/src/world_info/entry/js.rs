@@ -64,6 +64,31 @@ impl Js {
         }
     }
 
+    /// JavaScript's `String(value)`; `None` is `undefined`.
+    pub(crate) fn string_of(value: Option<&Js>) -> String {
+        match value {
+            None => "undefined".to_string(),
+            Some(Js::Null) => "null".to_string(),
+            Some(Js::Bool(b)) => b.to_string(),
+            Some(Js::Num(n)) if n.is_nan() => "NaN".to_string(),
+            Some(Js::Num(n)) if n.is_infinite() => {
+                if *n > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+            }
+            Some(Js::Num(n)) => number_to_string(*n),
+            Some(Js::Str(s)) => s.clone(),
+            // `[1, [2]]` is "1,2"; null and undefined items are empty.
+            Some(Js::Arr(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Js::Null => String::new(),
+                    other => Js::string_of(Some(other)),
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            Some(Js::Obj(_)) => "[object Object]".to_string(),
+        }
+    }
+
     /// `JSON.stringify(value)`.
     pub(crate) fn stringify(&self) -> String {
         let mut out = String::new();

@@ -21,7 +21,14 @@ impl Entry {
     pub fn read(uid: &str, book: &str, raw: &RawValue) -> Entry {
         match Js::parse(raw.get()) {
             Some(value @ Js::Obj(_)) => read_object(uid, book, &value),
-            _ => never_active(uid),
+            // Destructuring `{ uid, ...rest }` of null throws
+            // (world-info.js:4386): the whole load fails.
+            Some(Js::Null) | None => never_active(uid),
+            // Other values load as entries with no keys.
+            Some(_) => Entry {
+                breaks_loading: false,
+                ..never_active(uid)
+            },
         }
     }
 }
@@ -63,6 +70,10 @@ fn never_active(uid: &str) -> Entry {
         character_filter: CharacterFilter::default(),
         match_extras: MatchExtras::default(),
         hash: 0,
+        uid_member: "undefined".to_string(),
+        breaks_loading: true,
+        has_sticky: false,
+        has_cooldown: false,
         activate_decorator: false,
         dont_activate_decorator: false,
         has_triggers: false,
@@ -198,6 +209,8 @@ fn read_object(uid: &str, book: &str, obj: &Js) -> Entry {
         sticky: count("sticky"),
         cooldown: count("cooldown"),
         delay: count("delay"),
+        has_sticky: truthy("sticky"),
+        has_cooldown: truthy("cooldown"),
         triggers,
         character_filter: read_character_filter(get("characterFilter")),
         match_extras: MatchExtras {
@@ -209,6 +222,10 @@ fn read_object(uid: &str, book: &str, obj: &Js) -> Entry {
             creator_notes: truthy("matchCreatorNotes"),
         },
         hash,
+        uid_member: Js::string_of(get("uid")),
+        // `parseDecorators(entry.content || '')` throws on a truthy
+        // content that is not a string (world-info.js:4516, 4555).
+        breaks_loading: get("content").is_some_and(|c| c.truthy() && !matches!(c, Js::Str(_))),
         activate_decorator: decorators.iter().any(|d| d == "@@activate"),
         dont_activate_decorator: decorators.iter().any(|d| d == "@@dont_activate"),
         has_triggers,
@@ -216,15 +233,16 @@ fn read_object(uid: &str, book: &str, obj: &Js) -> Entry {
     }
 }
 
-/// A count of messages: negative, NaN or fractional values as whole
-/// non-negative numbers (SillyTavern adds them to a message count).
+/// A count of messages: SillyTavern compares message counts (whole
+/// numbers) with `start + count`, so a fraction acts as the next whole
+/// number up; zero, negative or NaN as 0.
 fn to_count(n: f64) -> u32 {
     if n.is_nan() || n <= 0.0 {
         0
     } else if n >= f64::from(u32::MAX) {
         u32::MAX
     } else {
-        n as u32
+        n.ceil() as u32
     }
 }
 

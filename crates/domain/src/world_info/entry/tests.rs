@@ -197,3 +197,43 @@ fn members_keep_first_place_and_last_value() {
     let v = Js::parse(r#"{"a":1,"b":2,"a":3}"#).expect("json");
     assert_eq!(v.stringify(), r#"{"a":3,"b":2}"#);
 }
+
+fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(serde_json::Value::from),
+        "[a-z@\n ]{0,8}".prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("key".to_string()),
+                    Just("content".to_string()),
+                    Just("uid".to_string()),
+                    Just("sticky".to_string()),
+                    Just("order".to_string()),
+                    Just("characterFilter".to_string()),
+                    "[a-z0-9]{1,6}"
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    /// Any JSON reads as some entry, without panicking.
+    #[test]
+    fn any_json_reads_without_panicking(value in json_value()) {
+        let raw = RawValue::from_string(value.to_string()).expect("serde_json writes valid JSON");
+        let _ = Entry::read("0", "B", &raw);
+    }
+}

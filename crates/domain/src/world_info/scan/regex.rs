@@ -9,19 +9,23 @@
 //! places where JavaScript's syntax or meaning differs from Rust's: `\d`
 //! `\w` `\b` are ASCII, `\s` is JavaScript's white space, `.` stops at
 //! `\r`, `\u2028` and `\u2029` too, `^`/`$` with `m` at those line ends as
-//! well, `[^]` is anything, a `{` that starts no quantifier is literal, and
-//! the escapes `\uXXXX`, `\xHH`, `\cX`, `\0`. The parts of a pattern with
-//! no backreference or lookaround run on the `regex` crate's automata, in
-//! linear time; the rest on fancy-regex's backtracker, which gives up past
-//! the limit.
+//! well, `[^]` is anything, a `{` that starts no quantifier is literal,
+//! the escapes `\uXXXX`, `\xHH`, `\cX`, `\0` and legacy octal, a
+//! backreference to a group that has not matched matches empty, and `i`
+//! without `u` compares letters by JavaScript's `Canonicalize`. The parts
+//! of a pattern with no backreference or lookaround run on the `regex`
+//! crate's automata, in linear time; the rest on fancy-regex's
+//! backtracker, which gives up past the limit. A key is compiled once per
+//! process (a bounded cache) and tested first, when it can be, without
+//! the lookarounds recapd writes (a cheap prefilter).
 //!
 //! Known differences from JavaScript, all rare in keys: without the `u`
 //! flag JavaScript sees a character outside the BMP as two units (`.` and
-//! classes here see one character); `i` folds case as Unicode simple case
-//! folding rather than JavaScript's `toUpperCase` canonicalisation; a
-//! lookbehind must have a bounded length; a pattern fancy-regex cannot run
-//! (that, a backreference to a group that does not exist, or a program past
-//! the regex crate's size limit) never matches and is reported like an
+//! classes here see one character); `i` without `u` inside a class folds
+//! as Unicode simple case folding (ſ and the Kelvin sign join s and k
+//! there); captures are not reset between iterations of a quantified
+//! group; a pattern fancy-regex cannot run (a repetition count past the
+//! regex crate's size limit, say) never matches and is reported like an
 //! overrun.
 
 use std::collections::HashMap;
@@ -222,14 +226,22 @@ fn unescaped_slash(pattern: &str) -> bool {
     false
 }
 
-/// The flags of a regex key.
+/// The flags of a regex key, and what translating it needs to know of its
+/// capture groups.
 #[derive(Debug, Default)]
 struct Flags {
+    /// `i`.
     ignore_case: bool,
+    /// `m`.
     multiline: bool,
+    /// `s`.
     dot_all: bool,
+    /// `u`.
     unicode: bool,
+    /// `y`.
     sticky: bool,
+    /// The pattern's capture groups in order, with their names.
+    groups: Vec<Option<String>>,
 }
 
 impl Flags {
@@ -260,6 +272,10 @@ impl Flags {
 /// written (a lone surrogate).
 fn translate(pattern: &str, flags: &Flags) -> Option<String> {
     let chars: Vec<char> = pattern.chars().collect();
+    let flags = &Flags {
+        groups: capture_groups(&chars),
+        ..*flags
+    };
     let mut out = String::with_capacity(pattern.len() * 2);
     if flags.ignore_case {
         out.push_str("(?i)");
@@ -313,6 +329,7 @@ fn translate(pattern: &str, flags: &Flags) -> Option<String> {
             },
             '}' => out.push_str(r"\}"),
             ']' => out.push_str(r"\]"),
+            c if flags.ignore_case && !flags.unicode => out.push_str(&legacy_icase(c)),
             c => out.push(c),
         }
         i += 1;
@@ -321,6 +338,55 @@ fn translate(pattern: &str, flags: &Flags) -> Option<String> {
         out.push(')');
     }
     Some(out)
+}
+
+/// A literal under `i` without `u`. JavaScript then compares characters
+/// by `Canonicalize` (its `toUpperCase` when that is one character and
+/// does not turn a non-ASCII character into ASCII: ſ is not s, the Kelvin
+/// sign is not k, ß is not ẞ), while Rust's `(?i)` uses Unicode simple case
+/// folding, which joins those. So a letter is written with case
+/// sensitivity off as the class of every character JavaScript takes for it.
+fn legacy_icase(c: char) -> String {
+    if c.is_ascii() && !c.is_ascii_alphabetic() {
+        return c.to_string();
+    }
+    let canon = canonicalize(c);
+    let mut class: Vec<char> = vec![c, canon];
+    if let Some(others) = upper_inverse().get(&canon) {
+        class.extend(others.iter().copied());
+    }
+    class.retain(|&d| canonicalize(d) == canon);
+    class.sort_unstable();
+    class.dedup();
+    let members: String = class.iter().map(|&d| literal(d)).collect();
+    format!("(?-i:[{members}])")
+}
+
+/// JavaScript's `Canonicalize` without `u` (ECMA-262 22.2.2.7.3).
+fn canonicalize(c: char) -> char {
+    let mut upper = c.to_uppercase();
+    match (upper.next(), upper.next()) {
+        (Some(u), None) if c.is_ascii() || !u.is_ascii() => u,
+        _ => c,
+    }
+}
+
+/// For each character, the other characters whose `toUpperCase` is it
+/// (built once, from the whole of Unicode).
+fn upper_inverse() -> &'static HashMap<char, Vec<char>> {
+    static TABLE: OnceLock<HashMap<char, Vec<char>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table: HashMap<char, Vec<char>> = HashMap::new();
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let mut upper = c.to_uppercase();
+            if let (Some(u), None) = (upper.next(), upper.next())
+                && u != c
+            {
+                table.entry(u).or_default().push(c);
+            }
+        }
+        table
+    })
 }
 
 /// The length of a valid `{n}`, `{n,}` or `{n,m}` starting at `start`.
@@ -404,10 +470,20 @@ fn escape(chars: &[char], i: usize, flags: &Flags, in_class: bool) -> Option<(St
             }
             _ => format!(r"\\{}", literal('c')),
         },
-        'k' if chars.get(i + 1) == Some(&'<') && !in_class => {
+        // `\k<name>` is a backreference when the pattern names groups
+        // (or with `u`); otherwise the letter k (Annex B).
+        'k' if chars.get(i + 1) == Some(&'<')
+            && !in_class
+            && (flags.unicode || flags.groups.iter().any(Option::is_some)) =>
+        {
             let end = chars[i..].iter().position(|&x| x == '>')?;
             let name: String = chars[i + 2..i + end].iter().collect();
-            return Some((format!(r"\k<{name}>"), end + 1));
+            let number = flags
+                .groups
+                .iter()
+                .position(|g| g.as_deref() == Some(name.as_str()))?
+                + 1;
+            return Some((backreference(number), end + 1));
         }
         'p' | 'P' if flags.unicode && chars.get(i + 1) == Some(&'{') => {
             let end = chars[i..].iter().position(|&x| x == '}')?;
@@ -431,7 +507,11 @@ fn digit_escape(
         end += 1;
     }
     let digits: String = chars[i..end].iter().collect();
-    if digits.starts_with('0') || in_class {
+    let number: usize = digits.parse().unwrap_or(usize::MAX);
+    // A decimal escape past the group count is a legacy octal escape, or
+    // for 8 and 9 the digit itself (Annex B; with `u` it is an error that
+    // regress already refused).
+    if digits.starts_with('0') || in_class || number > flags.groups.len() {
         // Octal (Annex B; in `u` mode only `\0` is allowed).
         let mut value = 0u32;
         let mut used = 0;
@@ -450,7 +530,41 @@ fn digit_escape(
         }
         return Some((literal(char::from_u32(value)?), used));
     }
-    Some((format!(r"\{digits}"), end - i))
+    Some((backreference(number), end - i))
+}
+
+/// A backreference with JavaScript's meaning: a group that has not
+/// matched (not yet, or not in this alternative) matches the empty string.
+fn backreference(group: usize) -> String {
+    format!(r"(?:(?({group})\{group}|))")
+}
+
+/// The capture groups of a pattern, in order, with their names: every `(`
+/// outside a class not followed by `?`, and every `(?<name>`.
+fn capture_groups(chars: &[char]) -> Vec<Option<String>> {
+    let mut groups = Vec::new();
+    let mut in_class = false;
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\\' => i += 1,
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '(' if !in_class => {
+                if chars.get(i + 1) != Some(&'?') {
+                    groups.push(None);
+                } else if chars.get(i + 2) == Some(&'<')
+                    && !matches!(chars.get(i + 3), Some('=') | Some('!'))
+                {
+                    let name: String = chars[i + 3..].iter().take_while(|&&x| x != '>').collect();
+                    groups.push(Some(name));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    groups
 }
 
 /// `\uXXXX`, a surrogate pair of them, or `\u{...}` with `u`.

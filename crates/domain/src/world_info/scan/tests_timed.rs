@@ -116,3 +116,73 @@ fn delay_holds_an_entry_back_until_the_chat_is_long_enough() {
         1
     );
 }
+
+#[test]
+fn a_truthy_count_of_zero_still_starts_an_effect() {
+    // world-info.js:730-736 tests `!entry[type]` (the string "0" is
+    // truthy) and adds `Number(entry[type])` messages: a cooldown that
+    // ends where it starts.
+    let entries = [entry(
+        r#"{"uid":0,"key":["dragon"],"content":"x","sticky":"2","cooldown":"0"}"#,
+    )];
+    let out = scan(&entries, 1, &TimedState::default(), false);
+    assert_eq!(
+        out.timed.to_json(),
+        format!(
+            r#"{{"sticky":{{"B.0":{{"hash":{h},"start":1,"end":3,"protected":false}}}},"cooldown":{{"B.0":{{"hash":{h},"start":1,"end":1,"protected":false}}}}}}"#,
+            h = entries[0].hash
+        )
+    );
+}
+
+#[test]
+fn entries_are_named_by_their_own_uid_member() {
+    // world-info.js:4386, 4682: `${world}.${uid}` with the entry's own
+    // uid; two entries without one are both "B.undefined", and the later
+    // one takes the first one's place in the activated map.
+    let entries = [
+        Entry::read(
+            "0",
+            "B",
+            &raw(r#"{"uid":7,"constant":true,"content":"seven","order":60}"#),
+        ),
+        Entry::read(
+            "1",
+            "B",
+            &raw(r#"{"constant":true,"content":"A","order":50}"#),
+        ),
+        Entry::read(
+            "2",
+            "B",
+            &raw(r#"{"constant":true,"content":"B","order":40}"#),
+        ),
+    ];
+    let out = Run::new(&entries, &[("U", "a")]).go().expect("scan");
+    let got: Vec<(&str, &str)> = out
+        .activated
+        .iter()
+        .map(|a| (a.uid.as_str(), a.content.as_str()))
+        .collect();
+    assert_eq!(got, [("7", "seven"), ("undefined", "B")]);
+}
+
+#[test]
+fn a_null_entry_empties_the_whole_load() {
+    // world-info.js:4386 destructures null and throws; getSortedEntries
+    // then returns no entry (4525-4528).
+    let entries = [
+        Entry::read("0", "B", &raw(r#"{"uid":0,"constant":true,"content":"x"}"#)),
+        Entry::read("1", "B", &raw("null")),
+    ];
+    assert!(Run::new(&entries, &[("U", "a")]).uids().is_empty());
+    // So does a content that is truthy but no string (parseDecorators).
+    let entries = [
+        Entry::read("0", "B", &raw(r#"{"uid":0,"constant":true,"content":"x"}"#)),
+        Entry::read("1", "B", &raw(r#"{"uid":1,"content":5}"#)),
+    ];
+    assert!(Run::new(&entries, &[("U", "a")]).uids().is_empty());
+}
+
+fn raw(json: &str) -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string(json.to_string()).expect("test JSON is valid")
+}

@@ -63,6 +63,21 @@ fn patterns_mean_what_they_mean_in_javascript() {
         (r"/b/y", "ab", false), // sticky: only at index 0
         (r"/a/y", "ab", true),
         (r"/\/x/", "/x", true),
+        // Without `u`, `i` never folds a non-ASCII letter onto ASCII.
+        ("/ſ/i", "so", false),
+        ("/s/i", "ſ", false),
+        ("/S+/i", "sS", true),
+        ("/k/i", "\u{212a}", false),
+        ("/ſ/iu", "so", true),
+        ("/ß/i", "\u{1e9e}", false), // toUpperCase("ß") is "SS": no fold
+        ("/É/i", "é", true),
+        ("/k/iu", "\u{212a}", true),
+        // Backreferences to a group that has not matched match empty.
+        (r"/(x)?y\1z/", "yz", true),
+        (r"/\1(w)q/", "wq", true),
+        (r"/\8/", "8", true), // past the group count: the digit (Annex B)
+        (r"/(?<n>a)\k<n>/", "aa", true),
+        (r"/\k<n>/", "k<n>", true), // no named group: the letter k
     ];
     for &(key, hay, want) in cases {
         assert_eq!(test(key, hay), Some(Ok(want)), "{key} on {hay:?}");
@@ -80,8 +95,22 @@ fn a_hostile_pattern_is_stopped_and_reported() {
 
 #[test]
 fn a_pattern_javascript_accepts_but_recapd_cannot_run_reports_an_overrun() {
-    // `\2` with one group is an octal escape in JavaScript (Annex B);
-    // recapd passes it on as a backreference, which fancy-regex refuses.
-    let re = parse_key_regex(r"/(a)\2/", LIMIT).expect("valid JavaScript");
-    assert_eq!(re.test("a\u{2}"), Err(Overrun));
+    // A repetition count past what the regex crate compiles (its size
+    // limit): valid JavaScript, never run.
+    let re = parse_key_regex(r"/a{4294967295}/", LIMIT).expect("valid JavaScript");
+    assert_eq!(re.test("a"), Err(Overrun));
+}
+
+proptest::proptest! {
+    /// No key, however malformed, makes parsing or testing panic.
+    #[test]
+    fn any_key_parses_and_tests_without_panicking(
+        pattern in r"[\\\[\]\(\)\{\}\^\$\.\*\+\?\|/a-zA-Z0-9 ,<>=!:ſK\-_uxkcpPbBdDwWsS]{0,24}",
+        flags in "[gimsuy]{0,3}",
+        hay in ".{0,40}",
+    ) {
+        if let Some(re) = parse_key_regex(&format!("/{pattern}/{flags}"), 10_000) {
+            let _ = re.test(&hay);
+        }
+    }
 }
