@@ -75,3 +75,24 @@ export const cases = [
             entry(2, { key: ['alpha'], keysecondary: ['glade'], matchScenario: true, content: 'Needs the scenario in pass 2: yes.' })],
         chat('dragon'), { settings: REC, scan: { extension_prompts: [{ key: 'an', value: 'a lantern', scan: true }], global_texts: { scenario: 'A glade.' } } }),
 ];
+
+cases.push(
+    simple('probe-haystack-layout', 'The haystack\'s exact layout: messages newest first, then the match* texts, then scan prompts, then each recursion pass\'s text, all joined by "\\n\\x01".',
+        'world-info.js:285-327, 5019-5025',
+        [entry(0, { key: ['/^\\x01m2\\n\\x01m1\\n\\x01A glade\\.\\n\\x01lantern one\\n\\x01lantern two$/'], matchScenario: true, preventRecursion: true, content: 'Pass-1 layout: yes.' }),
+            entry(1, { key: ['m2'], content: 'r1a\nr1b' }),
+            entry(2, { key: ['m1'], order: 50, content: 'r1c' }),
+            entry(3, { key: ['/lantern two\\n\\x01r1a\\nr1b\\nr1c$/'], content: 'Pass-2 layout (one pass joined by \\n): yes.' }),
+            entry(4, { key: ['/r1c\\n\\x01Pass-2/'], content: 'Pass-3 layout: yes.' })],
+        chat('m1', 'm2'), {
+            settings: { world_info_recursive: true, world_info_include_names: false },
+            scan: { global_texts: { scenario: 'A glade.' }, extension_prompts: [{ key: 'a', value: 'lantern one', scan: true }, { key: 'b', value: 'lantern two', scan: true }] },
+        }),
+    simple('probe-overflowed-content-feeds-delay-pass', 'An entry rejected by the budget still adds its content to the recursion text, which a later delay-level pass scans.',
+        'world-info.js:4957-4975, 5010-5025',
+        [entry(0, { key: ['dragon'], order: 300, content: 'one two three four five six' }),
+            entry(1, { key: ['dragon'], order: 200, content: 'seven eight nine ten secret' }),
+            entry(2, { key: ['dragon'], delayUntilRecursion: 1, content: 'Level 1 holder.' }),
+            entry(3, { key: ['secret'], delayUntilRecursion: 2, ignoreBudget: true, content: 'Keyed on the rejected entry: yes.' })],
+        chat('dragon'), { max_context: 40 }),
+);
