@@ -58,3 +58,19 @@ export const cases = [
         'world-info.js:4683-4686',
         [entry(0, { key: ['dragon'], content: 'A dragon again.' }), entry(1, { key: ['again'], content: 'Again.' })], msg, { settings: REC }),
 ];
+
+cases.push(
+    simple('recursion-delay-levels-max-steps', 'Max recursion steps cut delay-level passes too.',
+        'world-info.js:4656-4660, 5010-5014',
+        [entry(0, { key: ['dragon'], content: 'alpha' }),
+            entry(1, { key: ['nothing'], delayUntilRecursion: 1, content: 'Level 1 holder.' }),
+            entry(2, { key: ['alpha'], delayUntilRecursion: 2, content: 'Level 2: yes (pass 2).' }),
+            entry(3, { key: ['alpha'], delayUntilRecursion: 3, content: 'Level 3: no (pass 3 cut).' })],
+        chat('A dragon.'), { settings: { world_info_max_recursion_steps: 2 } }),
+    simple('recursion-minact-then-delay', 'Min-activation passes come before the delay-level passes; the delay pass scans the grown depth.',
+        'world-info.js:4988-5014',
+        [entry(0, { key: ['oak'], content: 'Oak, deep.' }),
+            entry(1, { key: ['nothing'], delayUntilRecursion: 1, content: 'Level 1 holder.' }),
+            entry(2, { key: ['birch'], delayUntilRecursion: 2, content: 'Level 2 keyed on the deeper message: yes.' })],
+        chat('oak', 'birch', 'cedar'), { settings: { world_info_depth: 1, world_info_min_activations: 1 } }),
+);
