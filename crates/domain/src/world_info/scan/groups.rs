@@ -51,7 +51,9 @@ fn remove_entry(new_entries: &mut Vec<usize>, entry: usize) {
     }
 }
 
-/// Filters `new_entries` (indices into `ctx.cands`) by inclusion groups.
+/// Filters `new_entries` (indices into `ctx.cands`) by inclusion groups,
+/// SillyTavern's removal defect included (see the module's documentation:
+/// removing an entry already removed drops the last candidate instead).
 pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
     new_entries: &mut Vec<usize>,
     ctx: GroupContext<'_, '_, '_, R>,

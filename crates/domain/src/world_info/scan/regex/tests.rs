@@ -71,6 +71,16 @@ fn patterns_mean_what_they_mean_in_javascript() {
         ("/ſ/iu", "so", true),
         ("/ß/i", "\u{1e9e}", false), // toUpperCase("ß") is "SS": no fold
         ("/É/i", "é", true),
+        (r"/\w/i", "\u{17f}", false), // ſ is no word character without u
+        ("/[a-z]/i", "\u{17f}", false),
+        ("/[a-z]/i", "Q", true),
+        ("/[^a-z]/i", "Q", false),
+        ("/[^a-z]/i", "\u{212a}", true),
+        ("/[é-ë]+/i", "ÉÊË", true),
+        ("/[\\w-]/i", "-", true),
+        ("/[a-z]/iu", "\u{17f}", true),
+        (r"/\w/iu", "\u{17f}", true),
+        (r"/a\b/i", "a\u{212a}", true),
         ("/k/iu", "\u{212a}", true),
         // Backreferences to a group that has not matched match empty.
         (r"/(x)?y\1z/", "yz", true),
