@@ -171,3 +171,41 @@ export const cases = [
         ],
     },
 ];
+
+cases.push(
+    {
+        name: 'timed-protected-survives-swipe',
+        about: 'A protected cooldown (started by an ending sticky) survives a scan on a chat that did not grow; an unprotected sticky would not.',
+        source: 'world-info.js:518-529, 622-626',
+        character: SERAPHINA,
+        books: { World: book(entry(0, { key: ['dragon'], sticky: 1, cooldown: 2, content: 'Sticky then cooling.' })) },
+        global_books: ['World'],
+        settings: D1,
+        scans: [
+            { messages: chat('dragon') },
+            { messages: chat('dragon', 'dragon') },
+            { messages: chat('dragon', 'dragon again'), generation_type: 'swipe' },
+            { messages: chat('dragon', 'dragon again', 'dragon') },
+            { messages: chat('dragon', 'dragon again', 'dragon', 'dragon') },
+        ],
+    },
+    {
+        name: 'timed-group-sticky-holds',
+        about: 'While one sticky member holds its group, other sticky-capable members and an override member matching later are dropped every scan.',
+        source: 'world-info.js:5218-5245, 5300-5306',
+        character: SERAPHINA,
+        books: {
+            World: book(
+                entry(0, { key: ['dragon'], group: 'g', sticky: 3, content: 'Sticky A.' }),
+                entry(1, { key: ['wyrm'], group: 'g', sticky: 3, content: 'Sticky B: no.' }),
+                entry(2, { key: ['drake'], group: 'g', groupOverride: true, order: 900, content: 'Override C: no.' })),
+        },
+        global_books: ['World'],
+        settings: D1,
+        scans: [
+            { messages: chat('dragon') },
+            { messages: chat('dragon', 'wyrm') },
+            { messages: chat('dragon', 'wyrm', 'drake') },
+        ],
+    },
+);

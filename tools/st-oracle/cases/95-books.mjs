@@ -58,3 +58,5 @@ export const cases = [
         scans: [{ messages: msg }],
     },
 ];
+
+cases.push(base('books-strategy-unknown', 'An unknown strategy number (5) sorts as evenly (the switch\'s default).', 'world-info.js:4505-4508', 5));
