@@ -118,6 +118,7 @@ pub async fn ask(
                 history: history.clone(),
                 continue_last: false,
                 extra: Vec::new(),
+                ..Default::default()
             })
             .await?
             .into_inner();

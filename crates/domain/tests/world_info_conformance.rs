@@ -190,6 +190,15 @@ fn run_case(case: &Case) -> String {
     out
 }
 
+/// Cases where recapd knowingly differs from SillyTavern, each with the
+/// reason (docs/world-info.md lists them for users). The test checks that
+/// each still differs, so a fix must remove it from here.
+const DECLARED_DIFFERENCES: &[(&str, &str)] = &[(
+    "regex-utf16-units",
+    "without the `u` flag JavaScript matches UTF-16 code units (`.` matches half \
+     of an emoji); recapd's regex engine matches whole characters",
+)];
+
 #[test]
 fn sillytavern_conformance() {
     let filter = std::env::var("CONFORMANCE_CASE").ok();
@@ -217,6 +226,17 @@ fn sillytavern_conformance() {
         }
         ran += 1;
         let diff = run_case(&case);
+        if let Some((_, why)) = DECLARED_DIFFERENCES.iter().find(|(n, _)| *n == case.name) {
+            if diff.is_empty() {
+                let _ = write!(
+                    report,
+                    "\n✗ {} now agrees with SillyTavern: remove it from DECLARED_DIFFERENCES ({why})\n",
+                    case.name
+                );
+                failed.push(case.name.clone());
+            }
+            continue;
+        }
         if !diff.is_empty() {
             let _ = write!(report, "\n✗ {} — {}\n{diff}", case.name, case.about);
             failed.push(case.name.clone());

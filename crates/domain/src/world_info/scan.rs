@@ -240,7 +240,9 @@ pub struct ScanInput<'a> {
     pub character: Option<CharacterSubject<'a>>,
     /// maxContext: context size minus response tokens.
     pub max_context_tokens: u32,
-    /// The chat's tokenizer.
+    /// The chat's tokenizer. It must never answer more tokens than the
+    /// text has bytes (true of every byte-level BPE, tiktoken's included):
+    /// the budget check skips counting while the bytes stay under it.
     pub count_tokens: &'a dyn Fn(&str) -> u32,
     /// Macro substitution for keys and content ({{char}}, {{user}}, ...).
     pub substitute: &'a dyn Fn(&str) -> String,
