@@ -168,6 +168,13 @@ impl Engine {
         } else {
             prompt::link_history(&mut history, chat, scene_count)?;
         }
+        // A swipe replaces the last message: SillyTavern leaves it out of
+        // the prompt and the scan (script.js:4438-4440).
+        if request.generation_type == GenerationType::Swipe
+            && let Some(last) = history.iter().rposition(|m| !m.hidden)
+        {
+            history.remove(last);
+        }
         let injections = [InjectionKey::Scene, InjectionKey::Messages]
             .map(|key| stored_injection(resident, chat_id, &settings, key));
         let speakers = macros::speakers(chat);
