@@ -37,7 +37,8 @@ use crate::telemetry;
 pub struct ScanRequest {
     /// The generation's type (entries' `triggers`).
     pub generation_type: GenerationType,
-    /// Read timed effects without starting, advancing or ending any.
+    /// A preview: the scan reads the timed effects as a real generation
+    /// would, and commits none of the changes it makes to them.
     pub dry_run: bool,
     /// Seeds the random draws; 0: a fresh seed.
     pub seed: u64,
@@ -276,7 +277,11 @@ impl Engine {
             count_tokens: &count_tokens,
             substitute: &substitute,
             timed: &timed,
-            dry_run: request.dry_run,
+            // recapd's dry run is a preview of the real generation: the
+            // scan reads and advances a copy of the timed effects, which
+            // is then not committed (SillyTavern's own dry run, the
+            // domain's `dry_run`, ignores sticky and cooldown instead).
+            dry_run: false,
             seed,
             limits: &self.lorebook_limits().scan,
         })?;
