@@ -14,6 +14,7 @@ use super::commit::Commit;
 use super::ops::known_chat_ref;
 use super::prompt::{ChatPrompt, stored_injection};
 use super::{Engine, EngineError, Next};
+use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::prompt::{self, ExtensionPrompt, PromptMessage};
 use crate::domain::refresh::InjectionKey;
@@ -284,6 +285,12 @@ impl Engine {
             dry_run: false,
             seed,
             limits: &self.lorebook_limits().scan,
+        })
+        .map_err(|error| match error {
+            DomainError::ResourceExhausted(why) => {
+                DomainError::ResourceExhausted(format!("{why} (--world-info-max-passes)"))
+            }
+            other => other,
         })?;
         metrics::histogram!(telemetry::WORLD_INFO_SCAN_DURATION)
             .record(started.elapsed().as_secs_f64());
