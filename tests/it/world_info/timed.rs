@@ -1,0 +1,149 @@
+//! Sticky and cooldown across a sequence of generations (WI:479-793, §2
+//! "Timed effects"): started by activations, advanced as the chat grows,
+//! never by a dry run, kept across a restart, and moved with the chat file
+//! as `chat_metadata.timedWorldInfo`.
+
+use super::*;
+
+/// "comet": sticky for 2 messages, then a cooldown of 2.
+fn comet_book() -> String {
+    book(&[(
+        "0",
+        json!({"key": ["comet"], "sticky": 2, "cooldown": 2, "content": "The comet burns."}),
+    )])
+}
+
+async fn export(server: &mut Server, chat: &str) -> Vec<Value> {
+    let jsonl = server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: chat.into(),
+        })
+        .await
+        .expect("export")
+        .into_inner()
+        .jsonl;
+    std::str::from_utf8(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The chat's `chat_metadata.timedWorldInfo` as ExportChat writes it.
+async fn timed_state(server: &mut Server, chat: &str) -> Value {
+    export(server, chat).await[0]["chat_metadata"]["timedWorldInfo"].clone()
+}
+
+async fn import(server: &mut Server, chat: &str, lines: &[Value]) {
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: chat.into(),
+            jsonl: jsonl.into_bytes(),
+        })
+        .await
+        .expect("import");
+}
+
+fn dry(chat: &str) -> pb::ScanWorldInfoRequest {
+    pb::ScanWorldInfoRequest {
+        dry_run: true,
+        ..scan_request(chat)
+    }
+}
+
+/// `{hash, start, end, protected}` (WI:604-611) with the hash a number.
+fn assert_effect(effect: &Value, start: u64, end: u64, protected: bool) {
+    assert!(effect["hash"].is_number(), "{effect}");
+    assert_eq!(
+        (&effect["start"], &effect["end"], &effect["protected"]),
+        (&json!(start), &json!(end), &json!(protected)),
+        "{effect}"
+    );
+}
+
+#[tokio::test]
+async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path()).await;
+    server.set_global_debounce(0).await;
+    import_book(&server, "Timed", &comet_book()).await;
+    // The chat's own book (chat_metadata.world_info), one message deep.
+    server
+        .update_settings(
+            "c",
+            pb::Settings {
+                world_info_chat_book: Some("Timed".into()),
+                world_info_depth: Some(1),
+                ..Default::default()
+            },
+        )
+        .await;
+    set_chat(&mut server, "c", vec![said("m1", "User", "A comet!")]).await;
+
+    // Dry runs read the effects but never start, advance or end one
+    // (ScanWorldInfoRequest.dry_run in the proto; SillyTavern's own dry run
+    // neither reads nor writes them, WI:683-686): twice the same, no state.
+    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+    assert_eq!(timed_state(&mut server, "c").await, Value::Null);
+
+    // A generation activates it by key: sticky and cooldown start at the
+    // chat's length 1, each ending 2 later (WI:604-611, 730-736).
+    assert_eq!(uids(&scan(&server, scan_request("c")).await), ["0"]);
+    let state = timed_state(&mut server, "c").await;
+    assert_effect(&state["sticky"]["Timed.0"], 1, 3, false);
+    assert_effect(&state["cooldown"]["Timed.0"], 1, 3, false);
+
+    // The comet leaves the window: still active, as sticky (WI:4673-4878:
+    // a sticky entry activates, its cooldown notwithstanding); a dry run
+    // sees the same and changes nothing.
+    add_message(&mut server, "c", said("m2", "Seraphina", "Quiet night.")).await;
+    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+    assert_eq!(timed_state(&mut server, "c").await, state);
+    assert_eq!(uids(&scan(&server, scan_request("c")).await), ["0"]);
+    assert_eq!(timed_state(&mut server, "c").await, state);
+
+    // The file carries the state; its import into another chat restores
+    // it, and its `world_info` is that chat's book: sticky there too.
+    let file = export(&mut server, "c").await;
+    assert_eq!(file[0]["chat_metadata"]["world_info"], json!("Timed"));
+    import(&mut server, "copy", &file).await;
+    assert_eq!(uids(&scan(&server, dry("copy")).await), ["0"]);
+    assert_eq!(timed_state(&mut server, "copy").await, state);
+    // Without the timed state, the same file activates nothing there.
+    let mut untimed = file.clone();
+    untimed[0]["chat_metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("timedWorldInfo");
+    import(&mut server, "untimed", &untimed).await;
+    assert!(scan(&server, dry("untimed")).await.activated.is_empty());
+
+    // The state survives a restart.
+    server.stop().await;
+    let mut server = Server::start(dir.path()).await;
+    assert_eq!(timed_state(&mut server, "c").await, state);
+    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+
+    // Length 3 reaches the sticky's end: it ends and a protected cooldown
+    // starts at once (WI:518-529, 619-660); the entry is off.
+    add_message(&mut server, "c", said("m3", "User", "Still quiet.")).await;
+    assert!(scan(&server, scan_request("c")).await.activated.is_empty());
+    let state = timed_state(&mut server, "c").await;
+    assert_effect(&state["cooldown"]["Timed.0"], 3, 5, true);
+    assert!(state["sticky"].get("Timed.0").is_none(), "{state}");
+    // Its key again, during the cooldown: not activated.
+    add_message(&mut server, "c", said("m4", "Seraphina", "The comet returns!")).await;
+    assert!(scan(&server, scan_request("c")).await.activated.is_empty());
+    // The cooldown ends at length 5: the key activates it again, and a new
+    // sticky starts.
+    add_message(&mut server, "c", said("m5", "User", "The comet, again.")).await;
+    assert_eq!(uids(&scan(&server, scan_request("c")).await), ["0"]);
+    let state = timed_state(&mut server, "c").await;
+    assert_effect(&state["sticky"]["Timed.0"], 5, 7, false);
+    server.stop().await;
+}
