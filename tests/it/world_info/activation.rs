@@ -142,8 +142,7 @@ async fn the_seraphina_cards_book_activates_as_a_character_book() {
     // `before_char` with extensions.position 0 is position 0
     // (convertCharacterBook, WI:5498-5555); the content as SillyTavern's
     // own conversion wrote it (Seraphina_converted.json).
-    let converted: Value =
-        serde_json::from_str(&fixture_text("Seraphina_converted.json")).unwrap();
+    let converted: Value = serde_json::from_str(&fixture_text("Seraphina_converted.json")).unwrap();
     let content = converted["entries"]["2"]["content"]
         .as_str()
         .unwrap()
@@ -166,9 +165,18 @@ async fn the_seraphina_cards_book_activates_as_a_character_book() {
 /// caller's prompts hold.
 fn injected_words_book() -> String {
     book(&[
-        ("0", json!({"key": ["zeppelin"], "content": "Zeppelins are banned."})),
-        ("1", json!({"key": ["obelisk"], "content": "The obelisk hums."})),
-        ("2", json!({"key": ["kraken"], "content": "The kraken sleeps."})),
+        (
+            "0",
+            json!({"key": ["zeppelin"], "content": "Zeppelins are banned."}),
+        ),
+        (
+            "1",
+            json!({"key": ["obelisk"], "content": "The obelisk hums."}),
+        ),
+        (
+            "2",
+            json!({"key": ["kraken"], "content": "The kraken sleeps."}),
+        ),
     ])
 }
 
@@ -344,7 +352,11 @@ async fn an_entrys_triggers_name_the_generation_types_it_activates_on() {
         ("quiet", vec!["0"]),
         ("impersonate", vec!["0"]),
     ] {
-        assert_eq!(uids(&scan(&server, typed(kind)).await), expected, "{kind:?}");
+        assert_eq!(
+            uids(&scan(&server, typed(kind)).await),
+            expected,
+            "{kind:?}"
+        );
     }
     server.stop().await;
 }

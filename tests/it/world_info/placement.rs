@@ -27,7 +27,10 @@ fn lantern_book() -> String {
             keyed(json!({"position": 4, "depth": 1, "role": 0, "content": "Depth lore."})),
         ),
         ("4", keyed(json!({"position": 2, "content": "Note top."}))),
-        ("5", keyed(json!({"position": 3, "content": "Note bottom."}))),
+        (
+            "5",
+            keyed(json!({"position": 3, "content": "Note bottom."})),
+        ),
         (
             "6",
             keyed(json!({"position": 7, "outletName": "maps", "content": "Map of the vale."})),
@@ -289,7 +292,10 @@ async fn render_prompts_world_info_is_what_scan_world_info_answers_for_the_seed(
         scanned.outlets.get("maps").map(String::as_str),
         Some("Map of the vale.")
     );
-    assert_eq!(scanned.examples_top, ["User: Top example?\nSeraphina: Yes."]);
+    assert_eq!(
+        scanned.examples_top,
+        ["User: Top example?\nSeraphina: Yes."]
+    );
     assert_eq!(
         scanned.examples_bottom,
         ["User: Bottom example?\nSeraphina: No."]

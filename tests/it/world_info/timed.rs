@@ -70,22 +70,31 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
     let mut server = Server::start(dir.path()).await;
     server.set_global_debounce(0).await;
     import_book(&server, "Timed", &comet_book()).await;
-    // The chat's own book (chat_metadata.world_info), one message deep.
+    // Every chat scans one message deep; this one has its own book
+    // (chat_metadata.world_info).
+    server
+        .update_settings(
+            "",
+            pb::Settings {
+                world_info_depth: Some(1),
+                ..Default::default()
+            },
+        )
+        .await;
     server
         .update_settings(
             "c",
             pb::Settings {
                 world_info_chat_book: Some("Timed".into()),
-                world_info_depth: Some(1),
                 ..Default::default()
             },
         )
         .await;
     set_chat(&mut server, "c", vec![said("m1", "User", "A comet!")]).await;
 
-    // Dry runs read the effects but never start, advance or end one
-    // (ScanWorldInfoRequest.dry_run in the proto; SillyTavern's own dry run
-    // neither reads nor writes them, WI:683-686): twice the same, no state.
+    // Dry runs neither read nor start sticky or cooldown (WI:683-686,
+    // 730-731; §2 "Dry runs do not read or write sticky/cooldown"): twice
+    // the same, no state.
     assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
     assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
     assert_eq!(timed_state(&mut server, "c").await, Value::Null);
@@ -98,11 +107,11 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
     assert_effect(&state["cooldown"]["Timed.0"], 1, 3, false);
 
     // The comet leaves the window: still active, as sticky (WI:4673-4878:
-    // a sticky entry activates, its cooldown notwithstanding); a dry run
-    // sees the same and changes nothing.
+    // a sticky entry activates, its cooldown notwithstanding). A dry run
+    // does not see the effect (key only) and changes nothing.
     add_message(&mut server, "c", said("m2", "Seraphina", "Quiet night.")).await;
-    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
-    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+    assert!(scan(&server, dry("c")).await.activated.is_empty());
+    assert!(scan(&server, dry("c")).await.activated.is_empty());
     assert_eq!(timed_state(&mut server, "c").await, state);
     assert_eq!(uids(&scan(&server, scan_request("c")).await), ["0"]);
     assert_eq!(timed_state(&mut server, "c").await, state);
@@ -112,7 +121,7 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
     let file = export(&mut server, "c").await;
     assert_eq!(file[0]["chat_metadata"]["world_info"], json!("Timed"));
     import(&mut server, "copy", &file).await;
-    assert_eq!(uids(&scan(&server, dry("copy")).await), ["0"]);
+    assert_eq!(uids(&scan(&server, scan_request("copy")).await), ["0"]);
     assert_eq!(timed_state(&mut server, "copy").await, state);
     // Without the timed state, the same file activates nothing there.
     let mut untimed = file.clone();
@@ -121,13 +130,19 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
         .unwrap()
         .remove("timedWorldInfo");
     import(&mut server, "untimed", &untimed).await;
-    assert!(scan(&server, dry("untimed")).await.activated.is_empty());
+    assert!(
+        scan(&server, scan_request("untimed"))
+            .await
+            .activated
+            .is_empty()
+    );
 
     // The state survives a restart.
     server.stop().await;
     let mut server = Server::start(dir.path()).await;
     assert_eq!(timed_state(&mut server, "c").await, state);
-    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+    assert_eq!(uids(&scan(&server, scan_request("c")).await), ["0"]);
+    assert_eq!(timed_state(&mut server, "c").await, state);
 
     // Length 3 reaches the sticky's end: it ends and a protected cooldown
     // starts at once (WI:518-529, 619-660); the entry is off.
@@ -137,7 +152,12 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
     assert_effect(&state["cooldown"]["Timed.0"], 3, 5, true);
     assert!(state["sticky"].get("Timed.0").is_none(), "{state}");
     // Its key again, during the cooldown: not activated.
-    add_message(&mut server, "c", said("m4", "Seraphina", "The comet returns!")).await;
+    add_message(
+        &mut server,
+        "c",
+        said("m4", "Seraphina", "The comet returns!"),
+    )
+    .await;
     assert!(scan(&server, scan_request("c")).await.activated.is_empty());
     // The cooldown ends at length 5: the key activates it again, and a new
     // sticky starts.
