@@ -19,6 +19,7 @@ use recapd::grpc::pb::lorebook_service_client::LorebookServiceClient;
 use recapd::grpc::pb::prompt_service_client::PromptServiceClient;
 
 mod activation;
+mod books;
 mod hostile;
 mod placement;
 mod timed;
