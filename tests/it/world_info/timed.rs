@@ -167,3 +167,69 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
     assert_effect(&state["sticky"]["Timed.0"], 5, 7, false);
     server.stop().await;
 }
+
+/// A book as SillyTavern saves it, with a sticky entry.
+const ST_BOOK: &str = concat!(
+    r#"{"entries":{"0":{"uid":0,"key":["comet"],"keysecondary":[],"comment":"","#,
+    r#""content":"The comet burns.","constant":false,"selective":true,"order":100,"#,
+    r#""position":0,"disable":false,"sticky":4,"cooldown":0,"probability":100,"#,
+    r#""useProbability":true}}}"#
+);
+
+/// SillyTavern's hash of ST_BOOK's entry 0 as the chat book "Timed": its
+/// own `getStringHash` (utils.js:522-539) run under Node on
+/// `JSON.stringify({uid, world: "Timed", ...rest, decorators: []})`, the
+/// shape its scan hashes (WI:4445, 4515-4521).
+const ST_HASH: u64 = 495_016_175_452_613;
+
+#[tokio::test]
+async fn a_sillytavern_chat_file_with_a_running_sticky_keeps_it() {
+    let (_dir, mut server) = start().await;
+    import_book(&server, "Timed", ST_BOOK).await;
+    server
+        .update_settings(
+            "",
+            pb::Settings {
+                world_info_depth: Some(1),
+                ..Default::default()
+            },
+        )
+        .await;
+    // Saved by SillyTavern after the comet was named at length 1: sticky
+    // until length 5 (WI:604-611). The file's `world_info` is the chat's
+    // book.
+    let header = json!({
+        "user_name": "User",
+        "character_name": "Seraphina",
+        "create_date": "2025-11-02@10h11m12s",
+        "chat_metadata": {
+            "world_info": "Timed",
+            "timedWorldInfo": {
+                "sticky": {"Timed.0": {"hash": ST_HASH, "start": 1, "end": 5, "protected": false}},
+                "cooldown": {},
+            },
+        },
+    });
+    let message = |name: &str, is_user: bool, mes: &str| json!({"name": name, "is_user": is_user, "is_system": false, "mes": mes, "extra": {}});
+    let file = [
+        header,
+        message("User", true, "A comet!"),
+        message("Seraphina", false, "Quiet night."),
+    ];
+    import(&mut server, "st", &file).await;
+    // Length 2, the comet out of the one-message window: active as sticky,
+    // found by SillyTavern's own hash (WI:619-660).
+    assert_eq!(uids(&scan(&server, scan_request("st")).await), ["0"]);
+    // The same file with another hash (an edited entry): the effect is
+    // ignored (WI:628-640).
+    let mut edited = file.clone();
+    edited[0]["chat_metadata"]["timedWorldInfo"]["sticky"]["Timed.0"]["hash"] = json!(1);
+    import(&mut server, "edited", &edited).await;
+    assert!(
+        scan(&server, scan_request("edited"))
+            .await
+            .activated
+            .is_empty()
+    );
+    server.stop().await;
+}
