@@ -360,3 +360,74 @@ async fn an_entrys_triggers_name_the_generation_types_it_activates_on() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_book_named_twice_applies_once() {
+    let (_dir, mut server) = start().await;
+    import_book(&server, "Eldoria", &fixture_text("Eldoria.json")).await;
+    // Chat book, persona book, global and character book all "Eldoria":
+    // each book is loaded once (WI:4363-4476, §4).
+    server
+        .update_settings(
+            "sera",
+            pb::Settings {
+                world_info_chat_book: Some("Eldoria".into()),
+                world_info_persona_book: Some("Eldoria".into()),
+                world_info_global_books: names(&["Eldoria", "Eldoria"]),
+                world_info_character_books: names(&["Eldoria"]),
+                ..Default::default()
+            },
+        )
+        .await;
+    set_chat(&mut server, "sera", eldoria_chat()).await;
+    let answer = scan(&server, scan_request("sera")).await;
+    assert_eq!(activated(&answer), [("Eldoria".into(), "2".into())]);
+    assert_eq!(answer.before, eldoria_content("2", "User", "Seraphina"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn character_and_persona_texts_are_scanned_for_entries_that_ask() {
+    let (_dir, mut server) = start().await;
+    import_book(
+        &server,
+        "Texts",
+        &book(&[
+            (
+                "0",
+                json!({"key": ["lighthouse"], "matchCharacterDescription": true, "content": "The lighthouse."}),
+            ),
+            ("1", json!({"key": ["harbor"], "content": "The harbor."})),
+            (
+                "2",
+                json!({"key": ["violin"], "matchPersonaDescription": true, "content": "The violin."}),
+            ),
+            (
+                "3",
+                json!({"constant": true, "characterFilter": {"isExclude": false, "names": ["Seraphina"], "tags": []}, "content": "Only hers."}),
+            ),
+        ]),
+    )
+    .await;
+    global_books(&mut server, "", &["Texts"]).await;
+    set_chat(&mut server, "c", vec![said("m1", "User", "Hello.")]).await;
+    // The global texts are appended only for entries with the matching
+    // `match*` flag (WI:299-327, §2 "Buffer"); a character filter lets an
+    // entry in for the named character only (WI:4673-4878).
+    let texts = |character: &str| pb::WorldInfoTexts {
+        character_description: "Keeps the lighthouse by the harbor.".into(),
+        persona_description: "Plays the violin.".into(),
+        character_name: character.into(),
+        ..Default::default()
+    };
+    let request = |character: &str| pb::ScanWorldInfoRequest {
+        texts: Some(texts(character)),
+        ..scan_request("c")
+    };
+    assert_eq!(
+        uids(&scan(&server, request("Seraphina")).await),
+        ["0", "2", "3"]
+    );
+    assert_eq!(uids(&scan(&server, request("Lilith")).await), ["0", "2"]);
+    server.stop().await;
+}
