@@ -22,6 +22,7 @@ mod activation;
 mod books;
 mod hostile;
 mod placement;
+mod settings;
 mod timed;
 
 /// A fixture's path (tests/fixtures/world_info/README.md says where each
