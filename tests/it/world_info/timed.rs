@@ -233,3 +233,43 @@ async fn a_sillytavern_chat_file_with_a_running_sticky_keeps_it() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_deleted_chat_recreated_under_its_id_starts_without_effects() {
+    let (_dir, mut server) = start().await;
+    import_book(&server, "Timed", &comet_book()).await;
+    server
+        .update_settings(
+            "",
+            pb::Settings {
+                world_info_depth: Some(1),
+                world_info_global_books: names(&["Timed"]),
+                ..Default::default()
+            },
+        )
+        .await;
+    set_chat(&mut server, "c", vec![said("m1", "User", "A comet!")]).await;
+    assert_eq!(uids(&scan(&server, scan_request("c")).await), ["0"]);
+    server
+        .memory
+        .delete_chat(pb::DeleteChatRequest {
+            chat_id: "c".into(),
+        })
+        .await
+        .expect("delete chat");
+    // A new chat under the old id, two messages, no comet in the window:
+    // nothing of the old chat's sticky effect (a new SillyTavern chat has
+    // fresh chat_metadata, WI:479-793).
+    set_chat(
+        &mut server,
+        "c",
+        vec![
+            said("m1", "User", "Hello."),
+            said("m2", "Seraphina", "Quiet night."),
+        ],
+    )
+    .await;
+    assert!(scan(&server, scan_request("c")).await.activated.is_empty());
+    assert_eq!(timed_state(&mut server, "c").await, Value::Null);
+    server.stop().await;
+}
