@@ -182,3 +182,63 @@ async fn a_tenants_chat_never_reaches_another_tenants_books() {
     assert!(globex.scan("c").await.activated.is_empty());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_scan_past_the_pass_limit_is_resource_exhausted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    config.lorebooks.world_info_max_passes = 3;
+    let mut server = Server::start_with(config).await;
+    server.set_global_debounce(0).await;
+    // A chain: each entry's content names the next one's key, so with
+    // recursion every pass activates one more (WI:4654-5070).
+    let entries: Vec<(String, Value)> = (0..6)
+        .map(|i| {
+            (
+                i.to_string(),
+                json!({"key": [format!("link{i}")], "content": format!("Then link{}.", i + 1)}),
+            )
+        })
+        .collect();
+    let entries: Vec<(&str, Value)> = entries
+        .iter()
+        .map(|(uid, v)| (uid.as_str(), v.clone()))
+        .collect();
+    import_book(&server, "Chain", &book(&entries)).await;
+    server
+        .update_settings(
+            "",
+            pb::Settings {
+                world_info_global_books: names(&["Chain"]),
+                world_info_recursive: Some(true),
+                ..Default::default()
+            },
+        )
+        .await;
+    set_chat(
+        &mut server,
+        "c",
+        vec![said("m1", "User", "Start at link0.")],
+    )
+    .await;
+    let status = try_scan(&server, scan_request("c"))
+        .await
+        .expect_err("six passes are past the limit of three");
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    // world_info_max_recursion_steps 3 stops it within the limit
+    // (WI:4656): the first three links.
+    server
+        .update_settings(
+            "",
+            pb::Settings {
+                world_info_max_recursion_steps: Some(3),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert_eq!(
+        uids(&scan(&server, scan_request("c")).await),
+        ["0", "1", "2"]
+    );
+    server.stop().await;
+}
