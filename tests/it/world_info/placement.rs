@@ -337,3 +337,75 @@ async fn the_authors_note_is_scanned_when_its_scan_flag_is_on() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn entries_without_a_position_or_depth_activate_but_are_placed_nowhere() {
+    let (_dir, mut server) = start().await;
+    // Raw entries as a file may hold them: the scanner reads them without
+    // the editor's defaults (§1 "Defaults are filled only when the editor
+    // renders the book").
+    let raw = json!({"entries": {
+        "0": {"uid": 0, "key": ["orb"], "content": "No position."},
+        "1": {"uid": 1, "key": ["orb"], "content": "No depth.", "position": 4},
+        "2": {"uid": 2, "key": ["orb"], "content": "Deep.", "position": 4, "depth": 0, "role": 2},
+    }});
+    import_book(&server, "Raw", &raw.to_string()).await;
+    global_books(&mut server, "", &["Raw"]).await;
+    set_chat(
+        &mut server,
+        "c",
+        vec![
+            said("m1", "Seraphina", "Behold."),
+            said("m2", "User", "An orb!"),
+        ],
+    )
+    .await;
+    let answer = scan(&server, scan_request("c")).await;
+    let by_uid = |uid: &str| {
+        answer
+            .activated
+            .iter()
+            .find(|e| e.uid == uid)
+            .unwrap_or_else(|| panic!("{uid} not activated: {answer:?}"))
+    };
+    // No `position`: activated, placed nowhere (WI:5093-5143 has no
+    // default case): -1 in the answer.
+    assert_eq!(by_uid("0").position, -1);
+    // At depth without `depth`: never inserted (§7): depth -1.
+    assert_eq!((by_uid("1").position, by_uid("1").depth), (4, -1));
+    assert_eq!((by_uid("2").position, by_uid("2").depth), (4, 0));
+    assert_eq!((answer.before.as_str(), answer.after.as_str()), ("", ""));
+    assert_eq!(
+        answer.depth,
+        [pb::DepthPrompt {
+            depth: 0,
+            role: pb::InjectionRole::Assistant as i32,
+            text: "Deep.".into(),
+        }]
+    );
+    // Placed by RenderPrompt at depth 0, after the last message, as an
+    // assistant message named as the latest assistant message
+    // (RenderPromptResponse.messages, PromptMessage.name).
+    let rendered = prompts(&server)
+        .render_prompt(pb::RenderPromptRequest {
+            chat_id: "c".into(),
+            mode: pb::PromptMode::TextCompletion as i32,
+            story_string: "Story.".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("render")
+        .into_inner();
+    assert_eq!(rendered.text, "Story.");
+    assert_eq!(
+        rendered.messages.last(),
+        Some(&message(
+            pb::InjectionRole::Assistant,
+            "Seraphina",
+            "Deep.",
+            ""
+        ))
+    );
+    assert_eq!(rendered.messages.len(), 3);
+    server.stop().await;
+}
