@@ -431,3 +431,40 @@ async fn character_and_persona_texts_are_scanned_for_entries_that_ask() {
     assert_eq!(uids(&scan(&server, request("Lilith")).await), ["0", "2"]);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_history_entry_linked_to_a_hidden_message_is_not_scanned() {
+    let (_dir, mut server) = start().await;
+    import_book(&server, "Eldoria", &fixture_text("Eldoria.json")).await;
+    global_books(&mut server, "", &["Eldoria"]).await;
+    let mut hidden = said("m1", "User", "What are your powers?");
+    hidden.hidden = true;
+    set_chat(
+        &mut server,
+        "sera",
+        vec![hidden, said("m2", "Seraphina", "Rest.")],
+    )
+    .await;
+    // A caller's history entry linked by message_id takes the stored
+    // message's hidden state (ScanWorldInfoRequest.history, as
+    // RenderPromptRequest.history), and hidden messages are not scanned
+    // (SC:4437).
+    let entry = |message_id: &str| pb::PromptMessage {
+        role: pb::InjectionRole::User as i32,
+        name: "User".into(),
+        content: "What are your powers?".into(),
+        hidden: false,
+        message_id: message_id.into(),
+    };
+    let mut request = scan_request("sera");
+    request.history = vec![entry("m1")];
+    assert!(scan(&server, request.clone()).await.activated.is_empty());
+    request.history = vec![entry("")];
+    assert_eq!(uids(&scan(&server, request.clone()).await), ["3"]);
+    // An id the chat does not hold names the entry (NOT_FOUND).
+    request.history = vec![entry("m9")];
+    let status = try_scan(&server, request).await.expect_err("unknown id");
+    assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
+    assert!(status.message().contains("history[0]"), "{status:?}");
+    server.stop().await;
+}
