@@ -146,3 +146,79 @@ async fn sillytaverns_settings_json_selects_the_global_books_and_depth() {
     assert_eq!(uids(&scan(&server, scan_request("c")).await), ["1"]);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn the_character_strategy_orders_character_and_global_books_after_the_chats() {
+    let (_dir, mut server) = start().await;
+    let one = |order: i64, content: &str| {
+        book(&[(
+            "0",
+            json!({"constant": true, "order": order, "content": content}),
+        )])
+    };
+    import_book(
+        &server,
+        "Global",
+        &book(&[
+            (
+                "0",
+                json!({"constant": true, "order": 30, "content": "G30."}),
+            ),
+            (
+                "1",
+                json!({"constant": true, "order": 10, "content": "G10."}),
+            ),
+        ]),
+    )
+    .await;
+    import_book(&server, "Character", &one(20, "C20.")).await;
+    import_book(&server, "Chat", &one(1, "Chat1.")).await;
+    server
+        .update_settings(
+            "c",
+            pb::Settings {
+                world_info_global_books: names(&["Global"]),
+                world_info_character_books: names(&["Character"]),
+                world_info_chat_book: Some("Chat".into()),
+                ..Default::default()
+            },
+        )
+        .await;
+    set_chat(&mut server, "c", vec![said("m1", "User", "Hi.")]).await;
+    // Chat lore first whatever the strategy (WI:4513); then 1
+    // character_first: character (by order, highest first) then global;
+    // 2 global_first: the reverse; 0 evenly: both merged by order
+    // (WI:4478-4530, §4). Activation follows that order.
+    let order = |answer: pb::ScanWorldInfoResponse| -> Vec<String> {
+        answer.activated.into_iter().map(|e| e.content).collect()
+    };
+    for (strategy, expected) in [
+        (
+            pb::WorldInfoCharacterStrategy::CharacterFirst,
+            ["Chat1.", "C20.", "G30.", "G10."],
+        ),
+        (
+            pb::WorldInfoCharacterStrategy::GlobalFirst,
+            ["Chat1.", "G30.", "G10.", "C20."],
+        ),
+        (
+            pb::WorldInfoCharacterStrategy::Evenly,
+            ["Chat1.", "G30.", "C20.", "G10."],
+        ),
+    ] {
+        set(
+            &mut server,
+            pb::Settings {
+                world_info_character_strategy: Some(strategy as i32),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(
+            order(scan(&server, scan_request("c")).await),
+            expected,
+            "{strategy:?}"
+        );
+    }
+    server.stop().await;
+}
