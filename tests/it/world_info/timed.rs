@@ -273,3 +273,33 @@ async fn a_deleted_chat_recreated_under_its_id_starts_without_effects() {
     assert_eq!(timed_state(&mut server, "c").await, Value::Null);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn concurrent_generations_of_one_chat_leave_one_consistent_state() {
+    let (_dir, mut server) = start().await;
+    import_book(&server, "Timed", &comet_book()).await;
+    global_books(&mut server, "", &["Timed"]).await;
+    set_chat(&mut server, "c", vec![said("m1", "User", "A comet!")]).await;
+    // Scans of one chat run one after the other under its lock (the
+    // engine's module doc): all succeed, and the state is the one effect
+    // pair a single scan at length 1 starts (WI:604-611).
+    let scans: Vec<_> = (0..8)
+        .map(|_| {
+            let channel = server.channel.clone();
+            tokio::spawn(async move {
+                LorebookServiceClient::new(channel)
+                    .scan_world_info(scan_request("c"))
+                    .await
+                    .map(|r| r.into_inner())
+            })
+        })
+        .collect();
+    for scan in scans {
+        let answer = scan.await.unwrap().expect("every scan answers");
+        assert_eq!(uids(&answer), ["0"]);
+    }
+    let state = timed_state(&mut server, "c").await;
+    assert_effect(&state["sticky"]["Timed.0"], 1, 3, false);
+    assert_effect(&state["cooldown"]["Timed.0"], 1, 3, false);
+    server.stop().await;
+}
