@@ -92,9 +92,9 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
         .await;
     set_chat(&mut server, "c", vec![said("m1", "User", "A comet!")]).await;
 
-    // Dry runs neither read nor start sticky or cooldown (WI:683-686,
-    // 730-731; §2 "Dry runs do not read or write sticky/cooldown"): twice
-    // the same, no state.
+    // A dry run is a preview (the API contract; SillyTavern's own dry run
+    // ignores timed effects, WI:683-686): it activates what a generation
+    // would, and starts no effect: twice the same, no state.
     assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
     assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
     assert_eq!(timed_state(&mut server, "c").await, Value::Null);
@@ -108,10 +108,10 @@ async fn sticky_then_cooldown_across_generations_dry_runs_a_restart_and_the_chat
 
     // The comet leaves the window: still active, as sticky (WI:4673-4878:
     // a sticky entry activates, its cooldown notwithstanding). A dry run
-    // does not see the effect (key only) and changes nothing.
+    // previews that (the sticky read) and changes nothing.
     add_message(&mut server, "c", said("m2", "Seraphina", "Quiet night.")).await;
-    assert!(scan(&server, dry("c")).await.activated.is_empty());
-    assert!(scan(&server, dry("c")).await.activated.is_empty());
+    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
+    assert_eq!(uids(&scan(&server, dry("c")).await), ["0"]);
     assert_eq!(timed_state(&mut server, "c").await, state);
     assert_eq!(uids(&scan(&server, scan_request("c")).await), ["0"]);
     assert_eq!(timed_state(&mut server, "c").await, state);
