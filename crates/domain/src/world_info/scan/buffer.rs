@@ -7,12 +7,21 @@ use crate::world_info::entry::{Entry, MatchExtras, is_js_space};
 
 use super::GlobalTexts;
 
+#[cfg(test)]
+mod tests;
+
 /// Most messages a scan reads (`MAX_SCAN_DEPTH`, world-info.js:98).
 pub(crate) const MAX_SCAN_DEPTH: usize = 1000;
 /// Put before every message and text (`MATCHER`, world-info.js:297).
 const MATCHER: &str = "\u{1}";
 /// Joins them (`JOINER`).
 const JOINER: &str = "\n\u{1}";
+/// Bytes of haystacks one pass keeps built (each counted twice: its
+/// lowercase form may be made too). Entries of many different scan depths
+/// or match flags each want a haystack of their own; past this the kept
+/// ones are dropped and built again when asked, so a book cannot make a
+/// scan hold a copy of the history per entry.
+const CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// One haystack and, made when first asked, its lowercase form.
 #[derive(Debug)]
@@ -40,9 +49,11 @@ pub(crate) struct Buffer<'a> {
     recurse: Vec<String>,
     skew: i64,
     global_depth: i64,
-    /// Haystacks of the current pass by (depth, match flags, recursion
-    /// buffer included).
+    /// Haystacks of the current pass by (messages shown, match flags,
+    /// recursion buffer included).
     cache: HashMap<(i64, u8, bool), Haystack>,
+    /// What the kept haystacks weigh (see [`CACHE_BYTES`]).
+    cache_bytes: usize,
 }
 
 fn extras_bits(m: &MatchExtras) -> u8 {
@@ -74,6 +85,7 @@ impl<'a> Buffer<'a> {
             skew: 0,
             global_depth: i64::from(global_depth),
             cache: HashMap::new(),
+            cache_bytes: 0,
         }
     }
 
@@ -85,13 +97,18 @@ impl<'a> Buffer<'a> {
     /// One more message for min activations (`advanceScan`).
     pub(crate) fn advance(&mut self) {
         self.skew += 1;
-        self.cache.clear();
+        self.forget_haystacks();
     }
 
     /// Adds activated text to the recursion buffer (`addRecurse`).
     pub(crate) fn add_recurse(&mut self, text: String) {
         self.recurse.push(text);
+        self.forget_haystacks();
+    }
+
+    fn forget_haystacks(&mut self) {
         self.cache.clear();
+        self.cache_bytes = 0;
     }
 
     /// The recursion buffer holds text (`hasRecurse`).
@@ -106,18 +123,31 @@ impl<'a> Buffer<'a> {
         let depth = entry.scan_depth.unwrap_or_else(|| self.depth());
         let bits = extras_bits(&entry.match_extras);
         let with_recurse = !self.recurse.is_empty() && !min_activations;
+        // Depths past the history show the same messages: one haystack.
+        let shown = i64::try_from(self.depth_buffer.len()).unwrap_or(i64::MAX);
         let key = if depth <= 0 {
             (0, 0, false)
         } else {
-            (depth, bits, with_recurse)
+            (depth.min(shown).max(1), bits, with_recurse)
         };
         if !self.cache.contains_key(&key) {
             let raw = self.build(depth, &entry.match_extras, with_recurse);
+            let weight = raw.len().saturating_mul(2);
+            if self.cache_bytes.saturating_add(weight) > CACHE_BYTES {
+                self.forget_haystacks();
+            }
+            self.cache_bytes = self.cache_bytes.saturating_add(weight);
             self.cache.insert(key, Haystack { raw, lower: None });
         }
         self.cache
             .get_mut(&key)
             .expect("invariant: the haystack was just inserted under this key")
+    }
+
+    /// What the kept haystacks weigh (for tests).
+    #[cfg(test)]
+    pub(crate) fn kept_bytes(&self) -> usize {
+        self.cache_bytes
     }
 
     fn build(&self, depth: i64, extras: &MatchExtras, with_recurse: bool) -> String {
