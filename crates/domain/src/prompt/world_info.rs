@@ -79,15 +79,19 @@ pub(super) fn substitute_outlets(text: &str, wi: &Placement) -> String {
     while let Some(start) = find_open(rest, OPEN) {
         let name_start = start + OPEN.len();
         match outlet_name_end(&rest[name_start..]) {
-            Some(len) => {
+            Ok(len) => {
                 out.push_str(&rest[..start]);
                 out.push_str(wi.outlet(&rest[name_start..name_start + len]));
                 rest = &rest[name_start + len + 2..];
             }
-            None => {
-                // No match at this `{{`: the regex moves on by one character.
-                out.push_str(&rest[..start + 1]);
-                rest = &rest[start + 1..];
+            Err(line) => {
+                // No match at this `{{`. The regex would try again one
+                // character on, but no macro can start before the line's
+                // end: each would need a `}}` this search did not find.
+                // Skipping there keeps a long line of unclosed macros
+                // linear.
+                out.push_str(&rest[..name_start + line]);
+                rest = &rest[name_start + line..];
             }
         }
     }
@@ -105,21 +109,27 @@ fn find_open(text: &str, open: &str) -> Option<usize> {
 
 /// The byte length of the name of an outlet macro starting at `after`'s
 /// start: the shortest non-empty run without a line terminator that `}}`
-/// follows (JavaScript's `(.+?)}}`); `None` when there is none.
-fn outlet_name_end(after: &str) -> Option<usize> {
+/// follows (JavaScript's `(.+?)}}`). When there is none, `Err` with the
+/// byte offset of the line's end (its terminator, or the text's end): no
+/// `}}` comes before it.
+fn outlet_name_end(after: &str) -> Result<usize, usize> {
     let mut chars = after.char_indices();
-    let (_, first) = chars.next()?;
+    let Some((_, first)) = chars.next() else {
+        return Err(0);
+    };
     if is_line_terminator(first) {
-        return None;
+        return Err(0);
     }
     let mut end = first.len_utf8();
     loop {
         if after[end..].starts_with("}}") {
-            return Some(end);
+            return Ok(end);
         }
-        let (_, c) = chars.next()?;
+        let Some((at, c)) = chars.next() else {
+            return Err(after.len());
+        };
         if is_line_terminator(c) {
-            return None;
+            return Err(at);
         }
         end += c.len_utf8();
     }

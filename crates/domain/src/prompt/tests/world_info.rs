@@ -401,6 +401,36 @@ fn outlet_macro_syntax() {
 }
 
 #[test]
+fn unclosed_outlet_macros_stay_as_written_and_cost_one_pass() {
+    // macros.js:668 `/{{outlet::(.+?)}}/gi`: `.` stops at a line break, so
+    // macros left open on a line stay as written, and one on the next
+    // line is still substituted.
+    let wi = with_outlets();
+    assert_eq!(
+        text(PromptInput {
+            world_info: Some(&wi),
+            story_string: "{{outlet::a {{outlet::b\r{{outlet::mood}} {{outlet::",
+            ..input(PromptMode::TextCompletion, &[])
+        }),
+        "{{outlet::a {{outlet::b\rcalm {{outlet::"
+    );
+    // A long line of open macros (a book's content can be one) is read in
+    // one pass, not once per macro: this would take minutes otherwise.
+    let open = "{{outlet::x ".repeat(100_000);
+    let rendered = text(PromptInput {
+        world_info: Some(&wi),
+        story_string: &open,
+        ..input(PromptMode::TextCompletion, &[])
+    });
+    assert!(
+        rendered.trim_end() == open.trim_end(),
+        "the open macros are kept as written ({} bytes in, {} out)",
+        open.len(),
+        rendered.len()
+    );
+}
+
+#[test]
 fn outlets_are_substituted_in_prompts_not_in_the_history() {
     // SC:3266-3268: joined extension prompt texts are substituted (then
     // trimmed for BEFORE/IN_PROMPT, SC:4656-4657; trimmed at the start in
