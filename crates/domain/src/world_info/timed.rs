@@ -9,7 +9,7 @@
 //! effect. Delay keeps no state: an entry is held back while the chat has
 //! fewer messages than its `delay`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::entry::Entry;
 use super::entry::js::Js;
@@ -88,17 +88,27 @@ impl TimedState {
         }
     }
 
-    fn remove(&mut self, kind: Kind, key: &str) {
-        self.effects_mut(kind).retain(|(k, _)| k != key);
+    /// Where each effect of `kind` is, by key (keys are unique: JSON.parse
+    /// and [`TimedState::set`] keep them so).
+    fn places(&self, kind: Kind) -> HashMap<String, usize> {
+        self.effects(kind)
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.clone(), i))
+            .collect()
     }
 
     /// Sets `key` (replacing its value in place, as a JavaScript object
-    /// member assignment does).
-    fn set(&mut self, kind: Kind, key: String, value: Js) {
+    /// member assignment does); `places` is [`TimedState::places`] of
+    /// `kind`, kept up to date.
+    fn set(&mut self, kind: Kind, places: &mut HashMap<String, usize>, key: String, value: Js) {
         let effects = self.effects_mut(kind);
-        match effects.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => slot.1 = value,
-            None => effects.push((key, value)),
+        match places.get(&key) {
+            Some(&i) => effects[i].1 = value,
+            None => {
+                places.insert(key.clone(), effects.len());
+                effects.push((key, value));
+            }
         }
     }
 }
@@ -163,20 +173,33 @@ pub(crate) fn check(
     let mut active = ActiveEffects::default();
     let len = chat_len as f64;
     if !dry_run {
+        // The first entry of each hash, as `find` over the entries gives
+        // it: one lookup per effect, not one pass over the book.
+        let mut by_hash: HashMap<String, &TimedEntry<'_>> = HashMap::with_capacity(entries.len());
+        for e in entries {
+            by_hash.entry(e.entry.hash.to_string()).or_insert(e);
+        }
         for kind in [Kind::Sticky, Kind::Cooldown] {
-            let snapshot: Vec<(String, Js)> = state.effects(kind).to_vec();
+            // Each effect is kept or removed in one pass (keys are unique);
+            // the cooldowns ended stickies start are set after it, which
+            // changes nothing: this pass does not read cooldowns.
+            let snapshot = std::mem::take(state.effects_mut(kind));
+            let mut kept: Vec<(String, Js)> = Vec::with_capacity(snapshot.len());
+            let mut cooldowns: Vec<(String, Js)> = Vec::new();
             for (key, value) in snapshot {
                 let wanted = Js::string_of(value.get("hash"));
-                let found = entries.iter().find(|e| e.entry.hash.to_string() == wanted);
+                let found = by_hash.get(&wanted).copied();
                 if len <= number_of(value.get("start"))
                     && !value.get("protected").is_some_and(Js::truthy)
                 {
-                    state.remove(kind, &key);
                     continue;
                 }
                 let Some(found) = found else {
-                    if len >= number_of(value.get("end")) {
-                        state.remove(kind, &key);
+                    // Kept unless it has ended (an `end` that is no number
+                    // never ends it).
+                    let ended = len >= number_of(value.get("end"));
+                    if !ended {
+                        kept.push((key, value));
                     }
                     continue;
                 };
@@ -185,11 +208,9 @@ pub(crate) fn check(
                     Kind::Cooldown => found.entry.has_cooldown,
                 };
                 if !has {
-                    state.remove(kind, &key);
                     continue;
                 }
                 if len >= number_of(value.get("end")) {
-                    state.remove(kind, &key);
                     if kind == Kind::Sticky && found.entry.has_cooldown {
                         // An ended sticky starts a protected cooldown now
                         // (world-info.js:518-529).
@@ -199,7 +220,7 @@ pub(crate) fn check(
                             found.entry.cooldown,
                             true,
                         );
-                        state.set(Kind::Cooldown, found.key.clone(), cooldown);
+                        cooldowns.push((found.key.clone(), cooldown));
                         active.cooldown.insert(found.entry.hash);
                     }
                     continue;
@@ -208,6 +229,14 @@ pub(crate) fn check(
                     Kind::Sticky => active.sticky.insert(found.entry.hash),
                     Kind::Cooldown => active.cooldown.insert(found.entry.hash),
                 };
+                kept.push((key, value));
+            }
+            *state.effects_mut(kind) = kept;
+            if !cooldowns.is_empty() {
+                let mut places = state.places(Kind::Cooldown);
+                for (key, value) in cooldowns {
+                    state.set(Kind::Cooldown, &mut places, key, value);
+                }
             }
         }
     }
@@ -231,6 +260,8 @@ pub(crate) fn start_effects(
     if dry_run {
         return;
     }
+    let mut sticky = state.places(Kind::Sticky);
+    let mut cooldown = state.places(Kind::Cooldown);
     for e in activated {
         for (kind, has, count) in [
             (Kind::Sticky, e.entry.has_sticky, e.entry.sticky),
@@ -239,13 +270,17 @@ pub(crate) fn start_effects(
             if !has {
                 continue;
             }
-            let present = state
-                .effects(kind)
-                .iter()
-                .any(|(k, v)| *k == e.key && v.truthy());
+            let places = match kind {
+                Kind::Sticky => &mut sticky,
+                Kind::Cooldown => &mut cooldown,
+            };
+            let present = places
+                .get(&e.key)
+                .is_some_and(|&i| state.effects(kind)[i].1.truthy());
             if !present {
                 state.set(
                     kind,
+                    places,
                     e.key.clone(),
                     effect(e.entry.hash, chat_len as u64, count, false),
                 );
