@@ -85,8 +85,11 @@ static CACHE: OnceLock<Mutex<CompiledKeys>> = OnceLock::new();
 /// `None` for a key JavaScript would not take as a regex.
 type CompiledKeys = HashMap<(String, usize), Option<Arc<KeyRegex>>>;
 
-/// Most compiled keys kept (a small compiled key takes tens of KiB).
-const CACHE_CAPACITY: usize = 1024;
+/// Most compiled keys kept (a small compiled key takes tens of KiB, so
+/// the cache stays in the order of 100 MiB). A 10,000-entry book with a
+/// quarter regex keys (2,500) fits: at 1,024 it started over on every scan
+/// and compiled every key again (bench/world_info.sh, BENCHMARKS.md).
+const CACHE_CAPACITY: usize = 4096;
 
 /// [`parse_key_regex`] through the process-wide cache.
 pub(crate) fn cached_key_regex(key: &str, backtrack_limit: usize) -> Option<Arc<KeyRegex>> {
