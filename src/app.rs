@@ -29,11 +29,14 @@ use crate::engine::{Engine, EngineError, JobsConfig, RecapWriter};
 use crate::grpc::observe::{self, ObserveLayer};
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
+use crate::grpc::pb::lorebook_service_server::LorebookServiceServer;
 use crate::grpc::pb::memory_service_server::MemoryServiceServer;
 use crate::grpc::pb::prompt_service_server::PromptServiceServer;
 use crate::grpc::pb::recap_service_server::RecapServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
-use crate::grpc::{EventApi, InjectionApi, MemoryApi, PromptApi, RecapApi, SettingsApi, pb};
+use crate::grpc::{
+    EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecapApi, SettingsApi, pb,
+};
 use crate::store::postgres::PgOptions;
 use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
 use crate::telemetry;
@@ -111,13 +114,14 @@ async fn open_store(config: &Config, postgres: Option<PgOptions>) -> Result<Stor
 
 /// The `recap.v1` services' names in `grpc.health.v1`, taken from their
 /// generated server types (so the names cannot drift from the proto).
-const RECAP_SERVICES: [&str; 6] = [
+const RECAP_SERVICES: [&str; 7] = [
     <EventServiceServer<EventApi> as NamedService>::NAME,
     <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
     <SettingsServiceServer<SettingsApi> as NamedService>::NAME,
     <InjectionServiceServer<InjectionApi> as NamedService>::NAME,
     <PromptServiceServer<PromptApi> as NamedService>::NAME,
     <RecapServiceServer<RecapApi> as NamedService>::NAME,
+    <LorebookServiceServer<LorebookApi> as NamedService>::NAME,
 ];
 
 /// Marks each `recap.v1` service SERVING in `grpc.health.v1`.
@@ -268,7 +272,13 @@ async fn start_engine(
         queue: config.llm.queue(),
         ..JobsConfig::default()
     };
-    let engine = Engine::with_jobs(stores, config.limits(), jobs_config).await?;
+    let engine = Engine::with_lorebooks(
+        stores,
+        config.limits(),
+        jobs_config,
+        config.lorebooks.limits(),
+    )
+    .await?;
     tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
         .await
         .map_err(|e| AppError::Startup(e.to_string()))?;
@@ -319,7 +329,7 @@ type Layers = Stack<AuthLayer, Stack<ObserveLayer, tower::layer::util::Identity>
 /// The gRPC server, not yet serving: TLS when `tls` is given, the
 /// observation and authentication layers (`tokens`: the token table's
 /// source; `None`: authentication off), health (every `recap.v1` service
-/// SERVING), reflection and the six `recap.v1` services on `engine`, each
+/// SERVING), reflection and the seven `recap.v1` services on `engine`, each
 /// refusing requests past `--max-request-bytes`. Streams end when
 /// `shutdown` is cancelled. Also returns the health reporter.
 async fn services(
@@ -381,6 +391,10 @@ async fn services(
         )
         .add_service(
             RecapServiceServer::new(RecapApi::new(engine.clone(), shutdown.clone()))
+                .max_decoding_message_size(max_request),
+        )
+        .add_service(
+            LorebookServiceServer::new(LorebookApi::new(engine.clone()))
                 .max_decoding_message_size(max_request),
         );
     Ok((router, health))

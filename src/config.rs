@@ -19,9 +19,11 @@ use duration::seconds;
 
 mod duration;
 mod llm;
+mod lorebooks;
 mod tokens;
 pub use duration::{BareUnit, parse_duration};
 pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
+pub use lorebooks::LorebookOptions;
 pub use tokens::TenantTokens;
 
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
@@ -411,6 +413,10 @@ pub struct Config {
     /// Recaps written by recapd: the LLM and the job queue.
     #[command(flatten)]
     pub llm: LlmOptions,
+
+    /// The limits on lorebooks.
+    #[command(flatten)]
+    pub lorebooks: LorebookOptions,
 }
 
 /// Parses a size in bytes: a number with an optional unit (`KiB`, `MiB`,

@@ -1,6 +1,7 @@
 //! Whole chats in and out as SillyTavern chat files: an import replaces a
-//! chat in one commit; an export reads a snapshot that later changes do
-//! not touch. Neither copies the chat: the imported chat is shared with the
+//! chat in one commit, with its World Info state (the chat's
+//! `world_info_chat_book` override and its timed effects); an export reads
+//! a snapshot that later changes do not touch. Neither copies the chat: the imported chat is shared with the
 //! store while it is written, and an export shares the chat in memory
 //! (a change made during an export copies it first).
 
@@ -11,26 +12,37 @@ use super::{Engine, EngineError, Next};
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::Trigger;
+use crate::domain::st_chat::world_info::ChatWorldInfo;
 use crate::domain::st_chat::{ImportedChat, st_chat_lines};
 use crate::store::{SharedChat, Write};
 
 /// A chat as it was at one moment, shared rather than copied (later
 /// changes do not touch it), with what its export needs besides: the
 /// chat's auto-hide count then, since `is_system` is written for messages
-/// hidden by hand or by auto-hide.
+/// hidden by hand or by auto-hide, and its World Info state then.
 #[derive(Debug, Clone)]
 pub struct ChatSnapshot {
     /// The chat.
     pub chat: Arc<Chat>,
     /// The chat's effective `auto_hide_scene_count` at the snapshot.
     pub auto_hide_scene_count: u32,
+    /// What the file's `chat_metadata.world_info` and `timedWorldInfo` are
+    /// written from: the chat's own `world_info_chat_book` override (not
+    /// the global value: in SillyTavern the chat book belongs to the chat)
+    /// and its timed effects.
+    pub world_info: ChatWorldInfo,
 }
 
 impl ChatSnapshot {
     /// The lines of the chat's SillyTavern file, without their newlines,
     /// made one at a time (the one place exports write a chat).
     pub fn lines<'a>(&'a self, chat_id: &'a str) -> impl Iterator<Item = String> + 'a {
-        st_chat_lines(chat_id, &self.chat, self.auto_hide_scene_count)
+        st_chat_lines(
+            chat_id,
+            &self.chat,
+            self.auto_hide_scene_count,
+            &self.world_info,
+        )
     }
 }
 
@@ -44,18 +56,22 @@ enum Held {
 
 impl Engine {
     /// Replaces a chat (created when new) with one read from a SillyTavern
-    /// file: all its messages and running-recap versions, in one commit
-    /// with an immediate refresh (trigger CHAT_CHANGED): a reader sees the
-    /// old chat or the new one. On failure nothing is stored, and a new
-    /// chat takes no place under `--max-chats`. Answers with the number of
-    /// messages and of versions.
+    /// file: all its messages and running-recap versions, and its World
+    /// Info state as the file has it (the chat's `world_info_chat_book`
+    /// override is the file's `chat_metadata.world_info`, and cleared when
+    /// the file has none; its timed effects are the file's
+    /// `timedWorldInfo`, or none), in one commit with an immediate refresh
+    /// (trigger CHAT_CHANGED): a reader sees the old chat or the new one.
+    /// On failure nothing is stored, and a new chat takes no place under
+    /// `--max-chats`. Answers with the number of messages and of versions.
     pub async fn import_chat(
         &self,
         chat_id: &ChatKey,
-        imported: ImportedChat,
+        mut imported: ImportedChat,
     ) -> Result<(usize, usize), EngineError> {
+        let world_info = std::mem::take(&mut imported.world_info);
         let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
-        self.retrying(|| self.import_chat_once(chat_id, &held))
+        self.retrying(|| self.import_chat_once(chat_id, &held, &world_info))
             .await
     }
 
@@ -66,6 +82,7 @@ impl Engine {
         &self,
         chat_id: &ChatKey,
         held: &parking_lot::Mutex<Option<Held>>,
+        world_info: &ChatWorldInfo,
     ) -> Result<(usize, usize), EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
@@ -84,10 +101,25 @@ impl Engine {
             None => Some(self.reserve_chat()?),
             Some(_) => None,
         };
-        let writes = vec![Write::ReplaceChat {
+        let mut writes = vec![Write::ReplaceChat {
             chat: chat_id.clone(),
             content: SharedChat(chat.clone()),
         }];
+        // The chat book is a setting of the chat's own; only that field
+        // changes (nothing any check of the settings reads).
+        let mut own = resident.settings().clone();
+        if own.overrides.world_info_chat_book != world_info.book {
+            own.overrides
+                .world_info_chat_book
+                .clone_from(&world_info.book);
+            resident.set_settings(own.clone());
+            writes.push(Write::ChatSettings {
+                chat: chat_id.clone(),
+                settings: own,
+            });
+        }
+        // The chat's row, written by the commit, carries the timed effects.
+        resident.meta.world_info_timed.clone_from(&world_info.timed);
         let counts = (chat.len(), chat.recaps().versions().count());
         resident.chat = Some(chat);
         self.commit(
@@ -113,6 +145,10 @@ impl Engine {
             Ok(ChatSnapshot {
                 chat,
                 auto_hide_scene_count: resident.effective(&global).auto_hide_scene_count,
+                world_info: ChatWorldInfo {
+                    book: resident.settings().overrides.world_info_chat_book.clone(),
+                    timed: resident.meta.world_info_timed.clone(),
+                },
             })
         })
         .await

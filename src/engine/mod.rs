@@ -38,6 +38,8 @@
 //!    [`QueueOptions`], [`RecapWriter`]); then [`publish`], [`files`],
 //!    [`settings_ops`], [`lifecycle`], [`refreshes`], [`debounce`],
 //!    [`replicas`], [`job_watch`], which use the parts above.
+//!    [`lorebooks`]: the tenants' lorebooks (World Info files), their
+//!    per-book locks and parsed-book cache; it uses only the root.
 //!
 //! # Glossary
 //!
@@ -83,6 +85,7 @@ mod global_settings;
 mod job_watch;
 mod jobs;
 mod lifecycle;
+mod lorebooks;
 mod ops;
 mod prompt;
 mod publish;
@@ -118,6 +121,10 @@ pub use job_watch::JobUpdates;
 pub(crate) use job_watch::JobsStore;
 pub use jobs::{JobsConfig, QueueOptions, RecapWriter};
 pub use lifecycle::ChatSummary;
+pub use lorebooks::{
+    LorebookEntry, LorebookLimits, LorebookSummary, MAX_NAME_BYTES as MAX_LOREBOOK_NAME_BYTES,
+    check_name as check_lorebook_name,
+};
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
@@ -183,6 +190,10 @@ struct Inner {
     last_resync_ms: Mutex<Option<UnixMillis>>,
     /// The wall clock (from [`JobsConfig::wall_clock`]).
     wall_clock: Arc<dyn WallClock>,
+    /// The lorebook limits (`--max-lorebook*`).
+    lorebook_limits: LorebookLimits,
+    /// The lorebooks' locks and parsed books.
+    lorebooks: lorebooks::Shelf,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -232,6 +243,16 @@ impl Engine {
         limits: Limits,
         jobs: JobsConfig,
     ) -> Result<Engine, EngineError> {
+        Engine::with_lorebooks(stores, limits, jobs, LorebookLimits::default()).await
+    }
+
+    /// [`Engine::with_jobs`] with the operator's lorebook limits.
+    pub async fn with_lorebooks(
+        stores: Stores,
+        limits: Limits,
+        jobs: JobsConfig,
+        lorebook_limits: LorebookLimits,
+    ) -> Result<Engine, EngineError> {
         let Stores { chats, replicas } = stores;
         let global = chats.global_settings().await?;
         let chats_known = chats.chat_count().await?;
@@ -259,6 +280,8 @@ impl Engine {
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
                 wall_clock,
+                lorebook_limits,
+                lorebooks: lorebooks::Shelf::default(),
             }),
         })
     }

@@ -426,8 +426,8 @@ impl Resident {
     }
 
     /// The estimated bytes this state holds beyond its place in the slot:
-    /// the chat, its stored row's injections, its settings and its open
-    /// jobs.
+    /// the chat, its stored row's injections and timed World Info effects,
+    /// its settings and its open jobs.
     pub fn resident_bytes(&self) -> usize {
         let chat = self.chat.as_ref().map_or(0, |chat| {
             // The `Arc`'s allocation; the chat counts its own struct.
@@ -436,6 +436,7 @@ impl Resident {
         });
         chat + self.meta.injection.heap_bytes()
             + self.meta.message_injection.heap_bytes()
+            + self.meta.world_info_timed.heap_bytes()
             + self.own_settings.as_deref().map_or(0, |s| {
                 allocation_bytes(size_of::<ChatSettings>()) + s.overrides.heap_bytes()
             })

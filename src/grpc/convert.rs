@@ -25,6 +25,8 @@ pub use jobs::{
     DEFAULT_PAGE_SIZE, MAX_MESSAGE_IDS, MAX_PAGE_SIZE, job_id, job_kind, job_state, job_states,
     page_after, page_size, page_token, unique_ids,
 };
+/// Page tokens' hex form, shared with the lorebook service's tokens.
+pub(crate) use jobs::{hex, unhex};
 pub use settings::settings_patch;
 
 /// The wire timestamp of an instant stored in milliseconds.

@@ -3,12 +3,14 @@
 
 pub mod convert;
 mod files;
+mod lorebook;
 pub mod observe;
 mod recap;
 mod services;
 pub mod status;
 mod stream;
 
+pub use lorebook::LorebookApi;
 pub use recap::{JobStream, RecapApi};
 pub use services::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi};
 pub use stream::InjectionStream;

@@ -76,10 +76,14 @@ fn table(error: &EngineError) -> (Code, Told<'_>) {
         // attempts; the message names the chat (or the global settings) the
         // caller wrote, and the caller's own tenant. Fenced: a job's runner
         // lost it to another (or to a cancellation) first; the message
-        // names the job by the id the caller reads it by.
-        EngineError::Store(lost @ (StoreError::Conflict(_) | StoreError::Fenced(_))) => {
-            (Code::Aborted, Own(lost))
-        }
+        // names the job by the id the caller reads it by. LorebookChanged:
+        // a book's edit still losing to other replicas' after several
+        // fresh attempts; the message names the book the caller named.
+        EngineError::Store(
+            lost @ (StoreError::Conflict(_)
+            | StoreError::Fenced(_)
+            | StoreError::LorebookChanged(_)),
+        ) => (Code::Aborted, Own(lost)),
     }
 }
 

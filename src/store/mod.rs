@@ -32,10 +32,14 @@ use crate::domain::st_chat::verbatim::StFile;
 use crate::domain::time::{UnixMicros, UnixMillis};
 
 pub mod group_commit;
+pub mod lorebooks;
 mod migrations;
 pub mod postgres;
 pub mod sqlite;
 
+pub use lorebooks::{
+    DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, StoredLorebook,
+};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
@@ -80,6 +84,11 @@ pub enum StoreError {
     /// of the batch's group is applied; the caller drops its result.
     #[error("job {0} was taken over or changed by another runner")]
     Fenced(String),
+    /// A [`Write::Lorebook`] or [`Write::DeleteLorebook`] expected a
+    /// version of the book (named here) that is no longer the stored one:
+    /// another writer changed it first. Nothing of the group is applied.
+    #[error("lorebook {0:?} was changed by another writer; retry")]
+    LorebookChanged(String),
 }
 
 impl StoreError {
@@ -100,6 +109,7 @@ impl StoreError {
             StoreError::Conflict(key) => StoreError::Conflict(key.clone()),
             StoreError::Panicked(message) => StoreError::Panicked(message.clone()),
             StoreError::Fenced(job) => StoreError::Fenced(job.clone()),
+            StoreError::LorebookChanged(name) => StoreError::LorebookChanged(name.clone()),
         }
     }
 
@@ -169,6 +179,14 @@ pub struct ChatMeta {
         with = "crate::domain::st_chat::verbatim::shared_file"
     )]
     pub st_file: Option<std::sync::Arc<StFile>>,
+    /// The chat's SillyTavern timed World Info effects (sticky and
+    /// cooldown, SillyTavern's `chat_metadata.timedWorldInfo`), as the text
+    /// of a JSON object: an imported file's as written, then as
+    /// activations advance them (`domain::world_info::timed`). Always an
+    /// object's text when present; an export writes it back as it is.
+    /// `None`: no effects yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub world_info_timed: Option<String>,
 }
 
 /// A chat's own settings: its overrides of the global settings and its
@@ -305,6 +323,11 @@ pub enum Write {
         /// µs since the epoch.
         finished_before_us: UnixMicros,
     },
+    /// Creates or replaces a lorebook if its version is the one expected
+    /// (see [`lorebooks`]).
+    Lorebook(PutLorebook),
+    /// Deletes a lorebook if its version is the one expected.
+    DeleteLorebook(DeleteLorebook),
 }
 
 /// What a deleted chat leaves: the last revisions its subscribers were
@@ -505,6 +528,28 @@ pub trait ChatStore: Send + Sync + 'static {
     /// due or a RUNNING job's lease expires, all tenants: when the runner
     /// should look again at the latest. `None` when there is no such time.
     async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError>;
+    /// One lorebook of `tenant` (`None`: no such book).
+    async fn lorebook(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+    ) -> Result<Option<StoredLorebook>, StoreError>;
+    /// The versions of those of `names` that `tenant` has, in no order.
+    async fn lorebook_versions(
+        &self,
+        tenant: &Tenant,
+        names: &[String],
+    ) -> Result<Vec<(String, u64)>, StoreError>;
+    /// A page of one tenant's lorebooks, ordered by name as bytes, at most
+    /// `limit`, strictly after `after` when given.
+    async fn list_lorebooks(
+        &self,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LorebookListing>, StoreError>;
+    /// How many lorebooks `tenant` has.
+    async fn lorebook_count(&self, tenant: &Tenant) -> Result<usize, StoreError>;
     /// Stops taking commits and waits until every commit already taken is
     /// durable (or failed). Later commits fail with [`StoreError::Closed`].
     async fn close(&self);

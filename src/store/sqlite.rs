@@ -17,8 +17,8 @@ use rusqlite::{Connection, params};
 
 use super::group_commit::{self, CommitQueue};
 use super::{
-    ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, StoreError, TenantSettings, Write,
-    from_json, to_json,
+    ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, LorebookListing, StoreError,
+    StoredLorebook, TenantSettings, Write, from_json, to_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
@@ -29,6 +29,7 @@ use crate::domain::time::UnixMicros;
 mod chat_rows;
 mod jobs;
 mod lifecycle;
+mod lorebooks;
 mod schema;
 
 use chat_rows::{ChatRows, Fetched};
@@ -265,6 +266,8 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
         Write::Claim { .. } => Ok(()),
         Write::Job { job, expect_fence } => jobs::put_job(tx, job, *expect_fence),
         Write::PurgeJobs { finished_before_us } => jobs::purge_jobs(tx, *finished_before_us),
+        Write::Lorebook(put) => lorebooks::put_lorebook(tx, put),
+        Write::DeleteLorebook(delete) => lorebooks::delete_lorebook(tx, delete),
         Write::DeleteChat { chat, tombstone } => lifecycle::delete_chat(tx, chat, tombstone),
         Write::Activity {
             chat,
@@ -418,6 +421,43 @@ impl ChatStore for SqliteStore {
 
     async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.read(move |conn| jobs::next_job_due(conn, after_us))
+            .await
+    }
+
+    async fn lorebook(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+    ) -> Result<Option<StoredLorebook>, StoreError> {
+        let (tenant, name) = (tenant.clone(), name.to_owned());
+        self.read(move |conn| lorebooks::lorebook(conn, &tenant, &name))
+            .await
+    }
+
+    async fn lorebook_versions(
+        &self,
+        tenant: &Tenant,
+        names: &[String],
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        let (tenant, names) = (tenant.clone(), names.to_vec());
+        self.read(move |conn| lorebooks::lorebook_versions(conn, &tenant, &names))
+            .await
+    }
+
+    async fn list_lorebooks(
+        &self,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LorebookListing>, StoreError> {
+        let (tenant, after) = (tenant.clone(), after.map(str::to_owned));
+        self.read(move |conn| lorebooks::list_lorebooks(conn, &tenant, after.as_deref(), limit))
+            .await
+    }
+
+    async fn lorebook_count(&self, tenant: &Tenant) -> Result<usize, StoreError> {
+        let tenant = tenant.clone();
+        self.read(move |conn| lorebooks::lorebook_count(conn, &tenant))
             .await
     }
 

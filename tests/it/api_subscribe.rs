@@ -388,12 +388,13 @@ async fn files_containing(
     }
 }
 
-const EXPECTED_SERVICES: [&str; 6] = [
+const EXPECTED_SERVICES: [&str; 7] = [
     "recap.v1.EventService",
     "recap.v1.MemoryService",
     "recap.v1.SettingsService",
     "recap.v1.InjectionService",
     "recap.v1.PromptService",
+    "recap.v1.LorebookService",
     "grpc.health.v1.Health",
 ];
 

@@ -55,16 +55,16 @@ on_both_stores! {
 
 /// A fresh schema of the test database, dropped when the test ends (even
 /// when it fails).
-struct Schema(String);
+pub(crate) struct Schema(String);
 
 impl Schema {
-    fn new() -> Schema {
+    pub(crate) fn new() -> Schema {
         // `rt_` and random hex, so the test script's clean-up finds it.
         Schema(format!("rt_{:016x}", rand::random::<u64>()))
     }
 
     /// A store on this schema (another call: another replica on it).
-    async fn store(&self) -> PgStore {
+    pub(crate) async fn store(&self) -> PgStore {
         let (connection, tls) = StoreUrl(test_database_url())
             .parse()
             .expect("the test database URL");

@@ -107,10 +107,17 @@ pub const DEFAULT_MESSAGE_RECAPS_TEMPLATE: &str = "# Recent Events\n\n{{message_
 mod declare;
 mod fields;
 mod values;
+mod world_info;
 
 pub use crate::settings_table;
 use declare::{checked, declare_settings};
 pub use values::SettingValue;
+pub use world_info::{
+    BookNames, CharacterStrategy, MAX_BOOK_NAME_BYTES, MAX_BOOKS_PER_LIST, WI_BUDGET_CAP_MAX,
+    WI_BUDGET_MAX, WI_BUDGET_MIN, WI_DEPTH_MAX, WI_MAX_RECURSION_STEPS_MAX,
+    WI_MIN_ACTIVATIONS_DEPTH_MAX_MAX, WI_MIN_ACTIVATIONS_MAX, book_names, check_book_name,
+    optional_book_name, wi_range,
+};
 
 // Settings, SettingsPatch, ApiSettings, FIELD_NAMES and their operations.
 settings_table!(declare_settings);

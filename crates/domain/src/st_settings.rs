@@ -15,6 +15,11 @@
 //! meaning recapd shares are read; its prompts never are: they ask for
 //! answers in the extension's own shapes, which recapd does not parse, so
 //! they are listed with the other ignored keys.
+//!
+//! SillyTavern's own World Info settings are read too ([`world_info`]):
+//! its `settings.json` whole (`world_info_settings`, `power_user`; every
+//! other key of the file is reported as ignored), or its
+//! `world_info_settings` object alone.
 
 use std::collections::BTreeMap;
 
@@ -37,7 +42,9 @@ pub struct ImportedSettings {
     /// names without `.jsonl`, as `recapd import` names chats) to each
     /// chat's own enabled state. Every id follows the chat-id rules.
     pub chats_enabled: BTreeMap<String, bool>,
-    /// Keys of the object that recapd does not use, sorted.
+    /// Keys of the object that recapd does not use, sorted; members of
+    /// SillyTavern's objects recapd reads part of as `object.member`
+    /// (`power_user.persona_description`).
     pub ignored_keys: Vec<String>,
 }
 
@@ -320,12 +327,31 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
         chats_enabled: BTreeMap::new(),
         ignored_keys: Vec::new(),
     };
+    // SillyTavern reads its World Info settings from `world_info_settings`
+    // when present, else from the top level (script.js:7954 at 51ad27f).
+    let nested_world_info = world_info::has_settings_object(&object);
     for (key, value) in &object {
         let k = key.as_str();
         if k == "chats_enabled" {
             // `null` has no entries: no chat's state changes.
             if !value.is_null() {
                 imported.chats_enabled = chats_enabled(k, value)?;
+            }
+            continue;
+        }
+        if k == world_info::SETTINGS_KEY {
+            world_info::read_settings_object(&mut imported, value)?;
+            continue;
+        }
+        if k == world_info::POWER_USER_KEY {
+            world_info::read_power_user(&mut imported, value)?;
+            continue;
+        }
+        if world_info::is_world_info_key(k) {
+            if nested_world_info {
+                imported.ignored_keys.push(key.clone());
+            } else {
+                world_info::read_key(&mut imported, k, k, value)?;
             }
             continue;
         }
@@ -346,6 +372,8 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
         .sort_by_key(|field| settings::FIELD_NAMES.iter().position(|name| name == field));
     Ok(imported)
 }
+
+mod world_info;
 
 #[cfg(test)]
 mod tests;

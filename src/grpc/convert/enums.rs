@@ -4,7 +4,7 @@
 use super::pb;
 use crate::domain::refresh::Trigger;
 use crate::domain::settings::{
-    ContextType, MaxTokensField, Position, Role, StructuredOutput, TokenizerKind,
+    CharacterStrategy, ContextType, MaxTokensField, Position, Role, StructuredOutput, TokenizerKind,
 };
 
 impl From<pb::InjectionPosition> for Position {
@@ -131,6 +131,27 @@ impl From<MaxTokensField> for pb::MaxTokensField {
             MaxTokensField::Auto => pb::MaxTokensField::Auto,
             MaxTokensField::MaxTokens => pb::MaxTokensField::MaxTokens,
             MaxTokensField::MaxCompletionTokens => pb::MaxTokensField::MaxCompletionTokens,
+        }
+    }
+}
+
+impl From<pb::WorldInfoCharacterStrategy> for CharacterStrategy {
+    fn from(s: pb::WorldInfoCharacterStrategy) -> Self {
+        match s {
+            pb::WorldInfoCharacterStrategy::Evenly => CharacterStrategy::Evenly,
+            pb::WorldInfoCharacterStrategy::CharacterFirst
+            | pb::WorldInfoCharacterStrategy::Unspecified => CharacterStrategy::CharacterFirst,
+            pb::WorldInfoCharacterStrategy::GlobalFirst => CharacterStrategy::GlobalFirst,
+        }
+    }
+}
+
+impl From<CharacterStrategy> for pb::WorldInfoCharacterStrategy {
+    fn from(s: CharacterStrategy) -> Self {
+        match s {
+            CharacterStrategy::Evenly => pb::WorldInfoCharacterStrategy::Evenly,
+            CharacterStrategy::CharacterFirst => pb::WorldInfoCharacterStrategy::CharacterFirst,
+            CharacterStrategy::GlobalFirst => pb::WorldInfoCharacterStrategy::GlobalFirst,
         }
     }
 }

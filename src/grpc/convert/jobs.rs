@@ -180,7 +180,7 @@ pub fn page_token(last: &Job) -> String {
 }
 
 /// `plain`'s bytes in lowercase hex: a page token's form.
-pub(super) fn hex(plain: &str) -> String {
+pub(crate) fn hex(plain: &str) -> String {
     let mut token = String::with_capacity(plain.len() * 2);
     for byte in plain.bytes() {
         token.push(char::from(HEX[usize::from(byte >> 4)]));
@@ -191,7 +191,7 @@ pub(super) fn hex(plain: &str) -> String {
 
 /// The text a page token made by [`hex`] holds; `None` for a token that
 /// is not lowercase hex of UTF-8 or is longer than `max_chars`.
-pub(super) fn unhex(token: &str, max_chars: usize) -> Option<String> {
+pub(crate) fn unhex(token: &str, max_chars: usize) -> Option<String> {
     if token.len() > max_chars || !token.len().is_multiple_of(2) {
         return None;
     }

@@ -7,8 +7,8 @@
 use super::{enum_value, pb};
 use crate::domain::DomainError;
 use crate::domain::settings::{
-    ApiSettings, ContextType, MaxTokensField, Position, Role, Settings, SettingsPatch,
-    StructuredOutput, TokenizerKind, settings_table,
+    ApiSettings, BookNames, CharacterStrategy, ContextType, MaxTokensField, Position, Role,
+    Settings, SettingsPatch, StructuredOutput, TokenizerKind, settings_table,
 };
 
 /// A setting's API form ([`crate::domain::settings::SettingValue::Api`])
@@ -59,7 +59,8 @@ wire_enums!(
     ContextType => pb::RecapContextType,
     TokenizerKind => pb::Tokenizer,
     StructuredOutput => pb::StructuredOutput,
-    MaxTokensField => pb::MaxTokensField
+    MaxTokensField => pb::MaxTokensField,
+    CharacterStrategy => pb::WorldInfoCharacterStrategy
 );
 
 /// A list is a message on the wire so that an empty list can be present.
@@ -71,6 +72,19 @@ impl Wire for Vec<String> {
     }
     fn into_pb(self) -> pb::CharacterKeys {
         pb::CharacterKeys { keys: self }
+    }
+}
+
+/// A list of lorebook names is a message on the wire, for the same reason.
+impl Wire for BookNames {
+    type Pb = pb::StringList;
+    fn from_pb(_field: &str, value: pb::StringList) -> Result<Self, DomainError> {
+        let pb::StringList { values } = value;
+        Ok(BookNames(values))
+    }
+    fn into_pb(self) -> pb::StringList {
+        let BookNames(values) = self;
+        pb::StringList { values }
     }
 }
 

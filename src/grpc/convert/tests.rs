@@ -97,6 +97,50 @@ fn unknown_and_unspecified_enums_and_bad_numbers_are_refused_by_name() {
 }
 
 #[test]
+fn world_info_settings_round_trip_and_unspecified_strategy_is_refused() {
+    use crate::domain::settings::{BookNames, CharacterStrategy};
+    let s = Settings {
+        world_info_depth: 7,
+        world_info_character_strategy: CharacterStrategy::Evenly,
+        world_info_global_books: BookNames(vec!["Eldoria".into()]),
+        world_info_character_books: BookNames(vec![]),
+        world_info_chat_book: "chat lore".into(),
+        ..Settings::default()
+    };
+    let wire = pb::Settings::from(&s);
+    assert_eq!(
+        wire.world_info_character_strategy,
+        Some(pb::WorldInfoCharacterStrategy::Evenly as i32)
+    );
+    assert_eq!(
+        wire.world_info_global_books,
+        Some(pb::StringList {
+            values: vec!["Eldoria".into()]
+        })
+    );
+    // An empty list is present on the wire, so an update can set it.
+    assert_eq!(
+        wire.world_info_character_books,
+        Some(pb::StringList { values: vec![] })
+    );
+    let back = Settings::default().with(&settings_patch(Some(wire)).unwrap());
+    assert_eq!(back, s);
+
+    for bad in [0, 4] {
+        let err = settings_patch(Some(pb::Settings {
+            world_info_character_strategy: Some(bad),
+            ..Default::default()
+        }))
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("settings.world_info_character_strategy"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn positions_and_roles_map_to_sillytavern_order() {
     // proto value - 2 = SillyTavern's extension_prompt_types value.
     assert_eq!(pb::InjectionPosition::from(Position::None) as i32 - 2, -1);

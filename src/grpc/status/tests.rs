@@ -61,6 +61,10 @@ fn caller_caused_errors_have_their_code_and_keep_their_message() {
             Code::ResourceExhausted,
         ),
         (StoreError::Fenced("job-1".into()).into(), Code::Aborted),
+        (
+            StoreError::LorebookChanged("Eldoria".into()).into(),
+            Code::Aborted,
+        ),
         (conflict(), Code::Aborted),
     ];
     for (error, expected) in cases {

@@ -91,9 +91,19 @@ impl PgCommitter {
             statements.push((prepared, params));
         }
         let mut tenants = Vec::new();
+        // The statements that answer a row only when applied (a lorebook's
+        // version checked), with the book each names.
+        let mut conditional: Vec<(usize, &str)> = Vec::new();
         for write in groups.iter().flatten() {
             if let Write::GlobalSettings { tenant, .. } = write {
                 tenants.push(tenant.name().to_owned());
+            }
+            match write {
+                Write::Lorebook(put) => conditional.push((statements.len(), &put.name)),
+                Write::DeleteLorebook(delete) => {
+                    conditional.push((statements.len(), &delete.name));
+                }
+                _ => {}
             }
             if let Some((sql, params)) = statement(write)? {
                 let prepared = bounded(async {
@@ -122,6 +132,11 @@ impl PgCommitter {
             })
             .await?;
             answers.extend(rows);
+        }
+        for (at, name) in conditional {
+            if answers.get(at).is_none_or(Vec::is_empty) {
+                return Err(StoreError::LorebookChanged(name.to_owned()));
+            }
         }
         let mut hint = Hint {
             replica: self.replica.clone(),

@@ -19,6 +19,7 @@ const MIGRATIONS: Migrations = Migrations(&[
     migration!(3, "tenant_columns"),
     migration!(4, "job_queue"),
     migration!(5, "chat_lifecycle"),
+    migration!(6, "lorebooks"),
 ]);
 
 /// `name` as an SQL identifier, quoted: `CREATE SCHEMA` takes no

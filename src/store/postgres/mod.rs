@@ -21,6 +21,7 @@ mod hint;
 mod jobs;
 mod listen;
 mod listing;
+mod lorebooks;
 mod migrations;
 mod reads;
 mod replace;
@@ -43,8 +44,8 @@ use tokio_postgres::types::ToSql;
 
 use super::group_commit::{self, CommitQueue};
 use super::{
-    Change, ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, ReplicaStore, StoreError,
-    TenantSettings, Write, from_json,
+    Change, ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, LorebookListing,
+    ReplicaStore, StoreError, StoredLorebook, TenantSettings, Write, from_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
@@ -280,6 +281,35 @@ impl ChatStore for PgStore {
 
     async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.read_next_job_due(after_us).await
+    }
+
+    async fn lorebook(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+    ) -> Result<Option<StoredLorebook>, StoreError> {
+        self.read_lorebook(tenant, name).await
+    }
+
+    async fn lorebook_versions(
+        &self,
+        tenant: &Tenant,
+        names: &[String],
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        self.read_lorebook_versions(tenant, names).await
+    }
+
+    async fn list_lorebooks(
+        &self,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LorebookListing>, StoreError> {
+        self.read_lorebook_page(tenant, after, limit).await
+    }
+
+    async fn lorebook_count(&self, tenant: &Tenant) -> Result<usize, StoreError> {
+        self.read_lorebook_count(tenant).await
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {

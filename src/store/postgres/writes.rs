@@ -81,6 +81,9 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
         // (`jobs::check_fences`).
         Write::Job { job, .. } => super::jobs::put_job(job)?,
         Write::PurgeJobs { finished_before_us } => super::jobs::purge_jobs(*finished_before_us),
+        // Its answer (a row only when applied) is checked by the commit.
+        Write::Lorebook(put) => super::lorebooks::put_lorebook(put),
+        Write::DeleteLorebook(delete) => super::lorebooks::delete_lorebook(delete),
         // Its jobs' rows were locked with the batch's (`jobs::lock_jobs`).
         Write::DeleteChat { chat, tombstone } => (
             DELETE_CHAT,

@@ -24,11 +24,12 @@ pub(super) const MIGRATIONS: Migrations = Migrations(&[
     migration!(2, "tenant_columns"),
     migration!(3, "job_queue"),
     migration!(4, "chat_lifecycle"),
+    migration!(5, "lorebooks"),
 ]);
 
 /// The schema this recapd writes (the last migration's version).
 #[cfg(test)]
-pub(super) const SCHEMA_VERSION: i64 = 4;
+pub(super) const SCHEMA_VERSION: i64 = 5;
 
 /// Opens the writing connection, creating or upgrading the schema, then
 /// checkpoints the WAL into the database file and empties it: the last run

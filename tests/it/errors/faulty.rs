@@ -138,6 +138,31 @@ impl ChatStore for Faulty {
     async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
         self.inner.next_job_due(after_us).await
     }
+    async fn lorebook(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+    ) -> Result<Option<recapd::store::StoredLorebook>, StoreError> {
+        self.inner.lorebook(tenant, name).await
+    }
+    async fn lorebook_versions(
+        &self,
+        tenant: &Tenant,
+        names: &[String],
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        self.inner.lorebook_versions(tenant, names).await
+    }
+    async fn list_lorebooks(
+        &self,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<recapd::store::LorebookListing>, StoreError> {
+        self.inner.list_lorebooks(tenant, after, limit).await
+    }
+    async fn lorebook_count(&self, tenant: &Tenant) -> Result<usize, StoreError> {
+        self.inner.lorebook_count(tenant).await
+    }
     async fn close(&self) {
         self.inner.close().await;
     }

@@ -9,7 +9,8 @@ use crate::message::{Message, MessageData, Swipe, SwipeData, Swipes};
 use crate::recaps::RecapVersion;
 use crate::refresh::{Injection, InjectionKey, Trigger};
 use crate::settings::{
-    ContextType, MaxTokensField, Milli, Position, Role, StructuredOutput, TokenizerKind,
+    BookNames, CharacterStrategy, ContextType, MaxTokensField, Milli, Position, Role,
+    StructuredOutput, TokenizerKind,
 };
 use crate::st_chat::verbatim::{
     FileSwipe, Kept, OwnData, StFile, StHeader, StMessage, StSwipe, StVersion,
@@ -27,7 +28,15 @@ inline_only!(
     TokenizerKind,
     StructuredOutput,
     MaxTokensField,
+    CharacterStrategy,
 );
+
+impl Footprint for BookNames {
+    fn heap_bytes(&self) -> usize {
+        let BookNames(names) = self;
+        names.heap_bytes()
+    }
+}
 
 impl Footprint for Message {
     fn heap_bytes(&self) -> usize {

@@ -133,6 +133,65 @@ macro_rules! settings_table {
             /// (in thousandths) of the characters of the version it builds on
             /// plus the scene recap; 0 turns the check off.
             running_recap_min_ratio: Milli = Milli(200), checked by check_min_ratio;
+            // ---- SillyTavern World Info (world-info.js:69-82 at 51ad27f).
+            /// Messages of the chat (newest first) World Info scans; an
+            /// entry's own `scanDepth` wins.
+            world_info_depth: u32 = 2,
+                checked by wi_range("settings.world_info_depth", 0, WI_DEPTH_MAX);
+            /// Passes go on, each one message deeper, until this many entries
+            /// are active; 0 turns it off.
+            world_info_min_activations: u32 = 0,
+                checked by wi_range(
+                    "settings.world_info_min_activations",
+                    0,
+                    WI_MIN_ACTIVATIONS_MAX,
+                );
+            /// How deep `world_info_min_activations` may scan; 0: the whole chat.
+            world_info_min_activations_depth_max: u32 = 0,
+                checked by wi_range(
+                    "settings.world_info_min_activations_depth_max",
+                    0,
+                    WI_MIN_ACTIVATIONS_DEPTH_MAX_MAX,
+                );
+            /// The token budget of activated entries, in percent of
+            /// `max_context_tokens`.
+            world_info_budget: u32 = 25,
+                checked by wi_range("settings.world_info_budget", WI_BUDGET_MIN, WI_BUDGET_MAX);
+            /// The most tokens the budget may be; 0: no cap.
+            world_info_budget_cap: u32 = 0,
+                checked by wi_range("settings.world_info_budget_cap", 0, WI_BUDGET_CAP_MAX);
+            /// Whether scanned messages carry their speaker's name (`name: text`).
+            world_info_include_names: bool = true;
+            /// Whether activated entries' contents are scanned in turn (recursion).
+            world_info_recursive: bool = false;
+            /// Whether keys match case-sensitively (an entry's own flag wins).
+            world_info_case_sensitive: bool = false;
+            /// Whether one-word keys match whole words only (an entry's own flag wins).
+            world_info_match_whole_words: bool = false;
+            /// Whether inclusion groups keep their best-scoring members (an
+            /// entry's own flag wins).
+            world_info_use_group_scoring: bool = false;
+            /// How character and global books are ordered against each other.
+            world_info_character_strategy: CharacterStrategy = CharacterStrategy::CharacterFirst;
+            /// The most scan passes (recursion included); 0: no limit.
+            world_info_max_recursion_steps: u32 = 0,
+                checked by wi_range(
+                    "settings.world_info_max_recursion_steps",
+                    0,
+                    WI_MAX_RECURSION_STEPS_MAX,
+                );
+            /// The global lorebooks (SillyTavern's selected World Info).
+            world_info_global_books: BookNames = BookNames::default(),
+                checked by book_names("settings.world_info_global_books");
+            /// The character's lorebooks (its primary book, then its extra books).
+            world_info_character_books: BookNames = BookNames::default(),
+                checked by book_names("settings.world_info_character_books");
+            /// The chat's own lorebook (`chat_metadata.world_info`); empty: none.
+            world_info_chat_book: String = String::new(),
+                checked by optional_book_name("settings.world_info_chat_book");
+            /// The persona's lorebook; empty: none.
+            world_info_persona_book: String = String::new(),
+                checked by optional_book_name("settings.world_info_persona_book");
         }
     };
 }

@@ -300,3 +300,162 @@ fn range_checks_name_their_field() {
     assert_eq!(check_debounce_ms(0), Ok(0));
     assert!(check_debounce_ms(3_600_001).is_err());
 }
+
+#[test]
+fn world_info_defaults_are_sillytaverns_code_defaults() {
+    // world-info.js:69-82 at 51ad27f (the code's defaults; docs/settings.md
+    // says why not the shipped settings.json's).
+    let s = Settings::default();
+    assert_eq!(s.world_info_depth, 2);
+    assert_eq!(s.world_info_min_activations, 0);
+    assert_eq!(s.world_info_min_activations_depth_max, 0);
+    assert_eq!(s.world_info_budget, 25);
+    assert_eq!(s.world_info_budget_cap, 0);
+    assert!(s.world_info_include_names);
+    assert!(!s.world_info_recursive);
+    assert!(!s.world_info_case_sensitive);
+    assert!(!s.world_info_match_whole_words);
+    assert!(!s.world_info_use_group_scoring);
+    assert_eq!(
+        s.world_info_character_strategy,
+        CharacterStrategy::CharacterFirst
+    );
+    assert_eq!(s.world_info_max_recursion_steps, 0);
+    assert_eq!(s.world_info_global_books, BookNames::default());
+    assert_eq!(s.world_info_character_books, BookNames::default());
+    assert_eq!(s.world_info_chat_book, "");
+    assert_eq!(s.world_info_persona_book, "");
+}
+
+#[test]
+fn world_info_ranges_are_sillytaverns_settings_panel() {
+    // The sliders of public/index.html:4712-4756 at 51ad27f: each bound is
+    // accepted, one past it refused, naming the field.
+    type Bound = (&'static str, i32, i32, fn(i32) -> ApiSettings);
+    let bounds: [Bound; 6] = [
+        ("world_info_depth", 0, 1000, |v| ApiSettings {
+            world_info_depth: Some(v),
+            ..Default::default()
+        }),
+        ("world_info_min_activations", 0, 100, |v| ApiSettings {
+            world_info_min_activations: Some(v),
+            ..Default::default()
+        }),
+        ("world_info_min_activations_depth_max", 0, 100, |v| {
+            ApiSettings {
+                world_info_min_activations_depth_max: Some(v),
+                ..Default::default()
+            }
+        }),
+        ("world_info_budget", 1, 100, |v| ApiSettings {
+            world_info_budget: Some(v),
+            ..Default::default()
+        }),
+        ("world_info_budget_cap", 0, 65536, |v| ApiSettings {
+            world_info_budget_cap: Some(v),
+            ..Default::default()
+        }),
+        ("world_info_max_recursion_steps", 0, 10, |v| ApiSettings {
+            world_info_max_recursion_steps: Some(v),
+            ..Default::default()
+        }),
+    ];
+    for (name, low, high, api) in bounds {
+        for ok in [low, high] {
+            let patch = SettingsPatch::from_api(api(ok)).unwrap();
+            let stored = serde_json::to_value(&patch).unwrap();
+            assert_eq!(stored[name], serde_json::json!(ok), "{name} = {ok}");
+        }
+        for bad in [low - 1, high + 1] {
+            let err = SettingsPatch::from_api(api(bad)).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!("invalid settings.{name}: {bad} is outside {low}..={high}")
+            );
+        }
+    }
+}
+
+#[test]
+fn book_settings_take_valid_names_and_empty_means_none() {
+    let patch = SettingsPatch::from_api(ApiSettings {
+        world_info_global_books: Some(BookNames(vec!["Eldoria".into(), "ดาบ 剣".into()])),
+        world_info_character_books: Some(BookNames(vec![])),
+        world_info_chat_book: Some(String::new()),
+        world_info_persona_book: Some("Me".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let s = Settings::default().with(&patch);
+    assert_eq!(s.world_info_global_books.names(), ["Eldoria", "ดาบ 剣"]);
+    assert!(s.world_info_character_books.names().is_empty());
+    assert_eq!(
+        (
+            s.world_info_chat_book.as_str(),
+            s.world_info_persona_book.as_str()
+        ),
+        ("", "Me")
+    );
+
+    let refused = |api: ApiSettings| SettingsPatch::from_api(api).unwrap_err().to_string();
+    assert_eq!(
+        refused(ApiSettings {
+            world_info_global_books: Some(BookNames(vec!["a".into(), String::new()])),
+            ..Default::default()
+        }),
+        "invalid settings.world_info_global_books[1]: a book name must not be empty"
+    );
+    assert_eq!(
+        refused(ApiSettings {
+            world_info_character_books: Some(BookNames(vec!["x".repeat(257)])),
+            ..Default::default()
+        }),
+        "invalid settings.world_info_character_books[0]: a book name has at most 256 bytes, not 257"
+    );
+    assert_eq!(
+        refused(ApiSettings {
+            world_info_chat_book: Some("a\nb".into()),
+            ..Default::default()
+        }),
+        "invalid settings.world_info_chat_book: the book name \"a\\nb\" has a control character"
+    );
+    assert_eq!(
+        refused(ApiSettings {
+            world_info_global_books: Some(BookNames(vec!["b".into(); MAX_BOOKS_PER_LIST + 1])),
+            ..Default::default()
+        }),
+        "invalid settings.world_info_global_books: 1001 books is over the maximum of 1000"
+    );
+}
+
+#[test]
+fn world_info_settings_store_as_json_keys_and_read_back() {
+    let patch = SettingsPatch {
+        world_info_character_strategy: Some(CharacterStrategy::GlobalFirst),
+        world_info_global_books: Some(BookNames(vec!["A".into()])),
+        world_info_chat_book: Some("C".into()),
+        ..Default::default()
+    };
+    let json = serde_json::to_value(&patch).unwrap();
+    assert_eq!(json["world_info_character_strategy"], "GlobalFirst");
+    assert_eq!(json["world_info_global_books"], serde_json::json!(["A"]));
+    assert_eq!(json["world_info_chat_book"], "C");
+    assert_eq!(json["world_info_persona_book"], serde_json::Value::Null);
+    let back: SettingsPatch = serde_json::from_value(json).unwrap();
+    assert_eq!(back, patch);
+}
+
+#[test]
+fn sillytavern_strategy_numbers() {
+    // world_info_insertion_strategy, world-info.js:27-31 at 51ad27f.
+    for (number, strategy) in [
+        (0, CharacterStrategy::Evenly),
+        (1, CharacterStrategy::CharacterFirst),
+        (2, CharacterStrategy::GlobalFirst),
+    ] {
+        assert_eq!(CharacterStrategy::from_st_number(number), Some(strategy));
+        assert_eq!(strategy.st_number(), number);
+    }
+    assert_eq!(CharacterStrategy::from_st_number(3), None);
+    assert_eq!(CharacterStrategy::from_st_number(-1), None);
+}

@@ -1,6 +1,9 @@
 //! How each type a setting can have behaves in a patch and on the API.
 
-use super::{ContextType, MaxTokensField, Milli, Position, Role, StructuredOutput, TokenizerKind};
+use super::{
+    BookNames, CharacterStrategy, ContextType, MaxTokensField, Milli, Position, Role,
+    StructuredOutput, TokenizerKind,
+};
 
 /// A type a setting can have (a row of the settings table). Plain types are
 /// set by a patch and always present; `Option<T>` makes a setting whose
@@ -49,6 +52,8 @@ plain_setting_values! {
     StructuredOutput => StructuredOutput, |v| *v;
     MaxTokensField => MaxTokensField, |v| *v;
     Milli => f64, |v| v.value();
+    CharacterStrategy => CharacterStrategy, |v| *v;
+    BookNames => BookNames, |v| v.clone();
 }
 
 impl<T: SettingValue<Set = T>> SettingValue for Option<T> {

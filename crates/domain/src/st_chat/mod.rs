@@ -14,6 +14,11 @@
 //! wrote `m<N>` on an earlier line) gets a fresh id, reported as a
 //! warning; an explicit id used twice refuses the file, naming both lines.
 //!
+//! `chat_metadata.world_info` and `chat_metadata.timedWorldInfo`, the
+//! chat's SillyTavern World Info state, are read apart ([`world_info`]):
+//! recapd keeps them in the chat's settings and row, not in the chat, and
+//! an export writes back what those hold.
+//!
 //! Everything recapd does not interpret is kept as the file had it, at
 //! every level ([`verbatim`]), and written back in place on export, so a
 //! file imported without warnings exports JSON-equal line by line.
@@ -33,6 +38,7 @@ use super::chat::Chat;
 use super::message::Message;
 use super::recaps::RecapVersion;
 use verbatim::StFile;
+use world_info::ChatWorldInfo;
 
 /// The namespace of ST-Auto-Recap's per-message data.
 const DATA_KEY: &str = "auto_recap_memory";
@@ -55,6 +61,10 @@ pub struct ImportedChat {
     pub warnings: Vec<String>,
     /// How the file began: its header's members recapd keeps, or none.
     pub file: StFile,
+    /// The chat's World Info state (`chat_metadata.world_info` and
+    /// `timedWorldInfo`), for the chat's settings and row; not part of the
+    /// chat ([`ImportedChat::into_chat`] leaves it).
+    pub world_info: ChatWorldInfo,
 }
 
 impl ImportedChat {
@@ -86,6 +96,7 @@ mod read;
 mod read_header;
 mod read_message;
 pub mod verbatim;
+pub mod world_info;
 mod write;
 
 pub use read::{ChatReader, parse_st_chat, parse_st_chat_bytes};

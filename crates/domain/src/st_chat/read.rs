@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use super::read_header::header;
 use super::read_message::message;
 use super::verbatim::{StFile, has, members};
+use super::world_info::ChatWorldInfo;
 use super::{ImportedChat, message_id};
 use crate::message::Message;
 use crate::{DomainError, Limits};
@@ -278,12 +279,19 @@ impl ChatReader {
         }
         // The header comes first: its repairs are reported first.
         let mut warnings = Vec::new();
+        let mut world_info = ChatWorldInfo::default();
         let (file, recaps, current) = match self.header {
             None => return Err(bad(1, "the file is empty")),
             Some((_, None)) => (StFile::Headerless, Vec::new(), None),
             Some((line, Some(text))) => {
-                let (header, recaps, current) =
-                    header(&text, line, &self.messages, &self.limits, &mut warnings)?;
+                let (header, recaps, current) = header(
+                    &text,
+                    line,
+                    &self.messages,
+                    &self.limits,
+                    &mut world_info,
+                    &mut warnings,
+                )?;
                 (StFile::Header(header), recaps, current)
             }
         };
@@ -294,6 +302,7 @@ impl ChatReader {
             current,
             warnings,
             file,
+            world_info,
         })
     }
 }

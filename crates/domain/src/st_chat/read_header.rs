@@ -1,6 +1,6 @@
 //! Reading the header line of a SillyTavern chat file: the running-recap
-//! versions (repaired where they can be), and what recapd keeps as the file
-//! had it.
+//! versions (repaired where they can be), the chat's World Info state, and
+//! what recapd keeps as the file had it.
 
 use crate::time::UnixMillis;
 use serde_json::value::RawValue;
@@ -8,12 +8,14 @@ use serde_json::value::RawValue;
 use super::RECAPS_KEY;
 use super::read::{bad, object, read};
 use super::verbatim::{Kept, StHeader, StVersion, header_has, kept_len, members, version_lacks};
+use super::world_info::ChatWorldInfo;
 use crate::message::Message;
 use crate::recaps::RecapVersion;
 use crate::{DomainError, Limits};
 
 /// The header at file line `line`: what is kept of it, the running-recap
-/// versions and the current version; repairs go to `warnings`. Scene
+/// versions and the current version; the chat's World Info state goes to
+/// `world_info`, repairs to `warnings`. Scene
 /// indices become the ids of the file's `messages` at those indices (an id
 /// from `extra.recapd_message_id` where a message has one).
 pub(super) fn header(
@@ -21,6 +23,7 @@ pub(super) fn header(
     line: usize,
     messages: &[(i64, Message)],
     limits: &Limits,
+    world_info: &mut ChatWorldInfo,
     warnings: &mut Vec<String>,
 ) -> Result<(StHeader, Vec<RecapVersion>, Option<u32>), DomainError> {
     let top = members(text).map_err(|_| bad(line, "the header must be a JSON object"))?;
@@ -36,6 +39,9 @@ pub(super) fn header(
         header.has |= header_has::METADATA;
         let mut kept_metadata = Vec::new();
         for (key, value) in object(line, "chat_metadata", value)? {
+            if world_info.take_member(&key, value, line, warnings) {
+                continue;
+            }
             if key != RECAPS_KEY || !value.get().starts_with('{') {
                 kept_metadata.push((key, value));
                 continue;
@@ -75,12 +81,13 @@ pub(super) fn header(
     }
     header.keys = Kept::object(&kept);
     // Like a message's, the header's kept members (other extensions'
-    // `chat_metadata`, ...) count against the text limit together.
+    // `chat_metadata`, ...) count against the text limit together, with
+    // the World Info state the chat keeps elsewhere.
     let kept_len = kept_len([
         header.keys.as_ref(),
         header.metadata.as_ref(),
         header.recaps.as_ref(),
-    ]);
+    ]) + world_info.text_bytes();
     if kept_len > limits.max_text_bytes {
         return Err(bad(
             line,

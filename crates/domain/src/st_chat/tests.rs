@@ -43,7 +43,7 @@ fn a_chat_file_becomes_messages_swipes_data_and_versions() {
 fn writing_then_reading_gives_the_same_chat() {
     let first = parse_st_chat(SMALL, &Limits::default()).unwrap();
     let chat = Chat::from_parts(first.messages.clone(), first.recaps.clone(), first.current);
-    let written = write_st_chat("Bob - 2024", &chat, 0);
+    let written = write_st_chat("Bob - 2024", &chat, 0, &ChatWorldInfo::default());
     let again = parse_st_chat(&written, &Limits::default()).unwrap();
     assert_eq!(again.messages, first.messages);
     assert_eq!(again.recaps, first.recaps);
@@ -200,8 +200,13 @@ fn a_bad_line_is_numbered_across_chunks() {
 fn written_lines_are_the_written_file() {
     let first = parse_st_chat(SMALL, &Limits::default()).unwrap();
     let chat = Chat::from_parts(first.messages, first.recaps, first.current);
-    let joined: String = st_chat_lines("c", &chat, 0).map(|l| l + "\n").collect();
-    assert_eq!(joined, write_st_chat("c", &chat, 0));
+    let joined: String = st_chat_lines("c", &chat, 0, &ChatWorldInfo::default())
+        .map(|l| l + "\n")
+        .collect();
+    assert_eq!(
+        joined,
+        write_st_chat("c", &chat, 0, &ChatWorldInfo::default())
+    );
 }
 
 #[test]
@@ -274,7 +279,7 @@ fn a_position_id_taken_by_an_explicit_one_gets_a_fresh_id_and_a_warning() {
     );
     // Written back, the fresh id is explicit and reads back the same.
     let again = chat.into_chat(0);
-    let written = write_st_chat("c", &again, 0);
+    let written = write_st_chat("c", &again, 0, &ChatWorldInfo::default());
     let reread = parse_st_chat(&written, &Limits::default()).unwrap();
     assert!(reread.warnings.is_empty(), "{:?}", reread.warnings);
     let ids: Vec<&str> = reread.messages.iter().map(|(_, m)| m.id.as_str()).collect();
@@ -308,3 +313,4 @@ fn the_headers_kept_members_count_against_the_text_limit_together() {
 }
 
 mod roundtrip;
+mod world_info;

@@ -4,7 +4,9 @@
 //! interpret, and of those it does only the ones the file had (or that an
 //! API call gave a value). Messages made through the API are written with
 //! `name`, `is_user`, `is_system`, `mes` and `extra`, and, with more than
-//! one swipe, `swipes`, `swipe_id` and `swipe_info`.
+//! one swipe, `swipes`, `swipe_id` and `swipe_info`. The chat's World
+//! Info state (`chat_metadata.world_info` and `timedWorldInfo`) is written
+//! from what the caller gives, which is what recapd holds now.
 
 use std::collections::HashMap;
 
@@ -12,6 +14,7 @@ use super::verbatim::{
     FileSwipe, Kept, Obj, OwnData, StFile, StHeader, StMessage, has, header_has, json, swipe_has,
     version_lacks,
 };
+use super::world_info::{BOOK_KEY, ChatWorldInfo, TIMED_KEY};
 use super::{DATA_KEY, ID_KEY, RECAPS_KEY, message_id};
 use crate::autohide::auto_hide;
 use crate::chat::Chat;
@@ -64,9 +67,14 @@ fn has_data(data: &MessageData) -> bool {
 }
 
 /// Writes a chat as a SillyTavern chat file (see [`st_chat_lines`]).
-pub fn write_st_chat(chat_id: &str, chat: &Chat, auto_hide_scene_count: u32) -> String {
+pub fn write_st_chat(
+    chat_id: &str,
+    chat: &Chat,
+    auto_hide_scene_count: u32,
+    world_info: &ChatWorldInfo,
+) -> String {
     let mut out = String::new();
-    for line in st_chat_lines(chat_id, chat, auto_hide_scene_count) {
+    for line in st_chat_lines(chat_id, chat, auto_hide_scene_count, world_info) {
         out.push_str(&line);
         out.push('\n');
     }
@@ -75,17 +83,21 @@ pub fn write_st_chat(chat_id: &str, chat: &Chat, auto_hide_scene_count: u32) -> 
 
 /// The lines of [`write_st_chat`], without their newlines, made one at a
 /// time: the header first (none for a file that had none, unless there are
-/// running recaps to write), then one line per message. Scene references
-/// that name a message become its index. `is_system` is written for
-/// messages hidden by hand or by auto-hide with `auto_hide_scene_count`
-/// (the chat's effective setting).
+/// running recaps or World Info state to write), then one line per
+/// message. Scene references that name a message become its index.
+/// `is_system` is written for messages hidden by hand or by auto-hide with
+/// `auto_hide_scene_count` (the chat's effective setting). `world_info`
+/// is the chat's World Info state now (its own `world_info_chat_book`
+/// override and its timed effects): each member present is written into
+/// `chat_metadata`, and an absent one is not written.
 pub fn st_chat_lines<'a>(
     chat_id: &'a str,
     chat: &'a Chat,
     auto_hide_scene_count: u32,
+    world_info: &'a ChatWorldInfo,
 ) -> impl Iterator<Item = String> + 'a {
     let hidden = auto_hide(chat, auto_hide_scene_count);
-    std::iter::once_with(move || header_line(chat_id, chat))
+    std::iter::once_with(move || header_line(chat_id, chat, world_info))
         .flatten()
         .chain(
             chat.messages()
@@ -94,20 +106,20 @@ pub fn st_chat_lines<'a>(
         )
 }
 
-fn header_line(chat_id: &str, chat: &Chat) -> Option<String> {
+fn header_line(chat_id: &str, chat: &Chat, world_info: &ChatWorldInfo) -> Option<String> {
     let recaps = chat.recaps();
     let versions_exist = recaps.versions().next().is_some();
     let minimal = StHeader::default();
     // A chat made through the API (or a header-less file with running
-    // recaps) gets the header recapd writes of its own.
+    // recaps or World Info state) gets the header recapd writes of its own.
     let (header, imported) = match chat.st_file().map(|f| &**f) {
-        Some(StFile::Headerless) if !versions_exist => return None,
+        Some(StFile::Headerless) if !versions_exist && world_info.is_empty() => return None,
         Some(StFile::Header(header)) => (header, true),
         Some(StFile::Headerless) | None => (&minimal, false),
     };
     let needs_recaps = versions_exist || recaps.current_version().is_some();
     let mut top = Obj::new();
-    if header.had(header_has::METADATA) || needs_recaps || !imported {
+    if header.had(header_has::METADATA) || needs_recaps || !imported || !world_info.is_empty() {
         let mut metadata = Obj::new();
         if header.had(header_has::RECAPS) || needs_recaps || !imported {
             let mut store = Obj::new();
@@ -138,6 +150,15 @@ fn header_line(chat_id: &str, chat: &Chat) -> Option<String> {
             }
             store.kept(header.recaps.as_ref());
             metadata.put_raw(RECAPS_KEY, &store.finish());
+        }
+        // Before the kept members, so that they win over a kept member of
+        // the same name (the whole `chat_metadata` of a chat imported before
+        // recapd read these is kept).
+        if let Some(book) = &world_info.book {
+            metadata.put(BOOK_KEY, book);
+        }
+        if let Some(timed) = &world_info.timed {
+            metadata.put_raw(TIMED_KEY, timed);
         }
         metadata.kept(header.metadata.as_ref());
         top.put_raw("chat_metadata", &metadata.finish());

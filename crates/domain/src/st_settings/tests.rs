@@ -474,3 +474,5 @@ fn generation_values_outside_recapds_ranges_are_refused_naming_the_key() {
         assert_eq!(err.to_string(), message, "{json}");
     }
 }
+
+mod world_info;

@@ -24,7 +24,7 @@ enum Step {
     AddRecap(Option<usize>),
     SelectRecap(u32),
     DeleteRecap(u32),
-    Settings(SettingsPatch),
+    Settings(Box<SettingsPatch>),
 }
 
 fn id(n: usize) -> String {
@@ -114,7 +114,7 @@ fn step() -> impl Strategy<Value = Step> {
             any::<bool>()
         )
             .prop_map(|(limit, hide, percent)| {
-                Step::Settings(SettingsPatch {
+                Step::Settings(Box::new(SettingsPatch {
                     message_recap_context_limit: limit,
                     message_recap_context_type: Some(if percent {
                         ContextType::Percent
@@ -124,7 +124,7 @@ fn step() -> impl Strategy<Value = Step> {
                     max_context_tokens: Some(200),
                     auto_hide_scene_count: hide,
                     ..Default::default()
-                })
+                }))
             }),
     ]
 }

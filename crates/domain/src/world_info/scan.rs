@@ -1,1 +1,406 @@
-//! (being written)
+//! One activation: SillyTavern's `checkWorldInfo` (world-info.js:4597-5159)
+//! over recapd's data, with the same passes, gates, draws and budget.
+//!
+//! [`check_world_info`] reads the books that apply ([`ScanBooks`], with
+//! SillyTavern's load-once rules), the chat's messages and the texts an
+//! entry may ask to scan, and gives the entries activated in SillyTavern's
+//! order with the chat's timed effects after the scan. Every random draw
+//! comes from one ChaCha stream seeded by [`ScanInput::seed`].
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+
+use crate::DomainError;
+
+use super::entry::Entry;
+use super::entry::js::array_index;
+use super::timed::{self, TimedEntry, TimedState};
+use super::types::{Activated, GenerationType};
+
+mod buffer;
+mod groups;
+mod keys;
+mod regex;
+mod run;
+mod sort;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_groups;
+#[cfg(test)]
+mod tests_passes;
+#[cfg(test)]
+mod tests_timed;
+
+use sort::{by_order_desc, stable_sort_by};
+
+/// How character and global books mix (`world_info_character_strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CharacterStrategy {
+    /// 0: one list sorted by order.
+    Evenly,
+    /// 1: character books first, each part sorted by order.
+    #[default]
+    CharacterFirst,
+    /// 2: global books first.
+    GlobalFirst,
+}
+
+impl CharacterStrategy {
+    /// SillyTavern's number for it; any other number reads as
+    /// [`CharacterStrategy::Evenly`], as SillyTavern's default branch does
+    /// (world-info.js:4505-4508).
+    pub fn from_number(n: i64) -> CharacterStrategy {
+        match n {
+            1 => CharacterStrategy::CharacterFirst,
+            2 => CharacterStrategy::GlobalFirst,
+            _ => CharacterStrategy::Evenly,
+        }
+    }
+}
+
+/// The global World Info settings a scan reads (names after SillyTavern's
+/// `world_info_*`; facts §2 "Global settings").
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanSettings {
+    /// Messages scanned (`world_info_depth`).
+    pub depth: u32,
+    /// Activations wanted before deeper history is scanned; 0: off.
+    pub min_activations: u32,
+    /// Deepest min-activations scan; 0: the chat's length.
+    pub min_activations_depth_max: u32,
+    /// Budget in percent of the context.
+    pub budget_percent: u32,
+    /// Budget cap in tokens; 0: none.
+    pub budget_cap: u32,
+    /// Messages are scanned as `name: text`.
+    pub include_names: bool,
+    /// Activated content is scanned again (recursion).
+    pub recursive: bool,
+    /// Keys match case-sensitively unless the entry says otherwise.
+    pub case_sensitive: bool,
+    /// Keys match whole words unless the entry says otherwise.
+    pub match_whole_words: bool,
+    /// Inclusion groups keep their best-scoring members.
+    pub use_group_scoring: bool,
+    /// How character and global books mix.
+    pub character_strategy: CharacterStrategy,
+    /// Most passes; 0: no cap.
+    pub max_recursion_steps: u32,
+}
+
+/// One book: its name and its entries.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanBook<'a> {
+    /// The book's name (entries are named `"<book>.<uid>"`).
+    pub name: &'a str,
+    /// Its entries, in any order: the scan puts them in the order
+    /// JavaScript's `Object.keys` gives (uids that are array indexes
+    /// ascending, then the others as given).
+    pub entries: &'a [Entry],
+}
+
+/// Which books apply, by role; [`ScanBooks::new`] applies SillyTavern's
+/// load-once rules (facts §4, world-info.js:4363-4476): a chat book that is
+/// also global is skipped; a persona book that is the chat's or global is
+/// skipped; a character book that is global, the chat's or the persona's,
+/// or named twice, is skipped.
+#[derive(Debug, Clone)]
+pub struct ScanBooks<'a> {
+    chat: Option<ScanBook<'a>>,
+    persona: Option<ScanBook<'a>>,
+    global: Vec<ScanBook<'a>>,
+    character: Vec<ScanBook<'a>>,
+}
+
+impl<'a> ScanBooks<'a> {
+    /// The books of a scan, each loaded once.
+    pub fn new(
+        chat: Option<ScanBook<'a>>,
+        persona: Option<ScanBook<'a>>,
+        global: Vec<ScanBook<'a>>,
+        character: Vec<ScanBook<'a>>,
+    ) -> Self {
+        let is_global = |name: &str| global.iter().any(|b| b.name == name);
+        let chat_name = chat.map(|b| b.name);
+        let persona_name = persona.map(|b| b.name);
+        let kept_chat = chat.filter(|b| !is_global(b.name));
+        let kept_persona = persona.filter(|b| Some(b.name) != chat_name && !is_global(b.name));
+        let mut kept_character: Vec<ScanBook<'a>> = Vec::new();
+        for book in character {
+            let seen = kept_character.iter().any(|b| b.name == book.name);
+            if seen
+                || is_global(book.name)
+                || Some(book.name) == chat_name
+                || Some(book.name) == persona_name
+            {
+                continue;
+            }
+            kept_character.push(book);
+        }
+        ScanBooks {
+            chat: kept_chat,
+            persona: kept_persona,
+            global,
+            character: kept_character,
+        }
+    }
+}
+
+/// One chat message as the scan reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanMessage<'a> {
+    /// The speaker's name.
+    pub name: &'a str,
+    /// The text.
+    pub text: &'a str,
+}
+
+/// The texts an entry may ask to scan (its `match*` flags).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GlobalTexts<'a> {
+    /// The persona's description.
+    pub persona_description: &'a str,
+    /// The character's description.
+    pub character_description: &'a str,
+    /// The character's personality.
+    pub character_personality: &'a str,
+    /// The character's depth prompt.
+    pub character_depth_prompt: &'a str,
+    /// The scenario.
+    pub scenario: &'a str,
+    /// The creator's notes.
+    pub creator_notes: &'a str,
+}
+
+/// The character a scan is for, as entries' character filters see it.
+#[derive(Debug, Clone, Copy)]
+pub struct CharacterSubject<'a> {
+    /// The name filters compare (SillyTavern: the avatar's file name
+    /// without extension).
+    pub filter_name: &'a str,
+    /// The character's tags (as filters name them).
+    pub tags: &'a [String],
+}
+
+/// Bounds on one scan's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanLimits {
+    /// Most passes; past it the scan fails with ResourceExhausted.
+    pub max_passes: u32,
+    /// Most backtracking steps one regex key may take on one haystack
+    /// (fancy-regex's backtrack limit); past it the key counts as not
+    /// matching for the rest of the scan and is reported. Compiled keys
+    /// are kept per process by (key, limit), so a book's regexes are
+    /// compiled once, not once per scan.
+    pub regex_step_limit: u64,
+}
+
+impl Default for ScanLimits {
+    fn default() -> Self {
+        ScanLimits {
+            max_passes: 10_000,
+            regex_step_limit: 100_000,
+        }
+    }
+}
+
+/// Everything one scan reads.
+pub struct ScanInput<'a> {
+    /// The settings.
+    pub settings: &'a ScanSettings,
+    /// The books that apply.
+    pub books: ScanBooks<'a>,
+    /// The chat's messages that are not hidden, OLDEST FIRST (the scan
+    /// reverses them).
+    pub messages: &'a [ScanMessage<'a>],
+    /// Texts entries may ask to scan.
+    pub texts: GlobalTexts<'a>,
+    /// Texts of every extension prompt flagged `scan` (already
+    /// macro-substituted), in key order.
+    pub scan_prompts: &'a [String],
+    /// The generation's type (entries' `triggers`).
+    pub generation_type: GenerationType,
+    /// The character, when the chat has one.
+    pub character: Option<CharacterSubject<'a>>,
+    /// maxContext: context size minus response tokens.
+    pub max_context_tokens: u32,
+    /// The chat's tokenizer.
+    pub count_tokens: &'a dyn Fn(&str) -> u32,
+    /// Macro substitution for keys and content ({{char}}, {{user}}, ...).
+    pub substitute: &'a dyn Fn(&str) -> String,
+    /// The chat's timed effects as stored.
+    pub timed: &'a TimedState,
+    /// A dry run reads and changes no sticky or cooldown effect.
+    pub dry_run: bool,
+    /// Seeds every random draw (probability, group weights); the same seed
+    /// and input give the same result.
+    pub seed: u64,
+    /// Bounds on the work.
+    pub limits: &'a ScanLimits,
+}
+
+/// What one scan gives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanOutcome {
+    /// The activated entries in SillyTavern's order of activation (its
+    /// `allActivatedEntries`), which is what its placement step receives:
+    /// placement sorts them by `order` (stable) itself. Each names its
+    /// entry by [`Entry::uid_member`], as SillyTavern does.
+    pub activated: Vec<Activated>,
+    /// The timed state after this scan (unchanged for a dry run).
+    pub timed: TimedState,
+    /// Regex keys that hit the bound (or that recapd cannot run): (book,
+    /// the entry's key in the book's `entries`, the key as tested), once
+    /// each. The engine logs and counts them.
+    pub regex_overruns: Vec<(String, String, String)>,
+    /// Passes run.
+    pub passes: u32,
+}
+
+/// One entry of the scan with its book and name.
+#[derive(Debug, Clone)]
+pub(crate) struct Cand<'a> {
+    /// The book's name.
+    pub(crate) book: &'a str,
+    /// The entry.
+    pub(crate) entry: &'a Entry,
+    /// `"<book>.<uid member>"` (SillyTavern's name for it).
+    pub(crate) key: String,
+}
+
+/// `Math.random()` from the scan's stream: 53 random bits in [0, 1).
+pub(crate) fn js_random<R: RngCore>(rng: &mut R) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A book's entries in `Object.keys` order.
+fn book_entries<'a>(book: &ScanBook<'a>) -> Vec<Cand<'a>> {
+    let mut indexed: Vec<(u32, &'a Entry)> = Vec::new();
+    let mut named: Vec<&'a Entry> = Vec::new();
+    for e in book.entries {
+        match array_index(&e.uid) {
+            Some(i) => indexed.push((i, e)),
+            None => named.push(e),
+        }
+    }
+    indexed.sort_by_key(|(i, _)| *i);
+    indexed
+        .into_iter()
+        .map(|(_, e)| e)
+        .chain(named)
+        .map(|entry| Cand {
+            book: book.name,
+            entry,
+            key: format!("{}.{}", book.name, entry.uid_member),
+        })
+        .collect()
+}
+
+fn all_entries<'a>(books: &[ScanBook<'a>]) -> Vec<Cand<'a>> {
+    books.iter().flat_map(book_entries).collect()
+}
+
+fn sorted<'a>(mut cands: Vec<Cand<'a>>) -> Vec<Cand<'a>> {
+    stable_sort_by(&mut cands, |a, b| {
+        by_order_desc(a.entry.order, b.entry.order)
+    });
+    cands
+}
+
+/// `getSortedEntries` (world-info.js:4478-4530): chat lore, persona lore,
+/// then global and character lore by strategy.
+fn sorted_entries<'a>(books: &ScanBooks<'a>, strategy: CharacterStrategy) -> Vec<Cand<'a>> {
+    let global = all_entries(&books.global);
+    let character = all_entries(&books.character);
+    let rest = match strategy {
+        CharacterStrategy::Evenly => sorted(global.into_iter().chain(character).collect()),
+        CharacterStrategy::CharacterFirst => {
+            let mut v = sorted(character);
+            v.extend(sorted(global));
+            v
+        }
+        CharacterStrategy::GlobalFirst => {
+            let mut v = sorted(global);
+            v.extend(sorted(character));
+            v
+        }
+    };
+    let mut out = sorted(books.chat.iter().flat_map(book_entries).collect());
+    out.extend(sorted(
+        books.persona.iter().flat_map(book_entries).collect(),
+    ));
+    out.extend(rest);
+    out
+}
+
+/// Runs one activation, as SillyTavern's `checkWorldInfo` does.
+///
+/// Fails only with ResourceExhausted, when the passes would exceed
+/// `limits.max_passes`.
+pub fn check_world_info(input: ScanInput<'_>) -> Result<ScanOutcome, DomainError> {
+    let mut cands = sorted_entries(&input.books, input.settings.character_strategy);
+    if cands.iter().any(|c| c.entry.breaks_loading) {
+        cands.clear();
+    }
+    let mut state = input.timed.clone();
+    let chat_len = input.messages.len();
+    let timed_entries: Vec<TimedEntry<'_>> = cands
+        .iter()
+        .map(|c| TimedEntry {
+            key: c.key.clone(),
+            entry: c.entry,
+        })
+        .collect();
+    let effects = timed::check(&mut state, chat_len, &timed_entries, input.dry_run);
+    if cands.is_empty() {
+        return Ok(ScanOutcome {
+            activated: Vec::new(),
+            timed: if input.dry_run {
+                input.timed.clone()
+            } else {
+                state
+            },
+            regex_overruns: Vec::new(),
+            passes: 0,
+        });
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(input.seed);
+    let result = run::passes(&input, &cands, &effects, &mut rng)?;
+    let activated_timed: Vec<TimedEntry<'_>> = result
+        .activated
+        .iter()
+        .map(|&(i, _)| TimedEntry {
+            key: cands[i].key.clone(),
+            entry: cands[i].entry,
+        })
+        .collect();
+    timed::start_effects(&mut state, chat_len, &activated_timed, input.dry_run);
+    let activated = result
+        .activated
+        .into_iter()
+        .map(|(i, content)| {
+            let e = cands[i].entry;
+            Activated {
+                book: cands[i].book.to_string(),
+                uid: e.uid_member.clone(),
+                position: e.position,
+                depth: e.depth,
+                role: e.role,
+                order: e.order,
+                outlet_name: e.outlet_name.clone(),
+                content,
+            }
+        })
+        .collect();
+    Ok(ScanOutcome {
+        activated,
+        timed: if input.dry_run {
+            input.timed.clone()
+        } else {
+            state
+        },
+        regex_overruns: result.overruns,
+        passes: result.passes,
+    })
+}

@@ -46,8 +46,11 @@ fn assert_json_equal(file: &str, written: &str) {
 
 #[test]
 fn every_member_comes_back_at_its_level() {
-    let chat = chat_of(RICH, 0);
-    let written = write_st_chat("ignored", &chat, 0);
+    let imported = parse_st_chat(RICH, &limits()).unwrap();
+    assert!(imported.warnings.is_empty(), "{:?}", imported.warnings);
+    let world_info = imported.world_info.clone();
+    let chat = imported.into_chat(0);
+    let written = write_st_chat("ignored", &chat, 0, &world_info);
     assert_json_equal(RICH, &written);
     // Raw JSON text, not re-encoded numbers.
     for number in [
@@ -65,7 +68,7 @@ fn every_member_comes_back_at_its_level() {
 fn only_what_the_file_had_is_written() {
     let file = "{\"chat_metadata\":{}}\n{\"name\":\"Ann\",\"is_user\":true,\"mes\":\"Hi\"}\n{\"name\":\"Bob\",\"mes\":\"Yo\",\"extra\":{}}\n";
     let chat = chat_of(file, 0);
-    let written = write_st_chat("c", &chat, 0);
+    let written = write_st_chat("c", &chat, 0, &ChatWorldInfo::default());
     assert_json_equal(file, &written);
     for absent in [
         "swipes",
@@ -90,7 +93,10 @@ fn the_files_own_swipes_survive_until_the_message_text_changes() {
 "#;
     let mut chat = chat_of(file, 0);
     assert_eq!(chat.message("m0").unwrap().1.text(), "Hi Ann");
-    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+    assert_json_equal(
+        file,
+        &write_st_chat("c", &chat, 0, &ChatWorldInfo::default()),
+    );
     chat.apply(ChatEvent::MessageEdited {
         message_id: "m0".into(),
         text: "Hello Ann".into(),
@@ -102,7 +108,7 @@ fn the_files_own_swipes_survive_until_the_message_text_changes() {
         text: String::new(),
     })
     .unwrap();
-    let after = parsed(&write_st_chat("c", &chat, 0));
+    let after = parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()));
     assert_eq!(after[1]["swipes"], serde_json::json!(["Hello Ann"]));
     assert_eq!(after[1]["mes"], "Hello Ann");
     assert_eq!(
@@ -126,7 +132,7 @@ fn set_data_reaches_the_current_swipe_info_entry_only_off_swipe_zero() {
         ..Default::default()
     };
     chat.set_message_data("m1", &update).unwrap();
-    let after = parsed(&write_st_chat("c", &chat, 0));
+    let after = parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()));
     assert_eq!(after[2]["extra"]["auto_recap_memory"]["memory"], "new");
     assert_eq!(
         after[2]["swipe_info"][0]["extra"]["auto_recap_memory"]["memory"],
@@ -144,7 +150,7 @@ fn set_data_reaches_the_current_swipe_info_entry_only_off_swipe_zero() {
     })
     .unwrap();
     chat.set_message_data("m1", &update).unwrap();
-    let after = parsed(&write_st_chat("c", &chat, 0));
+    let after = parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()));
     assert_eq!(
         after[2]["swipe_info"][1]["extra"]["auto_recap_memory"]["memory"],
         "new"
@@ -156,7 +162,10 @@ fn set_data_reaches_the_current_swipe_info_entry_only_off_swipe_zero() {
 fn a_headerless_file_exports_headerless_until_it_has_running_recaps() {
     let file = "{\"name\":\"Ann\",\"is_user\":true,\"is_group\":true,\"mes\":\"All here?\"}\n{\"name\":\"Bob\",\"is_group\":true,\"mes\":\"Yes\"}\n";
     let mut chat = chat_of(file, 0);
-    assert_json_equal(file, &write_st_chat("g", &chat, 0));
+    assert_json_equal(
+        file,
+        &write_st_chat("g", &chat, 0, &ChatWorldInfo::default()),
+    );
     chat.add_recap(
         NewRecap {
             content: "They gathered.".into(),
@@ -165,7 +174,7 @@ fn a_headerless_file_exports_headerless_until_it_has_running_recaps() {
         UnixMillis(7),
     )
     .unwrap();
-    let lines = parsed(&write_st_chat("g", &chat, 0));
+    let lines = parsed(&write_st_chat("g", &chat, 0, &ChatWorldInfo::default()));
     assert_eq!(lines.len(), 3);
     let store = &lines[0]["chat_metadata"][RECAPS_KEY];
     assert_eq!(store["chat_id"], "g");
@@ -203,7 +212,7 @@ fn api_made_messages_are_written_in_sillytaverns_shape_and_keep_their_ids() {
         },
     )
     .unwrap();
-    let written = write_st_chat("c", &chat, 0);
+    let written = write_st_chat("c", &chat, 0, &ChatWorldInfo::default());
     let lines = parsed(&written);
     let keys = |v: &Value| {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
@@ -246,7 +255,10 @@ fn api_made_messages_are_written_in_sillytaverns_shape_and_keep_their_ids() {
             .messages()
             .all(|(_, m)| m.st.as_ref().is_none_or(|st| st.extra.is_none()))
     );
-    assert_json_equal(&written, &write_st_chat("c", &again, 0));
+    assert_json_equal(
+        &written,
+        &write_st_chat("c", &again, 0, &ChatWorldInfo::default()),
+    );
 }
 
 #[test]
@@ -278,9 +290,12 @@ fn is_system_in_the_auto_hide_prefix_is_auto_hide_and_the_rest_hand_hides() {
     let chat = chat_of(&file, 2);
     let by_hand: Vec<bool> = chat.messages().map(|(_, m)| m.hidden).collect();
     assert_eq!(by_hand, [false, false, false, true, false]);
-    assert_json_equal(&file, &write_st_chat("c", &chat, 2));
+    assert_json_equal(
+        &file,
+        &write_st_chat("c", &chat, 2, &ChatWorldInfo::default()),
+    );
     // With auto-hide off they show again; the hand hide stays.
-    let shown = parsed(&write_st_chat("c", &chat, 0));
+    let shown = parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()));
     let flags: Vec<bool> = shown[1..]
         .iter()
         .map(|l| l["is_system"].as_bool().unwrap())
@@ -323,7 +338,10 @@ fn nulls_and_odd_spellings_come_back_as_they_were() {
 {"name":null,"mes":"x","extra":null,"swipe_info":[null]}
 "#;
     let chat = chat_of(file, 0);
-    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+    assert_json_equal(
+        file,
+        &write_st_chat("c", &chat, 0, &ChatWorldInfo::default()),
+    );
 }
 
 #[test]
@@ -339,10 +357,13 @@ fn chat_changed_keeps_kept_members_and_the_file_swipe_while_the_texts_stay() {
     };
     chat.apply(ChatEvent::ChatChanged(vec![resend("Hi Ann")]))
         .unwrap();
-    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+    assert_json_equal(
+        file,
+        &write_st_chat("c", &chat, 0, &ChatWorldInfo::default()),
+    );
     chat.apply(ChatEvent::ChatChanged(vec![resend("Hello Ann")]))
         .unwrap();
-    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    let line = &parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()))[1];
     assert_eq!(line["swipes"], serde_json::json!(["Hello Ann", "Yo"]));
     assert_eq!(
         (line["send_date"].as_str(), line["extra"]["api"].as_str()),
@@ -362,7 +383,7 @@ fn a_swipe_moves_the_kept_extension_data_as_sillytavern_moves_extra() {
         text: String::new(),
     })
     .unwrap();
-    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    let line = &parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()))[1];
     assert_eq!(
         line["extra"][DATA_KEY],
         serde_json::json!({"memory":"b","hash":2})
@@ -378,7 +399,7 @@ fn a_swipe_moves_the_kept_extension_data_as_sillytavern_moves_extra() {
         text: "C".into(),
     })
     .unwrap();
-    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    let line = &parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()))[1];
     let cleared = serde_json::json!({"edited":false,"exclude":false,"hash":2});
     assert_eq!(line["extra"][DATA_KEY], cleared);
     assert_eq!(line["swipe_info"][2]["extra"][DATA_KEY], cleared);
@@ -391,7 +412,10 @@ fn versions_come_back_in_the_files_order_then_the_apis() {
 {"mes":"x"}
 "#;
     let mut chat = chat_of(file, 0);
-    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+    assert_json_equal(
+        file,
+        &write_st_chat("c", &chat, 0, &ChatWorldInfo::default()),
+    );
     chat.add_recap(
         NewRecap {
             content: "f".into(),
@@ -400,7 +424,7 @@ fn versions_come_back_in_the_files_order_then_the_apis() {
         UnixMillis(1),
     )
     .unwrap();
-    let header = &parsed(&write_st_chat("c", &chat, 0))[0];
+    let header = &parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()))[0];
     let numbers: Vec<u64> = header["chat_metadata"][RECAPS_KEY]["versions"]
         .as_array()
         .unwrap()
@@ -420,7 +444,10 @@ fn swipes_without_swipe_id_and_an_id_at_its_own_position_come_back() {
 {"name":"Bob","mes":"C","extra":{"recapd_message_id":"m1"}}
 "#;
     let chat = chat_of(file, 0);
-    assert_json_equal(file, &write_st_chat("c", &chat, 0));
+    assert_json_equal(
+        file,
+        &write_st_chat("c", &chat, 0, &ChatWorldInfo::default()),
+    );
 }
 
 #[test]
@@ -438,7 +465,7 @@ fn kept_data_survives_a_swipe_away_from_a_swipe_without_an_entry() {
         })
         .unwrap();
     }
-    let line = &parsed(&write_st_chat("c", &chat, 0))[1];
+    let line = &parsed(&write_st_chat("c", &chat, 0, &ChatWorldInfo::default()))[1];
     assert_eq!(
         line["extra"][DATA_KEY],
         serde_json::json!({"memory":"a","hash":1})

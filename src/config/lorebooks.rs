@@ -1,0 +1,53 @@
+//! The limits on lorebooks (SillyTavern World Info files) a tenant keeps;
+//! past each, RESOURCE_EXHAUSTED naming the flag.
+
+use crate::domain::world_info::book::BookLimits;
+use crate::engine::LorebookLimits;
+
+/// The lorebook limits, flattened into [`super::Config`].
+#[derive(Debug, Clone, clap::Args)]
+pub struct LorebookOptions {
+    /// Most lorebooks one tenant keeps; importing a new name past it is
+    /// refused (replacing a book is not).
+    #[arg(long, env = "RECAPD_MAX_LOREBOOKS_PER_TENANT",
+          default_value_t = LorebookLimits::default().max_books_per_tenant as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_lorebooks_per_tenant: u64,
+
+    /// Most entries one lorebook holds.
+    #[arg(long, env = "RECAPD_MAX_LOREBOOK_ENTRIES",
+          default_value_t = LorebookLimits::default().book.max_entries as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_lorebook_entries: u64,
+
+    /// Longest key of an entry (each string of `key` and `keysecondary`),
+    /// in bytes.
+    #[arg(long, env = "RECAPD_MAX_LOREBOOK_KEY_BYTES",
+          default_value_t = LorebookLimits::default().book.max_key_bytes as u64,
+          value_parser = clap::value_parser!(u64).range(1..=(1024 * 1024)))]
+    pub max_lorebook_key_bytes: u64,
+
+    /// Longest `content` of an entry, in bytes.
+    #[arg(long, env = "RECAPD_MAX_LOREBOOK_CONTENT_BYTES",
+          default_value_t = LorebookLimits::default().book.max_content_bytes as u64,
+          value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
+    pub max_lorebook_content_bytes: u64,
+}
+
+impl LorebookOptions {
+    /// The limits the engine enforces.
+    pub fn limits(&self) -> LorebookLimits {
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        LorebookLimits {
+            max_books_per_tenant: size(self.max_lorebooks_per_tenant),
+            book: BookLimits {
+                max_entries: size(self.max_lorebook_entries),
+                max_key_bytes: size(self.max_lorebook_key_bytes),
+                max_content_bytes: size(self.max_lorebook_content_bytes),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,508 @@
+//! Lorebooks (SillyTavern World Info files) a tenant keeps: import (of a
+//! file, or of a character card's `character_book`), export, listing,
+//! deletion and the editing of one entry, and the parsed books the scan
+//! reads ([`Engine::lorebooks_for_scan`]).
+//!
+//! A book is stored as the file's text (`Book::to_json`, JSON-equal to the
+//! file imported) with a version (see `store::lorebooks`). An edit is a
+//! read-modify-write of the whole book under the book's lock
+//! (`shelf::Shelf`), so edits of one book in this process never lose one
+//! another; its write names the version it read, so an edit racing one
+//! of another replica is done again on the new book (at most
+//! [`MAX_ATTEMPTS`] times, then ABORTED). Parsed books are cached with
+//! their version: with one writer (the embedded store) the cache is the
+//! truth; with replicas each use first reads the stored versions (one
+//! query for all the books a scan needs).
+
+mod entries;
+mod shelf;
+
+use std::sync::Arc;
+
+use crate::domain::DomainError;
+use crate::domain::ids::Tenant;
+use crate::domain::time::UnixMicros;
+use crate::domain::world_info::book::{Book, BookLimits};
+use crate::domain::world_info::card;
+use crate::store::{
+    DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, StoreError, Write,
+};
+
+use super::{CONFLICT_BACKOFF, Engine, EngineError};
+pub(super) use shelf::Shelf;
+use shelf::{BookKey, Loaded};
+
+/// Attempts of one change of a book that keeps losing to other replicas'
+/// changes of it, before the caller gets ABORTED (as many as a chat's
+/// change gets).
+pub const MAX_ATTEMPTS: u32 = super::MAX_CONFLICT_RETRIES;
+
+/// Longest lorebook name, in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// The operator's limits on lorebooks (`--max-lorebooks-per-tenant`,
+/// `--max-lorebook-entries`, `--max-lorebook-key-bytes`,
+/// `--max-lorebook-content-bytes`); past them RESOURCE_EXHAUSTED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LorebookLimits {
+    /// Most books one tenant keeps.
+    pub max_books_per_tenant: usize,
+    /// Entries per book, bytes per key, bytes of content.
+    pub book: BookLimits,
+}
+
+impl Default for LorebookLimits {
+    fn default() -> Self {
+        LorebookLimits {
+            max_books_per_tenant: 1_000,
+            book: BookLimits {
+                max_entries: 10_000,
+                max_key_bytes: 4 * 1024,
+                max_content_bytes: 1024 * 1024,
+            },
+        }
+    }
+}
+
+/// What is read back from the store was checked when written: a stored
+/// book is parsed without limits (an operator who lowers them keeps the
+/// books already stored).
+const STORED: BookLimits = BookLimits {
+    max_entries: usize::MAX,
+    max_key_bytes: usize::MAX,
+    max_content_bytes: usize::MAX,
+};
+
+/// A lorebook as listed and as answered after a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LorebookSummary {
+    /// Its name.
+    pub name: String,
+    /// Entries in its `entries` object.
+    pub entry_count: u64,
+    /// When it last changed, µs since the epoch.
+    pub updated_us: UnixMicros,
+}
+
+impl From<LorebookListing> for LorebookSummary {
+    fn from(listing: LorebookListing) -> Self {
+        LorebookSummary {
+            name: listing.name,
+            entry_count: listing.entry_count,
+            updated_us: listing.updated_us,
+        }
+    }
+}
+
+/// One entry of a book, and the book (after the change, for an edit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LorebookEntry {
+    /// The entry's uid (its key in `entries`).
+    pub uid: String,
+    /// The entry's JSON object text, as the book holds it.
+    pub json: String,
+    /// The book.
+    pub book: LorebookSummary,
+}
+
+/// Refuses a lorebook name that is empty, longer than [`MAX_NAME_BYTES`]
+/// or holds a control character (INVALID_ARGUMENT on `name`).
+pub fn check_name(name: &str) -> Result<(), DomainError> {
+    if name.is_empty() {
+        return Err(DomainError::invalid("name", "is empty"));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(DomainError::invalid(
+            "name",
+            format!("is {} bytes, more than {MAX_NAME_BYTES}", name.len()),
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(DomainError::invalid("name", "holds a control character"));
+    }
+    Ok(())
+}
+
+/// A book's limit refusal with the flag that sets the limit named, so the
+/// caller (or its operator) knows what to raise.
+fn naming_the_flag(error: DomainError) -> DomainError {
+    let DomainError::ResourceExhausted(reason) = error else {
+        return error;
+    };
+    let flag = if reason.contains("content of") {
+        Some("--max-lorebook-content-bytes")
+    } else if reason.contains("entries") {
+        Some("--max-lorebook-entries")
+    } else if reason.contains("bytes is longer") {
+        Some("--max-lorebook-key-bytes")
+    } else {
+        None
+    };
+    DomainError::ResourceExhausted(match flag {
+        Some(flag) => format!("{reason} ({flag})"),
+        None => reason,
+    })
+}
+
+/// The error for a book the tenant does not have.
+fn unknown_book(name: &str) -> EngineError {
+    DomainError::NotFound(format!("lorebook {name:?}")).into()
+}
+
+/// A new version for a book row: random below 2^63, never
+/// [`NO_LOREBOOK`] nor the version it replaces.
+fn fresh_version(replacing: u64) -> u64 {
+    loop {
+        let version = rand::random::<u64>() >> 1;
+        if version != NO_LOREBOOK && version != replacing {
+            return version;
+        }
+    }
+}
+
+/// Runs `work` (parsing or writing out a book of megabytes) off the async
+/// workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, DomainError> + Send + 'static,
+) -> Result<T, EngineError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(EngineError::from_join)?
+        .map_err(EngineError::from)
+}
+
+/// Whether `result` lost a race with another writer of the book (and the
+/// change may be done again on the new book).
+fn lost_race<T>(result: &Result<T, EngineError>) -> bool {
+    matches!(
+        result,
+        Err(EngineError::Store(StoreError::LorebookChanged(_)))
+    )
+}
+
+impl Engine {
+    /// The lorebook limits this engine enforces.
+    pub fn lorebook_limits(&self) -> &LorebookLimits {
+        &self.inner.lorebook_limits
+    }
+
+    /// Pauses before attempt `attempt` (from 1) of a change that lost a
+    /// race, or gives up after [`MAX_ATTEMPTS`].
+    async fn retry_after_lost_race(&self, attempt: u32) -> bool {
+        if attempt >= MAX_ATTEMPTS {
+            return false;
+        }
+        tokio::time::sleep(CONFLICT_BACKOFF.delay(attempt, rand::random::<f64>())).await;
+        true
+    }
+
+    /// The stored version of the book, [`NO_LOREBOOK`] when it has none.
+    async fn stored_version(&self, key: &BookKey) -> Result<u64, EngineError> {
+        let versions = self
+            .inner
+            .store
+            .lorebook_versions(&key.0, std::slice::from_ref(&key.1))
+            .await?;
+        Ok(versions.first().map_or(NO_LOREBOOK, |(_, v)| *v))
+    }
+
+    /// Reads the book's row and parses it, caching the result. The
+    /// caller holds the book's lock.
+    async fn fetch_locked(&self, key: &BookKey) -> Result<Option<Loaded>, EngineError> {
+        let Some(stored) = self.inner.store.lorebook(&key.0, &key.1).await? else {
+            self.inner.lorebooks.forget(key);
+            return Ok(None);
+        };
+        let listing = stored.listing;
+        let bytes = stored.json.len();
+        let name = key.1.clone();
+        let book = tokio::task::spawn_blocking(move || Book::parse(&stored.json, &STORED))
+            .await
+            .map_err(EngineError::from_join)?
+            .map_err(|e| StoreError::corrupt(format!("lorebook {name:?}"), e))?;
+        let loaded = Loaded {
+            version: listing.version,
+            book: Arc::new(book),
+            updated_us: listing.updated_us,
+            bytes,
+        };
+        self.inner.lorebooks.keep(key.clone(), loaded.clone());
+        Ok(Some(loaded))
+    }
+
+    /// The book as stored now (`None`: no such book); the caller holds its
+    /// lock. The cache serves it when it is current: always with one
+    /// writer, after reading the stored version with replicas.
+    async fn load_locked(&self, key: &BookKey) -> Result<Option<Loaded>, EngineError> {
+        let want = match self.inner.replicas {
+            Some(_) => match self.stored_version(key).await? {
+                NO_LOREBOOK => {
+                    self.inner.lorebooks.forget(key);
+                    return Ok(None);
+                }
+                version => Some(version),
+            },
+            None => None,
+        };
+        match self.inner.lorebooks.cached(key, want) {
+            Some(hit) => Ok(Some(hit)),
+            None => self.fetch_locked(key).await,
+        }
+    }
+
+    /// Writes `book` as the book's new state over the stored version
+    /// `expect` ([`NO_LOREBOOK`]: a new book) and caches it; the caller
+    /// holds the book's lock.
+    async fn write_locked(
+        &self,
+        key: &BookKey,
+        expect: u64,
+        book: Arc<Book>,
+        text: Arc<str>,
+    ) -> Result<LorebookSummary, EngineError> {
+        let version = fresh_version(expect);
+        let updated_us = self.now();
+        let entry_count = u64::try_from(book.entry_count()).unwrap_or(u64::MAX);
+        let bytes = text.len();
+        self.inner
+            .store
+            .commit(vec![Write::Lorebook(PutLorebook {
+                tenant: key.0.clone(),
+                name: key.1.clone(),
+                json: LorebookText(text),
+                entry_count,
+                updated_us,
+                expect_version: expect,
+                version,
+            })])
+            .await?;
+        let loaded = Loaded {
+            version,
+            book,
+            updated_us,
+            bytes,
+        };
+        self.inner.lorebooks.keep(key.clone(), loaded);
+        Ok(LorebookSummary {
+            name: key.1.clone(),
+            entry_count,
+            updated_us,
+        })
+    }
+
+    /// Stores `book` under `name`, replacing a book of that name; a new
+    /// name counts against `--max-lorebooks-per-tenant`.
+    async fn replace_book(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        book: Book,
+    ) -> Result<LorebookSummary, EngineError> {
+        let key: BookKey = (tenant.clone(), name.to_owned());
+        let _locked = self.inner.lorebooks.lock(&key).await;
+        let (book, text) = blocking(move || {
+            let text: Arc<str> = book.to_json().into();
+            Ok((Arc::new(book), text))
+        })
+        .await?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let expect = self.stored_version(&key).await?;
+            if expect == NO_LOREBOOK {
+                let max = self.inner.lorebook_limits.max_books_per_tenant;
+                let books = self.inner.store.lorebook_count(tenant).await?;
+                if books >= max {
+                    return Err(DomainError::ResourceExhausted(format!(
+                        "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
+                    ))
+                    .into());
+                }
+            }
+            let result = self
+                .write_locked(&key, expect, book.clone(), text.clone())
+                .await;
+            if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
+                return result;
+            }
+        }
+    }
+
+    /// ImportLorebook: parses the World Info file `json` under the
+    /// lorebook limits and stores it under `name`, replacing a book of
+    /// that name.
+    pub async fn import_lorebook(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        json: String,
+    ) -> Result<LorebookSummary, EngineError> {
+        check_name(name)?;
+        let limits = self.inner.lorebook_limits.book;
+        let book = blocking(move || Book::parse(&json, &limits).map_err(naming_the_flag)).await?;
+        self.replace_book(tenant, name, book).await
+    }
+
+    /// ImportCharacterBook: converts the card's `character_book` as
+    /// SillyTavern does and stores it under `name`, or (empty `name`)
+    /// under the name SillyTavern gives it.
+    pub async fn import_character_book(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        card: Vec<u8>,
+    ) -> Result<LorebookSummary, EngineError> {
+        if !name.is_empty() {
+            check_name(name)?;
+        }
+        let limits = self.inner.lorebook_limits.book;
+        let (card_name, book) =
+            blocking(move || card::character_book(&card, &limits).map_err(naming_the_flag)).await?;
+        let name = if name.is_empty() {
+            check_name(&card_name).map_err(|e| {
+                DomainError::invalid(
+                    "name",
+                    format!("is empty, and the card's book name cannot be used: {e}"),
+                )
+            })?;
+            card_name
+        } else {
+            name.to_owned()
+        };
+        self.replace_book(tenant, &name, book).await
+    }
+
+    /// ExportLorebook: the book's file text.
+    pub async fn export_lorebook(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+    ) -> Result<String, EngineError> {
+        check_name(name)?;
+        match self.inner.store.lorebook(tenant, name).await? {
+            Some(stored) => Ok(stored.json),
+            None => Err(unknown_book(name)),
+        }
+    }
+
+    /// ListLorebooks: at most `limit` of the tenant's books by name (as
+    /// bytes), strictly after `after` when given.
+    pub async fn list_lorebooks(
+        &self,
+        tenant: &Tenant,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LorebookSummary>, EngineError> {
+        let books = self
+            .inner
+            .store
+            .list_lorebooks(tenant, after, limit)
+            .await?;
+        Ok(books.into_iter().map(Into::into).collect())
+    }
+
+    /// DeleteLorebook.
+    pub async fn delete_lorebook(&self, tenant: &Tenant, name: &str) -> Result<(), EngineError> {
+        check_name(name)?;
+        let key: BookKey = (tenant.clone(), name.to_owned());
+        let _locked = self.inner.lorebooks.lock(&key).await;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let expect = self.stored_version(&key).await?;
+            if expect == NO_LOREBOOK {
+                self.inner.lorebooks.forget(&key);
+                return Err(unknown_book(name));
+            }
+            let result: Result<(), EngineError> = self
+                .inner
+                .store
+                .commit(vec![Write::DeleteLorebook(DeleteLorebook {
+                    tenant: tenant.clone(),
+                    name: name.to_owned(),
+                    expect_version: expect,
+                })])
+                .await
+                .map_err(Into::into);
+            if result.is_ok() {
+                self.inner.lorebooks.forget(&key);
+            }
+            if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
+                return result;
+            }
+        }
+    }
+
+    /// The book as stored now, from the cache when it is current; a miss
+    /// is read under the book's lock.
+    async fn current(&self, key: &BookKey) -> Result<Option<Loaded>, EngineError> {
+        if self.inner.replicas.is_none()
+            && let Some(hit) = self.inner.lorebooks.cached(key, None)
+        {
+            return Ok(Some(hit));
+        }
+        let _locked = self.inner.lorebooks.lock(key).await;
+        self.load_locked(key).await
+    }
+
+    /// The parsed books of `tenant` named in `names`, in the order named
+    /// (a name given twice once, at its first place); names the tenant
+    /// has no book of (or that no book could have) are skipped. With one
+    /// writer, cached books are used as they are; with replicas, the
+    /// stored versions of all the books are read in one query first, and
+    /// only books changed since are read again.
+    pub async fn lorebooks_for_scan(
+        &self,
+        tenant: &Tenant,
+        names: &[String],
+    ) -> Result<Vec<(String, Arc<Book>)>, EngineError> {
+        let mut wanted: Vec<&String> = Vec::with_capacity(names.len());
+        for name in names {
+            if check_name(name).is_ok() && !wanted.contains(&name) {
+                wanted.push(name);
+            }
+        }
+        let versions: Option<std::collections::HashMap<String, u64>> = match self.inner.replicas {
+            Some(_) if !wanted.is_empty() => {
+                let named: Vec<String> = wanted.iter().map(|n| (*n).clone()).collect();
+                Some(
+                    self.inner
+                        .store
+                        .lorebook_versions(tenant, &named)
+                        .await?
+                        .into_iter()
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        let mut books = Vec::with_capacity(wanted.len());
+        for name in wanted {
+            let key: BookKey = (tenant.clone(), name.clone());
+            let want = match &versions {
+                Some(versions) => match versions.get(name) {
+                    Some(version) => Some(*version),
+                    None => continue,
+                },
+                None => None,
+            };
+            let loaded = match self.inner.lorebooks.cached(&key, want) {
+                Some(hit) => Some(hit),
+                None => {
+                    let _locked = self.inner.lorebooks.lock(&key).await;
+                    match self.inner.lorebooks.cached(&key, want) {
+                        Some(hit) => Some(hit),
+                        None => self.fetch_locked(&key).await?,
+                    }
+                }
+            };
+            if let Some(loaded) = loaded {
+                books.push((name.clone(), loaded.book));
+            }
+        }
+        Ok(books)
+    }
+}
+
+#[cfg(test)]
+mod tests;

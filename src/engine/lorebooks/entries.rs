@@ -1,0 +1,125 @@
+//! One entry at a time: GetLorebookEntry, PutLorebookEntry and
+//! DeleteLorebookEntry, each edit a read-modify-write of the whole book
+//! under its lock, done again on the new book when another replica's
+//! change won the race.
+
+use std::sync::Arc;
+
+use super::{
+    BookKey, LorebookEntry, LorebookSummary, blocking, check_name, lost_race, naming_the_flag,
+    unknown_book,
+};
+use crate::domain::DomainError;
+use crate::domain::ids::Tenant;
+use crate::domain::world_info::book::Book;
+use crate::engine::{Engine, EngineError};
+
+impl Engine {
+    /// GetLorebookEntry.
+    pub async fn lorebook_entry(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        uid: &str,
+    ) -> Result<LorebookEntry, EngineError> {
+        check_name(name)?;
+        let key: BookKey = (tenant.clone(), name.to_owned());
+        let loaded = self
+            .current(&key)
+            .await?
+            .ok_or_else(|| unknown_book(name))?;
+        let json = loaded
+            .book
+            .entry(uid)
+            .map(|e| e.get().to_owned())
+            .ok_or_else(|| {
+                EngineError::from(DomainError::NotFound(format!(
+                    "entry {uid:?} of lorebook {name:?}"
+                )))
+            })?;
+        Ok(LorebookEntry {
+            uid: uid.to_owned(),
+            json,
+            book: LorebookSummary {
+                name: name.to_owned(),
+                entry_count: u64::try_from(loaded.book.entry_count()).unwrap_or(u64::MAX),
+                updated_us: loaded.updated_us,
+            },
+        })
+    }
+
+    /// Applies `edit` to the stored book and writes it back, under the
+    /// book's lock, again on the new book when another replica's change
+    /// won the race. `edit` returns what the caller answers with.
+    async fn edit_book<T: Send + 'static>(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        edit: impl Fn(&mut Book) -> Result<T, DomainError> + Clone + Send + 'static,
+    ) -> Result<(T, LorebookSummary), EngineError> {
+        check_name(name)?;
+        let key: BookKey = (tenant.clone(), name.to_owned());
+        let _locked = self.inner.lorebooks.lock(&key).await;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let loaded = self
+                .load_locked(&key)
+                .await?
+                .ok_or_else(|| unknown_book(name))?;
+            let edit = edit.clone();
+            let (answer, book, text) = blocking(move || {
+                let mut book = (*loaded.book).clone();
+                let answer = edit(&mut book)?;
+                let text: Arc<str> = book.to_json().into();
+                Ok((answer, Arc::new(book), text))
+            })
+            .await?;
+            let result = self.write_locked(&key, loaded.version, book, text).await;
+            if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
+                return result.map(|summary| (answer, summary));
+            }
+        }
+    }
+
+    /// PutLorebookEntry: creates (`uid` `None`: at the lowest free uid) or
+    /// updates one entry from `fields` (a JSON object in SillyTavern's
+    /// field names), under the lorebook limits.
+    pub async fn put_lorebook_entry(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        uid: Option<&str>,
+        fields: &str,
+    ) -> Result<LorebookEntry, EngineError> {
+        let limits = self.inner.lorebook_limits.book;
+        let (uid, fields) = (uid.map(str::to_owned), fields.to_owned());
+        let ((uid, json), book) = self
+            .edit_book(tenant, name, move |book| {
+                let uid = book
+                    .put_entry(uid.as_deref(), &fields, &limits)
+                    .map_err(naming_the_flag)?;
+                let json = book
+                    .entry(&uid)
+                    .map(|e| e.get().to_owned())
+                    .unwrap_or_default();
+                Ok((uid, json))
+            })
+            .await?;
+        Ok(LorebookEntry { uid, json, book })
+    }
+
+    /// DeleteLorebookEntry.
+    pub async fn delete_lorebook_entry(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        uid: &str,
+    ) -> Result<LorebookSummary, EngineError> {
+        let uid = uid.to_owned();
+        let ((), book) = self
+            .edit_book(tenant, name, move |book| book.delete_entry(&uid))
+            .await?;
+        Ok(book)
+    }
+}
