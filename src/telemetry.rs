@@ -77,6 +77,12 @@ pub const LLM_TOKENS: &str = "recapd_llm_tokens_total";
 pub const LLM_FALLBACKS: &str = "recapd_llm_fallbacks_total";
 /// Gauge of LLM requests in flight.
 pub const LLM_IN_FLIGHT: &str = "recapd_llm_requests_in_flight";
+/// Histogram of one World Info activation's time (ScanWorldInfo,
+/// RenderPrompt with a chat), the books' loading not included.
+pub const WORLD_INFO_SCAN_DURATION: &str = "recapd_world_info_scan_duration_seconds";
+/// Counter of World Info regex keys that hit their step bound and were
+/// taken as not matching.
+pub const WORLD_INFO_REGEX_OVERRUNS: &str = "recapd_world_info_regex_overruns_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.
 const SECONDS_BUCKETS: [f64; 14] = [
@@ -125,6 +131,14 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
 }
 
 fn describe() {
+    metrics::describe_histogram!(
+        WORLD_INFO_SCAN_DURATION,
+        "Time of one World Info activation."
+    );
+    metrics::describe_counter!(
+        WORLD_INFO_REGEX_OVERRUNS,
+        "World Info regex keys that hit their step bound (taken as not matching)."
+    );
     metrics::describe_counter!(
         JOB_TRANSITIONS,
         "Job state changes by kind and state entered."

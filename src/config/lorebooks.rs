@@ -2,6 +2,7 @@
 //! past each, RESOURCE_EXHAUSTED naming the flag.
 
 use crate::domain::world_info::book::BookLimits;
+use crate::domain::world_info::scan::ScanLimits;
 use crate::engine::LorebookLimits;
 
 /// The lorebook limits, flattened into [`super::Config`].
@@ -32,6 +33,24 @@ pub struct LorebookOptions {
           default_value_t = LorebookLimits::default().book.max_content_bytes as u64,
           value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
     pub max_lorebook_content_bytes: u64,
+
+    /// Most passes one World Info scan may run (recursion, min
+    /// activations, delay levels); a scan that needs more is refused with
+    /// RESOURCE_EXHAUSTED. SillyTavern's own cap is the
+    /// world_info_max_recursion_steps setting.
+    #[arg(long, env = "RECAPD_WORLD_INFO_MAX_PASSES",
+          default_value_t = LorebookLimits::default().scan.max_passes,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub world_info_max_passes: u32,
+
+    /// Most backtracking steps one World Info regex key may take on one
+    /// scanned text; past it the key counts as not matching for the rest
+    /// of the scan, and the event is logged and counted
+    /// (recapd_world_info_regex_overruns_total).
+    #[arg(long, env = "RECAPD_WORLD_INFO_REGEX_STEPS",
+          default_value_t = LorebookLimits::default().scan.regex_step_limit,
+          value_parser = clap::value_parser!(u64).range(1000..=1_000_000_000))]
+    pub world_info_regex_steps: u64,
 }
 
 impl LorebookOptions {
@@ -44,6 +63,10 @@ impl LorebookOptions {
                 max_entries: size(self.max_lorebook_entries),
                 max_key_bytes: size(self.max_lorebook_key_bytes),
                 max_content_bytes: size(self.max_lorebook_content_bytes),
+            },
+            scan: ScanLimits {
+                max_passes: self.world_info_max_passes,
+                regex_step_limit: self.world_info_regex_steps,
             },
         }
     }

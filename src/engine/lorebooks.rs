@@ -24,6 +24,7 @@ use crate::domain::ids::Tenant;
 use crate::domain::time::UnixMicros;
 use crate::domain::world_info::book::{Book, BookLimits};
 use crate::domain::world_info::card;
+use crate::domain::world_info::scan::ScanLimits;
 use crate::store::{
     DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, StoreError, Write,
 };
@@ -37,6 +38,10 @@ use shelf::{BookKey, Loaded};
 /// change gets).
 pub const MAX_ATTEMPTS: u32 = super::MAX_CONFLICT_RETRIES;
 
+/// The name of a tenant's lock of new books: a control character, which
+/// no book's name holds.
+const NEW_BOOKS: &str = "\u{0}new books";
+
 /// Longest lorebook name, in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
 
@@ -49,6 +54,9 @@ pub struct LorebookLimits {
     pub max_books_per_tenant: usize,
     /// Entries per book, bytes per key, bytes of content.
     pub book: BookLimits,
+    /// One World Info scan's bounds: passes, and backtracking steps per
+    /// regex key and haystack.
+    pub scan: ScanLimits,
 }
 
 impl Default for LorebookLimits {
@@ -60,6 +68,7 @@ impl Default for LorebookLimits {
                 max_key_bytes: 4 * 1024,
                 max_content_bytes: 1024 * 1024,
             },
+            scan: ScanLimits::default(),
         }
     }
 }
@@ -309,16 +318,26 @@ impl Engine {
         loop {
             attempt += 1;
             let expect = self.stored_version(&key).await?;
-            if expect == NO_LOREBOOK {
-                let max = self.inner.lorebook_limits.max_books_per_tenant;
-                let books = self.inner.store.lorebook_count(tenant).await?;
-                if books >= max {
-                    return Err(DomainError::ResourceExhausted(format!(
-                        "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
-                    ))
-                    .into());
+            // A new book is counted and written under the tenant's lock of
+            // new books (taken after a book's lock, never before), so two
+            // new names at once in this process cannot both take the last
+            // place.
+            let new_books = (expect == NO_LOREBOOK).then(|| (tenant.clone(), NEW_BOOKS.to_owned()));
+            let _counting = match &new_books {
+                Some(new_books) => {
+                    let counting = self.inner.lorebooks.lock(new_books).await;
+                    let max = self.inner.lorebook_limits.max_books_per_tenant;
+                    let books = self.inner.store.lorebook_count(tenant).await?;
+                    if books >= max {
+                        return Err(DomainError::ResourceExhausted(format!(
+                            "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
+                        ))
+                        .into());
+                    }
+                    Some(counting)
                 }
-            }
+                None => None,
+            };
             let result = self
                 .write_locked(&key, expect, book.clone(), text.clone())
                 .await;

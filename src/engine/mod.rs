@@ -93,6 +93,7 @@ mod refreshes;
 mod replicas;
 mod settings_ops;
 mod slot;
+mod world_info;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -129,6 +130,7 @@ pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use settings_ops::SettingsUpdate;
 use slot::{ChatSlot, LoadedChat, Locked, Resident};
+pub use world_info::{ScanRequest, WorldInfoScan};
 
 /// How many updates the all-chats channel holds for a slow subscriber
 /// before that subscriber resynchronises from the latest states.

@@ -19,6 +19,7 @@ mod enums;
 mod jobs;
 pub mod prompt;
 mod settings;
+pub mod world_info;
 
 pub use chats::{chat_page_after, chat_page_token};
 pub use jobs::{

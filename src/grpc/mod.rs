@@ -5,14 +5,16 @@ pub mod convert;
 mod files;
 mod lorebook;
 pub mod observe;
+mod prompt;
 mod recap;
 mod services;
 pub mod status;
 mod stream;
 
 pub use lorebook::LorebookApi;
+pub use prompt::PromptApi;
 pub use recap::{JobStream, RecapApi};
-pub use services::{EventApi, InjectionApi, MemoryApi, PromptApi, SettingsApi};
+pub use services::{EventApi, InjectionApi, MemoryApi, SettingsApi};
 pub use stream::InjectionStream;
 
 /// Code generated from `proto/recap/v1/recap.proto`.

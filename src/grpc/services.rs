@@ -5,19 +5,16 @@ use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
 use super::convert;
-use super::convert::prompt;
 use super::files;
 use super::pb;
 use super::pb::event_service_server::EventService;
 use super::pb::injection_service_server::InjectionService;
 use super::pb::memory_service_server::MemoryService;
-use super::pb::prompt_service_server::PromptService;
 use super::pb::settings_service_server::SettingsService;
 use super::status::domain_status;
 use super::stream::InjectionStream;
 use crate::auth::Tenant;
 use crate::domain::ids::{self, ChatKey};
-use crate::domain::prompt::{PromptInput, render_prompt};
 use crate::domain::refresh::InjectionKey;
 use crate::domain::st_settings::import_st_settings;
 use crate::engine::{Engine, SettingsUpdate};
@@ -470,74 +467,5 @@ impl InjectionService for InjectionApi {
             self.shutdown.clone().cancelled_owned(),
         );
         Ok(Response::new(stream))
-    }
-}
-
-/// `recap.v1.PromptService`.
-#[derive(Clone)]
-pub struct PromptApi {
-    engine: Engine,
-}
-
-impl PromptApi {
-    /// Renders prompts, with the chats of `engine`.
-    pub fn new(engine: Engine) -> Self {
-        PromptApi { engine }
-    }
-}
-
-#[tonic::async_trait]
-impl PromptService for PromptApi {
-    async fn render_prompt(
-        &self,
-        request: Request<pb::RenderPromptRequest>,
-    ) -> Result<Response<pb::RenderPromptResponse>, Status> {
-        let (
-            tenant,
-            pb::RenderPromptRequest {
-                chat_id,
-                mode,
-                story_string,
-                history,
-                continue_last,
-                extra,
-            },
-        ) = split(request);
-        let limits = self.engine.limits();
-        let mode = prompt::mode(mode).map_err(domain_status)?;
-        limits
-            .check_text("story_string", &story_string)
-            .map_err(domain_status)?;
-        let chat = match chat_id.as_str() {
-            "" => None,
-            id => Some(scoped(&tenant, id)?),
-        };
-        let mut history =
-            prompt::history(history, chat.is_some(), limits).map_err(domain_status)?;
-        let extra = extra
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| prompt::extension_prompt(p, &format!("extra[{i}]"), limits))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(domain_status)?;
-        let mut prompts = Vec::with_capacity(extra.len() + 2);
-        if let Some(chat) = chat {
-            // One read: the injections, the transcript and its hidden state.
-            let chat = self.engine.chat_prompt(&chat, history).await?;
-            history = chat.history;
-            prompts.extend(chat.injections.iter().map(|i| prompt::injection_prompt(i)));
-        }
-        prompts.extend(extra);
-        let rendered = render_prompt(PromptInput {
-            mode,
-            story_string: &story_string,
-            history: &history,
-            continue_last,
-            prompts: &prompts,
-        });
-        Ok(Response::new(pb::RenderPromptResponse {
-            text: rendered.text,
-            messages: rendered.messages.into_iter().map(Into::into).collect(),
-        }))
     }
 }

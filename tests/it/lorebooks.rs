@@ -219,6 +219,26 @@ async fn files_sillytavern_refuses_are_refused_with_the_reason() {
             &[reason],
         );
     }
+    // Hostile nesting (100,000 levels inside an entry) crashes nothing:
+    // the book is taken or refused as `json`, and the server goes on.
+    let deep = format!(
+        r#"{{"entries":{{"0":{{"x":{}{}}}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    match import(&mut client, "deep", &deep).await {
+        Ok(book) => {
+            assert_eq!(book.entry_count, 1);
+            assert_eq!(export(&mut client, "deep").await.unwrap().len(), deep.len());
+            client
+                .delete_lorebook(pb::DeleteLorebookRequest {
+                    name: "deep".into(),
+                })
+                .await
+                .unwrap();
+        }
+        Err(status) => assert_eq!(status.code(), Code::InvalidArgument, "{status:?}"),
+    }
     // What SillyTavern reads is taken: sparse entries, role null, keys that
     // are numbers, card-style members at the top.
     let odd =
@@ -436,5 +456,34 @@ async fn a_character_cards_book_is_stored_as_sillytavern_converts_it() {
         Code::InvalidArgument,
         &["card"],
     );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn new_books_imported_at_once_never_pass_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    config.lorebooks.max_lorebooks_per_tenant = 3;
+    let server = Server::start_with(config).await;
+    let client = lorebooks(&server);
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..12 {
+        let mut client = client.clone();
+        tasks.spawn(
+            async move { import(&mut client, &format!("book {n}"), r#"{"entries":{}}"#).await },
+        );
+    }
+    let (mut stored, mut refused) = (0, 0);
+    while let Some(done) = tasks.join_next().await {
+        match done.unwrap() {
+            Ok(_) => stored += 1,
+            Err(status) => {
+                assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((stored, refused), (3, 9));
+    assert_eq!(list_all(&mut client.clone(), 0).await.len(), 3);
     server.stop().await;
 }

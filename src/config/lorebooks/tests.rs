@@ -18,6 +18,10 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "5",
         "--max-lorebook-content-bytes",
         "6",
+        "--world-info-max-passes",
+        "7",
+        "--world-info-regex-steps",
+        "8000",
     ])
     .unwrap();
     assert_eq!(
@@ -29,6 +33,10 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
                 max_key_bytes: 5,
                 max_content_bytes: 6,
             },
+            scan: ScanLimits {
+                max_passes: 7,
+                regex_step_limit: 8000,
+            },
         }
     );
     for zero in [
@@ -36,6 +44,7 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "--max-lorebook-entries",
         "--max-lorebook-key-bytes",
         "--max-lorebook-content-bytes",
+        "--world-info-max-passes",
     ] {
         assert!(limits(&[zero, "0"]).is_err(), "{zero} 0");
     }

@@ -111,6 +111,19 @@ pub fn extension_prompt(
     })
 }
 
+/// A request's extension prompts, each checked as [`extension_prompt`]
+/// checks it, named `extra[i]`.
+pub fn extension_prompts(
+    prompts: Vec<pb::ExtensionPrompt>,
+    limits: &Limits,
+) -> Result<Vec<ExtensionPrompt>, DomainError> {
+    prompts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| extension_prompt(p, &format!("extra[{i}]"), limits))
+        .collect()
+}
+
 /// A chat's injection as the extension prompt SillyTavern would register.
 pub fn injection_prompt(injection: &Injection) -> ExtensionPrompt {
     ExtensionPrompt {

@@ -89,12 +89,13 @@ pub(super) fn put_activity(
     )
 }
 
-/// Whether a batch deleted a chat (and so owes a [`checkpoint`]).
+/// Whether a batch deleted a chat or a lorebook (and so owes a
+/// [`checkpoint`], so that the deleted content leaves the WAL too).
 pub(super) fn deletes_a_chat(groups: &[Vec<Write>]) -> bool {
     groups
         .iter()
         .flatten()
-        .any(|write| matches!(write, Write::DeleteChat { .. }))
+        .any(|write| matches!(write, Write::DeleteChat { .. } | Write::DeleteLorebook(_)))
 }
 
 /// The tombstone of `chat` and its activity time, read in the caller's

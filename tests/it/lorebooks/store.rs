@@ -175,3 +175,67 @@ async fn sqlite_lorebooks_keep_to_their_tenant_and_page_by_name_bytes() {
 async fn pg_lorebooks_keep_to_their_tenant_and_page_by_name_bytes() {
     pg(|s| Box::pin(tenants_and_pages(s))).await;
 }
+
+/// An engine on `store`: with PostgreSQL, one replica of several.
+async fn replica(store: recapd::store::PgStore) -> recapd::engine::Engine {
+    let store = Arc::new(store);
+    recapd::engine::Engine::new(
+        recapd::store::Stores {
+            chats: store.clone(),
+            replicas: Some(store),
+        },
+        recapd::domain::Limits::default(),
+    )
+    .await
+    .expect("the engine starts")
+}
+
+#[tokio::test]
+async fn pg_the_scan_on_one_replica_reads_books_as_another_left_them() {
+    let schema = Schema::new();
+    let (a, b) = (
+        replica(schema.store().await).await,
+        replica(schema.store().await).await,
+    );
+    let t = Tenant("t".into());
+    let wanted: Vec<String> = vec!["chat".into(), "missing".into(), "global".into()];
+    for name in ["global", "chat"] {
+        a.import_lorebook(&t, name, r#"{"entries":{"0":{"content":"x"}}}"#.into())
+            .await
+            .unwrap();
+    }
+    let count = |books: &[(String, Arc<recapd::domain::world_info::book::Book>)]| {
+        books
+            .iter()
+            .map(|(name, book)| (name.clone(), book.entry_count()))
+            .collect::<Vec<_>>()
+    };
+    let seen = b.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    assert_eq!(count(&seen), [("chat".into(), 1), ("global".into(), 1)]);
+    // B's cache holds them now; A's edit makes B read "chat" again, and
+    // only it.
+    a.put_lorebook_entry(&t, "chat", None, r#"{"content":"y"}"#)
+        .await
+        .unwrap();
+    let after = b.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    assert_eq!(count(&after), [("chat".into(), 2), ("global".into(), 1)]);
+    assert!(
+        Arc::ptr_eq(&seen[1].1, &after[1].1),
+        "the unchanged book from B's cache"
+    );
+    // A re-import under the same name, and a deletion, are seen too.
+    a.import_lorebook(&t, "global", r#"{"entries":{}}"#.into())
+        .await
+        .unwrap();
+    a.delete_lorebook(&t, "chat").await.unwrap();
+    let last = b.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    assert_eq!(count(&last), [("global".into(), 0)]);
+    // B's edits go from what A wrote.
+    b.put_lorebook_entry(&t, "global", Some("4"), r#"{"content":"z"}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        count(&a.lorebooks_for_scan(&t, &wanted).await.unwrap()),
+        [("global".into(), 1)]
+    );
+}

@@ -15,6 +15,9 @@ pub(super) mod template;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use std::sync::{Arc, OnceLock};
+
+use super::entry::Entry;
 use crate::DomainError;
 
 use json::{dedup, members, null, object_members, object_text, raw, resolved};
@@ -37,12 +40,15 @@ pub struct BookLimits {
 ///
 /// Invariants: `entries_at < top.len()` and `top[entries_at]` is the
 /// `entries` member (its value there is a placeholder: the entries live in
-/// `entries`); member names are unique at every level down to 64.
+/// `entries`); member names are unique at every level down to 64;
+/// `scanned` is empty or holds the entries as read for a scan under the
+/// name it holds (every change of the entries empties it).
 #[derive(Clone)]
 pub struct Book {
     top: Vec<(String, Box<RawValue>)>,
     entries_at: usize,
     entries: Vec<(String, Box<RawValue>)>,
+    scanned: OnceLock<(String, Arc<[Entry]>)>,
 }
 
 impl std::fmt::Debug for Book {
@@ -98,6 +104,7 @@ impl Book {
             top,
             entries_at,
             entries,
+            scanned: OnceLock::new(),
         })
     }
 
@@ -107,6 +114,7 @@ impl Book {
             top: vec![("entries".to_owned(), null())],
             entries_at: 0,
             entries: Vec::new(),
+            scanned: OnceLock::new(),
         }
     }
 
@@ -136,6 +144,7 @@ impl Book {
             top,
             entries_at: 0,
             entries,
+            scanned: OnceLock::new(),
         })
     }
 
@@ -281,6 +290,7 @@ impl Book {
             Some(at) => self.entries[at].1 = entry,
             None => self.entries.push((uid.clone(), entry)),
         }
+        self.scanned = OnceLock::new();
         Ok(uid)
     }
 
@@ -293,7 +303,27 @@ impl Book {
             .position(|(name, _)| name == uid)
             .ok_or_else(|| DomainError::NotFound(format!("entry {uid}")))?;
         self.entries.remove(at);
+        self.scanned = OnceLock::new();
         Ok(())
+    }
+
+    /// The entries as the scanner reads them ([`Entry::read`]), for the
+    /// book named `name`, in file order. Read once per book and name and
+    /// kept with the book (a change of an entry reads them again), so a
+    /// book scanned before every generation is not re-read each time.
+    pub fn scan_entries(&self, name: &str) -> Arc<[Entry]> {
+        let read = || -> Arc<[Entry]> {
+            self.entries
+                .iter()
+                .map(|(uid, raw)| Entry::read(uid, name, raw))
+                .collect()
+        };
+        let (kept_for, entries) = self.scanned.get_or_init(|| (name.to_owned(), read()));
+        if kept_for == name {
+            entries.clone()
+        } else {
+            read()
+        }
     }
 
     /// The lowest integer from 0 no entry is named after, below SillyTavern's

@@ -125,3 +125,31 @@ pub struct Activated {
     /// Its content, macros substituted.
     pub content: String,
 }
+
+/// What a generation knows of its character and persona, as World Info
+/// reads it: the texts an entry's `match*` flags add to its scan, and the
+/// names its macros and character filter read. Empty: absent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScanTexts {
+    /// Scanned for entries with `matchPersonaDescription`.
+    pub persona_description: String,
+    /// Scanned for entries with `matchCharacterDescription`.
+    pub character_description: String,
+    /// Scanned for entries with `matchCharacterPersonality`.
+    pub character_personality: String,
+    /// Scanned for entries with `matchCharacterDepthPrompt`.
+    pub character_depth_prompt: String,
+    /// Scanned for entries with `matchScenario`.
+    pub scenario: String,
+    /// Scanned for entries with `matchCreatorNotes`.
+    pub creator_notes: String,
+    /// `{{char}}`; empty: the chat's latest character message's speaker.
+    pub character_name: String,
+    /// What `characterFilter.names` is compared with; empty:
+    /// `character_name`.
+    pub character_filter_name: String,
+    /// What `characterFilter.tags` is compared with.
+    pub character_tags: Vec<String>,
+    /// `{{user}}`; empty: the chat's latest user message's speaker.
+    pub user_name: String,
+}

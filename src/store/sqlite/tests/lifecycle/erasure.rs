@@ -240,3 +240,47 @@ async fn a_deleted_chat_leaves_nothing_after_random_edits_and_deletions() {
         store.close().await;
     }
 }
+
+#[tokio::test]
+async fn a_deleted_lorebook_is_in_no_file_once_its_deletion_is_answered() {
+    use crate::store::{DeleteLorebook, LorebookText, NO_LOREBOOK, PutLorebook};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), true).await.unwrap();
+    let book = |name: &str, content: String| {
+        Write::Lorebook(PutLorebook {
+            tenant: Tenant("t".into()),
+            name: name.into(),
+            json: LorebookText(
+                format!(r#"{{"entries":{{"0":{{"content":"{content}"}}}}}}"#).into(),
+            ),
+            entry_count: 1,
+            updated_us: UnixMicros(1),
+            expect_version: NO_LOREBOOK,
+            version: 7,
+        })
+    };
+    // Neighbours before and after it; the secret book spills into
+    // overflow pages.
+    store
+        .commit(vec![
+            book("a", "x".repeat(5000)),
+            book("secret", MARKER.repeat(400)),
+            book("z", "y".repeat(5000)),
+        ])
+        .await
+        .unwrap();
+    assert!(!files_with(dir.path(), MARKER).is_empty());
+    store
+        .commit(vec![Write::DeleteLorebook(DeleteLorebook {
+            tenant: Tenant("t".into()),
+            name: "secret".into(),
+            expect_version: 7,
+        })])
+        .await
+        .unwrap();
+    assert_eq!(files_with(dir.path(), MARKER), Vec::<PathBuf>::new());
+    let t = Tenant("t".into());
+    assert!(store.lorebook(&t, "a").await.unwrap().is_some());
+    assert!(store.lorebook(&t, "z").await.unwrap().is_some());
+    store.close().await;
+}
