@@ -178,8 +178,13 @@ async fn import_chat(c: &mut Clients, chat_id: &str, jsonl: &[u8]) -> Result<(),
     Ok(())
 }
 
+/// maxContext of SillyTavern's shipped settings: `max_context` 8192 minus
+/// `amount_gen` 350 (default/content/settings.json); World Info's budget
+/// is 25% of it. Unset, recapd's budget would have no bound.
+const MAX_CONTEXT_TOKENS: i64 = 8192 - 350;
+
 /// The chat's own World Info settings: `book` (none: no book), recursion
-/// on, scan depth `depth`.
+/// on, scan depth `depth`, SillyTavern's context size.
 async fn set_chat(
     c: &mut Clients,
     chat_id: &str,
@@ -195,6 +200,7 @@ async fn set_chat(
                 }),
                 world_info_recursive: Some(true),
                 world_info_depth: Some(depth),
+                max_context_tokens: Some(MAX_CONTEXT_TOKENS),
                 ..Default::default()
             }),
             clear: vec![],
