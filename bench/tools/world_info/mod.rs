@@ -58,9 +58,19 @@ pub struct WorldInfo {
     /// Measured rounds per configuration (each: four calls).
     #[arg(long, default_value_t = 400)]
     rounds: usize,
-    /// Unmeasured rounds first, per configuration.
+    /// At most this long per configuration's measured rounds: fewer
+    /// rounds than `--rounds` when a round is slow (at least 20).
+    #[arg(long, default_value_t = 90.0)]
+    max_seconds: f64,
+    /// Unmeasured rounds first, per configuration (fewer when they take
+    /// more than 10 s; at least 3).
     #[arg(long, default_value_t = 30)]
     warmup: usize,
+    /// recapd's metrics address (host:port), optional: then each line also
+    /// gives the mean time of the activation itself inside the server
+    /// (`recapd_world_info_scan_duration_seconds`), apart from the call.
+    #[arg(long)]
+    metrics: Option<String>,
     /// Seed of the book and chat generators.
     #[arg(long, default_value_t = 29)]
     seed: u64,
@@ -228,6 +238,19 @@ fn scan_request(chat_id: &str, dry_run: bool, seed: u64) -> pb::ScanWorldInfoReq
     }
 }
 
+/// The server's total time in activations so far, in seconds, when
+/// `--metrics` is given.
+async fn scan_seconds(args: &WorldInfo) -> Result<Option<f64>, Error> {
+    let Some(addr) = &args.metrics else {
+        return Ok(None);
+    };
+    let exposition = crate::scrape::scrape(addr).await?;
+    Ok(Some(
+        crate::scrape::metric_sum(&exposition, "recapd_world_info_scan_duration_seconds_sum")
+            .unwrap_or(0.0),
+    ))
+}
+
 /// Bytes of a rendered prompt: its text and every message's content.
 fn rendered_bytes(answer: &pb::RenderPromptResponse) -> usize {
     answer.text.len() + answer.messages.iter().map(|m| m.content.len()).sum::<usize>()
@@ -248,9 +271,26 @@ struct Samples {
 async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) -> Result<(), Error> {
     let chat_id = format!("wi-{entries}");
     let mut samples = Samples::default();
-    let started = Instant::now();
-    for round in 0..args.warmup + args.rounds {
-        let keep = round >= args.warmup;
+    let budget = Duration::from_secs_f64(args.max_seconds);
+    let warming = Instant::now();
+    let mut started = warming;
+    let mut keep = false;
+    let mut measured = 0;
+    let mut scanned_before = None;
+    for round in 0.. {
+        // Warm-up ends after `--warmup` rounds, or after 10 s and 3 rounds.
+        if !keep
+            && (round >= args.warmup || (round >= 3 && warming.elapsed() > Duration::from_secs(10)))
+        {
+            keep = true;
+            started = Instant::now();
+        }
+        if keep && measured == 0 && scanned_before.is_none() {
+            scanned_before = scan_seconds(args).await?;
+        }
+        if keep && (measured >= args.rounds || (measured >= 20 && started.elapsed() > budget)) {
+            break;
+        }
         let seed = round as u64 + 1;
 
         let t = Instant::now();
@@ -270,6 +310,7 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
         let dry_time = t.elapsed();
 
         if keep {
+            measured += 1;
             samples.base.push(base_time);
             samples.scan.push(scan_time);
             samples.render.push(render_time);
@@ -279,7 +320,15 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
         }
     }
     let elapsed = started.elapsed();
-    let rounds = args.rounds.max(1);
+    // Three activations of the book per round (ScanWorldInfo, its dry run,
+    // RenderPrompt); the baseline's RenderPrompt has no book to scan.
+    let in_server = match (scanned_before, scan_seconds(args).await?) {
+        (Some(before), Some(after)) if measured > 0 => {
+            format!("{:.3}", (after - before) * 1e3 / (3 * measured) as f64)
+        }
+        _ => "none".to_owned(),
+    };
+    let rounds = measured.max(1);
     let [base, scan, render, dry] = [samples.base, samples.scan, samples.render, samples.dry]
         .map(|s| summarize(s, elapsed));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -293,9 +342,9 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
         "world_info entries={entries} depth={depth} messages={} rounds={} activated_mean={activated:.1} \
          render_extra_bytes={extra} scan_p50_ms={:.3} scan_p99_ms={:.3} dry_p50_ms={:.3} dry_p99_ms={:.3} \
          render_p50_ms={:.3} render_p99_ms={:.3} base_p50_ms={:.3} base_p99_ms={:.3} \
-         render_over_base_p50={:.2} render_over_base_p99={:.2}",
+         render_over_base_p50={:.2} render_over_base_p99={:.2} activation_in_server_mean_ms={in_server}",
         args.messages,
-        args.rounds,
+        measured,
         ms(scan.p50),
         ms(scan.p99),
         ms(dry.p50),
