@@ -40,6 +40,9 @@
 //!    [`replicas`], [`job_watch`], which use the parts above.
 //!    [`lorebooks`]: the tenants' lorebooks (World Info files), their
 //!    per-book locks and parsed-book cache; it uses only the root.
+//! 9. [`world_info`]: one World Info activation of a chat with the books
+//!    [`lorebooks`] loads (before the chat is locked), and the chat's timed
+//!    effects committed through [`commit`].
 //!
 //! # Glossary
 //!

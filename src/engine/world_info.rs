@@ -14,6 +14,7 @@ use super::commit::Commit;
 use super::ops::known_chat_ref;
 use super::prompt::{ChatPrompt, stored_injection};
 use super::{Engine, EngineError, Next};
+use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::prompt::{self, ExtensionPrompt, PromptMessage};
 use crate::domain::refresh::InjectionKey;
@@ -37,7 +38,8 @@ use crate::telemetry;
 pub struct ScanRequest {
     /// The generation's type (entries' `triggers`).
     pub generation_type: GenerationType,
-    /// Read timed effects without starting, advancing or ending any.
+    /// A preview: the scan reads the timed effects as a real generation
+    /// would, and commits none of the changes it makes to them.
     pub dry_run: bool,
     /// Seeds the random draws; 0: a fresh seed.
     pub seed: u64,
@@ -168,6 +170,13 @@ impl Engine {
         } else {
             prompt::link_history(&mut history, chat, scene_count)?;
         }
+        // A swipe replaces the last message: SillyTavern leaves it out of
+        // the prompt and the scan (script.js:4438-4440).
+        if request.generation_type == GenerationType::Swipe
+            && let Some(last) = history.iter().rposition(|m| !m.hidden)
+        {
+            history.remove(last);
+        }
         let injections = [InjectionKey::Scene, InjectionKey::Messages]
             .map(|key| stored_injection(resident, chat_id, &settings, key));
         let speakers = macros::speakers(chat);
@@ -269,9 +278,19 @@ impl Engine {
             count_tokens: &count_tokens,
             substitute: &substitute,
             timed: &timed,
-            dry_run: request.dry_run,
+            // recapd's dry run is a preview of the real generation: the
+            // scan reads and advances a copy of the timed effects, which
+            // is then not committed (SillyTavern's own dry run, the
+            // domain's `dry_run`, ignores sticky and cooldown instead).
+            dry_run: false,
             seed,
             limits: &self.lorebook_limits().scan,
+        })
+        .map_err(|error| match error {
+            DomainError::ResourceExhausted(why) => {
+                DomainError::ResourceExhausted(format!("{why} (--world-info-max-passes)"))
+            }
+            other => other,
         })?;
         metrics::histogram!(telemetry::WORLD_INFO_SCAN_DURATION)
             .record(started.elapsed().as_secs_f64());

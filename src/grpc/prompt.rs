@@ -8,7 +8,7 @@ use super::pb;
 use super::pb::prompt_service_server::PromptService;
 use super::services::{scoped, split};
 use super::status::domain_status;
-use crate::domain::prompt::{PromptInput, render_prompt};
+use crate::domain::prompt::{AUTHORS_NOTE_KEY, ExtensionPrompt, PromptInput, render_prompt};
 use crate::engine::{Engine, ScanRequest};
 
 /// `recap.v1.PromptService`.
@@ -92,23 +92,33 @@ impl PromptService for PromptApi {
         // One read of the chat: its injections, transcript and hidden
         // state, scanned for World Info (committing the timed effects the
         // scan advanced unless `dry_run`).
+        // The author's note is registered (SillyTavern's
+        // `2_floating_prompt`) before the scan, so with `scan` on its text
+        // is scanned, as SillyTavern scans it with "allow WI scan".
+        let mut scanned = extra.clone();
+        if let Some(note) = &authors_note {
+            scanned.push(ExtensionPrompt {
+                key: AUTHORS_NOTE_KEY.to_owned(),
+                ..note.clone()
+            });
+        }
         let request = ScanRequest {
             generation_type,
             dry_run,
             seed,
             history,
-            extra,
+            extra: scanned,
             texts,
         };
         let scan = self.engine.scan_world_info(&chat, &request).await?;
-        let mut prompts = Vec::with_capacity(request.extra.len() + 2);
+        let mut prompts = Vec::with_capacity(extra.len() + 2);
         prompts.extend(
             scan.prompt
                 .injections
                 .iter()
                 .map(|i| prompt::injection_prompt(i)),
         );
-        prompts.extend(request.extra.iter().cloned());
+        prompts.extend(extra);
         let rendered = render_prompt(PromptInput {
             mode,
             story_string: &story_string,

@@ -132,6 +132,7 @@ async fn the_tier_is_a_second_injection_with_its_own_revision() {
             ],
             continue_last: false,
             extra: vec![],
+            ..Default::default()
         })
         .await
         .unwrap()

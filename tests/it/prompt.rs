@@ -61,6 +61,7 @@ async fn a_chats_injection_and_extra_prompts_are_placed() {
             role: pb::InjectionRole::System as i32,
             scan: false,
         }],
+        ..Default::default()
     };
     let message =
         |role: pb::InjectionRole, name: &str, content: &str| history(role, name, content, false);
@@ -150,6 +151,7 @@ async fn in_chat_depths_stay_separate_blocks_placed_as_sillytavern_does() {
             extra("b1", "one", 1, pb::InjectionRole::User),
             extra("c", "deep", 50, pb::InjectionRole::Assistant),
         ],
+        ..Default::default()
     };
     let message =
         |role: pb::InjectionRole, name: &str, content: &str| history(role, name, content, false);
@@ -319,6 +321,7 @@ fn render_request(
         history,
         continue_last: false,
         extra: vec![],
+        ..Default::default()
     }
 }
 

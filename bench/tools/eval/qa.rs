@@ -118,7 +118,6 @@ pub async fn ask(
                 history: history.clone(),
                 continue_last: false,
                 extra: Vec::new(),
-                // No World Info options: the eval's chats apply no book.
                 ..Default::default()
             })
             .await?

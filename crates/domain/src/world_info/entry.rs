@@ -119,11 +119,15 @@ pub struct Entry {
     pub match_whole_words: Option<bool>,
     /// Group scoring; `None`: the global setting.
     pub use_group_scoring: Option<bool>,
-    /// Sticky for this many messages (a fraction counts as the next whole
-    /// number); whether there is an effect at all is [`Entry::has_sticky`].
-    pub sticky: u32,
-    /// Cooldown for this many messages; see [`Entry::has_cooldown`].
-    pub cooldown: u32,
+    /// Sticky for this many messages, the number as JavaScript reads it
+    /// (an effect ends once the chat has `start + sticky` messages, so a
+    /// fraction counts as the next whole number and a negative number ends
+    /// the effect at the next scan, as in SillyTavern); whether there is an
+    /// effect at all is [`Entry::has_sticky`].
+    pub sticky: f64,
+    /// Cooldown for this many messages, read as `sticky` is; see
+    /// [`Entry::has_cooldown`].
+    pub cooldown: f64,
     /// Not before the chat has this many messages; 0: none.
     pub delay: u32,
     /// Generation types it fires on; empty: all.

@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use super::scan::sort_by_order_desc;
 use super::types::{Activated, WiPosition};
 use crate::prompt::ExtensionPrompt;
 use crate::settings::{Position, Role};
@@ -101,9 +102,9 @@ struct Group {
 /// depth becomes `NaN`).
 pub fn place(activated: &[Activated]) -> Placement {
     let mut sorted: Vec<&Activated> = activated.iter().collect();
-    // Stable, like JavaScript's `Array.prototype.sort`; `total_cmp` keeps
-    // the comparison total for any f64 (JSON gives no NaN), with -0 read as 0.
-    sorted.sort_by(|a, b| order_key(b.order).total_cmp(&order_key(a.order)));
+    // `sortFn` as V8 runs it (a missing `order` is NaN, which compares
+    // neither less nor greater): the scan's own sort.
+    sort_by_order_desc(&mut sorted, |a| a.order);
 
     let mut before: Vec<&str> = Vec::new();
     let mut after: Vec<&str> = Vec::new();
@@ -239,12 +240,6 @@ fn role_number(role: Role) -> u8 {
         Role::User => 1,
         Role::Assistant => 2,
     }
-}
-
-/// The sort key of an `order`: -0 reads as 0, as JavaScript's subtraction
-/// compares them equal.
-fn order_key(order: f64) -> f64 {
-    if order == 0.0 { 0.0 } else { order }
 }
 
 #[cfg(test)]

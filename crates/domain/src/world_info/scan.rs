@@ -6,6 +6,20 @@
 //! entry may ask to scan, and gives the entries activated in SillyTavern's
 //! order with the chat's timed effects after the scan. Every random draw
 //! comes from one ChaCha stream seeded by [`ScanInput::seed`].
+//!
+//! Where recapd knowingly differs from SillyTavern:
+//! - random draws come from the seeded stream, not `Math.random()`;
+//! - macros in keys are substituted once per scan (SillyTavern substitutes
+//!   at every test; only random macros such as `{{random}}` can tell);
+//! - regex keys are bounded ([`ScanLimits::regex_step_limit`]) and run by
+//!   fancy-regex after translation; the rare differences are listed in the
+//!   `regex` module (characters outside the BMP without `u`, `i` inside
+//!   classes without `u`);
+//! - entries with and without an `order` mixed in one list of 64 or more
+//!   sort by a stable merge sort where V8 would gallop (the same result
+//!   whenever every order is a number, or none is);
+//! - lower-casing and case mappings come from Rust's Unicode tables, whose
+//!   version may differ from the browser's.
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -32,7 +46,8 @@ mod tests_passes;
 #[cfg(test)]
 mod tests_timed;
 
-use sort::{by_order_desc, stable_sort_by};
+/// SillyTavern's `sortFn` under V8's sort, for placement's own sort too.
+pub(crate) use sort::sort_by_order_desc;
 
 /// How character and global books mix (`world_info_character_strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -225,7 +240,9 @@ pub struct ScanInput<'a> {
     pub character: Option<CharacterSubject<'a>>,
     /// maxContext: context size minus response tokens.
     pub max_context_tokens: u32,
-    /// The chat's tokenizer.
+    /// The chat's tokenizer. It must never answer more tokens than the
+    /// text has bytes (true of every byte-level BPE, tiktoken's included):
+    /// the budget check skips counting while the bytes stay under it.
     pub count_tokens: &'a dyn Fn(&str) -> u32,
     /// Macro substitution for keys and content ({{char}}, {{user}}, ...).
     pub substitute: &'a dyn Fn(&str) -> String,
@@ -302,9 +319,7 @@ fn all_entries<'a>(books: &[ScanBook<'a>]) -> Vec<Cand<'a>> {
 }
 
 fn sorted<'a>(mut cands: Vec<Cand<'a>>) -> Vec<Cand<'a>> {
-    stable_sort_by(&mut cands, |a, b| {
-        by_order_desc(a.entry.order, b.entry.order)
-    });
+    sort_by_order_desc(&mut cands, |c| c.entry.order);
     cands
 }
 

@@ -136,11 +136,11 @@ impl ActiveEffects {
     }
 }
 
-fn effect(hash: u64, start: u64, count: u32, protected: bool) -> Js {
+fn effect(hash: u64, start: u64, count: f64, protected: bool) -> Js {
     Js::Obj(vec![
         ("hash".to_string(), Js::Num(hash as f64)),
         ("start".to_string(), Js::Num(start as f64)),
-        ("end".to_string(), Js::Num(start as f64 + f64::from(count))),
+        ("end".to_string(), Js::Num(start as f64 + count)),
         ("protected".to_string(), Js::Bool(protected)),
     ])
 }

@@ -63,8 +63,8 @@ fn never_active(uid: &str) -> Entry {
         case_sensitive: None,
         match_whole_words: None,
         use_group_scoring: None,
-        sticky: 0,
-        cooldown: 0,
+        sticky: 0.0,
+        cooldown: 0.0,
         delay: 0,
         triggers: Vec::new(),
         character_filter: CharacterFilter::default(),
@@ -95,6 +95,11 @@ fn read_object(uid: &str, book: &str, obj: &Js) -> Entry {
     let count = |name: &str| match get(name) {
         Some(v) if v.truthy() => to_count(v.to_number()),
         _ => 0,
+    };
+    // `start + entry.sticky` (world-info.js:604-611): the number itself.
+    let effect_length = |name: &str| match get(name) {
+        Some(v) if v.truthy() => v.to_number(),
+        _ => 0.0,
     };
 
     // `entry.content || ''` then decorators (world-info.js:4516-4517).
@@ -206,8 +211,8 @@ fn read_object(uid: &str, book: &str, obj: &Js) -> Entry {
         case_sensitive: nullable_bool("caseSensitive"),
         match_whole_words: nullable_bool("matchWholeWords"),
         use_group_scoring: nullable_bool("useGroupScoring"),
-        sticky: count("sticky"),
-        cooldown: count("cooldown"),
+        sticky: effect_length("sticky"),
+        cooldown: effect_length("cooldown"),
         delay: count("delay"),
         has_sticky: truthy("sticky"),
         has_cooldown: truthy("cooldown"),

@@ -16,7 +16,7 @@ use crate::world_info::timed::ActiveEffects;
 
 use super::buffer::Buffer;
 use super::keys::{Matcher, Who};
-use super::sort::{by_order_desc, stable_sort_by};
+use super::sort::sort_by_order_desc;
 use super::{Cand, ScanSettings, js_random};
 
 /// What the group step needs of the scan.
@@ -51,7 +51,9 @@ fn remove_entry(new_entries: &mut Vec<usize>, entry: usize) {
     }
 }
 
-/// Filters `new_entries` (indices into `ctx.cands`) by inclusion groups.
+/// Filters `new_entries` (indices into `ctx.cands`) by inclusion groups,
+/// SillyTavern's removal defect included (see the module's documentation:
+/// removing an entry already removed drops the last candidate instead).
 pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
     new_entries: &mut Vec<usize>,
     ctx: GroupContext<'_, '_, '_, R>,
@@ -161,9 +163,7 @@ pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
             .copied()
             .filter(|&e| ctx.cands[e].entry.group_override)
             .collect();
-        stable_sort_by(&mut prios, |&a, &b| {
-            by_order_desc(ctx.cands[a].entry.order, ctx.cands[b].entry.order)
-        });
+        sort_by_order_desc(&mut prios, |&e| ctx.cands[e].entry.order);
         if let Some(&winner) = prios.first() {
             remove_all_but(new_entries, group, winner);
             continue;

@@ -9,19 +9,22 @@
 //! places where JavaScript's syntax or meaning differs from Rust's: `\d`
 //! `\w` `\b` are ASCII, `\s` is JavaScript's white space, `.` stops at
 //! `\r`, `\u2028` and `\u2029` too, `^`/`$` with `m` at those line ends as
-//! well, `[^]` is anything, a `{` that starts no quantifier is literal, and
-//! the escapes `\uXXXX`, `\xHH`, `\cX`, `\0`. The parts of a pattern with
-//! no backreference or lookaround run on the `regex` crate's automata, in
-//! linear time; the rest on fancy-regex's backtracker, which gives up past
-//! the limit.
+//! well, `[^]` is anything, a `{` that starts no quantifier is literal,
+//! the escapes `\uXXXX`, `\xHH`, `\cX`, `\0` and legacy octal, a
+//! backreference to a group that has not matched matches empty, and `i`
+//! without `u` compares letters by JavaScript's `Canonicalize`. The parts
+//! of a pattern with no backreference or lookaround run on the `regex`
+//! crate's automata, in linear time; the rest on fancy-regex's
+//! backtracker, which gives up past the limit. A key is compiled once per
+//! process (a bounded cache) and tested first, when it can be, without
+//! the lookarounds recapd writes (a cheap prefilter).
 //!
 //! Known differences from JavaScript, all rare in keys: without the `u`
 //! flag JavaScript sees a character outside the BMP as two units (`.` and
-//! classes here see one character); `i` folds case as Unicode simple case
-//! folding rather than JavaScript's `toUpperCase` canonicalisation; a
-//! lookbehind must have a bounded length; a pattern fancy-regex cannot run
-//! (that, a backreference to a group that does not exist, or a program past
-//! the regex crate's size limit) never matches and is reported like an
+//! classes here see one character); `i` without `u` on a class of more
+//! than 20,000 characters folds as Unicode simple case folding; captures
+//! are not reset between iterations of a quantified group; a pattern fancy-regex cannot run (a repetition count past the
+//! regex crate's size limit, say) never matches and is reported like an
 //! overrun.
 
 use std::collections::HashMap;
@@ -29,8 +32,12 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use fancy_regex::RegexBuilder;
 
+mod fold;
 #[cfg(test)]
 mod tests;
+mod translate;
+
+use translate::{line_end, line_start, not_word_boundary, translate, word_boundary};
 
 /// A regex key, ready to test haystacks.
 #[derive(Debug)]
@@ -67,12 +74,6 @@ impl KeyRegex {
         }
     }
 }
-
-/// JavaScript's `\s` (and what `String.prototype.trim` strips), as class
-/// members.
-const JS_SPACE: &str = r"\t\n\x{B}\x{C}\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
-const WORD: &str = "0-9A-Za-z_";
-const LINE_END: &str = r"[\n\r\x{2028}\x{2029}]";
 
 /// Compiled keys kept between scans, by (key text, backtrack limit): a
 /// book's regex keys are compiled once per process, not once per scan.
@@ -149,26 +150,6 @@ pub(crate) fn parse_key_regex(key: &str, backtrack_limit: usize) -> Option<KeyRe
     })
 }
 
-/// `\b` as recapd writes it (ASCII word characters, as in JavaScript).
-fn word_boundary() -> String {
-    format!("(?:(?<=[{WORD}])(?![{WORD}])|(?<![{WORD}])(?=[{WORD}]))")
-}
-
-/// `\B` as recapd writes it.
-fn not_word_boundary() -> String {
-    format!("(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))")
-}
-
-/// `^` with `m`.
-fn line_start() -> String {
-    format!(r"(?:\A|(?<={LINE_END}))")
-}
-
-/// `$` with `m`.
-fn line_end() -> String {
-    format!(r"(?:\z|(?={LINE_END}))")
-}
-
 /// The translation without recapd's own lookarounds, when what is left
 /// needs no backtracker (no lookaround or backreference of the key's own);
 /// dropping a zero-width assertion only lets more text match.
@@ -222,14 +203,22 @@ fn unescaped_slash(pattern: &str) -> bool {
     false
 }
 
-/// The flags of a regex key.
+/// The flags of a regex key, and what translating it needs to know of its
+/// capture groups.
 #[derive(Debug, Default)]
 struct Flags {
+    /// `i`.
     ignore_case: bool,
+    /// `m`.
     multiline: bool,
+    /// `s`.
     dot_all: bool,
+    /// `u`.
     unicode: bool,
+    /// `y`.
     sticky: bool,
+    /// The pattern's capture groups in order, with their names.
+    groups: Vec<Option<String>>,
 }
 
 impl Flags {
@@ -253,295 +242,4 @@ impl Flags {
         }
         Some(out)
     }
-}
-
-/// Rewrites a JavaScript pattern (already accepted by regress) into
-/// fancy-regex's syntax with the same meaning; `None` where that cannot be
-/// written (a lone surrogate).
-fn translate(pattern: &str, flags: &Flags) -> Option<String> {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut out = String::with_capacity(pattern.len() * 2);
-    if flags.ignore_case {
-        out.push_str("(?i)");
-    }
-    if flags.sticky {
-        out.push_str(r"\A(?:");
-    }
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\\' => {
-                i += 1;
-                let (text, used) = escape(&chars, i, flags, false)?;
-                out.push_str(&text);
-                i += used;
-                continue;
-            }
-            '[' => {
-                let (text, used) = class(&chars, i + 1, flags)?;
-                out.push_str(&text);
-                i += 1 + used;
-                continue;
-            }
-            '.' => out.push_str(if flags.dot_all {
-                r"[\x{0}-\x{10FFFF}]"
-            } else {
-                r"[^\n\r\x{2028}\x{2029}]"
-            }),
-            '^' => {
-                if flags.multiline {
-                    out.push_str(&line_start());
-                } else {
-                    out.push_str(r"\A");
-                }
-            }
-            '$' => {
-                if flags.multiline {
-                    out.push_str(&line_end());
-                } else {
-                    out.push_str(r"\z");
-                }
-            }
-            '{' => match quantifier_len(&chars, i) {
-                Some(len) => {
-                    out.extend(&chars[i..i + len]);
-                    i += len;
-                    continue;
-                }
-                None => out.push_str(r"\{"),
-            },
-            '}' => out.push_str(r"\}"),
-            ']' => out.push_str(r"\]"),
-            c if flags.ignore_case && !flags.unicode => out.push_str(&legacy_icase(c)),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    if flags.sticky {
-        out.push(')');
-    }
-    Some(out)
-}
-
-/// A literal under `i` without `u`: JavaScript then folds a character to
-/// its `toUpperCase` but never a non-ASCII one onto ASCII (ſ is not s,
-/// the Kelvin sign is not k), while Unicode simple case folding, which
-/// Rust's `(?i)` uses, joins them. Those letters are written with case
-/// sensitivity off and their JavaScript matches spelled out.
-fn legacy_icase(c: char) -> String {
-    match c {
-        's' | 'S' => "(?-i:[sS])".to_string(),
-        'k' | 'K' => "(?-i:[kK])".to_string(),
-        '\u{e5}' | '\u{c5}' => "(?-i:[\u{e5}\u{c5}])".to_string(),
-        '\u{3c9}' | '\u{3a9}' => "(?-i:[\u{3c9}\u{3a9}])".to_string(),
-        '\u{17f}' | '\u{131}' | '\u{212a}' | '\u{212b}' | '\u{2126}' => format!("(?-i:{c})"),
-        c => c.to_string(),
-    }
-}
-
-/// The length of a valid `{n}`, `{n,}` or `{n,m}` starting at `start`.
-fn quantifier_len(chars: &[char], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    let digits = |i: &mut usize| {
-        let from = *i;
-        while chars.get(*i).is_some_and(char::is_ascii_digit) {
-            *i += 1;
-        }
-        *i > from
-    };
-    if !digits(&mut i) {
-        return None;
-    }
-    if chars.get(i) == Some(&',') {
-        i += 1;
-        digits(&mut i);
-    }
-    (chars.get(i) == Some(&'}')).then_some(i + 1 - start)
-}
-
-/// A character written for use inside a Rust class or outside one.
-fn literal(c: char) -> String {
-    if c.is_ascii_alphanumeric() || (!c.is_ascii() && !c.is_whitespace()) || c == '_' {
-        c.to_string()
-    } else {
-        format!(r"\x{{{:X}}}", c as u32)
-    }
-}
-
-/// Reads a `\uXXXX` unit at `i` (after the `u`); a high surrogate followed
-/// by `\uXXXX` low surrogate is one character.
-fn hex_digits(chars: &[char], i: usize, n: usize) -> Option<u32> {
-    let s: String = chars.get(i..i + n)?.iter().collect();
-    if s.len() != n || !s.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    u32::from_str_radix(&s, 16).ok()
-}
-
-/// Translates the escape whose letter is at `i`; returns the text and how
-/// many characters it used (from `i`). `in_class`: inside `[...]`.
-fn escape(chars: &[char], i: usize, flags: &Flags, in_class: bool) -> Option<(String, usize)> {
-    let Some(&c) = chars.get(i) else {
-        return Some((r"\\".to_string(), 0));
-    };
-    let set = |members: &str, negated: bool| {
-        if negated {
-            format!("[^{members}]")
-        } else if in_class {
-            members.to_string()
-        } else {
-            format!("[{members}]")
-        }
-    };
-    let text = match c {
-        'd' => set("0-9", false),
-        'D' => set("0-9", true),
-        'w' => set(WORD, false),
-        'W' => set(WORD, true),
-        's' => set(JS_SPACE, false),
-        'S' => set(JS_SPACE, true),
-        'b' if in_class => literal('\u{8}'),
-        'b' => word_boundary(),
-        'B' if !in_class => not_word_boundary(),
-        'n' => literal('\n'),
-        'r' => literal('\r'),
-        't' => literal('\t'),
-        'f' => literal('\u{c}'),
-        'v' => literal('\u{b}'),
-        '0'..='9' => return digit_escape(chars, i, flags, in_class),
-        'x' => match hex_digits(chars, i + 1, 2) {
-            Some(v) => return Some((literal(char::from_u32(v)?), 3)),
-            None => literal('x'),
-        },
-        'u' => return unicode_escape(chars, i, flags),
-        'c' => match chars.get(i + 1) {
-            Some(l) if l.is_ascii_alphabetic() => {
-                return Some((literal(char::from_u32(*l as u32 % 32)?), 2));
-            }
-            _ => format!(r"\\{}", literal('c')),
-        },
-        'k' if chars.get(i + 1) == Some(&'<') && !in_class => {
-            let end = chars[i..].iter().position(|&x| x == '>')?;
-            let name: String = chars[i + 2..i + end].iter().collect();
-            return Some((format!(r"\k<{name}>"), end + 1));
-        }
-        'p' | 'P' if flags.unicode && chars.get(i + 1) == Some(&'{') => {
-            let end = chars[i..].iter().position(|&x| x == '}')?;
-            let body: String = chars[i..=i + end].iter().collect();
-            return Some((format!(r"\{body}"), end + 1));
-        }
-        other => literal(other),
-    };
-    Some((text, 1))
-}
-
-/// `\0`, legacy octal, or a backreference.
-fn digit_escape(
-    chars: &[char],
-    i: usize,
-    flags: &Flags,
-    in_class: bool,
-) -> Option<(String, usize)> {
-    let mut end = i;
-    while chars.get(end).is_some_and(char::is_ascii_digit) {
-        end += 1;
-    }
-    let digits: String = chars[i..end].iter().collect();
-    if digits.starts_with('0') || in_class {
-        // Octal (Annex B; in `u` mode only `\0` is allowed).
-        let mut value = 0u32;
-        let mut used = 0;
-        for d in chars[i..].iter().take(3) {
-            match d.to_digit(8) {
-                Some(v) if value * 8 + v <= 0o377 && !(flags.unicode && used > 0) => {
-                    value = value * 8 + v;
-                    used += 1;
-                }
-                _ => break,
-            }
-        }
-        if used == 0 {
-            // `\8`, `\9` in a class: the digit itself.
-            return Some((literal(chars[i]), 1));
-        }
-        return Some((literal(char::from_u32(value)?), used));
-    }
-    Some((format!(r"\{digits}"), end - i))
-}
-
-/// `\uXXXX`, a surrogate pair of them, or `\u{...}` with `u`.
-fn unicode_escape(chars: &[char], i: usize, flags: &Flags) -> Option<(String, usize)> {
-    if flags.unicode && chars.get(i + 1) == Some(&'{') {
-        let end = chars[i..].iter().position(|&x| x == '}')?;
-        let hex: String = chars[i + 2..i + end].iter().collect();
-        let v = u32::from_str_radix(&hex, 16).ok()?;
-        return Some((literal(char::from_u32(v)?), end + 1));
-    }
-    let Some(unit) = hex_digits(chars, i + 1, 4) else {
-        return Some((literal('u'), 1));
-    };
-    if (0xD800..0xDC00).contains(&unit)
-        && chars.get(i + 5) == Some(&'\\')
-        && chars.get(i + 6) == Some(&'u')
-        && let Some(low) = hex_digits(chars, i + 7, 4)
-        && (0xDC00..0xE000).contains(&low)
-    {
-        let v = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-        return Some((literal(char::from_u32(v)?), 11));
-    }
-    Some((literal(char::from_u32(unit)?), 5))
-}
-
-/// Translates a class whose body starts at `i` (after `[`); returns the
-/// text and how many characters it used, `]` included.
-fn class(chars: &[char], i: usize, flags: &Flags) -> Option<(String, usize)> {
-    let mut j = i;
-    let negated = chars.get(j) == Some(&'^');
-    if negated {
-        j += 1;
-    }
-    if chars.get(j) == Some(&']') {
-        // `[]` matches nothing, `[^]` anything.
-        let text = if negated {
-            r"[\x{0}-\x{10FFFF}]"
-        } else {
-            r"[^\x{0}-\x{10FFFF}]"
-        };
-        return Some((text.to_string(), j + 1 - i));
-    }
-    let mut body = String::new();
-    // Whether the last member was a class escape (`\d`...): a `-` next to
-    // one is a literal in JavaScript.
-    let mut last_was_set = false;
-    while let Some(&c) = chars.get(j) {
-        match c {
-            ']' => {
-                let text = format!("[{}{body}]", if negated { "^" } else { "" });
-                return Some((text, j + 1 - i));
-            }
-            '\\' => {
-                let is_set = chars.get(j + 1).is_some_and(|e| "dDwWsS".contains(*e));
-                let (text, used) = escape(chars, j + 1, flags, true)?;
-                body.push_str(&text);
-                last_was_set = is_set;
-                j += 1 + used;
-                continue;
-            }
-            '-' => {
-                let next_is_set = chars.get(j + 1) == Some(&'\\')
-                    && chars.get(j + 2).is_some_and(|e| "dDwWsS".contains(*e));
-                let at_edge = j == i + usize::from(negated) || chars.get(j + 1) == Some(&']');
-                if last_was_set || next_is_set || at_edge {
-                    body.push_str(r"\-");
-                } else {
-                    body.push('-');
-                }
-            }
-            c => body.push_str(&literal(c)),
-        }
-        last_was_set = false;
-        j += 1;
-    }
-    None
 }

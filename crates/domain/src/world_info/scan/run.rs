@@ -51,6 +51,26 @@ fn budget(percent: u32, max_context: u32, cap: u32) -> f64 {
     b
 }
 
+/// SillyTavern's budget check: the tokens of the earlier passes' text plus
+/// those of this pass's contents so far reach the budget. A text never has
+/// more tokens than bytes (every vocabulary recapd counts with is a
+/// byte-level BPE, and [`ScanInput::count_tokens`] promises it), so while
+/// the two texts' bytes stay under the budget the answer is no without
+/// counting: a scan with a large budget counts nothing.
+fn over_budget(
+    input: &ScanInput<'_>,
+    earlier: &str,
+    earlier_tokens: &mut Option<f64>,
+    this_pass: &str,
+    budget: f64,
+) -> bool {
+    if ((earlier.len() + this_pass.len()) as f64) < budget {
+        return false;
+    }
+    let earlier = *earlier_tokens.get_or_insert_with(|| f64::from((input.count_tokens)(earlier)));
+    earlier + f64::from((input.count_tokens)(this_pass)) >= budget
+}
+
 /// Whether the entry passes the character filter (world-info.js:4697-4725).
 fn character_allows(input: &ScanInput<'_>, cand: &Cand<'_>) -> bool {
     let filter = &cand.entry.character_filter;
@@ -197,7 +217,9 @@ pub(crate) fn passes<R: RngCore>(
         // Sticky first, then the sorted order (world-info.js:4882-4888).
         now.sort_by_key(|&i| (!effects.is_sticky(cands[i].entry), i));
         let mut new_entries = now;
-        let text_tokens = f64::from((input.count_tokens)(&activated_text));
+        // The tokens of the earlier passes' text, counted only when a
+        // budget check needs them (see `over_budget`).
+        let mut text_tokens: Option<f64> = None;
 
         let activated_groups: Vec<&str> = activated
             .iter()
@@ -252,7 +274,13 @@ pub(crate) fn passes<R: RngCore>(
             new_content.push_str(&content);
             new_content.push('\n');
             if !entry.ignore_budget
-                && text_tokens + f64::from((input.count_tokens)(&new_content)) >= budget
+                && over_budget(
+                    input,
+                    &activated_text,
+                    &mut text_tokens,
+                    &new_content,
+                    budget,
+                )
             {
                 overflowed = true;
                 continue;
