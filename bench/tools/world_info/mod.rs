@@ -238,17 +238,18 @@ fn scan_request(chat_id: &str, dry_run: bool, seed: u64) -> pb::ScanWorldInfoReq
     }
 }
 
-/// The server's total time in activations so far, in seconds, when
-/// `--metrics` is given.
-async fn scan_seconds(args: &WorldInfo) -> Result<Option<f64>, Error> {
+/// The server's counters so far, when `--metrics` is given: total time in
+/// activations (seconds) and regex keys that hit their step bound.
+async fn scan_seconds(args: &WorldInfo) -> Result<Option<(f64, f64)>, Error> {
     let Some(addr) = &args.metrics else {
         return Ok(None);
     };
     let exposition = crate::scrape::scrape(addr).await?;
-    Ok(Some(
-        crate::scrape::metric_sum(&exposition, "recapd_world_info_scan_duration_seconds_sum")
-            .unwrap_or(0.0),
-    ))
+    let sum = |name| crate::scrape::metric_sum(&exposition, name).unwrap_or(0.0);
+    Ok(Some((
+        sum("recapd_world_info_scan_duration_seconds_sum"),
+        sum("recapd_world_info_regex_overruns_total"),
+    )))
 }
 
 /// Bytes of a rendered prompt: its text and every message's content.
@@ -322,11 +323,12 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
     let elapsed = started.elapsed();
     // Three activations of the book per round (ScanWorldInfo, its dry run,
     // RenderPrompt); the baseline's RenderPrompt has no book to scan.
-    let in_server = match (scanned_before, scan_seconds(args).await?) {
-        (Some(before), Some(after)) if measured > 0 => {
-            format!("{:.3}", (after - before) * 1e3 / (3 * measured) as f64)
-        }
-        _ => "none".to_owned(),
+    let (in_server, overruns) = match (scanned_before, scan_seconds(args).await?) {
+        (Some((before, overruns_before)), Some((after, overruns_after))) if measured > 0 => (
+            format!("{:.3}", (after - before) * 1e3 / (3 * measured) as f64),
+            format!("{:.1}", (overruns_after - overruns_before) / (3 * measured) as f64),
+        ),
+        _ => ("none".to_owned(), "none".to_owned()),
     };
     let rounds = measured.max(1);
     let [base, scan, render, dry] = [samples.base, samples.scan, samples.render, samples.dry]
@@ -342,7 +344,8 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
         "world_info entries={entries} depth={depth} messages={} rounds={} activated_mean={activated:.1} \
          render_extra_bytes={extra} scan_p50_ms={:.3} scan_p99_ms={:.3} dry_p50_ms={:.3} dry_p99_ms={:.3} \
          render_p50_ms={:.3} render_p99_ms={:.3} base_p50_ms={:.3} base_p99_ms={:.3} \
-         render_over_base_p50={:.2} render_over_base_p99={:.2} activation_in_server_mean_ms={in_server}",
+         render_over_base_p50={:.2} render_over_base_p99={:.2} activation_in_server_mean_ms={in_server} \
+         regex_overruns_per_activation={overruns}",
         args.messages,
         measured,
         ms(scan.p50),
