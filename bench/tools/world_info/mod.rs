@@ -8,8 +8,8 @@
 //! with the `--depth-entries` book), rounds of four calls, one at a time
 //! from one client: RenderPrompt of the baseline chat, ScanWorldInfo (not a
 //! dry run), RenderPrompt of the World Info chat, ScanWorldInfo as a dry
-//! run. Interleaving them puts the baseline under the same machine noise as
-//! the figures compared with it. Every call must answer OK; one line of
+//! run (odd rounds start with the last two). Interleaving them puts the
+//! baseline under the same machine noise as the figures compared with it. Every call must answer OK; one line of
 //! `key=value` figures per configuration.
 
 mod synth;
@@ -293,22 +293,32 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
             break;
         }
         let seed = round as u64 + 1;
-
-        let t = Instant::now();
-        let base = c.prompts.render_prompt(render_request(BASE_CHAT)).await?.into_inner();
-        let base_time = t.elapsed();
-
-        let t = Instant::now();
-        let scan = c.books.scan_world_info(scan_request(&chat_id, false, seed)).await?.into_inner();
-        let scan_time = t.elapsed();
-
-        let t = Instant::now();
-        let render = c.prompts.render_prompt(render_request(&chat_id)).await?.into_inner();
-        let render_time = t.elapsed();
-
-        let t = Instant::now();
-        c.books.scan_world_info(scan_request(&chat_id, true, seed)).await?;
-        let dry_time = t.elapsed();
+        // Even rounds call the baseline first, odd rounds the World Info
+        // chat first: neither side always runs right after the other.
+        let mut base = None;
+        let mut scan = None;
+        let mut render = None;
+        let mut times = [Duration::ZERO; 4];
+        let order: [usize; 4] = if round % 2 == 0 { [0, 1, 2, 3] } else { [2, 3, 0, 1] };
+        for call in order {
+            let t = Instant::now();
+            match call {
+                0 => base = Some(c.prompts.render_prompt(render_request(BASE_CHAT)).await?.into_inner()),
+                1 => {
+                    let request = scan_request(&chat_id, false, seed);
+                    scan = Some(c.books.scan_world_info(request).await?.into_inner());
+                }
+                2 => render = Some(c.prompts.render_prompt(render_request(&chat_id)).await?.into_inner()),
+                _ => {
+                    c.books.scan_world_info(scan_request(&chat_id, true, seed)).await?;
+                }
+            }
+            times[call] = t.elapsed();
+        }
+        let [base_time, scan_time, render_time, dry_time] = times;
+        let (Some(base), Some(scan), Some(render)) = (base, scan, render) else {
+            return Err("a round left a call out".into());
+        };
 
         if keep {
             measured += 1;
