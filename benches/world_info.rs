@@ -46,12 +46,14 @@ fn read_book(all: &[synth::Entity], entries: usize) -> Vec<Entry> {
 
 /// The chat's (name, text) pairs, oldest first.
 fn read_chat(all: &[synth::Entity]) -> Vec<(String, String)> {
-    let jsonl = String::from_utf8(synth::chat(SEED, all, MESSAGES)).expect("the generator writes UTF-8");
+    let jsonl =
+        String::from_utf8(synth::chat(SEED, all, MESSAGES)).expect("the generator writes UTF-8");
     jsonl
         .lines()
         .skip(1)
         .map(|line| {
-            let m: serde_json::Value = serde_json::from_str(line).expect("the generator writes JSON lines");
+            let m: serde_json::Value =
+                serde_json::from_str(line).expect("the generator writes JSON lines");
             (
                 m["name"].as_str().unwrap_or_default().to_owned(),
                 m["mes"].as_str().unwrap_or_default().to_owned(),
@@ -86,7 +88,15 @@ fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &ScanSettings
     let limits = ScanLimits::default();
     let input = ScanInput {
         settings,
-        books: ScanBooks::new(None, None, vec![ScanBook { name: BOOK, entries }], vec![]),
+        books: ScanBooks::new(
+            None,
+            None,
+            vec![ScanBook {
+                name: BOOK,
+                entries,
+            }],
+            vec![],
+        ),
         messages,
         texts: GlobalTexts::default(),
         scan_prompts: &[],
@@ -117,7 +127,10 @@ fn world_info(c: &mut Criterion) {
     for entries in [100, 1000, 10_000] {
         let book = read_book(&all, entries);
         let settings = settings(2);
-        eprintln!("entries {entries}, depth 2: {} activated", scan(&book, &messages, &settings));
+        eprintln!(
+            "entries {entries}, depth 2: {} activated",
+            scan(&book, &messages, &settings)
+        );
         group.bench_with_input(BenchmarkId::from_parameter(entries), &book, |b, book| {
             b.iter(|| black_box(scan(book, &messages, &settings)))
         });
@@ -129,10 +142,15 @@ fn world_info(c: &mut Criterion) {
     group.sample_size(20);
     for depth in [2, 10, 100, 1000] {
         let settings = settings(depth);
-        eprintln!("entries 1000, depth {depth}: {} activated", scan(&book, &messages, &settings));
-        group.bench_with_input(BenchmarkId::from_parameter(depth), &settings, |b, settings| {
-            b.iter(|| black_box(scan(&book, &messages, settings)))
-        });
+        eprintln!(
+            "entries 1000, depth {depth}: {} activated",
+            scan(&book, &messages, &settings)
+        );
+        group.bench_with_input(
+            BenchmarkId::from_parameter(depth),
+            &settings,
+            |b, settings| b.iter(|| black_box(scan(&book, &messages, settings))),
+        );
     }
     group.finish();
 }

@@ -151,11 +151,13 @@ fn shape(json: &str) -> Result<String, Error> {
     let entries = book["entries"]
         .as_object()
         .ok_or("generated book without entries")?;
-    let count = |test: &dyn Fn(&serde_json::Value) -> bool| entries.values().filter(|e| test(e)).count();
+    let count =
+        |test: &dyn Fn(&serde_json::Value) -> bool| entries.values().filter(|e| test(e)).count();
     let regex = count(&|e| {
-        e["key"]
-            .as_array()
-            .is_some_and(|keys| keys.iter().any(|k| k.as_str().is_some_and(|k| k.starts_with('/'))))
+        e["key"].as_array().is_some_and(|keys| {
+            keys.iter()
+                .any(|k| k.as_str().is_some_and(|k| k.starts_with('/')))
+        })
     });
     let secondary = count(&|e| e["keysecondary"].as_array().is_some_and(|k| !k.is_empty()));
     let constant = count(&|e| e["constant"] == true);
@@ -173,7 +175,11 @@ async fn import_chat(c: &mut Clients, chat_id: &str, jsonl: &[u8]) -> Result<(),
         .chunks(CHUNK)
         .enumerate()
         .map(|(i, chunk)| pb::ImportChatStreamRequest {
-            chat_id: if i == 0 { chat_id.to_owned() } else { String::new() },
+            chat_id: if i == 0 {
+                chat_id.to_owned()
+            } else {
+                String::new()
+            },
             chunk: chunk.to_vec(),
         })
         .collect();
@@ -254,7 +260,12 @@ async fn scan_seconds(args: &WorldInfo) -> Result<Option<(f64, f64)>, Error> {
 
 /// Bytes of a rendered prompt: its text and every message's content.
 fn rendered_bytes(answer: &pb::RenderPromptResponse) -> usize {
-    answer.text.len() + answer.messages.iter().map(|m| m.content.len()).sum::<usize>()
+    answer.text.len()
+        + answer
+            .messages
+            .iter()
+            .map(|m| m.content.len())
+            .sum::<usize>()
 }
 
 /// What one configuration's rounds collected.
@@ -269,7 +280,12 @@ struct Samples {
 }
 
 /// Runs the rounds of one configuration and prints its line.
-async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) -> Result<(), Error> {
+async fn measure(
+    c: &mut Clients,
+    args: &WorldInfo,
+    entries: usize,
+    depth: i32,
+) -> Result<(), Error> {
     let chat_id = format!("wi-{entries}");
     let mut samples = Samples::default();
     let budget = Duration::from_secs_f64(args.max_seconds);
@@ -299,18 +315,38 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
         let mut scan = None;
         let mut render = None;
         let mut times = [Duration::ZERO; 4];
-        let order: [usize; 4] = if round % 2 == 0 { [0, 1, 2, 3] } else { [2, 3, 0, 1] };
+        let order: [usize; 4] = if round % 2 == 0 {
+            [0, 1, 2, 3]
+        } else {
+            [2, 3, 0, 1]
+        };
         for call in order {
             let t = Instant::now();
             match call {
-                0 => base = Some(c.prompts.render_prompt(render_request(BASE_CHAT)).await?.into_inner()),
+                0 => {
+                    base = Some(
+                        c.prompts
+                            .render_prompt(render_request(BASE_CHAT))
+                            .await?
+                            .into_inner(),
+                    )
+                }
                 1 => {
                     let request = scan_request(&chat_id, false, seed);
                     scan = Some(c.books.scan_world_info(request).await?.into_inner());
                 }
-                2 => render = Some(c.prompts.render_prompt(render_request(&chat_id)).await?.into_inner()),
+                2 => {
+                    render = Some(
+                        c.prompts
+                            .render_prompt(render_request(&chat_id))
+                            .await?
+                            .into_inner(),
+                    )
+                }
                 _ => {
-                    c.books.scan_world_info(scan_request(&chat_id, true, seed)).await?;
+                    c.books
+                        .scan_world_info(scan_request(&chat_id, true, seed))
+                        .await?;
                 }
             }
             times[call] = t.elapsed();
@@ -336,13 +372,16 @@ async fn measure(c: &mut Clients, args: &WorldInfo, entries: usize, depth: i32) 
     let (in_server, overruns) = match (scanned_before, scan_seconds(args).await?) {
         (Some((before, overruns_before)), Some((after, overruns_after))) if measured > 0 => (
             format!("{:.3}", (after - before) * 1e3 / (3 * measured) as f64),
-            format!("{:.1}", (overruns_after - overruns_before) / (3 * measured) as f64),
+            format!(
+                "{:.1}",
+                (overruns_after - overruns_before) / (3 * measured) as f64
+            ),
         ),
         _ => ("none".to_owned(), "none".to_owned()),
     };
     let rounds = measured.max(1);
-    let [base, scan, render, dry] = [samples.base, samples.scan, samples.render, samples.dry]
-        .map(|s| summarize(s, elapsed));
+    let [base, scan, render, dry] =
+        [samples.base, samples.scan, samples.render, samples.dry].map(|s| summarize(s, elapsed));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let ratio = |a: &Summary, b: &Summary| ms(a.p99) / ms(b.p99).max(1e-9);
     let activated = samples.activated as f64 / rounds as f64;

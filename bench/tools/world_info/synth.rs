@@ -59,10 +59,12 @@ impl Rng {
 }
 
 const HEADS: &[&str] = &[
-    "Ael", "Bran", "Cor", "Dra", "El", "Fen", "Gal", "Hal", "Is", "Jor", "Kae", "Lor", "Mor", "Nym",
-    "Or", "Pyr", "Quel", "Ras", "Syl", "Thal", "Ul", "Vor", "Wyn", "Xan", "Yr", "Zeph",
+    "Ael", "Bran", "Cor", "Dra", "El", "Fen", "Gal", "Hal", "Is", "Jor", "Kae", "Lor", "Mor",
+    "Nym", "Or", "Pyr", "Quel", "Ras", "Syl", "Thal", "Ul", "Vor", "Wyn", "Xan", "Yr", "Zeph",
 ];
-const MIDDLES: &[&str] = &["a", "e", "i", "o", "an", "ar", "en", "or", "is", "yl", "um", "ae"];
+const MIDDLES: &[&str] = &[
+    "a", "e", "i", "o", "an", "ar", "en", "or", "is", "yl", "um", "ae",
+];
 const TAILS: &[&str] = &[
     "dor", "wyn", "mir", "gard", "thas", "ria", "wen", "mar", "nor", "ric", "lin", "drel", "ios",
     "eth", "and", "ara",
@@ -139,7 +141,10 @@ pub fn entities(seed: u64, count: usize) -> Vec<Entity> {
         let base = syllable_name(&mut rng);
         let (name, alias) = match kind {
             Kind::Character => (base.clone(), None),
-            Kind::Place => (format!("{base} {}", rng.pick(PLACE_WORDS)), Some(base.clone())),
+            Kind::Place => (
+                format!("{base} {}", rng.pick(PLACE_WORDS)),
+                Some(base.clone()),
+            ),
             Kind::Item => (format!("{} of {base}", rng.pick(ITEM_WORDS)), None),
             Kind::Faction => (format!("{base} {}", rng.pick(FACTION_WORDS)), None),
         };
@@ -193,11 +198,7 @@ fn entry(uid: usize, all: &[Entity], rng: &mut Rng) -> Value {
         4..=6 => (1, 4, 0),
         _ => (4, rng.below(7), rng.below(3)),
     };
-    let group = if rng.chance(5) {
-        rng.pick(GROUPS)
-    } else {
-        ""
-    };
+    let group = if rng.chance(5) { rng.pick(GROUPS) } else { "" };
     let content = content(uid, all, rng);
     let fields: [(&str, Value); 41] = [
         ("uid", uid.into()),
