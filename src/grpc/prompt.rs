@@ -8,7 +8,7 @@ use super::pb;
 use super::pb::prompt_service_server::PromptService;
 use super::services::{scoped, split};
 use super::status::domain_status;
-use crate::domain::prompt::{AUTHORS_NOTE_KEY, ExtensionPrompt, PromptInput, render_prompt};
+use crate::domain::prompt::{AUTHORS_NOTE_KEY, PromptInput, render_prompt};
 use crate::engine::{Engine, ScanRequest};
 
 /// `recap.v1.PromptService`.
@@ -61,8 +61,16 @@ impl PromptService for PromptApi {
         let generation_type =
             world_info::generation_type(&generation_type).map_err(domain_status)?;
         let texts = world_info::texts(texts, limits).map_err(domain_status)?;
+        // The note's own `key` is ignored (the proto): it is always
+        // SillyTavern's author's-note key, so an empty one is no error.
         let authors_note = authors_note
-            .map(|p| prompt::extension_prompt(p, "authors_note", limits))
+            .map(|p| {
+                let p = pb::ExtensionPrompt {
+                    key: AUTHORS_NOTE_KEY.to_owned(),
+                    ..p
+                };
+                prompt::extension_prompt(p, "authors_note", limits)
+            })
             .transpose()
             .map_err(domain_status)?;
         for (i, example) in examples.iter().enumerate() {
@@ -89,19 +97,15 @@ impl PromptService for PromptApi {
                 world_info: None,
             }));
         };
+        // The author's note is registered before SillyTavern's scan
+        // (script.js:4560, then 4576) with its own `scan` flag
+        // (authors-note.js:383-388), so the scan reads it like the caller's
+        // extension prompts; it is placed, wrapped, by `render_prompt`.
+        let mut scanned = extra.clone();
+        scanned.extend(authors_note.iter().cloned());
         // One read of the chat: its injections, transcript and hidden
         // state, scanned for World Info (committing the timed effects the
         // scan advanced unless `dry_run`).
-        // The author's note is registered (SillyTavern's
-        // `2_floating_prompt`) before the scan, so with `scan` on its text
-        // is scanned, as SillyTavern scans it with "allow WI scan".
-        let mut scanned = extra.clone();
-        if let Some(note) = &authors_note {
-            scanned.push(ExtensionPrompt {
-                key: AUTHORS_NOTE_KEY.to_owned(),
-                ..note.clone()
-            });
-        }
         let request = ScanRequest {
             generation_type,
             dry_run,

@@ -41,4 +41,5 @@ mod store_jobs;
 mod tenants;
 mod tls_postgres;
 mod upgrade;
+mod world_info;
 mod world_info_import;
