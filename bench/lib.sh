@@ -13,9 +13,10 @@ need() {
 }
 
 # Builds release recapd and recapd-bench (compiler chatter filtered out) and
-# sets: bin and tool (the two binaries), out (target/bench, created), and
-# server_cpu / load_cpu, the taskset prefixes that pin a server to CPU 0 and
-# its load to CPU 1 (empty arrays on a single core). With BENCH_RECAPD set
+# sets: bin and tool (the two binaries, under $CARGO_TARGET_DIR when it is
+# set), out (target/bench, created), and server_cpu / load_cpu, the taskset
+# prefixes that pin a server to CPU 0 and its load to CPU 1 (empty arrays
+# on a single core). With BENCH_RECAPD set
 # (A/B runs of two builds), that recapd binary is measured and nothing is
 # built: recapd-bench must have been built before.
 bench_build() {
@@ -23,9 +24,9 @@ bench_build() {
         bin=$BENCH_RECAPD
     else
         cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
-        bin=$PWD/target/release/recapd
+        bin=${CARGO_TARGET_DIR:-$PWD/target}/release/recapd
     fi
-    tool=$PWD/target/release/recapd-bench
+    tool=${CARGO_TARGET_DIR:-$PWD/target}/release/recapd-bench
     out=$PWD/target/bench
     mkdir -p "$out"
     if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi

@@ -7,8 +7,9 @@
 # durable writes, Redis fsyncing every write, by bench/durable.sh.
 #
 #   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk), then
-#                           bench/durable.sh (about 3), bench/jobs.sh (about 1) and
-#                           bench/resident.sh (about 3.5)
+#                           bench/durable.sh (about 3), bench/jobs.sh (about 1),
+#                           bench/resident.sh (about 3.5) and bench/world_info.sh
+#                           (about 10)
 #   bench/run.sh --smoke    tiny loads: checks that the harness works, no timing
 #
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
@@ -183,4 +184,7 @@ if [ $smoke -eq 1 ]; then bench/durable.sh --smoke | tee -a "$results"; else ben
 if [ $smoke -eq 1 ]; then bench/jobs.sh --smoke | tee -a "$results"; else bench/jobs.sh | tee -a "$results"; fi
 # ---- a memory budget far below the chats written: peak RSS, cold vs warm reads
 if [ $smoke -eq 1 ]; then bench/resident.sh --smoke | tee -a "$results"; else bench/resident.sh | tee -a "$results"; fi
+# ---- World Info (issue 29): ScanWorldInfo and RenderPrompt with generated
+# books, against RenderPrompt without World Info
+if [ $smoke -eq 1 ]; then bench/world_info.sh --smoke | tee -a "$results"; else bench/world_info.sh | tee -a "$results"; fi
 say "(results also in $results)"

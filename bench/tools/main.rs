@@ -22,6 +22,9 @@
 //! - `eval`: a long-conversation dataset (LoCoMo layout) through a recapd it
 //!   starts: jobs, scene-break precision and recall, and question answering
 //!   with and without the memory (docs/evaluation.md).
+//! - `world-info`: SillyTavern World Info (issue 29): ScanWorldInfo and
+//!   RenderPrompt with generated books of several sizes and scan depths on
+//!   a long chat, against RenderPrompt without World Info in the same run.
 
 mod bare;
 mod data;
@@ -34,6 +37,7 @@ mod resident;
 mod scrape;
 mod soak;
 mod stats;
+mod world_info;
 
 use clap::{Parser, Subcommand};
 
@@ -78,6 +82,8 @@ enum Command {
     Resident(resident::Resident),
     /// A LoCoMo-layout dataset through recapd, scored (docs/evaluation.md).
     Eval(eval::Eval),
+    /// World Info: ScanWorldInfo and RenderPrompt against RenderPrompt without it.
+    WorldInfo(world_info::WorldInfo),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -107,6 +113,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Jobs(args) => jobs::jobs(args).await,
                     Command::Resident(args) => resident::resident(args).await,
                     Command::Eval(args) => eval::eval(args).await.map(|_| ()),
+                    Command::WorldInfo(args) => world_info::world_info(args).await,
                     _ => unreachable!("handled above"),
                 }
             })
