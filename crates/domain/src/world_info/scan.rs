@@ -215,7 +215,7 @@ impl Default for ScanLimits {
     fn default() -> Self {
         ScanLimits {
             max_passes: 10_000,
-            regex_step_limit: 100_000,
+            regex_step_limit: 1_000_000,
         }
     }
 }
