@@ -214,7 +214,7 @@ pub struct ScanLimits {
 impl Default for ScanLimits {
     fn default() -> Self {
         ScanLimits {
-            max_passes: 10_000,
+            max_passes: 100,
             regex_step_limit: 1_000_000,
         }
     }
