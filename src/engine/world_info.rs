@@ -189,17 +189,7 @@ impl Engine {
         // order, macros substituted.
         let mut registered: std::collections::BTreeMap<&str, &ExtensionPrompt> =
             std::collections::BTreeMap::new();
-        let own: Vec<ExtensionPrompt> = injections
-            .iter()
-            .map(|i| ExtensionPrompt {
-                key: i.key.as_str().to_owned(),
-                value: i.text.clone(),
-                position: i.position,
-                depth: i.depth,
-                role: i.role,
-                scan: i.scan,
-            })
-            .collect();
+        let own: Vec<ExtensionPrompt> = injections.iter().map(|i| i.extension_prompt()).collect();
         for p in own.iter().chain(&request.extra) {
             registered.insert(&p.key, p);
         }

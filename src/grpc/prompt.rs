@@ -116,12 +116,7 @@ impl PromptService for PromptApi {
         };
         let scan = self.engine.scan_world_info(&chat, &request).await?;
         let mut prompts = Vec::with_capacity(extra.len() + 2);
-        prompts.extend(
-            scan.prompt
-                .injections
-                .iter()
-                .map(|i| prompt::injection_prompt(i)),
-        );
+        prompts.extend(scan.prompt.injections.iter().map(|i| i.extension_prompt()));
         prompts.extend(extra);
         let rendered = render_prompt(PromptInput {
             mode,

@@ -6,6 +6,7 @@ use super::autohide::auto_hide;
 use super::chat::{Chat, ChatEvent};
 use super::ids::ChatKey;
 use super::inclusion::compute_inclusion;
+use super::prompt::ExtensionPrompt;
 use super::settings::{Position, Role, Settings};
 use super::template;
 use super::time::UnixMicros;
@@ -181,6 +182,19 @@ pub struct Injection {
 }
 
 impl Injection {
+    /// The injection as the extension prompt SillyTavern would register:
+    /// its key, text, position, depth, role and scan flag.
+    pub fn extension_prompt(&self) -> ExtensionPrompt {
+        ExtensionPrompt {
+            key: self.key.as_str().to_owned(),
+            value: self.text.clone(),
+            position: self.position,
+            depth: self.depth,
+            role: self.role,
+            scan: self.scan,
+        }
+    }
+
     /// The answer for a chat that has never been refreshed: revision 0,
     /// empty text, placed where a refresh would place it now: as its
     /// settings say, or, when the injection is off (the chat is disabled,

@@ -2,7 +2,6 @@
 
 use super::enum_value;
 use crate::domain::prompt::{ExtensionPrompt, PromptMessage, PromptMode};
-use crate::domain::refresh::Injection;
 use crate::domain::settings::{self, Position, Role};
 use crate::domain::{DomainError, Limits, ids};
 use crate::grpc::pb;
@@ -122,18 +121,6 @@ pub fn extension_prompts(
         .enumerate()
         .map(|(i, p)| extension_prompt(p, &format!("extra[{i}]"), limits))
         .collect()
-}
-
-/// A chat's injection as the extension prompt SillyTavern would register.
-pub fn injection_prompt(injection: &Injection) -> ExtensionPrompt {
-    ExtensionPrompt {
-        key: injection.key.as_str().to_owned(),
-        value: injection.text.clone(),
-        position: injection.position,
-        depth: injection.depth,
-        role: injection.role,
-        scan: injection.scan,
-    }
 }
 
 impl From<PromptMessage> for pb::PromptMessage {
