@@ -85,6 +85,23 @@ impl RecapService for RecapApi {
         Ok(Response::new((&job).into()))
     }
 
+    async fn generate_lore(
+        &self,
+        request: Request<pb::GenerateLoreRequest>,
+    ) -> Result<Response<pb::Job>, Status> {
+        let (
+            tenant,
+            pb::GenerateLoreRequest {
+                chat_id,
+                message_id,
+            },
+        ) = split(request);
+        let chat_id = scoped(&tenant, &chat_id)?;
+        convert::message_id(&message_id).map_err(domain_status)?;
+        let job = self.engine.generate_lore(&chat_id, &message_id).await?;
+        Ok(Response::new((&job).into()))
+    }
+
     async fn generate_message_recaps(
         &self,
         request: Request<pb::GenerateMessageRecapsRequest>,

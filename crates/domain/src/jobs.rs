@@ -30,16 +30,40 @@ pub enum JobKind {
     RunningRecap,
     /// Writes one message's `memory`.
     MessageRecap,
+    /// Reads a scene (and its recap) and answers the entities it
+    /// establishes or changes, for the chat's lorebook.
+    LoreExtract,
+    /// Finds the entry an extracted entity already has, when the
+    /// deterministic match is ambiguous or absent but similar entries exist.
+    LoreResolve,
+    /// Merges an entity's new facts into its entry (a new entry needs no
+    /// request and is written by the job that found the entity new).
+    LoreMerge,
+    /// Rewrites an entry past `lore_compaction_threshold` tokens shorter.
+    LoreCompact,
 }
 
 impl JobKind {
     /// Every kind, for metrics labels.
-    pub const ALL: [JobKind; 4] = [
+    pub const ALL: [JobKind; 8] = [
         JobKind::DetectSceneBreak,
         JobKind::SceneRecap,
         JobKind::RunningRecap,
         JobKind::MessageRecap,
+        JobKind::LoreExtract,
+        JobKind::LoreResolve,
+        JobKind::LoreMerge,
+        JobKind::LoreCompact,
     ];
+
+    /// Whether the kind writes the chat's lorebook (its request and its
+    /// answer are the [`crate::lore`] module's).
+    pub fn is_lore(self) -> bool {
+        matches!(
+            self,
+            JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact
+        )
+    }
 
     /// The kind's name in logs and metrics labels.
     pub fn name(self) -> &'static str {
@@ -48,6 +72,10 @@ impl JobKind {
             JobKind::SceneRecap => "scene_recap",
             JobKind::RunningRecap => "running_recap",
             JobKind::MessageRecap => "message_recap",
+            JobKind::LoreExtract => "lore_extract",
+            JobKind::LoreResolve => "lore_resolve",
+            JobKind::LoreMerge => "lore_merge",
+            JobKind::LoreCompact => "lore_compact",
         }
     }
 
@@ -58,6 +86,10 @@ impl JobKind {
             JobKind::SceneRecap => 2,
             JobKind::RunningRecap => 3,
             JobKind::MessageRecap => 4,
+            JobKind::LoreExtract => 5,
+            JobKind::LoreResolve => 6,
+            JobKind::LoreMerge => 7,
+            JobKind::LoreCompact => 8,
         }
     }
 
@@ -155,6 +187,10 @@ pub struct ReadSet {
     pub recap_version: Option<u32>,
     /// For a merge: [`fingerprint_text`] of the scene recap it merged.
     pub scene_recap: Option<u64>,
+    /// For a lore merge or compaction: the entry it was given, as it was
+    /// then (a client's edit meanwhile makes the answer stale).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<crate::lore::EntryRead>,
 }
 
 /// One job. The id is the idempotency key of the write that applies its
@@ -202,6 +238,18 @@ pub struct Job {
     /// Why it was cancelled and by what, when a dependency's failure did
     /// it: the job whose RetryJob queues it again.
     pub cancelled_by: Option<String>,
+    /// What a lore job is about beyond its scene, as [`same_work`] compares
+    /// it: `<type>-<normalised name>` for a resolution or merge, the
+    /// entry's uid for a compaction; empty for every other kind (and for an
+    /// extraction, which is about its whole scene).
+    ///
+    /// [`same_work`]: Job::same_work
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub subject: String,
+    /// A lore resolution's, merge's or compaction's input (the entity's new
+    /// facts, the entry); `None` for every other kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lore: Option<crate::lore::LoreTask>,
 }
 
 impl Job {
@@ -233,16 +281,21 @@ impl Job {
             fence: 0,
             read: ReadSet::default(),
             cancelled_by: None,
+            subject: String::new(),
+            lore: None,
         }
     }
 
-    /// Whether `self` and a request for (`kind`, `message_id`) are the same
-    /// work: at most one non-terminal job exists per chat, kind and message
-    /// (per chat and kind for detections, which name no message up front).
-    pub fn same_work(&self, kind: JobKind, message_id: &str) -> bool {
+    /// Whether `self` and a request for (`kind`, `message_id`, `subject`)
+    /// are the same work: at most one non-terminal job exists per chat,
+    /// kind, message and subject (per chat and kind for detections, which
+    /// name no message up front). `subject` is empty but for lore jobs
+    /// (see [`Job::subject`]).
+    pub fn same_work(&self, kind: JobKind, message_id: &str, subject: &str) -> bool {
         self.kind == kind
             && !self.state.is_terminal()
             && (kind == JobKind::DetectSceneBreak || self.message_id == message_id)
+            && self.subject == subject
     }
 }
 

@@ -18,7 +18,7 @@
 //!   read, their retry pause; [`writing`]: the instructions each sends an
 //!   LLM, their macros and its answers.
 //! - [`world_info`]: SillyTavern's World Info (lorebooks): books, activation,
-//!   placement.
+//!   placement; [`lore`]: the lorebook entries recapd writes itself.
 
 pub mod autohide;
 pub mod backoff;
@@ -27,6 +27,7 @@ pub mod footprint;
 pub mod ids;
 pub mod inclusion;
 pub mod jobs;
+pub mod lore;
 pub mod message;
 pub mod prompt;
 pub mod recaps;

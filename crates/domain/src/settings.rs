@@ -11,10 +11,23 @@
 use serde::{Deserialize, Serialize};
 
 use super::DomainError;
+pub use super::lore::EntityTypes;
+pub use super::lore::instructions::{
+    DEFAULT_LORE_BOOK_NAME_TEMPLATE, DEFAULT_LORE_COMPACT_PROMPT, DEFAULT_LORE_EXTRACT_PROMPT,
+    DEFAULT_LORE_MERGE_PROMPT, DEFAULT_LORE_RESOLVE_PROMPT,
+};
 pub use super::writing::instructions::{
     DEFAULT_MESSAGE_RECAP_PROMPT, DEFAULT_RUNNING_RECAP_PROMPT, DEFAULT_SCENE_BREAK_PROMPT,
     DEFAULT_SCENE_RECAP_PROMPT,
 };
+
+/// `lore_compaction_threshold`'s upper bound, in tokens.
+pub const LORE_TOKENS_MAX: u32 = 100_000;
+/// `lore_max_entries`' upper bound (a book holds at most
+/// `--max-lorebook-entries` entries whatever this says).
+pub const LORE_MAX_ENTRIES_MAX: u32 = 100_000;
+/// `lore_max_keys`' upper bound.
+pub const LORE_MAX_KEYS_MAX: u32 = 100;
 
 /// Where the injection goes in the prompt (SillyTavern's extension prompt
 /// types; there is no AFTER_PROMPT).

@@ -172,7 +172,7 @@ impl Engine {
         let replacement = resident
             .jobs
             .iter()
-            .find(|j| j.same_work(job.kind, &job.message_id))
+            .find(|j| j.same_work(job.kind, &job.message_id, &job.subject))
             .map(|j| j.id.clone());
         match replacement {
             Some(replacement) => {
@@ -356,6 +356,8 @@ fn answer_effect(job: &Job, answer: &Answer) -> (String, Option<(String, Message
             Next::Refresh(Trigger::RecapGenerated),
         ),
         Answer::Recap(_) => (String::new(), None, Next::Refresh(Trigger::RecapGenerated)),
+        // Lore answers are applied to the chat's book (`lore_apply`).
+        Answer::Lore(_) => (String::new(), None, Next::Nothing),
     }
 }
 

@@ -11,6 +11,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, Lease};
+use crate::domain::lore::prepare::LoreInput;
 use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
 use crate::domain::writing::{self, Answer, AnswerCheck, Candidates, PrepareError};
@@ -123,7 +124,14 @@ impl Engine {
         };
         let job = &resident.jobs[at];
         let count = |text: &str| tokens::count(settings.tokenizer, text) as usize;
-        let prepared = match writing::prepare(job.kind, chat, &settings, &job.message_id, &count) {
+        let prepared = match writing::prepare(
+            job.kind,
+            chat,
+            &settings,
+            &job.message_id,
+            &LoreInput::default(),
+            &count,
+        ) {
             Ok(prepared) => prepared,
             Err(error) => {
                 let (state, reason) = match error {

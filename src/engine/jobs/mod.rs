@@ -168,7 +168,7 @@ impl Engine {
             if let Some(existing) = resident
                 .jobs
                 .iter_mut()
-                .find(|j| j.same_work(kind, message_id))
+                .find(|j| j.same_work(kind, message_id, ""))
             {
                 // A request is for now: a job waiting (debounce, back-off)
                 // is made due.
@@ -285,7 +285,7 @@ impl Engine {
             let pending_recap = resident
                 .jobs
                 .iter()
-                .find(|j| j.same_work(JobKind::SceneRecap, message_id))
+                .find(|j| j.same_work(JobKind::SceneRecap, message_id, ""))
                 .map(|j| j.id.clone());
             if pending_recap.is_none() && !(data.is_visible_scene_break() && data.has_scene_recap())
             {
@@ -294,6 +294,36 @@ impl Engine {
                 ))
                 .into());
             }
+            Ok(PreparedRequest {
+                writes: Vec::new(),
+                next: Next::Nothing,
+                depends_on: pending_recap,
+            })
+        })
+        .await
+    }
+
+    /// GenerateLore: queues the lore extraction of the scene ending at break
+    /// `message_id`; it waits for a scene recap of that break still under
+    /// way.
+    pub async fn generate_lore(
+        &self,
+        chat: &ChatKey,
+        message_id: &str,
+    ) -> Result<Job, EngineError> {
+        self.request_job(chat, JobKind::LoreExtract, message_id, |resident| {
+            let data = known_chat_ref(resident, chat)?.message_data(message_id)?;
+            if !data.is_visible_scene_break() {
+                return Err(DomainError::FailedPrecondition(format!(
+                    "message {message_id:?} is not a visible scene break"
+                ))
+                .into());
+            }
+            let pending_recap = resident
+                .jobs
+                .iter()
+                .find(|j| j.same_work(JobKind::SceneRecap, message_id, ""))
+                .map(|j| j.id.clone());
             Ok(PreparedRequest {
                 writes: Vec::new(),
                 next: Next::Nothing,
@@ -325,7 +355,7 @@ impl Engine {
                     !resident
                         .jobs
                         .iter()
-                        .any(|j| j.same_work(JobKind::MessageRecap, id))
+                        .any(|j| j.same_work(JobKind::MessageRecap, id, ""))
                 })
                 .count();
             // All or none: refused before any is queued.
@@ -465,7 +495,7 @@ impl Engine {
             if let Some(other) = resident
                 .jobs
                 .iter()
-                .find(|j| j.same_work(job.kind, &job.message_id))
+                .find(|j| j.same_work(job.kind, &job.message_id, &job.subject))
             {
                 return Err(DomainError::FailedPrecondition(format!(
                     "job {:?} already does this work",
@@ -481,7 +511,7 @@ impl Engine {
                 if resident
                     .jobs
                     .iter()
-                    .any(|j| j.same_work(dependent.kind, &dependent.message_id))
+                    .any(|j| j.same_work(dependent.kind, &dependent.message_id, &dependent.subject))
                 {
                     continue;
                 }

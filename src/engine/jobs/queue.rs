@@ -69,7 +69,11 @@ pub fn queue_at(
     not_before_us: UnixMicros,
     depends_on: Option<String>,
 ) -> Result<Queued, EngineError> {
-    if let Some(existing) = resident.jobs.iter().find(|j| j.same_work(kind, message_id)) {
+    if let Some(existing) = resident
+        .jobs
+        .iter()
+        .find(|j| j.same_work(kind, message_id, ""))
+    {
         return Ok(Queued::Existing(existing.clone()));
     }
     if resident.jobs.len() >= options.max_jobs_per_chat {

@@ -46,6 +46,10 @@ impl From<&Job> for pb::Job {
             fence: _fence,
             read: _read,
             cancelled_by: _cancelled_by,
+            subject,
+            // A lore job's input (the entity's facts), shown through
+            // `subject` and `result`, not whole.
+            lore: _lore,
         } = job;
         pb::Job {
             job_id: id.clone(),
@@ -59,6 +63,7 @@ impl From<&Job> for pb::Job {
             created_at: Some(timestamp(created_us.to_millis())),
             updated_at: Some(timestamp(updated_us.to_millis())),
             result: result.clone(),
+            subject: subject.clone(),
         }
     }
 }
@@ -70,6 +75,10 @@ impl From<JobKind> for pb::JobKind {
             JobKind::SceneRecap => pb::JobKind::SceneRecap,
             JobKind::RunningRecap => pb::JobKind::RunningRecap,
             JobKind::MessageRecap => pb::JobKind::MessageRecap,
+            JobKind::LoreExtract => pb::JobKind::LoreExtract,
+            JobKind::LoreResolve => pb::JobKind::LoreResolve,
+            JobKind::LoreMerge => pb::JobKind::LoreMerge,
+            JobKind::LoreCompact => pb::JobKind::LoreCompact,
         }
     }
 }
@@ -101,6 +110,10 @@ pub fn job_kind(field: &str, value: i32) -> Result<JobKind, DomainError> {
         pb::JobKind::SceneRecap => JobKind::SceneRecap,
         pb::JobKind::RunningRecap => JobKind::RunningRecap,
         pb::JobKind::MessageRecap => JobKind::MessageRecap,
+        pb::JobKind::LoreExtract => JobKind::LoreExtract,
+        pb::JobKind::LoreResolve => JobKind::LoreResolve,
+        pb::JobKind::LoreMerge => JobKind::LoreMerge,
+        pb::JobKind::LoreCompact => JobKind::LoreCompact,
     })
 }
 

@@ -7,8 +7,8 @@
 use super::{enum_value, pb};
 use crate::domain::DomainError;
 use crate::domain::settings::{
-    ApiSettings, BookNames, CharacterStrategy, ContextType, MaxTokensField, Position, Role,
-    Settings, SettingsPatch, StructuredOutput, TokenizerKind, settings_table,
+    ApiSettings, BookNames, CharacterStrategy, ContextType, EntityTypes, MaxTokensField, Position,
+    Role, Settings, SettingsPatch, StructuredOutput, TokenizerKind, settings_table,
 };
 
 /// A setting's API form ([`crate::domain::settings::SettingValue::Api`])
@@ -85,6 +85,22 @@ impl Wire for BookNames {
     fn into_pb(self) -> pb::StringList {
         let BookNames(values) = self;
         pb::StringList { values }
+    }
+}
+
+/// The entity types are a list of lines on the wire
+/// (`<name>[(constant)]: <description>`), read and checked here: a bad
+/// line is INVALID_ARGUMENT naming it (`settings.lore_entity_types[i]`).
+impl Wire for EntityTypes {
+    type Pb = pb::StringList;
+    fn from_pb(field: &str, value: pb::StringList) -> Result<Self, DomainError> {
+        let pb::StringList { values } = value;
+        EntityTypes::parse(field, &values)
+    }
+    fn into_pb(self) -> pb::StringList {
+        pb::StringList {
+            values: self.to_lines(),
+        }
     }
 }
 

@@ -31,6 +31,24 @@ inline_only!(
     CharacterStrategy,
 );
 
+impl Footprint for crate::lore::EntityTypes {
+    fn heap_bytes(&self) -> usize {
+        self.types()
+            .iter()
+            .map(|t| {
+                let crate::lore::EntityType {
+                    name,
+                    description,
+                    constant: _,
+                } = t;
+                std::mem::size_of::<crate::lore::EntityType>()
+                    + name.heap_bytes()
+                    + description.heap_bytes()
+            })
+            .sum()
+    }
+}
+
 impl Footprint for BookNames {
     fn heap_bytes(&self) -> usize {
         let BookNames(names) = self;
@@ -270,8 +288,12 @@ impl Footprint for ReadSet {
             messages,
             recap_version: _,
             scene_recap: _,
+            entry,
         } = self;
         messages.heap_bytes()
+            + entry
+                .as_ref()
+                .map_or(0, |e| e.book.heap_bytes() + e.uid.heap_bytes())
     }
 }
 
@@ -295,6 +317,8 @@ impl Footprint for Job {
             fence: _,
             read,
             cancelled_by,
+            subject,
+            lore,
         } = self;
         id.heap_bytes()
             + chat.heap_bytes()
@@ -305,5 +329,26 @@ impl Footprint for Job {
             + lease.heap_bytes()
             + read.heap_bytes()
             + cancelled_by.heap_bytes()
+            + subject.heap_bytes()
+            + lore.as_ref().map_or(0, lore_heap_bytes)
     }
+}
+
+/// A lore task's heap bytes: its entity's texts and its uids.
+fn lore_heap_bytes(task: &crate::lore::LoreTask) -> usize {
+    let crate::lore::LoreTask {
+        entity,
+        uid,
+        candidates,
+    } = task;
+    entity.as_ref().map_or(0, |e| {
+        let crate::lore::Entity {
+            kind,
+            name,
+            keywords,
+            content,
+        } = e;
+        kind.heap_bytes() + name.heap_bytes() + keywords.heap_bytes() + content.heap_bytes()
+    }) + uid.heap_bytes()
+        + candidates.heap_bytes()
 }

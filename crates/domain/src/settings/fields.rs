@@ -192,6 +192,38 @@ macro_rules! settings_table {
             /// The persona's lorebook; empty: none.
             world_info_persona_book: String = String::new(),
                 checked by optional_book_name("settings.world_info_persona_book");
+            // ---- Lorebook entries recapd writes (`lore`).
+            /// Whether each scene recap recapd writes queues its lore extraction.
+            auto_lore: bool = false;
+            /// The lore extraction prompt.
+            lore_extract_prompt: String = DEFAULT_LORE_EXTRACT_PROMPT.to_owned();
+            /// The lore resolution prompt (which entry an entity already has).
+            lore_resolve_prompt: String = DEFAULT_LORE_RESOLVE_PROMPT.to_owned();
+            /// The lore merge prompt (an entity's new facts into its entry).
+            lore_merge_prompt: String = DEFAULT_LORE_MERGE_PROMPT.to_owned();
+            /// The lore compaction prompt (an entry rewritten shorter).
+            lore_compact_prompt: String = DEFAULT_LORE_COMPACT_PROMPT.to_owned();
+            /// The entity types extraction may answer, each
+            /// `<name>[(constant)]: <description>`.
+            lore_entity_types: EntityTypes = EntityTypes::default();
+            /// The name of the book recapd creates for a chat; `{{char}}`,
+            /// `{{user}}` and `{{chat}}` are replaced.
+            lore_book_name_template: String = DEFAULT_LORE_BOOK_NAME_TEMPLATE.to_owned();
+            /// An entry past this many tokens is compacted; 0 turns compaction off.
+            lore_compaction_threshold: u32 = 1000,
+                checked by wi_range("settings.lore_compaction_threshold", 0, LORE_TOKENS_MAX);
+            /// The most entries the chat's book may hold; new entities past it
+            /// are not written.
+            lore_max_entries: u32 = 500,
+                checked by wi_range("settings.lore_max_entries", 1, LORE_MAX_ENTRIES_MAX);
+            /// The most keys an entry recapd writes has.
+            lore_max_keys: u32 = 10,
+                checked by wi_range("settings.lore_max_keys", 1, LORE_MAX_KEYS_MAX);
+            /// Whether a new chat book starts with copies of the entries of the
+            /// books that apply to the chat (global, character, persona).
+            lore_seed_from_active_books: bool = false;
+            /// Whether deleting the chat deletes the book recapd created for it.
+            lore_delete_book_with_chat: bool = true;
         }
     };
 }

@@ -1,7 +1,7 @@
 //! How each type a setting can have behaves in a patch and on the API.
 
 use super::{
-    BookNames, CharacterStrategy, ContextType, MaxTokensField, Milli, Position, Role,
+    BookNames, CharacterStrategy, ContextType, EntityTypes, MaxTokensField, Milli, Position, Role,
     StructuredOutput, TokenizerKind,
 };
 
@@ -54,6 +54,7 @@ plain_setting_values! {
     Milli => f64, |v| v.value();
     CharacterStrategy => CharacterStrategy, |v| *v;
     BookNames => BookNames, |v| v.clone();
+    EntityTypes => EntityTypes, |v| v.clone();
 }
 
 impl<T: SettingValue<Set = T>> SettingValue for Option<T> {

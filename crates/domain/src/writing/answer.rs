@@ -54,6 +54,8 @@ pub enum Answer {
     },
     /// A merge's new running recap, or a message's recap (not empty).
     Recap(String),
+    /// A lore job's answer.
+    Lore(crate::lore::LoreAnswer),
 }
 
 /// Reads the answer `text` to a job of `kind`; `candidates` is the
@@ -87,6 +89,9 @@ pub fn parse_answer(
         JobKind::RunningRecap | JobKind::MessageRecap => {
             let object = find_object(text, &[RECAP_KEY])?;
             recap(&object).map(Answer::Recap)
+        }
+        JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
+            crate::lore::answer::parse_answer(kind, text).map(Answer::Lore)
         }
     }
 }

@@ -42,6 +42,9 @@ pub struct AnswerCheck {
     pub min_recap_chars: usize,
     /// Merge only: how `min_recap_chars` was reached, for the reason.
     pub min_recap_basis: String,
+    /// Lore jobs only: what their answer must hold to (types, uids,
+    /// lengths).
+    pub lore: crate::lore::check::LoreCheck,
 }
 
 impl AnswerCheck {
@@ -58,6 +61,7 @@ impl AnswerCheck {
     pub fn check(&self, answer: &Answer) -> Result<(), String> {
         match answer {
             Answer::Break(_) | Answer::NoBreak { .. } => Ok(()),
+            Answer::Lore(answer) => self.lore.check(self, answer),
             Answer::SceneRecap { name, recap } => {
                 if !name.trim().is_empty() {
                     self.text("scene_name", name, false)?;
@@ -79,7 +83,7 @@ impl AnswerCheck {
     }
 
     /// Checks one text; `shape` refuses any placeholder-shaped text too.
-    fn text(&self, field: &str, text: &str, shape: bool) -> Result<(), String> {
+    pub fn text(&self, field: &str, text: &str, shape: bool) -> Result<(), String> {
         let text = text.trim();
         if text.is_empty() {
             return Err(format!("the answer's {field} is empty"));
@@ -142,6 +146,7 @@ pub fn merge_check(
         placeholders: placeholders(instructions),
         min_recap_chars: min.min(cap),
         min_recap_basis: basis,
+        lore: crate::lore::check::LoreCheck::default(),
     }
 }
 

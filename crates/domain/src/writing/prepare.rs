@@ -25,6 +25,7 @@ use super::merge::merge_base;
 use super::schema::{answer_schema, recap_max_chars};
 use crate::chat::Chat;
 use crate::jobs::{JobKind, ReadSet, fingerprint, fingerprint_text, messages_unchanged};
+use crate::lore::prepare::LoreInput;
 use crate::message::Message;
 use crate::settings::Settings;
 
@@ -108,6 +109,7 @@ pub fn prepare(
     chat: &Chat,
     settings: &Settings,
     message_id: &str,
+    lore: &LoreInput<'_>,
     count_tokens: &dyn Fn(&str) -> usize,
 ) -> Result<Prepared, PrepareError> {
     let bound = Bound::of(settings, count_tokens);
@@ -117,6 +119,18 @@ pub fn prepare(
         JobKind::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
         JobKind::RunningRecap => merge(chat, settings, &names, message_id, &bound),
         JobKind::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
+        JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
+            // A lore request makes its own schema and check (a resolution's
+            // schema lists the uids it shows).
+            return crate::lore::prepare::prepare(
+                kind,
+                chat,
+                settings,
+                message_id,
+                lore,
+                count_tokens,
+            );
+        }
     }?;
     let (name, schema) = answer_schema(kind, settings, prepared.candidates.as_ref());
     prepared.schema_name = name;
@@ -134,6 +148,10 @@ fn instructions(kind: JobKind, settings: &Settings) -> &str {
         JobKind::SceneRecap => &settings.scene_recap_prompt,
         JobKind::RunningRecap => &settings.running_recap_prompt,
         JobKind::MessageRecap => &settings.message_recap_prompt,
+        JobKind::LoreExtract => &settings.lore_extract_prompt,
+        JobKind::LoreResolve => &settings.lore_resolve_prompt,
+        JobKind::LoreMerge => &settings.lore_merge_prompt,
+        JobKind::LoreCompact => &settings.lore_compact_prompt,
     }
 }
 
@@ -164,6 +182,9 @@ fn prepared(
 pub fn read_unchanged(kind: JobKind, read: &ReadSet, chat: &Chat, message_id: &str) -> bool {
     if !messages_unchanged(read, chat) {
         return false;
+    }
+    if kind.is_lore() {
+        return crate::lore::prepare::scene_unchanged(read, chat, message_id);
     }
     if kind != JobKind::RunningRecap {
         return true;
@@ -421,6 +442,7 @@ fn merge(
         )],
         recap_version: base.map(|v| v.version),
         scene_recap: Some(fingerprint_text(scene_recap)),
+        entry: None,
     };
     let mut merge = prepared(request, read, message_id.to_owned(), None);
     merge.check = merge_check(

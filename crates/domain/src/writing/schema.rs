@@ -86,11 +86,16 @@ pub fn answer_schema(
         ),
         JobKind::RunningRecap => ("running_recap", object(json!({ "recap": recap }))),
         JobKind::MessageRecap => ("message_recap", object(json!({ "recap": recap }))),
+        // A resolution's schema lists the uids its request shows; built
+        // without a request, it allows only null.
+        JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
+            crate::lore::schema::answer_schema(kind, settings, &[])
+        }
     }
 }
 
 /// An object schema with `properties`, all of them required, no other.
-fn object(properties: Value) -> Value {
+pub fn object(properties: Value) -> Value {
     let required: Vec<String> = properties
         .as_object()
         .map(|p| p.keys().cloned().collect())

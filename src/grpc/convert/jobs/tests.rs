@@ -48,6 +48,7 @@ fn a_job_shows_its_fields_and_millisecond_utc_times() {
                 nanos: 999_000_000
             }),
             result: "nothing applied".into(),
+            subject: String::new(),
         }
     );
     // Before the epoch, the millisecond is the one below.
