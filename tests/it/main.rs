@@ -22,6 +22,7 @@ mod hostile;
 mod limits;
 mod llm_client;
 mod llm_live;
+mod lore;
 mod lorebooks;
 mod message_tier;
 mod metrics;
