@@ -47,6 +47,18 @@ impl Engine {
             return Err(StoreError::Fenced(claimed.job.id.clone()).into());
         };
         let now = self.now();
+        if let Outcome::Answer(Answer::Lore(answer)) = outcome {
+            let applied = self
+                .take_lore_answer(chat_id, &mut chat, at, answer, now)
+                .await?;
+            self.commit(&slot, chat, applied.commit).await?;
+            // Durable: the book's new state is cached before its lock goes.
+            if let Some(written) = applied.written {
+                self.keep_written_book(written);
+            }
+            drop(applied.held);
+            return Ok(());
+        }
         let commit = match outcome {
             Outcome::Retry {
                 reason,
@@ -230,15 +242,27 @@ impl Engine {
                     )?);
                 }
             }
-            (Answer::SceneRecap { .. }, _) if settings.auto_running_recap => {
-                fresh.extend(self.follow_up(
-                    resident,
-                    chat_id,
-                    JobKind::RunningRecap,
-                    &job.message_id,
-                    Origin::Automatic,
-                    now,
-                )?);
+            (Answer::SceneRecap { .. }, _) => {
+                if settings.auto_running_recap {
+                    fresh.extend(self.follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::RunningRecap,
+                        &job.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+                if settings.auto_lore {
+                    fresh.extend(self.follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::LoreExtract,
+                        &job.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
             }
             _ => {}
         }

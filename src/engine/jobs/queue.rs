@@ -9,6 +9,7 @@ use super::QueueOptions;
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, ReadSet};
+use crate::domain::lore::LoreTask;
 use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
@@ -122,6 +123,80 @@ pub fn queue(
     queue_at(
         resident, options, chat, kind, message_id, origin, now_us, now_us, depends_on,
     )
+}
+
+/// What a lore job is asked to do: its kind, its scene's break, what it is
+/// about ([`Job::subject`]) and its input.
+#[derive(Debug, Clone)]
+pub struct LoreWork {
+    /// A lore kind.
+    pub kind: JobKind,
+    /// The scene's break message.
+    pub message_id: String,
+    /// See [`Job::subject`].
+    pub subject: String,
+    /// The resolution's, merge's or compaction's input.
+    pub task: Option<LoreTask>,
+}
+
+/// Queues lore `work` (an automatic job: dropped, and counted, past the
+/// per-chat limit), unless the same work is already queued.
+pub fn queue_lore(
+    resident: &mut Resident,
+    options: &QueueOptions,
+    chat: &ChatKey,
+    work: LoreWork,
+    now_us: UnixMicros,
+    depends_on: Option<String>,
+) -> Result<Queued, EngineError> {
+    let LoreWork {
+        kind,
+        message_id,
+        subject,
+        task,
+    } = work;
+    if let Some(existing) = resident
+        .jobs
+        .iter()
+        .find(|j| j.same_work(kind, &message_id, &subject))
+    {
+        return Ok(Queued::Existing(existing.clone()));
+    }
+    if subject.is_empty() {
+        return queue(
+            resident,
+            options,
+            chat,
+            kind,
+            &message_id,
+            Origin::Automatic,
+            now_us,
+            depends_on,
+        );
+    }
+    // `queue` finds no job of this subject (its check is for subject-less
+    // work), so what it queues is new: it gets its subject and task here.
+    match queue(
+        resident,
+        options,
+        chat,
+        kind,
+        &message_id,
+        Origin::Automatic,
+        now_us,
+        depends_on,
+    )? {
+        Queued::New(_) => {
+            let queued = resident
+                .jobs
+                .last_mut()
+                .ok_or_else(|| EngineError::Panicked("a queued job is missing".into()))?;
+            queued.subject = subject;
+            queued.lore = task;
+            Ok(Queued::New(queued.clone()))
+        }
+        other => Ok(other),
+    }
 }
 
 /// A job that changed, with the fence the store holds for it (the write's
