@@ -236,6 +236,14 @@ impl Engine {
             ));
         }
         let target = self.lore_target(chat_id, resident, &settings).await?;
+        // Read before the book is held: holding a book's lock (and the
+        // tenant's lock of new books) while waiting for other books' locks
+        // could deadlock with an import that holds those.
+        let sources = if settings.lore_seed_from_active_books {
+            self.seed_sources(chat_id, &settings).await?
+        } else {
+            Vec::new()
+        };
         // A book the chat names but the tenant does not have (yet) is
         // created too, and counted as any new book.
         let held = match self.hold_book(&chat_id.tenant, &target.name).await {
@@ -279,9 +287,12 @@ impl Engine {
         let created_now = held.book().is_none();
         let mut book = held.book().map_or_else(Book::empty, |b| (**b).clone());
         let mut effects = Effects::default();
-        if created_now && settings.lore_seed_from_active_books {
-            let sources = self.seed_sources(chat_id, &settings).await?;
-            let sources: Vec<&Book> = sources.iter().map(|(_, b)| &**b).collect();
+        if created_now && !sources.is_empty() {
+            let sources: Vec<&Book> = sources
+                .iter()
+                .filter(|(name, _)| name != held.name())
+                .map(|(_, b)| &**b)
+                .collect();
             let copied = edit::seed(&mut book, &sources, &limits)?;
             if copied > 0 {
                 effects.notes.push(format!("seeded {copied} entries"));
