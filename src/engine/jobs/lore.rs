@@ -411,7 +411,7 @@ impl Engine {
                     match resolve(&entity, &registry) {
                         Resolution::Existing(uid) => {
                             fresh.extend(self.merge_into(
-                                chat_id, resident, job, entity, uid, book, effects, now,
+                                chat_id, resident, job, entity, uid, book, settings, effects, now,
                             )?);
                         }
                         Resolution::New => create(book, &entity, settings, &limits, effects)?,
@@ -444,6 +444,7 @@ impl Engine {
                             entity,
                             uid.clone(),
                             book,
+                            settings,
                             effects,
                             now,
                         )?);
@@ -462,7 +463,8 @@ impl Engine {
                         match resolve(&entity, &Registry::of(book, types)) {
                             Resolution::Existing(uid) => {
                                 fresh.extend(self.merge_into(
-                                    chat_id, resident, job, entity, uid, book, effects, now,
+                                    chat_id, resident, job, entity, uid, book, settings, effects,
+                                    now,
                                 )?);
                             }
                             _ => create(book, &entity, settings, &limits, effects)?,
@@ -505,8 +507,9 @@ impl Engine {
         Ok(fresh)
     }
 
-    /// Queues the merge of `entity` into entry `uid` (nothing when the
-    /// entry is locked).
+    /// Queues the merge of `entity` into entry `uid`: nothing when the
+    /// entry is locked, and no request when the entry already holds every
+    /// fact (its keys still gain the entity's new keywords).
     #[allow(clippy::too_many_arguments)]
     fn merge_into(
         &self,
@@ -515,7 +518,8 @@ impl Engine {
         job: &Job,
         entity: Entity,
         uid: String,
-        book: &Book,
+        book: &mut Book,
+        settings: &Settings,
         effects: &mut Effects,
         now: UnixMicros,
     ) -> Result<Vec<Job>, EngineError> {
@@ -527,6 +531,23 @@ impl Engine {
                     entity.name
                 ),
             );
+            return Ok(Vec::new());
+        }
+        if edit::adds_nothing(book, &uid, &entity) {
+            // Nothing to ask: only keywords the entry lacks are added.
+            let limits = lore_limits(settings, self);
+            if edit::add_keys(
+                book,
+                &uid,
+                &entity.keywords,
+                &settings.lore_entity_types,
+                &limits,
+            )? {
+                effects.changed = true;
+            }
+            effects
+                .notes
+                .push(format!("{}: nothing new for entry {uid}", entity.name));
             return Ok(Vec::new());
         }
         effects

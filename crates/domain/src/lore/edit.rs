@@ -169,6 +169,61 @@ pub fn merge_entry(
     Ok(true)
 }
 
+/// A fact as compared with an entry's: lowercase, whitespace collapsed,
+/// without the final full stop.
+fn fact_form(line: &str) -> String {
+    line.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+        .trim_end_matches(['.', '!'])
+        .to_owned()
+}
+
+/// Whether every fact of `entity` is already in entry `uid`'s content
+/// (compared without case, spacing or a final full stop, as a line or
+/// within one): a merge would add nothing, so none is asked for.
+pub fn adds_nothing(book: &Book, uid: &str, entity: &Entity) -> bool {
+    let Some(raw) = book.entry(uid) else {
+        return false;
+    };
+    let members = entry_members(raw.get());
+    let content = fact_form(text_member(&members, "content"));
+    entity
+        .content
+        .iter()
+        .map(|line| fact_form(line))
+        .filter(|fact| !fact.is_empty())
+        .all(|fact| content.contains(&fact))
+}
+
+/// Unions `keywords` into entry `uid`'s keys (cleaned, at most
+/// `limits.max_keys`), its content untouched. `Ok(true)` when the keys
+/// changed; a locked entry is left as it is.
+pub fn add_keys(
+    book: &mut Book,
+    uid: &str,
+    keywords: &[String],
+    types: &EntityTypes,
+    limits: &LoreLimits,
+) -> Result<bool, DomainError> {
+    if is_locked(book, uid) {
+        return Ok(false);
+    }
+    let registry = Registry::of(book, types);
+    let Some(entry) = registry.get(uid) else {
+        return Err(DomainError::NotFound(format!("entry {uid}")));
+    };
+    let mut candidates = entry.aliases.clone();
+    candidates.extend(keywords.iter().cloned());
+    let keys = clean_keys(&entry.name, &candidates, limits.max_keys);
+    if keys == entry.aliases {
+        return Ok(false);
+    }
+    put(book, Some(uid), &json!({ "key": keys }), &limits.book)?;
+    Ok(true)
+}
+
 /// Two entries merged into one: which was kept, which removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deduplicated {

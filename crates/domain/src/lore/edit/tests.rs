@@ -314,3 +314,62 @@ fn a_clients_edit_changes_the_fingerprint_a_job_read() {
     assert!(!entry_unchanged(&read, Some(&book)));
     assert!(!entry_unchanged(&read, None));
 }
+
+#[test]
+fn facts_already_in_the_entry_need_no_merge_but_new_keywords_are_kept() {
+    let mut book = Book::empty();
+    let types = default_entity_types();
+    let uid = create_entry(
+        &mut book,
+        &entity(
+            "character",
+            "Oda",
+            &[],
+            &["Oda runs the Silver Stag.", "She has a limp."],
+        ),
+        &types,
+        &limits(),
+    )
+    .unwrap();
+    assert!(adds_nothing(
+        &book,
+        &uid,
+        &entity(
+            "character",
+            "Oda",
+            &[],
+            &["oda runs the  silver stag", "She has a limp"]
+        )
+    ));
+    assert!(!adds_nothing(
+        &book,
+        &uid,
+        &entity(
+            "character",
+            "Oda",
+            &[],
+            &["She has a limp.", "She owes Mira money."]
+        )
+    ));
+    assert!(
+        add_keys(
+            &mut book,
+            &uid,
+            &["innkeeper".to_owned()],
+            &types,
+            &limits()
+        )
+        .unwrap()
+    );
+    assert_eq!(member(&book, &uid, "key"), json!(["oda", "innkeeper"]));
+    assert!(
+        !add_keys(
+            &mut book,
+            &uid,
+            &["Innkeeper".to_owned()],
+            &types,
+            &limits()
+        )
+        .unwrap()
+    );
+}
