@@ -33,8 +33,11 @@ use super::super::commit::Commit;
 use super::super::lorebooks::{HeldBook, templated_name};
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
-use super::apply::job_commit;
+use super::apply::{fail, job_commit};
 use super::queue::{self, Changed, LoreWork, Queued};
+
+/// The result of a lore job whose answer the book refused.
+const NOT_APPLIED: &str = "its answer could not be applied";
 
 /// The subject of a resolution or merge about `entity`:
 /// `<type>-<normalised name>`.
@@ -232,7 +235,7 @@ impl Engine {
             };
             let why = "its scene changed before its answer could be applied; the scene's lore is read again";
             return Ok(LoreApplied::without_book(
-                self.discard_lore(chat_id, resident, at, &job, again, why, now)?,
+                self.discard_lore(chat_id, resident, at, again, why, now)?,
             ));
         }
         let target = self.lore_target(chat_id, resident, &settings).await?;
@@ -250,18 +253,11 @@ impl Engine {
             Ok(held) => held,
             Err(EngineError::Domain(refused @ DomainError::ResourceExhausted(_))) => {
                 resident.jobs[at].last_error = queue::short(&refused.to_string());
-                let ended = queue::end_with_dependents(
+                return Ok(LoreApplied::without_book(fail(
                     resident,
                     at,
-                    JobState::Failed,
-                    "its answer could not be applied",
+                    NOT_APPLIED,
                     now,
-                );
-                return Ok(LoreApplied::without_book(job_commit(
-                    Vec::new(),
-                    Next::Nothing,
-                    ended,
-                    Vec::new(),
                 )));
             }
             Err(other) => return Err(other),
@@ -276,7 +272,7 @@ impl Engine {
                 task: job.lore.clone(),
             };
             let why = "its entry changed before its answer could be applied; queued again on the entry as it is now";
-            let commit = self.discard_lore(chat_id, resident, at, &job, again, why, now)?;
+            let commit = self.discard_lore(chat_id, resident, at, again, why, now)?;
             return Ok(LoreApplied {
                 commit,
                 held: Some(held),
@@ -313,15 +309,8 @@ impl Engine {
             Err(EngineError::Domain(refused)) => {
                 resident.jobs[at].last_error =
                     queue::short(&format!("the answer could not be applied: {refused}"));
-                let ended = queue::end_with_dependents(
-                    resident,
-                    at,
-                    JobState::Failed,
-                    "its answer could not be applied",
-                    now,
-                );
                 return Ok(LoreApplied {
-                    commit: job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                    commit: fail(resident, at, NOT_APPLIED, now),
                     held: Some(held),
                     written: None,
                 });
@@ -632,7 +621,6 @@ impl Engine {
         chat_id: &ChatKey,
         resident: &mut Resident,
         at: usize,
-        job: &Job,
         again: LoreWork,
         why: &str,
         now: UnixMicros,
@@ -647,24 +635,9 @@ impl Engine {
         let (kind, message_id, subject) =
             (again.kind, again.message_id.clone(), again.subject.clone());
         let fresh = self.queue_lore_job(chat_id, resident, again, now)?;
-        let replacement = resident
-            .jobs
-            .iter()
-            .find(|j| j.same_work(kind, &message_id, &subject))
-            .map(|j| j.id.clone());
-        match replacement {
-            Some(replacement) => {
-                for waiting in &mut resident.jobs {
-                    if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
-                        let fence = waiting.fence;
-                        waiting.depends_on = Some(replacement.clone());
-                        queue::touch(waiting, now);
-                        ended.push((waiting.clone(), fence));
-                    }
-                }
-            }
-            None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
-        }
+        let handed =
+            queue::hand_over_dependents(resident, &ended[0].0, (kind, &message_id, &subject), now);
+        ended.extend(handed);
         Ok(job_commit(Vec::new(), Next::Nothing, ended, fresh))
     }
 }
