@@ -60,6 +60,11 @@ pub const JOBS_QUEUED: &str = "recapd_jobs_queued";
 /// Counter of automatic jobs dropped because their chat had
 /// `--max-jobs-per-chat` non-terminal jobs, labelled `kind`.
 pub const JOBS_DROPPED: &str = "recapd_jobs_dropped_total";
+/// Counter of what lore jobs did to entries, labelled `outcome`:
+/// `created`, `merged`, `compacted`, `deduplicated` (an entry merged into
+/// another and removed), `locked` (a change skipped: the entry is locked),
+/// `full` (a new entity not written: the book holds `lore_max_entries`).
+pub const LORE_ENTRIES: &str = "recapd_lore_entries_total";
 /// Histogram of the time of one LLM call in seconds (resends after a
 /// fallback included), labelled `kind` (the request's purpose, a job
 /// kind) and `outcome` (`ok`, `retryable`, `fatal`).
@@ -146,6 +151,10 @@ fn describe() {
     metrics::describe_gauge!(
         JOBS_QUEUED,
         "Chats with a job ready to run at the runner's latest look."
+    );
+    metrics::describe_counter!(
+        LORE_ENTRIES,
+        "Lorebook entries lore jobs created, merged, compacted or deduplicated, and changes skipped (locked entry, full book)."
     );
     metrics::describe_counter!(
         JOBS_DROPPED,

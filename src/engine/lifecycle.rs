@@ -176,11 +176,31 @@ impl Engine {
                 },
             );
         }
+        // The lorebook recapd created for the chat's lore goes with it
+        // (in the same transaction), unless the settings keep it.
+        let owned_book = match &resident.meta.lore_book {
+            Some(name)
+                if resident
+                    .effective(&self.global(&slot.key.tenant))
+                    .lore_delete_book_with_chat =>
+            {
+                Some(name.clone())
+            }
+            _ => None,
+        };
+        if let Some(name) = &owned_book
+            && let Some(deletion) = self.book_deletion(&slot.key.tenant, name).await?
+        {
+            writes.push(deletion);
+        }
         if let Err(error) = self.inner.store.commit(writes).await {
             tracing::warn!(chat = %slot.key, %error, "deletion failed; the chat reloads from the store");
             let unloaded = guard.unload(slot);
             self.account(slot, unloaded.as_ref());
             return Err(error.into());
+        }
+        if let Some(name) = &owned_book {
+            self.forget_book(&slot.key.tenant, name);
         }
         let had_rows = resident.chat.is_some();
         let open_jobs = std::mem::take(&mut resident.jobs);

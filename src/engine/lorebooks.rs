@@ -14,6 +14,7 @@
 //! truth; with replicas each use first reads the stored versions (one
 //! query for all the books a scan needs).
 
+mod chat_book;
 mod entries;
 mod shelf;
 
@@ -30,6 +31,7 @@ use crate::store::{
 };
 
 use super::{CONFLICT_BACKOFF, Engine, EngineError};
+pub(super) use chat_book::{HeldBook, WrittenBook, templated_name};
 pub(super) use shelf::Shelf;
 use shelf::{BookKey, Loaded};
 

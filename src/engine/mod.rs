@@ -481,15 +481,18 @@ impl Engine {
         let mut conflicts = 0;
         loop {
             match attempt().await {
-                Err(EngineError::Store(StoreError::Conflict(key)))
-                    if conflicts < MAX_CONFLICT_RETRIES =>
-                {
+                // A chat changed by another replica, or (for a lore job's
+                // answer, applied to the chat's lorebook) a book changed by
+                // a client or another replica since it was read.
+                Err(EngineError::Store(
+                    ref lost @ (StoreError::Conflict(_) | StoreError::LorebookChanged(_)),
+                )) if conflicts < MAX_CONFLICT_RETRIES => {
                     conflicts += 1;
                     metrics::counter!(telemetry::REPLICA_CONFLICTS).increment(1);
                     tracing::debug!(
-                        %key,
+                        error = %lost,
                         conflicts,
-                        "another replica changed it first; retrying"
+                        "another writer changed it first; retrying"
                     );
                     let pause = CONFLICT_BACKOFF.delay(conflicts, rand::random::<f64>());
                     tokio::time::sleep(pause).await;

@@ -437,6 +437,7 @@ impl Resident {
         chat + self.meta.injection.heap_bytes()
             + self.meta.message_injection.heap_bytes()
             + self.meta.world_info_timed.heap_bytes()
+            + self.meta.lore_book.heap_bytes()
             + self.own_settings.as_deref().map_or(0, |s| {
                 allocation_bytes(size_of::<ChatSettings>()) + s.overrides.heap_bytes()
             })

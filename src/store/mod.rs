@@ -82,6 +82,13 @@ pub struct ChatMeta {
     /// `None`: no effects yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub world_info_timed: Option<String>,
+    /// The lorebook recapd created for the chat's lore (named then in the
+    /// chat's `world_info_chat_book` override), which the chat's deletion
+    /// deletes when `lore_delete_book_with_chat` is on. `None`: recapd
+    /// created none (a book the chat already named is written to, never
+    /// deleted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lore_book: Option<String>,
 }
 
 /// A chat's own settings: its overrides of the global settings and its

@@ -47,6 +47,18 @@ impl Engine {
             return Err(StoreError::Fenced(claimed.job.id.clone()).into());
         };
         let now = self.now();
+        if let Outcome::Answer(Answer::Lore(answer)) = outcome {
+            let applied = self
+                .take_lore_answer(chat_id, &mut chat, at, answer, now)
+                .await?;
+            self.commit(&slot, chat, applied.commit).await?;
+            // Durable: the book's new state is cached before its lock goes.
+            if let Some(written) = applied.written {
+                self.keep_written_book(written);
+            }
+            drop(applied.held);
+            return Ok(());
+        }
         let commit = match outcome {
             Outcome::Retry {
                 reason,
@@ -169,23 +181,13 @@ impl Engine {
             Origin::Request
         };
         let fresh = self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
-        let replacement = resident
-            .jobs
-            .iter()
-            .find(|j| j.same_work(job.kind, &job.message_id, &job.subject))
-            .map(|j| j.id.clone());
-        match replacement {
-            Some(replacement) => {
-                for waiting in &mut resident.jobs {
-                    if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
-                        waiting.depends_on = Some(replacement.clone());
-                        queue::touch(waiting, now);
-                        ended.push((waiting.clone(), waiting.fence));
-                    }
-                }
-            }
-            None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
-        }
+        let handed = queue::hand_over_dependents(
+            resident,
+            &ended[0].0,
+            (job.kind, &job.message_id, &job.subject),
+            now,
+        );
+        ended.extend(handed);
         Ok(job_commit(Vec::new(), Next::Nothing, ended, fresh))
     }
 
@@ -230,15 +232,27 @@ impl Engine {
                     )?);
                 }
             }
-            (Answer::SceneRecap { .. }, _) if settings.auto_running_recap => {
-                fresh.extend(self.follow_up(
-                    resident,
-                    chat_id,
-                    JobKind::RunningRecap,
-                    &job.message_id,
-                    Origin::Automatic,
-                    now,
-                )?);
+            (Answer::SceneRecap { .. }, _) => {
+                if settings.auto_running_recap {
+                    fresh.extend(self.follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::RunningRecap,
+                        &job.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+                if settings.auto_lore {
+                    fresh.extend(self.follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::LoreExtract,
+                        &job.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
             }
             _ => {}
         }
@@ -303,7 +317,7 @@ pub(super) fn job_commit(
 
 /// The job fails with the jobs that wait for it (its `last_error` already
 /// set).
-fn fail(resident: &mut Resident, at: usize, result: &str, now: UnixMicros) -> Commit {
+pub(super) fn fail(resident: &mut Resident, at: usize, result: &str, now: UnixMicros) -> Commit {
     let ended = queue::end_with_dependents(resident, at, JobState::Failed, result, now);
     job_commit(Vec::new(), Next::Nothing, ended, Vec::new())
 }

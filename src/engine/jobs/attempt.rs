@@ -122,36 +122,51 @@ impl Engine {
         let Some(at) = self.next_runnable(resident, chat, now) else {
             return Ok(Step::Idle);
         };
-        let job = &resident.jobs[at];
-        let count = |text: &str| tokens::count(settings.tokenizer, text) as usize;
-        let prepared = match writing::prepare(
-            job.kind,
-            chat,
-            &settings,
-            &job.message_id,
-            &LoreInput::default(),
-            &count,
-        ) {
-            Ok(prepared) => prepared,
-            Err(error) => {
-                let (state, reason) = match error {
-                    PrepareError::Gone(reason) => (JobState::Cancelled, reason),
-                    PrepareError::NothingToDo(reason) => (JobState::Succeeded, reason),
-                    PrepareError::TooLong(reason) => (JobState::Failed, reason),
-                };
-                if state == JobState::Failed {
-                    resident.jobs[at].last_error = queue::short(&reason);
-                }
-                let ended = queue::end_with_dependents(resident, at, state, &reason, now);
-                self.commit(
-                    &slot,
-                    guard,
-                    job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
-                )
-                .await?;
+        let kind = resident.jobs[at].kind;
+        let book = if kind.is_lore() {
+            let book = self.lore_book_for_request(chat_id, &settings).await?;
+            if let Some(commit) =
+                self.compaction_first(chat_id, resident, at, &settings, book.as_deref(), now)?
+            {
+                self.commit(&slot, guard, commit).await?;
                 return Ok(Step::Settled);
             }
+            book
+        } else {
+            None
         };
+        let Some(chat) = resident.chat.as_deref() else {
+            return Ok(Step::Idle);
+        };
+        let job = &resident.jobs[at];
+        let lore = LoreInput {
+            task: job.lore.as_ref(),
+            book: book.as_deref(),
+            book_name: &settings.world_info_chat_book,
+        };
+        let count = |text: &str| tokens::count(settings.tokenizer, text) as usize;
+        let prepared =
+            match writing::prepare(job.kind, chat, &settings, &job.message_id, &lore, &count) {
+                Ok(prepared) => prepared,
+                Err(error) => {
+                    let (state, reason) = match error {
+                        PrepareError::Gone(reason) => (JobState::Cancelled, reason),
+                        PrepareError::NothingToDo(reason) => (JobState::Succeeded, reason),
+                        PrepareError::TooLong(reason) => (JobState::Failed, reason),
+                    };
+                    if state == JobState::Failed {
+                        resident.jobs[at].last_error = queue::short(&reason);
+                    }
+                    let ended = queue::end_with_dependents(resident, at, state, &reason, now);
+                    self.commit(
+                        &slot,
+                        guard,
+                        job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                    )
+                    .await?;
+                    return Ok(Step::Settled);
+                }
+            };
         let lease = self.jobs().queue.lease;
         let job = &mut resident.jobs[at];
         let fence = job.fence;

@@ -12,6 +12,7 @@
 
 mod apply;
 mod attempt;
+mod lore;
 mod options;
 mod queue;
 mod runner;

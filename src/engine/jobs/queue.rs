@@ -9,6 +9,7 @@ use super::QueueOptions;
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobState, ReadSet};
+use crate::domain::lore::LoreTask;
 use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
@@ -124,6 +125,69 @@ pub fn queue(
     )
 }
 
+/// What a lore job is asked to do: its kind, its scene's break, what it is
+/// about ([`Job::subject`]) and its input.
+#[derive(Debug, Clone)]
+pub struct LoreWork {
+    /// A lore kind.
+    pub kind: JobKind,
+    /// The scene's break message.
+    pub message_id: String,
+    /// See [`Job::subject`].
+    pub subject: String,
+    /// The resolution's, merge's or compaction's input.
+    pub task: Option<LoreTask>,
+}
+
+/// Queues lore `work` (an automatic job: dropped, and counted, past the
+/// per-chat limit), unless the same work is already queued.
+pub fn queue_lore(
+    resident: &mut Resident,
+    options: &QueueOptions,
+    chat: &ChatKey,
+    work: LoreWork,
+    now_us: UnixMicros,
+    depends_on: Option<String>,
+) -> Result<Queued, EngineError> {
+    let LoreWork {
+        kind,
+        message_id,
+        subject,
+        task,
+    } = work;
+    if let Some(existing) = resident
+        .jobs
+        .iter()
+        .find(|j| j.same_work(kind, &message_id, &subject))
+    {
+        return Ok(Queued::Existing(existing.clone()));
+    }
+    // `queue`'s own check is for subject-less work; what it queues is new
+    // and gets its subject and task here.
+    match queue(
+        resident,
+        options,
+        chat,
+        kind,
+        &message_id,
+        Origin::Automatic,
+        now_us,
+        depends_on,
+    )? {
+        Queued::New(job) if subject.is_empty() && task.is_none() => Ok(Queued::New(job)),
+        Queued::New(_) => {
+            let queued = resident
+                .jobs
+                .last_mut()
+                .ok_or_else(|| EngineError::Panicked("a queued job is missing".into()))?;
+            queued.subject = subject;
+            queued.lore = task;
+            Ok(Queued::New(queued.clone()))
+        }
+        other => Ok(other),
+    }
+}
+
 /// A job that changed, with the fence the store holds for it (the write's
 /// expected fence).
 pub type Changed = (Job, u64);
@@ -190,6 +254,35 @@ pub fn cancel_dependents(resident: &mut Resident, cause: &Job, now_us: UnixMicro
         }
     }
     ended
+}
+
+/// The jobs that waited for `discarded` (whose work was queued again):
+/// they wait for the job doing `work` (kind, message, subject) now, or,
+/// when there is none, they are cancelled.
+pub fn hand_over_dependents(
+    resident: &mut Resident,
+    discarded: &Job,
+    work: (JobKind, &str, &str),
+    now_us: UnixMicros,
+) -> Vec<Changed> {
+    let (kind, message_id, subject) = work;
+    let replacement = resident
+        .jobs
+        .iter()
+        .find(|j| j.same_work(kind, message_id, subject))
+        .map(|j| j.id.clone());
+    let Some(replacement) = replacement else {
+        return cancel_dependents(resident, discarded, now_us);
+    };
+    let mut handed = Vec::new();
+    for waiting in &mut resident.jobs {
+        if waiting.depends_on.as_deref() == Some(discarded.id.as_str()) {
+            waiting.depends_on = Some(replacement.clone());
+            touch(waiting, now_us);
+            handed.push((waiting.clone(), waiting.fence));
+        }
+    }
+    handed
 }
 
 /// Sets a job's terminal state and result.

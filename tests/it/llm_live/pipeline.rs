@@ -1,11 +1,14 @@
 //! The whole pipeline on a real model: the 76-message conversation
 //! without breaks, `DetectSceneBreaks` once, with structured answers
 //! (`llm_structured_output` AUTO, the default) and recapd's default
-//! prompts.
+//! prompts; with lore writing on (`auto_lore`), whose jobs must succeed
+//! or fail with a reason and never leave the chat's book corrupt or with
+//! two entries for one entity.
 
 use std::time::Duration;
 
 use recapd::grpc::pb;
+use recapd::grpc::pb::lorebook_service_client::LorebookServiceClient;
 use recapd::grpc::pb::recap_service_client::RecapServiceClient;
 use tonic::transport::Channel;
 
@@ -84,6 +87,18 @@ async fn a_76_message_conversation_runs_the_whole_pipeline_on_a_real_model() {
         config.llm.llm_backoff_base = Duration::from_millis(100);
     })
     .await;
+    server
+        .settings
+        .update_settings(pb::UpdateSettingsRequest {
+            chat_id: "live".into(),
+            settings: Some(pb::Settings {
+                auto_lore: Some(true),
+                ..pb::Settings::default()
+            }),
+            clear: vec![],
+        })
+        .await
+        .expect("lore writing on");
     server
         .publish("live", common::chat_changed(conversation::messages()))
         .await
@@ -224,6 +239,61 @@ async fn a_76_message_conversation_runs_the_whole_pipeline_on_a_real_model() {
     }
     let latest = latest.expect("an injection with the current running recap was pushed");
     assert_eq!(common::trigger(&latest), pb::RefreshTrigger::RecapGenerated);
+
+    check_the_lorebook(&mut server, &jobs).await;
     println!("the pipeline took {:?}", started.elapsed());
     server.stop().await;
+}
+
+/// The chat's lorebook after lore writing on a real model: an extraction
+/// ran for the scene recapped; when something was written, the book is a
+/// World Info file recapd can read back, with one entry per entity
+/// (`<type>-<name>`, compared without case) and no empty entry.
+async fn check_the_lorebook(server: &mut common::Server, jobs: &[pb::Job]) {
+    let lore: Vec<&pb::Job> = jobs
+        .iter()
+        .filter(|j| {
+            matches!(
+                kind(j),
+                pb::JobKind::LoreExtract
+                    | pb::JobKind::LoreResolve
+                    | pb::JobKind::LoreMerge
+                    | pb::JobKind::LoreCompact
+            )
+        })
+        .collect();
+    assert!(
+        lore.iter().any(|j| kind(j) == pb::JobKind::LoreExtract),
+        "a scene recap queued no lore extraction:\n{}",
+        summary(jobs)
+    );
+    let settings = server
+        .settings
+        .get_settings(pb::GetSettingsRequest {
+            chat_id: "live".into(),
+        })
+        .await
+        .expect("settings")
+        .into_inner();
+    let book = settings.world_info_chat_book.unwrap_or_default();
+    if book.is_empty() {
+        println!("lore: nothing was written");
+        return;
+    }
+    let json = LorebookServiceClient::new(server.channel.clone())
+        .export_lorebook(pb::ExportLorebookRequest { name: book.clone() })
+        .await
+        .expect("the chat's book exports")
+        .into_inner()
+        .json;
+    let file: serde_json::Value = serde_json::from_str(&json).expect("the book is JSON");
+    let entries = file["entries"].as_object().expect("entries");
+    let mut seen = std::collections::HashSet::new();
+    for (uid, entry) in entries {
+        let comment = entry["comment"].as_str().unwrap_or_default().to_lowercase();
+        let content = entry["content"].as_str().unwrap_or_default();
+        println!("lore entry {uid}: {comment} = {content:?}");
+        assert!(!content.trim().is_empty(), "entry {uid} is empty");
+        assert!(seen.insert(comment.clone()), "two entries for {comment}");
+    }
 }

@@ -340,6 +340,7 @@ fn lore_heap_bytes(task: &crate::lore::LoreTask) -> usize {
         entity,
         uid,
         candidates,
+        compacted: _,
     } = task;
     entity.as_ref().map_or(0, |e| {
         let crate::lore::Entity {

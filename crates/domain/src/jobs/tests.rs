@@ -101,3 +101,61 @@ fn backoff_doubles_to_its_cap_and_honours_retry_after() {
     assert_eq!(retry_pause(&policy, 3, 0.0, None), ms(0));
     assert_eq!(retry_pause(&policy, 1, 0.1, Some(ms(5000))), ms(5000));
 }
+
+#[test]
+fn lore_work_is_the_same_only_for_the_same_entity_of_the_same_scene() {
+    let key = ChatKey::untenanted("c");
+    let mut merge = Job::new(
+        "j".into(),
+        key,
+        JobKind::LoreMerge,
+        "m9".into(),
+        UnixMicros(0),
+        true,
+    );
+    merge.subject = "character-alice".into();
+    assert!(merge.same_work(JobKind::LoreMerge, "m9", "character-alice"));
+    // Another entity of the scene, or the same entity in another scene, is
+    // other work: a scene's facts are never dropped as a duplicate.
+    assert!(!merge.same_work(JobKind::LoreMerge, "m9", "location-inn"));
+    assert!(!merge.same_work(JobKind::LoreMerge, "m12", "character-alice"));
+    assert!(!merge.same_work(JobKind::LoreResolve, "m9", "character-alice"));
+    merge.state = JobState::Succeeded;
+    assert!(!merge.same_work(JobKind::LoreMerge, "m9", "character-alice"));
+}
+
+#[test]
+fn a_lore_task_survives_the_store_round_trip() {
+    let key = ChatKey::untenanted("c");
+    let mut job = Job::new(
+        "j".into(),
+        key,
+        JobKind::LoreMerge,
+        "m9".into(),
+        UnixMicros(0),
+        true,
+    );
+    job.subject = "character-alice".into();
+    job.lore = Some(crate::lore::LoreTask {
+        entity: Some(crate::lore::Entity {
+            kind: "character".into(),
+            name: "Alice".into(),
+            keywords: vec!["the smith".into()],
+            content: vec!["Alice is a smith.".into()],
+        }),
+        uid: Some("3".into()),
+        candidates: vec![],
+        compacted: true,
+    });
+    let text = serde_json::to_string(&job).expect("a job serialises");
+    let mut back: Job = serde_json::from_str(&text).expect("and reads back");
+    back.chat = job.chat.clone();
+    assert_eq!(back, job);
+    // A job stored before lore existed reads with no subject and no task.
+    let old = text.replace(r#","subject":"character-alice""#, "").replace(
+        &format!(r#","lore":{}"#, serde_json::to_string(&job.lore).unwrap()),
+        "",
+    );
+    let old: Job = serde_json::from_str(&old).expect("an older job reads");
+    assert!(old.subject.is_empty() && old.lore.is_none());
+}

@@ -251,6 +251,11 @@ pub struct LoreTask {
     /// similar, which the listing shows first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
+    /// Merge: the entry's compaction was already queued for this merge
+    /// (an entry still past the threshold after it is merged into as it
+    /// is, rather than compacted again and again).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compacted: bool,
 }
 
 /// The entry a lore merge or compaction was given, as it was then.

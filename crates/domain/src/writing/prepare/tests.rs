@@ -13,7 +13,7 @@ fn lines(text: &str) -> usize {
 }
 
 fn run(kind: JobKind, c: &Chat, s: &Settings, id: &str) -> Result<Prepared, PrepareError> {
-    prepare(kind, c, s, id, &lines)
+    prepare(kind, c, s, id, &LoreInput::default(), &lines)
 }
 
 fn detect_settings(offset: u32, min: u32, prompt: &str) -> Settings {

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::lore::prepare::LoreInput;
 use crate::writing::answer::{Answer, parse_answer};
 use crate::writing::prepare::prepare;
 use crate::writing::tests::test_chat::{chat, settings};
@@ -17,7 +18,15 @@ fn a_detection_schema_allows_the_valid_breaks_it_shows_or_false() {
     // 12 messages, offset 3, at least 4 before a break: #4..=#8 are valid.
     let c = chat(12).build();
     let s = settings(3, 4);
-    let p = prepare(JobKind::DetectSceneBreak, &c, &s, "", &lines).unwrap();
+    let p = prepare(
+        JobKind::DetectSceneBreak,
+        &c,
+        &s,
+        "",
+        &LoreInput::default(),
+        &lines,
+    )
+    .unwrap();
     assert_eq!(p.schema_name, "scene_break");
     let allowed = &p.schema["properties"]["scene_break_at"]["anyOf"];
     assert_eq!(

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 use super::test_chat::chat;
 use crate::jobs::JobKind;
+use crate::lore::prepare::LoreInput;
 use crate::settings::Settings;
 use crate::writing::answer::parse_answer;
 use crate::writing::candidates::{detection_candidates, detection_ready};
@@ -91,7 +92,7 @@ proptest! {
         let count = |text: &str| text.split_whitespace().count();
         let id = format!("m{target}");
         for kind in JobKind::ALL {
-            if let Ok(prepared) = prepare(kind, &c, &s, &id, &count) {
+            if let Ok(prepared) = prepare(kind, &c, &s, &id, &LoreInput::default(), &count) {
                 if let Some(max) = limit {
                     prop_assert!(count(&prepared.request) as u64 <= max.saturating_sub(10));
                 }
