@@ -47,8 +47,13 @@ pub fn free_port() -> u16 {
         .unwrap_or(32_768);
     let span = ephemeral_low.saturating_sub(LOWEST);
     if span >= 1_000 {
-        // Test processes running side by side start at different places.
-        let start = std::process::id() % span;
+        // Test processes running side by side start at places far apart:
+        // their ids are often consecutive, and starts one port apart made
+        // two processes pick the same port for children started at the
+        // same moment (before either bound it), so a test could talk to
+        // another test's server. The id is scattered by a multiplicative
+        // hash (Knuth's constant, 2^32 / golden ratio).
+        let start = std::process::id().wrapping_mul(2_654_435_761) % span;
         for _ in 0..span {
             let offset = NEXT.fetch_add(1, Ordering::Relaxed);
             let port = u16::try_from(LOWEST + (start + offset) % span)

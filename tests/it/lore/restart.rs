@@ -1,6 +1,7 @@
 //! Lore jobs survive kill -9 whichever kind was under way: after a
-//! restart the pipeline finishes, each result is applied once, no entity
-//! has two entries, and every entry holds exactly its facts.
+//! restart (or, on PostgreSQL, on another replica once the killed one's
+//! lease expires) the pipeline finishes, each result is applied once, no
+//! entity has two entries, and every entry holds exactly its facts.
 //!
 //! The pipeline of scene 2 here runs every kind: its extraction finds
 //! Elara (sure: a merge) and "Ravenhold Castle" (like Ravenhold: a
@@ -17,10 +18,12 @@ use super::*;
 use crate::common::fake_llm::FakeLlm;
 use crate::common::process::Recapd;
 
-/// The binary with the fake LLM and the test store for `dir`.
-fn recapd_with_llm(dir: &std::path::Path, llm_url: &str) -> Recapd {
+/// The binary on data directory `dir` with the fake LLM and the test
+/// store of `store_of` (the same directory, or on PostgreSQL another
+/// replica's, to share its schema).
+fn recapd_with_llm(dir: &std::path::Path, store_of: &std::path::Path, llm_url: &str) -> Recapd {
     let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
-    if let Some((url, schema)) = crate::common::config::test_postgres(dir) {
+    if let Some((url, schema)) = crate::common::config::test_postgres(store_of) {
         command
             .arg("--store")
             .arg(url.0)
@@ -68,9 +71,25 @@ fn scene_two_of_every_kind() -> (&'static str, Vec<Value>) {
     )
 }
 
+/// Who finishes the work of a killed server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Survivor {
+    /// The server restarted on the same data.
+    Restart,
+    /// Another replica on the same PostgreSQL schema, running before the
+    /// kill (it takes the killed one's job over when its lease expires).
+    Replica,
+}
+
 /// Kills the server while the first request of `held` (after scene 1's
-/// lore is written) is under way, restarts it, and checks the book.
-async fn killed_during(held: &'static str) {
+/// lore is written) is under way, lets `survivor` finish, and checks the
+/// book.
+async fn killed_during(held: &'static str, survivor: Survivor) {
+    if survivor == Survivor::Replica && !crate::common::on_postgres() {
+        // Replicas need the shared store; this runs in the PostgreSQL pass.
+        eprintln!("skipped here: runs with RECAPD_TEST_STORE=postgres");
+        return;
+    }
     let story = Story::of(&[scene_one(), scene_two_of_every_kind()])
         .same_as("Ravenhold Castle", Some("Ravenhold"));
     // Held past the test's end: the first server is always killed before
@@ -80,7 +99,7 @@ async fn killed_during(held: &'static str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let chat = "killed";
 
-    let mut first = recapd_with_llm(dir.path(), &llm.url());
+    let mut first = recapd_with_llm(dir.path(), dir.path(), &llm.url());
     let mut server = Server::clients(first.channel().await);
     let mut recaps = RecapServiceClient::new(server.channel.clone());
     let settings = pb::Settings {
@@ -98,10 +117,18 @@ async fn killed_during(held: &'static str) {
     script.arm();
     generate_lore(&mut recaps, chat, "m7").await;
     script.wait_held().await;
+    let replica = (survivor == Survivor::Replica).then(|| {
+        let other = dir.path().join("replica");
+        std::fs::create_dir_all(&other).expect("the replica's data directory");
+        recapd_with_llm(&other, dir.path(), &llm.url())
+    });
+    if let Some(replica) = &replica {
+        replica.channel().await;
+    }
     first.kill9();
     drop((server, recaps));
 
-    let second = recapd_with_llm(dir.path(), &llm.url());
+    let second = replica.unwrap_or_else(|| recapd_with_llm(dir.path(), dir.path(), &llm.url()));
     let mut server = Server::clients(second.channel().await);
     let mut recaps = RecapServiceClient::new(server.channel.clone());
     let jobs = wait_for_jobs(
@@ -140,7 +167,7 @@ async fn killed_during(held: &'static str) {
     assert_eq!(
         resumed.len(),
         1,
-        "killed during {held}: only the killed job asked twice: {jobs:#?}"
+        "killed during {held} ({survivor:?}): only the killed job asked twice: {jobs:#?}"
     );
 
     let entries = book_entries(&server, &book).await;
@@ -188,20 +215,40 @@ async fn killed_during(held: &'static str) {
 
 #[tokio::test]
 async fn killed_during_an_extraction_a_restart_applies_it_once() {
-    killed_during("lore_extract").await;
+    killed_during("lore_extract", Survivor::Restart).await;
+}
+
+#[tokio::test]
+async fn killed_during_an_extraction_another_replica_applies_it_once() {
+    killed_during("lore_extract", Survivor::Replica).await;
 }
 
 #[tokio::test]
 async fn killed_during_a_resolution_a_restart_applies_it_once() {
-    killed_during("lore_resolve").await;
+    killed_during("lore_resolve", Survivor::Restart).await;
+}
+
+#[tokio::test]
+async fn killed_during_a_resolution_another_replica_applies_it_once() {
+    killed_during("lore_resolve", Survivor::Replica).await;
 }
 
 #[tokio::test]
 async fn killed_during_a_merge_a_restart_applies_it_once() {
-    killed_during("lore_merge").await;
+    killed_during("lore_merge", Survivor::Restart).await;
+}
+
+#[tokio::test]
+async fn killed_during_a_merge_another_replica_applies_it_once() {
+    killed_during("lore_merge", Survivor::Replica).await;
 }
 
 #[tokio::test]
 async fn killed_during_a_compaction_a_restart_applies_it_once() {
-    killed_during("lore_compact").await;
+    killed_during("lore_compact", Survivor::Restart).await;
+}
+
+#[tokio::test]
+async fn killed_during_a_compaction_another_replica_applies_it_once() {
+    killed_during("lore_compact", Survivor::Replica).await;
 }
