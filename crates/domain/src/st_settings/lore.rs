@@ -54,14 +54,19 @@ const DELETE_WITH_CHAT_KEY: &str = "deleteOnChatDelete";
 const NAME_MACROS: [&str; 2] = ["char", "chat"];
 
 /// Reads `auto_lorebooks_compaction_threshold` into
-/// `lore_compaction_threshold` (a [`super::Reader`]).
+/// `lore_compaction_threshold` (a [`super::Reader`]). The extension
+/// compacts an entry of at least that many tokens
+/// (operationHandlers.js:2284), recapd one of more: `n` is `n - 1`. Its 0
+/// and 1 (compact every entry) are 1, since recapd's 0 turns compaction
+/// off.
 pub(super) fn compaction_threshold(
     patch: &mut SettingsPatch,
     key: &str,
     value: &Value,
 ) -> Result<(), DomainError> {
     let check = settings::wi_range("settings.lore_compaction_threshold", 0, LORE_TOKENS_MAX);
-    patch.lore_compaction_threshold = Some(checked_count(key, value, check)?);
+    let at_least = checked_count(key, value, check)?;
+    patch.lore_compaction_threshold = Some(at_least.saturating_sub(1).max(1));
     Ok(())
 }
 

@@ -36,7 +36,9 @@ fn owned(types: &[(&str, bool, &str)]) -> Vec<(String, bool, String)> {
 
 #[test]
 fn the_compaction_threshold_becomes_recapds() {
-    for (value, expected) in [("1000", 1000), ("\"1500\"", 1500), ("0", 0)] {
+    // The extension compacts at least its threshold, recapd past it; its 0
+    // (every entry) is not recapd's 0 (never).
+    for (value, expected) in [("1000", 999), ("\"1500\"", 1499), ("0", 1), ("1", 1)] {
         let json = format!("{{\"auto_lorebooks_compaction_threshold\": {value}}}");
         let imported = import_st_settings(&json).unwrap();
         assert_eq!(
