@@ -254,7 +254,7 @@ async fn wait_idle(recaps: &mut RecapServiceClient<Channel>, chat: &str) -> Resu
         if started.elapsed() > Duration::from_secs(60) {
             return Err(format!("{chat}: jobs still open after 60 s: {:?}", open.jobs).into());
         }
-        tokio::time::sleep(Duration::from_millis(2)).await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
