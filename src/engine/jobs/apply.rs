@@ -181,23 +181,13 @@ impl Engine {
             Origin::Request
         };
         let fresh = self.follow_up(resident, chat_id, job.kind, &job.message_id, origin, now)?;
-        let replacement = resident
-            .jobs
-            .iter()
-            .find(|j| j.same_work(job.kind, &job.message_id, &job.subject))
-            .map(|j| j.id.clone());
-        match replacement {
-            Some(replacement) => {
-                for waiting in &mut resident.jobs {
-                    if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
-                        waiting.depends_on = Some(replacement.clone());
-                        queue::touch(waiting, now);
-                        ended.push((waiting.clone(), waiting.fence));
-                    }
-                }
-            }
-            None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
-        }
+        let handed = queue::hand_over_dependents(
+            resident,
+            &ended[0].0,
+            (job.kind, &job.message_id, &job.subject),
+            now,
+        );
+        ended.extend(handed);
         Ok(job_commit(Vec::new(), Next::Nothing, ended, fresh))
     }
 
@@ -327,7 +317,7 @@ pub(super) fn job_commit(
 
 /// The job fails with the jobs that wait for it (its `last_error` already
 /// set).
-fn fail(resident: &mut Resident, at: usize, result: &str, now: UnixMicros) -> Commit {
+pub(super) fn fail(resident: &mut Resident, at: usize, result: &str, now: UnixMicros) -> Commit {
     let ended = queue::end_with_dependents(resident, at, JobState::Failed, result, now);
     job_commit(Vec::new(), Next::Nothing, ended, Vec::new())
 }

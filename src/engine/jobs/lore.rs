@@ -15,10 +15,9 @@ use std::sync::Arc;
 
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
-use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::jobs::{JobKind, JobState};
 use crate::domain::lore::edit::{self, LoreLimits};
 use crate::domain::lore::keys::{entry_comment, normalise_name};
-use crate::domain::lore::matching::{Resolution, combine, resolve};
 use crate::domain::lore::registry::Registry;
 use crate::domain::lore::{Entity, LoreAnswer, LoreTask};
 use crate::domain::settings::Settings;
@@ -27,14 +26,19 @@ use crate::domain::tokens;
 use crate::domain::world_info::book::Book;
 use crate::domain::writing::{self, macros::speakers};
 use crate::store::Write;
-use crate::telemetry;
 
 use super::super::commit::Commit;
 use super::super::lorebooks::{HeldBook, templated_name};
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
-use super::apply::job_commit;
+use super::apply::{fail, job_commit};
 use super::queue::{self, Changed, LoreWork, Queued};
+use effects::Effects;
+
+mod effects;
+
+/// The result of a lore job whose answer the book refused.
+const NOT_APPLIED: &str = "its answer could not be applied";
 
 /// The subject of a resolution or merge about `entity`:
 /// `<type>-<normalised name>`.
@@ -72,24 +76,8 @@ impl LoreApplied<'_> {
     }
 }
 
-/// What one answer did to the book, for the job's result and metrics.
-#[derive(Default)]
-struct Effects {
-    notes: Vec<String>,
-    /// Entries whose content the answer wrote (to compact when too long).
-    touched: Vec<String>,
-    changed: bool,
-}
-
-impl Effects {
-    fn note(&mut self, outcome: &'static str, text: String) {
-        metrics::counter!(telemetry::LORE_ENTRIES, "outcome" => outcome).increment(1);
-        self.notes.push(text);
-    }
-}
-
 /// The lore limits of `settings` under the operator's book limits.
-fn lore_limits(settings: &Settings, engine: &Engine) -> LoreLimits {
+pub(super) fn lore_limits(settings: &Settings, engine: &Engine) -> LoreLimits {
     LoreLimits {
         max_entries: settings.lore_max_entries as usize,
         max_keys: settings.lore_max_keys as usize,
@@ -232,28 +220,29 @@ impl Engine {
             };
             let why = "its scene changed before its answer could be applied; the scene's lore is read again";
             return Ok(LoreApplied::without_book(
-                self.discard_lore(chat_id, resident, at, &job, again, why, now)?,
+                self.discard_lore(chat_id, resident, at, again, why, now)?,
             ));
         }
         let target = self.lore_target(chat_id, resident, &settings).await?;
+        // Read before the book is held: holding a book's lock (and the
+        // tenant's lock of new books) while waiting for other books' locks
+        // could deadlock with an import that holds those.
+        let sources = if settings.lore_seed_from_active_books {
+            self.seed_sources(chat_id, &settings).await?
+        } else {
+            Vec::new()
+        };
         // A book the chat names but the tenant does not have (yet) is
         // created too, and counted as any new book.
         let held = match self.hold_book(&chat_id.tenant, &target.name).await {
             Ok(held) => held,
             Err(EngineError::Domain(refused @ DomainError::ResourceExhausted(_))) => {
                 resident.jobs[at].last_error = queue::short(&refused.to_string());
-                let ended = queue::end_with_dependents(
+                return Ok(LoreApplied::without_book(fail(
                     resident,
                     at,
-                    JobState::Failed,
-                    "its answer could not be applied",
+                    NOT_APPLIED,
                     now,
-                );
-                return Ok(LoreApplied::without_book(job_commit(
-                    Vec::new(),
-                    Next::Nothing,
-                    ended,
-                    Vec::new(),
                 )));
             }
             Err(other) => return Err(other),
@@ -268,7 +257,7 @@ impl Engine {
                 task: job.lore.clone(),
             };
             let why = "its entry changed before its answer could be applied; queued again on the entry as it is now";
-            let commit = self.discard_lore(chat_id, resident, at, &job, again, why, now)?;
+            let commit = self.discard_lore(chat_id, resident, at, again, why, now)?;
             return Ok(LoreApplied {
                 commit,
                 held: Some(held),
@@ -279,9 +268,12 @@ impl Engine {
         let created_now = held.book().is_none();
         let mut book = held.book().map_or_else(Book::empty, |b| (**b).clone());
         let mut effects = Effects::default();
-        if created_now && settings.lore_seed_from_active_books {
-            let sources = self.seed_sources(chat_id, &settings).await?;
-            let sources: Vec<&Book> = sources.iter().map(|(_, b)| &**b).collect();
+        if created_now && !sources.is_empty() {
+            let sources: Vec<&Book> = sources
+                .iter()
+                .filter(|(name, _)| name != held.name())
+                .map(|(_, b)| &**b)
+                .collect();
             let copied = edit::seed(&mut book, &sources, &limits)?;
             if copied > 0 {
                 effects.notes.push(format!("seeded {copied} entries"));
@@ -302,15 +294,8 @@ impl Engine {
             Err(EngineError::Domain(refused)) => {
                 resident.jobs[at].last_error =
                     queue::short(&format!("the answer could not be applied: {refused}"));
-                let ended = queue::end_with_dependents(
-                    resident,
-                    at,
-                    JobState::Failed,
-                    "its answer could not be applied",
-                    now,
-                );
                 return Ok(LoreApplied {
-                    commit: job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+                    commit: fail(resident, at, NOT_APPLIED, now),
                     held: Some(held),
                     written: None,
                 });
@@ -375,223 +360,6 @@ impl Engine {
         self.lorebooks_for_scan(&chat_id.tenant, &names).await
     }
 
-    /// What `answer` does to `book` (changed in place), and the jobs it
-    /// leads to.
-    #[allow(clippy::too_many_arguments)]
-    fn lore_effect(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        answer: &LoreAnswer,
-        settings: &Settings,
-        book: &mut Book,
-        effects: &mut Effects,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        let types = &settings.lore_entity_types;
-        let limits = lore_limits(settings, self);
-        let task = job.lore.clone().unwrap_or_default();
-        let mut fresh = Vec::new();
-        match answer {
-            LoreAnswer::Entities(entities) => {
-                for entity in combine(entities.clone()) {
-                    let registry = Registry::of(book, types);
-                    match resolve(&entity, &registry) {
-                        Resolution::Existing(uid) => {
-                            fresh.extend(self.merge_into(
-                                chat_id, resident, job, entity, uid, book, effects, now,
-                            )?);
-                        }
-                        Resolution::New => create(book, &entity, settings, &limits, effects)?,
-                        Resolution::Ambiguous(candidates) => {
-                            let work = LoreWork {
-                                kind: JobKind::LoreResolve,
-                                message_id: job.message_id.clone(),
-                                subject: entity_subject(&entity),
-                                task: Some(LoreTask {
-                                    entity: Some(entity),
-                                    candidates,
-                                    ..LoreTask::default()
-                                }),
-                            };
-                            fresh.extend(self.queue_lore_job(chat_id, resident, work, now)?);
-                        }
-                    }
-                }
-            }
-            LoreAnswer::Resolved(uid) => {
-                let Some(entity) = task.entity else {
-                    return Ok(fresh);
-                };
-                match uid {
-                    Some(uid) if book.entry(uid).is_some() => {
-                        fresh.extend(self.merge_into(
-                            chat_id,
-                            resident,
-                            job,
-                            entity,
-                            uid.clone(),
-                            book,
-                            effects,
-                            now,
-                        )?);
-                    }
-                    Some(uid) => {
-                        // The entry it chose was deleted meanwhile.
-                        effects.notes.push(format!(
-                            "entry {uid} is gone; {} is written as a new entry",
-                            entity.name
-                        ));
-                        create(book, &entity, settings, &limits, effects)?;
-                    }
-                    None => {
-                        // An entry of that very name may have appeared
-                        // since the request: merged, never duplicated.
-                        match resolve(&entity, &Registry::of(book, types)) {
-                            Resolution::Existing(uid) => {
-                                fresh.extend(self.merge_into(
-                                    chat_id, resident, job, entity, uid, book, effects, now,
-                                )?);
-                            }
-                            _ => create(book, &entity, settings, &limits, effects)?,
-                        }
-                    }
-                }
-            }
-            LoreAnswer::Merged { content, name } => {
-                let (Some(uid), Some(entity)) = (task.uid, task.entity) else {
-                    return Ok(fresh);
-                };
-                if edit::merge_entry(
-                    book,
-                    &uid,
-                    content,
-                    name.as_deref(),
-                    &entity.keywords,
-                    types,
-                    &limits,
-                )? {
-                    effects.changed = true;
-                    effects.touched.push(uid.clone());
-                    effects.note("merged", format!("{} merged into entry {uid}", entity.name));
-                } else {
-                    effects.note("locked", format!("entry {uid} is locked; left as it is"));
-                }
-            }
-            LoreAnswer::Compacted(content) => {
-                let Some(uid) = task.uid else {
-                    return Ok(fresh);
-                };
-                if edit::merge_entry(book, &uid, content, None, &[], types, &limits)? {
-                    effects.changed = true;
-                    effects.note("compacted", format!("entry {uid} compacted"));
-                } else {
-                    effects.note("locked", format!("entry {uid} is locked; left as it is"));
-                }
-            }
-        }
-        Ok(fresh)
-    }
-
-    /// Queues the merge of `entity` into entry `uid` (nothing when the
-    /// entry is locked).
-    #[allow(clippy::too_many_arguments)]
-    fn merge_into(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        entity: Entity,
-        uid: String,
-        book: &Book,
-        effects: &mut Effects,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        if edit::is_locked(book, &uid) {
-            effects.note(
-                "locked",
-                format!(
-                    "{} belongs to locked entry {uid}; left as it is",
-                    entity.name
-                ),
-            );
-            return Ok(Vec::new());
-        }
-        effects
-            .notes
-            .push(format!("{} to be merged into entry {uid}", entity.name));
-        let work = LoreWork {
-            kind: JobKind::LoreMerge,
-            message_id: job.message_id.clone(),
-            subject: entity_subject(&entity),
-            task: Some(LoreTask {
-                entity: Some(entity),
-                uid: Some(uid),
-                ..LoreTask::default()
-            }),
-        };
-        self.queue_lore_job(chat_id, resident, work, now)
-    }
-
-    /// Queues a lore job that follows from another: the new job, if any.
-    fn queue_lore_job(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        work: LoreWork,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        Ok(
-            match queue::queue_lore(resident, &self.jobs().queue, chat_id, work, now, None)? {
-                Queued::New(job) => vec![job],
-                Queued::Existing(_) | Queued::Dropped => Vec::new(),
-            },
-        )
-    }
-
-    /// The compactions of the entries an answer wrote that are now past
-    /// `lore_compaction_threshold` tokens.
-    #[allow(clippy::too_many_arguments)]
-    fn compactions_due(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        book: &Book,
-        settings: &Settings,
-        touched: &[String],
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        let threshold = settings.lore_compaction_threshold as usize;
-        if threshold == 0 || touched.is_empty() {
-            return Ok(Vec::new());
-        }
-        let registry = Registry::of(book, &settings.lore_entity_types);
-        let mut fresh = Vec::new();
-        for uid in touched {
-            let Some(entry) = registry.get(uid) else {
-                continue;
-            };
-            if entry.locked
-                || tokens::count(settings.tokenizer, &entry.content) as usize <= threshold
-            {
-                continue;
-            }
-            let work = LoreWork {
-                kind: JobKind::LoreCompact,
-                message_id: job.message_id.clone(),
-                subject: uid.clone(),
-                task: Some(LoreTask {
-                    uid: Some(uid.clone()),
-                    ..LoreTask::default()
-                }),
-            };
-            fresh.extend(self.queue_lore_job(chat_id, resident, work, now)?);
-        }
-        Ok(fresh)
-    }
-
     /// Ends the lore job at `at` DISCARDED with `why` and queues `again`;
     /// the jobs that waited for it wait for the work queued again.
     #[allow(clippy::too_many_arguments)]
@@ -600,7 +368,6 @@ impl Engine {
         chat_id: &ChatKey,
         resident: &mut Resident,
         at: usize,
-        job: &Job,
         again: LoreWork,
         why: &str,
         now: UnixMicros,
@@ -615,54 +382,10 @@ impl Engine {
         let (kind, message_id, subject) =
             (again.kind, again.message_id.clone(), again.subject.clone());
         let fresh = self.queue_lore_job(chat_id, resident, again, now)?;
-        let replacement = resident
-            .jobs
-            .iter()
-            .find(|j| j.same_work(kind, &message_id, &subject))
-            .map(|j| j.id.clone());
-        match replacement {
-            Some(replacement) => {
-                for waiting in &mut resident.jobs {
-                    if waiting.depends_on.as_deref() == Some(job.id.as_str()) {
-                        let fence = waiting.fence;
-                        waiting.depends_on = Some(replacement.clone());
-                        queue::touch(waiting, now);
-                        ended.push((waiting.clone(), fence));
-                    }
-                }
-            }
-            None => ended.extend(queue::cancel_dependents(resident, &ended[0].0, now)),
-        }
+        let handed =
+            queue::hand_over_dependents(resident, &ended[0].0, (kind, &message_id, &subject), now);
+        ended.extend(handed);
         Ok(job_commit(Vec::new(), Next::Nothing, ended, fresh))
-    }
-}
-
-/// Writes a new entry for `entity`, or notes why not (the book is full).
-fn create(
-    book: &mut Book,
-    entity: &Entity,
-    settings: &Settings,
-    limits: &LoreLimits,
-    effects: &mut Effects,
-) -> Result<(), EngineError> {
-    match edit::create_entry(book, entity, &settings.lore_entity_types, limits) {
-        Ok(uid) => {
-            effects.changed = true;
-            effects.touched.push(uid.clone());
-            effects.note(
-                "created",
-                format!(
-                    "entry {uid} {} created",
-                    entry_comment(&entity.kind, &entity.name)
-                ),
-            );
-            Ok(())
-        }
-        Err(DomainError::ResourceExhausted(reason)) => {
-            effects.note("full", format!("{} not written: {reason}", entity.name));
-            Ok(())
-        }
-        Err(other) => Err(other.into()),
     }
 }
 

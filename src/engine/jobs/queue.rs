@@ -162,20 +162,8 @@ pub fn queue_lore(
     {
         return Ok(Queued::Existing(existing.clone()));
     }
-    if subject.is_empty() {
-        return queue(
-            resident,
-            options,
-            chat,
-            kind,
-            &message_id,
-            Origin::Automatic,
-            now_us,
-            depends_on,
-        );
-    }
-    // `queue` finds no job of this subject (its check is for subject-less
-    // work), so what it queues is new: it gets its subject and task here.
+    // `queue`'s own check is for subject-less work; what it queues is new
+    // and gets its subject and task here.
     match queue(
         resident,
         options,
@@ -186,6 +174,7 @@ pub fn queue_lore(
         now_us,
         depends_on,
     )? {
+        Queued::New(job) if subject.is_empty() && task.is_none() => Ok(Queued::New(job)),
         Queued::New(_) => {
             let queued = resident
                 .jobs
@@ -265,6 +254,35 @@ pub fn cancel_dependents(resident: &mut Resident, cause: &Job, now_us: UnixMicro
         }
     }
     ended
+}
+
+/// The jobs that waited for `discarded` (whose work was queued again):
+/// they wait for the job doing `work` (kind, message, subject) now, or,
+/// when there is none, they are cancelled.
+pub fn hand_over_dependents(
+    resident: &mut Resident,
+    discarded: &Job,
+    work: (JobKind, &str, &str),
+    now_us: UnixMicros,
+) -> Vec<Changed> {
+    let (kind, message_id, subject) = work;
+    let replacement = resident
+        .jobs
+        .iter()
+        .find(|j| j.same_work(kind, message_id, subject))
+        .map(|j| j.id.clone());
+    let Some(replacement) = replacement else {
+        return cancel_dependents(resident, discarded, now_us);
+    };
+    let mut handed = Vec::new();
+    for waiting in &mut resident.jobs {
+        if waiting.depends_on.as_deref() == Some(discarded.id.as_str()) {
+            waiting.depends_on = Some(replacement.clone());
+            touch(waiting, now_us);
+            handed.push((waiting.clone(), waiting.fence));
+        }
+    }
+    handed
 }
 
 /// Sets a job's terminal state and result.

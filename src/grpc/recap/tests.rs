@@ -128,6 +128,24 @@ async fn bad_ids_are_refused_by_field_before_the_engine() {
     );
     invalid(
         f.api
+            .generate_lore(Request::new(pb::GenerateLoreRequest {
+                chat_id: String::new(),
+                message_id: "m1".into(),
+            }))
+            .await,
+        "chat_id",
+    );
+    invalid(
+        f.api
+            .generate_lore(Request::new(pb::GenerateLoreRequest {
+                chat_id: "c".into(),
+                message_id: long.clone(),
+            }))
+            .await,
+        "message_id",
+    );
+    invalid(
+        f.api
             .generate_message_recaps(Request::new(pb::GenerateMessageRecapsRequest {
                 chat_id: "c".into(),
                 message_ids: vec!["a".into(), "a".into(), String::new()],

@@ -1,0 +1,309 @@
+//! What a lore answer does to the chat's book: entries created at once,
+//! merges and resolutions queued for the entities that have (or may have)
+//! an entry, merged and compacted content written, and the compactions an
+//! entry written past `lore_compaction_threshold` tokens needs. Called by
+//! `take_lore_answer` with the book held.
+
+use crate::domain::DomainError;
+use crate::domain::ids::ChatKey;
+use crate::domain::jobs::{Job, JobKind};
+use crate::domain::lore::edit::{self, LoreLimits};
+use crate::domain::lore::keys::entry_comment;
+use crate::domain::lore::matching::{Resolution, combine, resolve};
+use crate::domain::lore::registry::Registry;
+use crate::domain::lore::{Entity, LoreAnswer, LoreTask};
+use crate::domain::settings::Settings;
+use crate::domain::time::UnixMicros;
+use crate::domain::tokens;
+use crate::domain::world_info::book::Book;
+use crate::telemetry;
+
+use super::super::super::slot::Resident;
+use super::super::super::{Engine, EngineError};
+use super::super::queue::{self, LoreWork, Queued};
+use super::{entity_subject, lore_limits};
+
+/// What one answer did to the book, for the job's result and metrics.
+#[derive(Default)]
+pub(super) struct Effects {
+    pub(super) notes: Vec<String>,
+    /// Entries whose content the answer wrote (to compact when too long).
+    pub(super) touched: Vec<String>,
+    pub(super) changed: bool,
+}
+
+impl Effects {
+    pub(super) fn note(&mut self, outcome: &'static str, text: String) {
+        metrics::counter!(telemetry::LORE_ENTRIES, "outcome" => outcome).increment(1);
+        self.notes.push(text);
+    }
+}
+
+impl Engine {
+    /// What `answer` does to `book` (changed in place), and the jobs it
+    /// leads to.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lore_effect(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        job: &Job,
+        answer: &LoreAnswer,
+        settings: &Settings,
+        book: &mut Book,
+        effects: &mut Effects,
+        now: UnixMicros,
+    ) -> Result<Vec<Job>, EngineError> {
+        let types = &settings.lore_entity_types;
+        let limits = lore_limits(settings, self);
+        let task = job.lore.clone().unwrap_or_default();
+        let mut fresh = Vec::new();
+        match answer {
+            LoreAnswer::Entities(entities) => {
+                for entity in combine(entities.clone()) {
+                    let registry = Registry::of(book, types);
+                    match resolve(&entity, &registry) {
+                        Resolution::Existing(uid) => {
+                            fresh.extend(self.merge_into(
+                                chat_id, resident, job, entity, uid, book, settings, effects, now,
+                            )?);
+                        }
+                        Resolution::New => create(book, &entity, settings, &limits, effects)?,
+                        Resolution::Ambiguous(candidates) => {
+                            let work = LoreWork {
+                                kind: JobKind::LoreResolve,
+                                message_id: job.message_id.clone(),
+                                subject: entity_subject(&entity),
+                                task: Some(LoreTask {
+                                    entity: Some(entity),
+                                    candidates,
+                                    ..LoreTask::default()
+                                }),
+                            };
+                            fresh.extend(self.queue_lore_job(chat_id, resident, work, now)?);
+                        }
+                    }
+                }
+            }
+            LoreAnswer::Resolved(uid) => {
+                let Some(entity) = task.entity else {
+                    return Ok(fresh);
+                };
+                match uid {
+                    Some(uid) if book.entry(uid).is_some() => {
+                        fresh.extend(self.merge_into(
+                            chat_id,
+                            resident,
+                            job,
+                            entity,
+                            uid.clone(),
+                            book,
+                            settings,
+                            effects,
+                            now,
+                        )?);
+                    }
+                    Some(uid) => {
+                        // The entry it chose was deleted meanwhile.
+                        effects.notes.push(format!(
+                            "entry {uid} is gone; {} is written as a new entry",
+                            entity.name
+                        ));
+                        create(book, &entity, settings, &limits, effects)?;
+                    }
+                    None => {
+                        // An entry of that very name may have appeared
+                        // since the request: merged, never duplicated.
+                        match resolve(&entity, &Registry::of(book, types)) {
+                            Resolution::Existing(uid) => {
+                                fresh.extend(self.merge_into(
+                                    chat_id, resident, job, entity, uid, book, settings, effects,
+                                    now,
+                                )?);
+                            }
+                            _ => create(book, &entity, settings, &limits, effects)?,
+                        }
+                    }
+                }
+            }
+            LoreAnswer::Merged { content, name } => {
+                let (Some(uid), Some(entity)) = (task.uid, task.entity) else {
+                    return Ok(fresh);
+                };
+                if edit::merge_entry(
+                    book,
+                    &uid,
+                    content,
+                    name.as_deref(),
+                    &entity.keywords,
+                    types,
+                    &limits,
+                )? {
+                    effects.changed = true;
+                    effects.touched.push(uid.clone());
+                    effects.note("merged", format!("{} merged into entry {uid}", entity.name));
+                } else {
+                    effects.note("locked", format!("entry {uid} is locked; left as it is"));
+                }
+            }
+            LoreAnswer::Compacted(content) => {
+                let Some(uid) = task.uid else {
+                    return Ok(fresh);
+                };
+                if edit::merge_entry(book, &uid, content, None, &[], types, &limits)? {
+                    effects.changed = true;
+                    effects.note("compacted", format!("entry {uid} compacted"));
+                } else {
+                    effects.note("locked", format!("entry {uid} is locked; left as it is"));
+                }
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// Queues the merge of `entity` into entry `uid`: nothing when the
+    /// entry is locked, and no request when the entry already holds every
+    /// fact (its keys still gain the entity's new keywords).
+    #[allow(clippy::too_many_arguments)]
+    fn merge_into(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        job: &Job,
+        entity: Entity,
+        uid: String,
+        book: &mut Book,
+        settings: &Settings,
+        effects: &mut Effects,
+        now: UnixMicros,
+    ) -> Result<Vec<Job>, EngineError> {
+        if edit::is_locked(book, &uid) {
+            effects.note(
+                "locked",
+                format!(
+                    "{} belongs to locked entry {uid}; left as it is",
+                    entity.name
+                ),
+            );
+            return Ok(Vec::new());
+        }
+        if edit::adds_nothing(book, &uid, &entity) {
+            // Nothing to ask: only keywords the entry lacks are added.
+            let limits = lore_limits(settings, self);
+            if edit::add_keys(
+                book,
+                &uid,
+                &entity.keywords,
+                &settings.lore_entity_types,
+                &limits,
+            )? {
+                effects.changed = true;
+            }
+            effects
+                .notes
+                .push(format!("{}: nothing new for entry {uid}", entity.name));
+            return Ok(Vec::new());
+        }
+        effects
+            .notes
+            .push(format!("{} to be merged into entry {uid}", entity.name));
+        let work = LoreWork {
+            kind: JobKind::LoreMerge,
+            message_id: job.message_id.clone(),
+            subject: entity_subject(&entity),
+            task: Some(LoreTask {
+                entity: Some(entity),
+                uid: Some(uid),
+                ..LoreTask::default()
+            }),
+        };
+        self.queue_lore_job(chat_id, resident, work, now)
+    }
+
+    /// Queues a lore job that follows from another: the new job, if any.
+    pub(super) fn queue_lore_job(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        work: LoreWork,
+        now: UnixMicros,
+    ) -> Result<Vec<Job>, EngineError> {
+        Ok(
+            match queue::queue_lore(resident, &self.jobs().queue, chat_id, work, now, None)? {
+                Queued::New(job) => vec![job],
+                Queued::Existing(_) | Queued::Dropped => Vec::new(),
+            },
+        )
+    }
+
+    /// The compactions of the entries an answer wrote that are now past
+    /// `lore_compaction_threshold` tokens.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn compactions_due(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        job: &Job,
+        book: &Book,
+        settings: &Settings,
+        touched: &[String],
+        now: UnixMicros,
+    ) -> Result<Vec<Job>, EngineError> {
+        let threshold = settings.lore_compaction_threshold as usize;
+        if threshold == 0 || touched.is_empty() {
+            return Ok(Vec::new());
+        }
+        let registry = Registry::of(book, &settings.lore_entity_types);
+        let mut fresh = Vec::new();
+        for uid in touched {
+            let Some(entry) = registry.get(uid) else {
+                continue;
+            };
+            if entry.locked
+                || tokens::count(settings.tokenizer, &entry.content) as usize <= threshold
+            {
+                continue;
+            }
+            let work = LoreWork {
+                kind: JobKind::LoreCompact,
+                message_id: job.message_id.clone(),
+                subject: uid.clone(),
+                task: Some(LoreTask {
+                    uid: Some(uid.clone()),
+                    ..LoreTask::default()
+                }),
+            };
+            fresh.extend(self.queue_lore_job(chat_id, resident, work, now)?);
+        }
+        Ok(fresh)
+    }
+}
+
+/// Writes a new entry for `entity`, or notes why not (the book is full).
+fn create(
+    book: &mut Book,
+    entity: &Entity,
+    settings: &Settings,
+    limits: &LoreLimits,
+    effects: &mut Effects,
+) -> Result<(), EngineError> {
+    match edit::create_entry(book, entity, &settings.lore_entity_types, limits) {
+        Ok(uid) => {
+            effects.changed = true;
+            effects.touched.push(uid.clone());
+            effects.note(
+                "created",
+                format!(
+                    "entry {uid} {} created",
+                    entry_comment(&entity.kind, &entity.name)
+                ),
+            );
+            Ok(())
+        }
+        Err(DomainError::ResourceExhausted(reason)) => {
+            effects.note("full", format!("{} not written: {reason}", entity.name));
+            Ok(())
+        }
+        Err(other) => Err(other.into()),
+    }
+}
