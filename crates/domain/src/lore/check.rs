@@ -1,17 +1,235 @@
-//! Lore answers checked before they land (H2).
+//! Lore answers checked before they land, as recap answers are
+//! ([`crate::writing::check`]): a parsed answer can still be unusable, and
+//! is then retried like a malformed one.
+//!
+//! - Extraction: at most [`MAX_ENTITIES`] entities; each type one of the
+//!   chat's entity types; names and facts not a placeholder of the
+//!   instructions and holding no unreplaced macro.
+//! - Resolution: the uid is one the request listed (or none).
+//! - Merge: the content passes the text checks, has at least
+//!   `running_recap_min_ratio` of the old entry's characters (a model that
+//!   answers a line where the entry had a page lost it) and at most the
+//!   recap length limit; a new name passes the text checks.
+//! - Compaction: the content passes the text checks and is shorter than
+//!   the entry it compacts.
 
 use crate::writing::AnswerCheck;
 
 use super::LoreAnswer;
 
+/// The most entities one extraction may answer.
+pub const MAX_ENTITIES: usize = 32;
+
+/// The rule of one lore request's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LoreRule {
+    /// Not a lore request: a lore answer to it is refused.
+    #[default]
+    NotLore,
+    /// Extraction: the types an entity may have.
+    Extract {
+        /// The chat's entity type names.
+        types: Vec<String>,
+    },
+    /// Resolution: the uids the request listed.
+    Resolve {
+        /// The listed uids.
+        uids: Vec<String>,
+    },
+    /// Merge: the content's bounds.
+    Merge {
+        /// The fewest characters the new content may have.
+        min_chars: usize,
+        /// How `min_chars` was reached, for the reason.
+        basis: String,
+        /// The most characters it may have.
+        max_chars: usize,
+    },
+    /// Compaction: the content must have fewer characters than this.
+    Compact {
+        /// The entry's characters.
+        shorter_than: usize,
+    },
+}
+
 /// What a lore answer must hold to, made with its request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LoreCheck {}
+pub struct LoreCheck {
+    /// The request's rule.
+    pub rule: LoreRule,
+}
 
 impl LoreCheck {
     /// Whether `answer` may land; `outer` is the request's whole check (its
     /// placeholders). The error is the reason.
     pub fn check(&self, outer: &AnswerCheck, answer: &LoreAnswer) -> Result<(), String> {
-        todo!("H2: {outer:?} {answer:?}")
+        match (&self.rule, answer) {
+            (LoreRule::Extract { types }, LoreAnswer::Entities(entities)) => {
+                if entities.len() > MAX_ENTITIES {
+                    return Err(format!(
+                        "the answer has {} entities, more than {MAX_ENTITIES}",
+                        entities.len()
+                    ));
+                }
+                for (i, entity) in entities.iter().enumerate() {
+                    if !types.contains(&entity.kind) {
+                        return Err(format!(
+                            "entity {:?} has the type {:?}, not one of {}",
+                            entity.name,
+                            entity.kind,
+                            types.join(", ")
+                        ));
+                    }
+                    outer.text(&format!("entities[{i}].name"), &entity.name, true)?;
+                    for line in &entity.content {
+                        outer.text(&format!("entities[{i}].content"), line, false)?;
+                    }
+                }
+                Ok(())
+            }
+            (LoreRule::Resolve { uids }, LoreAnswer::Resolved(uid)) => match uid {
+                Some(uid) if !uids.contains(uid) => Err(format!(
+                    "uid {uid:?} is not one of the entries listed ({})",
+                    uids.join(", ")
+                )),
+                _ => Ok(()),
+            },
+            (
+                LoreRule::Merge {
+                    min_chars,
+                    basis,
+                    max_chars,
+                },
+                LoreAnswer::Merged { content, name },
+            ) => {
+                outer.text("content", content, true)?;
+                let chars = content.trim().chars().count();
+                if chars < *min_chars {
+                    return Err(format!(
+                        "the merged entry has {chars} characters, fewer than {min_chars} ({basis})"
+                    ));
+                }
+                if chars > *max_chars {
+                    return Err(format!(
+                        "the merged entry has {chars} characters, more than {max_chars}"
+                    ));
+                }
+                match name {
+                    Some(name) => outer.text("name", name, true),
+                    None => Ok(()),
+                }
+            }
+            (LoreRule::Compact { shorter_than }, LoreAnswer::Compacted(content)) => {
+                outer.text("content", content, true)?;
+                let chars = content.trim().chars().count();
+                if chars >= *shorter_than {
+                    return Err(format!(
+                        "the compacted entry has {chars} characters, not fewer than the entry's {shorter_than}"
+                    ));
+                }
+                Ok(())
+            }
+            (rule, answer) => Err(format!(
+                "the answer ({answer:?}) is not what the request asked ({rule:?})"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lore::Entity;
+
+    fn entity(kind: &str, name: &str, content: &str) -> Entity {
+        Entity {
+            kind: kind.into(),
+            name: name.into(),
+            keywords: vec![],
+            content: vec![content.into()],
+        }
+    }
+
+    fn check(rule: LoreRule) -> (LoreCheck, AnswerCheck) {
+        (
+            LoreCheck { rule },
+            AnswerCheck::for_instructions("Answer with the facts, not <the facts>."),
+        )
+    }
+
+    #[test]
+    fn an_extraction_keeps_to_the_types_and_real_text() {
+        let (lore, outer) = check(LoreRule::Extract {
+            types: vec!["character".into(), "location".into()],
+        });
+        let ok = LoreAnswer::Entities(vec![entity("character", "Mira", "Leads the guard.")]);
+        assert_eq!(lore.check(&outer, &ok), Ok(()));
+        let person = LoreAnswer::Entities(vec![entity("person", "Mira", "Leads the guard.")]);
+        assert!(
+            lore.check(&outer, &person)
+                .unwrap_err()
+                .contains("\"person\"")
+        );
+        let placeholder = LoreAnswer::Entities(vec![entity("character", "Mira", "<the facts>")]);
+        assert!(lore.check(&outer, &placeholder).is_err());
+        let macro_left = LoreAnswer::Entities(vec![entity("character", "{{char}}", "Leads.")]);
+        assert!(lore.check(&outer, &macro_left).is_err());
+        let many = LoreAnswer::Entities(
+            (0..33)
+                .map(|i| entity("character", &format!("N{i}"), "x."))
+                .collect(),
+        );
+        assert!(lore.check(&outer, &many).is_err());
+    }
+
+    #[test]
+    fn a_resolution_names_a_listed_entry_or_none() {
+        let (lore, outer) = check(LoreRule::Resolve {
+            uids: vec!["3".into(), "7".into()],
+        });
+        assert_eq!(
+            lore.check(&outer, &LoreAnswer::Resolved(Some("7".into()))),
+            Ok(())
+        );
+        assert_eq!(lore.check(&outer, &LoreAnswer::Resolved(None)), Ok(()));
+        assert!(
+            lore.check(&outer, &LoreAnswer::Resolved(Some("4".into())))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_merge_keeps_enough_and_a_compaction_must_shorten() {
+        let (lore, outer) = check(LoreRule::Merge {
+            min_chars: 10,
+            basis: "test".into(),
+            max_chars: 40,
+        });
+        let merged = |content: &str| LoreAnswer::Merged {
+            content: content.into(),
+            name: None,
+        };
+        assert_eq!(
+            lore.check(&outer, &merged("Mira is the Master Smith.")),
+            Ok(())
+        );
+        assert!(lore.check(&outer, &merged("Mira.")).is_err());
+        assert!(lore.check(&outer, &merged(&"x".repeat(41))).is_err());
+        let (lore, outer) = check(LoreRule::Compact { shorter_than: 20 });
+        assert_eq!(
+            lore.check(&outer, &LoreAnswer::Compacted("Short now.".into())),
+            Ok(())
+        );
+        assert!(
+            lore.check(&outer, &LoreAnswer::Compacted("x".repeat(20)))
+                .is_err()
+        );
+        // An answer of another kind never passes.
+        assert!(lore.check(&outer, &LoreAnswer::Resolved(None)).is_err());
+        assert!(
+            LoreCheck::default()
+                .check(&outer, &LoreAnswer::Resolved(None))
+                .is_err()
+        );
     }
 }

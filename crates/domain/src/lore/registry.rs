@@ -126,15 +126,29 @@ impl Registry {
         self.entries.iter().find(|e| e.uid == uid)
     }
 
-    /// `{{lore_registry}}`: one line per entry, `candidates` first (in
-    /// their order), then the others, at most `max_lines` lines:
+    /// The entries a listing of `candidates` shows, in its order: the
+    /// candidates the book has (each once, in their order), then the
+    /// others, at most `max_lines`.
+    pub fn listed(&self, candidates: &[String], max_lines: usize) -> Vec<&RegistryEntry> {
+        let mut shown: Vec<&RegistryEntry> = Vec::new();
+        for uid in candidates {
+            if let Some(entry) = self.get(uid)
+                && !shown.iter().any(|e| e.uid == entry.uid)
+            {
+                shown.push(entry);
+            }
+        }
+        shown.extend(self.entries.iter().filter(|e| !candidates.contains(&e.uid)));
+        shown.truncate(max_lines);
+        shown
+    }
+
+    /// `{{lore_registry}}`: one line per entry of [`Registry::listed`]:
     /// `- uid <uid>: <type> "<name>" (also: <aliases>) - <synopsis>`.
     pub fn listing(&self, candidates: &[String], max_lines: usize) -> String {
-        let first = candidates.iter().filter_map(|uid| self.get(uid));
-        let rest = self.entries.iter().filter(|e| !candidates.contains(&e.uid));
-        let lines: Vec<String> = first
-            .chain(rest)
-            .take(max_lines)
+        let lines: Vec<String> = self
+            .listed(candidates, max_lines)
+            .into_iter()
             .map(|entry| {
                 let kind = if entry.kind.is_empty() {
                     String::new()
@@ -218,5 +232,11 @@ mod tests {
             "- uid 1: location \"Harbor\" - Where ships dock.\n- uid 0: character \"Mira\" (also: mira, the captain) - Captain of the guard."
         );
         assert_eq!(registry.listing(&[], 1).lines().count(), 1);
+        let shown: Vec<&str> = registry
+            .listed(&["1".into(), "9".into(), "1".into()], 10)
+            .iter()
+            .map(|e| e.uid.as_str())
+            .collect();
+        assert_eq!(shown, ["1", "0"]);
     }
 }

@@ -197,7 +197,7 @@ fn recap(object: &Map<String, Value>) -> Result<String, String> {
 
 /// The answer's object: the first (see the module documentation) that has
 /// one of `keys`.
-fn find_object(text: &str, keys: &[&str]) -> Result<Map<String, Value>, String> {
+pub(crate) fn find_object(text: &str, keys: &[&str]) -> Result<Map<String, Value>, String> {
     let text = without_reasoning(text);
     if text.trim().is_empty() {
         return Err("the answer is empty".to_owned());
@@ -324,7 +324,7 @@ pub fn excerpt(text: &str) -> String {
     crate::jobs::clip(&one_line(text.trim()), EXCERPT_CHARS)
 }
 
-fn value_excerpt(value: &Value) -> String {
+pub(crate) fn value_excerpt(value: &Value) -> String {
     excerpt(&value.to_string())
 }
 

@@ -16,6 +16,10 @@
 //! | `{{message}}` | the recapped message's text, as written | message recap |
 //! | `{{user}}`, `{{char}}` | the names of the chat's latest user message and latest character message; empty when none | every kind |
 //!
+//! The lore jobs' instructions know `{{user}}`, `{{char}}`,
+//! `{{scene_messages}}` and `{{scene_recap}}` too, besides macros of their
+//! own (see [`crate::lore::prepare`]).
+//!
 //! In the one-per-line lists a text's own line breaks (`\r\n`, `\n`,
 //! `\r`) become single spaces, so that every message is one line.
 

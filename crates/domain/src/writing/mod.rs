@@ -29,4 +29,4 @@ pub use merge::{merge_base, merged_recap};
 pub use prepare::{PrepareError, Prepared, prepare, read_unchanged};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

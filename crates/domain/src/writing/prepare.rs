@@ -142,7 +142,7 @@ pub fn prepare(
 }
 
 /// The instructions (prompt setting) of `kind`.
-fn instructions(kind: JobKind, settings: &Settings) -> &str {
+pub(crate) fn instructions(kind: JobKind, settings: &Settings) -> &str {
     match kind {
         JobKind::DetectSceneBreak => &settings.scene_break_prompt,
         JobKind::SceneRecap => &settings.scene_recap_prompt,
@@ -157,7 +157,7 @@ fn instructions(kind: JobKind, settings: &Settings) -> &str {
 
 /// A prepared request of one of the kinds' builders; [`prepare`] adds the
 /// schema and (but for a merge, whose builder makes its own) the check.
-fn prepared(
+pub(crate) fn prepared(
     request: String,
     read: ReadSet,
     message_id: String,
@@ -198,7 +198,7 @@ pub fn read_unchanged(kind: JobKind, read: &ReadSet, chat: &Chat, message_id: &s
 }
 
 /// The token bound of a request.
-struct Bound<'a> {
+pub(crate) struct Bound<'a> {
     /// `max_context_tokens - llm_max_tokens`; `None`: no bound.
     limit: Option<usize>,
     settings: &'a Settings,
@@ -206,7 +206,7 @@ struct Bound<'a> {
 }
 
 impl<'a> Bound<'a> {
-    fn of(settings: &'a Settings, count_tokens: &'a dyn Fn(&str) -> usize) -> Bound<'a> {
+    pub(crate) fn of(settings: &'a Settings, count_tokens: &'a dyn Fn(&str) -> usize) -> Bound<'a> {
         let limit = settings.max_context_tokens.map(|max| {
             usize::try_from(max.saturating_sub(settings.llm_max_tokens)).unwrap_or(usize::MAX)
         });
@@ -223,7 +223,7 @@ impl<'a> Bound<'a> {
     }
 
     /// `Ok` when `request` fits; otherwise why not, with what it needs.
-    fn check(&self, request: &str) -> Result<(), PrepareError> {
+    pub(crate) fn check(&self, request: &str) -> Result<(), PrepareError> {
         let Some(limit) = self.limit else {
             return Ok(());
         };
@@ -339,7 +339,10 @@ fn shortened(
 }
 
 /// The job's message when it exists and is a visible break.
-fn visible_break<'a>(chat: &'a Chat, message_id: &str) -> Result<(i64, &'a Message), PrepareError> {
+pub(crate) fn visible_break<'a>(
+    chat: &'a Chat,
+    message_id: &str,
+) -> Result<(i64, &'a Message), PrepareError> {
     let (seq, message) = chat
         .message(message_id)
         .ok_or_else(|| PrepareError::Gone(gone(message_id)))?;
@@ -355,6 +358,79 @@ fn gone(message_id: &str) -> String {
     format!("message {message_id:?} no longer exists")
 }
 
+/// The scene ending at a visible break: the messages after the previous
+/// visible break through the break itself, those hidden by hand and
+/// thoughts left out (auto-hide does not matter: old scenes can be read
+/// again).
+pub(crate) struct Scene<'a> {
+    /// The break message.
+    pub break_message: &'a Message,
+    /// The scene's visible messages, oldest first.
+    pub messages: Vec<&'a Message>,
+}
+
+impl<'a> Scene<'a> {
+    /// The scene of break `message_id`: [`PrepareError::Gone`] when the
+    /// message is missing or not a visible break,
+    /// [`PrepareError::NothingToDo`] when no message of it is visible.
+    pub(crate) fn of(chat: &'a Chat, message_id: &str) -> Result<Scene<'a>, PrepareError> {
+        let (break_seq, break_message) = visible_break(chat, message_id)?;
+        let previous = chat.scene_breaks().range(..break_seq).next_back().copied();
+        let messages: Vec<&Message> = chat
+            .messages()
+            .filter(|(seq, m)| {
+                previous.is_none_or(|p| *seq > p)
+                    && *seq <= break_seq
+                    && !m.hidden
+                    && !m.is_thoughts
+            })
+            .map(|(_, m)| m)
+            .collect();
+        if messages.is_empty() {
+            return Err(PrepareError::NothingToDo(format!(
+                "the scene ending at message {message_id:?} has no visible messages"
+            )));
+        }
+        Ok(Scene {
+            break_message,
+            messages,
+        })
+    }
+
+    /// `{{scene_messages}}`: one [`scene_line`] per message.
+    pub(crate) fn lines(&self) -> String {
+        let lines: Vec<String> = self.messages.iter().map(|m| scene_line(m)).collect();
+        lines.join("\n")
+    }
+
+    /// What reading the scene read: each message's fingerprint, the break's
+    /// too (a hidden break is not among the messages, but unhiding it
+    /// changes the scene).
+    pub(crate) fn read_messages(&self) -> Vec<(String, u64)> {
+        let mut read: Vec<(String, u64)> = self
+            .messages
+            .iter()
+            .map(|m| (m.id.as_str().to_owned(), fingerprint(m)))
+            .collect();
+        if !self.messages.iter().any(|m| m.id == self.break_message.id) {
+            read.push((
+                self.break_message.id.as_str().to_owned(),
+                fingerprint(self.break_message),
+            ));
+        }
+        read
+    }
+
+    /// The break's scene recap, when it has a non-empty one.
+    pub(crate) fn recap(&self) -> Option<&'a str> {
+        self.break_message
+            .data()
+            .scene_recap_memory
+            .as_deref()
+            .filter(|r| !r.trim().is_empty())
+    }
+}
+
 fn scene_recap(
     chat: &Chat,
     settings: &Settings,
@@ -362,42 +438,18 @@ fn scene_recap(
     message_id: &str,
     bound: &Bound<'_>,
 ) -> Result<Prepared, PrepareError> {
-    let (break_seq, break_message) = visible_break(chat, message_id)?;
-    let previous = chat.scene_breaks().range(..break_seq).next_back().copied();
-    let scene: Vec<&Message> = chat
-        .messages()
-        .filter(|(seq, m)| {
-            previous.is_none_or(|p| *seq > p) && *seq <= break_seq && !m.hidden && !m.is_thoughts
-        })
-        .map(|(_, m)| m)
-        .collect();
-    if scene.is_empty() {
-        return Err(PrepareError::NothingToDo(format!(
-            "the scene ending at message {message_id:?} has no visible messages"
-        )));
-    }
-    let lines: Vec<String> = scene.iter().map(|m| scene_line(m)).collect();
+    let scene = Scene::of(chat, message_id)?;
     let request = expand(
         &settings.scene_recap_prompt,
         &[
-            (SCENE_MESSAGES, &lines.join("\n")),
+            (SCENE_MESSAGES, &scene.lines()),
             (USER, &names.user),
             (CHAR, &names.char),
         ],
     );
     bound.check(&request)?;
-    let mut messages: Vec<(String, u64)> = scene
-        .iter()
-        .map(|m| (m.id.as_str().to_owned(), fingerprint(m)))
-        .collect();
-    if !scene.iter().any(|m| m.id == break_message.id) {
-        messages.push((
-            break_message.id.as_str().to_owned(),
-            fingerprint(break_message),
-        ));
-    }
     let read = ReadSet {
-        messages,
+        messages: scene.read_messages(),
         ..ReadSet::default()
     };
     Ok(prepared(request, read, message_id.to_owned(), None))
