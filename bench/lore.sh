@@ -86,7 +86,7 @@ for kind, r in first:
         print()
         print(f"Every chat the same: {r['same_in_all_chats']}.")
 print()
-print("| store | lore job kind | jobs | queued -> claimed ms p50/p90/max | claimed -> request ms | answer -> SUCCEEDED ms |")
+print("| store | job kind | jobs | queued -> claimed ms p50/p90/max | claimed -> request ms | answer -> SUCCEEDED ms |")
 print("| --- | --- | --- | --- | --- | --- |")
 for store in stores:
     for kind, r in rows(store):

@@ -1,7 +1,8 @@
-//! The queue's overhead per lore job, with a fake that answers at once:
-//! each SUCCEEDED lore job of one attempt is paired with the request the
-//! fake served for it (same kind, same subject: the scene for an
-//! extraction, the entity for a resolution or merge; in the job's
+//! The queue's overhead per lore job, with a fake that answers at once,
+//! and per recap job of the same run (scene recaps and running-recap
+//! merges, the baseline): each SUCCEEDED job of one attempt is paired with
+//! the request the fake served for it (same kind, same subject: the scene
+//! for an extraction, the entity for a resolution or merge; in the job's
 //! lifetime), and timed:
 //!
 //! - queued → claimed: `created_at` to the RUNNING state's `updated_at`
@@ -52,11 +53,11 @@ fn timed(run: &ChatRun) -> (Vec<Timed>, usize) {
     let mut used = HashSet::new();
     let mut out = Vec::new();
     let mut unpaired = 0;
-    for job in run.jobs.iter().filter(|j| {
-        kind_name(j.kind).starts_with("lore_")
-            && j.state == pb::JobState::Succeeded as i32
-            && j.attempts == 1
-    }) {
+    for job in run
+        .jobs
+        .iter()
+        .filter(|j| j.state == pb::JobState::Succeeded as i32 && j.attempts == 1)
+    {
         let kind = kind_name(job.kind);
         let states = || run.watched.iter().filter(|(j, _)| j.job_id == job.job_id);
         let claimed = states()
@@ -76,8 +77,8 @@ fn timed(run: &ChatRun) -> (Vec<Timed>, usize) {
                 .get(job.message_id.as_str())
                 .map(|n| format!("scene {n}"))
                 .unwrap_or_default(),
-            "lore_compact" => String::new(),
-            _ => job.subject.clone(),
+            "lore_resolve" | "lore_merge" => job.subject.clone(),
+            _ => String::new(),
         };
         let request = run.served.iter().enumerate().find(|(i, s)| {
             !used.contains(i)
@@ -111,7 +112,7 @@ fn quantiles(mut samples: Vec<Duration>) -> String {
     format!("{:.2}/{:.2}/{:.2}", at(0.5), at(0.9), at(1.0))
 }
 
-/// One line per lore job kind, and one for all of them.
+/// One line per job kind, and one for all lore kinds.
 pub fn report(runs: &[ChatRun]) -> Result<(), Error> {
     let mut all = Vec::new();
     let mut unpaired = 0;
@@ -121,16 +122,16 @@ pub fn report(runs: &[ChatRun]) -> Result<(), Error> {
         unpaired += u;
     }
     if all.is_empty() {
-        return Err("no lore job could be paired with its request".into());
+        return Err("no job could be paired with its request".into());
     }
     let mut kinds: Vec<String> = all.iter().map(|t| t.kind.clone()).collect();
     kinds.sort();
     kinds.dedup();
-    kinds.push("all".into());
+    kinds.push("all_lore".into());
     for kind in kinds {
         let picked: Vec<&Timed> = all
             .iter()
-            .filter(|t| kind == "all" || t.kind == kind)
+            .filter(|t| t.kind == kind || (kind == "all_lore" && t.kind.starts_with("lore_")))
             .collect();
         println!(
             "lore_overhead kind={kind} jobs={} queued_to_claimed_ms={} claimed_to_request_ms={} \
@@ -139,7 +140,7 @@ pub fn report(runs: &[ChatRun]) -> Result<(), Error> {
             quantiles(picked.iter().map(|t| t.queued_to_claimed).collect()),
             quantiles(picked.iter().map(|t| t.claimed_to_request).collect()),
             quantiles(picked.iter().map(|t| t.answer_to_succeeded).collect()),
-            if kind == "all" {
+            if kind == "all_lore" {
                 format!(" unpaired={unpaired}")
             } else {
                 String::new()
