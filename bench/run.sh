@@ -8,8 +8,8 @@
 #
 #   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk), then
 #                           bench/durable.sh (about 3), bench/jobs.sh (about 1),
-#                           bench/resident.sh (about 3.5) and bench/world_info.sh
-#                           (about 10)
+#                           bench/resident.sh (about 3.5), bench/world_info.sh
+#                           (about 10) and bench/lore.sh (under 1)
 #   bench/run.sh --smoke    tiny loads: checks that the harness works, no timing
 #
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
@@ -187,4 +187,7 @@ if [ $smoke -eq 1 ]; then bench/resident.sh --smoke | tee -a "$results"; else be
 # ---- World Info (issue 29): ScanWorldInfo and RenderPrompt with generated
 # books, against RenderPrompt without World Info
 if [ $smoke -eq 1 ]; then bench/world_info.sh --smoke | tee -a "$results"; else bench/world_info.sh | tee -a "$results"; fi
+# ---- lore writing (issue 30): requests per scene against the extension's,
+# and the queue's overhead per lore job, with a scripted fake LLM
+if [ $smoke -eq 1 ]; then bench/lore.sh --smoke | tee -a "$results"; else bench/lore.sh | tee -a "$results"; fi
 say "(results also in $results)"

@@ -7,16 +7,19 @@
 //! scene-break detection and waits until every job has ended. It reports
 //! jobs by kind and state, attempts, unusable answers, LLM time and tokens
 //! per kind (from recapd's metrics), scene-break precision and recall
-//! against the session boundaries, and with a judge, question-answering
-//! accuracy with the memory injected and without it.
+//! against the session boundaries, with `auto_lore` on how many of the
+//! dataset's per-session facts ended up in an entry of the chat's book, and
+//! with a judge, question-answering accuracy with the memory injected and
+//! without it.
 
 mod chat;
 mod layout;
 mod llm;
-mod metrics;
+mod lore;
+pub(crate) mod metrics;
 mod qa;
 mod report;
-mod run;
+pub(crate) mod run;
 mod scoring;
 mod server;
 mod settings;

@@ -25,6 +25,10 @@
 //! - `world-info`: SillyTavern World Info (issue 29): ScanWorldInfo and
 //!   RenderPrompt with generated books of several sizes and scan depths on
 //!   a long chat, against RenderPrompt without World Info in the same run.
+//! - `lore`: lorebook entries written by recapd (issue 30) for a scripted
+//!   story through a fake LLM: requests and tokens per scene by kind,
+//!   against the extension's requests for the same scenes, and the queue's
+//!   overhead per lore job.
 
 mod bare;
 mod data;
@@ -32,6 +36,7 @@ mod drive;
 mod eval;
 mod fixtures;
 mod jobs;
+mod lore;
 mod replicas;
 mod resident;
 mod scrape;
@@ -84,6 +89,8 @@ enum Command {
     Eval(eval::Eval),
     /// World Info: ScanWorldInfo and RenderPrompt against RenderPrompt without it.
     WorldInfo(world_info::WorldInfo),
+    /// Lore writing for a scripted story: requests per scene, queue overhead.
+    Lore(lore::Lore),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -114,6 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Resident(args) => resident::resident(args).await,
                     Command::Eval(args) => eval::eval(args).await.map(|_| ()),
                     Command::WorldInfo(args) => world_info::world_info(args).await,
+                    Command::Lore(args) => lore::lore(args).await,
                     _ => unreachable!("handled above"),
                 }
             })

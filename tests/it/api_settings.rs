@@ -57,7 +57,8 @@ async fn get_settings_fills_every_field_with_the_defaults_the_settings_doc_docum
         let default = DocumentedDefault::parse(cell).unwrap_or_else(|| {
             panic!(
                 "docs/settings.md's default for `{name}` is {cell:?}, in no form this test reads: \
-                 a number, true/false, `ENUM_VALUE`, `text`, `start` ... `end`, empty or unset"
+                 a number, true/false, `ENUM_VALUE`, `text`, `start` ... `end`, `name`, `name` (a list's lines), \
+                 empty or unset"
             )
         });
         if !default.matches(value) {

@@ -1,7 +1,8 @@
 //! Reading a long-conversation dataset in the LoCoMo layout: one
 //! conversation object or an array of them, each either flat (`speaker_a`,
 //! `speaker_b`, `session_N`, `session_N_date_time`, `qa`, ...) or nested as
-//! in `locomo10.json` (`sample_id`, `conversation: {...}`, `qa`).
+//! in `locomo10.json` (`sample_id`, `conversation: {...}`, `qa`,
+//! `event_summary: {...}`).
 
 use serde_json::Value;
 
@@ -48,8 +49,19 @@ pub struct Question {
 /// the conversation does not say.
 pub const ADVERSARIAL_GOLD: &str = "Not mentioned in the conversation";
 
+/// The facts the dataset lists for one session (`events_session_N`): what
+/// happened to each speaker in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionFacts {
+    /// The `N` of `events_session_N`.
+    pub session: u32,
+    /// The facts, each one sentence, speaker by speaker (in name order);
+    /// never blank.
+    pub facts: Vec<String>,
+}
+
 /// One conversation: two speakers, sessions in order of their number, the
-/// questions about it.
+/// questions about it, the facts of each session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
     /// `sample_id`, else `<label>` (or `<label>-<i>` in an array).
@@ -61,13 +73,19 @@ pub struct Conversation {
     /// Sorted by number; sessions without turns are left out.
     pub sessions: Vec<Session>,
     pub questions: Vec<Question>,
+    /// The facts of the sessions that have `events_session_N` (flat: at
+    /// the top; nested: under `event_summary`), by session number; only
+    /// sessions with at least one fact.
+    pub facts: Vec<SessionFacts>,
 }
 
 impl Conversation {
-    /// Keeps the sessions numbered at most `max` and the questions whose
-    /// evidence lies in them (questions without evidence stay).
+    /// Keeps the sessions numbered at most `max`, their facts, and the
+    /// questions whose evidence lies in them (questions without evidence
+    /// stay).
     pub fn truncate_sessions(&mut self, max: u32) {
         self.sessions.retain(|s| s.number <= max);
+        self.facts.retain(|f| f.session <= max);
         self.questions
             .retain(|q| q.evidence_sessions.iter().all(|&n| n <= max));
     }
@@ -151,13 +169,53 @@ fn conversation(item: &Value, fallback_id: &str) -> Result<Conversation, Error> 
         .and_then(Value::as_array)
         .map(|qa| qa.iter().filter_map(question).collect())
         .unwrap_or_default();
+    // Flat files keep `events_session_N` beside the sessions; locomo10.json
+    // under `event_summary`.
+    let events = match object.get("event_summary") {
+        Some(Value::Object(summary)) => summary,
+        _ => body,
+    };
+    let mut facts: Vec<SessionFacts> = events
+        .iter()
+        .filter_map(|(key, value)| {
+            let session = key.strip_prefix("events_session_")?.parse().ok()?;
+            let facts = session_facts(value);
+            (!facts.is_empty()).then_some(SessionFacts { session, facts })
+        })
+        .collect();
+    facts.sort_by_key(|f| f.session);
     Ok(Conversation {
         id,
         speaker_a,
         speaker_b,
         sessions,
         questions,
+        facts,
     })
+}
+
+/// The facts of one `events_session_N`: an object of speakers' lists of
+/// sentences (its `date` and any other non-list member skipped), a list of
+/// sentences, or one sentence.
+fn session_facts(value: &Value) -> Vec<String> {
+    let sentences = |items: &Vec<Value>| -> Vec<String> {
+        items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    match value {
+        Value::Object(by_speaker) => by_speaker
+            .values()
+            .filter_map(Value::as_array)
+            .flat_map(sentences)
+            .collect(),
+        Value::Array(items) => sentences(items),
+        Value::String(s) if !s.trim().is_empty() => vec![s.trim().to_owned()],
+        _ => Vec::new(),
+    }
 }
 
 fn turn(value: &Value) -> Option<Turn> {

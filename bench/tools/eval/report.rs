@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use super::lore::LoreCheck;
 use super::metrics::KindFigures;
 use super::qa::{self, Accuracy, CONDITIONS};
 use super::run::{ConversationRun, kind_name, state_name};
@@ -126,6 +127,20 @@ fn add_llm(total: &mut BTreeMap<String, KindFigures>, llm: &BTreeMap<String, Kin
     }
 }
 
+/// The lore check as JSON: counts, and every fact with the entry found.
+fn lore_json(check: &LoreCheck) -> Value {
+    let facts = check.facts.len();
+    let found = check.found();
+    json!({
+        "entries": check.entries, "facts": facts, "found": found,
+        "ratio": (facts > 0).then(|| found as f64 / facts as f64),
+        "by_fact": check.facts.iter().map(|f| json!({
+            "session": f.session, "fact": f.fact, "entry": f.entry,
+            "best_words": f.best_words, "words": f.words,
+        })).collect::<Vec<_>>(),
+    })
+}
+
 fn add_counts(total: &mut BTreeMap<String, u32>, counts: &BTreeMap<String, u32>) {
     for (k, v) in counts {
         *total.entry(k.clone()).or_default() += v;
@@ -149,7 +164,16 @@ pub fn json_report(
         .map(|&t| scoring::score(&[], &[], t))
         .collect();
     let mut accuracy_total: BTreeMap<&'static str, Accuracy> = BTreeMap::new();
+    let mut lore_total: Option<(usize, usize, usize)> = None;
     for run in runs {
+        if let Some(check) = &run.lore {
+            let t = lore_total.get_or_insert((0, 0, 0));
+            *t = (
+                t.0 + check.entries,
+                t.1 + check.facts.len(),
+                t.2 + check.found(),
+            );
+        }
         let (jobs, attempts) = job_counts(run);
         let scores = break_scores(run);
         let accuracy = qa::accuracy(&run.asked);
@@ -193,6 +217,7 @@ pub fn json_report(
             "pipeline_seconds": run.pipeline_seconds, "timed_out": run.timed_out,
             "injection": run.injection,
             "qa": accuracy_json(&accuracy), "questions": questions, "qa_error": run.qa_error,
+            "lore": run.lore.as_ref().map(lore_json),
             "job_list": run.jobs.iter().map(|j| json!({
                 "kind": kind_name(j.kind), "state": state_name(j.state), "message_id": j.message_id,
                 "attempts": j.attempts, "last_error": j.last_error, "result": j.result,
@@ -212,6 +237,10 @@ pub fn json_report(
             "llm": llm_json(&llm_total),
             "break_scores": scores_total.iter().map(score_json).collect::<Vec<_>>(),
             "qa": accuracy_json(&accuracy_total),
+            "lore": lore_total.map(|(entries, facts, found)| json!({
+                "entries": entries, "facts": facts, "found": found,
+                "ratio": (facts > 0).then(|| found as f64 / facts as f64),
+            })),
         },
     })
 }
@@ -351,6 +380,17 @@ pub fn table(report: &Value) -> String {
                     ratio(&s["recall"])
                 );
             }
+        }
+        let lore = &section["lore"];
+        if lore.is_object() {
+            let _ = writeln!(
+                out,
+                "lore: {}/{} session facts in an entry ({})  book entries {}",
+                lore["found"],
+                lore["facts"],
+                ratio(&lore["ratio"]),
+                lore["entries"]
+            );
         }
         for condition in CONDITIONS {
             let a = &section["qa"][condition];

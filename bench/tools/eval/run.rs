@@ -1,8 +1,8 @@
 //! One conversation through recapd: import it as a SillyTavern chat, set
 //! the settings, ask for a scene-break detection once, and follow the jobs
 //! (WatchJobs for each failed attempt, ListJobs for the end) until every
-//! job is terminal; then read the breaks, the metrics and, with a judge,
-//! ask the questions.
+//! job is terminal; then read the breaks, the metrics, with `auto_lore` the
+//! chat's lorebook (the lore check), and with a judge ask the questions.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use recapd::grpc::pb;
+use recapd::grpc::pb::lorebook_service_client::LorebookServiceClient;
 use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
 use recapd::grpc::pb::recap_service_client::RecapServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
@@ -19,6 +20,7 @@ use tonic::transport::Channel;
 use super::chat;
 use super::layout::{Conversation, Question};
 use super::llm::ChatClient;
+use super::lore::{self, BookEntry, LoreCheck};
 use super::metrics::{self, KindFigures};
 use super::qa::{self, Asked};
 use super::server::Recapd;
@@ -66,6 +68,9 @@ pub struct ConversationRun {
     /// Why the questions could not all be asked (the LLM or the judge
     /// failed); the pipeline's figures stand.
     pub qa_error: Option<String>,
+    /// With `auto_lore` on: the dataset's per-session facts against the
+    /// chat's book.
+    pub lore: Option<LoreCheck>,
 }
 
 /// `JOB_KIND_SCENE_RECAP` → `scene_recap`, as recapd's metrics name kinds.
@@ -213,6 +218,11 @@ async fn run_on(
     }
     let pipeline_seconds = started.elapsed().as_secs_f64();
     watcher.abort();
+    let lore = if effective.auto_lore == Some(true) {
+        Some(lore_check(&channel, &chat_id, conversation).await?)
+    } else {
+        None
+    };
     let exposition = crate::scrape::scrape(&recapd.metrics_addr)
         .await
         .unwrap_or_default();
@@ -267,11 +277,40 @@ async fn run_on(
         injection,
         asked,
         qa_error,
+        lore,
     })
 }
 
+/// The lore check of the chat: its book (`world_info_chat_book`, read with
+/// ExportLorebook; none yet: no entry) against the conversation's facts.
+async fn lore_check(
+    channel: &Channel,
+    chat_id: &str,
+    conversation: &Conversation,
+) -> Result<LoreCheck, Error> {
+    let book = SettingsServiceClient::new(channel.clone())
+        .get_settings(pb::GetSettingsRequest {
+            chat_id: chat_id.to_owned(),
+        })
+        .await?
+        .into_inner()
+        .world_info_chat_book
+        .unwrap_or_default();
+    let entries = if book.is_empty() {
+        Vec::new()
+    } else {
+        let json = LorebookServiceClient::new(channel.clone())
+            .export_lorebook(pb::ExportLorebookRequest { name: book })
+            .await?
+            .into_inner()
+            .json;
+        BookEntry::of_book(&json)?
+    };
+    Ok(lore::check(&conversation.facts, &entries))
+}
+
 /// Every job of the chat, all pages.
-async fn list_jobs(
+pub async fn list_jobs(
     recaps: &mut RecapServiceClient<Channel>,
     chat_id: &str,
 ) -> Result<Vec<pb::Job>, Error> {

@@ -61,6 +61,22 @@ pub fn from_json(object: &Map<String, Value>) -> Result<pb::Settings, Error> {
                 s.llm_max_tokens_field = Some(enumerated!(pb::MaxTokensField, "MAX_TOKENS_FIELD_"))
             }
             "running_recap_min_ratio" => s.running_recap_min_ratio = Some(float()?),
+            "auto_lore" => s.auto_lore = Some(boolean()?),
+            "lore_extract_prompt" => s.lore_extract_prompt = Some(text()?),
+            "lore_resolve_prompt" => s.lore_resolve_prompt = Some(text()?),
+            "lore_merge_prompt" => s.lore_merge_prompt = Some(text()?),
+            "lore_compact_prompt" => s.lore_compact_prompt = Some(text()?),
+            "lore_entity_types" => {
+                let lines = value.as_array().ok_or_else(bad)?;
+                let values = lines
+                    .iter()
+                    .map(|l| l.as_str().map(str::to_owned).ok_or_else(bad))
+                    .collect::<Result<Vec<_>, _>>()?;
+                s.lore_entity_types = Some(pb::StringList { values });
+            }
+            "lore_compaction_threshold" => s.lore_compaction_threshold = Some(int32()?),
+            "lore_max_entries" => s.lore_max_entries = Some(int32()?),
+            "lore_max_keys" => s.lore_max_keys = Some(int32()?),
             _ => {
                 return Err(format!(
                     "settings file: {key} is not a setting the evaluation can set (see docs/evaluation.md)"

@@ -107,6 +107,29 @@ async fn complete(State(fake): State<Arc<Fake>>, Json(body): Json<Value>) -> Jso
             json!({"recap": "Ann's dog is called Rex. Ann went to Paris in 2022."}).to_string(),
         );
     }
+    if schema == "lore_extract" {
+        // Ann's own facts (the sessions' third turns) as her entity.
+        let content: Vec<&str> = all
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("Ann: "))
+            .filter(|t| FACT_TURNS.contains(t))
+            .collect();
+        let entities = if content.is_empty() {
+            json!([])
+        } else {
+            json!([{"type": "character", "name": "Ann", "keywords": [], "content": content}])
+        };
+        return answer(json!({ "entities": entities }).to_string());
+    }
+    if schema == "lore_merge" {
+        let mut content: Vec<&str> = Vec::new();
+        for line in all.lines().map(str::trim) {
+            if FACT_TURNS.contains(&line) && !content.contains(&line) {
+                content.push(line);
+            }
+        }
+        return answer(json!({"content": content.join("\n"), "name": null}).to_string());
+    }
     if last.contains("Gold answer:") {
         fake.judged.fetch_add(1, Ordering::SeqCst);
         let gold = line_after(&last, "Gold answer:").to_ascii_lowercase();
@@ -123,6 +146,25 @@ async fn complete(State(fake): State<Arc<Fake>>, Json(body): Json<Value>) -> Jso
     }
     answer("{}".into())
 }
+
+/// Serves the fake on a free port: its counters and its API's URL.
+async fn serve_fake() -> (Arc<Fake>, String) {
+    let fake = Arc::new(Fake::default());
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", post(complete))
+        .with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let llm = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (fake, llm)
+}
+
+/// The third turn of each session: Ann's facts.
+const FACT_TURNS: [&str; 3] = [
+    "My dog is called Rex.",
+    "I went to Paris in 2022.",
+    "The tomatoes are growing.",
+];
 
 /// Session `n` (1-based) of 10 turns, Ann first; `facts` go into turns 3
 /// and 4 of the session.
@@ -145,11 +187,14 @@ fn conversation() -> Value {
     json!({
         "speaker_a": "Ann", "speaker_b": "Bob",
         "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": session(1, ["My dog is called Rex.", "What a nice name for a dog."]),
+        "session_1": session(1, [FACT_TURNS[0], "What a nice name for a dog."]),
         "session_2_date_time": "10:00 am on 20 May, 2023",
-        "session_2": session(2, ["I went to Paris in 2022.", "Paris must have been lovely."]),
+        "session_2": session(2, [FACT_TURNS[1], "Paris must have been lovely."]),
         "session_3_date_time": "6:30 pm on 2 June, 2023",
-        "session_3": session(3, ["The tomatoes are growing.", "Mine too, slowly."]),
+        "session_3": session(3, [FACT_TURNS[2], "Mine too, slowly."]),
+        "events_session_1": {"Ann": ["Ann's dog is called Rex."], "Bob": [], "date": "8 May, 2023"},
+        "events_session_2": {"Ann": ["Ann went to Paris in 2022."], "Bob": [], "date": "20 May, 2023"},
+        "events_session_3": {"Ann": [], "Bob": ["Bob grows tomatoes on his balcony."], "date": "2 June, 2023"},
         "qa": [
             {"question": "What is the name of Ann's dog?", "answer": "Rex", "evidence": ["D1:3"], "category": 1},
             {"question": "When did Ann go to Paris?", "answer": 2022, "evidence": ["D2:3"], "category": 2},
@@ -168,13 +213,7 @@ async fn evaluates_a_small_conversation_end_to_end() {
             return;
         }
     };
-    let fake = Arc::new(Fake::default());
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", post(complete))
-        .with_state(fake.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let llm = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (fake, llm) = serve_fake().await;
 
     let dir = tempfile::tempdir().unwrap();
     let dataset = dir.path().join("small.json");
@@ -279,6 +318,58 @@ async fn evaluates_a_small_conversation_end_to_end() {
         .map(|k| k["tokens_in"].as_f64().unwrap())
         .sum();
     assert_eq!(tokens_in, 1000.0);
+}
+
+/// With `auto_lore` on, Ann's facts reach her entry in the chat's book:
+/// the first two sessions' facts are found there; Bob's tomatoes, told by
+/// Ann as hers, share only two of four words with her entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_the_lore_of_a_small_conversation() {
+    let recapd = match server::default_recapd_path() {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    let (_, llm) = serve_fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = dir.path().join("small.json");
+    std::fs::write(&dataset, conversation().to_string()).unwrap();
+    let settings = dir.path().join("lore.json");
+    std::fs::write(
+        &settings,
+        r#"{"scene_break_min_messages": 3, "scene_break_offset": 2, "auto_lore": true}"#,
+    )
+    .unwrap();
+    let cli = Cli::try_parse_from([
+        "eval".as_ref(),
+        "--llm-url".as_ref(),
+        llm.as_ref(),
+        "--model".as_ref(),
+        "fake".as_ref(),
+        "--recapd".as_ref(),
+        recapd.as_os_str(),
+        "--settings".as_ref(),
+        settings.as_os_str(),
+        "--timeout".as_ref(),
+        "120s".as_ref(),
+        dataset.as_os_str(),
+    ] as [&std::ffi::OsStr; 12])
+    .unwrap();
+    let report = eval(cli.eval).await.unwrap();
+    let c = &report["conversations"][0];
+    assert_eq!(c["jobs"]["lore_extract"], json!({"succeeded": 3}), "{c}");
+    assert_eq!(c["jobs"]["lore_merge"], json!({"succeeded": 2}), "{c}");
+    let lore = &c["lore"];
+    assert_eq!(lore["entries"], 1);
+    assert_eq!(
+        (lore["facts"].as_u64(), lore["found"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(lore["by_fact"][0]["entry"], "character-Ann");
+    assert_eq!(lore["by_fact"][2]["entry"], Value::Null);
+    assert_eq!(report["total"]["lore"]["found"], 2);
 }
 
 #[test]

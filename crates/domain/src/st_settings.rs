@@ -16,6 +16,10 @@
 //! answers in the extension's own shapes, which recapd does not parse, so
 //! they are listed with the other ignored keys.
 //!
+//! Of its lorebook settings, the compaction threshold, the entity types,
+//! and (from `settings.json`'s `extension_settings`) the book's name
+//! template and whether it goes with its chat are read ([`lore`]).
+//!
 //! SillyTavern's own World Info settings are read too ([`world_info`]):
 //! its `settings.json` whole (`world_info_settings`, `power_user`; every
 //! other key of the file is reported as ignored), or its
@@ -53,7 +57,7 @@ type Reader = fn(&mut SettingsPatch, &str, &Value) -> Result<(), DomainError>;
 
 /// The extension's keys recapd reads: each with the recapd settings field
 /// it sets (and that a `null` clears) and how its value is read.
-const KEYS: [(&str, &str, Reader); 21] = [
+const KEYS: [(&str, &str, Reader); 22] = [
     ("running_scene_recap_position", "position", |p, k, v| {
         p.position = Some(position(k, v)?);
         Ok(())
@@ -206,6 +210,12 @@ const KEYS: [(&str, &str, Reader); 21] = [
             Ok(())
         },
     ),
+    // Lore writing (the rest of the extension's lorebook settings: [`lore`]).
+    (
+        lore::COMPACTION_THRESHOLD_KEY,
+        "lore_compaction_threshold",
+        lore::compaction_threshold,
+    ),
 ];
 
 fn invalid(key: &str, reason: impl Into<String>) -> DomainError {
@@ -347,6 +357,11 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
             world_info::read_power_user(&mut imported, value)?;
             continue;
         }
+        if lore::is_object_key(k) {
+            // Read after the loop: which of them wins does not follow the
+            // keys' order.
+            continue;
+        }
         if world_info::is_world_info_key(k) {
             if nested_world_info {
                 imported.ignored_keys.push(key.clone());
@@ -366,6 +381,7 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
             read(&mut imported.patch, k, value)?;
         }
     }
+    lore::read_objects(&mut imported, &object)?;
     imported.ignored_keys.sort();
     imported
         .clear
@@ -373,6 +389,7 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
     Ok(imported)
 }
 
+mod lore;
 mod world_info;
 
 #[cfg(test)]

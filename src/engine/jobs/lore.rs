@@ -25,7 +25,7 @@ use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
 use crate::domain::world_info::book::Book;
 use crate::domain::writing::{self, macros::speakers};
-use crate::store::Write;
+use crate::store::{StoreError, Write};
 
 use super::super::commit::Commit;
 use super::super::lorebooks::{HeldBook, templated_name};
@@ -247,6 +247,11 @@ impl Engine {
             }
             Err(other) => return Err(other),
         };
+        if !target.attached && held.book().is_some() {
+            // Another writer took the free name meanwhile: the answer is
+            // applied again, under another name.
+            return Err(StoreError::LorebookChanged(target.name).into());
+        }
         if let Some(read) = &job.read.entry
             && (read.book != held.name() || !edit::entry_unchanged(read, held.book().map(|b| &**b)))
         {

@@ -23,6 +23,10 @@ pub enum DocumentedDefault {
     /// Two code spans around ` ... `: a long string shown by its start and
     /// its end (`` `# Story Memory` ... `{{running_recap}}` ``).
     StartAndEnd(String, String),
+    /// Code spans joined by `, `: a list of lines shown by each line's
+    /// text before its first `:` (`` `character`, `rule(constant)` `` for
+    /// `lore_entity_types`), as many as the list has, in its order.
+    LineHeads(Vec<String>),
 }
 
 impl DocumentedDefault {
@@ -52,8 +56,11 @@ impl DocumentedDefault {
         if let Some(text) = code(cell) {
             return Some(DocumentedDefault::Code(text));
         }
-        let (start, end) = cell.split_once(" ... ")?;
-        Some(DocumentedDefault::StartAndEnd(code(start)?, code(end)?))
+        if let Some((start, end)) = cell.split_once(" ... ") {
+            return Some(DocumentedDefault::StartAndEnd(code(start)?, code(end)?));
+        }
+        let heads = cell.split(", ").map(code).collect::<Option<Vec<_>>>()?;
+        (heads.len() > 1).then_some(DocumentedDefault::LineHeads(heads))
     }
 
     /// Whether a served value is this default.
@@ -69,6 +76,25 @@ impl DocumentedDefault {
                 text.len() >= start.len() + end.len()
                     && text.starts_with(start.as_str())
                     && text.ends_with(end.as_str())
+            }
+            (DocumentedDefault::LineHeads(heads), served) => {
+                let items: &[FieldValue] = match served {
+                    FieldValue::List(items) => items,
+                    // A list setting is a message with one repeated field
+                    // (`StringList`).
+                    FieldValue::Message(fields) => match fields.as_slice() {
+                        [(_, FieldValue::List(items))] => items,
+                        _ => return false,
+                    },
+                    _ => return false,
+                };
+                items.len() == heads.len()
+                    && items.iter().zip(heads).all(|(item, head)| match item {
+                        FieldValue::Text(line) => line
+                            .split_once(':')
+                            .is_some_and(|(before, _)| before.trim() == head),
+                        _ => false,
+                    })
             }
             _ => false,
         }

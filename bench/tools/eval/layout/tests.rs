@@ -74,3 +74,39 @@ fn refuses_what_is_not_a_conversation() {
     assert!(parse(r#"{"speaker_a": "A", "speaker_b": "B"}"#, "x").is_err());
     assert!(parse("not json", "x").is_err());
 }
+
+#[test]
+fn reads_each_sessions_facts_in_either_layout() {
+    let flat = r#"{
+      "speaker_a": "Ann", "speaker_b": "Bob",
+      "session_1": [{"speaker": "Ann", "text": "Hi"}],
+      "session_2": [{"speaker": "Bob", "text": "Yo"}],
+      "events_session_2": ["Bob sold his boat."],
+      "events_session_1": {"Bob": [], "Ann": ["Ann adopted a dog.", " "], "date": "8 May, 2023"},
+      "events_session_3": {"Ann": [], "Bob": []}
+    }"#;
+    let c = &parse(flat, "x").unwrap()[0];
+    assert_eq!(
+        c.facts,
+        [
+            SessionFacts {
+                session: 1,
+                facts: vec!["Ann adopted a dog.".into()]
+            },
+            SessionFacts {
+                session: 2,
+                facts: vec!["Bob sold his boat.".into()]
+            },
+        ]
+    );
+    let nested = format!(
+        r#"{{"sample_id": "conv-1", "conversation": {flat},
+             "event_summary": {{"events_session_2": {{"Bob": ["Bob moved to Oslo."], "date": "9 May"}}}}}}"#
+    );
+    let mut c = parse(&nested, "x").unwrap().remove(0);
+    // The outer `event_summary` is the one read.
+    assert_eq!(c.facts.len(), 1);
+    assert_eq!(c.facts[0].facts, ["Bob moved to Oslo."]);
+    c.truncate_sessions(1);
+    assert!(c.facts.is_empty());
+}

@@ -35,3 +35,24 @@ fn refuses_unknown_keys_and_wrong_types() {
         assert!(error.contains(&key), "{error}");
     }
 }
+
+#[test]
+fn reads_the_lore_settings() {
+    let json: Value = serde_json::from_str(
+        r#"{"auto_lore": true, "lore_compaction_threshold": 300,
+            "lore_entity_types": ["character: a person", "rule(constant): a law"]}"#,
+    )
+    .unwrap();
+    let s = from_json(json.as_object().unwrap()).unwrap();
+    assert_eq!(s.auto_lore, Some(true));
+    assert_eq!(s.lore_compaction_threshold, Some(300));
+    assert_eq!(
+        s.lore_entity_types.map(|t| t.values),
+        Some(vec![
+            "character: a person".into(),
+            "rule(constant): a law".into()
+        ])
+    );
+    let bad: Value = serde_json::from_str(r#"{"lore_entity_types": "character"}"#).unwrap();
+    assert!(from_json(bad.as_object().unwrap()).is_err());
+}

@@ -475,4 +475,5 @@ fn generation_values_outside_recapds_ranges_are_refused_naming_the_key() {
     }
 }
 
+mod lore;
 mod world_info;

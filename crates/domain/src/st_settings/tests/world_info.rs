@@ -71,7 +71,7 @@ fn the_shipped_settings_json_sets_its_world_info_settings() {
         [
             "amount_gen",
             "api_server",
-            "extension_settings",
+            "extension_settings.note",
             "firstRun",
             "horde_settings",
             "kai_settings",
