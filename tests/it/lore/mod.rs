@@ -40,7 +40,7 @@ pub const USER: &str = "Kai";
 pub const CHAR: &str = "Sage";
 
 /// Per-chat settings a client could set: lore writing with the scripted
-/// lore prompts, the scripted scene recap prompt (for [`auto_lore`]), no
+/// lore prompts, the scripted scene recap prompt (for `auto_lore`), no
 /// running-recap merges (their requests are not the point here), and the
 /// chat's structured output.
 pub fn lore_settings() -> pb::Settings {
