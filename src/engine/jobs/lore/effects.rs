@@ -135,7 +135,7 @@ impl Engine {
                     &uid,
                     content,
                     name.as_deref(),
-                    &entity.keywords,
+                    &names_of(&entity),
                     types,
                     &limits,
                 )? {
@@ -193,7 +193,7 @@ impl Engine {
             if edit::add_keys(
                 book,
                 &uid,
-                &entity.keywords,
+                &names_of(&entity),
                 &settings.lore_entity_types,
                 &limits,
             )? {
@@ -277,6 +277,15 @@ impl Engine {
         }
         Ok(fresh)
     }
+}
+
+/// What an entity is called, as keys of the entry it is merged into: its
+/// name (an entry found through an alias or a resolution may have
+/// another), then its keywords.
+fn names_of(entity: &Entity) -> Vec<String> {
+    std::iter::once(entity.name.clone())
+        .chain(entity.keywords.iter().cloned())
+        .collect()
 }
 
 /// Writes a new entry for `entity`, or notes why not (the book is full).
