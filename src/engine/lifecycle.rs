@@ -188,10 +188,12 @@ impl Engine {
             }
             _ => None,
         };
-        if let Some(name) = &owned_book
-            && let Some(deletion) = self.book_deletion(&slot.key.tenant, name).await?
-        {
-            writes.push(deletion);
+        let deletion = match &owned_book {
+            Some(name) => self.book_deletion(&slot.key.tenant, name).await?,
+            None => None,
+        };
+        if let Some(deletion) = &deletion {
+            writes.push(deletion.write.clone());
         }
         if let Err(error) = self.inner.store.commit(writes).await {
             tracing::warn!(chat = %slot.key, %error, "deletion failed; the chat reloads from the store");
@@ -199,8 +201,8 @@ impl Engine {
             self.account(slot, unloaded.as_ref());
             return Err(error.into());
         }
-        if let Some(name) = &owned_book {
-            self.forget_book(&slot.key.tenant, name);
+        if let Some(deletion) = deletion {
+            deletion.done();
         }
         let had_rows = resident.chat.is_some();
         let open_jobs = std::mem::take(&mut resident.jobs);

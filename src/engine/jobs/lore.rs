@@ -227,7 +227,20 @@ impl Engine {
                 self.discard_lore(chat_id, resident, at, again, why, now)?,
             ));
         }
-        let target = self.lore_target(chat_id, resident, &settings).await?;
+        let target = match self.lore_target(chat_id, resident, &settings).await {
+            Ok(target) => target,
+            Err(EngineError::Domain(refused)) => {
+                // No name for a new book: asking again would not help.
+                resident.jobs[at].last_error = queue::short(&refused.to_string());
+                return Ok(LoreApplied::without_book(fail(
+                    resident,
+                    at,
+                    NOT_APPLIED,
+                    now,
+                )));
+            }
+            Err(other) => return Err(other),
+        };
         // Read before the book is held: holding a book's lock (and the
         // tenant's lock of new books) while waiting for other books' locks
         // could deadlock with an import that holds those.
@@ -284,8 +297,23 @@ impl Engine {
                 .filter(|(name, _)| name != held.name())
                 .map(|(_, b)| &**b)
                 .collect();
-            let copied = edit::seed(&mut book, &sources, &limits)?;
+            let copied = match edit::seed(&mut book, &sources, &limits) {
+                Ok(copied) => copied,
+                Err(refused) => {
+                    resident.jobs[at].last_error =
+                        queue::short(&format!("the book could not be seeded: {refused}"));
+                    return Ok(LoreApplied {
+                        commit: fail(resident, at, NOT_APPLIED, now),
+                        held: Some(held),
+                        written: None,
+                        outcomes: Vec::new(),
+                    });
+                }
+            };
             if copied > 0 {
+                // Written even when the answer adds nothing itself: the
+                // jobs it queues work on the copies.
+                effects.changed = true;
                 effects.notes.push(format!("seeded {copied} entries"));
             }
         }

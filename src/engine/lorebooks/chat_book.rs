@@ -79,6 +79,27 @@ impl HeldBook<'_> {
     }
 }
 
+/// A book being deleted with its chat, locked until the deletion is
+/// durable.
+pub(in crate::engine) struct BookDeletion<'a> {
+    /// The deletion, for the erasure's commit.
+    pub(in crate::engine) write: Write,
+    guard: BookGuard<'a>,
+    key: BookKey,
+}
+
+impl BookDeletion<'_> {
+    /// The deletion is durable: the book's cached state goes, then its lock.
+    pub(in crate::engine) fn done(self) {
+        let BookDeletion {
+            write: _,
+            guard,
+            key,
+        } = self;
+        guard.shelf().forget(&key);
+    }
+}
+
 /// A book state committed with a job's end, to cache once the commit is
 /// durable (under the book's lock, still held).
 pub(in crate::engine) struct WrittenBook {
@@ -131,7 +152,19 @@ impl Engine {
         check_name(name)?;
         let key: BookKey = (tenant.clone(), name.to_owned());
         let guard = self.inner.lorebooks.lock(&key).await;
-        let loaded = self.load_locked(&key).await?;
+        // The stored version is read even with one writer: an answer that
+        // lost a race is applied again on the book as stored, never on a
+        // cached state that may have fallen behind.
+        let loaded = match self.stored_version(&key).await? {
+            NO_LOREBOOK => {
+                self.inner.lorebooks.forget(&key);
+                None
+            }
+            version => match self.inner.lorebooks.cached(&key, Some(version)) {
+                Some(hit) => Some(hit),
+                None => self.fetch_locked(&key).await?,
+            },
+        };
         let counting = match &loaded {
             None => {
                 let counting = self
@@ -209,34 +242,33 @@ impl Engine {
         self.inner.lorebooks.keep(key, loaded);
     }
 
-    /// The write that deletes book `name` of `tenant` as stored now (in a
-    /// chat's erasure); `None` when there is no such book.
+    /// Book `name` of `tenant` locked for its deletion in a chat's
+    /// erasure: the write that deletes it as stored now (`None`: there is
+    /// no such book). Once the erasure is durable, [`BookDeletion::done`]
+    /// forgets its cached state, under its lock still.
     pub(in crate::engine) async fn book_deletion(
         &self,
         tenant: &Tenant,
         name: &str,
-    ) -> Result<Option<Write>, EngineError> {
+    ) -> Result<Option<BookDeletion<'_>>, EngineError> {
         if check_name(name).is_err() {
             return Ok(None);
         }
+        let key: BookKey = (tenant.clone(), name.to_owned());
+        let guard = self.inner.lorebooks.lock(&key).await;
         let versions = self
             .inner
             .store
             .lorebook_versions(tenant, &[name.to_owned()])
             .await?;
-        Ok(versions.first().map(|(_, version)| {
-            Write::DeleteLorebook(DeleteLorebook {
+        Ok(versions.first().map(|(_, version)| BookDeletion {
+            write: Write::DeleteLorebook(DeleteLorebook {
                 tenant: tenant.clone(),
                 name: name.to_owned(),
                 expect_version: *version,
-            })
+            }),
+            guard,
+            key,
         }))
-    }
-
-    /// Forgets a deleted book's cached state.
-    pub(in crate::engine) fn forget_book(&self, tenant: &Tenant, name: &str) {
-        self.inner
-            .lorebooks
-            .forget(&(tenant.clone(), name.to_owned()));
     }
 }

@@ -69,6 +69,13 @@ pub(super) struct BookGuard<'a> {
     guard: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
+impl<'a> BookGuard<'a> {
+    /// The shelf the lock belongs to.
+    pub(super) fn shelf(&self) -> &'a Shelf {
+        self.shelf
+    }
+}
+
 impl Drop for BookGuard<'_> {
     fn drop(&mut self) {
         drop(self.guard.take());

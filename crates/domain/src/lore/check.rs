@@ -2,9 +2,10 @@
 //! ([`crate::writing::check`]): a parsed answer can still be unusable, and
 //! is then retried like a malformed one.
 //!
-//! - Extraction: at most [`MAX_ENTITIES`] entities; each type one of the
-//!   chat's entity types; names and facts not a placeholder of the
-//!   instructions and holding no unreplaced macro.
+//! - Extraction: at most [`MAX_ENTITIES`] entities; at least one of one of
+//!   the chat's entity types (the others are left out when it lands);
+//!   names and facts not a placeholder of the instructions and holding no
+//!   unreplaced macro.
 //! - Resolution: the uid is one the request listed (or none).
 //! - Merge: the content passes the text checks, has at least
 //!   `running_recap_min_ratio` of the old entry's characters (a model that
@@ -71,15 +72,20 @@ impl LoreCheck {
                         entities.len()
                     ));
                 }
+                // An entity of another type is left out where the answer
+                // lands (a small model says "person" for "character"); an
+                // answer with none of the chat's types is unusable.
+                if let Some(entity) = entities.first()
+                    && !entities.iter().any(|e| types.contains(&e.kind))
+                {
+                    return Err(format!(
+                        "no entity has one of the types {} (the first, {:?}, is a {:?})",
+                        types.join(", "),
+                        entity.name,
+                        entity.kind
+                    ));
+                }
                 for (i, entity) in entities.iter().enumerate() {
-                    if !types.contains(&entity.kind) {
-                        return Err(format!(
-                            "entity {:?} has the type {:?}, not one of {}",
-                            entity.name,
-                            entity.kind,
-                            types.join(", ")
-                        ));
-                    }
                     outer.text(&format!("entities[{i}].name"), &entity.name, true)?;
                     for line in &entity.content {
                         outer.text(&format!("entities[{i}].content"), line, false)?;
@@ -170,6 +176,12 @@ mod tests {
                 .unwrap_err()
                 .contains("\"person\"")
         );
+        // One entity of another type among good ones does not spoil them.
+        let mixed = LoreAnswer::Entities(vec![
+            entity("person", "Oda", "Runs the inn."),
+            entity("character", "Mira", "Leads the guard."),
+        ]);
+        assert_eq!(lore.check(&outer, &mixed), Ok(()));
         let placeholder = LoreAnswer::Entities(vec![entity("character", "Mira", "<the facts>")]);
         assert!(lore.check(&outer, &placeholder).is_err());
         let macro_left = LoreAnswer::Entities(vec![entity("character", "{{char}}", "Leads.")]);

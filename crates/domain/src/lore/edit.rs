@@ -90,7 +90,8 @@ fn put(
     book.put_entry(uid, &fields.to_string(), limits)
 }
 
-/// Writes a new entry for `entity`; returns its uid. Refused
+/// Writes a new entry for `entity` at the uid after the book's highest
+/// (never a freed one); returns its uid. Refused
 /// ([`DomainError::ResourceExhausted`]) when the book holds
 /// `limits.max_entries` entries or more.
 pub fn create_entry(
@@ -106,6 +107,15 @@ pub fn create_entry(
         )));
     }
     let constant = types.get(&entity.kind).is_some_and(|t| t.constant);
+    // Past every uid the book holds, never a freed one: a merge or
+    // compaction queued for a removed entry's uid must not find another
+    // entity there.
+    let uid = book
+        .entries()
+        .filter_map(|(uid, _)| uid.parse::<u64>().ok())
+        .max()
+        .map_or(0, |max| max.saturating_add(1))
+        .to_string();
     let fields = json!({
         "comment": entry_comment(&entity.kind, &entity.name),
         "key": clean_keys(&entity.name, &entity.keywords, limits.max_keys),
@@ -120,12 +130,12 @@ pub fn create_entry(
         "ignoreBudget": false,
         "sticky": 0,
     });
-    put(book, None, &fields, &limits.book)
+    put(book, Some(&uid), &fields, &limits.book)
 }
 
 /// Replaces entry `uid`'s content with `content`; with `name` (a
-/// canonical name other than the current one) renames it, keeping the old
-/// name as a key; unions `keywords` into its keys. A locked entry is left
+/// canonical name other than the current one and than its keys) renames
+/// it, keeping the old name as a key; unions `keywords` into its keys. A locked entry is left
 /// as it is (`Ok(false)`); `Ok(true)` when changed.
 pub fn merge_entry(
     book: &mut Book,
@@ -146,9 +156,15 @@ pub fn merge_entry(
     let Some(entry) = registry.get(uid) else {
         return Err(DomainError::NotFound(format!("entry {uid}")));
     };
-    let renamed = name
-        .map(str::trim)
-        .filter(|new| !new.is_empty() && normalise_name(new) != normalise_name(&entry.name));
+    // A name the entry already goes by (one of its keys) is no rename: an
+    // entity found through an alias would otherwise rename its entry back
+    // and forth between its names, scene after scene.
+    let renamed = name.map(str::trim).filter(|new| {
+        let new = normalise_name(new);
+        !new.is_empty()
+            && new != normalise_name(&entry.name)
+            && !entry.aliases.iter().any(|a| normalise_name(a) == new)
+    });
     let current_name = renamed.unwrap_or(&entry.name);
     // The old name right after the new one, so a rename keeps it whatever
     // the key limit; then the keys it had, then the new keywords.
@@ -298,8 +314,8 @@ pub fn deduplicate(
 /// Copies into `book` the entries of `sources` (each book's entries in
 /// the order its file holds them): their comment, content, keys, order,
 /// position, depth, constant and disable fields, at new uids, up to
-/// `limits.max_entries`; an entry with neither content nor keys is not
-/// copied. Returns how many were copied.
+/// `limits.max_entries`; an entry with neither content nor keys, or past
+/// the operator's limits, is not copied. Returns how many were copied.
 pub fn seed(book: &mut Book, sources: &[&Book], limits: &LoreLimits) -> Result<usize, DomainError> {
     let mut copied = 0;
     for source in sources {
@@ -319,8 +335,12 @@ pub fn seed(book: &mut Book, sources: &[&Book], limits: &LoreLimits) -> Result<u
             if text_member(&members, "content").is_empty() && keys_member(&members).is_empty() {
                 continue;
             }
-            put(book, None, &Value::Object(fields), &limits.book)?;
-            copied += 1;
+            // An entry past the operator's limits is left out, not the book.
+            match put(book, None, &Value::Object(fields), &limits.book) {
+                Ok(_) => copied += 1,
+                Err(DomainError::ResourceExhausted(_)) => {}
+                Err(other) => return Err(other),
+            }
         }
     }
     Ok(copied)

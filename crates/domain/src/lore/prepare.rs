@@ -171,13 +171,15 @@ pub fn prepare(
             };
             let old = entry.content.trim().chars().count();
             let ratio = settings.running_recap_min_ratio.0;
+            let max_chars = usize::try_from(recap_max_chars(settings)).unwrap_or(usize::MAX);
+            let wanted = u64::try_from(old).unwrap_or(u64::MAX) * u64::from(ratio) / 1000;
             let rule = LoreRule::Merge {
-                min_chars: usize::try_from(
-                    u64::try_from(old).unwrap_or(u64::MAX) * u64::from(ratio) / 1000,
-                )
-                .unwrap_or(usize::MAX),
+                // Never more than an answer may have: an entry grown past
+                // it (compaction off, a client's long entry) is still
+                // merged into.
+                min_chars: usize::try_from(wanted).unwrap_or(usize::MAX).min(max_chars),
                 basis: format!("running_recap_min_ratio of the entry's {old} characters"),
-                max_chars: usize::try_from(recap_max_chars(settings)).unwrap_or(usize::MAX),
+                max_chars,
             };
             (request, read, rule, Vec::new())
         }

@@ -4,7 +4,6 @@
 //! entry written past `lore_compaction_threshold` tokens needs. Called by
 //! `take_lore_answer` with the book held.
 
-use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind};
 use crate::domain::lore::edit::{self, LoreLimits};
@@ -75,6 +74,13 @@ impl Engine {
         match answer {
             LoreAnswer::Entities(entities) => {
                 for entity in combine(entities.clone()) {
+                    if types.get(&entity.kind).is_none() {
+                        effects.notes.push(format!(
+                            "{} left out: {:?} is not one of lore_entity_types",
+                            entity.name, entity.kind
+                        ));
+                        continue;
+                    }
                     let registry = Registry::of(book, types);
                     match resolve(&entity, &registry) {
                         Resolution::Existing(uid) => {
@@ -310,6 +316,19 @@ fn create(
     limits: &LoreLimits,
     effects: &mut Effects,
 ) -> Result<(), EngineError> {
+    if book.entry_count() >= limits.max_entries {
+        effects.note(
+            "full",
+            format!(
+                "{} not written: the book holds {} entries, lore_max_entries",
+                entity.name,
+                book.entry_count()
+            ),
+        );
+        return Ok(());
+    }
+    // Past this, a refusal is the operator's limits (a key or content too
+    // long): the answer cannot land, and the job fails with the reason.
     match edit::create_entry(book, entity, &settings.lore_entity_types, limits) {
         Ok(uid) => {
             effects.changed = true;
@@ -323,10 +342,6 @@ fn create(
             );
             Ok(())
         }
-        Err(DomainError::ResourceExhausted(reason)) => {
-            effects.note("full", format!("{} not written: {reason}", entity.name));
-            Ok(())
-        }
-        Err(other) => Err(other.into()),
+        Err(refused) => Err(refused.into()),
     }
 }
