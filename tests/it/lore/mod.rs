@@ -28,8 +28,10 @@ mod defaults;
 mod edits;
 mod errors;
 mod model;
+mod races;
 mod replicas;
 mod restart;
+mod settings;
 mod story;
 
 pub use model::{Script, Story, entity, kind_of, prompts_of, subject_of};
@@ -241,6 +243,72 @@ pub fn assert_none_failed(jobs: &[pb::Job]) {
         .filter(|j| matches!(state(j), pb::JobState::Failed | pb::JobState::Cancelled))
         .collect();
     assert!(bad.is_empty(), "jobs failed or were cancelled: {bad:#?}");
+}
+
+/// A server over the story chat with breaks at m3 and m7 and scene 1's
+/// lore written (the fake at `llm` answers); returns the chat's book.
+pub async fn after_scene_one(
+    dir: &std::path::Path,
+    llm: &crate::common::fake_llm::FakeLlm,
+    chat: &str,
+) -> (Server, RecapServiceClient<Channel>, String) {
+    let (mut server, mut recaps) = start(dir, &llm.url()).await;
+    open(&mut server, chat, lore_settings(), story_chat()).await;
+    make_break(&mut server, chat, "m3").await;
+    make_break(&mut server, chat, "m7").await;
+    generate_lore(&mut recaps, chat, "m3").await;
+    wait_for_lore(&mut recaps, chat, 1).await;
+    let book = chat_book(&mut server, chat).await;
+    (server, recaps, book)
+}
+
+/// A server over the story chat opened with `settings`, whose scene 1
+/// (break m3) is being extracted: the extraction's request is held by
+/// `script` (armed here), so the test acts while it runs.
+pub async fn with_extraction_held(
+    dir: &std::path::Path,
+    llm: &crate::common::fake_llm::FakeLlm,
+    script: &Script,
+    chat: &str,
+    settings: pb::Settings,
+) -> (Server, RecapServiceClient<Channel>) {
+    script.arm();
+    let (mut server, mut recaps) = start(dir, &llm.url()).await;
+    open(&mut server, chat, settings, story_chat()).await;
+    make_break(&mut server, chat, "m3").await;
+    generate_lore(&mut recaps, chat, "m3").await;
+    script.wait_held().await;
+    (server, recaps)
+}
+
+/// Waits until scene 1's lore is written after its first extraction was
+/// discarded (the scene changed while it ran) and the scene read again;
+/// returns the two extraction prompts.
+pub async fn extracted_twice(
+    recaps: &mut RecapServiceClient<Channel>,
+    llm: &crate::common::fake_llm::FakeLlm,
+    chat: &str,
+) -> Vec<String> {
+    let jobs = wait_for_lore(recaps, chat, 1).await;
+    assert_eq!(
+        states(&jobs, pb::JobKind::LoreExtract),
+        [pb::JobState::Succeeded, pb::JobState::Discarded],
+        "{jobs:#?}"
+    );
+    let extractions = prompts_of(&llm.requests(), "lore_extract");
+    assert_eq!(extractions.len(), 2, "{extractions:#?}");
+    extractions
+}
+
+/// The states of the jobs of `job_kind` among `jobs`, sorted.
+pub fn states(jobs: &[pb::Job], job_kind: pb::JobKind) -> Vec<pb::JobState> {
+    let mut found: Vec<pb::JobState> = jobs
+        .iter()
+        .filter(|j| kind(j) == job_kind)
+        .map(state)
+        .collect();
+    found.sort_by_key(|s| *s as i32);
+    found
 }
 
 /// A client of the server's LorebookService.
