@@ -27,6 +27,7 @@ pub use crate::recap_jobs::{
 mod defaults;
 mod edits;
 mod errors;
+mod lifecycle;
 mod model;
 mod races;
 mod replicas;
@@ -391,6 +392,22 @@ pub async fn book_entries(server: &Server, name: &str) -> Vec<Entry> {
         .collect();
     entries.sort_by_key(|e| (e.uid.parse::<u64>().unwrap_or(u64::MAX), e.uid.clone()));
     entries
+}
+
+/// The names of the books the tenant has.
+pub async fn book_names(server: &Server) -> Vec<String> {
+    lorebooks(server)
+        .list_lorebooks(pb::ListLorebooksRequest {
+            page_size: 1000,
+            page_token: String::new(),
+        })
+        .await
+        .expect("books")
+        .into_inner()
+        .lorebooks
+        .into_iter()
+        .map(|b| b.name)
+        .collect()
 }
 
 /// The entries of `chat`'s own book.

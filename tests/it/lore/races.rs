@@ -230,12 +230,7 @@ async fn a_break_deleted_during_its_extraction_cancels_it_and_nothing_is_written
         "",
         "no book was made for the chat"
     );
-    let books = lorebooks(&server)
-        .list_lorebooks(pb::ListLorebooksRequest::default())
-        .await
-        .expect("books")
-        .into_inner()
-        .lorebooks;
+    let books = book_names(&server).await;
     assert!(books.is_empty(), "{books:#?}");
     server.stop().await;
 }

@@ -4,7 +4,8 @@
 //! which leave out generic and temporal words; with
 //! `lore_seed_from_active_books` the chat's new book starts with copies
 //! of the books that apply to the chat, whose entries are then merged
-//! into rather than duplicated.
+//! into rather than duplicated; a merge into an entry past
+//! `lore_compaction_threshold` tokens runs on the entry compacted first.
 
 use recapd::grpc::pb;
 
@@ -189,6 +190,58 @@ async fn a_seeded_book_starts_with_the_active_books_entries_and_merges_into_them
         book_entries(&server, "Realm").await,
         realm_before,
         "the global book is left as it was"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_merge_into_an_entry_past_the_compaction_threshold_waits_for_its_compaction() {
+    let llm = FakeLlm::start(Script::story(Story::of(&[scene_one(), scene_two()])).as_fake()).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut server, mut recaps, book) = after_scene_one(dir.path(), &llm, "long").await;
+    let elara = the_entry(&book_entries(&server, &book).await, "character-Elara").clone();
+    // The client lengthened the entry past the threshold.
+    let long = "Title: squire of the Order\nElara carries a silver sword.\n\
+                (minor) Elara likes green apples from the southern orchards.\n\
+                (minor) Elara hums old marching songs while she polishes armour.\n\
+                (minor) Elara's boots were mended twice by the castle cobbler.";
+    put_entry(&server, &book, &elara.uid, json!({ "content": long })).await;
+    server
+        .update_settings(
+            "long",
+            pb::Settings {
+                lore_compaction_threshold: Some(30),
+                ..Default::default()
+            },
+        )
+        .await;
+    generate_lore(&mut recaps, "long", "m7").await;
+    let jobs = wait_for_lore(&mut recaps, "long", 2).await;
+    assert_none_failed(&jobs);
+    assert_eq!(succeeded(&jobs, pb::JobKind::LoreCompact), 1, "{jobs:#?}");
+    assert_eq!(succeeded(&jobs, pb::JobKind::LoreMerge), 1, "{jobs:#?}");
+    let kinds: Vec<String> = llm
+        .requests()
+        .iter()
+        .map(|r| kind_of(&r.prompt).to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["lore_extract", "lore_extract", "lore_compact", "lore_merge"],
+        "the compaction before the merge"
+    );
+    let merge = &prompts_of(&llm.requests(), "lore_merge")[0];
+    assert!(
+        !merge.contains("(minor)") && merge.contains("Title: squire of the Order"),
+        "the merge read the compacted entry: {merge}"
+    );
+    let now = the_entry(&book_entries(&server, &book).await, "character-Elara").clone();
+    assert_eq!(
+        now.lines(),
+        [
+            "Elara carries a silver sword.",
+            "Title: knight of the Order"
+        ]
     );
     server.stop().await;
 }
