@@ -28,6 +28,7 @@ mod defaults;
 mod edits;
 mod errors;
 mod lifecycle;
+mod matching;
 mod model;
 mod races;
 mod replicas;
@@ -301,6 +302,30 @@ pub async fn extracted_twice(
     extractions
 }
 
+/// The lines [`past_the_threshold`] gives Elara's entry beyond scene 1's:
+/// minor ones, which the fake's compaction drops.
+pub const MINOR_LINES: &str = "(minor) Elara likes green apples from the southern orchards.\n\
+     (minor) Elara hums old marching songs while she polishes armour.\n\
+     (minor) Elara's boots were mended twice by the castle cobbler.";
+
+/// After [`after_scene_one`]: the client lengthens Elara's entry with
+/// [`MINOR_LINES`] past the chat's `lore_compaction_threshold`, set to 30
+/// tokens, so her next merge waits for her entry's compaction.
+pub async fn past_the_threshold(server: &mut Server, book: &str, chat: &str) {
+    let elara = the_entry(&book_entries(server, book).await, "character-Elara").clone();
+    let long = format!("{}\n{MINOR_LINES}", elara.content);
+    put_entry(server, book, &elara.uid, json!({ "content": long })).await;
+    server
+        .update_settings(
+            chat,
+            pb::Settings {
+                lore_compaction_threshold: Some(30),
+                ..Default::default()
+            },
+        )
+        .await;
+}
+
 /// The states of the jobs of `job_kind` among `jobs`, sorted.
 pub fn states(jobs: &[pb::Job], job_kind: pb::JobKind) -> Vec<pb::JobState> {
     let mut found: Vec<pb::JobState> = jobs
@@ -392,6 +417,18 @@ pub async fn book_entries(server: &Server, name: &str) -> Vec<Entry> {
         .collect();
     entries.sort_by_key(|e| (e.uid.parse::<u64>().unwrap_or(u64::MAX), e.uid.clone()));
     entries
+}
+
+/// Imports `book` (a World Info file's JSON) as `name`, as a client
+/// does.
+pub async fn import_book(server: &Server, name: &str, book: Value) {
+    lorebooks(server)
+        .import_lorebook(pb::ImportLorebookRequest {
+            name: name.into(),
+            json: book.to_string(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("import {name}: {e}"));
 }
 
 /// The names of the books the tenant has.

@@ -2,8 +2,10 @@
 //! entry the client writes for the entity being extracted is merged into,
 //! not duplicated; an entry locked or deleted meanwhile is left as the
 //! client left it; a scene recap rewritten meanwhile makes the extraction
-//! read the scene again; a deleted break cancels its extraction; and
-//! GenerateLore during the scene's recap waits for it.
+//! read the scene again; a deleted break cancels its extraction;
+//! GenerateLore during the scene's recap waits for it; and an entry
+//! edited during its compaction is compacted again from the edited text
+//! before the merge waiting for it runs.
 
 use std::time::Duration;
 
@@ -269,6 +271,52 @@ async fn generate_lore_during_the_scene_recap_waits_for_it_and_reads_the_fresh_r
     assert!(
         prompt.contains(&format!("RECAP={recap}")),
         "the extraction read the fresh recap {recap:?}: {prompt}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_edit_during_a_compaction_discards_it_and_the_merge_waits_for_the_compaction_of_the_edited_text()
+ {
+    let script = Script::holding(Story::of(&[scene_one(), scene_two()]), "lore_compact", HOLD);
+    let llm = FakeLlm::start(script.as_fake()).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut server, mut recaps, book) = after_scene_one(dir.path(), &llm, "squeeze").await;
+    past_the_threshold(&mut server, &book, "squeeze").await;
+
+    script.arm();
+    generate_lore(&mut recaps, "squeeze", "m7").await;
+    script.wait_held().await;
+    let elara = the_entry(&book_entries(&server, &book).await, "character-Elara").clone();
+    let edited = format!("{}\nElara is left-handed.", elara.content);
+    put_entry(&server, &book, &elara.uid, json!({ "content": edited })).await;
+    let jobs = wait_for_lore(&mut recaps, "squeeze", 2).await;
+    assert_eq!(
+        states(&jobs, pb::JobKind::LoreCompact),
+        [pb::JobState::Succeeded, pb::JobState::Discarded],
+        "{jobs:#?}"
+    );
+    assert_eq!(succeeded(&jobs, pb::JobKind::LoreMerge), 1, "{jobs:#?}");
+    let compactions = prompts_of(&llm.requests(), "lore_compact");
+    assert_eq!(compactions.len(), 2);
+    assert!(
+        compactions[1].contains("Elara is left-handed."),
+        "the second compaction read the edited text: {}",
+        compactions[1]
+    );
+    let merge = &prompts_of(&llm.requests(), "lore_merge")[0];
+    assert!(
+        merge.contains("Elara is left-handed.") && !merge.contains("(minor)"),
+        "the merge ran after the fresh compaction: {merge}"
+    );
+    let now = the_entry(&book_entries(&server, &book).await, "character-Elara").clone();
+    assert_eq!(
+        now.lines(),
+        [
+            "Elara carries a silver sword.",
+            "Elara is left-handed.",
+            "Title: knight of the Order"
+        ]
     );
     server.stop().await;
 }

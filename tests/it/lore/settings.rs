@@ -138,15 +138,8 @@ async fn a_seeded_book_starts_with_the_active_books_entries_and_merges_into_them
               "content": "Ravenhold guards the northern pass."},
         "1": {"uid": 1, "comment": "Old Roads", "key": ["old road"],
               "content": "The old roads are unsafe after dark."},
-    }})
-    .to_string();
-    lorebooks(&server)
-        .import_lorebook(pb::ImportLorebookRequest {
-            name: "Realm".into(),
-            json: realm,
-        })
-        .await
-        .expect("global book imported");
+    }});
+    import_book(&server, "Realm", realm).await;
     let realm_before = book_entries(&server, "Realm").await;
     let settings = pb::Settings {
         lore_seed_from_active_books: Some(true),
@@ -199,22 +192,7 @@ async fn a_merge_into_an_entry_past_the_compaction_threshold_waits_for_its_compa
     let llm = FakeLlm::start(Script::story(Story::of(&[scene_one(), scene_two()])).as_fake()).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let (mut server, mut recaps, book) = after_scene_one(dir.path(), &llm, "long").await;
-    let elara = the_entry(&book_entries(&server, &book).await, "character-Elara").clone();
-    // The client lengthened the entry past the threshold.
-    let long = "Title: squire of the Order\nElara carries a silver sword.\n\
-                (minor) Elara likes green apples from the southern orchards.\n\
-                (minor) Elara hums old marching songs while she polishes armour.\n\
-                (minor) Elara's boots were mended twice by the castle cobbler.";
-    put_entry(&server, &book, &elara.uid, json!({ "content": long })).await;
-    server
-        .update_settings(
-            "long",
-            pb::Settings {
-                lore_compaction_threshold: Some(30),
-                ..Default::default()
-            },
-        )
-        .await;
+    past_the_threshold(&mut server, &book, "long").await;
     generate_lore(&mut recaps, "long", "m7").await;
     let jobs = wait_for_lore(&mut recaps, "long", 2).await;
     assert_none_failed(&jobs);
