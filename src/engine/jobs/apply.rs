@@ -56,6 +56,7 @@ impl Engine {
             if let Some(written) = applied.written {
                 self.keep_written_book(written);
             }
+            super::lore::count_outcomes(&applied.outcomes);
             drop(applied.held);
             return Ok(());
         }

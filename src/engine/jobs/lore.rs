@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
-use crate::domain::jobs::{JobKind, JobState};
+use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::lore::edit::{self, LoreLimits};
 use crate::domain::lore::keys::{entry_comment, normalise_name};
 use crate::domain::lore::registry::Registry;
@@ -34,6 +34,7 @@ use super::super::{Engine, EngineError, Next};
 use super::apply::{fail, job_commit};
 use super::queue::{self, Changed, LoreWork, Queued};
 use effects::Effects;
+pub(super) use effects::count_outcomes;
 
 mod effects;
 
@@ -64,6 +65,8 @@ pub(super) struct LoreApplied<'a> {
     pub held: Option<HeldBook<'a>>,
     /// The book's new state, cached once the commit is durable.
     pub written: Option<crate::engine::lorebooks::WrittenBook>,
+    /// What it did to entries, counted once the commit is durable.
+    pub outcomes: Vec<&'static str>,
 }
 
 impl LoreApplied<'_> {
@@ -72,6 +75,7 @@ impl LoreApplied<'_> {
             commit,
             held: None,
             written: None,
+            outcomes: Vec::new(),
         }
     }
 }
@@ -267,6 +271,7 @@ impl Engine {
                 commit,
                 held: Some(held),
                 written: None,
+                outcomes: Vec::new(),
             });
         }
         let limits = lore_limits(&settings, self);
@@ -284,8 +289,11 @@ impl Engine {
                 effects.notes.push(format!("seeded {copied} entries"));
             }
         }
-        let mut fresh = Vec::new();
-        match self.lore_effect(
+        // Every job the answer leads to is queued at the end of the chat's
+        // list: a refusal (or an error) takes them off again, so the list
+        // stays what the store holds.
+        let queued_before = resident.jobs.len();
+        let fresh = match self.change_book(
             chat_id,
             resident,
             &job,
@@ -295,37 +303,22 @@ impl Engine {
             &mut effects,
             now,
         ) {
-            Ok(more) => fresh.extend(more),
-            Err(EngineError::Domain(refused)) => {
+            Ok(fresh) => fresh,
+            Err(error) => {
+                resident.jobs.truncate(queued_before);
+                let EngineError::Domain(refused) = error else {
+                    return Err(error);
+                };
                 resident.jobs[at].last_error =
                     queue::short(&format!("the answer could not be applied: {refused}"));
                 return Ok(LoreApplied {
                     commit: fail(resident, at, NOT_APPLIED, now),
                     held: Some(held),
                     written: None,
+                    outcomes: Vec::new(),
                 });
             }
-            Err(other) => return Err(other),
-        }
-        for merged in edit::deduplicate(&mut book, &settings.lore_entity_types, &limits)? {
-            effects.changed = true;
-            effects.touched.push(merged.kept.clone());
-            effects.note(
-                "deduplicated",
-                format!("entry {} merged into entry {}", merged.removed, merged.kept),
-            );
-        }
-        if job.kind != JobKind::LoreCompact {
-            fresh.extend(self.compactions_due(
-                chat_id,
-                resident,
-                &job,
-                &book,
-                &settings,
-                &effects.touched,
-                now,
-            )?);
-        }
+        };
         let mut writes = Vec::new();
         let mut written = None;
         if effects.changed {
@@ -346,7 +339,47 @@ impl Engine {
             commit: job_commit(writes, Next::Nothing, ended, fresh),
             held: Some(held),
             written,
+            outcomes: effects.outcomes,
         })
+    }
+
+    /// What `answer` does to `book`, duplicates merged and the compactions
+    /// it needs queued: the jobs it queued.
+    #[allow(clippy::too_many_arguments)]
+    fn change_book(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        job: &Job,
+        answer: &LoreAnswer,
+        settings: &Settings,
+        book: &mut Book,
+        effects: &mut Effects,
+        now: UnixMicros,
+    ) -> Result<Vec<Job>, EngineError> {
+        let limits = lore_limits(settings, self);
+        let mut fresh =
+            self.lore_effect(chat_id, resident, job, answer, settings, book, effects, now)?;
+        for merged in edit::deduplicate(book, &settings.lore_entity_types, &limits)? {
+            effects.changed = true;
+            effects.touched.push(merged.kept.clone());
+            effects.note(
+                "deduplicated",
+                format!("entry {} merged into entry {}", merged.removed, merged.kept),
+            );
+        }
+        if job.kind != JobKind::LoreCompact {
+            fresh.extend(self.compactions_due(
+                chat_id,
+                resident,
+                job,
+                book,
+                settings,
+                &effects.touched,
+                now,
+            )?);
+        }
+        Ok(fresh)
     }
 
     /// The books whose entries a new chat book starts with

@@ -24,6 +24,7 @@ pub use crate::recap_jobs::{
     wait_for_jobs,
 };
 
+mod bounds;
 mod defaults;
 mod edits;
 mod errors;

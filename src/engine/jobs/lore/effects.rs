@@ -26,16 +26,30 @@ use super::{entity_subject, lore_limits};
 /// What one answer did to the book, for the job's result and metrics.
 #[derive(Default)]
 pub(super) struct Effects {
+    /// The job's result, one note per change or change skipped.
     pub(super) notes: Vec<String>,
+    /// The `outcome` labels of `recapd_lore_entries_total` to count once
+    /// the change is durable.
+    pub(super) outcomes: Vec<&'static str>,
     /// Entries whose content the answer wrote (to compact when too long).
     pub(super) touched: Vec<String>,
+    /// Whether the book changed (and is written).
     pub(super) changed: bool,
 }
 
 impl Effects {
+    /// Notes a change (or a change skipped) of `outcome`, counted once the
+    /// commit is durable.
     pub(super) fn note(&mut self, outcome: &'static str, text: String) {
-        metrics::counter!(telemetry::LORE_ENTRIES, "outcome" => outcome).increment(1);
+        self.outcomes.push(outcome);
         self.notes.push(text);
+    }
+}
+
+/// Counts what a durable lore commit did to entries.
+pub(in crate::engine::jobs) fn count_outcomes(outcomes: &[&'static str]) {
+    for outcome in outcomes {
+        metrics::counter!(telemetry::LORE_ENTRIES, "outcome" => *outcome).increment(1);
     }
 }
 
