@@ -12,34 +12,6 @@ use recapd::grpc::pb;
 use super::*;
 use crate::common::fake_llm::FakeLlm;
 
-/// A server over the story chat with breaks at m3 and m7 and scene 1's
-/// lore written; `script` answers.
-async fn after_scene_one(
-    dir: &std::path::Path,
-    llm: &FakeLlm,
-    chat: &str,
-) -> (Server, RecapServiceClient<Channel>, String) {
-    let (mut server, mut recaps) = start(dir, &llm.url()).await;
-    open(&mut server, chat, lore_settings(), story_chat()).await;
-    make_break(&mut server, chat, "m3").await;
-    make_break(&mut server, chat, "m7").await;
-    generate_lore(&mut recaps, chat, "m3").await;
-    wait_for_lore(&mut recaps, chat, 1).await;
-    let book = chat_book(&mut server, chat).await;
-    (server, recaps, book)
-}
-
-/// The states of `jobs` of `job_kind`, sorted.
-fn states_of(jobs: &[pb::Job], job_kind: pb::JobKind) -> Vec<pb::JobState> {
-    let mut states: Vec<pb::JobState> = jobs
-        .iter()
-        .filter(|j| kind(j) == job_kind)
-        .map(state)
-        .collect();
-    states.sort_by_key(|s| *s as i32);
-    states
-}
-
 #[tokio::test]
 async fn a_client_edit_during_a_merge_discards_it_and_the_merge_runs_on_the_edited_text() {
     let script = Script::holding(
@@ -63,7 +35,7 @@ async fn a_client_edit_during_a_merge_discards_it_and_the_merge_runs_on_the_edit
     })
     .await;
     assert_eq!(
-        states_of(&jobs, pb::JobKind::LoreMerge),
+        states(&jobs, pb::JobKind::LoreMerge),
         [pb::JobState::Succeeded, pb::JobState::Discarded],
         "{jobs:#?}"
     );
@@ -251,14 +223,10 @@ async fn a_scene_edited_during_its_extraction_is_read_again() {
         "lore_extract",
         Duration::from_millis(1500),
     );
-    script.arm();
     let llm = FakeLlm::start(script.as_fake()).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut server, mut recaps) = start(dir.path(), &llm.url()).await;
-    open(&mut server, "reread", lore_settings(), story_chat()).await;
-    make_break(&mut server, "reread", "m3").await;
-    generate_lore(&mut recaps, "reread", "m3").await;
-    script.wait_held().await;
+    let (mut server, mut recaps) =
+        with_extraction_held(dir.path(), &llm, &script, "reread", lore_settings()).await;
     server
         .publish(
             "reread",
@@ -270,14 +238,7 @@ async fn a_scene_edited_during_its_extraction_is_read_again() {
         )
         .await
         .expect("edit");
-    let jobs = wait_for_lore(&mut recaps, "reread", 1).await;
-    assert_eq!(
-        states_of(&jobs, pb::JobKind::LoreExtract),
-        [pb::JobState::Succeeded, pb::JobState::Discarded],
-        "{jobs:#?}"
-    );
-    let extractions = prompts_of(&llm.requests(), "lore_extract");
-    assert_eq!(extractions.len(), 2);
+    let extractions = extracted_twice(&mut recaps, &llm, "reread").await;
     assert!(extractions[1].contains("a bronze sword hangs at her side"));
     let entries = chat_entries(&mut server, "reread").await;
     assert_eq!(

@@ -28,9 +28,13 @@ mod bounds;
 mod defaults;
 mod edits;
 mod errors;
+mod lifecycle;
+mod matching;
 mod model;
+mod races;
 mod replicas;
 mod restart;
+mod settings;
 mod story;
 
 pub use model::{Script, Story, entity, kind_of, prompts_of, subject_of};
@@ -244,6 +248,96 @@ pub fn assert_none_failed(jobs: &[pb::Job]) {
     assert!(bad.is_empty(), "jobs failed or were cancelled: {bad:#?}");
 }
 
+/// A server over the story chat with breaks at m3 and m7 and scene 1's
+/// lore written (the fake at `llm` answers); returns the chat's book.
+pub async fn after_scene_one(
+    dir: &std::path::Path,
+    llm: &crate::common::fake_llm::FakeLlm,
+    chat: &str,
+) -> (Server, RecapServiceClient<Channel>, String) {
+    let (mut server, mut recaps) = start(dir, &llm.url()).await;
+    open(&mut server, chat, lore_settings(), story_chat()).await;
+    make_break(&mut server, chat, "m3").await;
+    make_break(&mut server, chat, "m7").await;
+    generate_lore(&mut recaps, chat, "m3").await;
+    wait_for_lore(&mut recaps, chat, 1).await;
+    let book = chat_book(&mut server, chat).await;
+    (server, recaps, book)
+}
+
+/// A server over the story chat opened with `settings`, whose scene 1
+/// (break m3) is being extracted: the extraction's request is held by
+/// `script` (armed here), so the test acts while it runs.
+pub async fn with_extraction_held(
+    dir: &std::path::Path,
+    llm: &crate::common::fake_llm::FakeLlm,
+    script: &Script,
+    chat: &str,
+    settings: pb::Settings,
+) -> (Server, RecapServiceClient<Channel>) {
+    script.arm();
+    let (mut server, mut recaps) = start(dir, &llm.url()).await;
+    open(&mut server, chat, settings, story_chat()).await;
+    make_break(&mut server, chat, "m3").await;
+    generate_lore(&mut recaps, chat, "m3").await;
+    script.wait_held().await;
+    (server, recaps)
+}
+
+/// Waits until scene 1's lore is written after its first extraction was
+/// discarded (the scene changed while it ran) and the scene read again;
+/// returns the two extraction prompts.
+pub async fn extracted_twice(
+    recaps: &mut RecapServiceClient<Channel>,
+    llm: &crate::common::fake_llm::FakeLlm,
+    chat: &str,
+) -> Vec<String> {
+    let jobs = wait_for_lore(recaps, chat, 1).await;
+    assert_eq!(
+        states(&jobs, pb::JobKind::LoreExtract),
+        [pb::JobState::Succeeded, pb::JobState::Discarded],
+        "{jobs:#?}"
+    );
+    let extractions = prompts_of(&llm.requests(), "lore_extract");
+    assert_eq!(extractions.len(), 2, "{extractions:#?}");
+    extractions
+}
+
+/// The lines [`past_the_threshold`] gives Elara's entry beyond scene 1's:
+/// minor ones, which the fake's compaction drops.
+pub const MINOR_LINES: &str = "(minor) Elara likes green apples from the southern orchards.\n\
+     (minor) Elara hums old marching songs while she polishes armour.\n\
+     (minor) Elara's boots were mended twice by the castle cobbler.";
+
+/// After [`after_scene_one`]: the client lengthens Elara's entry with
+/// [`MINOR_LINES`] past the chat's `lore_compaction_threshold`, set to 30
+/// tokens, so her next merge waits for her entry's compaction.
+pub async fn past_the_threshold(server: &mut Server, book: &str, chat: &str) {
+    let elara = the_entry(&book_entries(server, book).await, "character-Elara").clone();
+    let long = format!("{}\n{MINOR_LINES}", elara.content);
+    put_entry(server, book, &elara.uid, json!({ "content": long })).await;
+    server
+        .update_settings(
+            chat,
+            pb::Settings {
+                lore_compaction_threshold: Some(30),
+                ..Default::default()
+            },
+        )
+        .await;
+}
+
+/// The states of the jobs of `job_kind` among `jobs`, sorted.
+pub fn states(jobs: &[pb::Job], job_kind: pb::JobKind) -> Vec<pb::JobState> {
+    let mut found: Vec<pb::JobState> = jobs
+        .iter()
+        .filter(|j| kind(j) == job_kind)
+        .map(state)
+        .collect();
+    found.sort_by_key(|s| *s as i32);
+    found
+}
+
 /// A client of the server's LorebookService.
 pub fn lorebooks(server: &Server) -> LorebookServiceClient<Channel> {
     LorebookServiceClient::new(server.channel.clone())
@@ -324,6 +418,34 @@ pub async fn book_entries(server: &Server, name: &str) -> Vec<Entry> {
         .collect();
     entries.sort_by_key(|e| (e.uid.parse::<u64>().unwrap_or(u64::MAX), e.uid.clone()));
     entries
+}
+
+/// Imports `book` (a World Info file's JSON) as `name`, as a client
+/// does.
+pub async fn import_book(server: &Server, name: &str, book: Value) {
+    lorebooks(server)
+        .import_lorebook(pb::ImportLorebookRequest {
+            name: name.into(),
+            json: book.to_string(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("import {name}: {e}"));
+}
+
+/// The names of the books the tenant has.
+pub async fn book_names(server: &Server) -> Vec<String> {
+    lorebooks(server)
+        .list_lorebooks(pb::ListLorebooksRequest {
+            page_size: 1000,
+            page_token: String::new(),
+        })
+        .await
+        .expect("books")
+        .into_inner()
+        .lorebooks
+        .into_iter()
+        .map(|b| b.name)
+        .collect()
 }
 
 /// The entries of `chat`'s own book.

@@ -411,17 +411,11 @@ async fn deleting_the_chat_deletes_its_book_unless_told_to_keep_it() {
         .await
         .expect_err("the book went with its chat");
     assert_eq!(gone.code(), Code::NotFound, "{gone:?}");
-    let listed = lorebooks(&server)
-        .list_lorebooks(pb::ListLorebooksRequest {
-            page_size: 1000,
-            page_token: String::new(),
-        })
-        .await
-        .expect("list")
-        .into_inner()
-        .lorebooks;
-    let listed: Vec<&str> = listed.iter().map(|b| b.name.as_str()).collect();
-    assert_eq!(listed, [names[1].as_str()], "only the kept book is left");
+    assert_eq!(
+        book_names(&server).await,
+        [names[1].as_str()],
+        "only the kept book is left"
+    );
     assert_eq!(book_entries(&server, &names[1]).await.len(), 3);
     // Nothing of the deleted chat runs on.
     tokio::time::sleep(Duration::from_millis(300)).await;
