@@ -8,7 +8,7 @@
 //! resolution, which says it is Ravenhold, then a merge); Elara's merge
 //! takes her entry past the compaction threshold (a compaction).
 
-use std::process::Command;
+use crate::recap_jobs::recapd_with_llm;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,34 +16,6 @@ use recapd::grpc::pb;
 
 use super::*;
 use crate::common::fake_llm::FakeLlm;
-use crate::common::process::Recapd;
-
-/// The binary on data directory `dir` with the fake LLM and the test
-/// store of `store_of` (the same directory, or on PostgreSQL another
-/// replica's, to share its schema).
-fn recapd_with_llm(dir: &std::path::Path, store_of: &std::path::Path, llm_url: &str) -> Recapd {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
-    if let Some((url, schema)) = crate::common::config::test_postgres(store_of) {
-        command
-            .arg("--store")
-            .arg(url.0)
-            .arg("--store-schema")
-            .arg(schema);
-    }
-    command
-        .args([
-            "--llm-url",
-            llm_url,
-            "--llm-model",
-            "fake",
-            "--llm-backoff-base-ms",
-            "10",
-        ])
-        // On PostgreSQL a restarted server cannot tell a dead runner from a
-        // slow one: it takes a RUNNING job over when its lease expires.
-        .args(["--job-lease", "3"]);
-    Recapd::start_with(command, dir)
-}
 
 /// Scene 2 for these tests: every job kind runs.
 fn scene_two_of_every_kind() -> (&'static str, Vec<Value>) {
@@ -99,7 +71,7 @@ async fn killed_during(held: &'static str, survivor: Survivor) {
     let dir = tempfile::tempdir().expect("temp dir");
     let chat = "killed";
 
-    let mut first = recapd_with_llm(dir.path(), dir.path(), &llm.url());
+    let mut first = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &[]);
     let mut server = Server::clients(first.channel().await);
     let mut recaps = RecapServiceClient::new(server.channel.clone());
     let settings = pb::Settings {
@@ -120,7 +92,7 @@ async fn killed_during(held: &'static str, survivor: Survivor) {
     let replica = (survivor == Survivor::Replica).then(|| {
         let other = dir.path().join("replica");
         std::fs::create_dir_all(&other).expect("the replica's data directory");
-        recapd_with_llm(&other, dir.path(), &llm.url())
+        recapd_with_llm(&other, dir.path(), &llm.url(), &[])
     });
     if let Some(replica) = &replica {
         replica.channel().await;
@@ -128,7 +100,8 @@ async fn killed_during(held: &'static str, survivor: Survivor) {
     first.kill9();
     drop((server, recaps));
 
-    let second = replica.unwrap_or_else(|| recapd_with_llm(dir.path(), dir.path(), &llm.url()));
+    let second =
+        replica.unwrap_or_else(|| recapd_with_llm(dir.path(), dir.path(), &llm.url(), &[]));
     let mut server = Server::clients(second.channel().await);
     let mut recaps = RecapServiceClient::new(server.channel.clone());
     let jobs = wait_for_jobs(

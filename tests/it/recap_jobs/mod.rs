@@ -311,3 +311,36 @@ pub async fn recaps_of(server: &mut Server, chat: &str) -> pb::ListRunningRecaps
         .expect("running recaps")
         .into_inner()
 }
+
+/// The binary on data directory `dir` with the fake LLM at `llm_url`, the
+/// test store of `store_of` (the same directory, or on PostgreSQL another
+/// replica's, to share its schema) and `extra` arguments.
+pub fn recapd_with_llm(
+    dir: &std::path::Path,
+    store_of: &std::path::Path,
+    llm_url: &str,
+    extra: &[&str],
+) -> crate::common::process::Recapd {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_recapd"));
+    if let Some((url, schema)) = crate::common::config::test_postgres(store_of) {
+        command
+            .arg("--store")
+            .arg(url.0)
+            .arg("--store-schema")
+            .arg(schema);
+    }
+    command
+        .args([
+            "--llm-url",
+            llm_url,
+            "--llm-model",
+            "fake",
+            "--llm-backoff-base-ms",
+            "10",
+        ])
+        // On PostgreSQL a restarted server cannot tell a dead runner from a
+        // slow one: it takes a RUNNING job over when its lease expires.
+        .args(["--job-lease", "3"])
+        .args(extra);
+    crate::common::process::Recapd::start_with(command, dir)
+}

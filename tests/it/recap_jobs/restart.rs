@@ -14,32 +14,6 @@ use crate::common::fake_llm::{FakeLlm, Reply, SeenRequest};
 use crate::common::process::Recapd;
 use crate::common::replicas::fresh_schema;
 
-/// The binary with the fake LLM and the test store for `dir`.
-fn recapd_with_llm(dir: &std::path::Path, llm_url: &str, extra: &[&str]) -> Recapd {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_recapd"));
-    if let Some((url, schema)) = crate::common::config::test_postgres(dir) {
-        command
-            .arg("--store")
-            .arg(url.0)
-            .arg("--store-schema")
-            .arg(schema);
-    }
-    command
-        .args([
-            "--llm-url",
-            llm_url,
-            "--llm-model",
-            "fake",
-            "--llm-backoff-base-ms",
-            "10",
-        ])
-        // On PostgreSQL a restarted server cannot tell a dead runner from a
-        // slow one: it takes a RUNNING job over when its lease expires.
-        .args(["--job-lease", "3"])
-        .args(extra);
-    Recapd::start_with(command, dir)
-}
-
 fn slow_story(request: &SeenRequest) -> Reply {
     Reply::Slow(
         Duration::from_millis(250),
@@ -55,7 +29,7 @@ async fn killed_at_any_point_of_the_pipeline_a_restart_finishes_it_and_applies_e
     let llm = FakeLlm::start(slow_story).await;
     for kill_after in [1, 3, 5] {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut first = recapd_with_llm(dir.path(), &llm.url(), &[]);
+        let mut first = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &[]);
         let mut server = Server::clients(first.channel().await);
         let mut recaps = RecapServiceClient::new(server.channel.clone());
         let before = llm.requests().len();
@@ -78,7 +52,7 @@ async fn killed_at_any_point_of_the_pipeline_a_restart_finishes_it_and_applies_e
         first.kill9();
         drop((server, recaps));
 
-        let second = recapd_with_llm(dir.path(), &llm.url(), &[]);
+        let second = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &[]);
         let mut server = Server::clients(second.channel().await);
         let mut recaps = RecapServiceClient::new(server.channel.clone());
         let jobs = wait_for_jobs(
