@@ -19,6 +19,8 @@
 //!   LLM, their macros and its answers.
 //! - [`world_info`]: SillyTavern's World Info (lorebooks): books, activation,
 //!   placement; [`lore`]: the lorebook entries recapd writes itself.
+//! - [`recall`]: the chat's history cut into passages, searched by keyword
+//!   and by vector, and the recall tier it injects.
 
 pub mod autohide;
 pub mod backoff;
@@ -30,6 +32,7 @@ pub mod jobs;
 pub mod lore;
 pub mod message;
 pub mod prompt;
+pub mod recall;
 pub mod recaps;
 pub mod refresh;
 pub mod settings;

@@ -15,8 +15,10 @@ use super::time::UnixMicros;
 pub const INJECTION_KEY: &str = "auto_recap_scene";
 /// The key of the message-recap tier.
 pub const MESSAGE_RECAPS_KEY: &str = "auto_recap_messages";
+/// The key of the recall tier.
+pub const RECALL_KEY: &str = "auto_recap_recall";
 
-/// Which of a chat's two injections.
+/// Which of a chat's injections.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum InjectionKey {
     /// The running scene recap (`auto_recap_scene`).
@@ -24,6 +26,9 @@ pub enum InjectionKey {
     Scene,
     /// The message-recap tier (`auto_recap_messages`).
     Messages,
+    /// The recall tier (`auto_recap_recall`): passages of the chat's
+    /// history found again (`recall`).
+    Recall,
 }
 
 impl InjectionKey {
@@ -32,6 +37,7 @@ impl InjectionKey {
         match self {
             InjectionKey::Scene => INJECTION_KEY,
             InjectionKey::Messages => MESSAGE_RECAPS_KEY,
+            InjectionKey::Recall => RECALL_KEY,
         }
     }
 
@@ -40,6 +46,7 @@ impl InjectionKey {
         match name {
             INJECTION_KEY => Some(InjectionKey::Scene),
             MESSAGE_RECAPS_KEY => Some(InjectionKey::Messages),
+            RECALL_KEY => Some(InjectionKey::Recall),
             _ => None,
         }
     }
@@ -219,7 +226,13 @@ impl Injection {
                 settings.message_recaps_role,
                 settings.message_recaps_scan,
             ),
-            InjectionKey::Scene | InjectionKey::Messages => DISABLED_PLACE,
+            InjectionKey::Recall if enabled && settings.recall_enabled => (
+                settings.recall_position,
+                settings.recall_depth,
+                settings.recall_role,
+                settings.recall_scan,
+            ),
+            InjectionKey::Scene | InjectionKey::Messages | InjectionKey::Recall => DISABLED_PLACE,
         };
         Injection {
             chat: chat.clone(),
@@ -273,6 +286,12 @@ impl Injection {
 /// Where a disabled injection is registered, as the extension does:
 /// IN_PROMPT, depth 0, SYSTEM, no scan.
 const DISABLED_PLACE: (Position, u32, Role, bool) = (Position::InPrompt, 0, Role::System, false);
+
+/// Where a disabled injection is registered: IN_PROMPT, depth 0, SYSTEM,
+/// no scan (position, depth, role, scan).
+pub fn disabled_place() -> (Position, u32, Role, bool) {
+    DISABLED_PLACE
+}
 
 /// What makes a refresh one of a kind: everything the chat's state does
 /// not give.

@@ -119,8 +119,12 @@ pub const DEFAULT_MESSAGE_RECAPS_TEMPLATE: &str = "# Recent Events\n\n{{message_
 
 mod declare;
 mod fields;
+mod recall;
 mod values;
 mod world_info;
+
+pub use crate::recall::{DEFAULT_RECALL_TEMPLATE, MAX_CHUNK_CHARS, MIN_CHUNK_CHARS};
+pub use recall::{ChatIds, MAX_RECALL_CHATS, check_recall_chats, recall_fraction, recall_range};
 
 pub use crate::settings_table;
 use declare::{checked, declare_settings};

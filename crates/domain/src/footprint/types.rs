@@ -49,6 +49,13 @@ impl Footprint for crate::lore::EntityTypes {
     }
 }
 
+impl Footprint for crate::settings::ChatIds {
+    fn heap_bytes(&self) -> usize {
+        let crate::settings::ChatIds(ids) = self;
+        ids.heap_bytes()
+    }
+}
+
 impl Footprint for BookNames {
     fn heap_bytes(&self) -> usize {
         let BookNames(names) = self;

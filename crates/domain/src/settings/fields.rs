@@ -224,6 +224,40 @@ macro_rules! settings_table {
             lore_seed_from_active_books: bool = false;
             /// Whether deleting the chat deletes the book recapd created for it.
             lore_delete_book_with_chat: bool = true;
+            // ---- Recall (`recall`): the chat's history searched again.
+            /// Whether the recall tier (`auto_recap_recall`) is injected.
+            recall_enabled: bool = false;
+            /// How many of the latest messages make the recall tier's query.
+            recall_query_messages: u32 = 2,
+                checked by recall_range("settings.recall_query_messages", 1, 100);
+            /// Passages of the latest this many messages (not hidden by hand)
+            /// are not recalled: the prompt has them.
+            recall_exclude_recent: u32 = 10,
+                checked by recall_range("settings.recall_exclude_recent", 0, 100_000);
+            /// The most tokens of recalled passages the tier injects.
+            recall_max_tokens: u32 = 500,
+                checked by recall_range("settings.recall_max_tokens", 0, 100_000);
+            /// Passages whose fused score (0..=1) is lower are not recalled.
+            recall_min_score: Milli = Milli(0), checked by recall_fraction("settings.recall_min_score");
+            /// The recall tier's template; `{{recall}}` is replaced by the passages.
+            recall_template: String = DEFAULT_RECALL_TEMPLATE.to_owned();
+            /// The recall tier's position.
+            recall_position: Position = Position::InChat;
+            /// The recall tier's depth, for IN_CHAT.
+            recall_depth: u32 = 2, checked by depth_in_range("settings.recall_depth");
+            /// The recall tier's role.
+            recall_role: Role = Role::System;
+            /// Whether World Info scans the recall tier.
+            recall_scan: bool = false;
+            /// The longest passage (chunk) a message is cut into, in characters.
+            recall_chunk_chars: u32 = 1000,
+                checked by recall_range("settings.recall_chunk_chars", MIN_CHUNK_CHARS, MAX_CHUNK_CHARS);
+            /// A passage enters the vector ranking only with at least this
+            /// cosine similarity to the query (0..=1).
+            recall_min_similarity: Milli = Milli(250),
+                checked by recall_fraction("settings.recall_min_similarity");
+            /// Other chats of the tenant whose history this chat's recall also searches.
+            recall_chats: ChatIds = ChatIds::default(), checked by check_recall_chats;
         }
     };
 }

@@ -1,8 +1,8 @@
 //! How each type a setting can have behaves in a patch and on the API.
 
 use super::{
-    BookNames, CharacterStrategy, ContextType, EntityTypes, MaxTokensField, Milli, Position, Role,
-    StructuredOutput, TokenizerKind,
+    BookNames, CharacterStrategy, ChatIds, ContextType, EntityTypes, MaxTokensField, Milli,
+    Position, Role, StructuredOutput, TokenizerKind,
 };
 
 /// A type a setting can have (a row of the settings table). Plain types are
@@ -55,6 +55,7 @@ plain_setting_values! {
     CharacterStrategy => CharacterStrategy, |v| *v;
     BookNames => BookNames, |v| v.clone();
     EntityTypes => EntityTypes, |v| v.clone();
+    ChatIds => ChatIds, |v| v.clone();
 }
 
 impl<T: SettingValue<Set = T>> SettingValue for Option<T> {

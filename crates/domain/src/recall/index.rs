@@ -1,0 +1,365 @@
+//! A chat's recall index: its chunks, their words and their vectors, kept
+//! in step with the chat message by message.
+//!
+//! The engine builds it from the chat and the vectors stored for it the
+//! first time recall needs it, tells it which messages each commit wrote
+//! ([`RecallIndex::mark`]), and brings it up to date
+//! ([`RecallIndex::sync`]) before each use: only the messages marked are cut
+//! again. A chunk whose text did not change keeps its vector; a vector
+//! that arrives for a text that changed meanwhile is refused.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+
+use compact_str::CompactString;
+
+use super::chunk::chunks;
+use super::keyword::KeywordIndex;
+use super::search::{self, Hit, RecallQuery};
+use super::vectors::{VectorSet, centroid};
+use super::{ChunkKey, Source, StoredVector, indexable};
+use crate::chat::Chat;
+use crate::jobs::fingerprint_text;
+use crate::message::Message;
+
+/// One chunk in the index.
+#[derive(Debug, Clone)]
+pub(super) struct Doc {
+    pub key: ChunkKey,
+    /// The message's position key when indexed.
+    pub seq: i64,
+    /// The chunk's bytes in its text.
+    pub range: Range<u32>,
+    /// [`fingerprint_text`] of the chunk's text.
+    pub fingerprint: u64,
+}
+
+/// A chunk that has no vector yet, for an indexing request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingChunk {
+    /// The chunk.
+    pub key: ChunkKey,
+    /// Its text's fingerprint: the vector is for this text only.
+    pub fingerprint: u64,
+    /// Its text.
+    pub text: String,
+}
+
+/// A chat's recall index (see the module documentation). Invariants:
+/// `docs[s]` is `Some` exactly for the slots not in `free`; `by_message`
+/// lists the slots of each message's chunks; the keyword index holds
+/// exactly the present slots; a vector is held only for a present slot.
+#[derive(Debug, Clone, Default)]
+pub struct RecallIndex {
+    chunk_chars: usize,
+    model: String,
+    docs: Vec<Option<Doc>>,
+    free: Vec<u32>,
+    by_message: HashMap<CompactString, Vec<u32>>,
+    keyword: KeywordIndex,
+    vectors: VectorSet,
+    /// Stored vectors not (yet) matched with a chunk: a chunk cut again
+    /// with the same text takes its vector back from here.
+    spare: HashMap<ChunkKey, (u64, Vec<f32>)>,
+    dirty: BTreeSet<CompactString>,
+    all_dirty: bool,
+}
+
+/// The text a chunk of `source` is cut from.
+fn source_text(message: &Message, source: Source) -> Option<&str> {
+    match source {
+        Source::Message => indexable(message).then(|| message.text()),
+        Source::SceneRecap => message
+            .data()
+            .scene_recap_memory
+            .as_deref()
+            .filter(|t| !t.trim().is_empty() && message.data().is_visible_scene_break()),
+    }
+}
+
+impl RecallIndex {
+    /// The index of `chat`, chunks of at most `chunk_chars` characters,
+    /// using the vectors of `stored` that `model` computed for the chunks'
+    /// current texts.
+    pub fn build(
+        chat: &Chat,
+        chunk_chars: usize,
+        model: &str,
+        stored: Vec<StoredVector>,
+    ) -> RecallIndex {
+        let mut index = RecallIndex {
+            chunk_chars,
+            model: model.to_owned(),
+            ..RecallIndex::default()
+        };
+        index.keep_spare(stored);
+        for (seq, message) in chat.messages() {
+            index.add_message(seq, message);
+        }
+        index.spare.clear();
+        index
+    }
+
+    fn keep_spare(&mut self, stored: Vec<StoredVector>) {
+        for v in stored {
+            if v.model == self.model {
+                self.spare.insert(v.key, (v.fingerprint, v.vector));
+            }
+        }
+    }
+
+    /// The model whose vectors the index uses.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Notes that `message_id` was written (added, changed or removed): the
+    /// next [`RecallIndex::sync`] cuts it again.
+    pub fn mark(&mut self, message_id: &str) {
+        if !self.all_dirty {
+            self.dirty.insert(message_id.into());
+        }
+    }
+
+    /// Notes that the whole chat was replaced.
+    pub fn mark_all(&mut self) {
+        self.all_dirty = true;
+        self.dirty.clear();
+    }
+
+    /// Brings the index up to date with `chat`, with chunks of at most
+    /// `chunk_chars` characters and vectors of `model` (a change of either
+    /// cuts every message again; a chunk keeps its vector while its text
+    /// and the model stay the same).
+    pub fn sync(&mut self, chat: &Chat, chunk_chars: usize, model: &str) {
+        if model != self.model {
+            self.model = model.to_owned();
+            self.vectors = VectorSet::default();
+            self.all_dirty = true;
+        }
+        if chunk_chars != self.chunk_chars {
+            self.chunk_chars = chunk_chars;
+            self.all_dirty = true;
+        }
+        if self.all_dirty {
+            let kept = self.take_vectors();
+            *self = RecallIndex {
+                chunk_chars: self.chunk_chars,
+                model: self.model.clone(),
+                ..RecallIndex::default()
+            };
+            self.spare = kept;
+            for (seq, message) in chat.messages() {
+                self.add_message(seq, message);
+            }
+            self.spare.clear();
+            return;
+        }
+        let dirty = std::mem::take(&mut self.dirty);
+        for id in dirty {
+            let kept = self.remove_message(&id);
+            self.spare.extend(kept);
+            if let Some((seq, message)) = chat.message(&id) {
+                self.add_message(seq, message);
+            }
+            self.spare.clear();
+        }
+    }
+
+    /// Every held vector by chunk, for cutting again.
+    fn take_vectors(&mut self) -> HashMap<ChunkKey, (u64, Vec<f32>)> {
+        let mut kept = HashMap::new();
+        for (slot, doc) in self.docs.iter().enumerate() {
+            if let (Some(doc), Some(v)) = (doc, self.vectors.get(slot as u32)) {
+                kept.insert(doc.key.clone(), (doc.fingerprint, v.to_vec()));
+            }
+        }
+        kept
+    }
+
+    fn add_message(&mut self, seq: i64, message: &Message) {
+        for source in [Source::Message, Source::SceneRecap] {
+            let Some(text) = source_text(message, source) else {
+                continue;
+            };
+            for (part, range) in chunks(text, self.chunk_chars).into_iter().enumerate() {
+                let chunk = &text[range.clone()];
+                let key = ChunkKey {
+                    message_id: message.id.clone(),
+                    source,
+                    part: u32::try_from(part).unwrap_or(u32::MAX),
+                };
+                let fingerprint = fingerprint_text(chunk);
+                let slot = self.take_slot();
+                self.keyword.insert(slot, chunk);
+                if let Some((stored, vector)) = self.spare.remove(&key)
+                    && stored == fingerprint
+                {
+                    self.vectors.put(slot, &vector);
+                }
+                self.by_message
+                    .entry(message.id.clone())
+                    .or_default()
+                    .push(slot);
+                self.docs[slot as usize] = Some(Doc {
+                    key,
+                    seq,
+                    range: to_u32(range.start)..to_u32(range.end),
+                    fingerprint,
+                });
+            }
+        }
+    }
+
+    fn take_slot(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.docs.push(None);
+                to_u32(self.docs.len() - 1)
+            }
+        }
+    }
+
+    /// Removes a message's chunks; returns their vectors by chunk.
+    fn remove_message(&mut self, message_id: &str) -> Vec<(ChunkKey, (u64, Vec<f32>))> {
+        let mut kept = Vec::new();
+        for slot in self.by_message.remove(message_id).unwrap_or_default() {
+            if let Some(doc) = self.docs[slot as usize].take() {
+                if let Some(v) = self.vectors.get(slot) {
+                    kept.push((doc.key, (doc.fingerprint, v.to_vec())));
+                }
+                self.vectors.remove(slot);
+                self.keyword.remove(slot);
+                self.free.push(slot);
+            }
+        }
+        kept
+    }
+
+    /// How many chunks the index holds.
+    pub fn chunk_count(&self) -> usize {
+        self.docs.len() - self.free.len()
+    }
+
+    /// How many chunks have a vector.
+    pub fn vector_count(&self) -> usize {
+        self.vectors.len()
+    }
+
+    /// How many chunks have no vector yet.
+    pub fn missing_count(&self) -> usize {
+        self.chunk_count() - self.vector_count()
+    }
+
+    /// Up to `limit` chunks without a vector, newest first (the recent
+    /// messages make the recall tier's query), with their texts from
+    /// `chat` (synced).
+    pub fn missing(&self, chat: &Chat, limit: usize) -> Vec<PendingChunk> {
+        let mut slots: Vec<(i64, u32, u32)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, doc)| {
+                let doc = doc.as_ref()?;
+                (!self.vectors.has(slot as u32)).then_some((doc.seq, doc.key.part, slot as u32))
+            })
+            .collect();
+        let take = limit.min(slots.len());
+        if take == 0 {
+            return Vec::new();
+        }
+        if take < slots.len() {
+            slots.select_nth_unstable_by(take - 1, |a, b| (b.0, a.1).cmp(&(a.0, b.1)));
+            slots.truncate(take);
+        }
+        slots.sort_unstable_by(|a, b| (b.0, a.1).cmp(&(a.0, b.1)));
+        slots
+            .into_iter()
+            .filter_map(|(_, _, slot)| {
+                let doc = self.docs[slot as usize].as_ref()?;
+                Some(PendingChunk {
+                    key: doc.key.clone(),
+                    fingerprint: doc.fingerprint,
+                    text: self.text_of(chat, doc)?.to_owned(),
+                })
+            })
+            .collect()
+    }
+
+    /// Gives chunk `key` its vector, if the chunk still has the text with
+    /// `fingerprint` (false otherwise, or when the vector's dimension is
+    /// not the index's).
+    pub fn attach(&mut self, key: &ChunkKey, fingerprint: u64, vector: &[f32]) -> bool {
+        let Some(slots) = self.by_message.get(&key.message_id) else {
+            return false;
+        };
+        for slot in slots {
+            if let Some(doc) = &self.docs[*slot as usize]
+                && doc.key == *key
+            {
+                return doc.fingerprint == fingerprint && self.vectors.put(*slot, vector);
+            }
+        }
+        false
+    }
+
+    /// The direction of `message_ids`' chunks together (the centroid of
+    /// their vectors), `None` when none has a vector.
+    pub fn direction<'a>(
+        &self,
+        message_ids: impl IntoIterator<Item = &'a str>,
+    ) -> Option<Vec<f32>> {
+        let mut vectors = Vec::new();
+        for id in message_ids {
+            for slot in self
+                .by_message
+                .get(id)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                if let Some(v) = self.vectors.get(*slot) {
+                    vectors.push(v);
+                }
+            }
+        }
+        centroid(vectors)
+    }
+
+    /// The text of a chunk, read from `chat`.
+    pub(super) fn text_of<'c>(&self, chat: &'c Chat, doc: &Doc) -> Option<&'c str> {
+        let (_, message) = chat.message(&doc.key.message_id)?;
+        let text = source_text(message, doc.key.source)?;
+        text.get(doc.range.start as usize..doc.range.end as usize)
+    }
+
+    /// The best chunks for `query` (see [`search`]), read from `chat`
+    /// (synced).
+    pub fn search(&self, chat: &Chat, query: &RecallQuery<'_>) -> Vec<Hit> {
+        let keyword = self.keyword.scores(query.text);
+        let vector = query
+            .vector
+            .map(|q| self.vectors.similar(q, query.min_similarity));
+        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
+        search::fuse(keyword, vector, query, |slot| {
+            let doc = doc(slot)?;
+            Some((doc, self.text_of(chat, doc)?))
+        })
+    }
+
+    /// Bytes the index holds on the heap (an estimate).
+    pub fn heap_bytes(&self) -> usize {
+        let docs = self.docs.capacity() * std::mem::size_of::<Option<Doc>>();
+        let ids: usize = self
+            .by_message
+            .iter()
+            .map(|(k, v)| k.len() + 48 + v.capacity() * 4)
+            .sum();
+        let spare: usize = self.spare.values().map(|(_, v)| v.len() * 4 + 64).sum();
+        docs + ids + spare + self.keyword.heap_bytes() + self.vectors.heap_bytes()
+    }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}

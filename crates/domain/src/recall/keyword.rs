@@ -1,0 +1,211 @@
+//! Keyword relevance: Okapi BM25 over an inverted index of a chat's
+//! chunks, kept up to date chunk by chunk.
+//!
+//! Words are cut, normalised (Unicode folded to ASCII where it has a
+//! spelling there), stemmed and stripped of stop words by the `bm25`
+//! crate's English tokenizer, so "promised" finds "promise" and "the"
+//! finds nothing. BM25 with k1 = 1.2 and b = 0.75 (the usual values), and
+//! the idf `ln(1 + (N - n + 0.5) / (n + 0.5))`, which is never negative:
+//! a word in most chunks counts little, never against.
+//!
+//! Why in memory rather than in SQLite's FTS5 or PostgreSQL's full-text
+//! search: the recall tier is computed inside a refresh, in memory under
+//! the chat's lock, where a database round trip has no place; and one
+//! implementation scores the same on both stores.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use bm25::{DefaultTokenizer, Language, Tokenizer};
+
+/// BM25's term-frequency saturation.
+const K1: f32 = 1.2;
+/// BM25's length normalisation.
+const B: f32 = 0.75;
+
+/// The terms of `text`: normalised, stemmed, stop words left out, in
+/// order, repeats kept.
+pub fn terms(text: &str) -> Vec<String> {
+    static TOKENIZER: OnceLock<DefaultTokenizer> = OnceLock::new();
+    TOKENIZER
+        .get_or_init(|| DefaultTokenizer::new(Language::English))
+        .tokenize(text)
+}
+
+/// One occurrence list entry: a document and how often the term is in it.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    count: u32,
+}
+
+/// An inverted index of documents named by slot numbers (the caller's),
+/// with BM25 scoring. Invariants: `postings[t]` holds each document whose
+/// terms include `t` exactly once; `doc_terms[d]` lists the distinct terms
+/// of document `d` (empty for a free slot); `total_len` is the sum of
+/// `doc_len` over documents present, `docs` their number.
+#[derive(Debug, Default, Clone)]
+pub struct KeywordIndex {
+    ids: HashMap<Box<str>, u32>,
+    postings: Vec<Vec<Posting>>,
+    doc_terms: Vec<Box<[u32]>>,
+    doc_len: Vec<u32>,
+    present: Vec<bool>,
+    total_len: u64,
+    docs: u32,
+}
+
+impl KeywordIndex {
+    /// Adds document `doc` with text `text`, replacing what the slot held.
+    pub fn insert(&mut self, doc: u32, text: &str) {
+        let words = terms(text);
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        for word in &words {
+            let next = self.ids.len() as u32;
+            let id = *self.ids.entry(word.as_str().into()).or_insert(next);
+            if id as usize == self.postings.len() {
+                self.postings.push(Vec::new());
+            }
+            *counts.entry(id).or_default() += 1;
+        }
+        let slot = doc as usize;
+        if self.doc_terms.len() <= slot {
+            self.doc_terms.resize_with(slot + 1, Default::default);
+            self.doc_len.resize(slot + 1, 0);
+            self.present.resize(slot + 1, false);
+        }
+        if self.present[slot] {
+            self.remove(doc);
+        }
+        self.present[slot] = true;
+        let mut distinct: Vec<u32> = counts.keys().copied().collect();
+        distinct.sort_unstable();
+        for (&term, &count) in &counts {
+            self.postings[term as usize].push(Posting { doc, count });
+        }
+        let len = u32::try_from(words.len()).unwrap_or(u32::MAX);
+        self.doc_terms[slot] = distinct.into_boxed_slice();
+        self.doc_len[slot] = len;
+        self.total_len += u64::from(len);
+        self.docs += 1;
+    }
+
+    /// Removes document `doc` (nothing when the slot is free).
+    pub fn remove(&mut self, doc: u32) {
+        let slot = doc as usize;
+        if !self.present.get(slot).copied().unwrap_or(false) {
+            return;
+        }
+        self.present[slot] = false;
+        let terms = std::mem::take(&mut self.doc_terms[slot]);
+        for term in terms.iter() {
+            if let Some(list) = self.postings.get_mut(*term as usize) {
+                list.retain(|p| p.doc != doc);
+            }
+        }
+        self.total_len -= u64::from(self.doc_len[slot]);
+        self.doc_len[slot] = 0;
+        self.docs = self.docs.saturating_sub(1);
+    }
+
+    /// The BM25 score of every document sharing a term with `query`, as
+    /// `(doc, score)` in no order; each distinct query term counts once.
+    pub fn scores(&self, query: &str) -> Vec<(u32, f32)> {
+        if self.docs == 0 {
+            return Vec::new();
+        }
+        let mut wanted: Vec<u32> = terms(query)
+            .iter()
+            .filter_map(|w| self.ids.get(w.as_str()).copied())
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let n = self.docs as f32;
+        let average = (self.total_len as f32 / n).max(1.0);
+        let mut score = vec![0f32; self.doc_len.len()];
+        let mut touched = Vec::new();
+        for term in wanted {
+            let list = &self.postings[term as usize];
+            if list.is_empty() {
+                continue;
+            }
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for posting in list {
+                let d = posting.doc as usize;
+                let tf = posting.count as f32;
+                let len = self.doc_len[d] as f32;
+                let part = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / average));
+                if score[d] == 0.0 {
+                    touched.push(posting.doc);
+                }
+                score[d] += part;
+            }
+        }
+        touched
+            .into_iter()
+            .map(|d| (d, score[d as usize]))
+            .filter(|(_, s)| *s > 0.0)
+            .collect()
+    }
+
+    /// Bytes the index holds on the heap (an estimate of its allocations).
+    pub fn heap_bytes(&self) -> usize {
+        let ids: usize = self
+            .ids
+            .keys()
+            .map(|k| k.len() + std::mem::size_of::<(Box<str>, u32)>() + 8)
+            .sum();
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|l| l.capacity() * std::mem::size_of::<Posting>() + 24)
+            .sum();
+        let terms: usize = self.doc_terms.iter().map(|t| t.len() * 4 + 16).sum();
+        ids + postings + terms + self.doc_len.capacity() * 4 + self.present.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranked(index: &KeywordIndex, query: &str) -> Vec<u32> {
+        let mut scores = index.scores(query);
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scores.into_iter().map(|(d, _)| d).collect()
+    }
+
+    #[test]
+    fn stems_and_stop_words() {
+        let words = terms("The promises she promised were kept");
+        assert!(words.contains(&"promis".to_owned()) || words.contains(&"promise".to_owned()));
+        assert!(!words.iter().any(|w| w == "the"));
+    }
+
+    #[test]
+    fn the_rarer_word_and_the_shorter_document_rank_first() {
+        let mut index = KeywordIndex::default();
+        index.insert(0, "Mira walked to the market and bought bread.");
+        index.insert(1, "The letter was sealed with green wax.");
+        index.insert(2, "Bread, bread and more bread at the market.");
+        index.insert(3, "Tomas walked home.");
+        assert_eq!(ranked(&index, "green wax letter"), [1]);
+        assert_eq!(ranked(&index, "bread")[0], 2);
+        assert!(ranked(&index, "dragons").is_empty());
+        assert!(ranked(&index, "").is_empty());
+    }
+
+    #[test]
+    fn removed_documents_are_not_found_and_slots_are_reused() {
+        let mut index = KeywordIndex::default();
+        index.insert(0, "The Gilded Goose inn");
+        index.insert(1, "A goose in the yard");
+        index.remove(0);
+        assert_eq!(ranked(&index, "gilded goose"), [1]);
+        index.remove(0);
+        index.insert(0, "The Gilded Goose again");
+        assert_eq!(ranked(&index, "gilded")[0], 0);
+        assert_eq!(index.docs, 2);
+    }
+}

@@ -1,0 +1,258 @@
+//! The recall index and tier as a user sees them: what is found, what is
+//! left out, and what the injection says.
+
+use super::index::RecallIndex;
+use super::search::RecallQuery;
+use super::tier::{moment_hits, refresh_recall};
+use super::{ChunkKey, Source, StoredVector};
+use crate::chat::{Chat, ChatEvent};
+use crate::ids::ChatKey;
+use crate::message::{Message, MessageData, NewMessage};
+use crate::refresh::{InjectionKey, RefreshContext, Trigger};
+use crate::settings::{Milli, Settings};
+use crate::time::UnixMicros;
+
+fn message(id: &str, name: &str, text: &str) -> Message {
+    NewMessage {
+        id: id.into(),
+        name: name.into(),
+        text: text.into(),
+        ..NewMessage::default()
+    }
+    .build("message", &crate::Limits::default())
+    .expect("a valid message")
+}
+
+fn story() -> Chat {
+    let lines = [
+        (
+            "m1",
+            "Mira",
+            "We took rooms at the Gilded Goose, the inn by the river.",
+        ),
+        (
+            "m2",
+            "Tomas",
+            "The innkeeper gave me a letter sealed with green wax.",
+        ),
+        (
+            "m3",
+            "Mira",
+            "I promised to keep the letter closed until the full moon.",
+        ),
+        ("m4", "Tomas", "The road north climbs into the hills."),
+        ("m5", "Mira", "Wolves howled all night."),
+        ("m6", "Tomas", "What did the sealed letter say?"),
+    ];
+    let mut chat = Chat::default();
+    for (id, name, text) in lines {
+        chat.apply(ChatEvent::MessageSent(message(id, name, text)))
+            .expect("appends");
+    }
+    chat
+}
+
+fn settings() -> Settings {
+    Settings {
+        recall_enabled: true,
+        recall_query_messages: 1,
+        recall_exclude_recent: 1,
+        ..Settings::default()
+    }
+}
+
+fn ids(hits: &[super::Hit]) -> Vec<&str> {
+    hits.iter().map(|h| h.key.message_id.as_str()).collect()
+}
+
+#[test]
+fn keyword_search_finds_the_letter_and_leaves_out_the_recent_window() {
+    let chat = story();
+    let index = RecallIndex::build(&chat, 1000, "", Vec::new());
+    assert_eq!(index.chunk_count(), 6);
+    assert_eq!(index.missing_count(), 6, "no vector yet");
+    let hits = moment_hits(&chat, &index, &settings(), 10);
+    // The query is m6 ("What did the sealed letter say?"), which the
+    // recent window (1 message) leaves out itself.
+    assert_eq!(ids(&hits)[..2], ["m2", "m3"]);
+    assert!(!ids(&hits).contains(&"m6"));
+    assert!(hits[0].score <= 1.0 && hits[0].score > hits[1].score);
+    assert_eq!(hits[0].vector_score, None);
+}
+
+#[test]
+fn vectors_rank_by_meaning_and_fuse_with_keywords() {
+    let chat = story();
+    // A toy space: axis 0 "letters", axis 1 "travel".
+    let vector = |id: &str| match id {
+        "m2" | "m3" | "m6" => vec![1.0, 0.1],
+        _ => vec![0.1, 1.0],
+    };
+    let stored = chat
+        .messages()
+        .map(|(_, m)| StoredVector {
+            key: ChunkKey {
+                message_id: m.id.clone(),
+                source: Source::Message,
+                part: 0,
+            },
+            fingerprint: crate::jobs::fingerprint_text(m.text()),
+            model: "toy".into(),
+            vector: vector(&m.id),
+        })
+        .collect();
+    let index = RecallIndex::build(&chat, 1000, "toy", stored);
+    assert_eq!(index.missing_count(), 0);
+    let hits = index.search(
+        &chat,
+        &RecallQuery {
+            text: "",
+            vector: Some(&[0.0, 1.0]),
+            exclude_from_seq: None,
+            exclude_ids: &[],
+            limit: 3,
+            min_score: 0.0,
+            min_similarity: 0.5,
+        },
+    );
+    assert_eq!(hits.len(), 3, "only the travel passages pass the floor");
+    assert!(ids(&hits).iter().all(|id| ["m1", "m4", "m5"].contains(id)));
+    // Both rankings agree on m2/m3 for the moment's query: it is first.
+    let hits = moment_hits(&chat, &index, &settings(), 10);
+    assert!(["m2", "m3"].contains(&ids(&hits)[0]));
+    assert!(hits[0].vector_score.is_some_and(|s| s > 0.9));
+}
+
+#[test]
+fn an_edit_drops_the_chunk_vector_and_a_stale_vector_is_refused() {
+    let mut chat = story();
+    let stored = vec![StoredVector {
+        key: ChunkKey {
+            message_id: "m2".into(),
+            source: Source::Message,
+            part: 0,
+        },
+        fingerprint: crate::jobs::fingerprint_text(
+            "The innkeeper gave me a letter sealed with green wax.",
+        ),
+        model: "toy".into(),
+        vector: vec![1.0, 0.0],
+    }];
+    let mut index = RecallIndex::build(&chat, 1000, "toy", stored.clone());
+    assert_eq!(index.vector_count(), 1);
+    chat.apply(ChatEvent::MessageEdited {
+        message_id: "m2".into(),
+        text: "The innkeeper gave me a parcel.".into(),
+    })
+    .expect("edits");
+    index.mark("m2");
+    index.sync(&chat, 1000, "toy");
+    assert_eq!(index.vector_count(), 0, "the old text's vector is gone");
+    assert!(!index.attach(&stored[0].key, stored[0].fingerprint, &[1.0, 0.0]));
+    let pending = index.missing(&chat, 100);
+    let m2 = pending
+        .iter()
+        .find(|p| p.key.message_id == "m2")
+        .expect("m2 needs a vector again");
+    assert_eq!(m2.text, "The innkeeper gave me a parcel.");
+    assert!(index.attach(&m2.key, m2.fingerprint, &[1.0, 0.0]));
+    assert_eq!(pending[0].key.message_id, "m6", "newest first");
+    // An unchanged message cut again keeps its vector.
+    index.mark("m2");
+    index.sync(&chat, 1000, "toy");
+    assert_eq!(index.vector_count(), 1);
+    // Another model's vectors do not count.
+    index.sync(&chat, 1000, "other");
+    assert_eq!(index.vector_count(), 0);
+}
+
+#[test]
+fn deleted_and_hidden_messages_are_not_found() {
+    let mut chat = story();
+    let mut index = RecallIndex::build(&chat, 1000, "", Vec::new());
+    chat.apply(ChatEvent::MessageDeleted {
+        message_id: "m2".into(),
+    })
+    .expect("deletes");
+    index.mark("m2");
+    index.sync(&chat, 1000, "");
+    let hits = moment_hits(&chat, &index, &settings(), 10);
+    assert!(!ids(&hits).contains(&"m2"));
+    assert_eq!(index.chunk_count(), 5);
+}
+
+#[test]
+fn scene_recaps_are_found_under_their_scene_break() {
+    let mut chat = story();
+    chat.set_message_data(
+        "m4",
+        &MessageData {
+            scene_break: Some(true),
+            scene_recap_memory: Some("They argued about the green wax seal.".into()),
+            ..MessageData::default()
+        },
+    )
+    .expect("sets data");
+    let index = RecallIndex::build(&chat, 1000, "", Vec::new());
+    let hits = moment_hits(
+        &chat,
+        &index,
+        &Settings {
+            recall_min_score: Milli(0),
+            ..settings()
+        },
+        10,
+    );
+    let recap = hits
+        .iter()
+        .find(|h| h.key.source == Source::SceneRecap)
+        .expect("the scene recap is found");
+    assert_eq!(recap.key.message_id, "m4");
+}
+
+#[test]
+fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
+    let chat = story();
+    let index = RecallIndex::build(&chat, 1000, "", Vec::new());
+    let key = ChatKey::default();
+    let s = Settings {
+        recall_max_tokens: 15,
+        recall_template: "Recalled:\n{{recall}}".into(),
+        ..settings()
+    };
+    let ctx = RefreshContext {
+        chat: &key,
+        settings: &s,
+        enabled: true,
+        revision: 3,
+        trigger: Trigger::MessageSent,
+        now_us: UnixMicros(5),
+    };
+    let count = |t: &str| t.split_whitespace().count() as u32;
+    let tier = refresh_recall(&chat, Some(&index), ctx, count);
+    assert_eq!(tier.key, InjectionKey::Recall);
+    assert_eq!(
+        tier.text,
+        "Recalled:\nTomas: The innkeeper gave me a letter sealed with green wax."
+    );
+    assert_eq!(
+        (tier.position, tier.depth),
+        (s.recall_position, s.recall_depth)
+    );
+    let off = Settings {
+        recall_enabled: false,
+        ..s.clone()
+    };
+    let tier = refresh_recall(
+        &chat,
+        Some(&index),
+        RefreshContext {
+            settings: &off,
+            ..ctx
+        },
+        count,
+    );
+    assert!(tier.text.is_empty());
+    let nothing = refresh_recall(&Chat::default(), Some(&index), ctx, count);
+    assert!(nothing.text.is_empty(), "no hits inject nothing");
+}
