@@ -85,7 +85,7 @@ impl CatchUp {
                 match store.load(&chat).await {
                     Ok(loaded) => {
                         let meta = loaded.chat.map(|stored| stored.meta).unwrap_or_default();
-                        [meta.injection, meta.message_injection]
+                        [meta.injection, meta.message_injection, meta.recall_injection]
                             .into_iter()
                             .flatten()
                             .map(|mut injection| {

@@ -121,7 +121,7 @@ pub struct Updates {
     _permit: Permit,
     source: Source,
     queued: VecDeque<Arc<Injection>>,
-    sent: HashMap<ChatKey, [u64; 2]>,
+    sent: HashMap<ChatKey, [u64; 3]>,
 }
 
 impl Updates {
@@ -173,10 +173,11 @@ impl Updates {
         let slot = match injection.key {
             InjectionKey::Scene => 0,
             InjectionKey::Messages => 1,
+            InjectionKey::Recall => 2,
         };
         let sent = match self.sent.get_mut(&injection.chat) {
             Some(revisions) => &mut revisions[slot],
-            None => &mut self.sent.entry(injection.chat.clone()).or_insert([0, 0])[slot],
+            None => &mut self.sent.entry(injection.chat.clone()).or_insert([0, 0, 0])[slot],
         };
         if injection.revision <= *sent {
             return false;

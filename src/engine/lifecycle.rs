@@ -64,8 +64,8 @@ pub struct ChatSummary {
 }
 
 /// The injections a deleted chat's subscribers are told last, from its
-/// tombstone: one for `auto_recap_scene`, and one for the message-recap
-/// tier if it ever ran.
+/// tombstone: one for `auto_recap_scene`, and one for each tier
+/// (message recaps, recall) that ever ran.
 pub(super) fn deleted_injections(chat: &ChatKey, tombstone: &Tombstone) -> Vec<Arc<Injection>> {
     let mut last = vec![Arc::new(Injection::deleted(
         chat,
@@ -78,6 +78,14 @@ pub(super) fn deleted_injections(chat: &ChatKey, tombstone: &Tombstone) -> Vec<A
             chat,
             InjectionKey::Messages,
             tombstone.message_revision,
+            tombstone.deleted_us,
+        )));
+    }
+    if tombstone.recall_revision > 0 {
+        last.push(Arc::new(Injection::deleted(
+            chat,
+            InjectionKey::Recall,
+            tombstone.recall_revision,
             tombstone.deleted_us,
         )));
     }
@@ -161,6 +169,10 @@ impl Engine {
                 .message_injection
                 .as_ref()
                 .map_or(meta.message_revision_floor, |last| last.revision + 1),
+            recall_revision: meta
+                .recall_injection
+                .as_ref()
+                .map_or(meta.recall_revision_floor, |last| last.revision + 1),
             deleted_us: self.now(),
         };
         let mut writes = vec![Write::DeleteChat {

@@ -426,12 +426,8 @@ impl Engine {
             _ => Vec::new(),
         };
         let mut loaded = Resident::from_store(&slot.key, loaded);
-        let stored: Vec<Arc<Injection>> = [&loaded.meta.injection, &loaded.meta.message_injection]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .chain(deleted)
-            .collect();
+        let stored: Vec<Arc<Injection>> =
+            loaded.meta.injections().cloned().chain(deleted).collect();
         let mut newer = Vec::new();
         slot.behind.store(false, Ordering::Release);
         slot.latest.send_if_modified(|latest| {

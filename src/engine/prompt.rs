@@ -13,9 +13,9 @@ use crate::domain::settings::Settings;
 /// What a chat gives a rendered prompt, all read at one moment of the chat.
 #[derive(Debug, Clone)]
 pub struct ChatPrompt {
-    /// The chat's injections, `auto_recap_scene` then `auto_recap_messages`
-    /// (each as [`Engine::injection`] answers it).
-    pub injections: [Arc<Injection>; 2],
+    /// The chat's injections, `auto_recap_scene`, `auto_recap_messages`
+    /// then `auto_recap_recall` (each as [`Engine::injection`] answers it).
+    pub injections: [Arc<Injection>; 3],
     /// The history to render: the request's, its linked entries carrying
     /// the stored messages' hidden state, or, when the request gave none,
     /// the chat's visible stored transcript.
@@ -35,6 +35,7 @@ pub(super) fn stored_injection(
     let stored = match key {
         InjectionKey::Scene => &resident.meta.injection,
         InjectionKey::Messages => &resident.meta.message_injection,
+        InjectionKey::Recall => &resident.meta.recall_injection,
     };
     if let Some(latest) = stored {
         return latest.clone();
@@ -46,6 +47,7 @@ pub(super) fn stored_injection(
     unrefreshed.revision = match key {
         InjectionKey::Scene => resident.meta.revision,
         InjectionKey::Messages => resident.meta.message_revision_floor,
+        InjectionKey::Recall => resident.meta.recall_revision_floor,
     };
     Arc::new(unrefreshed)
 }
@@ -79,8 +81,12 @@ impl Engine {
             } else {
                 prompt::link_history(&mut history, chat, scene_count)?;
             }
-            let injections = [InjectionKey::Scene, InjectionKey::Messages]
-                .map(|key| stored_injection(resident, chat_id, &settings, key));
+            let injections = [
+                InjectionKey::Scene,
+                InjectionKey::Messages,
+                InjectionKey::Recall,
+            ]
+            .map(|key| stored_injection(resident, chat_id, &settings, key));
             Ok(ChatPrompt {
                 injections,
                 history,

@@ -19,6 +19,7 @@ use crate::domain::chat::Chat;
 use crate::domain::chat::ChatEvent;
 use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
+use crate::domain::recall::{RecallIndex, StoredVector};
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::{Settings, TokenizerKind};
 use crate::domain::time::{UnixMicros, UnixMillis};
@@ -72,6 +73,8 @@ pub struct LatestInjections {
     pub scene: Option<Arc<Injection>>,
     /// `auto_recap_messages`.
     pub messages: Option<Arc<Injection>>,
+    /// `auto_recap_recall`.
+    pub recall: Option<Arc<Injection>>,
 }
 
 impl LatestInjections {
@@ -80,14 +83,19 @@ impl LatestInjections {
         match key {
             InjectionKey::Scene => self.scene.clone(),
             InjectionKey::Messages => self.messages.clone(),
+            InjectionKey::Recall => self.recall.clone(),
         }
     }
 
-    /// Both, where present.
+    /// Every key's, where present.
     pub fn all(&self) -> impl Iterator<Item = Arc<Injection>> + use<> {
-        [self.scene.clone(), self.messages.clone()]
-            .into_iter()
-            .flatten()
+        [
+            self.scene.clone(),
+            self.messages.clone(),
+            self.recall.clone(),
+        ]
+        .into_iter()
+        .flatten()
     }
 
     /// Keeps `injection` if it is newer than what is held for its key.
@@ -95,6 +103,7 @@ impl LatestInjections {
         let held = match injection.key {
             InjectionKey::Scene => &mut self.scene,
             InjectionKey::Messages => &mut self.messages,
+            InjectionKey::Recall => &mut self.recall,
         };
         let newer = held
             .as_ref()
@@ -138,9 +147,9 @@ impl ChatSlot {
         // (one allocation, counted there).
         let in_row = |injection: &Arc<Injection>| {
             state.is_some_and(|resident| {
-                [&resident.meta.injection, &resident.meta.message_injection]
-                    .into_iter()
-                    .flatten()
+                resident
+                    .meta
+                    .injections()
                     .any(|held| Arc::ptr_eq(held, injection))
             })
         };
@@ -339,6 +348,39 @@ pub(super) struct Resident {
     /// The chat's non-terminal jobs, oldest first, as the store holds them
     /// (changed in memory only together with a commit of the same change).
     pub jobs: Vec<crate::domain::jobs::Job>,
+    /// The chat's recall index (`super::recall`). Behind a lock of its own
+    /// because a refresh, which reads the rest of the state, brings it up
+    /// to date; only ever locked by the holder of the chat's lock.
+    pub recall: parking_lot::Mutex<RecallState>,
+}
+
+/// A chat's recall index as held: built the first time recall needs it
+/// (a refresh with `recall_enabled`, a Recall, an index job), from the
+/// chat and the vectors loaded with it; then kept in step by every commit
+/// ([`RecallIndex::mark`]).
+#[derive(Debug, Default)]
+pub struct RecallState {
+    /// The index, once built.
+    pub index: Option<RecallIndex>,
+    /// The vectors loaded with the chat, until the index is built from them.
+    pub stored: Vec<StoredVector>,
+}
+
+impl RecallState {
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.as_ref().map_or(0, RecallIndex::heap_bytes)
+            + self
+                .stored
+                .iter()
+                .map(|v| {
+                    size_of::<StoredVector>()
+                        + v.vector.capacity() * size_of::<f32>()
+                        + v.model.capacity()
+                        + v.key.message_id.heap_bytes()
+                })
+                .sum::<usize>()
+    }
 }
 
 impl Resident {
@@ -352,6 +394,7 @@ impl Resident {
             changed_ms,
             settings_clock: _,
             jobs,
+            vectors,
             tombstone,
             updated_us,
         } = loaded;
@@ -372,13 +415,18 @@ impl Resident {
                 ChatMeta {
                     revision: tombstone.map_or(0, |t| t.revision),
                     message_revision_floor: tombstone.map_or(0, |t| t.message_revision),
+                    recall_revision_floor: tombstone.map_or(0, |t| t.recall_revision),
                     ..ChatMeta::default()
                 },
             ),
         };
-        for injection in [&mut meta.injection, &mut meta.message_injection]
-            .into_iter()
-            .flatten()
+        for injection in [
+            &mut meta.injection,
+            &mut meta.message_injection,
+            &mut meta.recall_injection,
+        ]
+        .into_iter()
+        .flatten()
         {
             // Just decoded: the `Arc` is not shared, nothing is copied.
             std::sync::Arc::make_mut(injection).chat = key.clone();
@@ -401,6 +449,10 @@ impl Resident {
                     job
                 })
                 .collect(),
+            recall: parking_lot::Mutex::new(RecallState {
+                index: None,
+                stored: vectors,
+            }),
         }
     }
 
@@ -442,6 +494,8 @@ impl Resident {
                 allocation_bytes(size_of::<ChatSettings>()) + s.overrides.heap_bytes()
             })
             + self.jobs.heap_bytes()
+            + self.meta.recall_injection.heap_bytes()
+            + self.recall.lock().heap_bytes()
     }
 
     /// Stops the pending debounced refresh, returning its trigger.

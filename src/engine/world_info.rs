@@ -177,8 +177,12 @@ impl Engine {
         {
             history.remove(last);
         }
-        let injections = [InjectionKey::Scene, InjectionKey::Messages]
-            .map(|key| stored_injection(resident, chat_id, &settings, key));
+        let injections = [
+            InjectionKey::Scene,
+            InjectionKey::Messages,
+            InjectionKey::Recall,
+        ]
+        .map(|key| stored_injection(resident, chat_id, &settings, key));
         let speakers = macros::speakers(chat);
         let user_name = non_empty_or(&request.texts.user_name, speakers.user);
         let char_name = non_empty_or(&request.texts.character_name, speakers.char);

@@ -25,6 +25,7 @@ use crate::domain::chat::Chat;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::message::Message;
+use crate::domain::recall::{Source, StoredVector};
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
 use crate::domain::settings::SettingsPatch;
@@ -37,6 +38,7 @@ pub mod lorebooks;
 mod migrations;
 pub mod postgres;
 pub mod sqlite;
+mod vectors;
 
 pub use error::{StoreError, panic_message};
 pub use lorebooks::{
@@ -57,6 +59,10 @@ pub struct ChatMeta {
     /// The message-recap tier's latest result (its own revision), once the
     /// tier was first enabled.
     pub message_injection: Option<std::sync::Arc<Injection>>,
+    /// The recall tier's latest result (its own revision), once the tier
+    /// was first enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall_injection: Option<std::sync::Arc<Injection>>,
     /// A debounced refresh is owed: state changed after the latest refresh.
     pub needs_refresh: bool,
     /// The current running-recap version.
@@ -66,6 +72,9 @@ pub struct ChatMeta {
     /// predecessor's (see [`Tombstone`]).
     #[serde(skip_serializing_if = "is_zero")]
     pub message_revision_floor: u64,
+    /// The recall tier's, likewise.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub recall_revision_floor: u64,
     /// How the SillyTavern file the chat was imported from began (its
     /// header's members recapd keeps, for the export); `None` for a chat
     /// made through the API.
@@ -136,7 +145,8 @@ pub enum Write {
         message: Message,
     },
     /// Replaces every message and running-recap version of a chat with
-    /// those of `content` (an import). The chat is shared, not copied: a
+    /// those of `content` (an import), and removes its recall vectors
+    /// (the new content is indexed anew). The chat is shared, not copied: a
     /// large chat is written row by row from the engine's own copy, which
     /// the store lets go of before it answers.
     ReplaceChat {
@@ -145,7 +155,7 @@ pub enum Write {
         /// Its whole new content.
         content: SharedChat,
     },
-    /// Removes a message.
+    /// Removes a message, and the recall vectors of its passages.
     DeleteMessage {
         /// The chat.
         chat: ChatKey,
@@ -198,7 +208,8 @@ pub enum Write {
         expect_fence: Option<u64>,
     },
     /// Erases a chat (DeleteChat, retention): its row, messages, running-
-    /// recap versions, own settings, jobs (every state) and activity, and
+    /// recap versions, own settings, jobs (every state), recall vectors and
+    /// activity, and
     /// keeps `tombstone` in their place, all in the group's transaction. A
     /// shared store keeps the chat's claim clock: it goes on,
     /// so a replica that read the chat before the deletion conflicts.
@@ -230,6 +241,33 @@ pub enum Write {
     Lorebook(PutLorebook),
     /// Deletes a lorebook if its version is the one expected.
     DeleteLorebook(DeleteLorebook),
+    /// Stores vectors of a chat's passages for recall: each replaces the
+    /// row of its chunk (tenant, chat, message, source, part); then, for
+    /// each trim, removes the rows of that message and source whose part
+    /// is at or past the count given (a text cut into fewer chunks than
+    /// before).
+    RecallVectors {
+        /// The chat.
+        chat: ChatKey,
+        /// The vectors.
+        vectors: Vec<StoredVector>,
+        /// `(message id, source, chunks it has now)`.
+        trims: Vec<(String, Source, u32)>,
+    },
+}
+
+impl ChatMeta {
+    /// The chat's latest injections held in its row: the running recap's,
+    /// then each tier's that ran.
+    pub fn injections(&self) -> impl Iterator<Item = &std::sync::Arc<Injection>> {
+        [
+            &self.injection,
+            &self.message_injection,
+            &self.recall_injection,
+        ]
+        .into_iter()
+        .flatten()
+    }
 }
 
 /// What a deleted chat leaves: the last revisions its subscribers were
@@ -242,6 +280,8 @@ pub struct Tombstone {
     /// The message-recap tier's revision at the deletion (its deletion's
     /// injection's when the tier had one, 0 when it never ran).
     pub message_revision: u64,
+    /// The recall tier's, likewise.
+    pub recall_revision: u64,
     /// When the chat was deleted, µs since the epoch.
     pub deleted_us: UnixMicros,
 }
@@ -311,6 +351,8 @@ pub struct LoadedChat {
     /// Its non-terminal jobs (PENDING, RUNNING), oldest first (by creation
     /// time, then id), read with its rows.
     pub jobs: Vec<Job>,
+    /// The vectors stored for its passages (recall), in no order.
+    pub vectors: Vec<StoredVector>,
     /// What its latest deletion left, if it was ever deleted (kept also
     /// once it is re-created).
     pub tombstone: Option<Tombstone>,

@@ -30,6 +30,7 @@ mod chat_rows;
 mod jobs;
 mod lifecycle;
 mod lorebooks;
+mod recall;
 mod schema;
 
 use chat_rows::{ChatRows, Fetched};
@@ -298,6 +299,11 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
                 "DELETE FROM recaps WHERE tenant = ?1 AND chat_id = ?2",
                 key,
             )?;
+            execute(
+                tx,
+                "DELETE FROM recall_vectors WHERE tenant = ?1 AND chat_id = ?2",
+                key,
+            )?;
             // One body at a time: a large chat is never serialised whole.
             for (seq, message) in content.0.messages() {
                 put_message(tx, chat, seq, message)?;
@@ -307,11 +313,19 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError
             }
             Ok(())
         }
-        Write::DeleteMessage { chat, message_id } => execute(
-            tx,
-            "DELETE FROM messages WHERE tenant = ?1 AND chat_id = ?2 AND message_id = ?3",
-            params![chat.tenant.name(), chat.id, message_id],
-        ),
+        Write::DeleteMessage { chat, message_id } => {
+            execute(
+                tx,
+                "DELETE FROM messages WHERE tenant = ?1 AND chat_id = ?2 AND message_id = ?3",
+                params![chat.tenant.name(), chat.id, message_id],
+            )?;
+            recall::delete_message_vectors(tx, chat, message_id)
+        }
+        Write::RecallVectors {
+            chat,
+            vectors,
+            trims,
+        } => recall::put_vectors(tx, chat, vectors, trims),
         Write::Recap { chat, version } => put_recap(tx, chat, version),
         Write::DeleteRecap { chat, version } => execute(
             tx,

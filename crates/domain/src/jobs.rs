@@ -41,11 +41,16 @@ pub enum JobKind {
     LoreMerge,
     /// Rewrites an entry past `lore_compaction_threshold` tokens shorter.
     LoreCompact,
+    /// Asks the embeddings endpoint for the vectors of the chat's passages
+    /// that have none (recall), a batch at a time, until every one has
+    /// one. It runs beside the chat's other jobs, in a lane of its own
+    /// ([`JobKind::is_index`]).
+    Index,
 }
 
 impl JobKind {
     /// Every kind, for metrics labels.
-    pub const ALL: [JobKind; 8] = [
+    pub const ALL: [JobKind; 9] = [
         JobKind::DetectSceneBreak,
         JobKind::SceneRecap,
         JobKind::RunningRecap,
@@ -54,6 +59,7 @@ impl JobKind {
         JobKind::LoreResolve,
         JobKind::LoreMerge,
         JobKind::LoreCompact,
+        JobKind::Index,
     ];
 
     /// Whether the kind writes the chat's lorebook (its request and its
@@ -63,6 +69,14 @@ impl JobKind {
             self,
             JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact
         )
+    }
+
+    /// Whether the kind indexes passages for recall: such jobs run in a
+    /// lane of their own (their own runner and concurrency, one at a time
+    /// per chat beside the chat's recap and lore jobs), and ask the
+    /// embeddings endpoint rather than the LLM.
+    pub fn is_index(self) -> bool {
+        self == JobKind::Index
     }
 
     /// The kind's name in logs and metrics labels.
@@ -76,6 +90,7 @@ impl JobKind {
             JobKind::LoreResolve => "lore_resolve",
             JobKind::LoreMerge => "lore_merge",
             JobKind::LoreCompact => "lore_compact",
+            JobKind::Index => "index",
         }
     }
 
@@ -90,6 +105,7 @@ impl JobKind {
             JobKind::LoreResolve => 6,
             JobKind::LoreMerge => 7,
             JobKind::LoreCompact => 8,
+            JobKind::Index => 9,
         }
     }
 

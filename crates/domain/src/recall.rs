@@ -98,6 +98,11 @@ pub struct StoredVector {
     pub vector: Vec<f32>,
 }
 
+// Vectors hold finite numbers only (the embeddings client refuses any
+// other answer, and a store reads back what was written), so equality is
+// an equivalence.
+impl Eq for StoredVector {}
+
 /// Whether a message's text is indexed (see the module documentation).
 pub fn indexable(message: &Message) -> bool {
     !message.hidden

@@ -75,6 +75,8 @@ pub enum Trigger {
     Startup,
     /// recapd applied a recap (or a scene break) it wrote with the LLM.
     RecapGenerated,
+    /// recapd indexed passages of the chat for recall.
+    RecallIndexed,
     /// The chat was deleted (DeleteChat or `--chat-retention`): the
     /// injection that says so. Not a refresh: not in [`Trigger::ALL`].
     ChatDeleted,
@@ -83,7 +85,7 @@ pub enum Trigger {
 impl Trigger {
     /// Every trigger a refresh runs with, in declaration order: the
     /// `trigger` labels the refresh counter shows from start-up.
-    pub const ALL: [Trigger; 13] = [
+    pub const ALL: [Trigger; 14] = [
         Trigger::ChatChanged,
         Trigger::MessageSent,
         Trigger::MessageReceived,
@@ -97,6 +99,7 @@ impl Trigger {
         Trigger::RunningRecapChanged,
         Trigger::Startup,
         Trigger::RecapGenerated,
+        Trigger::RecallIndexed,
     ];
 
     /// The trigger of an event.
@@ -129,6 +132,7 @@ impl Trigger {
             Trigger::RunningRecapChanged => "running_recap_changed",
             Trigger::Startup => "startup",
             Trigger::RecapGenerated => "recap_generated",
+            Trigger::RecallIndexed => "recall_indexed",
             Trigger::ChatDeleted => "chat_deleted",
         }
     }

@@ -23,12 +23,13 @@ fn retention_looks_four_times_per_retention_within_bounds() {
 }
 
 #[test]
-fn a_deleted_chat_tells_the_message_tier_only_if_it_ran() {
+fn a_deleted_chat_tells_each_tier_only_if_it_ran() {
     let chat = Tenant::default().chat("c");
     let quiet = Tombstone {
         revision: 7,
         message_revision: 0,
         deleted_us: UnixMicros(5),
+        recall_revision: 0,
     };
     let last = deleted_injections(&chat, &quiet);
     assert_eq!(last.len(), 1);
@@ -41,6 +42,12 @@ fn a_deleted_chat_tells_the_message_tier_only_if_it_ran() {
     let last = deleted_injections(&chat, &tiered);
     assert_eq!(last.len(), 2);
     assert_eq!((last[1].key, last[1].revision), (InjectionKey::Messages, 3));
+    let recalled = Tombstone {
+        recall_revision: 9,
+        ..tiered
+    };
+    let last = deleted_injections(&chat, &recalled);
+    assert_eq!((last[2].key, last[2].revision), (InjectionKey::Recall, 9));
 }
 
 #[tokio::test]

@@ -172,6 +172,7 @@ impl From<Trigger> for pb::RefreshTrigger {
             Trigger::RunningRecapChanged => pb::RefreshTrigger::RunningRecapChanged,
             Trigger::Startup => pb::RefreshTrigger::Startup,
             Trigger::RecapGenerated => pb::RefreshTrigger::RecapGenerated,
+            Trigger::RecallIndexed => pb::RefreshTrigger::RecallIndexed,
             Trigger::ChatDeleted => pb::RefreshTrigger::ChatDeleted,
         }
     }

@@ -79,6 +79,7 @@ impl From<JobKind> for pb::JobKind {
             JobKind::LoreResolve => pb::JobKind::LoreResolve,
             JobKind::LoreMerge => pb::JobKind::LoreMerge,
             JobKind::LoreCompact => pb::JobKind::LoreCompact,
+            JobKind::Index => pb::JobKind::Index,
         }
     }
 }
@@ -114,6 +115,7 @@ pub fn job_kind(field: &str, value: i32) -> Result<JobKind, DomainError> {
         pb::JobKind::LoreResolve => JobKind::LoreResolve,
         pb::JobKind::LoreMerge => JobKind::LoreMerge,
         pb::JobKind::LoreCompact => JobKind::LoreCompact,
+        pb::JobKind::Index => JobKind::Index,
     })
 }
 

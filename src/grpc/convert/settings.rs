@@ -7,8 +7,8 @@
 use super::{enum_value, pb};
 use crate::domain::DomainError;
 use crate::domain::settings::{
-    ApiSettings, BookNames, CharacterStrategy, ContextType, EntityTypes, MaxTokensField, Position,
-    Role, Settings, SettingsPatch, StructuredOutput, TokenizerKind, settings_table,
+    ApiSettings, BookNames, CharacterStrategy, ChatIds, ContextType, EntityTypes, MaxTokensField,
+    Position, Role, Settings, SettingsPatch, StructuredOutput, TokenizerKind, settings_table,
 };
 
 /// A setting's API form ([`crate::domain::settings::SettingValue::Api`])
@@ -101,6 +101,20 @@ impl Wire for EntityTypes {
         pb::StringList {
             values: self.to_lines(),
         }
+    }
+}
+
+/// The chats recall also searches are a list of chat ids on the wire,
+/// checked by the domain (`settings.recall_chats[i]`).
+impl Wire for ChatIds {
+    type Pb = pb::StringList;
+    fn from_pb(_field: &str, value: pb::StringList) -> Result<Self, DomainError> {
+        let pb::StringList { values } = value;
+        Ok(ChatIds(values))
+    }
+    fn into_pb(self) -> pb::StringList {
+        let ChatIds(values) = self;
+        pb::StringList { values }
     }
 }
 

@@ -20,6 +20,7 @@ const MIGRATIONS: Migrations = Migrations(&[
     migration!(4, "job_queue"),
     migration!(5, "chat_lifecycle"),
     migration!(6, "lorebooks"),
+    migration!(7, "recall"),
 ]);
 
 /// `name` as an SQL identifier, quoted: `CREATE SCHEMA` takes no

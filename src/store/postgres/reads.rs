@@ -11,7 +11,9 @@ use futures_util::TryStreamExt as _;
 use super::{PgStore, as_u64, jobs, pg_err};
 use crate::domain::ids::ChatKey;
 use crate::domain::message::Message;
+use crate::domain::recall::{ChunkKey, Source, StoredVector};
 use crate::domain::recaps::RecapVersion;
+use crate::store::vectors::from_bytes;
 use crate::store::{
     ChatMeta, ChatSettings, LoadedChat, StoreError, StoredChat, Tombstone, from_json,
 };
@@ -115,7 +117,7 @@ impl PgStore {
         };
         let tombstone = tx
             .query_opt(
-                "SELECT revision, message_revision, deleted_us FROM chat_tombstones
+                "SELECT revision, message_revision, deleted_us, recall_revision FROM chat_tombstones
                  WHERE tenant = $1 AND chat_id = $2",
                 &[&tenant, &id],
             )
@@ -125,6 +127,7 @@ impl PgStore {
                 revision: as_u64(r.get(0)),
                 message_revision: as_u64(r.get(1)),
                 deleted_us: UnixMicros(r.get(2)),
+                recall_revision: as_u64(r.get(3)),
             });
         let updated_us = tx
             .query_opt(
@@ -139,6 +142,32 @@ impl PgStore {
             .await
             .map_err(&reading)?;
         let jobs = jobs::decode_jobs(&jobs)?;
+        let vectors = tx
+            .query(
+                "SELECT message_id, source, part, fingerprint, model, vector FROM recall_vectors
+                 WHERE tenant = $1 AND chat_id = $2",
+                &[&tenant, &id],
+            )
+            .await
+            .map_err(&reading)?
+            .iter()
+            .map(|r| {
+                let source: i16 = r.get(1);
+                let source = Source::from_code(i64::from(source)).ok_or_else(|| {
+                    StoreError::corrupt("recall vector".to_owned(), format!("source {source}"))
+                })?;
+                Ok(StoredVector {
+                    key: ChunkKey {
+                        message_id: r.get::<_, &str>(0).into(),
+                        source,
+                        part: u32::try_from(r.get::<_, i32>(2)).unwrap_or(0),
+                    },
+                    fingerprint: r.get::<_, i64>(3).cast_unsigned(),
+                    model: r.get(4),
+                    vector: from_bytes(r.get::<_, &[u8]>(5))?,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
         tx.commit().await.map_err(&reading)?;
         Ok(LoadedChat {
             chat,
@@ -149,6 +178,7 @@ impl PgStore {
             changed_ms: clock.map(|r| UnixMillis(now_ms().0.saturating_sub(r.get::<_, i64>(1)))),
             settings_clock,
             jobs,
+            vectors,
             tombstone,
             updated_us,
         })

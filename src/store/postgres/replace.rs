@@ -44,6 +44,12 @@ pub(super) async fn replace_chat(
             &[&tenant, &id],
         )
         .await
+        .map_err(&writing)?;
+        tx.execute(
+            "DELETE FROM recall_vectors WHERE tenant = $1 AND chat_id = $2",
+            &[&tenant, &id],
+        )
+        .await
         .map_err(&writing)
     })
     .await?;

@@ -5,6 +5,8 @@ use tokio_postgres::types::ToSql;
 
 use super::as_i64;
 use crate::domain::ids::{ChatKey, ClaimKey};
+use crate::domain::recall::{Source, StoredVector};
+use crate::store::vectors::{fingerprint_column, to_bytes};
 use crate::store::{StoreError, Write, to_json};
 
 /// A statement's parameters, owned, so a batch's statements can be sent
@@ -30,19 +32,82 @@ const CLAIM_SETTINGS: &str = "INSERT INTO settings_clock AS c (tenant, generatio
 /// Erases a chat ($1, $2): every row of it but its clock, which the
 /// group's claim moves on (so replicas that held it conflict, and the others
 /// hear of it and re-read it gone). Its tombstone ($3 revision, $4 message
-/// revision, $5 deleted µs) takes their place. One statement, so the rows go
+/// revision, $5 deleted µs, $6 recall revision) takes their place. One statement, so the rows go
 /// together; the statements after it in the batch see it done.
 const DELETE_CHAT: &str = "WITH
          messages_gone AS (DELETE FROM messages WHERE tenant = $1 AND chat_id = $2),
          recaps_gone AS (DELETE FROM recaps WHERE tenant = $1 AND chat_id = $2),
          settings_gone AS (DELETE FROM chat_settings WHERE tenant = $1 AND chat_id = $2),
          jobs_gone AS (DELETE FROM jobs WHERE tenant = $1 AND chat_id = $2),
+         vectors_gone AS (DELETE FROM recall_vectors WHERE tenant = $1 AND chat_id = $2),
          activity_gone AS (DELETE FROM chat_activity WHERE tenant = $1 AND chat_id = $2),
          chat_gone AS (DELETE FROM chats WHERE tenant = $1 AND chat_id = $2)
-     INSERT INTO chat_tombstones (tenant, chat_id, revision, message_revision, deleted_us)
-     VALUES ($1, $2, $3, $4, $5)
+     INSERT INTO chat_tombstones
+         (tenant, chat_id, revision, message_revision, deleted_us, recall_revision)
+     VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (tenant, chat_id) DO UPDATE
-         SET revision = $3, message_revision = $4, deleted_us = $5";
+         SET revision = $3, message_revision = $4, deleted_us = $5, recall_revision = $6";
+
+/// Stores recall vectors ($3.. arrays, one element per chunk) and trims
+/// ($9.. arrays, one per message and source) of chat ($1, $2) in one
+/// statement: the trims delete parts at or past a text's chunk count, the
+/// insert replaces each chunk's row (the two never touch the same row:
+/// a batch's vectors are of current chunks, below the count).
+const PUT_VECTORS: &str = "WITH trimmed AS (
+         DELETE FROM recall_vectors r
+         USING unnest($9::text[], $10::smallint[], $11::integer[]) AS t(message_id, source, parts)
+         WHERE r.tenant = $1 AND r.chat_id = $2 AND r.message_id = t.message_id
+           AND r.source = t.source AND r.part >= t.parts
+     )
+     INSERT INTO recall_vectors
+         (tenant, chat_id, message_id, source, part, fingerprint, model, vector)
+     SELECT $1, $2, v.message_id, v.source, v.part, v.fingerprint, v.model, v.vector
+     FROM unnest($3::text[], $4::smallint[], $5::integer[], $6::bigint[], $7::text[], $8::bytea[])
+         AS v(message_id, source, part, fingerprint, model, vector)
+     ON CONFLICT (tenant, chat_id, message_id, source, part) DO UPDATE
+         SET fingerprint = excluded.fingerprint, model = excluded.model, vector = excluded.vector";
+
+/// The array parameters of [`PUT_VECTORS`] after the chat's.
+fn vector_params(vectors: &[StoredVector], trims: &[(String, Source, u32)]) -> Vec<Param> {
+    let ids: Vec<String> = vectors
+        .iter()
+        .map(|v| v.key.message_id.to_string())
+        .collect();
+    let sources: Vec<i16> = vectors.iter().map(|v| source_code(v.key.source)).collect();
+    let parts: Vec<i32> = vectors.iter().map(|v| part_column(v.key.part)).collect();
+    let fingerprints: Vec<i64> = vectors
+        .iter()
+        .map(|v| fingerprint_column(v.fingerprint))
+        .collect();
+    let models: Vec<String> = vectors.iter().map(|v| v.model.clone()).collect();
+    let bytes: Vec<Vec<u8>> = vectors.iter().map(|v| to_bytes(&v.vector)).collect();
+    let trim_ids: Vec<String> = trims.iter().map(|t| t.0.clone()).collect();
+    let trim_sources: Vec<i16> = trims.iter().map(|t| source_code(t.1)).collect();
+    let trim_parts: Vec<i32> = trims.iter().map(|t| part_column(t.2)).collect();
+    vec![
+        Box::new(ids),
+        Box::new(sources),
+        Box::new(parts),
+        Box::new(fingerprints),
+        Box::new(models),
+        Box::new(bytes),
+        Box::new(trim_ids),
+        Box::new(trim_sources),
+        Box::new(trim_parts),
+    ]
+}
+
+/// A source as its smallint column holds it.
+fn source_code(source: Source) -> i16 {
+    // Codes are 0 and 1.
+    i16::try_from(source.code()).unwrap_or(i16::MAX)
+}
+
+/// A part number as its integer column holds it (parts are far below
+/// 2^31: a chunk is at least 50 characters of a text of bounded size).
+fn part_column(part: u32) -> i32 {
+    i32::try_from(part).unwrap_or(i32::MAX)
+}
 
 fn text(value: &str) -> Param {
     Box::new(value.to_owned())
@@ -93,6 +158,7 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
                     Box::new(as_i64(tombstone.revision)),
                     Box::new(as_i64(tombstone.message_revision)),
                     Box::new(tombstone.deleted_us.0),
+                    Box::new(as_i64(tombstone.recall_revision)),
                 ],
             ),
         ),
@@ -134,9 +200,17 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
             ),
         ),
         Write::DeleteMessage { chat, message_id } => (
-            "DELETE FROM messages WHERE tenant = $1 AND chat_id = $2 AND message_id = $3",
+            "WITH vectors_gone AS (
+                 DELETE FROM recall_vectors WHERE tenant = $1 AND chat_id = $2 AND message_id = $3
+             )
+             DELETE FROM messages WHERE tenant = $1 AND chat_id = $2 AND message_id = $3",
             with(chat, vec![text(message_id)]),
         ),
+        Write::RecallVectors {
+            chat,
+            vectors,
+            trims,
+        } => (PUT_VECTORS, with(chat, vector_params(vectors, trims))),
         Write::Recap { chat, version } => (
             "INSERT INTO recaps (tenant, chat_id, version, body) VALUES ($1, $2, $3, $4)
              ON CONFLICT (tenant, chat_id, version) DO UPDATE SET body = $4",

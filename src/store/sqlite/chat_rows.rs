@@ -17,6 +17,7 @@
 //! exception: decoding it takes milliseconds to seconds, which must not
 //! hold an async worker, so the reading thread decodes it.
 
+use crate::domain::recall::StoredVector;
 use crate::domain::time::UnixMicros;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -53,6 +54,8 @@ pub(super) struct ChatRows {
     settings: Option<String>,
     /// Its open jobs, decoded (few and small).
     jobs: Vec<Job>,
+    /// Its recall vectors, decoded.
+    vectors: Vec<StoredVector>,
     /// Message position keys, ascending, and where each body ends in
     /// `message_text`.
     messages: Vec<(i64, usize)>,
@@ -88,10 +91,12 @@ impl ChatRows {
             .map_err(&reading)?;
         let jobs = super::jobs::open_jobs_of(conn, key)?;
         let (tombstone, updated_us) = super::lifecycle::tombstone_and_activity(conn, key)?;
+        let vectors = super::recall::vectors_of(conn, key)?;
         let mut rows = ChatRows {
             row,
             settings,
             jobs,
+            vectors,
             messages: Vec::new(),
             message_text: String::new(),
             recaps: Vec::new(),
@@ -139,6 +144,7 @@ impl ChatRows {
             row,
             settings,
             jobs,
+            vectors,
             messages,
             message_text,
             recaps,
@@ -152,6 +158,7 @@ impl ChatRows {
             return Ok(LoadedChat {
                 settings,
                 jobs,
+                vectors,
                 tombstone,
                 updated_us,
                 ..LoadedChat::default()
@@ -183,6 +190,7 @@ impl ChatRows {
             }),
             settings,
             jobs,
+            vectors,
             tombstone,
             updated_us,
             ..LoadedChat::default()

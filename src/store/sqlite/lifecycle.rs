@@ -44,6 +44,7 @@ pub(super) fn delete_chat(
         "recaps",
         "chat_settings",
         "jobs",
+        "recall_vectors",
         "chat_activity",
     ] {
         execute(
@@ -54,16 +55,18 @@ pub(super) fn delete_chat(
     }
     execute(
         tx,
-        "INSERT INTO chat_tombstones (tenant, chat_id, revision, message_revision, deleted_us)
-         VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO chat_tombstones
+             (tenant, chat_id, revision, message_revision, deleted_us, recall_revision)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (tenant, chat_id) DO UPDATE
-             SET revision = ?3, message_revision = ?4, deleted_us = ?5",
+             SET revision = ?3, message_revision = ?4, deleted_us = ?5, recall_revision = ?6",
         params![
             chat.tenant.name(),
             chat.id,
             revision_column(tombstone.revision),
             revision_column(tombstone.message_revision),
-            tombstone.deleted_us.0
+            tombstone.deleted_us.0,
+            revision_column(tombstone.recall_revision)
         ],
     )
 }
@@ -109,7 +112,7 @@ pub(super) fn tombstone_and_activity(
     let key = params![chat.tenant.name(), chat.id];
     let tombstone = conn
         .prepare_cached(
-            "SELECT revision, message_revision, deleted_us FROM chat_tombstones
+            "SELECT revision, message_revision, deleted_us, recall_revision FROM chat_tombstones
              WHERE tenant = ?1 AND chat_id = ?2",
         )
         .and_then(|mut s| {
@@ -118,6 +121,7 @@ pub(super) fn tombstone_and_activity(
                     revision: r.get::<_, i64>(0)?.cast_unsigned(),
                     message_revision: r.get::<_, i64>(1)?.cast_unsigned(),
                     deleted_us: UnixMicros(r.get(2)?),
+                    recall_revision: r.get::<_, i64>(3)?.cast_unsigned(),
                 })
             })
             .optional()

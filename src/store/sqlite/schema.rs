@@ -25,6 +25,7 @@ pub(super) const MIGRATIONS: Migrations = Migrations(&[
     migration!(3, "job_queue"),
     migration!(4, "chat_lifecycle"),
     migration!(5, "lorebooks"),
+    migration!(6, "recall"),
 ]);
 
 /// The schema this recapd writes (the last migration's version).

@@ -143,6 +143,7 @@ fn deletion(chat: &ChatKey) -> Write {
             revision: 4,
             message_revision: 2,
             deleted_us: UnixMicros(5_000),
+            recall_revision: 3,
         },
     }
 }
@@ -186,7 +187,8 @@ async fn pg_a_deletion_erases_every_row_at_once_and_leaves_tombstone_and_clock()
         Some(Tombstone {
             revision: 4,
             message_revision: 2,
-            deleted_us: UnixMicros(5_000)
+            deleted_us: UnixMicros(5_000),
+            recall_revision: 3,
         })
     );
     assert_eq!(b.job(&c.tenant, "c-done").await.unwrap(), None);

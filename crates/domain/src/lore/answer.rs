@@ -64,7 +64,8 @@ pub fn parse_answer(kind: JobKind, text: &str) -> Result<LoreAnswer, String> {
         JobKind::DetectSceneBreak
         | JobKind::SceneRecap
         | JobKind::RunningRecap
-        | JobKind::MessageRecap => Err(format!("a {} job has no lore answer", kind.name())),
+        | JobKind::MessageRecap
+        | JobKind::Index => Err(format!("a {} job has no lore answer", kind.name())),
     }
 }
 

@@ -211,7 +211,8 @@ pub fn prepare(
         JobKind::DetectSceneBreak
         | JobKind::SceneRecap
         | JobKind::RunningRecap
-        | JobKind::MessageRecap => {
+        | JobKind::MessageRecap
+        | JobKind::Index => {
             return Err(PrepareError::Gone(format!(
                 "a {} job is not a lore job",
                 kind.name()

@@ -70,7 +70,8 @@ pub fn answer_schema(kind: JobKind, settings: &Settings, uids: &[String]) -> (&'
         JobKind::DetectSceneBreak
         | JobKind::SceneRecap
         | JobKind::RunningRecap
-        | JobKind::MessageRecap => ("not_lore", object(json!({}))),
+        | JobKind::MessageRecap
+        | JobKind::Index => ("not_lore", object(json!({}))),
     }
 }
 

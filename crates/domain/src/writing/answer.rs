@@ -93,6 +93,7 @@ pub fn parse_answer(
         JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
             crate::lore::answer::parse_answer(kind, text).map(Answer::Lore)
         }
+        JobKind::Index => Err("an index job's answer is vectors, not text".to_owned()),
     }
 }
 

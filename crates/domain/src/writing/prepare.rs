@@ -131,6 +131,13 @@ pub fn prepare(
                 count_tokens,
             );
         }
+        // Index jobs ask the embeddings endpoint, never the LLM (the
+        // engine's index lane prepares them).
+        JobKind::Index => {
+            return Err(PrepareError::Gone(
+                "an index job is not written with the LLM".to_owned(),
+            ));
+        }
     }?;
     let (name, schema) = answer_schema(kind, settings, prepared.candidates.as_ref());
     prepared.schema_name = name;
@@ -152,6 +159,7 @@ pub(crate) fn instructions(kind: JobKind, settings: &Settings) -> &str {
         JobKind::LoreResolve => &settings.lore_resolve_prompt,
         JobKind::LoreMerge => &settings.lore_merge_prompt,
         JobKind::LoreCompact => &settings.lore_compact_prompt,
+        JobKind::Index => "",
     }
 }
 

@@ -91,6 +91,8 @@ pub fn answer_schema(
         JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
             crate::lore::schema::answer_schema(kind, settings, &[])
         }
+        // An index job asks for vectors, with no schema.
+        JobKind::Index => ("index", object(json!({}))),
     }
 }
 

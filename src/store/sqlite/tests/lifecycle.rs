@@ -99,6 +99,7 @@ fn delete(chat: &ChatKey, revision: u64) -> Write {
             revision,
             message_revision: revision / 2,
             deleted_us: UnixMicros(1_000 + i64::try_from(revision).unwrap()),
+            recall_revision: revision / 4,
         },
     }
 }
@@ -193,6 +194,7 @@ async fn deleting_a_chat_removes_every_row_and_keeps_a_tombstone() {
         revision: 8,
         message_revision: 4,
         deleted_us: UnixMicros(1_008),
+        recall_revision: 2,
     };
     assert_eq!(loaded.tombstone, Some(tombstone));
 
