@@ -16,32 +16,27 @@
 mod dialect;
 mod fallback;
 mod setup;
+mod transport;
 mod wire;
 
 pub use setup::{ApiKey, LlmSetup};
 
 use std::fmt;
-use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use reqwest::header::{self, HeaderMap, HeaderValue};
-use reqwest::{Response, Url};
-use rustls::{ClientConfig, RootCertStore};
+use reqwest::Url;
 
 use crate::domain::settings::{MaxTokensField, StructuredOutput};
 use crate::telemetry;
 
-use crate::tls_common::with_causes;
 use dialect::{Dialect, Learned};
 use fallback::Failure;
+use transport::{InFlight, Transport, TransportSetup};
 
 /// Most bytes of a successful answer read; a longer one is a failed attempt
 /// (no sensible `max_tokens` comes near it).
 const MAX_ANSWER_BYTES: usize = 8 << 20;
-/// Most bytes of an error body read (only its start is reported).
-const MAX_ERROR_BYTES: usize = 64 << 10;
 
 /// One request: the prompt, sent as the single `user` message.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,16 +142,10 @@ pub struct LlmClient {
 }
 
 struct Inner {
-    http: reqwest::Client,
+    /// The HTTP client, the key, the rate limit, the timeout.
+    transport: Transport,
     /// `{base_url}/chat/completions`.
     endpoint: Url,
-    /// `Bearer <key>`, marked sensitive.
-    authorization: Option<HeaderValue>,
-    /// The key itself, cut out of any reason that would repeat it.
-    key: Option<String>,
-    /// One request every `60 s / requests_per_minute`, shared by all calls.
-    limiter: Option<DefaultDirectRateLimiter>,
-    timeout: Duration,
     /// The forms this endpoint refused, per model (`AUTO` settings).
     learned: Learned,
 }
@@ -165,8 +154,11 @@ impl fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LlmClient")
             .field("endpoint", &self.inner.endpoint.as_str())
-            .field("api_key", &self.inner.key.as_ref().map(|_| "<hidden>"))
-            .field("timeout", &self.inner.timeout)
+            .field(
+                "api_key",
+                &self.inner.transport.has_key().then_some("<hidden>"),
+            )
+            .field("timeout", &self.inner.transport.timeout())
             .finish_non_exhaustive()
     }
 }
@@ -179,43 +171,20 @@ impl LlmClient {
     /// or key, no system root certificate for an `https` URL) never repeat
     /// the key.
     pub fn new(setup: &LlmSetup) -> Result<LlmClient, String> {
-        let endpoint = Url::parse(&format!("{}/chat/completions", setup.base_url))
-            .map_err(|e| format!("--llm-url {:?}: {e}", setup.base_url))?;
-        let key = setup.api_key.as_ref().map(|k| k.0.clone());
-        let authorization = match &key {
-            Some(key) => {
-                let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    "the LLM API key holds characters an HTTP header cannot carry".to_owned()
-                })?;
-                value.set_sensitive(true);
-                Some(value)
-            }
-            None => None,
-        };
-        let tls = tls_config(endpoint.scheme() == "https")?;
-        let mut headers = HeaderMap::new();
-        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .timeout(setup.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("recapd/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .build()
-            .map_err(|e| format!("the LLM client: {}", with_causes(&e)))?;
-        let limiter = setup
-            .requests_per_minute
-            .and_then(NonZeroU32::new)
-            .and_then(|n| Quota::with_period(Duration::from_secs(60) / n.get()))
-            .map(RateLimiter::direct);
+        let endpoint = transport::endpoint(&setup.base_url, "/chat/completions", "--llm-url")?;
+        let transport = Transport::new(&TransportSetup {
+            url_flag: "--llm-url",
+            api: "LLM",
+            key_name: "LLM API key",
+            https: endpoint.scheme() == "https",
+            api_key: setup.api_key.as_ref(),
+            timeout: setup.timeout,
+            requests_per_minute: setup.requests_per_minute,
+        })?;
         Ok(LlmClient {
             inner: Arc::new(Inner {
-                http,
+                transport,
                 endpoint,
-                authorization,
-                key,
-                limiter,
-                timeout: setup.timeout,
                 learned: Learned::default(),
             }),
         })
@@ -297,9 +266,7 @@ impl LlmClient {
         let mut sends = 0;
         loop {
             sends += 1;
-            if let Some(limiter) = &self.inner.limiter {
-                limiter.until_ready().await;
-            }
+            self.inner.transport.wait_turn().await;
             let in_flight = InFlight::enter();
             let sent_at = Instant::now();
             let sent = self.send(request, dialect).await;
@@ -335,149 +302,34 @@ impl LlmClient {
             prompt = %request.prompt,
             "LLM request"
         );
-        let mut post = self
+        let body = wire::request_body(request, dialect);
+        let answer = self
             .inner
-            .http
-            .post(self.inner.endpoint.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(wire::request_body(request, dialect));
-        if let Some(authorization) = &self.inner.authorization {
-            post = post.header(header::AUTHORIZATION, authorization.clone());
-        }
-        let mut response = post.send().await.map_err(|e| self.transport(e))?;
-        let status = response.status();
-        if status.is_success() {
-            let body = read_body(&mut response, MAX_ANSWER_BYTES)
-                .await
-                .map_err(|e| self.transport(e))?
-                .ok_or_else(|| {
-                    LlmError::retryable(format!("the answer is over {MAX_ANSWER_BYTES} bytes"))
-                })?;
-            return wire::parse_answer(&body)
-                .map_err(LlmError::retryable)
-                .map_err(Failure::from);
-        }
-        let retry_after = wire::retry_after(
-            header_text(&response, header::RETRY_AFTER.as_str()),
-            header_text(&response, "retry-after-ms"),
-            SystemTime::now(),
-        );
-        let location = header_text(&response, header::LOCATION.as_str()).map(wire::snippet);
-        // Only the start of an error body is reported; one that cannot be
-        // read in full still has its status.
-        let body = match read_body(&mut response, MAX_ERROR_BYTES).await {
-            Ok(Some(body)) => body,
-            Ok(None) | Err(_) => Vec::new(),
-        };
-        let reason = wire::status_reason(status.as_u16(), status.canonical_reason(), &body);
-        if status.is_redirection() {
-            let to = location.map_or_else(String::new, |l| format!(" to {l}"));
-            return Err(Failure::from(LlmError::Fatal {
-                reason: format!(
-                    "{reason} (redirected{to}; set --llm-url to the address that answers)"
-                ),
-            }));
-        }
-        let error = match wire::classify(status.as_u16()) {
-            wire::StatusClass::Retryable => LlmError::Retryable {
-                reason,
-                retry_after,
-            },
-            wire::StatusClass::Fatal => LlmError::Fatal { reason },
-        };
-        Err(Failure {
-            error,
-            named: wire::named_features(status.as_u16(), &body),
-        })
-    }
-
-    /// A failure below HTTP: a timeout, a refused or broken connection, an
-    /// answer cut short. Only a request that could not be built is fatal.
-    fn transport(&self, error: reqwest::Error) -> LlmError {
-        if error.is_timeout() {
-            return LlmError::retryable(format!(
-                "no answer within {}",
-                seconds(self.inner.timeout)
-            ));
-        }
-        let is_builder = error.is_builder();
-        let is_connect = error.is_connect();
-        let text = with_causes(&error.without_url());
-        if is_builder {
-            LlmError::Fatal {
-                reason: format!("the request could not be built: {text}"),
-            }
-        } else if is_connect {
-            LlmError::retryable(format!("could not connect: {text}"))
-        } else {
-            LlmError::retryable(text)
-        }
+            .transport
+            .post(&self.inner.endpoint, body, MAX_ANSWER_BYTES)
+            .await
+            .map_err(|refusal| Failure {
+                named: refusal
+                    .status
+                    .map(|status| wire::named_features(status, &refusal.body))
+                    .unwrap_or_default(),
+                error: refusal.error,
+            })?;
+        wire::parse_answer(&answer)
+            .map_err(LlmError::retryable)
+            .map_err(Failure::from)
     }
 
     /// `error` with the API key cut out of its reason, should the API or a
     /// proxy have echoed it.
     fn scrub(&self, error: LlmError) -> LlmError {
-        match error {
-            LlmError::Retryable {
-                reason,
-                retry_after,
-            } => LlmError::Retryable {
-                reason: self.scrub_text(reason),
-                retry_after,
-            },
-            LlmError::Fatal { reason } => LlmError::Fatal {
-                reason: self.scrub_text(reason),
-            },
-        }
+        self.inner.transport.scrub(error)
     }
 
     /// `text` with the API key cut out.
     fn scrub_text(&self, text: String) -> String {
-        match self.inner.key.as_deref().filter(|k| !k.is_empty()) {
-            Some(key) if text.contains(key) => text.replace(key, "<hidden>"),
-            _ => text,
-        }
+        self.inner.transport.scrub_text(text)
     }
-}
-
-/// The rustls configuration of the client: the ring provider and the
-/// system's roots, HTTP/1.1. Without any root, an `https` endpoint is an
-/// error; a plain `http` one needs none.
-fn tls_config(https: bool) -> Result<ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = RootCertStore::empty();
-    let found = rustls_native_certs::load_native_certs();
-    let (added, _) = roots.add_parsable_certificates(found.certs);
-    if https && added == 0 {
-        return Err(
-            "--llm-url is https but no system root certificate was found (install ca-certificates, or set SSL_CERT_FILE)"
-                .into(),
-        );
-    }
-    Ok(ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
-}
-
-/// Reads the body, up to `limit` bytes; `None` when it is longer.
-async fn read_body(
-    response: &mut Response,
-    limit: usize,
-) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > limit {
-            return Ok(None);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Some(body))
-}
-
-fn header_text<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
-    response.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 /// A duration for a reason: whole seconds, or milliseconds below them.
@@ -486,23 +338,6 @@ fn seconds(duration: Duration) -> String {
         format!("{} s", duration.as_secs())
     } else {
         format!("{} ms", duration.as_millis())
-    }
-}
-
-/// Counts one request in [`telemetry::LLM_IN_FLIGHT`] while it lives, so
-/// an abandoned request is counted out too.
-struct InFlight;
-
-impl InFlight {
-    fn enter() -> InFlight {
-        metrics::gauge!(telemetry::LLM_IN_FLIGHT).increment(1.0);
-        InFlight
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        metrics::gauge!(telemetry::LLM_IN_FLIGHT).decrement(1.0);
     }
 }
 
