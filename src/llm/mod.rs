@@ -12,14 +12,20 @@
 //! reqwest is built without a TLS provider of its own: a client must be
 //! given a preconfigured rustls configuration, as [`LlmClient::new`] does
 //! (`reqwest::Client::new()` would panic, finding no provider).
+//!
+//! [`EmbeddingClient`] is the same for an OpenAI-compatible `/embeddings`
+//! API (the vectors of recall); both share one transport (the HTTP client,
+//! key, rate limit and the judging of a failure).
 
 mod dialect;
+mod embeddings;
 mod fallback;
 mod setup;
 mod transport;
 mod wire;
 
-pub use setup::{ApiKey, LlmSetup};
+pub use embeddings::{EmbeddingClient, Embeddings};
+pub use setup::{ApiKey, EmbeddingSetup, LlmSetup};
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! What the API clients share: the HTTP client
+//! What the chat-completions and embeddings clients share: the HTTP client
 //! of one API (rustls with the system's roots, the per-request timeout, no
 //! redirects, recapd's user agent), the bearer key and its scrubbing from
 //! every reason, the rate limit, the requests-in-flight gauge, and how one
