@@ -65,6 +65,17 @@ pub const JOBS_DROPPED: &str = "recapd_jobs_dropped_total";
 /// another and removed), `locked` (a change skipped: the entry is locked),
 /// `full` (a new entity not written: the book holds `lore_max_entries`).
 pub const LORE_ENTRIES: &str = "recapd_lore_entries_total";
+/// Histogram of the recall tier's share of a refresh in seconds (the
+/// index brought up to date and searched, the passages counted).
+pub const RECALL_TIER_DURATION: &str = "recapd_recall_tier_duration_seconds";
+/// Histogram of a Recall call's search in seconds (the query's
+/// embedding left out), labelled `vectors` (`true` when vector
+/// similarity took part).
+pub const RECALL_SEARCH_DURATION: &str = "recapd_recall_search_duration_seconds";
+/// Counter of passages index jobs asked vectors for, labelled `outcome`:
+/// `indexed` (stored), `discarded` (its text changed or went while the
+/// request ran).
+pub const RECALL_PASSAGES: &str = "recapd_recall_passages_total";
 /// Histogram of the time of one LLM call in seconds (resends after a
 /// fallback included), labelled `kind` (the request's purpose, a job
 /// kind) and `outcome` (`ok`, `retryable`, `fatal`).
@@ -151,6 +162,20 @@ fn describe() {
     metrics::describe_gauge!(
         JOBS_QUEUED,
         "Chats with a job ready to run at the runner's latest look."
+    );
+    metrics::describe_histogram!(
+        RECALL_TIER_DURATION,
+        metrics::Unit::Seconds,
+        "The recall tier's share of one refresh."
+    );
+    metrics::describe_histogram!(
+        RECALL_SEARCH_DURATION,
+        metrics::Unit::Seconds,
+        "One Recall search (the query's embedding left out), by whether vectors took part."
+    );
+    metrics::describe_counter!(
+        RECALL_PASSAGES,
+        "Passages index jobs asked vectors for, by outcome (indexed, discarded)."
     );
     metrics::describe_counter!(
         LORE_ENTRIES,

@@ -19,6 +19,7 @@ use super::slot::{ChatSlot, LoadedChat, Resident};
 use super::{Engine, EngineError, Next};
 use crate::domain::ids::ClaimKey;
 use crate::domain::jobs::Job;
+use crate::domain::recall;
 use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
 use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
@@ -230,6 +231,9 @@ impl Engine {
         writes: Vec<Write>,
         next: Next,
     ) -> u64 {
+        // The recall index cuts the messages written again before the
+        // refresh below reads it.
+        resident.recall.lock().note_writes(&writes);
         let base = pending.outcomes.last().map_or(&resident.meta, |o| &o.meta);
         let outcome = self.plan(slot, resident, base, &pending.settings, next);
         // The operation wrote rows of the chat: it changed (a refresh
@@ -315,6 +319,7 @@ impl Engine {
         for outcome in outcomes {
             self.publish_committed(slot, resident, &settings, outcome);
         }
+        self.want_indexing(slot, resident, &settings);
         Ok(())
     }
 
@@ -367,8 +372,8 @@ impl Engine {
         outcome
     }
 
-    /// Runs both refreshes (the message-recap tier while it is on, and once
-    /// more when it goes off so subscribers drop it) into `outcome`. Token
+    /// Runs the refreshes (each tier while it is on, and once more when it
+    /// goes off so subscribers drop it) into `outcome`. Token
     /// counts of an unchanged text are reused when counted with the same
     /// tokenizer.
     fn refresh_into(&self, outcome: &mut Outcome, resident: &Resident, ctx: RefreshContext<'_>) {
@@ -400,6 +405,25 @@ impl Engine {
                 count(previous, text)
             }));
             outcome.meta.message_injection = Some(tier.clone());
+            outcome.fresh.push(tier);
+        }
+        let previous = outcome.meta.recall_injection.as_deref();
+        if settings.recall_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
+            let ctx = RefreshContext {
+                revision: previous.map_or(outcome.meta.recall_revision_floor, |p| p.revision) + 1,
+                ..ctx
+            };
+            let started = Instant::now();
+            let mut recall = resident.recall.lock();
+            let index = (ctx.enabled && settings.recall_enabled)
+                .then(|| &*recall.synced(chat, settings, self.recall_model()));
+            let tier = Arc::new(recall::tier::refresh_recall(chat, index, ctx, |text| {
+                tokens::count(settings.tokenizer, text)
+            }));
+            drop(recall);
+            metrics::histogram!(telemetry::RECALL_TIER_DURATION)
+                .record(started.elapsed().as_secs_f64());
+            outcome.meta.recall_injection = Some(tier.clone());
             outcome.fresh.push(tier);
         }
     }
@@ -453,6 +477,30 @@ impl Engine {
                 trigger,
                 Duration::from_millis(settings.debounce_ms),
             );
+        }
+    }
+}
+
+impl Engine {
+    /// After a commit: when the chat's recall index (as the refresh left
+    /// it) has passages without vectors, the chat has `recall_enabled` and
+    /// an embeddings endpoint is configured, and no index job of the chat
+    /// is open, asks the index runner to queue one.
+    fn want_indexing(&self, slot: &ChatSlot, resident: &Resident, settings: &Settings) {
+        if !self.indexing() || !settings.recall_enabled || resident.chat.is_none() {
+            return;
+        }
+        if resident.jobs.iter().any(|job| job.kind.is_index()) {
+            return;
+        }
+        let missing = resident
+            .recall
+            .lock()
+            .index
+            .as_ref()
+            .is_some_and(|index| index.missing_count() > 0);
+        if missing {
+            self.want_index_job(&slot.key);
         }
     }
 }

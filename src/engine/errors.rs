@@ -40,6 +40,15 @@ impl EngineError {
         .into()
     }
 
+    /// A request that needs the embeddings endpoint on a server without one.
+    pub(super) fn no_embedder() -> EngineError {
+        DomainError::FailedPrecondition(
+            "recapd has no embeddings endpoint to index passages with (start it with --embedding-url)"
+                .into(),
+        )
+        .into()
+    }
+
     /// The answer of a queued event whose group ended without answering
     /// it: the task serving it panicked.
     pub(super) fn lost_answer() -> EngineError {

@@ -98,7 +98,7 @@ mod settings_ops;
 mod slot;
 mod world_info;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -123,7 +123,7 @@ use global_settings::{DEFAULT_GLOBAL, GlobalSettings};
 pub use job_watch::JobUpdates;
 #[cfg(test)]
 pub(crate) use job_watch::JobsStore;
-pub use jobs::{JobsConfig, QueueOptions, RecapWriter};
+pub use jobs::{Embedder, JobsConfig, QueueOptions, RecapWriter};
 pub use lifecycle::ChatSummary;
 pub use lorebooks::{
     LorebookEntry, LorebookLimits, LorebookSummary, MAX_NAME_BYTES as MAX_LOREBOOK_NAME_BYTES,
@@ -199,6 +199,16 @@ struct Inner {
     lorebook_limits: LorebookLimits,
     /// The lorebooks' locks and parsed books.
     lorebooks: lorebooks::Shelf,
+    /// The embeddings model whose vectors recall uses (empty without an
+    /// embeddings endpoint: keyword search alone).
+    recall_model: String,
+    /// Whether an embeddings endpoint is configured (index jobs run).
+    indexing: bool,
+    /// Chats whose recall index lacks vectors and that have no index job:
+    /// the index runner queues one for each (see `jobs::index`).
+    index_wanted: Mutex<HashSet<ChatKey>>,
+    /// Wakes the index runner: a chat was added to `index_wanted`.
+    index_wake: tokio::sync::Notify,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -265,6 +275,11 @@ impl Engine {
         let (job_changes, _) = broadcast::channel(JOB_CHANGES_BUFFER);
         let budget = limits.max_resident_bytes;
         let wall_clock = jobs.wall_clock.clone();
+        let recall_model = jobs
+            .embedder
+            .as_ref()
+            .map_or(String::new(), |e| e.setup.model.clone());
+        let indexing = jobs.embedder.is_some();
         Ok(Engine {
             inner: Arc::new(Inner {
                 store: chats,
@@ -287,6 +302,10 @@ impl Engine {
                 wall_clock,
                 lorebook_limits,
                 lorebooks: lorebooks::Shelf::default(),
+                recall_model,
+                indexing,
+                index_wanted: Mutex::new(HashSet::new()),
+                index_wake: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -299,6 +318,25 @@ impl Engine {
     /// Now on the engine's clock, whole ms since the epoch.
     fn now_ms(&self) -> UnixMillis {
         self.inner.wall_clock.now_ms()
+    }
+
+    /// The embeddings model whose vectors recall uses; empty without an
+    /// embeddings endpoint.
+    fn recall_model(&self) -> &str {
+        &self.inner.recall_model
+    }
+
+    /// Whether an embeddings endpoint is configured.
+    fn indexing(&self) -> bool {
+        self.inner.indexing
+    }
+
+    /// Asks the index runner to queue an index job for `chat` (it checks
+    /// again under the chat's lock).
+    fn want_index_job(&self, chat: &ChatKey) {
+        if self.inner.index_wanted.lock().insert(chat.clone()) {
+            self.inner.index_wake.notify_one();
+        }
     }
 
     /// Limits on client text.

@@ -367,6 +367,37 @@ pub struct RecallState {
 }
 
 impl RecallState {
+    /// The index, brought up to date with `chat` (built the first time,
+    /// from the vectors loaded with the chat), with `settings`' chunk size
+    /// and the vectors of `model` (the embeddings model; empty without
+    /// one, which no vector matches).
+    pub fn synced(&mut self, chat: &Chat, settings: &Settings, model: &str) -> &mut RecallIndex {
+        let chunk_chars = settings.recall_chunk_chars as usize;
+        let stored = &mut self.stored;
+        let index = self.index.get_or_insert_with(|| {
+            RecallIndex::build(chat, chunk_chars, model, std::mem::take(stored))
+        });
+        index.sync(chat, chunk_chars, model);
+        index
+    }
+
+    /// Notes the rows a commit wrote, so the index cuts those messages
+    /// again at its next sync (nothing before the index is built: it is
+    /// built from the chat as it then is).
+    pub fn note_writes(&mut self, writes: &[store::Write]) {
+        let Some(index) = &mut self.index else {
+            return;
+        };
+        for write in writes {
+            match write {
+                store::Write::Message { message, .. } => index.mark(&message.id),
+                store::Write::DeleteMessage { message_id, .. } => index.mark(message_id),
+                store::Write::ReplaceChat { .. } => index.mark_all(),
+                _ => {}
+            }
+        }
+    }
+
     /// Bytes held on the heap.
     pub fn heap_bytes(&self) -> usize {
         self.index.as_ref().map_or(0, RecallIndex::heap_bytes)

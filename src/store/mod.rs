@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::chat::Chat;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
-use crate::domain::jobs::{Job, JobState};
+use crate::domain::jobs::{Job, JobLane, JobState};
 use crate::domain::message::Message;
 use crate::domain::recall::{Source, StoredVector};
 use crate::domain::recaps::RecapVersion;
@@ -460,18 +460,26 @@ pub trait ChatStore: Send + Sync + 'static {
     /// stopped; a RUNNING job without a lease counts as expired). Chats
     /// that have a RUNNING job under a lease still valid at `now_us` (its
     /// `until_us` not before `now_us`) are left out whole (a chat runs one
-    /// job at a time, across replicas too). The runner pages through the
-    /// chats with it, round-robin, however many there are.
+    /// job at a time, across replicas too). Only jobs of `lane` count,
+    /// for all of this: each lane runs one job of a chat at a time. The
+    /// runner pages through the chats with it, round-robin, however many
+    /// there are.
     async fn runnable_jobs(
         &self,
         now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
+        lane: JobLane,
     ) -> Result<Vec<Job>, StoreError>;
-    /// The earliest time after `after_us` at which a PENDING job becomes
-    /// due or a RUNNING job's lease expires, all tenants: when the runner
-    /// should look again at the latest. `None` when there is no such time.
-    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError>;
+    /// The earliest time after `after_us` at which a PENDING job of `lane`
+    /// becomes due or a RUNNING one's lease expires, all tenants: when the
+    /// lane's runner should look again at the latest. `None` when there is
+    /// no such time.
+    async fn next_job_due(
+        &self,
+        after_us: UnixMicros,
+        lane: JobLane,
+    ) -> Result<Option<UnixMicros>, StoreError>;
     /// One lorebook of `tenant` (`None`: no such book).
     async fn lorebook(
         &self,

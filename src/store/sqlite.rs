@@ -21,7 +21,7 @@ use super::{
     StoredLorebook, TenantSettings, Write, from_json, to_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::domain::jobs::Job;
+use crate::domain::jobs::{Job, JobLane};
 use crate::domain::message::Message;
 use crate::domain::recaps::RecapVersion;
 use crate::domain::time::UnixMicros;
@@ -427,14 +427,19 @@ impl ChatStore for SqliteStore {
         now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
+        lane: JobLane,
     ) -> Result<Vec<Job>, StoreError> {
         let after = after.cloned();
-        self.read(move |conn| jobs::runnable_jobs(conn, now_us, limit, after.as_ref()))
+        self.read(move |conn| jobs::runnable_jobs(conn, now_us, limit, after.as_ref(), lane))
             .await
     }
 
-    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
-        self.read(move |conn| jobs::next_job_due(conn, after_us))
+    async fn next_job_due(
+        &self,
+        after_us: UnixMicros,
+        lane: JobLane,
+    ) -> Result<Option<UnixMicros>, StoreError> {
+        self.read(move |conn| jobs::next_job_due(conn, after_us, lane))
             .await
     }
 

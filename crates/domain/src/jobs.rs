@@ -115,6 +115,33 @@ impl JobKind {
     }
 }
 
+/// A runner's share of the queue: each lane runs one job of a chat at a
+/// time, beside the other lane's, with its own concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobLane {
+    /// Recap and lore jobs, which ask the LLM.
+    Recap,
+    /// Index jobs, which ask the embeddings endpoint.
+    Index,
+}
+
+impl JobLane {
+    /// The lane of `kind`.
+    pub fn of(kind: JobKind) -> JobLane {
+        if kind.is_index() {
+            JobLane::Index
+        } else {
+            JobLane::Recap
+        }
+    }
+
+    /// Whether the stored kind code `code` is in the index lane (as the
+    /// stores' queries ask).
+    pub fn is_index(self) -> bool {
+        self == JobLane::Index
+    }
+}
+
 /// Where a job is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

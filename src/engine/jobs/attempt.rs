@@ -225,7 +225,8 @@ impl Engine {
     /// PENDING job that is due, or a RUNNING one whose runner is gone (its
     /// lease expired, or, with a store only this process writes, it was
     /// claimed by an earlier run of this process). None while a job of the
-    /// chat runs under a live lease. A job waiting for another is skipped,
+    /// chat runs under a live lease (index jobs, which run in a lane of
+    /// their own, left out). A job waiting for another is skipped,
     /// and so is a merge while a scene recap or merge of an earlier break is
     /// unfinished: scenes are merged in the chat's order, whatever order
     /// their jobs were queued or retried in.
@@ -237,10 +238,11 @@ impl Engine {
                 .as_ref()
                 .is_none_or(|lease| lease.until_us < now || (single && &lease.owner != own))
         };
+        // Index jobs run in their own lane (`index`), beside these.
         let jobs = &resident.jobs;
         if jobs
             .iter()
-            .any(|j| j.state == JobState::Running && !orphaned(j))
+            .any(|j| !j.kind.is_index() && j.state == JobState::Running && !orphaned(j))
         {
             return None;
         }
@@ -248,6 +250,9 @@ impl Engine {
         let scene_work =
             |job: &Job| matches!(job.kind, JobKind::SceneRecap | JobKind::RunningRecap);
         jobs.iter().position(|job| {
+            if job.kind.is_index() {
+                return false;
+            }
             let due = match job.state {
                 JobState::Pending => job.not_before_us <= now,
                 JobState::Running => orphaned(job),
@@ -341,7 +346,7 @@ impl Engine {
     }
 
     /// Moves a running job's lease on, if the job is still this runner's.
-    async fn renew_lease(
+    pub(super) async fn renew_lease(
         &self,
         chat_id: &ChatKey,
         job_id: &str,

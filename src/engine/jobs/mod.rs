@@ -12,6 +12,7 @@
 
 mod apply;
 mod attempt;
+mod index;
 mod lore;
 mod options;
 mod queue;
@@ -26,11 +27,11 @@ use tokio::sync::{Notify, Semaphore};
 
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
 use crate::domain::time::UnixMicros;
-use crate::llm::{LlmClient, LlmSetup};
+use crate::llm::{EmbeddingClient, EmbeddingSetup, LlmClient, LlmSetup};
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
 use crate::wall_clock::{SystemClock, WallClock};
@@ -51,13 +52,26 @@ pub struct RecapWriter {
     pub setup: LlmSetup,
 }
 
+/// What indexes passages for recall: the embeddings client and its options
+/// (model, attempts, back-off, concurrency, batch size).
+#[derive(Clone)]
+pub struct Embedder {
+    /// The client of one request.
+    pub client: EmbeddingClient,
+    /// The checked options.
+    pub setup: EmbeddingSetup,
+}
+
 /// What the engine needs to run jobs: the LLM (none: no recaps are written, but
-/// jobs can still be listed, watched and cancelled), the queue's options, and
-/// the wall clock the engine reads.
+/// jobs can still be listed, watched and cancelled), the embeddings endpoint
+/// (none: recall searches by keyword alone), the queue's options, and the
+/// wall clock the engine reads.
 #[derive(Clone)]
 pub struct JobsConfig {
     /// The LLM; `None` without `--llm-url`.
     pub writer: Option<RecapWriter>,
+    /// The embeddings endpoint; `None` without `--embedding-url`.
+    pub embedder: Option<Embedder>,
     /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
     /// What time it is, for every instant the engine stores or compares
@@ -70,6 +84,7 @@ impl Default for JobsConfig {
     fn default() -> JobsConfig {
         JobsConfig {
             writer: None,
+            embedder: None,
             queue: QueueOptions::default(),
             wall_clock: Arc::new(SystemClock),
         }
@@ -91,6 +106,23 @@ pub(super) struct JobsRuntime {
     /// Chats that had nothing to start at their latest turn (disabled, or
     /// their jobs waiting), left out of the rotation until the time given.
     pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
+    /// What indexes passages; `None` without an embeddings endpoint.
+    pub embedder: Option<Embedder>,
+    /// The index lane's own runner state.
+    pub index: IndexLane,
+}
+
+/// The index lane's runner state (index jobs run beside recap jobs, with
+/// their own concurrency: `--embedding-concurrency`).
+pub(super) struct IndexLane {
+    /// Requests in flight to the embeddings endpoint.
+    pub permits: Arc<Semaphore>,
+    /// Wakes the index runner: an index job was queued or became runnable.
+    pub wake: Notify,
+    /// As [`JobsRuntime::idle`], for index jobs.
+    pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
+    /// The chats running an index job of this process now.
+    pub busy: Mutex<std::collections::HashSet<ChatKey>>,
 }
 
 impl JobsRuntime {
@@ -99,7 +131,18 @@ impl JobsRuntime {
             .writer
             .as_ref()
             .map_or(1, |g| g.setup.concurrency.max(1));
+        let index_concurrency = config
+            .embedder
+            .as_ref()
+            .map_or(1, |e| e.setup.concurrency.max(1));
         JobsRuntime {
+            index: IndexLane {
+                permits: Arc::new(Semaphore::new(index_concurrency)),
+                wake: Notify::new(),
+                idle: Mutex::new(HashMap::new()),
+                busy: Mutex::new(std::collections::HashSet::new()),
+            },
+            embedder: config.embedder,
             writer: config.writer,
             queue: config.queue,
             permits: Arc::new(Semaphore::new(concurrency)),
@@ -145,7 +188,10 @@ impl Engine {
             "job"
         );
         if !job.state.is_terminal() {
-            self.jobs().wake.notify_one();
+            match JobLane::of(job.kind) {
+                JobLane::Recap => self.jobs().wake.notify_one(),
+                JobLane::Index => self.jobs().index.wake.notify_one(),
+            }
         }
         let _ = self.inner.job_changes.send(Arc::new(job));
     }
@@ -452,13 +498,19 @@ impl Engine {
     /// RetryJob: a FAILED or CANCELLED job runs again with its attempts
     /// reset, and so do the jobs its failure or cancellation cancelled.
     pub async fn retry_job(&self, tenant: &Tenant, job_id: &str) -> Result<Job, EngineError> {
-        self.require_llm()?;
         let stored = self
             .inner
             .store
             .job(tenant, job_id)
             .await?
             .ok_or_else(|| EngineError::unknown_job(job_id))?;
+        if stored.kind.is_index() {
+            if self.jobs().embedder.is_none() {
+                return Err(EngineError::no_embedder());
+            }
+        } else {
+            self.require_llm()?;
+        }
         let chat_id = stored.chat.clone();
         self.retrying(|| async {
             // Read again inside each attempt: another replica may have moved it.

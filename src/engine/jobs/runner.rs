@@ -1,7 +1,8 @@
-//! The runner: one task that takes runnable jobs round-robin over the chats
-//! that have some, one job per chat at a time, with at most
-//! `--llm-concurrency` requests in flight; and removes finished jobs past
-//! `--job-retention`.
+//! The runners: one task per lane that takes the lane's runnable jobs
+//! round-robin over the chats that have some, one job per chat and lane at
+//! a time, with at most `--llm-concurrency` (recap lane) or
+//! `--embedding-concurrency` (index lane) requests in flight; and removes
+//! finished jobs past `--job-retention`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::domain::ids::ChatKey;
-use crate::domain::jobs::JobState;
+use crate::domain::jobs::{JobLane, JobState};
 use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
@@ -35,25 +36,105 @@ const PURGE_EVERY: Duration = Duration::from_secs(60);
 const LOOK_AHEAD: usize = 1000;
 
 impl Engine {
-    /// Runs the job queue until `shutdown`, then stops every attempt under
-    /// way and waits for them (a stopped attempt's job is RUNNING in the
-    /// store and runs again at the next start, or on another replica once
-    /// its lease expires). Without an LLM it only removes old jobs.
+    /// Runs the job queue until `shutdown`, one runner per lane (recap and
+    /// lore jobs with the LLM; index jobs with the embeddings endpoint),
+    /// then stops every attempt under way and waits for them (a stopped
+    /// attempt's job is RUNNING in the store and runs again at the next
+    /// start, or on another replica once its lease expires). Without an
+    /// LLM the recap lane only removes old jobs; without an embeddings
+    /// endpoint the index lane does nothing.
     pub async fn run_jobs(self, shutdown: CancellationToken) {
+        tokio::join!(
+            self.clone().run_lane(JobLane::Recap, shutdown.clone()),
+            self.run_lane(JobLane::Index, shutdown),
+        );
+    }
+
+    /// Whether `lane` has what its jobs ask (the LLM, the embeddings
+    /// endpoint).
+    fn lane_runs(&self, lane: JobLane) -> bool {
+        match lane {
+            JobLane::Recap => self.jobs().writer.is_some(),
+            JobLane::Index => self.jobs().embedder.is_some(),
+        }
+    }
+
+    /// The lane's places for requests in flight.
+    fn lane_permits(&self, lane: JobLane) -> std::sync::Arc<tokio::sync::Semaphore> {
+        match lane {
+            JobLane::Recap => self.jobs().permits.clone(),
+            JobLane::Index => self.jobs().index.permits.clone(),
+        }
+    }
+
+    /// What wakes the lane's runner.
+    fn lane_wake(&self, lane: JobLane) -> &tokio::sync::Notify {
+        match lane {
+            JobLane::Recap => &self.jobs().wake,
+            JobLane::Index => &self.jobs().index.wake,
+        }
+    }
+
+    /// The lane's chats left out of the rotation for a while.
+    fn lane_idle(
+        &self,
+        lane: JobLane,
+    ) -> &parking_lot::Mutex<std::collections::HashMap<ChatKey, Instant>> {
+        match lane {
+            JobLane::Recap => &self.jobs().idle,
+            JobLane::Index => &self.jobs().index.idle,
+        }
+    }
+
+    /// Marks `chat` as running a job of `lane` here (a recap-lane job also
+    /// keeps its chat in memory meanwhile).
+    fn lane_started(&self, lane: JobLane, chat: &ChatKey) {
+        match lane {
+            JobLane::Recap => self.inner.cache.job_started(chat),
+            JobLane::Index => {
+                self.jobs().index.busy.lock().insert(chat.clone());
+            }
+        }
+    }
+
+    /// The end of [`Engine::lane_started`].
+    fn lane_ended(&self, lane: JobLane, chat: &ChatKey) {
+        match lane {
+            JobLane::Recap => self.inner.cache.job_ended(chat),
+            JobLane::Index => {
+                self.jobs().index.busy.lock().remove(chat);
+            }
+        }
+    }
+
+    /// The chats running a job of `lane` here now.
+    fn lane_busy(&self, lane: JobLane) -> std::collections::HashSet<ChatKey> {
+        match lane {
+            JobLane::Recap => self.inner.cache.running_jobs(),
+            JobLane::Index => self.jobs().index.busy.lock().clone(),
+        }
+    }
+
+    /// One lane's runner (see [`Engine::run_jobs`]).
+    async fn run_lane(self, lane: JobLane, shutdown: CancellationToken) {
         let mut attempts = JoinSet::new();
         let mut next_purge = Instant::now();
-        if self.jobs().writer.is_some() && !self.shared() {
-            self.recover_orphans().await;
+        let runs = self.lane_runs(lane);
+        if runs && !self.shared() {
+            self.recover_orphans(lane).await;
         }
         let mut last_served: Option<ChatKey> = None;
         loop {
-            if Instant::now() >= next_purge {
+            if lane == JobLane::Recap && Instant::now() >= next_purge {
                 self.purge_jobs().await;
                 next_purge = Instant::now() + PURGE_EVERY;
             }
+            if lane == JobLane::Index && runs {
+                self.queue_wanted_index_jobs().await;
+            }
             while attempts.try_join_next().is_some() {}
-            let permit = if self.jobs().writer.is_some() {
-                let permits = self.jobs().permits.clone();
+            let permit = if runs {
+                let permits = self.lane_permits(lane);
                 tokio::select! {
                     permit = permits.acquire_owned() => permit.ok(),
                     () = shutdown.cancelled() => break,
@@ -62,37 +143,51 @@ impl Engine {
                 None
             };
             let picked = match &permit {
-                Some(_) => self.pick_chat(&mut last_served).await,
+                Some(_) => self.pick_chat(lane, &mut last_served).await,
                 None => None,
             };
             match (picked, permit) {
                 (Some(chat), Some(permit)) => {
-                    self.inner.cache.job_started(&chat);
+                    self.lane_started(lane, &chat);
                     let engine = self.clone();
                     attempts.spawn(async move {
-                        let started = match engine.run_next_job(&chat, permit).await {
+                        let run = match lane {
+                            JobLane::Recap => engine.run_next_job(&chat, permit).await,
+                            JobLane::Index => engine.run_next_index_job(&chat, permit).await,
+                        };
+                        let started = match run {
                             Ok(started) => started,
                             Err(error) => {
                                 tracing::warn!(%chat, %error, "a job attempt failed; it is retried later");
                                 false
                             }
                         };
-                        let jobs = engine.jobs();
                         if !started {
                             // Paused before it leaves the busy set, so the
                             // runner never picks it again at once.
-                            jobs.idle.lock().insert(chat.clone(), Instant::now() + IDLE_PAUSE);
+                            engine
+                                .lane_idle(lane)
+                                .lock()
+                                .insert(chat.clone(), Instant::now() + IDLE_PAUSE);
                         }
-                        engine.inner.cache.job_ended(&chat);
+                        engine.lane_ended(lane, &chat);
                         if started {
-                            jobs.wake.notify_one();
+                            engine.lane_wake(lane).notify_one();
                         }
                     });
                 }
                 _ => {
-                    let pause = self.until_next_due().await;
+                    let pause = self.until_next_due(lane).await;
+                    let wanted = async {
+                        if lane == JobLane::Index && runs {
+                            self.inner.index_wake.notified().await;
+                        } else {
+                            std::future::pending::<()>().await;
+                        }
+                    };
                     tokio::select! {
-                        () = self.jobs().wake.notified() => {}
+                        () = self.lane_wake(lane).notified() => {}
+                        () = wanted => {}
                         () = tokio::time::sleep(pause) => {}
                         Some(_) = attempts.join_next() => {}
                         () = shutdown.cancelled() => break,
@@ -110,14 +205,14 @@ impl Engine {
     /// start. The store is read a page of chats at a time from there, so
     /// chats that cannot start (disabled ones, say), however many, never
     /// hide the others.
-    async fn pick_chat(&self, last_served: &mut Option<ChatKey>) -> Option<ChatKey> {
+    async fn pick_chat(&self, lane: JobLane, last_served: &mut Option<ChatKey>) -> Option<ChatKey> {
         let now = Instant::now();
         let idle = {
-            let mut idle = self.jobs().idle.lock();
+            let mut idle = self.lane_idle(lane).lock();
             idle.retain(|_, until| *until > now);
             idle.clone()
         };
-        let busy = self.inner.cache.running_jobs();
+        let busy = self.lane_busy(lane);
         let mut from = last_served.clone();
         let mut wrapped = from.is_none();
         let mut seen = 0;
@@ -125,7 +220,7 @@ impl Engine {
             let page = match self
                 .inner
                 .store
-                .runnable_jobs(self.now(), LOOK_AHEAD, from.as_ref())
+                .runnable_jobs(self.now(), LOOK_AHEAD, from.as_ref(), lane)
                 .await
             {
                 Ok(page) => page,
@@ -164,9 +259,9 @@ impl Engine {
     /// How long to wait before looking at the queue again: until the next
     /// job falls due (times already past belong to chats being served or
     /// paused, whose end wakes the runner), at most [`POLL`].
-    async fn until_next_due(&self) -> Duration {
+    async fn until_next_due(&self, lane: JobLane) -> Duration {
         let now = self.now();
-        match self.inner.store.next_job_due(now).await {
+        match self.inner.store.next_job_due(now, lane).await {
             Ok(Some(due_us)) => POLL.min(due_us.since(now)).max(Duration::from_millis(1)),
             _ => POLL,
         }
@@ -176,11 +271,11 @@ impl Engine {
     /// was claimed by an earlier run that stopped, so it goes back to
     /// PENDING now (its answer, if it ever comes, cannot be applied: its
     /// fence moves).
-    async fn recover_orphans(&self) {
+    async fn recover_orphans(&self, lane: JobLane) {
         let jobs = match self
             .inner
             .store
-            .runnable_jobs(UnixMicros(i64::MAX), usize::MAX >> 1, None)
+            .runnable_jobs(UnixMicros(i64::MAX), usize::MAX >> 1, None, lane)
             .await
         {
             Ok(jobs) => jobs,
@@ -193,20 +288,24 @@ impl Engine {
         // need not be the one left RUNNING.
         let chats: BTreeSet<ChatKey> = jobs.into_iter().map(|job| job.chat).collect();
         for chat in chats {
-            if let Err(error) = self.retrying(|| self.requeue_running(&chat)).await {
+            if let Err(error) = self.retrying(|| self.requeue_running(&chat, lane)).await {
                 tracing::warn!(%chat, %error, "could not put an interrupted job back in the queue");
             }
         }
     }
 
-    async fn requeue_running(&self, chat_id: &ChatKey) -> Result<(), super::super::EngineError> {
+    async fn requeue_running(
+        &self,
+        chat_id: &ChatKey,
+        lane: JobLane,
+    ) -> Result<(), super::super::EngineError> {
         let slot = self.slot(chat_id);
         let mut guard = self.lock(&slot).await?;
         let resident = &mut *guard;
         let now = self.now();
         let mut changed = Vec::new();
         for job in &mut resident.jobs {
-            if job.state == JobState::Running {
+            if job.state == JobState::Running && JobLane::of(job.kind) == lane {
                 let fence = job.fence;
                 job.state = JobState::Pending;
                 job.lease = None;

@@ -21,7 +21,7 @@ use tokio_postgres::types::ToSql;
 use super::writes::Param;
 use super::{PgStore, bounded, pg_err};
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::domain::jobs::{Job, JobState};
+use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
 use crate::domain::time::UnixMicros;
 use crate::store::{JobQuery, StoreError, Write, from_json, to_json};
 
@@ -76,10 +76,12 @@ const RUNNABLE_JOBS: &str = "SELECT tenant, chat_id, body FROM (
          WHERE ((j.state = 1 AND j.not_before_us <= $1)
                 OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < $1))
            AND (j.tenant COLLATE \"C\", j.chat_id COLLATE \"C\") > ($3, $4)
+           AND (j.kind = $6) = $5
            AND NOT EXISTS (
                SELECT 1 FROM jobs r
                WHERE r.state = 2 AND r.lease_until_us >= $1
-                 AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
+                 AND r.tenant = j.tenant AND r.chat_id = j.chat_id
+                 AND (r.kind = $6) = $5)
      ) AS due WHERE nth = 1
      ORDER BY tenant COLLATE \"C\", chat_id COLLATE \"C\"
      LIMIT $2";
@@ -87,8 +89,10 @@ const RUNNABLE_JOBS: &str = "SELECT tenant, chat_id, body FROM (
 /// The earliest time after $1 at which a PENDING (1) job is due or a
 /// RUNNING (2) job's lease expires.
 const NEXT_JOB_DUE: &str = "SELECT least(
-         (SELECT min(not_before_us) FROM jobs WHERE state = 1 AND not_before_us > $1),
-         (SELECT min(lease_until_us) FROM jobs WHERE state = 2 AND lease_until_us > $1))";
+         (SELECT min(not_before_us) FROM jobs
+          WHERE state = 1 AND not_before_us > $1 AND (kind = $3) = $2),
+         (SELECT min(lease_until_us) FROM jobs
+          WHERE state = 2 AND lease_until_us > $1 AND (kind = $3) = $2))";
 
 /// A fence as stored: the same 64 bits, read as signed (`bigint`), so that
 /// distinct fences stay distinct.
@@ -330,6 +334,7 @@ impl PgStore {
         now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
+        lane: JobLane,
     ) -> Result<Vec<Job>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
@@ -338,7 +343,14 @@ impl PgStore {
         let (tenant, chat_id) = after.map_or(("", ""), |c| (c.tenant.name(), c.id.as_str()));
         self.query_jobs(
             RUNNABLE_JOBS,
-            &[&now_us.0, &limit_column(limit), &tenant, &chat_id],
+            &[
+                &now_us.0,
+                &limit_column(limit),
+                &tenant,
+                &chat_id,
+                &lane.is_index(),
+                &JobKind::Index.code(),
+            ],
         )
         .await
     }
@@ -347,12 +359,16 @@ impl PgStore {
     pub(super) async fn read_next_job_due(
         &self,
         after_us: UnixMicros,
+        lane: JobLane,
     ) -> Result<Option<UnixMicros>, StoreError> {
         bounded(async {
             let reading = pg_err("reading when the next job is due");
             let client = self.client().await?;
             let row = client
-                .query_one(NEXT_JOB_DUE, &[&after_us.0])
+                .query_one(
+                    NEXT_JOB_DUE,
+                    &[&after_us.0, &lane.is_index(), &JobKind::Index.code()],
+                )
                 .await
                 .map_err(&reading)?;
             let due: Option<i64> = row.try_get(0).map_err(&reading)?;

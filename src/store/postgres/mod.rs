@@ -48,7 +48,7 @@ use super::{
     ReplicaStore, StoreError, StoredLorebook, TenantSettings, Write, from_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::domain::jobs::Job;
+use crate::domain::jobs::{Job, JobLane};
 use crate::tls_common::with_causes;
 
 /// How long a call waits for a connection, or to open one, before it
@@ -275,12 +275,17 @@ impl ChatStore for PgStore {
         now_us: UnixMicros,
         limit: usize,
         after: Option<&ChatKey>,
+        lane: JobLane,
     ) -> Result<Vec<Job>, StoreError> {
-        self.read_runnable_jobs(now_us, limit, after).await
+        self.read_runnable_jobs(now_us, limit, after, lane).await
     }
 
-    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
-        self.read_next_job_due(after_us).await
+    async fn next_job_due(
+        &self,
+        after_us: UnixMicros,
+        lane: JobLane,
+    ) -> Result<Option<UnixMicros>, StoreError> {
+        self.read_next_job_due(after_us, lane).await
     }
 
     async fn lorebook(

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params, params_from_i
 
 use super::{db_err, execute};
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::domain::jobs::{Job, JobState};
+use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
 use crate::store::{JobQuery, StoreError, from_json, to_json};
 
 /// A fence as stored: the same 64 bits, read as signed (SQLite integers
@@ -201,6 +201,7 @@ pub(super) fn runnable_jobs(
     now_us: UnixMicros,
     limit: usize,
     after: Option<&ChatKey>,
+    lane: JobLane,
 ) -> Result<Vec<Job>, StoreError> {
     if limit == 0 {
         return Ok(Vec::new());
@@ -220,14 +221,23 @@ pub(super) fn runnable_jobs(
              WHERE ((j.state = 1 AND j.not_before_us <= ?1)
                     OR (j.state = 2 AND coalesce(j.lease_until_us, 0) < ?1))
                AND (j.tenant, j.chat_id) > (?3, ?4)
+               AND (j.kind = ?6) = ?5
                AND NOT EXISTS (
                    SELECT 1 FROM jobs r
                    WHERE r.state = 2 AND r.lease_until_us >= ?1
-                     AND r.tenant = j.tenant AND r.chat_id = j.chat_id)
+                     AND r.tenant = j.tenant AND r.chat_id = j.chat_id
+                     AND (r.kind = ?6) = ?5)
          ) WHERE nth = 1
          ORDER BY tenant, chat_id
          LIMIT ?2",
-        params![now_us.0, limit_column(limit), tenant, chat_id],
+        params![
+            now_us.0,
+            limit_column(limit),
+            tenant,
+            chat_id,
+            lane.is_index(),
+            JobKind::Index.code()
+        ],
     )
 }
 
@@ -236,16 +246,24 @@ pub(super) fn runnable_jobs(
 pub(super) fn next_job_due(
     conn: &Connection,
     after_us: UnixMicros,
+    lane: JobLane,
 ) -> Result<Option<UnixMicros>, StoreError> {
     // States 1 and 2 are PENDING and RUNNING (JobState::code).
     conn.prepare_cached(
         "SELECT min(due) FROM (
-             SELECT min(not_before_us) AS due FROM jobs WHERE state = 1 AND not_before_us > ?1
+             SELECT min(not_before_us) AS due FROM jobs
+             WHERE state = 1 AND not_before_us > ?1 AND (kind = ?3) = ?2
              UNION ALL
-             SELECT min(lease_until_us) FROM jobs WHERE state = 2 AND lease_until_us > ?1
+             SELECT min(lease_until_us) FROM jobs
+             WHERE state = 2 AND lease_until_us > ?1 AND (kind = ?3) = ?2
          )",
     )
-    .and_then(|mut s| s.query_row([after_us.0], |r| r.get::<_, Option<i64>>(0)))
+    .and_then(|mut s| {
+        s.query_row(
+            params![after_us.0, lane.is_index(), JobKind::Index.code()],
+            |r| r.get::<_, Option<i64>>(0),
+        )
+    })
     .map(|due| due.map(UnixMicros))
     .map_err(db_err("reading when the next job is due"))
 }

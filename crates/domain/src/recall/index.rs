@@ -237,6 +237,26 @@ impl RecallIndex {
         kept
     }
 
+    /// How many chunks `message_id`'s text of `source` is cut into now.
+    pub fn parts(&self, message_id: &str, source: Source) -> u32 {
+        let count = self.by_message.get(message_id).map_or(0, |slots| {
+            slots
+                .iter()
+                .filter(|s| {
+                    self.docs[**s as usize]
+                        .as_ref()
+                        .is_some_and(|d| d.key.source == source)
+                })
+                .count()
+        });
+        to_u32(count)
+    }
+
+    /// The dimension of the index's vectors (0 before the first).
+    pub fn dims(&self) -> usize {
+        self.vectors.dims()
+    }
+
     /// How many chunks the index holds.
     pub fn chunk_count(&self) -> usize {
         self.docs.len() - self.free.len()
