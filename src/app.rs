@@ -162,6 +162,8 @@ impl App {
             tokens,
             tls,
             llm,
+            // Recall's embeddings API: not wired yet (the recall work does).
+            embedding: _,
         } = files;
         let stores = open_store(&config, postgres).await?;
         let store = stores.chats.clone();

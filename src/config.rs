@@ -18,10 +18,12 @@ use crate::domain::Limits;
 use duration::seconds;
 
 mod duration;
+mod embedding;
 mod llm;
 mod lorebooks;
 mod tokens;
 pub use duration::{BareUnit, parse_duration};
+pub use embedding::{EmbeddingOptions, EmbeddingSetup};
 pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
 pub use lorebooks::LorebookOptions;
 pub use tokens::TenantTokens;
@@ -271,6 +273,9 @@ pub struct StartupFiles {
     /// The LLM recapd writes recaps with (--llm-url and the API key);
     /// `None`: no recap writing.
     pub llm: Option<LlmSetup>,
+    /// The embeddings API recall takes its vectors from (--embedding-url
+    /// and the API key); `None`: recall searches by keyword alone.
+    pub embedding: Option<EmbeddingSetup>,
 }
 
 /// The server's TLS certificate chain and private key as read from
@@ -414,6 +419,10 @@ pub struct Config {
     #[command(flatten)]
     pub llm: LlmOptions,
 
+    /// Recall's vectors: the embeddings API.
+    #[command(flatten)]
+    pub embedding: EmbeddingOptions,
+
     /// The limits on lorebooks.
     #[command(flatten)]
     pub lorebooks: LorebookOptions,
@@ -466,7 +475,8 @@ impl Cli {
 
 impl Config {
     /// Reads and checks what the server needs besides its flags, each once:
-    /// the --store URL, then the tokens file, then the TLS files. The first
+    /// the --store URL, then the tokens file, then the TLS files, then the
+    /// LLM's and the embeddings API's URLs and keys. The first
     /// failure is one line naming the option (`main` exits 64 with it,
     /// before anything is bound).
     pub fn read_startup_files(&self) -> Result<StartupFiles, String> {
@@ -475,6 +485,9 @@ impl Config {
             tokens: self.auth_tokens()?,
             tls: self.tls_pem()?,
             llm: self.llm.setup(std::env::var("RECAPD_LLM_API_KEY").ok())?,
+            embedding: self
+                .embedding
+                .setup(std::env::var("RECAPD_EMBEDDING_API_KEY").ok())?,
         })
     }
 

@@ -124,30 +124,12 @@ impl LlmOptions {
         let Some(url) = &self.llm_url else {
             return Ok(None);
         };
-        let base_url = url.trim().trim_end_matches('/').to_owned();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(format!(
-                "--llm-url {url:?}: expected an http:// or https:// URL, e.g. http://127.0.0.1:11434/v1"
-            ));
-        }
-        let api_key = match &self.llm_api_key_file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("--llm-api-key-file {}: {e}", path.display()))?;
-                let key = text.trim();
-                if key.is_empty() {
-                    return Err(format!(
-                        "--llm-api-key-file {}: the file is empty",
-                        path.display()
-                    ));
-                }
-                Some(ApiKey(key.to_owned()))
-            }
-            None => env_key
-                .map(|k| k.trim().to_owned())
-                .filter(|k| !k.is_empty())
-                .map(ApiKey),
-        };
+        let base_url = base_url("--llm-url", url)?;
+        let api_key = api_key(
+            "--llm-api-key-file",
+            self.llm_api_key_file.as_deref(),
+            env_key,
+        )?;
         Ok(Some(LlmSetup {
             base_url,
             model: self.llm_model.clone(),
@@ -160,5 +142,42 @@ impl LlmOptions {
                 .ok()
                 .filter(|n| *n > 0),
         }))
+    }
+}
+
+/// `url` without surrounding spaces or trailing `/`s, once checked to be an
+/// `http://` or `https://` URL; an error names `flag`.
+pub(super) fn base_url(flag: &str, url: &str) -> Result<String, String> {
+    let base_url = url.trim().trim_end_matches('/').to_owned();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(format!(
+            "{flag} {url:?}: expected an http:// or https:// URL, e.g. http://127.0.0.1:11434/v1"
+        ));
+    }
+    Ok(base_url)
+}
+
+/// The API key: the trimmed content of `file` (`flag`'s value), which
+/// must not be empty, or else `env_key` trimmed, when not empty. Errors
+/// name `flag` and the file, never the key.
+pub(super) fn api_key(
+    flag: &str,
+    file: Option<&std::path::Path>,
+    env_key: Option<String>,
+) -> Result<Option<ApiKey>, String> {
+    match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+            let key = text.trim();
+            if key.is_empty() {
+                return Err(format!("{flag} {}: the file is empty", path.display()));
+            }
+            Ok(Some(ApiKey(key.to_owned())))
+        }
+        None => Ok(env_key
+            .map(|k| k.trim().to_owned())
+            .filter(|k| !k.is_empty())
+            .map(ApiKey)),
     }
 }

@@ -237,3 +237,4 @@ fn the_chats_subcommands_take_the_client_options_and_need_a_chat_to_delete() {
 }
 
 mod durations;
+mod embedding;

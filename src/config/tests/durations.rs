@@ -11,7 +11,7 @@ const SECOND: Duration = Duration::from_secs(1);
 type DurationFlag = (&'static str, BareUnit, fn(&Config) -> Duration);
 
 /// Every duration flag.
-fn flags() -> [DurationFlag; 7] {
+fn flags() -> [DurationFlag; 9] {
     [
         ("--shutdown-grace", BareUnit::Seconds, |c| c.shutdown_grace),
         ("--resync-interval", BareUnit::Seconds, |c| {
@@ -28,6 +28,12 @@ fn flags() -> [DurationFlag; 7] {
             c.llm.job_retention
         }),
         ("--job-lease", BareUnit::Seconds, |c| c.llm.job_lease),
+        ("--embedding-timeout", BareUnit::Seconds, |c| {
+            c.embedding.embedding_timeout
+        }),
+        ("--embedding-backoff-base", BareUnit::Milliseconds, |c| {
+            c.embedding.embedding_backoff_base
+        }),
     ]
 }
 
@@ -134,6 +140,11 @@ fn a_duration_out_of_range_or_unreadable_is_refused_naming_the_option() {
         ("--job-lease", "2h"),
         ("--job-retention", "soon"),
         ("--job-retention", "-7d"),
+        ("--embedding-timeout", "0"),
+        ("--embedding-timeout", "3601"),
+        ("--embedding-backoff-base", "0"),
+        ("--embedding-backoff-base", "60001"),
+        ("--embedding-backoff-base", "2m"),
     ] {
         // `--flag=value`, so that a value starting with `-` is one.
         let error = parse(&[&format!("{flag}={text}")]).unwrap_err().to_string();
