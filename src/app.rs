@@ -21,11 +21,11 @@ use tower::layer::util::Stack;
 
 use crate::auth::{AuthLayer, TokenTable};
 use crate::config::{
-    Config, Durability, LlmSetup, MetricsListen, StartupFiles, TenantTokens, TlsPem,
+    Config, Durability, EmbeddingSetup, LlmSetup, MetricsListen, StartupFiles, TenantTokens, TlsPem,
 };
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
-use crate::engine::{Engine, EngineError, JobsConfig, RecapWriter};
+use crate::engine::{Embedder, Engine, EngineError, JobsConfig, RecapWriter};
 use crate::grpc::observe::{self, ObserveLayer};
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
@@ -162,14 +162,14 @@ impl App {
             tokens,
             tls,
             llm,
-            // Recall's embeddings API: not wired yet (the recall work does).
-            embedding: _,
+            embedding,
         } = files;
         let stores = open_store(&config, postgres).await?;
         let store = stores.chats.clone();
         let changes = stores.replicas.as_ref().and_then(|r| r.changes());
         let writer = recap_writer(llm)?;
-        let engine = start_engine(&config, stores, writer).await?;
+        let embedder = embedder(embedding)?;
+        let engine = start_engine(&config, stores, writer, embedder).await?;
         serve_metrics(&config, &engine)?;
         let follower = changes
             .map(|changes| tokio::spawn(engine.clone().follow(changes, config.resync_interval)));
@@ -261,16 +261,35 @@ fn recap_writer(llm: Option<LlmSetup>) -> Result<Option<RecapWriter>, AppError> 
     .transpose()
 }
 
-/// Builds the engine on `stores` with `config`'s limits and job queue and
-/// the recap `writer`, then loads the default tokenizer's vocabulary (its
-/// first use loads it) so the first request does not wait for it.
+/// What indexes passages for recall (the embeddings client and its setup)
+/// of `--embedding-url`; `None` without it: recall searches by keyword
+/// alone.
+fn embedder(embedding: Option<EmbeddingSetup>) -> Result<Option<Embedder>, AppError> {
+    embedding
+        .map(|setup| {
+            crate::llm::EmbeddingClient::new(&setup)
+                .map(|client| Embedder { client, setup })
+                .map_err(|e| AppError::Startup(format!("--embedding-url: {e}")))
+        })
+        .transpose()
+}
+
+/// Builds the engine on `stores` with `config`'s limits and job queue,
+/// the recap `writer` and the recall `embedder`, then loads the default
+/// tokenizer's vocabulary (its first use loads it) so the first request
+/// does not wait for it.
 async fn start_engine(
     config: &Config,
     stores: Stores,
     writer: Option<RecapWriter>,
+    embedder: Option<Embedder>,
 ) -> Result<Engine, AppError> {
+    if let Some(e) = &embedder {
+        tracing::info!(url = %e.setup.base_url, model = %e.setup.model, "recall indexes passages with the embeddings endpoint");
+    }
     let jobs_config = JobsConfig {
         writer,
+        embedder,
         queue: config.llm.queue(),
         ..JobsConfig::default()
     };

@@ -95,11 +95,16 @@ impl ChatStore for Faulty {
         now_us: UnixMicros,
         limit: usize,
         after: Option<&crate::domain::ids::ChatKey>,
+        lane: crate::domain::jobs::JobLane,
     ) -> Result<Vec<crate::domain::jobs::Job>, StoreError> {
-        self.inner.runnable_jobs(now_us, limit, after).await
+        self.inner.runnable_jobs(now_us, limit, after, lane).await
     }
-    async fn next_job_due(&self, after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
-        self.inner.next_job_due(after_us).await
+    async fn next_job_due(
+        &self,
+        after_us: UnixMicros,
+        lane: crate::domain::jobs::JobLane,
+    ) -> Result<Option<UnixMicros>, StoreError> {
+        self.inner.next_job_due(after_us, lane).await
     }
     async fn lorebook(
         &self,

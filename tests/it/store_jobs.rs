@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::common::*;
 use recapd::config::StoreUrl;
 use recapd::domain::ids::{ChatKey, Tenant};
-use recapd::domain::jobs::{Job, JobKind, JobState, Lease};
+use recapd::domain::jobs::{Job, JobKind, JobLane, JobState, Lease};
 use recapd::domain::time::UnixMicros;
 use recapd::store::postgres::PgOptions;
 use recapd::store::{
@@ -296,7 +296,13 @@ async fn pages(store: Arc<dyn ChatStore>) {
 }
 
 async fn runnable(store: Arc<dyn ChatStore>) {
-    assert_eq!(store.next_job_due(UnixMicros(0)).await.unwrap(), None);
+    assert_eq!(
+        store
+            .next_job_due(UnixMicros(0), JobLane::Recap)
+            .await
+            .unwrap(),
+        None
+    );
     let now = 1_000;
     let (busy, stalled, idle) = (key("t", "busy"), key("u", "stalled"), key("t", "idle"));
     let mut later = job("later", &idle, 4, JobState::Pending);
@@ -322,7 +328,7 @@ async fn runnable(store: Arc<dyn ChatStore>) {
         .await
         .unwrap();
     let runnable = store
-        .runnable_jobs(UnixMicros(now), 10, None)
+        .runnable_jobs(UnixMicros(now), 10, None, JobLane::Recap)
         .await
         .unwrap();
     // One job per chat (the oldest that can start), in chat order:
@@ -332,29 +338,38 @@ async fn runnable(store: Arc<dyn ChatStore>) {
     // A page from the chat after t/idle.
     assert_eq!(
         ids(&store
-            .runnable_jobs(UnixMicros(now), 10, Some(&idle))
+            .runnable_jobs(UnixMicros(now), 10, Some(&idle), JobLane::Recap)
             .await
             .unwrap()),
         ["stalled-run"]
     );
     assert_eq!(
-        ids(&store.runnable_jobs(UnixMicros(now), 1, None).await.unwrap()),
+        ids(&store
+            .runnable_jobs(UnixMicros(now), 1, None, JobLane::Recap)
+            .await
+            .unwrap()),
         ["due"]
     );
     assert_eq!(
         ids(&store
-            .runnable_jobs(UnixMicros(now + 500), 10, None)
+            .runnable_jobs(UnixMicros(now + 500), 10, None, JobLane::Recap)
             .await
             .unwrap()),
         ["busy-run", "later", "stalled-run"]
     );
     assert_eq!(
-        store.next_job_due(UnixMicros(0)).await.unwrap(),
+        store
+            .next_job_due(UnixMicros(0), JobLane::Recap)
+            .await
+            .unwrap(),
         Some(UnixMicros(2))
     );
     // Only times still to come: the pending job due later.
     assert_eq!(
-        store.next_job_due(UnixMicros(now)).await.unwrap(),
+        store
+            .next_job_due(UnixMicros(now), JobLane::Recap)
+            .await
+            .unwrap(),
         Some(UnixMicros(now + 500))
     );
     store
@@ -366,7 +381,10 @@ async fn runnable(store: Arc<dyn ChatStore>) {
         .await
         .unwrap();
     assert_eq!(
-        store.next_job_due(UnixMicros(0)).await.unwrap(),
+        store
+            .next_job_due(UnixMicros(0), JobLane::Recap)
+            .await
+            .unwrap(),
         Some(UnixMicros(now - 1))
     );
     store.close().await;

@@ -132,11 +132,16 @@ impl ChatStore for JobsStore {
         _now_us: UnixMicros,
         _limit: usize,
         _after: Option<&ChatKey>,
+        _lane: crate::domain::jobs::JobLane,
     ) -> Result<Vec<Job>, StoreError> {
         // Nothing runs in these tests: no runner takes the jobs set here.
         Ok(Vec::new())
     }
-    async fn next_job_due(&self, _after_us: UnixMicros) -> Result<Option<UnixMicros>, StoreError> {
+    async fn next_job_due(
+        &self,
+        _after_us: UnixMicros,
+        _lane: crate::domain::jobs::JobLane,
+    ) -> Result<Option<UnixMicros>, StoreError> {
         Ok(None)
     }
     async fn lorebook(
