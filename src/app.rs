@@ -32,10 +32,11 @@ use crate::grpc::pb::injection_service_server::InjectionServiceServer;
 use crate::grpc::pb::lorebook_service_server::LorebookServiceServer;
 use crate::grpc::pb::memory_service_server::MemoryServiceServer;
 use crate::grpc::pb::prompt_service_server::PromptServiceServer;
+use crate::grpc::pb::recall_service_server::RecallServiceServer;
 use crate::grpc::pb::recap_service_server::RecapServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{
-    EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecapApi, SettingsApi, pb,
+    EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecallApi, RecapApi, SettingsApi, pb,
 };
 use crate::store::postgres::PgOptions;
 use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
@@ -114,7 +115,7 @@ async fn open_store(config: &Config, postgres: Option<PgOptions>) -> Result<Stor
 
 /// The `recap.v1` services' names in `grpc.health.v1`, taken from their
 /// generated server types (so the names cannot drift from the proto).
-const RECAP_SERVICES: [&str; 7] = [
+const RECAP_SERVICES: [&str; 8] = [
     <EventServiceServer<EventApi> as NamedService>::NAME,
     <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
     <SettingsServiceServer<SettingsApi> as NamedService>::NAME,
@@ -122,6 +123,7 @@ const RECAP_SERVICES: [&str; 7] = [
     <PromptServiceServer<PromptApi> as NamedService>::NAME,
     <RecapServiceServer<RecapApi> as NamedService>::NAME,
     <LorebookServiceServer<LorebookApi> as NamedService>::NAME,
+    <RecallServiceServer<RecallApi> as NamedService>::NAME,
 ];
 
 /// Marks each `recap.v1` service SERVING in `grpc.health.v1`.
@@ -416,6 +418,10 @@ async fn services(
         )
         .add_service(
             LorebookServiceServer::new(LorebookApi::new(engine.clone()))
+                .max_decoding_message_size(max_request),
+        )
+        .add_service(
+            RecallServiceServer::new(RecallApi::new(engine.clone()))
                 .max_decoding_message_size(max_request),
         );
     Ok((router, health))

@@ -30,7 +30,7 @@ async fn accepted_connections_send_small_frames_at_once() {
 
 #[tokio::test]
 async fn health_names_each_proto_service_serving_then_not_serving() {
-    const PROTO_SERVICES: [&str; 7] = [
+    const PROTO_SERVICES: [&str; 8] = [
         "recap.v1.EventService",
         "recap.v1.MemoryService",
         "recap.v1.SettingsService",
@@ -38,6 +38,7 @@ async fn health_names_each_proto_service_serving_then_not_serving() {
         "recap.v1.PromptService",
         "recap.v1.RecapService",
         "recap.v1.LorebookService",
+        "recap.v1.RecallService",
     ];
     let reporter = HealthReporter::new();
     let health = HealthService::from_health_reporter(reporter.clone());

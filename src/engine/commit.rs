@@ -414,13 +414,11 @@ impl Engine {
                 ..ctx
             };
             let started = Instant::now();
-            let mut recall = resident.recall.lock();
-            let index = (ctx.enabled && settings.recall_enabled)
-                .then(|| &*recall.synced(chat, settings, self.recall_model()));
-            let tier = Arc::new(recall::tier::refresh_recall(chat, index, ctx, |text| {
+            let lines = (ctx.enabled && settings.recall_enabled)
+                .then(|| self.recall_tier_lines(ctx.chat, resident, chat, settings));
+            let tier = Arc::new(recall::tier::refresh_recall(chat, lines, ctx, |text| {
                 tokens::count(settings.tokenizer, text)
             }));
-            drop(recall);
             metrics::histogram!(telemetry::RECALL_TIER_DURATION)
                 .record(started.elapsed().as_secs_f64());
             outcome.meta.recall_injection = Some(tier.clone());

@@ -19,6 +19,10 @@ pub enum EngineError {
     /// was acknowledged, and the engine goes on serving other calls.
     #[error("internal error: {0}")]
     Panicked(String),
+    /// The embeddings endpoint did not answer for a Recall's query (the
+    /// reason, never the API key).
+    #[error("the embeddings endpoint did not answer: {0}")]
+    EmbeddingsUnavailable(String),
 }
 
 impl EngineError {
@@ -68,6 +72,9 @@ impl EngineError {
             EngineError::Domain(error) => EngineError::Domain(error.clone()),
             EngineError::Store(error) => EngineError::Store(error.copy()),
             EngineError::Panicked(message) => EngineError::Panicked(message.clone()),
+            EngineError::EmbeddingsUnavailable(reason) => {
+                EngineError::EmbeddingsUnavailable(reason.clone())
+            }
         }
     }
 

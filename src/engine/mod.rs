@@ -92,6 +92,7 @@ mod lorebooks;
 mod ops;
 mod prompt;
 mod publish;
+mod recall;
 mod refreshes;
 mod replicas;
 mod settings_ops;
@@ -131,6 +132,7 @@ pub use lorebooks::{
 };
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
+pub use recall::{DEFAULT_RECALL_LIMIT, RecallAnswer, RecallHit, RecallRequest};
 pub use settings_ops::SettingsUpdate;
 use slot::{ChatSlot, LoadedChat, Locked, Resident};
 pub use world_info::{ScanRequest, WorldInfoScan};
@@ -204,6 +206,8 @@ struct Inner {
     recall_model: String,
     /// Whether an embeddings endpoint is configured (index jobs run).
     indexing: bool,
+    /// The embeddings client, for Recall's query texts.
+    query_embedder: Option<crate::llm::EmbeddingClient>,
     /// Chats whose recall index lacks vectors and that have no index job:
     /// the index runner queues one for each (see `jobs::index`).
     index_wanted: Mutex<HashSet<ChatKey>>,
@@ -280,6 +284,7 @@ impl Engine {
             .as_ref()
             .map_or(String::new(), |e| e.setup.model.clone());
         let indexing = jobs.embedder.is_some();
+        let query_embedder = jobs.embedder.as_ref().map(|e| e.client.clone());
         Ok(Engine {
             inner: Arc::new(Inner {
                 store: chats,
@@ -304,6 +309,7 @@ impl Engine {
                 lorebooks: lorebooks::Shelf::default(),
                 recall_model,
                 indexing,
+                query_embedder,
                 index_wanted: Mutex::new(HashSet::new()),
                 index_wake: tokio::sync::Notify::new(),
             }),

@@ -6,6 +6,7 @@ mod files;
 mod lorebook;
 pub mod observe;
 mod prompt;
+mod recall;
 mod recap;
 mod services;
 pub mod status;
@@ -13,6 +14,7 @@ mod stream;
 
 pub use lorebook::LorebookApi;
 pub use prompt::PromptApi;
+pub use recall::RecallApi;
 pub use recap::{JobStream, RecapApi};
 pub use services::{EventApi, InjectionApi, MemoryApi, SettingsApi};
 pub use stream::InjectionStream;

@@ -403,7 +403,7 @@ impl InjectionService for InjectionApi {
             None | Some("") => InjectionKey::Scene,
             Some(name) => InjectionKey::parse(name).ok_or_else(|| {
                 Status::invalid_argument(format!(
-                    "invalid key: {name:?} is neither auto_recap_scene nor auto_recap_messages"
+                    "invalid key: {name:?} is not one of auto_recap_scene, auto_recap_messages, auto_recap_recall"
                 ))
             })?,
         };

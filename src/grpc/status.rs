@@ -36,6 +36,9 @@ pub const SHUTTING_DOWN: &str = "the server is shutting down; retry later";
 pub const STORED_DATA_UNREADABLE: &str = "stored data could not be read";
 /// INTERNAL: the server's own code failed (a panic).
 pub const INTERNAL_ERROR: &str = "internal error";
+/// UNAVAILABLE: the embeddings endpoint did not answer for a Recall query.
+pub const EMBEDDINGS_UNAVAILABLE: &str =
+    "the embeddings endpoint did not answer; retry later, or recall by keyword with an empty query";
 
 /// What the client is told about an error.
 enum Told<'a> {
@@ -65,6 +68,10 @@ fn table(error: &EngineError) -> (Code, Told<'_>) {
             (Code::Unavailable, Withheld(STORE_UNAVAILABLE))
         }
         EngineError::Store(StoreError::Closed) => (Code::Unavailable, Withheld(SHUTTING_DOWN)),
+        // The endpoint's reason may name its URL or internals: the log has it.
+        EngineError::EmbeddingsUnavailable(_) => {
+            (Code::Unavailable, Withheld(EMBEDDINGS_UNAVAILABLE))
+        }
         EngineError::Store(StoreError::Corrupt { .. }) => {
             (Code::Internal, Withheld(STORED_DATA_UNREADABLE))
         }

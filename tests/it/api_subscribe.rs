@@ -388,13 +388,14 @@ async fn files_containing(
     }
 }
 
-const EXPECTED_SERVICES: [&str; 7] = [
+const EXPECTED_SERVICES: [&str; 8] = [
     "recap.v1.EventService",
     "recap.v1.MemoryService",
     "recap.v1.SettingsService",
     "recap.v1.InjectionService",
     "recap.v1.PromptService",
     "recap.v1.LorebookService",
+    "recap.v1.RecallService",
     "grpc.health.v1.Health",
 ];
 

@@ -1,9 +1,10 @@
 //! The recall index and tier as a user sees them: what is found, what is
 //! left out, and what the injection says.
 
+use super::MAX_HITS;
 use super::index::RecallIndex;
 use super::search::RecallQuery;
-use super::tier::{moment_hits, refresh_recall};
+use super::tier::{moment_hits, refresh_recall, tier_lines};
 use super::{ChunkKey, Source, StoredVector};
 use crate::chat::{Chat, ChatEvent};
 use crate::ids::ChatKey;
@@ -229,7 +230,9 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
         now_us: UnixMicros(5),
     };
     let count = |t: &str| t.split_whitespace().count() as u32;
-    let tier = refresh_recall(&chat, Some(&index), ctx, count);
+    let lines =
+        |chat: &Chat, s: &Settings| Some(tier_lines(chat, moment_hits(chat, &index, s, MAX_HITS)));
+    let tier = refresh_recall(&chat, lines(&chat, &s), ctx, count);
     assert_eq!(tier.key, InjectionKey::Recall);
     assert_eq!(
         tier.text,
@@ -245,7 +248,7 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
     };
     let tier = refresh_recall(
         &chat,
-        Some(&index),
+        lines(&chat, &off),
         RefreshContext {
             settings: &off,
             ..ctx
@@ -253,6 +256,6 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
         count,
     );
     assert!(tier.text.is_empty());
-    let nothing = refresh_recall(&Chat::default(), Some(&index), ctx, count);
+    let nothing = refresh_recall(&Chat::default(), Some(Vec::new()), ctx, count);
     assert!(nothing.text.is_empty(), "no hits inject nothing");
 }

@@ -14,7 +14,7 @@
 
 use super::index::RecallIndex;
 use super::search::{Hit, RecallQuery};
-use super::{MAX_HITS, RECALL_PLACEHOLDER, Source, indexable};
+use super::{RECALL_PLACEHOLDER, Source, indexable};
 use crate::autohide::auto_hide;
 use crate::chat::Chat;
 use crate::refresh::{Injection, InjectionKey, RefreshContext, disabled_place};
@@ -67,6 +67,33 @@ pub fn moment_query(chat: &Chat, index: &RecallIndex, settings: &Settings) -> Mo
     }
 }
 
+impl MomentQuery {
+    /// Whether there is nothing to look for (no words, no direction).
+    pub fn is_empty(&self) -> bool {
+        self.text.trim().is_empty() && self.vector.is_none()
+    }
+}
+
+/// The search of the chat's current moment (see [`moment_query`]) with
+/// `settings`' thresholds, at most `limit` hits; `exclude` leaves out the
+/// recent window (the chat's own search), or not (another chat's).
+pub fn moment_search<'q>(
+    moment: &'q MomentQuery,
+    settings: &Settings,
+    limit: usize,
+    exclude: bool,
+) -> RecallQuery<'q> {
+    RecallQuery {
+        text: &moment.text,
+        vector: moment.vector.as_deref(),
+        exclude_from_seq: moment.exclude_from_seq.filter(|_| exclude),
+        exclude_ids: &[],
+        limit,
+        min_score: settings.recall_min_score.value() as f32,
+        min_similarity: settings.recall_min_similarity.value() as f32,
+    }
+}
+
 /// The hits of the chat's current moment, best first, at most `limit`.
 pub fn moment_hits(
     chat: &Chat,
@@ -75,21 +102,29 @@ pub fn moment_hits(
     limit: usize,
 ) -> Vec<Hit> {
     let moment = moment_query(chat, index, settings);
-    if moment.text.trim().is_empty() && moment.vector.is_none() {
+    if moment.is_empty() {
         return Vec::new();
     }
-    index.search(
-        chat,
-        &RecallQuery {
-            text: &moment.text,
-            vector: moment.vector.as_deref(),
-            exclude_from_seq: moment.exclude_from_seq,
-            exclude_ids: &[],
-            limit,
-            min_score: settings.recall_min_score.value() as f32,
-            min_similarity: settings.recall_min_similarity.value() as f32,
-        },
-    )
+    index.search(chat, &moment_search(&moment, settings, limit, true))
+}
+
+/// One passage the tier may inject: its fused score and how it reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierLine {
+    /// The hit's fused score.
+    pub score: f32,
+    /// The passage as injected ([`hit_line`]).
+    pub line: String,
+}
+
+/// The hits of `chat` as tier lines, best first.
+pub fn tier_lines(chat: &Chat, hits: Vec<Hit>) -> Vec<TierLine> {
+    hits.into_iter()
+        .map(|hit| TierLine {
+            score: hit.score,
+            line: hit_line(chat, &hit),
+        })
+        .collect()
 }
 
 /// How a hit reads in the injection: a message's chunk after its
@@ -105,27 +140,27 @@ pub fn hit_line(chat: &Chat, hit: &Hit) -> String {
 }
 
 /// The recall tier of one refresh: with memory enabled and
-/// `recall_enabled`, the best hits of the moment, best first, one per
-/// paragraph, as many as fit in `recall_max_tokens` (each line counted
-/// with `count_tokens`; a hit that does not fit is skipped and smaller
-/// ones after it may still fit), through `recall_template`; otherwise
-/// empty text, registered like a disabled chat's. `index` is the chat's
-/// index, synced; `ctx.revision` is the tier's own next revision.
+/// `recall_enabled`, the passages of `lines` (the moment's hits, best
+/// first, with those of other chats merged in), one per paragraph, as many
+/// as fit in `recall_max_tokens` (each line counted with `count_tokens`; a
+/// line that does not fit is skipped and smaller ones after it may still
+/// fit), through `recall_template`; otherwise (or `lines` `None`) empty
+/// text, registered like a disabled chat's. `ctx.revision` is the tier's
+/// own next revision.
 pub fn refresh_recall(
     chat: &Chat,
-    index: Option<&RecallIndex>,
+    lines: Option<Vec<TierLine>>,
     ctx: RefreshContext<'_>,
     mut count_tokens: impl FnMut(&str) -> u32,
 ) -> Injection {
     let s = ctx.settings;
     let hidden = auto_hide(chat, s.auto_hide_scene_count);
     let on = ctx.enabled && s.recall_enabled;
-    let (text, position, depth, role, scan) = match index.filter(|_| on) {
-        Some(index) => {
+    let (text, position, depth, role, scan) = match lines.filter(|_| on) {
+        Some(found) => {
             let mut lines = Vec::new();
             let mut used: u64 = 0;
-            for hit in moment_hits(chat, index, s, MAX_HITS) {
-                let line = hit_line(chat, &hit);
+            for TierLine { line, .. } in found {
                 let tokens = u64::from(count_tokens(&line));
                 if used + tokens > u64::from(s.recall_max_tokens) {
                     continue;

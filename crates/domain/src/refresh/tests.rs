@@ -234,6 +234,7 @@ fn all_lists_every_trigger_once() {
         Trigger::RunningRecapChanged => 10,
         Trigger::Startup => 11,
         Trigger::RecapGenerated => 12,
+        Trigger::RecallIndexed => 13,
         // Not a refresh: no place in ALL.
         Trigger::ChatDeleted => usize::MAX,
     };

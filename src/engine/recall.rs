@@ -1,0 +1,274 @@
+//! Recall in the engine: a chat's passages searched for a client
+//! ([`Engine::recall`], RecallService), the other chats a chat's recall
+//! also searches (`recall_chats`), and the recall tier's lines for a
+//! refresh ([`Engine::recall_tier_lines`], which `commit` calls).
+//!
+//! Each chat's passages are ranked in its own index; hits of several chats
+//! are merged by fused score. Another chat is read under its own lock,
+//! never while this chat's lock waits for it: a Recall locks the chats one
+//! after the other; a refresh, which holds its chat's lock, reads another
+//! chat only if its lock is free and it is in memory now (and asks for it
+//! to be loaded otherwise, for the next refresh).
+
+use std::time::Instant;
+
+use crate::domain::chat::Chat;
+use crate::domain::ids::ChatKey;
+use crate::domain::recall::search::{Hit, RecallQuery};
+use crate::domain::recall::tier::{self, MomentQuery, TierLine};
+use crate::domain::recall::{MAX_HITS, RecallIndex};
+use crate::domain::settings::Settings;
+use crate::domain::tokens;
+use crate::llm::LlmError;
+use crate::telemetry;
+
+use super::slot::Resident;
+use super::{Engine, EngineError};
+
+/// The hits Recall answers with when the request names no limit.
+pub const DEFAULT_RECALL_LIMIT: usize = 10;
+
+/// What a client asks Recall.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecallRequest {
+    /// What to look for; empty: the chat's current moment.
+    pub query: String,
+    /// The most hits, 1..=[`MAX_HITS`].
+    pub limit: usize,
+    /// The lowest fused score; `None`: the chat's `recall_min_score`.
+    pub min_score: Option<f32>,
+}
+
+/// One passage found for a client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallHit {
+    /// The chat it is from (the request's, or one of its `recall_chats`).
+    pub chat_id: String,
+    /// The passage and its scores.
+    pub hit: Hit,
+    /// Its tokens, counted with the request's chat's tokenizer.
+    pub tokens: u32,
+}
+
+/// Recall's answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecallAnswer {
+    /// The passages, best first.
+    pub hits: Vec<RecallHit>,
+    /// Whether vector similarity took part.
+    pub used_vectors: bool,
+}
+
+/// What one chat's search looks for: the query text, its direction, and
+/// whether the chat's recent window is left out (the moment's own chat).
+struct Search {
+    moment: MomentQuery,
+    exclude_recent: bool,
+}
+
+impl Engine {
+    /// Recall: the passages of `chat_id` (and of its `recall_chats`) that
+    /// best match `request.query`, or, with an empty query, the chat's
+    /// current moment as the recall tier sees it.
+    ///
+    /// # Errors
+    /// NotFound for an unknown chat; Unavailable when the embeddings
+    /// endpoint does not answer for a non-empty query; store errors.
+    pub async fn recall(
+        &self,
+        chat_id: &ChatKey,
+        request: &RecallRequest,
+    ) -> Result<RecallAnswer, EngineError> {
+        let global = self.global(&chat_id.tenant);
+        // The query's direction first, with no lock held.
+        let direction = match (&self.inner.query_embedder, request.query.trim().is_empty()) {
+            (Some(client), false) => Some(embed_query(client, &request.query).await?),
+            _ => None,
+        };
+        let model = self.recall_model().to_owned();
+        let started = Instant::now();
+        let (search, settings, own) = self
+            .read_chat(chat_id, |resident| {
+                let settings = resident.effective(&global);
+                let chat = resident
+                    .chat
+                    .clone()
+                    .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
+                let mut recall = resident.recall.lock();
+                let index = recall.synced(&chat, &settings, &model);
+                let search = match &direction {
+                    None if request.query.trim().is_empty() => Search {
+                        moment: tier::moment_query(&chat, index, &settings),
+                        exclude_recent: true,
+                    },
+                    _ => Search {
+                        moment: MomentQuery {
+                            text: request.query.clone(),
+                            vector: direction.clone(),
+                            exclude_from_seq: None,
+                        },
+                        exclude_recent: false,
+                    },
+                };
+                let hits = run_search(&chat, index, &search, &settings, request);
+                Ok((search, settings, hits))
+            })
+            .await?;
+        let mut found: Vec<(String, Hit)> = own
+            .into_iter()
+            .map(|hit| (chat_id.id.clone(), hit))
+            .collect();
+        for other in settings.recall_chats.ids() {
+            if *other == chat_id.id {
+                continue;
+            }
+            let key = chat_id.tenant.chat(other);
+            let hits = self
+                .read_chat(&key, |resident| {
+                    Ok(resident.chat.clone().map(|chat| {
+                        let mut recall = resident.recall.lock();
+                        let index = recall.synced(&chat, &settings, &model);
+                        let elsewhere = Search {
+                            exclude_recent: false,
+                            ..search_copy(&search)
+                        };
+                        run_search(&chat, index, &elsewhere, &settings, request)
+                    }))
+                })
+                .await?;
+            // A listed chat that does not exist (yet, or any more) has no
+            // passages.
+            found.extend(
+                hits.unwrap_or_default()
+                    .into_iter()
+                    .map(|h| (other.clone(), h)),
+            );
+        }
+        found.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+        found.truncate(request.limit.clamp(1, MAX_HITS));
+        let used_vectors = search.moment.vector.is_some();
+        metrics::histogram!(
+            telemetry::RECALL_SEARCH_DURATION,
+            "vectors" => if used_vectors { "true" } else { "false" }
+        )
+        .record(started.elapsed().as_secs_f64());
+        let hits = found
+            .into_iter()
+            .map(|(chat_id, hit)| RecallHit {
+                tokens: tokens::count(settings.tokenizer, &hit.text),
+                chat_id,
+                hit,
+            })
+            .collect();
+        Ok(RecallAnswer { hits, used_vectors })
+    }
+
+    /// The recall tier's lines for a refresh of the locked chat `key`
+    /// (its own hits for the moment, and those of its `recall_chats` that
+    /// are in memory with their lock free now; the others are loaded in
+    /// the background for the next refresh), best first.
+    pub(super) fn recall_tier_lines(
+        &self,
+        key: &ChatKey,
+        resident: &Resident,
+        chat: &Chat,
+        settings: &Settings,
+    ) -> Vec<TierLine> {
+        let model = self.recall_model();
+        let mut recall = resident.recall.lock();
+        let index = recall.synced(chat, settings, model);
+        let moment = tier::moment_query(chat, index, settings);
+        if moment.is_empty() {
+            return Vec::new();
+        }
+        let own = index.search(
+            chat,
+            &tier::moment_search(&moment, settings, MAX_HITS, true),
+        );
+        let mut lines = tier::tier_lines(chat, own);
+        drop(recall);
+        for other in settings.recall_chats.ids() {
+            if *other == key.id {
+                continue;
+            }
+            let other_key = key.tenant.chat(other);
+            let slot = self.slot(&other_key);
+            let Ok(mut guard) = slot.state.try_lock() else {
+                continue;
+            };
+            let Some(resident) = guard.as_mut() else {
+                drop(guard);
+                self.load_in_background(other_key);
+                continue;
+            };
+            let Some(other_chat) = resident.chat.clone() else {
+                continue;
+            };
+            let mut recall = resident.recall.lock();
+            let index = recall.synced(&other_chat, settings, model);
+            let hits = index.search(
+                &other_chat,
+                &tier::moment_search(&moment, settings, MAX_HITS, false),
+            );
+            lines.extend(tier::tier_lines(&other_chat, hits));
+        }
+        lines.sort_by(|a, b| b.score.total_cmp(&a.score));
+        lines
+    }
+
+    /// Loads `chat` into memory in a task of its own (for a refresh that
+    /// found it cold).
+    fn load_in_background(&self, chat: ChatKey) {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let slot = engine.slot(&chat);
+            if let Err(error) = engine.lock(&slot).await {
+                tracing::debug!(%chat, %error, "could not load a chat recall searches");
+            }
+        });
+    }
+}
+
+/// A copy of a search's query (the direction is shared by every chat).
+fn search_copy(search: &Search) -> Search {
+    Search {
+        moment: search.moment.clone(),
+        exclude_recent: search.exclude_recent,
+    }
+}
+
+/// One chat's search for a client.
+fn run_search(
+    chat: &Chat,
+    index: &RecallIndex,
+    search: &Search,
+    settings: &Settings,
+    request: &RecallRequest,
+) -> Vec<Hit> {
+    if search.moment.is_empty() {
+        return Vec::new();
+    }
+    let base = tier::moment_search(&search.moment, settings, MAX_HITS, search.exclude_recent);
+    let query = RecallQuery {
+        limit: request.limit.clamp(1, MAX_HITS),
+        min_score: request.min_score.unwrap_or(base.min_score),
+        ..base
+    };
+    index.search(chat, &query)
+}
+
+/// The direction of a client's query, from the embeddings endpoint.
+async fn embed_query(
+    client: &crate::llm::EmbeddingClient,
+    query: &str,
+) -> Result<Vec<f32>, EngineError> {
+    match client.embed(&[query.to_owned()]).await {
+        Ok(mut answer) => answer
+            .vectors
+            .pop()
+            .ok_or_else(|| EngineError::EmbeddingsUnavailable("no vector in the answer".into())),
+        Err(LlmError::Retryable { reason, .. } | LlmError::Fatal { reason }) => {
+            Err(EngineError::EmbeddingsUnavailable(reason))
+        }
+    }
+}
