@@ -360,8 +360,8 @@ pub(super) struct Resident {
 /// ([`RecallIndex::mark`]).
 #[derive(Debug, Default)]
 pub struct RecallState {
-    /// The index, once built.
-    pub index: Option<RecallIndex>,
+    /// The index, once built (boxed: most chats never build one).
+    pub index: Option<Box<RecallIndex>>,
     /// The vectors loaded with the chat, until the index is built from them.
     pub stored: Vec<StoredVector>,
 }
@@ -375,7 +375,12 @@ impl RecallState {
         let chunk_chars = settings.recall_chunk_chars as usize;
         let stored = &mut self.stored;
         let index = self.index.get_or_insert_with(|| {
-            RecallIndex::build(chat, chunk_chars, model, std::mem::take(stored))
+            Box::new(RecallIndex::build(
+                chat,
+                chunk_chars,
+                model,
+                std::mem::take(stored),
+            ))
         });
         index.sync(chat, chunk_chars, model);
         index
@@ -400,7 +405,9 @@ impl RecallState {
 
     /// Bytes held on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.index.as_ref().map_or(0, RecallIndex::heap_bytes)
+        self.index
+            .as_ref()
+            .map_or(0, |i| size_of::<RecallIndex>() + i.heap_bytes())
             + self
                 .stored
                 .iter()

@@ -125,16 +125,75 @@ impl Drop for StopOnDrop {
 }
 
 impl Engine {
-    /// Queues an index job for each chat [`Engine::want_index_job`] named
-    /// (each checked again under its lock).
-    pub(super) async fn queue_wanted_index_jobs(&self) {
-        let wanted: Vec<ChatKey> = std::mem::take(&mut *self.inner.index_wanted.lock())
-            .into_iter()
-            .collect();
-        for chat in wanted {
-            if let Err(error) = self.retrying(|| self.queue_index_job(&chat)).await {
-                tracing::warn!(%chat, %error, "could not queue an index job; the next change asks again");
+    /// The index lane's queuer, until the runner stops it: first every
+    /// chat the store holds whose settings have `recall_enabled` (imported
+    /// and existing chats catch up), then each chat
+    /// [`Engine::want_index_job`] names, as they come; each checked again
+    /// under its lock ([`Engine::queue_index_job`]).
+    pub(super) async fn queue_index_jobs(&self) {
+        self.want_recall_chats().await;
+        loop {
+            let wanted: Vec<ChatKey> = std::mem::take(&mut *self.inner.index_wanted.lock())
+                .into_iter()
+                .collect();
+            if wanted.is_empty() {
+                self.inner.index_wake.notified().await;
+                continue;
             }
+            for chat in wanted {
+                if let Err(error) = self.retrying(|| self.queue_index_job(&chat)).await {
+                    tracing::warn!(%chat, %error, "could not queue an index job; the next change asks again");
+                }
+            }
+        }
+    }
+
+    /// Names every stored chat whose effective settings have
+    /// `recall_enabled` to the queuer (read from the settings rows, without
+    /// loading the chats).
+    async fn want_recall_chats(&self) {
+        let store = &self.inner.store;
+        let chats = match store
+            .quiet_chats(UnixMicros(i64::MAX), usize::MAX >> 1)
+            .await
+        {
+            Ok(chats) => chats,
+            Err(error) => {
+                tracing::warn!(%error, "could not list the chats to index; each is indexed at its next change");
+                return;
+            }
+        };
+        let mut by_tenant: std::collections::BTreeMap<_, Vec<ChatKey>> = Default::default();
+        for chat in chats {
+            by_tenant.entry(chat.tenant.clone()).or_default().push(chat);
+        }
+        let mut wanted = 0usize;
+        for (tenant, chats) in by_tenant {
+            let own: std::collections::HashMap<ChatKey, crate::store::ChatSettings> =
+                match store.chat_settings_of(&tenant).await {
+                    Ok(own) => own.into_iter().collect(),
+                    Err(error) => {
+                        tracing::warn!(%tenant, %error, "could not read chat settings to index");
+                        continue;
+                    }
+                };
+            let global = self.global(&tenant);
+            for chat in chats {
+                let recall = match own.get(&chat) {
+                    Some(settings) => global.settings.with(&settings.overrides).recall_enabled,
+                    None => global.settings.recall_enabled,
+                };
+                if recall {
+                    wanted += 1;
+                    self.inner.index_wanted.lock().insert(chat);
+                }
+            }
+        }
+        if wanted > 0 {
+            tracing::info!(
+                chats = wanted,
+                "chats with recall_enabled are checked for passages to index"
+            );
         }
     }
 

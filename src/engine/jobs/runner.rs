@@ -123,14 +123,24 @@ impl Engine {
         if runs && !self.shared() {
             self.recover_orphans(lane).await;
         }
+        if lane == JobLane::Index && runs {
+            // Queues index jobs for the chats that want one, beside the
+            // runner (loading a chat must not hold the runner up), after a
+            // first pass over the chats the store holds.
+            let engine = self.clone();
+            let stop = shutdown.clone();
+            attempts.spawn(async move {
+                tokio::select! {
+                    () = engine.queue_index_jobs() => {}
+                    () = stop.cancelled() => {}
+                }
+            });
+        }
         let mut last_served: Option<ChatKey> = None;
         loop {
             if lane == JobLane::Recap && Instant::now() >= next_purge {
                 self.purge_jobs().await;
                 next_purge = Instant::now() + PURGE_EVERY;
-            }
-            if lane == JobLane::Index && runs {
-                self.queue_wanted_index_jobs().await;
             }
             while attempts.try_join_next().is_some() {}
             let permit = if runs {
@@ -178,16 +188,8 @@ impl Engine {
                 }
                 _ => {
                     let pause = self.until_next_due(lane).await;
-                    let wanted = async {
-                        if lane == JobLane::Index && runs {
-                            self.inner.index_wake.notified().await;
-                        } else {
-                            std::future::pending::<()>().await;
-                        }
-                    };
                     tokio::select! {
                         () = self.lane_wake(lane).notified() => {}
-                        () = wanted => {}
                         () = tokio::time::sleep(pause) => {}
                         Some(_) = attempts.join_next() => {}
                         () = shutdown.cancelled() => break,

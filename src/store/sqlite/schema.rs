@@ -30,7 +30,7 @@ pub(super) const MIGRATIONS: Migrations = Migrations(&[
 
 /// The schema this recapd writes (the last migration's version).
 #[cfg(test)]
-pub(super) const SCHEMA_VERSION: i64 = 5;
+pub(super) const SCHEMA_VERSION: i64 = 6;
 
 /// Opens the writing connection, creating or upgrading the schema, then
 /// checkpoints the WAL into the database file and empties it: the last run
