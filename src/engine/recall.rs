@@ -125,9 +125,10 @@ impl Engine {
             let key = chat_id.tenant.chat(other);
             let hits = self
                 .read_chat(&key, |resident| {
+                    let own = resident.effective(&global);
                     Ok(resident.chat.clone().map(|chat| {
                         let mut recall = resident.recall.lock();
-                        let index = recall.synced(&chat, &settings, &model);
+                        let index = recall.synced(&chat, &own, &model);
                         let elsewhere = Search {
                             exclude_recent: false,
                             ..search_copy(&search)
@@ -204,8 +205,10 @@ impl Engine {
             let Some(other_chat) = resident.chat.clone() else {
                 continue;
             };
+            // The other chat's passages are cut by its own settings.
+            let own = resident.effective(&self.global(&other_key.tenant));
             let mut recall = resident.recall.lock();
-            let index = recall.synced(&other_chat, settings, model);
+            let index = recall.synced(&other_chat, &own, model);
             let hits = index.search(
                 &other_chat,
                 &tier::moment_search(&moment, settings, MAX_HITS, false),

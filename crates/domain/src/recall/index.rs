@@ -121,10 +121,13 @@ impl RecallIndex {
         }
     }
 
-    /// Notes that the whole chat was replaced.
+    /// Notes that the whole chat was replaced (an import): every message
+    /// is cut again and every vector dropped (the store drops them too: an
+    /// imported chat is indexed anew).
     pub fn mark_all(&mut self) {
         self.all_dirty = true;
         self.dirty.clear();
+        self.vectors = VectorSet::default();
     }
 
     /// Brings the index up to date with `chat`, with chunks of at most

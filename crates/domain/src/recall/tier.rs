@@ -21,6 +21,9 @@ use crate::refresh::{Injection, InjectionKey, RefreshContext, disabled_place};
 use crate::settings::Settings;
 use crate::template;
 
+/// The most passages the tier looks at (best first) to fill its budget.
+pub const MAX_TIER_CANDIDATES: usize = 24;
+
 /// The query of the chat's current moment (see the module
 /// documentation): its text, its direction, the position the recent
 /// window starts at, and the ids of the query's messages.
@@ -160,7 +163,14 @@ pub fn refresh_recall(
         Some(found) => {
             let mut lines = Vec::new();
             let mut used: u64 = 0;
-            for TierLine { line, .. } in found {
+            // Lines are counted until the budget is spent or
+            // MAX_TIER_CANDIDATES were looked at: counting tokens is the
+            // tier's main cost.
+            let budget = u64::from(s.recall_max_tokens);
+            for TierLine { line, .. } in found.into_iter().take(MAX_TIER_CANDIDATES) {
+                if used >= budget {
+                    break;
+                }
                 let tokens = u64::from(count_tokens(&line));
                 if used + tokens > u64::from(s.recall_max_tokens) {
                     continue;
