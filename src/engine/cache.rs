@@ -89,9 +89,9 @@ pub(super) struct ChatCache {
 struct Shared {
     /// The slots held, by chat.
     chats: RwLock<HashMap<ChatKey, Arc<ChatSlot>>>,
-    /// Chats whose next job this process is starting or running now: they
-    /// stay in memory.
-    running_jobs: Mutex<HashSet<ChatKey>>,
+    /// Chats whose next job this process is starting or running now, with
+    /// how many (one per lane): they stay in memory.
+    running_jobs: Mutex<HashMap<ChatKey, usize>>,
     /// The budget in bytes; 0: none.
     budget: usize,
     /// Sum of every slot's `bytes`.
@@ -115,7 +115,7 @@ impl ChatCache {
         ChatCache {
             shared: Arc::new(Shared {
                 chats: RwLock::new(HashMap::new()),
-                running_jobs: Mutex::new(HashSet::new()),
+                running_jobs: Mutex::new(HashMap::new()),
                 budget,
                 total: AtomicUsize::new(0),
                 clock: AtomicU64::new(0),
@@ -188,17 +188,30 @@ impl ChatCache {
     /// Marks a chat as running a job of this process: it stays in memory
     /// until [`ChatCache::job_ended`].
     pub fn job_started(&self, chat: &ChatKey) {
-        self.shared.running_jobs.lock().insert(chat.clone());
+        *self
+            .shared
+            .running_jobs
+            .lock()
+            .entry(chat.clone())
+            .or_default() += 1;
     }
 
-    /// The job [`ChatCache::job_started`] marked ended.
+    /// A job [`ChatCache::job_started`] marked ended (the chat stays
+    /// pinned while another lane's job of it runs).
     pub fn job_ended(&self, chat: &ChatKey) {
-        self.shared.running_jobs.lock().remove(chat);
+        let mut running = self.shared.running_jobs.lock();
+        if let Some(count) = running.get_mut(chat) {
+            *count -= 1;
+            if *count == 0 {
+                running.remove(chat);
+            }
+        }
     }
 
     /// The chats running a job of this process now.
+    #[cfg(test)]
     pub fn running_jobs(&self) -> HashSet<ChatKey> {
-        self.shared.running_jobs.lock().clone()
+        self.shared.running_jobs.lock().keys().cloned().collect()
     }
 
     /// Sets a slot's estimate from its state (the caller holds the chat's
@@ -403,11 +416,11 @@ impl Drop for Evicting<'_> {
 /// Whether a slot must stay in memory. Called under the map's write lock
 /// with one clone of the slot held by the caller besides the map's: any
 /// other holder took its clone under the map's lock, so the count is exact.
-fn pinned(slot: &Arc<ChatSlot>, running_jobs: &HashSet<ChatKey>) -> bool {
+fn pinned(slot: &Arc<ChatSlot>, running_jobs: &HashMap<ChatKey, usize>) -> bool {
     if Arc::strong_count(slot) > 2 || slot.latest.receiver_count() > 0 {
         return true;
     }
-    if running_jobs.contains(&slot.key) {
+    if running_jobs.contains_key(&slot.key) {
         return true;
     }
     match slot.state.try_lock() {

@@ -83,7 +83,7 @@ async fn a_fresh_server_shows_every_method_and_trigger_at_zero_before_any_call()
         .iter()
         .filter_map(|method| method.split('/').next())
         .collect();
-    assert_eq!(services.len(), 7, "rpcs read from the proto: {methods:?}");
+    assert_eq!(services.len(), 8, "rpcs read from the proto: {methods:?}");
     let mut expected: Vec<String> = methods
         .iter()
         .map(|method| format!(r#"recapd_rpc_requests_total{{method="{method}",code="OK"}} 0"#))

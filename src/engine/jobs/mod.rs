@@ -106,6 +106,8 @@ pub(super) struct JobsRuntime {
     /// Chats that had nothing to start at their latest turn (disabled, or
     /// their jobs waiting), left out of the rotation until the time given.
     pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
+    /// The chats running a recap-lane job of this process now.
+    pub busy: Mutex<std::collections::HashSet<ChatKey>>,
     /// What indexes passages; `None` without an embeddings endpoint.
     pub embedder: Option<Embedder>,
     /// The index lane's own runner state.
@@ -149,6 +151,15 @@ impl JobsRuntime {
             wake: Notify::new(),
             owner: format!("{:016x}", rand::random::<u64>()),
             idle: Mutex::new(HashMap::new()),
+            busy: Mutex::new(std::collections::HashSet::new()),
+        }
+    }
+
+    /// The chats running a job of `lane` of this process now.
+    pub fn lane_busy(&self, lane: JobLane) -> &Mutex<std::collections::HashSet<ChatKey>> {
+        match lane {
+            JobLane::Recap => &self.busy,
+            JobLane::Index => &self.index.busy,
         }
     }
 }
@@ -498,6 +509,11 @@ impl Engine {
     /// RetryJob: a FAILED or CANCELLED job runs again with its attempts
     /// reset, and so do the jobs its failure or cancellation cancelled.
     pub async fn retry_job(&self, tenant: &Tenant, job_id: &str) -> Result<Job, EngineError> {
+        // With nothing to run jobs, every retry is refused before the job
+        // is looked up (with an embeddings endpoint alone, index jobs only).
+        if self.jobs().embedder.is_none() {
+            self.require_llm()?;
+        }
         let stored = self
             .inner
             .store

@@ -86,33 +86,23 @@ impl Engine {
         }
     }
 
-    /// Marks `chat` as running a job of `lane` here (a recap-lane job also
-    /// keeps its chat in memory meanwhile).
+    /// Marks `chat` as running a job of `lane` here; the chat stays in
+    /// memory meanwhile (an index job's batch must not find it evicted
+    /// and cut again from the store).
     fn lane_started(&self, lane: JobLane, chat: &ChatKey) {
-        match lane {
-            JobLane::Recap => self.inner.cache.job_started(chat),
-            JobLane::Index => {
-                self.jobs().index.busy.lock().insert(chat.clone());
-            }
-        }
+        self.inner.cache.job_started(chat);
+        self.jobs().lane_busy(lane).lock().insert(chat.clone());
     }
 
     /// The end of [`Engine::lane_started`].
     fn lane_ended(&self, lane: JobLane, chat: &ChatKey) {
-        match lane {
-            JobLane::Recap => self.inner.cache.job_ended(chat),
-            JobLane::Index => {
-                self.jobs().index.busy.lock().remove(chat);
-            }
-        }
+        self.jobs().lane_busy(lane).lock().remove(chat);
+        self.inner.cache.job_ended(chat);
     }
 
     /// The chats running a job of `lane` here now.
     fn lane_busy(&self, lane: JobLane) -> std::collections::HashSet<ChatKey> {
-        match lane {
-            JobLane::Recap => self.inner.cache.running_jobs(),
-            JobLane::Index => self.jobs().index.busy.lock().clone(),
-        }
+        self.jobs().lane_busy(lane).lock().clone()
     }
 
     /// One lane's runner (see [`Engine::run_jobs`]).

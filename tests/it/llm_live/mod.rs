@@ -14,6 +14,7 @@
 mod conversation;
 mod pipeline;
 mod proxy;
+mod recall;
 
 use recapd::config::Cli;
 use recapd::domain::settings::{MaxTokensField, StructuredOutput};
