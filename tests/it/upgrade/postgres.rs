@@ -181,7 +181,7 @@ async fn a_schema_of_migration_2_is_upgraded_for_every_tenant() {
     write_postgres_v1(&schema).await;
     check_both_tenants(dir.path(), &schema.config(&dir.path().join("data"))).await;
 
-    assert_eq!(schema.latest_migration().await, 6);
+    assert_eq!(schema.latest_migration().await, 7);
     // Each tenant's chat got its activity: its messages, counted.
     let activity: Vec<(String, String, i64)> = schema
         .client
@@ -258,9 +258,11 @@ impl TestSchema {
     }
 }
 
-/// What migrations 6 and 5 add, undone: a schema of the latest migrations,
-/// taken back to where migration 4 left it.
+/// What migrations 7, 6 and 5 add, undone: a schema of the latest
+/// migrations, taken back to where migration 4 left it.
 const UNDO_MIGRATION_5: &str = "
+DROP TABLE recall_vectors;
+DELETE FROM schema_migrations WHERE version = 7;
 DROP TABLE lorebooks;
 DELETE FROM schema_migrations WHERE version = 6;
 DROP TABLE chat_activity;
@@ -277,7 +279,7 @@ async fn a_schema_of_migration_4_gets_every_chats_activity() {
     }
     let schema = TestSchema::create().await;
     schema.store().await.close().await;
-    assert_eq!(schema.latest_migration().await, 6);
+    assert_eq!(schema.latest_migration().await, 7);
     schema
         .client
         .batch_execute(UNDO_MIGRATION_5)
@@ -331,7 +333,7 @@ async fn a_schema_of_migration_4_gets_every_chats_activity() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_micros() as i64;
-    assert_eq!(schema.latest_migration().await, 6);
+    assert_eq!(schema.latest_migration().await, 7);
 
     let t = store
         .list_chats(&Tenant("t".into()), None, 10)
@@ -448,10 +450,10 @@ async fn replicas_migrating_one_schema_at_once_apply_each_migration_once() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
     // A later start finds the schema complete and changes nothing.
     let again = schema.store().await;
-    assert_eq!(schema.latest_migration().await, 6);
+    assert_eq!(schema.latest_migration().await, 7);
     for store in stores.iter().chain([&again]) {
         store.close().await;
     }
