@@ -11,7 +11,7 @@ pub(crate) fn to_bytes(vector: &[f32]) -> Vec<u8> {
 /// The vector stored as `bytes`; a length that is not a multiple of four
 /// is a corrupt row.
 pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Vec<f32>, StoreError> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(StoreError::corrupt(
             "recall vector".to_owned(),
             format!("{} bytes, not a whole number of 32-bit floats", bytes.len()),

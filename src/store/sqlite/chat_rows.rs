@@ -36,6 +36,9 @@ use crate::store::{
 const DECODE_ON_READER: usize = 1 << 20;
 
 /// What a load hands back from the reading thread.
+// The rows travel unboxed: one move per load, and the decoded chat, the
+// large one, is boxed.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Fetched {
     /// The rows of a chat of ordinary size, for the caller to decode.
     Rows(ChatRows),
