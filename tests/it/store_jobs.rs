@@ -20,6 +20,7 @@ use recapd::store::{
 mod fixtures;
 use fixtures::*;
 mod pg_lifecycle;
+mod pg_recall;
 
 /// Each case runs twice: `$sqlite` on the embedded store, `$pg` on
 /// PostgreSQL.
