@@ -21,7 +21,7 @@
 //! chats alone pass the budget, nothing pinned is dropped and a warning is
 //! logged at most once a minute: the budget is a target for the rest.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -210,7 +210,7 @@ impl ChatCache {
 
     /// The chats running a job of this process now.
     #[cfg(test)]
-    pub fn running_jobs(&self) -> HashSet<ChatKey> {
+    pub fn running_jobs(&self) -> std::collections::HashSet<ChatKey> {
         self.shared.running_jobs.lock().keys().cloned().collect()
     }
 

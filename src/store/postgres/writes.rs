@@ -69,6 +69,29 @@ const PUT_VECTORS: &str = "WITH trimmed AS (
 
 /// The array parameters of [`PUT_VECTORS`] after the chat's.
 fn vector_params(vectors: &[StoredVector], trims: &[(String, Source, u32)]) -> Vec<Param> {
+    // As the embedded store applies the write: each chunk's last vector,
+    // then the trims (a vector at or past its text's trimmed count goes).
+    // One statement sees one snapshot, so both are settled here.
+    let mut last: std::collections::HashMap<(&str, Source, u32), &StoredVector> =
+        std::collections::HashMap::new();
+    for v in vectors {
+        last.insert((v.key.message_id.as_str(), v.key.source, v.key.part), v);
+    }
+    let trimmed = |v: &StoredVector| {
+        trims.iter().any(|(id, source, parts)| {
+            id.as_str() == v.key.message_id.as_str()
+                && *source == v.key.source
+                && v.key.part >= *parts
+        })
+    };
+    let vectors: Vec<&StoredVector> = vectors
+        .iter()
+        .filter(|v| {
+            last.get(&(v.key.message_id.as_str(), v.key.source, v.key.part))
+                .is_some_and(|kept| std::ptr::eq(*kept, *v))
+                && !trimmed(v)
+        })
+        .collect();
     let ids: Vec<String> = vectors
         .iter()
         .map(|v| v.key.message_id.to_string())
