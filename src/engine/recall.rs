@@ -55,7 +55,8 @@ pub struct RecallHit {
 pub struct RecallAnswer {
     /// The passages, best first.
     pub hits: Vec<RecallHit>,
-    /// Whether vector similarity took part.
+    /// Whether vector similarity took part: the query has a direction and
+    /// the chat has vectors.
     pub used_vectors: bool,
 }
 
@@ -87,7 +88,7 @@ impl Engine {
         };
         let model = self.recall_model().to_owned();
         let started = Instant::now();
-        let (search, settings, own) = self
+        let (search, settings, own, used_vectors) = self
             .read_chat(chat_id, |resident| {
                 let settings = resident.effective(&global);
                 let chat = resident
@@ -111,7 +112,8 @@ impl Engine {
                     },
                 };
                 let hits = run_search(&chat, index, &search, &settings, request);
-                Ok((search, settings, hits))
+                let vectors = search.moment.vector.is_some() && index.vector_count() > 0;
+                Ok((search, settings, hits, vectors))
             })
             .await?;
         let mut found: Vec<(String, Hit)> = own
@@ -147,7 +149,6 @@ impl Engine {
         }
         found.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
         found.truncate(request.limit.clamp(1, MAX_HITS));
-        let used_vectors = search.moment.vector.is_some();
         metrics::histogram!(
             telemetry::RECALL_SEARCH_DURATION,
             "vectors" => if used_vectors { "true" } else { "false" }

@@ -63,6 +63,13 @@ pub struct RecallIndex {
     spare: HashMap<ChunkKey, (u64, Vec<f32>)>,
     dirty: BTreeSet<CompactString>,
     all_dirty: bool,
+    /// The heap `by_message` holds, kept as it changes (an estimate).
+    message_bytes: usize,
+}
+
+/// The estimated heap of one message's entry in `by_message`.
+fn message_entry_bytes(id: &CompactString, slots: usize) -> usize {
+    id.len() + std::mem::size_of::<(CompactString, Vec<u32>)>() + 8 + slots * 4
 }
 
 /// The text a chunk of `source` is cut from.
@@ -200,10 +207,13 @@ impl RecallIndex {
                 {
                     self.vectors.put(slot, &vector);
                 }
-                self.by_message
-                    .entry(message.id.clone())
-                    .or_default()
-                    .push(slot);
+                let slots = self.by_message.entry(message.id.clone()).or_default();
+                slots.push(slot);
+                self.message_bytes += if slots.len() == 1 {
+                    message_entry_bytes(&message.id, 1)
+                } else {
+                    4
+                };
                 self.docs[slot as usize] = Some(Doc {
                     key,
                     seq,
@@ -227,7 +237,13 @@ impl RecallIndex {
     /// Removes a message's chunks; returns their vectors by chunk.
     fn remove_message(&mut self, message_id: &str) -> Vec<(ChunkKey, (u64, Vec<f32>))> {
         let mut kept = Vec::new();
-        for slot in self.by_message.remove(message_id).unwrap_or_default() {
+        let slots = self.by_message.remove(message_id).unwrap_or_default();
+        if !slots.is_empty() {
+            self.message_bytes = self
+                .message_bytes
+                .saturating_sub(message_entry_bytes(&message_id.into(), slots.len()));
+        }
+        for slot in slots {
             if let Some(doc) = self.docs[slot as usize].take() {
                 if let Some(v) = self.vectors.get(slot) {
                     kept.push((doc.key, (doc.fingerprint, v.to_vec())));
@@ -370,16 +386,12 @@ impl RecallIndex {
         })
     }
 
-    /// Bytes the index holds on the heap (an estimate).
+    /// Bytes the index holds on the heap (an estimate, kept as the index
+    /// changes: reading it costs nothing, however big the chat).
     pub fn heap_bytes(&self) -> usize {
-        let docs = self.docs.capacity() * std::mem::size_of::<Option<Doc>>();
-        let ids: usize = self
-            .by_message
-            .iter()
-            .map(|(k, v)| k.len() + 48 + v.capacity() * 4)
-            .sum();
-        let spare: usize = self.spare.values().map(|(_, v)| v.len() * 4 + 64).sum();
-        docs + ids + spare + self.keyword.heap_bytes() + self.vectors.heap_bytes()
+        let docs =
+            self.docs.capacity() * std::mem::size_of::<Option<Doc>>() + self.free.capacity() * 4;
+        docs + self.message_bytes + self.keyword.heap_bytes() + self.vectors.heap_bytes()
     }
 }
 

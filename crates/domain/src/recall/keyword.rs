@@ -53,6 +53,15 @@ pub struct KeywordIndex {
     present: Vec<bool>,
     total_len: u64,
     docs: u32,
+    /// The heap the terms, postings and term lists hold, kept as they
+    /// change (an estimate: the vectors' spare capacity left out), so
+    /// that reading it costs nothing.
+    bytes: usize,
+}
+
+/// The estimated heap of a new term in the map and its posting list.
+fn term_bytes(term: &str) -> usize {
+    term.len() + std::mem::size_of::<(Box<str>, u32)>() + 8 + std::mem::size_of::<Vec<Posting>>()
 }
 
 impl KeywordIndex {
@@ -65,6 +74,7 @@ impl KeywordIndex {
             let id = *self.ids.entry(word.as_str().into()).or_insert(next);
             if id as usize == self.postings.len() {
                 self.postings.push(Vec::new());
+                self.bytes += term_bytes(word);
             }
             *counts.entry(id).or_default() += 1;
         }
@@ -84,6 +94,7 @@ impl KeywordIndex {
             self.postings[term as usize].push(Posting { doc, count });
         }
         let len = u32::try_from(words.len()).unwrap_or(u32::MAX);
+        self.bytes += distinct.len() * (std::mem::size_of::<Posting>() + 4);
         self.doc_terms[slot] = distinct.into_boxed_slice();
         self.doc_len[slot] = len;
         self.total_len += u64::from(len);
@@ -98,6 +109,9 @@ impl KeywordIndex {
         }
         self.present[slot] = false;
         let terms = std::mem::take(&mut self.doc_terms[slot]);
+        self.bytes = self
+            .bytes
+            .saturating_sub(terms.len() * (std::mem::size_of::<Posting>() + 4));
         for term in terms.iter() {
             if let Some(list) = self.postings.get_mut(*term as usize) {
                 list.retain(|p| p.doc != doc);
@@ -149,20 +163,13 @@ impl KeywordIndex {
             .collect()
     }
 
-    /// Bytes the index holds on the heap (an estimate of its allocations).
+    /// Bytes the index holds on the heap (an estimate kept as it changes,
+    /// plus the per-slot arrays).
     pub fn heap_bytes(&self) -> usize {
-        let ids: usize = self
-            .ids
-            .keys()
-            .map(|k| k.len() + std::mem::size_of::<(Box<str>, u32)>() + 8)
-            .sum();
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|l| l.capacity() * std::mem::size_of::<Posting>() + 24)
-            .sum();
-        let terms: usize = self.doc_terms.iter().map(|t| t.len() * 4 + 16).sum();
-        ids + postings + terms + self.doc_len.capacity() * 4 + self.present.capacity()
+        self.bytes
+            + self.doc_terms.capacity() * std::mem::size_of::<Box<[u32]>>()
+            + self.doc_len.capacity() * 4
+            + self.present.capacity()
     }
 }
 
