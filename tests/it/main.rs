@@ -29,6 +29,7 @@ mod metrics;
 mod pg_restart;
 mod prompt;
 mod push_and_persistence;
+mod recall;
 mod recap_jobs;
 mod replicas;
 mod residency;

@@ -17,6 +17,7 @@ use tonic::transport::Channel;
 pub mod api;
 pub mod config;
 pub mod fake_chats;
+pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod logs;
 pub mod process;
