@@ -20,10 +20,12 @@ use crate::common::fake_embeddings::FakeEmbeddings;
 use crate::common::{self, Server};
 pub use crate::recap_jobs::{all_finished, jobs_of, kind, state};
 
+mod erasure;
 mod failures;
 mod indexing;
 mod keyword;
 mod requests;
+mod scope;
 mod stale;
 
 /// The recall tier's key.
