@@ -25,6 +25,7 @@ mod failures;
 mod indexing;
 mod keyword;
 mod requests;
+mod restart;
 mod scope;
 mod stale;
 
