@@ -8,6 +8,9 @@ use super::*;
 use crate::common::fake_embeddings::FakeEmbeddings;
 use crate::common::message_deleted;
 
+/// m11's text in the file imported over the chat.
+const EDITED: &str = "The village there had a tall windmill painted purple.";
+
 #[tokio::test]
 async fn deleting_a_message_or_the_chat_erases_their_vectors_and_a_new_chat_starts_afresh() {
     let fake = FakeEmbeddings::start().await;
@@ -82,5 +85,71 @@ async fn deleting_a_message_or_the_chat_erases_their_vectors_and_a_new_chat_star
     whole.sort_unstable();
     assert_eq!(asked_again, whole, "every passage asked again, once");
     assert_eq!(stored_vectors(dir.path(), "doomed").await, 16);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn after_an_import_over_the_chat_every_passage_has_a_stored_vector() {
+    let fake = FakeEmbeddings::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut server = start_indexing(dir.path(), &fake, 32).await;
+    let mut recaps = recaps_client(&server);
+    open(&mut server, "story", story(), recall_on()).await;
+    wait_for_index(&mut recaps, "story", pb::JobState::Succeeded).await;
+    assert_eq!(stored_vectors(dir.path(), "story").await, 16);
+    let exported = server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: "story".into(),
+        })
+        .await
+        .expect("exported")
+        .into_inner()
+        .jsonl;
+    // The file as edited elsewhere: one message says something else.
+    let file = String::from_utf8(exported)
+        .expect("UTF-8 JSONL")
+        .replace(STORY[11], EDITED);
+    assert!(file.contains(EDITED));
+
+    server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "story".into(),
+            jsonl: file.into_bytes(),
+        })
+        .await
+        .expect("imported over the chat");
+    // Whether the unchanged passages keep their vectors or are asked
+    // again, the store ends with one vector a passage, as memory does.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let stored = stored_vectors(dir.path(), "story").await;
+        if stored == 16 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{stored} vectors stored for the 16 passages of the import; jobs {:#?}",
+            jobs_of(&mut recaps, "story").await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let found = recall(&server, "story", "a purple windmill").await;
+    assert_eq!(found.hits[0].text, EDITED);
+    assert!(found.hits[0].vector_score.is_some(), "{:?}", found.hits[0]);
+
+    // What was stored is what a restarted server ranks by.
+    server.stop().await;
+    let server = Server::start_with(indexing_config(dir.path(), &fake, 32)).await;
+    for (query, text) in [(FISH_QUERY, KEY_PASSAGE), ("a purple windmill", EDITED)] {
+        let found = recall(&server, "story", query).await;
+        let best = &found.hits[0];
+        assert_eq!(best.text, text);
+        assert!(
+            best.vector_score.is_some(),
+            "{query:?} after a restart: {best:?}"
+        );
+    }
     server.stop().await;
 }

@@ -22,6 +22,7 @@ pub use crate::recap_jobs::{all_finished, jobs_of, kind, state};
 
 mod erasure;
 mod failures;
+mod indexed;
 mod indexing;
 mod keyword;
 mod requests;
