@@ -109,9 +109,8 @@ async fn a_chat_written_before_the_endpoint_was_configured_is_indexed_once_it_is
     let after = recapd_with_embeddings(dir.path(), &fake, 32);
     let server = Server::clients(after.channel().await);
     let mut recaps = recaps_client(&server);
-    // No event: the index of a chat that lacks vectors is completed from
-    // the start (the index lane's documentation: "and at start for chats
-    // that still have some").
+    // No event: "Existing and imported chats catch up in the background
+    // at start" (docs/recall.md, Indexing).
     let jobs = wait_for_index_within(
         &mut recaps,
         "story",
