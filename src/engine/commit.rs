@@ -491,12 +491,14 @@ impl Engine {
         if resident.jobs.iter().any(|job| job.kind.is_index()) {
             return;
         }
-        let missing = resident
-            .recall
-            .lock()
-            .index
-            .as_ref()
-            .is_some_and(|index| index.missing_count() > 0);
+        let missing = {
+            let recall = resident.recall.lock();
+            !recall.indexing_failed
+                && recall
+                    .index
+                    .as_ref()
+                    .is_some_and(|index| index.missing_count() > 0)
+        };
         if missing {
             self.want_index_job(&slot.key);
         }

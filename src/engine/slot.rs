@@ -364,6 +364,12 @@ pub struct RecallState {
     pub index: Option<Box<RecallIndex>>,
     /// The vectors loaded with the chat, until the index is built from them.
     pub stored: Vec<StoredVector>,
+    /// The chat's latest index job FAILED (the endpoint refused it, or
+    /// it gave up): no index job is queued for the chat on its own until
+    /// one succeeds (RetryJob runs the failed one again), so a permanent
+    /// refusal does not make a job fail after job. Held in memory only: a
+    /// chat loaded again tries once more.
+    pub indexing_failed: bool,
 }
 
 impl RecallState {
@@ -490,6 +496,7 @@ impl Resident {
             recall: parking_lot::Mutex::new(RecallState {
                 index: None,
                 stored: vectors,
+                indexing_failed: false,
             }),
         }
     }

@@ -220,11 +220,15 @@ impl Engine {
         {
             return Ok(None);
         }
-        let missing = resident
-            .recall
-            .lock()
-            .synced(&chat, &settings, self.recall_model())
-            .missing_count();
+        let missing = {
+            let mut recall = resident.recall.lock();
+            if recall.indexing_failed {
+                return Ok(None);
+            }
+            recall
+                .synced(&chat, &settings, self.recall_model())
+                .missing_count()
+        };
         if missing == 0 {
             return Ok(None);
         }
@@ -472,6 +476,7 @@ impl Engine {
             }
             Embedded::Fatal(reason) => {
                 resident.jobs[at].last_error = queue::short(reason);
+                resident.recall.lock().indexing_failed = true;
                 let commit = fail(resident, at, "refused by the embeddings endpoint", now);
                 return self.commit(&slot, guard, commit).await.map(|_| ());
             }
@@ -488,9 +493,13 @@ impl Engine {
             keep_vectors(index, &claimed.passages, vectors, &model)
         };
         let (stored, discarded, trims, remaining) = match kept {
-            Ok(kept) => kept,
+            Ok(kept) => {
+                resident.recall.lock().indexing_failed = false;
+                kept
+            }
             Err(reason) => {
                 resident.jobs[at].last_error = queue::short(&reason);
+                resident.recall.lock().indexing_failed = true;
                 let commit = fail(resident, at, "vectors of another dimension", now);
                 return self.commit(&slot, guard, commit).await.map(|_| ());
             }
@@ -567,6 +576,8 @@ impl Engine {
         let fence = job.fence;
         job.last_error = queue::short(reason);
         if job.attempts >= max_attempts {
+            resident.recall.lock().indexing_failed = true;
+            let job = &resident.jobs[at];
             let result = format!("gave up after {} attempts", job.attempts);
             let ended = queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
             return job_commit(Vec::new(), Next::Nothing, ended, Vec::new());
