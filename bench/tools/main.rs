@@ -29,6 +29,9 @@
 //!   story through a fake LLM: requests and tokens per scene by kind,
 //!   against the extension's requests for the same scenes, and the queue's
 //!   overhead per lore job.
+//! - `recall`: recall (issue 31) with a fake embeddings endpoint this
+//!   process serves: indexing time and throughput, Recall latency, the
+//!   recall tier's cost per refresh, memory under a budget.
 
 mod bare;
 mod data;
@@ -37,6 +40,7 @@ mod eval;
 mod fixtures;
 mod jobs;
 mod lore;
+mod recall;
 mod replicas;
 mod resident;
 mod scrape;
@@ -91,6 +95,8 @@ enum Command {
     WorldInfo(world_info::WorldInfo),
     /// Lore writing for a scripted story: requests per scene, queue overhead.
     Lore(lore::Lore),
+    /// Recall: indexing, Recall latency, the tier's cost, memory.
+    Recall(recall::Recall),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -122,6 +128,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Eval(args) => eval::eval(args).await.map(|_| ()),
                     Command::WorldInfo(args) => world_info::world_info(args).await,
                     Command::Lore(args) => lore::lore(args).await,
+                    Command::Recall(args) => recall::recall(args).await,
                     _ => unreachable!("handled above"),
                 }
             })

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Recall (issue 31): a release recapd (--workers 1, pinned to CPU 0) with
+# --embedding-url pointing at a fake OpenAI-compatible embeddings endpoint
+# served by `recapd-bench recall` (on CPU 1): deterministic 384-dimension
+# vectors, answered at once or after a fixed latency.
+#
+#   1. growth: one chat of 1,000, 10,000 and 100,000 messages (a fresh
+#      recapd each): time until its index job SUCCEEDED, the server's RSS
+#      and recapd_resident_bytes then, Recall p50/p99 for the chat's moment
+#      (empty query) and for text queries (embedded by the fake), and the
+#      refresh with the recall tier against the same chat without it
+#      (rounds of Publish message_sent + Refresh on each, same minutes),
+#      with the tier's own histogram (recapd_recall_tier_duration_seconds).
+#   2. throughput: chats indexed at once against a fake answering after
+#      L ms, --embedding-concurrency C: passages per second against the
+#      ideal C x 32 / L (target >= 0.9); and one chat alone.
+#   3. memory: two big chats indexed, then read in turn, under a
+#      --max-resident-memory below what both need: RSS, resident bytes,
+#      loads and evictions after each step.
+#
+#   bench/recall.sh           about 10 minutes after the release build
+#   bench/recall.sh --smoke   tiny chats: checks that the harness works
+#
+# Knobs (environment): SIZES, SAMPLES, ROUNDS, TP_CHATS, TP_MESSAGES,
+# LATENCY_MS, CONCURRENCIES, MEM_MESSAGES, BUDGET_MIB. Raw lines in
+# target/bench/recall.txt. bench/run.sh runs it at its end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+smoke=0
+[ "${1:-}" = "--smoke" ] && smoke=1
+if [ $smoke -eq 1 ]; then
+    SIZES=${SIZES:-"300"}; SAMPLES=${SAMPLES:-30}; ROUNDS=${ROUNDS:-20}; WARMUP=3
+    TP_CHATS=${TP_CHATS:-3}; TP_MESSAGES=${TP_MESSAGES:-200}; LATENCY_MS=${LATENCY_MS:-20}
+    CONCURRENCIES=${CONCURRENCIES:-"2"}; MEM_MESSAGES=${MEM_MESSAGES:-500}; BUDGET_MIB=${BUDGET_MIB:-1}
+else
+    SIZES=${SIZES:-"1000 10000 100000"}; SAMPLES=${SAMPLES:-500}; ROUNDS=${ROUNDS:-300}; WARMUP=20
+    TP_CHATS=${TP_CHATS:-8}; TP_MESSAGES=${TP_MESSAGES:-2000}; LATENCY_MS=${LATENCY_MS:-50}
+    CONCURRENCIES=${CONCURRENCIES:-"2 4"}; MEM_MESSAGES=${MEM_MESSAGES:-100000}; BUDGET_MIB=${BUDGET_MIB:-320}
+fi
+
+. bench/lib.sh
+bench_build
+data=$(mktemp -d "$out/recall.XXXX")
+results=$out/recall.txt
+: >"$results"
+pid=""
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$data"
+}
+trap cleanup EXIT
+
+run() { # concurrency recapd-args... -- tool-args...: one recapd, one tool run
+    local concurrency=$1; shift
+    local extra=()
+    while [ "$1" != "--" ]; do extra+=("$1"); shift; done; shift
+    local listen metrics embed
+    listen=$(free_port); metrics=$(free_port); embed=$(free_port)
+    rm -rf "$data/recapd"
+    "${server_cpu[@]}" "$bin" --listen "127.0.0.1:$listen" --workers 1 --data-dir "$data/recapd" \
+        --metrics-listen "127.0.0.1:$metrics" --log-level warn "${extra[@]}" \
+        --embedding-url "http://127.0.0.1:$embed/v1" --embedding-model bench \
+        --embedding-concurrency "$concurrency" --embedding-batch-size 32 >>"$out/recall-server.log" 2>&1 &
+    pid=$!
+    wait_serving "127.0.0.1:$listen"
+    "${load_cpu[@]}" "$tool" recall --addr "127.0.0.1:$listen" --metrics "127.0.0.1:$metrics" \
+        --embed-listen "127.0.0.1:$embed" --pid "$pid" --concurrency "$concurrency" --batch 32 "$@" | tee -a "$results"
+    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+}
+
+: >"$out/recall-server.log"
+for n in $SIZES; do
+    run 2 -- --phase growth --messages "$n" --samples "$SAMPLES" --rounds "$ROUNDS" --warmup "$WARMUP" >/dev/null
+done
+for c in $CONCURRENCIES; do
+    run "$c" -- --phase throughput --chats "$TP_CHATS" --messages "$TP_MESSAGES" --latency-ms "$LATENCY_MS" >/dev/null
+done
+# One chat alone: its index job asks one batch at a time.
+run 2 -- --phase throughput --chats 1 --messages "$TP_MESSAGES" --latency-ms "$LATENCY_MS" >/dev/null
+run 2 --max-resident-memory "${BUDGET_MIB}MiB" -- --phase memory --chats 2 --messages "$MEM_MESSAGES" --cycles 2 >/dev/null
+
+python3 - "$results" "$(nproc)" "$BUDGET_MIB" <<'PY'
+import re, sys
+rows = [(l.split()[0], dict(re.findall(r"(\w+)=(\S+)", l))) for l in open(sys.argv[1]) if l.strip()]
+cores, budget = sys.argv[2], sys.argv[3]
+yes = lambda ok: "yes" if ok else "**no**"
+print(f"Recall (issue 31), {cores} cores, recapd --workers 1 on CPU 0, the tool and its fake embeddings on CPU 1; 384 dimensions")
+print()
+print("| messages | passages | import ms | indexed in s (passages/s) | RSS MiB / recapd_resident_bytes MiB (budget 1024) | Recall moment p50 / p99 ms | Recall query p50 / p99 ms (target p99 <= 10) | search in server p50 / p99 ms | Refresh with tier p50 / p99 ms | without p50 / p99 ms | added p50 / p99 ms (target p99 <= 2) | tier in server p50 / p99 ms |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for kind, r in rows:
+    if kind != "recall_growth":
+        continue
+    worst = max(float(r["moment_p99_ms"]), float(r["query_p99_ms"]))
+    print(f"| {int(r['messages']):,} | {int(r['passages']):,} | {r['import_ms']} | {r['index_s']} ({r['index_per_s']}) "
+          f"| {r['rss_mib']} / {r['resident_mib']} | {r['moment_p50_ms']} / {r['moment_p99_ms']} "
+          f"| {r['query_p50_ms']} / {r['query_p99_ms']} ({yes(worst <= 10)}) | {r['search_p50_ms']} / {r['search_p99_ms']} "
+          f"| {r['refresh_on_p50_ms']} / {r['refresh_on_p99_ms']} | {r['refresh_off_p50_ms']} / {r['refresh_off_p99_ms']} "
+          f"| {r['added_p50_ms']} / {r['added_p99_ms']} ({yes(float(r['added_p99_ms']) <= 2)}) | {r['tier_p50_ms']} / {r['tier_p99_ms']} |")
+print()
+for kind, r in rows:
+    if kind == "recall_growth":
+        print(f"{int(r['messages']):,} messages: {r['recalls']} Recall calls of each kind, query's own message in the top 10 "
+              f"{float(r['query_found_own']):.0%}, {r['refresh_rounds']} refresh rounds, Publish with recall p50/p99 "
+              f"{r['publish_on_p50_ms']}/{r['publish_on_p99_ms']} ms, without {r['publish_off_p50_ms']}/{r['publish_off_p99_ms']} ms, "
+              f"{r['tier_count']} tier computations in the histogram")
+print()
+print("| chats x messages | fake latency | --embedding-concurrency | passages | s | passages/s | ideal/s | ratio (target >= 0.9) | most in flight |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for kind, r in rows:
+    if kind == "recall_throughput":
+        ratio = r.get("ratio")
+        print(f"| {r['chats']} x {int(r['messages']):,} | {r['latency_ms']} ms | {r['concurrency']} | {int(r['passages']):,} | {r['seconds']} "
+              f"| {r['passages_per_s']} | {r.get('ideal_per_s', '-')} | {ratio if ratio is None else ratio + ' (' + yes(float(ratio) >= 0.9) + ')'} "
+              f"| {r['max_in_flight']} |")
+print()
+print(f"Memory, --max-resident-memory {budget} MiB:")
+print()
+print("| step | ms | RSS MiB | recapd_resident_bytes MiB | chats resident | loads | evictions |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for kind, r in rows:
+    if kind == "recall_memory":
+        print(f"| {r['step']} | {r['call_ms']} | {r['rss_mib']} | {r['resident_mib']} | {r['chats_resident']} | {r['loads']} | {r['evictions']} |")
+PY
