@@ -10,7 +10,10 @@
 //! against the session boundaries, with `auto_lore` on how many of the
 //! dataset's per-session facts ended up in an entry of the chat's book, and
 //! with a judge, question-answering accuracy with the memory injected and
-//! without it.
+//! without it. With `--retrieval` it runs the retrieval check instead
+//! (`retrieval.rs`): recall@k of the questions' evidence through
+//! `RecallService.Recall`, keyword alone and, with `--embedding-url`,
+//! hybrid.
 
 mod chat;
 mod layout;
@@ -19,6 +22,7 @@ mod lore;
 pub(crate) mod metrics;
 mod qa;
 mod report;
+mod retrieval;
 pub(crate) mod run;
 mod scoring;
 mod server;
@@ -33,12 +37,13 @@ type Error = Box<dyn std::error::Error>;
 #[derive(clap::Args, Debug, Clone)]
 pub struct Eval {
     /// The OpenAI-compatible API recapd writes recaps with, and the
-    /// questions are answered with (e.g. http://127.0.0.1:8080/v1).
-    #[arg(long)]
-    llm_url: String,
-    /// The model asked.
-    #[arg(long)]
-    model: String,
+    /// questions are answered with (e.g. http://127.0.0.1:8080/v1);
+    /// required but with --retrieval.
+    #[arg(long, required_unless_present = "retrieval")]
+    llm_url: Option<String>,
+    /// The model asked; required but with --retrieval.
+    #[arg(long, required_unless_present = "retrieval")]
+    model: Option<String>,
     /// The judge's API; without it no question is asked.
     #[arg(long)]
     judge_llm_url: Option<String>,
@@ -73,8 +78,24 @@ pub struct Eval {
     /// Where the full report goes as JSON.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// The dataset: one LoCoMo conversation or an array of them.
-    conversations: PathBuf,
+    /// The retrieval check instead of the recap pipeline: each question
+    /// with evidence asked of RecallService.Recall, recall@k of its
+    /// evidence turns, keyword alone and (with --embedding-url) hybrid.
+    #[arg(long)]
+    retrieval: bool,
+    /// With --retrieval: the OpenAI-compatible embeddings API of the
+    /// hybrid mode (recapd's --embedding-url); without it, keyword only.
+    #[arg(long, requires = "retrieval")]
+    embedding_url: Option<String>,
+    /// With --retrieval: the embeddings model (recapd's --embedding-model).
+    #[arg(long, default_value = "all-MiniLM-L6-v2")]
+    embedding_model: String,
+    /// With --retrieval: the k of recall@k (at most 100).
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 5, 10])]
+    k: Vec<usize>,
+    /// The dataset: files of one LoCoMo conversation or an array of them.
+    #[arg(required = true)]
+    conversations: Vec<PathBuf>,
 }
 
 /// `90`, `90s`, `30m`, `1h`.
@@ -104,20 +125,27 @@ pub async fn eval(args: Eval) -> Result<serde_json::Value, Error> {
         Some(path) => path.clone(),
         None => server::default_recapd_path()?,
     };
-    let text = std::fs::read_to_string(&args.conversations)
-        .map_err(|e| format!("{}: {e}", args.conversations.display()))?;
-    let stem = args
-        .conversations
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "conversation".into());
-    let mut conversations = layout::parse(&text, &stem)?;
+    let mut conversations = Vec::new();
+    for path in &args.conversations {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "conversation".into());
+        conversations.extend(layout::parse(&text, &stem)?);
+    }
     if let Some(max) = args.max_sessions {
         for c in &mut conversations {
             c.truncate_sessions(max);
         }
         conversations.retain(|c| !c.sessions.is_empty());
     }
+    if args.retrieval {
+        return retrieval_check(&args, &recapd, &conversations, started).await;
+    }
+    let (Some(llm_url), Some(model)) = (args.llm_url.clone(), args.model.clone()) else {
+        return Err("--llm-url and --model are required (but with --retrieval)".into());
+    };
     let (overrides, prompt_set) = match &args.settings {
         Some(path) => {
             let text =
@@ -135,21 +163,18 @@ pub async fn eval(args: Eval) -> Result<serde_json::Value, Error> {
         }
         None => (None, "default".to_owned()),
     };
-    let judge_model = args
-        .judge_model
-        .clone()
-        .unwrap_or_else(|| args.model.clone());
+    let judge_model = args.judge_model.clone().unwrap_or_else(|| model.clone());
     let clients = match &args.judge_llm_url {
         Some(judge_url) => Some((
-            llm::ChatClient::new(&args.llm_url, &args.model, args.request_timeout)?,
+            llm::ChatClient::new(&llm_url, &model, args.request_timeout)?,
             llm::ChatClient::new(judge_url, &judge_model, args.request_timeout)?,
         )),
         None => None,
     };
     let setup = run::Setup {
         recapd: &recapd,
-        llm_url: &args.llm_url,
-        model: &args.model,
+        llm_url: &llm_url,
+        model: &model,
         settings: overrides.as_ref(),
         timeout: args.timeout,
         recent_messages: args.recent_messages,
@@ -177,10 +202,10 @@ pub async fn eval(args: Eval) -> Result<serde_json::Value, Error> {
         }
     }
     let labels = report::Labels {
-        model: &args.model,
+        model: &model,
         prompt_set: &prompt_set,
         judge_model: args.judge_llm_url.as_ref().map(|_| judge_model.as_str()),
-        dataset: &args.conversations.to_string_lossy(),
+        dataset: &dataset(&args.conversations),
         max_sessions: args.max_sessions,
         recent_messages: args.recent_messages,
         wall_seconds: started.elapsed().as_secs_f64(),
@@ -193,6 +218,73 @@ pub async fn eval(args: Eval) -> Result<serde_json::Value, Error> {
     }
     if runs.is_empty() {
         return Err("no conversation could be evaluated".into());
+    }
+    Ok(json)
+}
+
+/// The dataset files' names, for the report.
+fn dataset(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `--retrieval`: the retrieval check on `conversations`, its table on
+/// stdout and, with `--out`, its JSON.
+async fn retrieval_check(
+    args: &Eval,
+    recapd: &std::path::Path,
+    conversations: &[layout::Conversation],
+    started: Instant,
+) -> Result<serde_json::Value, Error> {
+    let mut ks = args.k.clone();
+    ks.sort_unstable();
+    ks.dedup();
+    if ks.is_empty() || ks.iter().any(|&k| k == 0 || k > 100) {
+        return Err("--k: each k must be 1..=100".into());
+    }
+    let setup = retrieval::Setup {
+        recapd,
+        embedding: args
+            .embedding_url
+            .as_deref()
+            .map(|url| (url, args.embedding_model.as_str())),
+        ks: &ks,
+        timeout: args.timeout,
+        max_questions: args.max_questions,
+    };
+    let mut runs = Vec::new();
+    let mut errors = Vec::new();
+    for result in retrieval::run_all(&setup, conversations).await {
+        match result {
+            Ok(run) => runs.push(run),
+            Err(e) => errors.push(e),
+        }
+    }
+    println!(
+        "dataset {}  embeddings {}  wall {:.1} s",
+        dataset(&args.conversations),
+        args.embedding_url
+            .as_deref()
+            .map_or("none (keyword only)".to_owned(), |u| format!(
+                "{} at {u}",
+                args.embedding_model
+            )),
+        started.elapsed().as_secs_f64()
+    );
+    print!("{}", retrieval::table(&runs, &ks));
+    for e in &errors {
+        println!("failed: {e}");
+    }
+    let json = retrieval::json(&runs, &ks, &errors);
+    if let Some(out) = &args.out {
+        std::fs::write(out, serde_json::to_string_pretty(&json)?)
+            .map_err(|e| format!("{}: {e}", out.display()))?;
+    }
+    if runs.is_empty() {
+        return Err("no conversation could be checked".into());
     }
     Ok(json)
 }

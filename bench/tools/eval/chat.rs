@@ -1,8 +1,10 @@
 //! A conversation written as a SillyTavern chat file (JSONL): a header line
 //! naming `speaker_a` as the user and `speaker_b` as the character, then
-//! one line per turn, `send_date` being its session's date. The file has
-//! no `recapd_message_id`, so recapd names the messages `m0`, `m1`, ... by
-//! position.
+//! one line per turn, `send_date` being its session's date. The file of
+//! the recap pipeline has no `recapd_message_id`, so recapd names the
+//! messages `m0`, `m1`, ... by position; the retrieval check's names each
+//! message by its turn's `dia_id` (`D1:3`), so that a question's evidence
+//! names the messages it lies in.
 
 use serde_json::json;
 
@@ -10,6 +12,17 @@ use super::layout::Conversation;
 
 /// The chat file's bytes.
 pub fn sillytavern_jsonl(conversation: &Conversation) -> String {
+    jsonl(conversation, false)
+}
+
+/// The chat file's bytes, each message with its turn's `dia_id` as its
+/// recapd id (`extra.recapd_message_id`; a turn without one, or repeating
+/// an earlier one, keeps recapd's `m<index>`).
+pub fn sillytavern_jsonl_with_ids(conversation: &Conversation) -> String {
+    jsonl(conversation, true)
+}
+
+fn jsonl(conversation: &Conversation, ids: bool) -> String {
     let create_date = conversation
         .sessions
         .first()
@@ -23,14 +36,21 @@ pub fn sillytavern_jsonl(conversation: &Conversation) -> String {
     })
     .to_string();
     out.push('\n');
+    let mut seen = std::collections::HashSet::new();
     for (session, turn) in conversation.turns() {
+        let named = ids && !turn.dia_id.is_empty() && seen.insert(turn.dia_id.as_str());
+        let extra = if named {
+            json!({"recapd_message_id": turn.dia_id})
+        } else {
+            json!({})
+        };
         let line = json!({
             "name": turn.speaker,
             "is_user": turn.speaker == conversation.speaker_a,
             "is_system": false,
             "send_date": session.date_time,
             "mes": turn.text,
-            "extra": {},
+            "extra": extra,
         });
         out.push_str(&line.to_string());
         out.push('\n');

@@ -43,6 +43,9 @@ pub struct Question {
     pub category: u32,
     /// The session numbers its evidence (`D<session>:<turn>`) points into.
     pub evidence_sessions: Vec<u32>,
+    /// Its evidence: the dialogue ids (`D<session>:<turn>`) it names, in
+    /// order, each once.
+    pub evidence: Vec<String>,
 }
 
 /// The gold answer of a question that has only an `adversarial_answer`:
@@ -263,9 +266,15 @@ fn question(value: &Value) -> Option<Question> {
         .and_then(|c| u32::try_from(c).ok())
         .unwrap_or(0);
     let mut evidence_sessions = Vec::new();
-    if let Some(Value::Array(evidence)) = value.get("evidence") {
-        for item in evidence {
-            evidence_sessions.extend(evidence_session_numbers(&text_of(item)));
+    let mut evidence = Vec::new();
+    if let Some(Value::Array(items)) = value.get("evidence") {
+        for item in items {
+            for (session, id) in evidence_ids(&text_of(item)) {
+                evidence_sessions.push(session);
+                if !evidence.contains(&id) {
+                    evidence.push(id);
+                }
+            }
         }
     }
     evidence_sessions.sort_unstable();
@@ -275,24 +284,29 @@ fn question(value: &Value) -> Option<Question> {
         answer,
         category,
         evidence_sessions,
+        evidence,
     })
 }
 
-/// The `<session>` of every `D<session>:<turn>` in `text` (the dataset
-/// sometimes joins two with `;`).
-fn evidence_session_numbers(text: &str) -> Vec<u32> {
-    let mut numbers = Vec::new();
+/// Every `D<session>:<turn>` in `text` (the dataset sometimes joins two
+/// with `;`), with its session number; the turn's digits end at the first
+/// other character, and the id is written without leading zeros (the
+/// dataset once writes `D30:05` for the turn `D30:5`).
+fn evidence_ids(text: &str) -> Vec<(u32, String)> {
+    let mut ids = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find('D') {
         rest = &rest[at + 1..];
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if rest[digits.len()..].starts_with(':')
-            && let Ok(n) = digits.parse()
-        {
-            numbers.push(n);
+        let Some(after) = rest[digits.len()..].strip_prefix(':') else {
+            continue;
+        };
+        let turn: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if let (Ok(n), Ok(t)) = (digits.parse::<u32>(), turn.parse::<u32>()) {
+            ids.push((n, format!("D{n}:{t}")));
         }
     }
-    numbers
+    ids
 }
 
 /// A JSON value as text: a string as it is, anything else as JSON.

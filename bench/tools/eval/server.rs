@@ -65,6 +65,14 @@ impl Recapd {
     /// Starts `binary` with `--llm-url`, `--llm-model` and a fresh data
     /// directory, and waits until its gRPC port answers (30 s at most).
     pub async fn start(binary: &Path, llm_url: &str, model: &str) -> Result<Recapd, Error> {
+        let args = ["--llm-url", llm_url, "--llm-model", model].map(str::to_owned);
+        Recapd::start_with(binary, &args).await
+    }
+
+    /// Starts `binary` with a fresh data directory, loopback ports,
+    /// `--durability normal`, `--log-level warn` and `args`, and waits
+    /// until its gRPC port answers (30 s at most).
+    pub async fn start_with(binary: &Path, args: &[String]) -> Result<Recapd, Error> {
         let dir = tempfile::tempdir()?;
         let addr = format!("127.0.0.1:{}", free_port()?);
         let metrics_addr = format!("127.0.0.1:{}", free_port()?);
@@ -78,10 +86,7 @@ impl Recapd {
             .arg(dir.path().join("data"))
             .arg("--durability")
             .arg("normal")
-            .arg("--llm-url")
-            .arg(llm_url)
-            .arg("--llm-model")
-            .arg(model)
+            .args(args)
             .arg("--log-level")
             .arg("warn")
             .stdin(Stdio::null())

@@ -26,3 +26,21 @@ fn writes_a_header_then_one_line_per_turn() {
     assert_eq!(session_boundaries(&conversation), [1]);
     assert_eq!(message_id(1), "m1");
 }
+
+#[test]
+fn the_retrieval_file_names_messages_by_their_dia_id() {
+    let text = r#"{"speaker_a": "Ann", "speaker_b": "Bob", "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "Hi"},
+            {"speaker": "Bob", "text": "No id"},
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "Repeated id"}]}"#;
+    let conversation = layout::parse(text, "c").unwrap().remove(0);
+    let lines: Vec<Value> = sillytavern_jsonl_with_ids(&conversation)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[1]["extra"]["recapd_message_id"], "D1:1");
+    assert_eq!(lines[2]["extra"], serde_json::json!({}));
+    assert_eq!(lines[3]["extra"], serde_json::json!({}));
+    let plain = sillytavern_jsonl(&conversation);
+    assert!(!plain.contains("recapd_message_id"));
+}

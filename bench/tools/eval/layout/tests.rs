@@ -14,7 +14,7 @@ const FLAT: &str = r#"{
   "session_1_summary": "not a session",
   "qa": [
     {"question": "When?", "answer": 2022, "evidence": ["D1:2"], "category": 2},
-    {"question": "Who?", "adversarial_answer": "Bob", "evidence": ["D2:1; D1:1"], "category": 5},
+    {"question": "Who?", "adversarial_answer": "Bob", "evidence": ["D2:01; D1:1"], "category": 5},
     {"question": "", "answer": "x"}
   ]
 }"#;
@@ -41,6 +41,8 @@ fn reads_the_flat_layout_in_session_order() {
     assert_eq!(c.questions[1].answer, ADVERSARIAL_GOLD);
     assert_eq!(c.questions[1].category, 5);
     assert_eq!(c.questions[1].evidence_sessions, [1, 2]);
+    assert_eq!(c.questions[0].evidence, ["D1:2"]);
+    assert_eq!(c.questions[1].evidence, ["D2:1", "D1:1"]);
 }
 
 #[test]

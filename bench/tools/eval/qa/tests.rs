@@ -19,6 +19,7 @@ fn accuracy_counts_per_condition_and_category() {
         answer: "A".into(),
         category,
         evidence_sessions: vec![],
+        evidence: vec![],
     };
     let g = |correct| Graded {
         answer: String::new(),
