@@ -9,10 +9,11 @@
 //!   until its index job SUCCEEDED; the server's memory then; Recall for
 //!   the chat's moment (empty query) and for text queries, interleaved;
 //!   then the same chat without recall imported beside it, and rounds of
-//!   one appended message and a Refresh on each chat (the order swapped
-//!   every round, the index job of the new message let finish between
-//!   rounds): the refresh with the recall tier against the refresh
-//!   without, in the same minutes, and the tier's own histogram.
+//!   a Refresh on each chat (the order swapped every round), then rounds
+//!   of one appended message and a Refresh on each (the index job of the
+//!   new message let end between rounds): the refresh with the recall
+//!   tier against the refresh without, in the same minutes, and the
+//!   tier's own histogram.
 //! - `throughput`: `--chats` chats imported with recall off, then turned on
 //!   globally; passages indexed per second until every index job
 //!   SUCCEEDED, against the ideal `concurrency x batch / latency`.
@@ -195,55 +196,21 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
         return Err(format!("{without_vectors} Recall answers did not use vectors").into());
     }
 
-    // Refresh with the tier against without, same chat, same minutes.
+    // Refresh with the tier against without, same chat, same minutes:
+    // the refresh alone, then after an appended message.
     c.import(off, &file, n).await?;
-    let tier_before = buckets(&crate::scrape::scrape(&args.metrics).await?, TIER);
-    let mut samples: [Vec<Duration>; 4] = Default::default();
-    let started = Instant::now();
-    let mut round = 0;
-    while round < args.warmup || more(args, samples[0].len(), args.rounds, started) {
-        let keep = round >= args.warmup;
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for side in order {
-            let chat = if side == 0 { on.as_str() } else { off };
-            let id = format!("x{round}");
-            let text = corpus::message_text(args.seed, 1, round);
-            let publish = c.append(chat, id, text).await?;
-            let refresh = c.refresh(chat).await?;
-            if keep {
-                samples[side * 2].push(refresh);
-                samples[side * 2 + 1].push(publish);
-            }
-        }
-        // The new message's index job ends before the next round.
-        let waiting = Instant::now();
-        while c.indexing(&on).await? {
-            if waiting.elapsed() > Duration::from_secs(30) {
-                return Err("the appended message's index job did not end in 30 s".into());
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        round += 1;
-    }
-    let refresh_elapsed = started.elapsed();
-    let tier_after = buckets(&crate::scrape::scrape(&args.metrics).await?, TIER);
-    let [refresh_on, publish_on, refresh_off, publish_off] =
-        samples.map(|s| summarize(s, refresh_elapsed));
+    let alone = refresh_rounds(args, c, &on, off, false).await?;
+    let appended = refresh_rounds(args, c, &on, off, true).await?;
     let [moment, query] = [moment, query].map(|s| summarize(s, recall_elapsed));
     let hist = |b: &[(f64, f64)], a: &[(f64, f64)], q| {
         quantile_ms(b, a, q).map_or("none".to_owned(), |v| format!("{v:.3}"))
     };
-    let p99 = |s: &Summary| ms(s.p99);
-    let p50 = |s: &Summary| ms(s.p50);
     println!(
         "recall_growth messages={n} passages={} dims={} import_ms={:.0} index_s={index_s:.2} \
          index_per_s={:.0} index_requests={} rss_mib={:.0} resident_mib={:.1} chats_resident={} \
          moment_p50_ms={:.3} moment_p99_ms={:.3} query_p50_ms={:.3} query_p99_ms={:.3} \
          recalls={} moment_hits_mean={:.1} query_found_own={:.3} search_p50_ms={} search_p99_ms={} \
-         refresh_rounds={} refresh_on_p50_ms={:.3} refresh_on_p99_ms={:.3} refresh_off_p50_ms={:.3} \
-         refresh_off_p99_ms={:.3} added_p50_ms={:.3} added_p99_ms={:.3} publish_on_p50_ms={:.3} \
-         publish_on_p99_ms={:.3} publish_off_p50_ms={:.3} publish_off_p99_ms={:.3} \
-         tier_p50_ms={} tier_p99_ms={} tier_count={:.0}",
+         {} {}",
         indexed.inputs,
         args.dims,
         ms(import),
@@ -252,29 +219,120 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
         after_index.rss_mib,
         after_index.resident_mib,
         after_index.chats_resident,
-        p50(&moment),
-        p99(&moment),
-        p50(&query),
-        p99(&query),
+        ms(moment.p50),
+        ms(moment.p99),
+        ms(query.p50),
+        ms(query.p99),
         moment.count,
         moment_hits as f64 / recall_rounds,
         found_own as f64 / recall_rounds,
         hist(&search_before, &search_after, 0.5),
         hist(&search_before, &search_after, 0.99),
-        refresh_on.count,
-        p50(&refresh_on),
-        p99(&refresh_on),
-        p50(&refresh_off),
-        p99(&refresh_off),
-        p50(&refresh_on) - p50(&refresh_off),
-        p99(&refresh_on) - p99(&refresh_off),
-        p50(&publish_on),
-        p99(&publish_on),
-        p50(&publish_off),
-        p99(&publish_off),
-        hist(&tier_before, &tier_after, 0.5),
-        hist(&tier_before, &tier_after, 0.99),
-        tier_after.last().map_or(0.0, |l| l.1) - tier_before.last().map_or(0.0, |l| l.1),
+        alone.fields("refresh"),
+        appended.fields("append"),
     );
     Ok(())
+}
+
+/// What a series of refresh rounds measured: the Refresh and Publish
+/// calls on the chat with the tier and on the chat without, and the
+/// tier's histogram over the rounds.
+struct Rounds {
+    refresh_on: Summary,
+    refresh_off: Summary,
+    publish_on: Summary,
+    publish_off: Summary,
+    tier_p50_ms: Option<f64>,
+    tier_p99_ms: Option<f64>,
+    tiers: f64,
+}
+
+impl Rounds {
+    /// Its `key=value` fields, keys starting with `label`.
+    fn fields(&self, label: &str) -> String {
+        let ms = |s: &Summary, q: f64| ms(if q < 0.9 { s.p50 } else { s.p99 });
+        let opt = |v: Option<f64>| v.map_or("none".to_owned(), |v| format!("{v:.3}"));
+        let mut out = format!(
+            "{label}_rounds={} {label}_on_p50_ms={:.3} {label}_on_p99_ms={:.3} {label}_off_p50_ms={:.3} \
+             {label}_off_p99_ms={:.3} {label}_added_p50_ms={:.3} {label}_added_p99_ms={:.3} \
+             {label}_tier_p50_ms={} {label}_tier_p99_ms={} {label}_tiers={:.0}",
+            self.refresh_on.count,
+            ms(&self.refresh_on, 0.5),
+            ms(&self.refresh_on, 0.99),
+            ms(&self.refresh_off, 0.5),
+            ms(&self.refresh_off, 0.99),
+            ms(&self.refresh_on, 0.5) - ms(&self.refresh_off, 0.5),
+            ms(&self.refresh_on, 0.99) - ms(&self.refresh_off, 0.99),
+            opt(self.tier_p50_ms),
+            opt(self.tier_p99_ms),
+            self.tiers,
+        );
+        if self.publish_on.count > 0 {
+            out.push_str(&format!(
+                " {label}_publish_on_p50_ms={:.3} {label}_publish_on_p99_ms={:.3} \
+                 {label}_publish_off_p50_ms={:.3} {label}_publish_off_p99_ms={:.3}",
+                ms(&self.publish_on, 0.5),
+                ms(&self.publish_on, 0.99),
+                ms(&self.publish_off, 0.5),
+                ms(&self.publish_off, 0.99),
+            ));
+        }
+        out
+    }
+}
+
+/// Rounds of a Refresh of the chat with the tier (`on`) and of the chat
+/// without (`off`), the order swapped every round; with `append`, each
+/// Refresh follows a Publish `message_sent` of a new message, whose index
+/// job (on `on`) is let end before the next round.
+async fn refresh_rounds(
+    args: &Recall,
+    c: &mut Clients,
+    on: &str,
+    off: &str,
+    append: bool,
+) -> Result<Rounds, Error> {
+    let tier_before = buckets(&crate::scrape::scrape(&args.metrics).await?, TIER);
+    let mut samples: [Vec<Duration>; 4] = Default::default();
+    let started = Instant::now();
+    let mut round = 0;
+    while round < args.warmup || more(args, samples[0].len(), args.rounds, started) {
+        let keep = round >= args.warmup;
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for side in order {
+            let chat = if side == 0 { on } else { off };
+            let publish = if append {
+                let id = format!("x{round}");
+                let text = corpus::message_text(args.seed, 1, round);
+                Some(c.append(chat, id, text).await?)
+            } else {
+                None
+            };
+            let refresh = c.refresh(chat).await?;
+            if keep {
+                samples[side * 2].push(refresh);
+                samples[side * 2 + 1].extend(publish);
+            }
+        }
+        let waiting = Instant::now();
+        while append && c.indexing(on).await? {
+            if waiting.elapsed() > Duration::from_secs(30) {
+                return Err("the appended message's index job did not end in 30 s".into());
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        round += 1;
+    }
+    let elapsed = started.elapsed();
+    let tier_after = buckets(&crate::scrape::scrape(&args.metrics).await?, TIER);
+    let [refresh_on, publish_on, refresh_off, publish_off] = samples.map(|s| summarize(s, elapsed));
+    Ok(Rounds {
+        refresh_on,
+        refresh_off,
+        publish_on,
+        publish_off,
+        tier_p50_ms: quantile_ms(&tier_before, &tier_after, 0.5),
+        tier_p99_ms: quantile_ms(&tier_before, &tier_after, 0.99),
+        tiers: tier_after.last().map_or(0.0, |l| l.1) - tier_before.last().map_or(0.0, |l| l.1),
+    })
 }

@@ -2,7 +2,8 @@ use super::*;
 
 #[test]
 fn quantiles_interpolate_within_the_bucket_of_the_difference() {
-    let text = "h_bucket{le=\"0.001\"} 10\nh_bucket{le=\"0.01\"} 20\nh_bucket{le=\"+Inf\"} 20\nh_sum 1\n";
+    let text =
+        "h_bucket{le=\"0.001\"} 10\nh_bucket{le=\"0.01\"} 20\nh_bucket{le=\"+Inf\"} 20\nh_sum 1\n";
     let before = buckets(
         "h_bucket{le=\"0.001\"} 10\nh_bucket{le=\"0.01\"} 10\nh_bucket{le=\"+Inf\"} 10\n",
         "h",
