@@ -21,9 +21,15 @@
 #   bench/recall.sh           about 10 minutes after the release build
 #   bench/recall.sh --smoke   tiny chats: checks that the harness works
 #
-# Knobs (environment): SIZES, SAMPLES, ROUNDS, TP_CHATS, TP_MESSAGES,
-# LATENCY_MS, CONCURRENCIES, MEM_MESSAGES, BUDGET_MIB. Raw lines in
-# target/bench/recall.txt. bench/run.sh runs it at its end.
+# Besides latencies (which include whatever else runs on the server's CPU),
+# the tool reads recapd's own CPU time (/proc/<pid>/task/*/schedstat) per
+# call, per indexed passage, and per Refresh with and without the tier.
+#
+# Knobs (environment): PHASES ("growth throughput memory"), SIZES, SAMPLES,
+# ROUNDS, TP_CHATS, TP_MESSAGES, LATENCY_MS, CONCURRENCIES, REPEAT
+# (throughput runs of each configuration; the table gives each and their
+# median), MEM_MESSAGES, BUDGET_MIB. Raw lines in target/bench/recall.txt.
+# bench/run.sh runs it at its end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 smoke=0
@@ -31,12 +37,14 @@ smoke=0
 if [ $smoke -eq 1 ]; then
     SIZES=${SIZES:-"300"}; SAMPLES=${SAMPLES:-30}; ROUNDS=${ROUNDS:-20}; WARMUP=3
     TP_CHATS=${TP_CHATS:-3}; TP_MESSAGES=${TP_MESSAGES:-200}; LATENCY_MS=${LATENCY_MS:-20}
-    CONCURRENCIES=${CONCURRENCIES:-"2"}; MEM_MESSAGES=${MEM_MESSAGES:-500}; BUDGET_MIB=${BUDGET_MIB:-1}
+    CONCURRENCIES=${CONCURRENCIES:-"2"}; REPEAT=${REPEAT:-1}; MEM_MESSAGES=${MEM_MESSAGES:-500}; BUDGET_MIB=${BUDGET_MIB:-1}
 else
     SIZES=${SIZES:-"1000 10000 100000"}; SAMPLES=${SAMPLES:-500}; ROUNDS=${ROUNDS:-300}; WARMUP=20
     TP_CHATS=${TP_CHATS:-8}; TP_MESSAGES=${TP_MESSAGES:-2000}; LATENCY_MS=${LATENCY_MS:-50}
-    CONCURRENCIES=${CONCURRENCIES:-"2 4"}; MEM_MESSAGES=${MEM_MESSAGES:-100000}; BUDGET_MIB=${BUDGET_MIB:-320}
+    CONCURRENCIES=${CONCURRENCIES:-"2 4"}; REPEAT=${REPEAT:-3}; MEM_MESSAGES=${MEM_MESSAGES:-100000}; BUDGET_MIB=${BUDGET_MIB:-320}
 fi
+PHASES=${PHASES:-"growth throughput memory"}
+has() { [[ " $PHASES " == *" $1 "* ]]; }
 
 . bench/lib.sh
 bench_build
@@ -70,15 +78,25 @@ run() { # concurrency recapd-args... -- tool-args...: one recapd, one tool run
 }
 
 : >"$out/recall-server.log"
-for n in $SIZES; do
-    run 2 -- --phase growth --messages "$n" --samples "$SAMPLES" --rounds "$ROUNDS" --warmup "$WARMUP" >/dev/null
-done
-for c in $CONCURRENCIES; do
-    run "$c" -- --phase throughput --chats "$TP_CHATS" --messages "$TP_MESSAGES" --latency-ms "$LATENCY_MS" >/dev/null
-done
-# One chat alone: its index job asks one batch at a time.
-run 2 -- --phase throughput --chats 1 --messages "$TP_MESSAGES" --latency-ms "$LATENCY_MS" >/dev/null
-run 2 --max-resident-memory "${BUDGET_MIB}MiB" -- --phase memory --chats 2 --messages "$MEM_MESSAGES" --cycles 2 >/dev/null
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+if has growth; then
+    for n in $SIZES; do
+        run 2 -- --phase growth --messages "$n" --samples "$SAMPLES" --rounds "$ROUNDS" --warmup "$WARMUP" >/dev/null
+    done
+fi
+if has throughput; then
+    for _ in $(seq "$REPEAT"); do
+        for c in $CONCURRENCIES; do
+            run "$c" -- --phase throughput --chats "$TP_CHATS" --messages "$TP_MESSAGES" --latency-ms "$LATENCY_MS" >/dev/null
+        done
+        # One chat alone: its index job asks one batch at a time.
+        run 2 -- --phase throughput --chats 1 --messages "$TP_MESSAGES" --latency-ms "$LATENCY_MS" >/dev/null
+    done
+fi
+if has memory; then
+    run 2 --max-resident-memory "${BUDGET_MIB}MiB" -- --phase memory --chats 2 --messages "$MEM_MESSAGES" --cycles 2 >/dev/null
+fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 python3 - "$results" "$(nproc)" "$BUDGET_MIB" <<'PY'
 import re, sys
@@ -87,36 +105,44 @@ cores, budget = sys.argv[2], sys.argv[3]
 yes = lambda ok: "yes" if ok else "**no**"
 print(f"Recall (issue 31), {cores} cores, recapd --workers 1 on CPU 0, the tool and its fake embeddings on CPU 1; 384 dimensions")
 print()
-print("| messages | passages | import ms | indexed in s (passages/s) | RSS MiB / recapd_resident_bytes MiB (budget 1024) | Recall moment p50 / p99 ms | Recall query p50 / p99 ms (target p99 <= 10) | search in server p50 / p99 ms |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| messages | passages | import ms | indexed in s (passages/s; recapd CPU us per passage) | RSS MiB / recapd_resident_bytes MiB (budget 1024) | Recall moment p50 / p99 ms | Recall query p50 / p99 ms (target p99 <= 10) | search in server p50 / p99 ms | recapd CPU ms per Recall |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 growth = [r for kind, r in rows if kind == "recall_growth"]
 for r in growth:
     worst = max(float(r["moment_p99_ms"]), float(r["query_p99_ms"]))
     print(f"| {int(r['messages']):,} | {int(r['passages']):,} | {r['import_ms']} | {r['index_s']} ({r['index_per_s']}) "
           f"| {r['rss_mib']} / {r['resident_mib']} | {r['moment_p50_ms']} / {r['moment_p99_ms']} "
-          f"| {r['query_p50_ms']} / {r['query_p99_ms']} ({yes(worst <= 10)}) | {r['search_p50_ms']} / {r['search_p99_ms']} |")
+          f"| {r['query_p50_ms']} / {r['query_p99_ms']} ({yes(worst <= 10)}) | {r['search_p50_ms']} / {r['search_p99_ms']} "
+          f"| {r['recall_cpu_ms_per_call']} |")
 print()
-print("| messages | rounds | Refresh with the tier p50 / p99 ms | without p50 / p99 ms | added p50 / p99 ms (target p99 <= 2) | tier in server p50 / p99 ms (histogram) |")
-print("| --- | --- | --- | --- | --- | --- |")
+print("| messages | calls each | Refresh with the tier p50 / p99 ms | without p50 / p99 ms | added p50 / p99 ms (target p99 <= 2) | tier in server p50 / p99 ms (histogram; count) | recapd CPU ms per call with / without (added) |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
 for label, what in (("refresh", "Refresh alone"), ("append", "Publish message_sent + Refresh")):
     for r in growth:
         g = lambda k: r[f"{label}_{k}"]
         print(f"| {int(r['messages']):,}, {what} | {g('rounds')} | {g('on_p50_ms')} / {g('on_p99_ms')} | {g('off_p50_ms')} / {g('off_p99_ms')} "
-              f"| {g('added_p50_ms')} / {g('added_p99_ms')} ({yes(float(g('added_p99_ms')) <= 2)}) | {g('tier_p50_ms')} / {g('tier_p99_ms')} ({g('tiers')}) |")
+              f"| {g('added_p50_ms')} / {g('added_p99_ms')} ({yes(float(g('added_p99_ms')) <= 2)}) | {g('tier_p50_ms')} / {g('tier_p99_ms')} ({g('tiers')}) "
+              f"| {g('cpu_on_ms')} / {g('cpu_off_ms')} ({g('cpu_added_ms')}) |")
 print()
 for r in growth:
     print(f"{int(r['messages']):,} messages: {r['recalls']} Recall calls of each kind, {r['moment_hits_mean']} hits for the moment, "
           f"the query's own message in the top 10 {float(r['query_found_own']):.0%}; Publish with recall p50/p99 "
           f"{r['append_publish_on_p50_ms']}/{r['append_publish_on_p99_ms']} ms, without {r['append_publish_off_p50_ms']}/{r['append_publish_off_p99_ms']} ms")
 print()
+runs = {}
 print("| chats x messages | fake latency | --embedding-concurrency | passages | s | passages/s | ideal/s | ratio (target >= 0.9) | most in flight |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for kind, r in rows:
     if kind == "recall_throughput":
         ratio = r.get("ratio")
+        runs.setdefault((r['chats'], r['concurrency']), []).append(float(ratio or 0))
         print(f"| {r['chats']} x {int(r['messages']):,} | {r['latency_ms']} ms | {r['concurrency']} | {int(r['passages']):,} | {r['seconds']} "
               f"| {r['passages_per_s']} | {r.get('ideal_per_s', '-')} | {ratio if ratio is None else ratio + ' (' + yes(float(ratio) >= 0.9) + ')'} "
               f"| {r['max_in_flight']} |")
+print()
+for (chats, concurrency), ratios in runs.items():
+    ratios.sort()
+    print(f"{chats} chats, --embedding-concurrency {concurrency}: median ratio {ratios[len(ratios) // 2]:.3f} of {len(ratios)} runs")
 print()
 print(f"Memory, --max-resident-memory {budget} MiB:")
 print()

@@ -8,12 +8,14 @@
 //!   with `recall_enabled` imported through ImportChatStream; the time
 //!   until its index job SUCCEEDED; the server's memory then; Recall for
 //!   the chat's moment (empty query) and for text queries, interleaved;
-//!   then the same chat without recall imported beside it, and rounds of
-//!   a Refresh on each chat (the order swapped every round), then rounds
-//!   of one appended message and a Refresh on each (the index job of the
-//!   new message let end between rounds): the refresh with the recall
-//!   tier against the refresh without, in the same minutes, and the
-//!   tier's own histogram.
+//!   then the same chat without recall imported beside it, and blocks of
+//!   Refresh calls on each chat in turn, then blocks of one appended
+//!   message and a Refresh (on the chat with recall, the new message's
+//!   index job let end before the next): the refresh with the recall tier
+//!   against the refresh without, in the same minutes, the tier's own
+//!   histogram, and recapd's CPU time per call on each side (read from
+//!   `/proc/<pid>/task/*/schedstat`, so what other processes on the
+//!   server's CPU take does not count in it; the latencies do include it).
 //! - `throughput`: `--chats` chats imported with recall off, then turned on
 //!   globally; passages indexed per second until every index job
 //!   SUCCEEDED, against the ideal `concurrency x batch / latency`.
@@ -34,7 +36,7 @@ use std::time::{Duration, Instant};
 use crate::drive::connect;
 use crate::stats::{Summary, summarize};
 use fake::Fake;
-use rpc::{Clients, buckets, memory, quantile_ms};
+use rpc::{Clients, buckets, cpu_ms, memory, quantile_ms};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -141,7 +143,9 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
     let off = "rc-off";
     let file = corpus::chat_file(args.seed, 0, n);
     c.set_recall(&on, true).await?;
+    let cpu_start = cpu_ms(args.pid)?;
     let import = c.import(&on, &file, n).await?;
+    let cpu_imported = cpu_ms(args.pid)?;
     let indexing = Instant::now();
     c.wait_indexed(
         std::slice::from_ref(&on),
@@ -151,6 +155,7 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
     .await?;
     let index_s = indexing.elapsed().as_secs_f64();
     let indexed = fake.counts();
+    let index_cpu_ms = cpu_ms(args.pid)? - cpu_imported;
     let after_index = memory(&args.metrics, args.pid).await?;
     eprintln!(
         "recall: {n} messages imported in {:.0} ms, {} passages indexed in {index_s:.1} s",
@@ -165,10 +170,14 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
     let mut rng = corpus::Rng(args.seed);
     let started = Instant::now();
     let mut round = 0;
+    let mut recall_cpu = 0.0;
     while round < args.warmup || more(args, moment.len(), args.samples, started) {
         let about = rng.below(n.saturating_sub(20).max(1));
         let text = corpus::query_about(args.seed, 0, about, 6);
         let keep = round >= args.warmup;
+        if round == args.warmup {
+            recall_cpu = cpu_ms(args.pid)?;
+        }
         for kind in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
             if kind == 0 {
                 let (answer, took) = c.recall(&on, "", 10).await?;
@@ -191,6 +200,7 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
     }
     let recall_elapsed = started.elapsed();
     let recall_rounds = round.max(1) as f64;
+    let recall_cpu_per_call = (cpu_ms(args.pid)? - recall_cpu) / (2 * moment.len()).max(1) as f64;
     let search_after = buckets(&crate::scrape::scrape(&args.metrics).await?, SEARCH);
     if without_vectors > 0 {
         return Err(format!("{without_vectors} Recall answers did not use vectors").into());
@@ -207,8 +217,9 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
     };
     println!(
         "recall_growth messages={n} passages={} dims={} import_ms={:.0} index_s={index_s:.2} \
-         index_per_s={:.0} index_requests={} rss_mib={:.0} resident_mib={:.1} chats_resident={} \
-         moment_p50_ms={:.3} moment_p99_ms={:.3} query_p50_ms={:.3} query_p99_ms={:.3} \
+         index_per_s={:.0} index_requests={} import_cpu_ms={:.0} index_cpu_ms={:.0} \
+         index_cpu_us_per_passage={:.1} rss_mib={:.0} resident_mib={:.1} chats_resident={} \
+         recall_cpu_ms_per_call={recall_cpu_per_call:.3} moment_p50_ms={:.3} moment_p99_ms={:.3} query_p50_ms={:.3} query_p99_ms={:.3} \
          recalls={} moment_hits_mean={:.1} query_found_own={:.3} search_p50_ms={} search_p99_ms={} \
          {} {}",
         indexed.inputs,
@@ -216,6 +227,9 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
         ms(import),
         indexed.inputs as f64 / index_s.max(1e-9),
         indexed.requests,
+        cpu_imported - cpu_start,
+        index_cpu_ms,
+        index_cpu_ms * 1e3 / indexed.inputs.max(1) as f64,
         after_index.rss_mib,
         after_index.resident_mib,
         after_index.chats_resident,
@@ -245,6 +259,10 @@ struct Rounds {
     tier_p50_ms: Option<f64>,
     tier_p99_ms: Option<f64>,
     tiers: f64,
+    /// recapd's CPU time per call (with `append`: per Publish and Refresh,
+    /// and on `on` the index job of the message), ms: on, off.
+    cpu_on_ms: f64,
+    cpu_off_ms: f64,
 }
 
 impl Rounds {
@@ -255,7 +273,8 @@ impl Rounds {
         let mut out = format!(
             "{label}_rounds={} {label}_on_p50_ms={:.3} {label}_on_p99_ms={:.3} {label}_off_p50_ms={:.3} \
              {label}_off_p99_ms={:.3} {label}_added_p50_ms={:.3} {label}_added_p99_ms={:.3} \
-             {label}_tier_p50_ms={} {label}_tier_p99_ms={} {label}_tiers={:.0}",
+             {label}_tier_p50_ms={} {label}_tier_p99_ms={} {label}_tiers={:.0} \
+             {label}_cpu_on_ms={:.3} {label}_cpu_off_ms={:.3} {label}_cpu_added_ms={:.3}",
             self.refresh_on.count,
             ms(&self.refresh_on, 0.5),
             ms(&self.refresh_on, 0.99),
@@ -266,6 +285,9 @@ impl Rounds {
             opt(self.tier_p50_ms),
             opt(self.tier_p99_ms),
             self.tiers,
+            self.cpu_on_ms,
+            self.cpu_off_ms,
+            self.cpu_on_ms - self.cpu_off_ms,
         );
         if self.publish_on.count > 0 {
             out.push_str(&format!(
@@ -281,10 +303,15 @@ impl Rounds {
     }
 }
 
-/// Rounds of a Refresh of the chat with the tier (`on`) and of the chat
-/// without (`off`), the order swapped every round; with `append`, each
-/// Refresh follows a Publish `message_sent` of a new message, whose index
-/// job (on `on`) is let end before the next round.
+/// Calls of one chat in a row, between two readings of recapd's CPU time.
+const BLOCK: usize = 10;
+
+/// Blocks of [`BLOCK`] Refresh calls of the chat with the tier (`on`), then
+/// of the chat without (`off`), alternating (so both see the same machine
+/// minutes), each block's CPU time read; with `append`, each Refresh
+/// follows a Publish `message_sent` of a new message, and on `on` the
+/// message's index job is let end before the next call (its CPU time
+/// counts in the block: the cost of a message with recall on).
 async fn refresh_rounds(
     args: &Recall,
     c: &mut Clients,
@@ -292,39 +319,56 @@ async fn refresh_rounds(
     off: &str,
     append: bool,
 ) -> Result<Rounds, Error> {
-    let tier_before = buckets(&crate::scrape::scrape(&args.metrics).await?, TIER);
     let mut samples: [Vec<Duration>; 4] = Default::default();
-    let started = Instant::now();
-    let mut round = 0;
-    while round < args.warmup || more(args, samples[0].len(), args.rounds, started) {
-        let keep = round >= args.warmup;
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for side in order {
-            let chat = if side == 0 { on } else { off };
+    let mut cpu = [0.0f64; 2];
+    let warmup_blocks = 2 * args.warmup.div_ceil(BLOCK);
+    let mut tier_before = Vec::new();
+    let mut started = Instant::now();
+    let mut block = 0;
+    let mut call = 0;
+    loop {
+        let keep = block >= warmup_blocks;
+        if block == warmup_blocks {
+            tier_before = buckets(&crate::scrape::scrape(&args.metrics).await?, TIER);
+            started = Instant::now();
+        }
+        // Stop only after a pair of blocks.
+        if keep && block % 2 == 0 && !more(args, samples[0].len(), args.rounds, started) {
+            break;
+        }
+        let side = block % 2;
+        let chat = if side == 0 { on } else { off };
+        let cpu_before = cpu_ms(args.pid)?;
+        for _ in 0..BLOCK {
             let publish = if append {
-                let id = format!("x{round}");
-                let text = corpus::message_text(args.seed, 1, round);
-                Some(c.append(chat, id, text).await?)
+                let text = corpus::message_text(args.seed, 1, call);
+                Some(c.append(chat, format!("x{call}"), text).await?)
             } else {
                 None
             };
+            call += 1;
             let refresh = c.refresh(chat).await?;
+            let waiting = Instant::now();
+            while append && side == 0 && c.indexing(on).await? {
+                if waiting.elapsed() > Duration::from_secs(30) {
+                    return Err("the appended message's index job did not end in 30 s".into());
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
             if keep {
                 samples[side * 2].push(refresh);
                 samples[side * 2 + 1].extend(publish);
             }
         }
-        let waiting = Instant::now();
-        while append && c.indexing(on).await? {
-            if waiting.elapsed() > Duration::from_secs(30) {
-                return Err("the appended message's index job did not end in 30 s".into());
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
+        if keep {
+            cpu[side] += cpu_ms(args.pid)? - cpu_before;
         }
-        round += 1;
+        block += 1;
     }
     let elapsed = started.elapsed();
     let tier_after = buckets(&crate::scrape::scrape(&args.metrics).await?, TIER);
+    let per_call = |side: usize| cpu[side] / samples[side * 2].len().max(1) as f64;
+    let (cpu_on_ms, cpu_off_ms) = (per_call(0), per_call(1));
     let [refresh_on, publish_on, refresh_off, publish_off] = samples.map(|s| summarize(s, elapsed));
     Ok(Rounds {
         refresh_on,
@@ -334,5 +378,7 @@ async fn refresh_rounds(
         tier_p50_ms: quantile_ms(&tier_before, &tier_after, 0.5),
         tier_p99_ms: quantile_ms(&tier_before, &tier_after, 0.99),
         tiers: tier_after.last().map_or(0.0, |l| l.1) - tier_before.last().map_or(0.0, |l| l.1),
+        cpu_on_ms,
+        cpu_off_ms,
     })
 }

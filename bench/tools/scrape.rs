@@ -82,6 +82,27 @@ pub fn status_kb(pid: u32, field: &str) -> Result<u64, Error> {
         .ok_or_else(|| format!("no {field} in /proc/{pid}/status").into())
 }
 
+/// The CPU time all threads of process `pid` have run so far, ns (the
+/// first field of each `/proc/<pid>/task/<tid>/schedstat`): what the
+/// process used, whatever else ran on its CPU meanwhile. Threads that
+/// ended are not counted.
+pub fn cpu_ns(pid: u32) -> Result<u64, Error> {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let path = task?.path().join("schedstat");
+        // A thread may end between the listing and the read.
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        total += text
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Ok(total)
+}
+
 /// Starts a new peak: `VmHWM` becomes the current `VmRSS`
 /// (`/proc/<pid>/clear_refs`, value 5).
 pub fn reset_peak(pid: u32) -> Result<(), Error> {
@@ -105,6 +126,17 @@ mod tests {
         let rss = status_kb(std::process::id(), "VmRSS").unwrap();
         assert!(rss > 0);
         assert!(status_kb(std::process::id(), "VmNoSuchField").is_err());
+    }
+
+    #[test]
+    fn counts_this_process_cpu_time() {
+        let before = cpu_ns(std::process::id()).unwrap();
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        assert!(cpu_ns(std::process::id()).unwrap() > before);
     }
 
     #[test]

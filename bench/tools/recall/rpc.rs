@@ -12,7 +12,7 @@ use recapd::grpc::pb::recap_service_client::RecapServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::transport::Channel;
 
-use crate::scrape::{metric_sum, scrape, status_kb};
+use crate::scrape::{cpu_ns, metric_sum, scrape, status_kb};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -127,8 +127,11 @@ impl Clients {
     }
 
     /// Waits until each of `chat_ids` has an index job and every one of
-    /// them has ended, the newest SUCCEEDED (`ListJobs`, every `poll`).
-    /// Fails on a FAILED or CANCELLED one, or past `timeout`.
+    /// them has ended, the newest SUCCEEDED. Polls (every `poll`) one page
+    /// of one open job of any chat, so that waiting on many chats costs
+    /// the server one cheap call per poll; each chat's jobs are read only
+    /// when none is open. Fails on a FAILED or CANCELLED one, or past
+    /// `timeout`.
     pub async fn wait_indexed(
         &mut self,
         chat_ids: &[String],
@@ -136,62 +139,62 @@ impl Clients {
         timeout: Duration,
     ) -> Result<(), Error> {
         let started = Instant::now();
-        let mut left: Vec<String> = chat_ids.to_vec();
-        while !left.is_empty() {
-            let mut still = Vec::new();
-            for chat in left {
-                let jobs = self.index_jobs(&chat).await?;
-                if let Some(bad) = jobs.iter().find(|j| {
-                    j.state == pb::JobState::Failed as i32
-                        || j.state == pb::JobState::Cancelled as i32
-                }) {
-                    return Err(format!(
-                        "index job {} of {chat} ended {}: {} {}",
-                        bad.job_id, bad.state, bad.result, bad.last_error
-                    )
-                    .into());
-                }
-                let open = jobs.iter().any(|j| {
-                    j.state == pb::JobState::Pending as i32
-                        || j.state == pb::JobState::Running as i32
-                });
-                if jobs.is_empty() || open {
-                    still.push(chat);
-                }
-            }
-            left = still;
-            if left.is_empty() {
-                break;
+        loop {
+            if !self.any_open("").await? && self.all_indexed(chat_ids).await? {
+                return Ok(());
             }
             if started.elapsed() > timeout {
-                return Err(format!(
-                    "index jobs of {} not done after {:.0} s",
-                    left.join(", "),
-                    timeout.as_secs_f64()
-                )
-                .into());
+                return Err(
+                    format!("index jobs not done after {:.0} s", timeout.as_secs_f64()).into(),
+                );
             }
             tokio::time::sleep(poll).await;
         }
-        Ok(())
     }
 
-    /// Whether `chat_id` has an index job open (PENDING or RUNNING).
-    pub async fn indexing(&mut self, chat_id: &str) -> Result<bool, Error> {
+    /// Whether every one of `chat_ids` has an index job and none open;
+    /// fails when one FAILED or was CANCELLED.
+    async fn all_indexed(&mut self, chat_ids: &[String]) -> Result<bool, Error> {
+        for chat in chat_ids {
+            let jobs = self.index_jobs(chat).await?;
+            if let Some(bad) = jobs.iter().find(|j| {
+                j.state == pb::JobState::Failed as i32 || j.state == pb::JobState::Cancelled as i32
+            }) {
+                return Err(format!(
+                    "index job {} of {chat} ended {}: {} {}",
+                    bad.job_id, bad.state, bad.result, bad.last_error
+                )
+                .into());
+            }
+            let open = jobs.iter().any(|j| {
+                j.state == pb::JobState::Pending as i32 || j.state == pb::JobState::Running as i32
+            });
+            if jobs.is_empty() || open {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether a job is open (PENDING or RUNNING): of `chat_id`, or of any
+    /// chat (`chat_id` empty). Only index jobs run in these benchmarks.
+    async fn any_open(&mut self, chat_id: &str) -> Result<bool, Error> {
         let page = self
             .recaps
             .list_jobs(pb::ListJobsRequest {
                 chat_id: chat_id.to_owned(),
                 states: vec![pb::JobState::Pending as i32, pb::JobState::Running as i32],
-                page_size: 10,
+                page_size: 1,
                 page_token: String::new(),
             })
             .await?
             .into_inner();
-        Ok(page
-            .jobs
-            .iter()
-            .any(|j| j.kind == pb::JobKind::Index as i32))
+        Ok(!page.jobs.is_empty())
+    }
+
+    /// Whether `chat_id` has an index job open (PENDING or RUNNING).
+    pub async fn indexing(&mut self, chat_id: &str) -> Result<bool, Error> {
+        self.any_open(chat_id).await
     }
 
     /// Appends a message (`message_sent`): the call's time.
@@ -279,6 +282,14 @@ pub async fn memory(metrics: &str, pid: Option<u32>) -> Result<Memory, Error> {
         chats_resident: sum("recapd_chats_resident"),
         loads: sum("recapd_chat_loads_total"),
         evictions: sum("recapd_chat_evictions_total"),
+    })
+}
+
+/// The CPU time recapd (`pid`) has used so far, ms; 0 without a pid.
+pub fn cpu_ms(pid: Option<u32>) -> Result<f64, Error> {
+    Ok(match pid {
+        Some(pid) => cpu_ns(pid)? as f64 / 1e6,
+        None => 0.0,
     })
 }
 
