@@ -18,7 +18,7 @@
 #      --max-resident-memory below what both need: RSS, resident bytes,
 #      loads and evictions after each step.
 #
-#   bench/recall.sh           about 10 minutes after the release build
+#   bench/recall.sh           about 17 minutes after the release build
 #   bench/recall.sh --smoke   tiny chats: checks that the harness works
 #
 # Besides latencies (which include whatever else runs on the server's CPU),

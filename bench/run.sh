@@ -9,7 +9,8 @@
 #   bench/run.sh            the full run (about 4 minutes, needs ~2 GB of disk), then
 #                           bench/durable.sh (about 3), bench/jobs.sh (about 1),
 #                           bench/resident.sh (about 3.5), bench/world_info.sh
-#                           (about 10) and bench/lore.sh (under 1)
+#                           (about 10), bench/lore.sh (under 1) and
+#                           bench/recall.sh (about 17)
 #   bench/run.sh --smoke    tiny loads: checks that the harness works, no timing
 #
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
@@ -190,4 +191,7 @@ if [ $smoke -eq 1 ]; then bench/world_info.sh --smoke | tee -a "$results"; else 
 # ---- lore writing (issue 30): requests per scene against the extension's,
 # and the queue's overhead per lore job, with a scripted fake LLM
 if [ $smoke -eq 1 ]; then bench/lore.sh --smoke | tee -a "$results"; else bench/lore.sh | tee -a "$results"; fi
+# ---- recall (issue 31): indexing, Recall latency, the recall tier's cost
+# per refresh and memory, with a fake embeddings endpoint
+if [ $smoke -eq 1 ]; then bench/recall.sh --smoke | tee -a "$results"; else bench/recall.sh | tee -a "$results"; fi
 say "(results also in $results)"
