@@ -317,11 +317,12 @@ pub fn table(runs: &[ModeRun], ks: &[usize]) -> String {
             .collect();
         format!("{label:<24} {:>9} {cells}\n", asked.len())
     };
-    let modes: Vec<&str> = {
-        let mut m: Vec<&str> = runs.iter().map(|r| r.mode).collect();
-        m.dedup();
-        m
-    };
+    let mut modes: Vec<&str> = Vec::new();
+    for run in runs {
+        if !modes.contains(&run.mode) {
+            modes.push(run.mode);
+        }
+    }
     for mode in &modes {
         let of_mode = || runs.iter().filter(|r| r.mode == *mode);
         out.push_str(&row(

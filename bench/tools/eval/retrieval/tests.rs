@@ -17,19 +17,36 @@ fn any_and_all_count_the_evidence_among_the_top_k() {
     let none = q(&["D2:1"], &[]);
     let shares = recall_at(&[&one, &none], &[1, 5]);
     assert_eq!(shares, [(0.0, 0.0), (0.5, 0.5)]);
-    let text = table(
-        &[ModeRun {
-            conversation: "c".into(),
-            mode: "keyword",
-            messages: 9,
-            index_seconds: None,
-            asked: vec![one, none],
-            skipped: 1,
-            unknown_evidence: 0,
-            recall_seconds: 0.01,
-        }],
-        &[1, 5],
+    let run = |conversation: &str, mode: &'static str| ModeRun {
+        conversation: conversation.into(),
+        mode,
+        messages: 9,
+        index_seconds: None,
+        asked: vec![one.clone(), none.clone()],
+        skipped: 1,
+        unknown_evidence: 0,
+        recall_seconds: 0.01,
+    };
+    // Two conversations, each in both modes: one summary row per mode.
+    let runs = [
+        run("a", "keyword"),
+        run("a", "hybrid"),
+        run("b", "keyword"),
+        run("b", "hybrid"),
+    ];
+    let text = table(&runs, &[1, 5]);
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("keyword cat 1 "))
+            .count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("hybrid: ")).count(),
+        1,
+        "{text}"
     );
     assert!(text.contains("keyword cat 1"), "{text}");
-    assert!(text.contains("1 skipped"), "{text}");
+    assert!(text.contains("2 skipped"), "{text}");
 }
