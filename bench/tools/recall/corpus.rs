@@ -2,7 +2,7 @@
 //! chat and the message index (nothing is kept to check them against), as
 //! SillyTavern chat files with recapd's message ids `m0`, `m1`, ...
 //!
-//! A message is two to four sentences of six to fourteen words (about 300
+//! A message is two to four sentences of six to fourteen words (about 180
 //! bytes): function words for a third of them, the rest drawn from a
 //! vocabulary of 8,000 words with Zipf's law (the word of rank r with
 //! weight 1/r), as words are in prose: a few common words in most

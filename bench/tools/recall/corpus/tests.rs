@@ -1,7 +1,7 @@
 use super::*;
 
 #[test]
-fn texts_are_repeatable_varied_and_about_300_bytes() {
+fn texts_are_repeatable_varied_and_a_chat_turns_length() {
     let a = message_text(1, 0, 3);
     assert_eq!(a, message_text(1, 0, 3));
     assert_ne!(a, message_text(1, 0, 4));
@@ -10,7 +10,8 @@ fn texts_are_repeatable_varied_and_about_300_bytes() {
         .map(|i| message_text(1, 0, i).len())
         .sum::<usize>()
         / 1000;
-    assert!((200..=400).contains(&mean), "{mean} bytes");
+    // Two to four short sentences: about 180 bytes.
+    assert!((120..=400).contains(&mean), "{mean} bytes");
 }
 
 #[test]

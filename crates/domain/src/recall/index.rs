@@ -379,11 +379,13 @@ impl RecallIndex {
         let vector = query
             .vector
             .map(|q| self.vectors.similar(q, query.min_similarity));
-        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
-        search::fuse(keyword, vector, query, |slot| {
-            let doc = doc(slot)?;
-            Some((doc, self.text_of(chat, doc)?))
-        })
+        search::fuse(
+            keyword,
+            vector,
+            query,
+            |slot| self.docs.get(slot as usize).and_then(Option::as_ref),
+            |doc| self.text_of(chat, doc),
+        )
     }
 
     /// Bytes the index holds on the heap (an estimate, kept as the index

@@ -76,15 +76,18 @@ fn best(mut scored: Vec<(u32, f32)>, keep: impl Fn(u32) -> bool) -> Vec<(u32, f3
 
 /// Fuses the keyword scores and (with a direction) the vector scores of
 /// the index's slots into the query's hits, best first (ties: the newer
-/// message, then chunk order). `chunk` gives a slot's chunk and its text.
+/// message, then chunk order). `doc` gives a slot's chunk, `text` a
+/// chunk's text (read for the hits only: a lookup in the chat per scored
+/// passage would cost more than the search).
 pub(super) fn fuse<'i>(
     keyword: Vec<(u32, f32)>,
     vector: Option<Vec<(u32, f32)>>,
     query: &RecallQuery<'_>,
-    chunk: impl Fn(u32) -> Option<(&'i Doc, &'i str)>,
+    doc: impl Fn(u32) -> Option<&'i Doc>,
+    text: impl Fn(&Doc) -> Option<&'i str>,
 ) -> Vec<Hit> {
     let keep = |slot: u32| {
-        chunk(slot).is_some_and(|(doc, _)| {
+        doc(slot).is_some_and(|doc| {
             query.exclude_from_seq.is_none_or(|from| doc.seq < from)
                 && !query.exclude_ids.contains(&doc.key.message_id.as_str())
         })
@@ -109,8 +112,13 @@ pub(super) fn fuse<'i>(
     let mut hits: Vec<Hit> = fused
         .into_iter()
         .filter_map(|(slot, (rrf, keyword_score, vector_score))| {
-            let (doc, text) = chunk(slot)?;
+            let doc = doc(slot)?;
             let score = (rrf / top).min(1.0);
+            let text = if score >= query.min_score {
+                text(doc)?
+            } else {
+                ""
+            };
             (score >= query.min_score).then(|| Hit {
                 key: doc.key.clone(),
                 seq: doc.seq,

@@ -259,3 +259,58 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
     let nothing = refresh_recall(&Chat::default(), Some(Vec::new()), ctx, count);
     assert!(nothing.text.is_empty(), "no hits inject nothing");
 }
+
+/// A rough timing of one search over a large chat, for profiling by hand
+/// (`cargo test -p recapd-domain --release --lib recall::tests::timing
+/// -- --ignored --nocapture`); asserts nothing about time.
+#[test]
+#[ignore = "a timing for profiling by hand"]
+fn timing_of_a_search_over_a_large_chat() {
+    let words: Vec<String> = (0..3000).map(|i| format!("w{i}x")).collect();
+    let mut chat = Chat::default();
+    let mut seed = 7u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut stored = Vec::new();
+    for i in 0..100_000 {
+        let text: Vec<&str> = (0..30)
+            .map(|_| words[(next() % 3000) as usize].as_str())
+            .collect();
+        let text = text.join(" ");
+        let id = format!("m{i}");
+        stored.push(StoredVector {
+            key: ChunkKey {
+                message_id: id.as_str().into(),
+                source: Source::Message,
+                part: 0,
+            },
+            fingerprint: crate::jobs::fingerprint_text(&text),
+            model: "m".into(),
+            vector: (0..384)
+                .map(|_| (next() % 1000) as f32 / 1000.0 - 0.5)
+                .collect(),
+        });
+        chat.apply(ChatEvent::MessageSent(message(&id, "A", &text)))
+            .expect("appends");
+    }
+    let started = std::time::Instant::now();
+    let index = RecallIndex::build(&chat, 1000, "m", stored);
+    println!("build {:?}", started.elapsed());
+    let settings = Settings {
+        recall_enabled: true,
+        ..Settings::default()
+    };
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let hits = moment_hits(&chat, &index, &settings, 10);
+        println!(
+            "moment search {:?} ({} hits)",
+            started.elapsed(),
+            hits.len()
+        );
+    }
+}
