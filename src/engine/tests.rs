@@ -221,13 +221,20 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     )
     .await;
     assert!(cancelled.is_err(), "the call was cut short");
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    // The message is stored and its debounced refresh ran.
+    // The message is stored and its debounced refresh runs: two delayed
+    // commits and the debounce, about 450 ms, longer on a loaded machine.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let injection = loop {
+        let injection = engine
+            .injection(&key("c"), InjectionKey::Scene)
+            .await
+            .unwrap();
+        if injection.revision >= 2 || tokio::time::Instant::now() >= deadline {
+            break injection;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert!(engine.message_data(&key("c"), "b").await.is_ok());
-    let injection = engine
-        .injection(&key("c"), InjectionKey::Scene)
-        .await
-        .unwrap();
     assert_eq!(
         (injection.revision, injection.trigger),
         (2, Some(Trigger::MessageSent))
