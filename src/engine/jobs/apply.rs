@@ -75,9 +75,8 @@ impl Engine {
         self.commit(&slot, chat, commit).await.map(|_| ())
     }
 
-    /// A failed attempt that may be tried again: the job waits out its
-    /// back-off (or the server's `Retry-After`), or, past its attempts,
-    /// fails with the jobs that wait for it.
+    /// A failed attempt of an LLM job that may be tried again, under the
+    /// LLM's attempts and back-off (see [`record_retry`]).
     fn record_retry(
         &self,
         resident: &mut Resident,
@@ -87,35 +86,11 @@ impl Engine {
         now: UnixMicros,
     ) -> Commit {
         let writer = self.jobs().writer.as_ref();
-        let max_attempts = writer.map_or(1, |g| g.setup.max_attempts);
-        // Doubling from the configured base up to backoff::DEFAULT_MAX,
-        // with full jitter.
-        let policy = Backoff {
-            min: writer.map_or(backoff::DEFAULT_BASE, |w| w.setup.backoff_base),
-            ..Backoff::default()
+        let retries = Retries {
+            max_attempts: writer.map_or(1, |w| w.setup.max_attempts),
+            backoff_base: writer.map_or(backoff::DEFAULT_BASE, |w| w.setup.backoff_base),
         };
-        let job = &mut resident.jobs[at];
-        let fence = job.fence;
-        job.last_error = queue::short(reason);
-        if job.attempts >= max_attempts {
-            let result = format!("gave up after {} attempts", job.attempts);
-            let ended = queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
-            return job_commit(Vec::new(), Next::Nothing, ended, Vec::new());
-        }
-        // A server asking for more than an hour is not waited for longer:
-        // the job would sit unseen.
-        let pause = jobs::retry_pause(
-            &policy,
-            job.attempts,
-            rand::random::<f64>(),
-            retry_after.map(|d| d.min(MAX_RETRY_AFTER)),
-        );
-        job.state = JobState::Pending;
-        job.lease = None;
-        job.not_before_us = now.saturating_add(pause);
-        queue::touch(job, now);
-        let changed = vec![(job.clone(), fence)];
-        job_commit(Vec::new(), Next::Nothing, changed, Vec::new())
+        record_retry(resident, at, reason, retry_after, now, retries).0
     }
 
     /// An answer: discarded (and the work queued again) when what the job
@@ -314,6 +289,63 @@ pub(super) fn job_commit(
     let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
     announce.extend(fresh);
     Commit::one(writes, next).with_jobs(announce)
+}
+
+/// How many attempts a job gets and the first pause after a failed one
+/// (the LLM's or the embeddings endpoint's options).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Retries {
+    /// Attempts before the job fails.
+    pub max_attempts: u32,
+    /// The first pause; it doubles per attempt up to
+    /// `backoff::DEFAULT_MAX`, with full jitter.
+    pub backoff_base: Duration,
+}
+
+/// A failed attempt that may be tried again: the job at `at` waits out
+/// its back-off (or the server's `Retry-After`, at most an hour), or, past
+/// its attempts, fails with the jobs that wait for it. Returns the commit
+/// and whether the job gave up (FAILED).
+pub(super) fn record_retry(
+    resident: &mut Resident,
+    at: usize,
+    reason: &str,
+    retry_after: Option<Duration>,
+    now: UnixMicros,
+    retries: Retries,
+) -> (Commit, bool) {
+    let policy = Backoff {
+        min: retries.backoff_base,
+        ..Backoff::default()
+    };
+    let job = &mut resident.jobs[at];
+    let fence = job.fence;
+    job.last_error = queue::short(reason);
+    if job.attempts >= retries.max_attempts {
+        let result = format!("gave up after {} attempts", job.attempts);
+        let ended = queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
+        return (
+            job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
+            true,
+        );
+    }
+    // A server asking for more than an hour is not waited for longer: the
+    // job would sit unseen.
+    let pause = jobs::retry_pause(
+        &policy,
+        job.attempts,
+        rand::random::<f64>(),
+        retry_after.map(|d| d.min(MAX_RETRY_AFTER)),
+    );
+    job.state = JobState::Pending;
+    job.lease = None;
+    job.not_before_us = now.saturating_add(pause);
+    queue::touch(job, now);
+    let changed = vec![(job.clone(), fence)];
+    (
+        job_commit(Vec::new(), Next::Nothing, changed, Vec::new()),
+        false,
+    )
 }
 
 /// The job fails with the jobs that wait for it (its `last_error` already

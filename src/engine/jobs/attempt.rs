@@ -27,7 +27,7 @@ use super::queue;
 
 /// Stops the lease renewal of an attempt when the attempt ends, however it
 /// ends (an answer, or the runner stopping it at shutdown).
-struct StopOnDrop(tokio::task::JoinHandle<()>);
+pub(super) struct StopOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
@@ -231,13 +231,7 @@ impl Engine {
     /// unfinished: scenes are merged in the chat's order, whatever order
     /// their jobs were queued or retried in.
     fn next_runnable(&self, resident: &Resident, chat: &Chat, now: UnixMicros) -> Option<usize> {
-        let own = &self.jobs().owner;
-        let single = !self.shared();
-        let orphaned = |job: &Job| {
-            job.lease
-                .as_ref()
-                .is_none_or(|lease| lease.until_us < now || (single && &lease.owner != own))
-        };
+        let orphaned = |job: &Job| self.lease_lapsed(job, now);
         // Index jobs run in their own lane (`index`), beside these.
         let jobs = &resident.jobs;
         if jobs
@@ -279,24 +273,7 @@ impl Engine {
         let Some(writer) = self.jobs().writer.clone() else {
             return Outcome::Fatal("no LLM configured".into());
         };
-        let renewal = {
-            let engine = self.clone();
-            let chat = chat.clone();
-            let id = claimed.job.id.clone();
-            let fence = claimed.job.fence;
-            let every = self.jobs().queue.lease / 3;
-            StopOnDrop(tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(every).await;
-                    if let Err(error) = engine
-                        .retrying(|| engine.renew_lease(&chat, &id, fence))
-                        .await
-                    {
-                        tracing::warn!(%chat, job = %id, %error, "could not renew a job's lease");
-                    }
-                }
-            }))
-        };
+        let renewal = self.renew_lease_meanwhile(chat, &claimed.job);
         let started = Instant::now();
         let answer = writer.client.complete(&claimed.request).await;
         drop(renewal);
@@ -345,8 +322,41 @@ impl Engine {
         outcome
     }
 
+    /// Whether a RUNNING `job`'s runner is gone at `now`: its lease expired
+    /// (or it has none), or, with a store only this process writes, an
+    /// earlier run of this process claimed it.
+    pub(super) fn lease_lapsed(&self, job: &Job, now: UnixMicros) -> bool {
+        let own = &self.jobs().owner;
+        let single = !self.shared();
+        job.lease
+            .as_ref()
+            .is_none_or(|lease| lease.until_us < now || (single && &lease.owner != own))
+    }
+
+    /// Renews `job`'s lease every third of `--job-lease` until the
+    /// returned guard is dropped (the attempt's request is answered, or the
+    /// attempt is stopped).
+    pub(super) fn renew_lease_meanwhile(&self, chat: &ChatKey, job: &Job) -> StopOnDrop {
+        let engine = self.clone();
+        let chat = chat.clone();
+        let id = job.id.clone();
+        let fence = job.fence;
+        let every = self.jobs().queue.lease / 3;
+        StopOnDrop(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                if let Err(error) = engine
+                    .retrying(|| engine.renew_lease(&chat, &id, fence))
+                    .await
+                {
+                    tracing::warn!(%chat, job = %id, %error, "could not renew a job's lease");
+                }
+            }
+        }))
+    }
+
     /// Moves a running job's lease on, if the job is still this runner's.
-    pub(super) async fn renew_lease(
+    async fn renew_lease(
         &self,
         chat_id: &ChatKey,
         job_id: &str,

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::domain::backoff::{self, Backoff};
+use crate::domain::backoff;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState, Lease};
 use crate::domain::recall::RecallIndex;
@@ -33,11 +33,8 @@ use crate::store::{StoreError, Write};
 use crate::telemetry;
 
 use super::super::{Engine, EngineError, Next};
-use super::apply::{fail, job_commit};
+use super::apply::{Retries, fail, job_commit, record_retry};
 use super::queue::{self, Origin, Queued};
-
-/// The longest `Retry-After` honoured.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 
 /// An index job this runner claimed, and the passages it asks for.
 struct ClaimedBatch {
@@ -113,15 +110,6 @@ fn keep_vectors(
         .map(|(id, source)| (id.to_owned(), source, index.parts(id, source)))
         .collect();
     Ok((stored, discarded, trims, index.missing_count()))
-}
-
-/// Stops the lease renewal of an attempt when the attempt ends.
-struct StopOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 impl Engine {
@@ -297,13 +285,7 @@ impl Engine {
             return Ok(Step::Idle);
         }
         let now = self.now();
-        let own = self.jobs().owner.clone();
-        let single = !self.shared();
-        let lapsed = |job: &Job| {
-            job.lease
-                .as_ref()
-                .is_none_or(|lease| lease.until_us < now || (single && lease.owner != own))
-        };
+        let lapsed = |job: &Job| self.lease_lapsed(job, now);
         let index_jobs = || resident.jobs.iter().filter(|j| j.kind.is_index());
         if index_jobs().any(|j| j.state == JobState::Running && !lapsed(j)) {
             return Ok(Step::Idle);
@@ -363,7 +345,7 @@ impl Engine {
         job.attempts += 1;
         job.fence += 1;
         job.lease = Some(Lease {
-            owner: own.clone(),
+            owner: self.jobs().owner.clone(),
             until_us: now.saturating_add(lease),
         });
         job.read.messages = read
@@ -398,24 +380,7 @@ impl Engine {
         let Some(embedder) = self.jobs().embedder.clone() else {
             return Embedded::Fatal("no embeddings endpoint configured".into());
         };
-        let _renewal = {
-            let engine = self.clone();
-            let chat = chat.clone();
-            let id = claimed.job.id.clone();
-            let fence = claimed.job.fence;
-            let every = self.jobs().queue.lease / 3;
-            StopOnDrop(tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(every).await;
-                    if let Err(error) = engine
-                        .retrying(|| engine.renew_lease(&chat, &id, fence))
-                        .await
-                    {
-                        tracing::warn!(%chat, job = %id, %error, "could not renew a job's lease");
-                    }
-                }
-            }))
-        };
+        let _renewal = self.renew_lease_meanwhile(chat, &claimed.job);
         let texts: Vec<String> = claimed.passages.iter().map(|p| p.text.clone()).collect();
         let embedded = match embedder.client.embed(&texts).await {
             Ok(answer) if answer.vectors.len() == texts.len() => Embedded::Vectors(answer.vectors),
@@ -471,7 +436,16 @@ impl Engine {
                 reason,
                 retry_after,
             } => {
-                let commit = self.record_index_retry(resident, at, reason, *retry_after, now);
+                let setup = self.jobs().embedder.as_ref().map(|e| &e.setup);
+                let retries = Retries {
+                    max_attempts: setup.map_or(1, |s| s.max_attempts),
+                    backoff_base: setup.map_or(backoff::DEFAULT_BASE, |s| s.backoff_base),
+                };
+                let (commit, gave_up) =
+                    record_retry(resident, at, reason, *retry_after, now, retries);
+                if gave_up {
+                    resident.recall.lock().indexing_failed = true;
+                }
                 return self.commit(&slot, guard, commit).await.map(|_| ());
             }
             Embedded::Fatal(reason) => {
@@ -553,46 +527,5 @@ impl Engine {
         self.commit(&slot, guard, job_commit(writes, next, changed, Vec::new()))
             .await
             .map(|_| ())
-    }
-
-    /// A failed attempt that may be tried again: the job waits out its
-    /// back-off (or the endpoint's `Retry-After`), or, past
-    /// `--embedding-max-attempts`, fails.
-    fn record_index_retry(
-        &self,
-        resident: &mut super::super::slot::Resident,
-        at: usize,
-        reason: &str,
-        retry_after: Option<Duration>,
-        now: UnixMicros,
-    ) -> super::super::commit::Commit {
-        let setup = self.jobs().embedder.as_ref().map(|e| &e.setup);
-        let max_attempts = setup.map_or(1, |s| s.max_attempts);
-        let policy = Backoff {
-            min: setup.map_or(backoff::DEFAULT_BASE, |s| s.backoff_base),
-            ..Backoff::default()
-        };
-        let job = &mut resident.jobs[at];
-        let fence = job.fence;
-        job.last_error = queue::short(reason);
-        if job.attempts >= max_attempts {
-            resident.recall.lock().indexing_failed = true;
-            let job = &resident.jobs[at];
-            let result = format!("gave up after {} attempts", job.attempts);
-            let ended = queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
-            return job_commit(Vec::new(), Next::Nothing, ended, Vec::new());
-        }
-        let pause = jobs::retry_pause(
-            &policy,
-            job.attempts,
-            rand::random::<f64>(),
-            retry_after.map(|d| d.min(MAX_RETRY_AFTER)),
-        );
-        job.state = JobState::Pending;
-        job.lease = None;
-        job.not_before_us = now.saturating_add(pause);
-        queue::touch(job, now);
-        let changed = vec![(job.clone(), fence)];
-        job_commit(Vec::new(), Next::Nothing, changed, Vec::new())
     }
 }

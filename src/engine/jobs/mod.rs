@@ -1,5 +1,5 @@
 //! Recaps written by recapd: the job queue's operations (queue, cancel,
-//! retry, list), the runner that takes runnable jobs round-robin over
+//! retry, list), what it holds ([`runtime`]), the runners that takes runnable jobs round-robin over
 //! chats and asks the LLM ([`runner`], [`attempt`]), and what events do to
 //! jobs ([`triggers`]).
 //!
@@ -17,13 +17,10 @@ mod lore;
 mod options;
 mod queue;
 mod runner;
+mod runtime;
 mod triggers;
 
-use std::collections::HashMap;
 use std::sync::Arc;
-
-use parking_lot::Mutex;
-use tokio::sync::{Notify, Semaphore};
 
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
@@ -31,138 +28,16 @@ use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
 use crate::domain::time::UnixMicros;
-use crate::llm::{EmbeddingClient, EmbeddingSetup, LlmClient, LlmSetup};
 use crate::store::{JobQuery, Write};
 use crate::telemetry;
-use crate::wall_clock::{SystemClock, WallClock};
 
 use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
 use super::{Engine, EngineError, Next};
 pub use options::QueueOptions;
 pub(super) use queue::{Queued, finish};
-
-/// What writes recaps: the LLM client, and its options (model, attempts,
-/// back-off, concurrency...).
-#[derive(Clone)]
-pub struct RecapWriter {
-    /// The client of one request.
-    pub client: LlmClient,
-    /// The checked options (model, attempts, back-off, concurrency...).
-    pub setup: LlmSetup,
-}
-
-/// What indexes passages for recall: the embeddings client and its options
-/// (model, attempts, back-off, concurrency, batch size).
-#[derive(Clone)]
-pub struct Embedder {
-    /// The client of one request.
-    pub client: EmbeddingClient,
-    /// The checked options.
-    pub setup: EmbeddingSetup,
-}
-
-/// What the engine needs to run jobs: the LLM (none: no recaps are written, but
-/// jobs can still be listed, watched and cancelled), the embeddings endpoint
-/// (none: recall searches by keyword alone), the queue's options, and the
-/// wall clock the engine reads.
-#[derive(Clone)]
-pub struct JobsConfig {
-    /// The LLM; `None` without `--llm-url`.
-    pub writer: Option<RecapWriter>,
-    /// The embeddings endpoint; `None` without `--embedding-url`.
-    pub embedder: Option<Embedder>,
-    /// Retention, lease, per-chat limit.
-    pub queue: QueueOptions,
-    /// What time it is, for every instant the engine stores or compares
-    /// (job times, activity, retention cut-offs): the system's by default,
-    /// a [`crate::wall_clock::ManualClock`] in tests that set the time.
-    pub wall_clock: Arc<dyn WallClock>,
-}
-
-impl Default for JobsConfig {
-    fn default() -> JobsConfig {
-        JobsConfig {
-            writer: None,
-            embedder: None,
-            queue: QueueOptions::default(),
-            wall_clock: Arc::new(SystemClock),
-        }
-    }
-}
-
-/// The engine's job machinery.
-pub(super) struct JobsRuntime {
-    /// What writes recaps; `None` without an LLM.
-    pub writer: Option<RecapWriter>,
-    /// Retention, lease, per-chat limit.
-    pub queue: QueueOptions,
-    /// Requests in flight, for the whole process (`--llm-concurrency`).
-    pub permits: Arc<Semaphore>,
-    /// Wakes the runner: a job was queued or became runnable.
-    pub wake: Notify,
-    /// This process's lease owner name (random per start).
-    pub owner: String,
-    /// Chats that had nothing to start at their latest turn (disabled, or
-    /// their jobs waiting), left out of the rotation until the time given.
-    pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
-    /// The chats running a recap-lane job of this process now.
-    pub busy: Mutex<std::collections::HashSet<ChatKey>>,
-    /// What indexes passages; `None` without an embeddings endpoint.
-    pub embedder: Option<Embedder>,
-    /// The index lane's own runner state.
-    pub index: IndexLane,
-}
-
-/// The index lane's runner state (index jobs run beside recap jobs, with
-/// their own concurrency: `--embedding-concurrency`).
-pub(super) struct IndexLane {
-    /// Requests in flight to the embeddings endpoint.
-    pub permits: Arc<Semaphore>,
-    /// Wakes the index runner: an index job was queued or became runnable.
-    pub wake: Notify,
-    /// As [`JobsRuntime::idle`], for index jobs.
-    pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
-    /// The chats running an index job of this process now.
-    pub busy: Mutex<std::collections::HashSet<ChatKey>>,
-}
-
-impl JobsRuntime {
-    pub fn new(config: JobsConfig) -> JobsRuntime {
-        let concurrency = config
-            .writer
-            .as_ref()
-            .map_or(1, |g| g.setup.concurrency.max(1));
-        let index_concurrency = config
-            .embedder
-            .as_ref()
-            .map_or(1, |e| e.setup.concurrency.max(1));
-        JobsRuntime {
-            index: IndexLane {
-                permits: Arc::new(Semaphore::new(index_concurrency)),
-                wake: Notify::new(),
-                idle: Mutex::new(HashMap::new()),
-                busy: Mutex::new(std::collections::HashSet::new()),
-            },
-            embedder: config.embedder,
-            writer: config.writer,
-            queue: config.queue,
-            permits: Arc::new(Semaphore::new(concurrency)),
-            wake: Notify::new(),
-            owner: format!("{:016x}", rand::random::<u64>()),
-            idle: Mutex::new(HashMap::new()),
-            busy: Mutex::new(std::collections::HashSet::new()),
-        }
-    }
-
-    /// The chats running a job of `lane` of this process now.
-    pub fn lane_busy(&self, lane: JobLane) -> &Mutex<std::collections::HashSet<ChatKey>> {
-        match lane {
-            JobLane::Recap => &self.busy,
-            JobLane::Index => &self.index.busy,
-        }
-    }
-}
+pub(super) use runtime::JobsRuntime;
+pub use runtime::{Embedder, JobsConfig, RecapWriter};
 
 /// A fresh job id: its creation time then randomness, in hex, so ids sort
 /// roughly by age and never collide.
