@@ -9,24 +9,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tonic::server::NamedService;
-use tonic::transport::Server;
-use tonic::transport::server::{Router, TcpIncoming};
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
-use tower::layer::util::Stack;
 
-use crate::auth::{AuthLayer, TokenTable};
-use crate::config::{
-    Config, Durability, EmbeddingSetup, LlmSetup, MetricsListen, StartupFiles, TenantTokens, TlsPem,
-};
+use crate::config::{Config, Durability, EmbeddingSetup, LlmSetup, MetricsListen, StartupFiles};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
 use crate::engine::{Embedder, Engine, EngineError, JobsConfig, RecapWriter};
-use crate::grpc::observe::{self, ObserveLayer};
+use crate::grpc::observe;
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
 use crate::grpc::pb::lorebook_service_server::LorebookServiceServer;
@@ -36,11 +29,12 @@ use crate::grpc::pb::recall_service_server::RecallServiceServer;
 use crate::grpc::pb::recap_service_server::RecapServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{
-    EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecallApi, RecapApi, SettingsApi, pb,
+    EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecallApi, RecapApi, SettingsApi,
 };
 use crate::store::postgres::PgOptions;
 use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
 use crate::telemetry;
+use listeners::{Serving, accepting, bind};
 
 /// Why recapd could not start.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +76,8 @@ pub struct App {
     health: HealthReporter,
     shutdown: CancellationToken,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
+    /// The inspector's address and server (`--inspector-listen`).
+    inspector: Option<(SocketAddr, JoinHandle<Result<(), tonic::transport::Error>>)>,
     /// Follows other replicas' commits (shared store only).
     follower: Option<JoinHandle<()>>,
     /// The job runner and what stops it.
@@ -177,21 +173,43 @@ impl App {
             .map(|changes| tokio::spawn(engine.clone().follow(changes, config.resync_interval)));
         refresh_owed(&engine).await?;
         let (listener, local_addr) = bind(config.listen).await?;
+        let inspector_listener = match config.web.inspector_listen {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
         let shutdown = CancellationToken::new();
-        let (router, health) = services(&config, &engine, tokens, tls, &shutdown).await?;
+        let (health, health_service) = tonic_health::server::health_reporter();
+        set_services_serving(&health).await;
+        let serving = Serving::new(&config, &engine, health_service, tokens, tls, &shutdown)?;
+        let grpc = serving.grpc(&config)?;
+        let inspector = inspector_listener
+            .map(|(listener, addr)| {
+                let router = serving.inspector(addr)?;
+                Ok::<_, AppError>((addr, router, listener))
+            })
+            .transpose()?;
         let background = start_background(&config, &engine);
         let server =
-            tokio::spawn(router.serve_with_incoming_shutdown(
+            tokio::spawn(grpc.serve_with_incoming_shutdown(
                 accepting(listener),
                 shutdown.clone().cancelled_owned(),
             ));
         log_serving(&config, local_addr);
+        let inspector = inspector.map(|(addr, router, listener)| {
+            tracing::info!(addr = %addr, "inspector at {}://{addr}/", if config.tls_cert.is_some() { "https" } else { "http" });
+            let task = tokio::spawn(router.serve_with_incoming_shutdown(
+                accepting(listener),
+                shutdown.clone().cancelled_owned(),
+            ));
+            (addr, task)
+        });
         Ok(App {
             local_addr,
             engine,
             health,
             shutdown,
             server,
+            inspector,
             follower,
             jobs: (background.jobs, background.stop_jobs),
             retention: background.retention,
@@ -204,6 +222,12 @@ impl App {
         self.local_addr
     }
 
+    /// The inspector's address (the real port when built with port 0);
+    /// `None` without `--inspector-listen`.
+    pub fn inspector_addr(&self) -> Option<SocketAddr> {
+        self.inspector.as_ref().map(|(addr, _)| *addr)
+    }
+
     /// Stops serving: health goes NOT_SERVING, open streams end, in-flight
     /// calls finish, pending debounced refreshes run, and the store's
     /// group commit drains. Every acknowledged write is on disk when this returns.
@@ -214,6 +238,7 @@ impl App {
             health,
             shutdown,
             server,
+            inspector,
             follower,
             jobs: (jobs, stop_jobs),
             retention,
@@ -221,10 +246,13 @@ impl App {
         } = self;
         set_all_not_serving(&health).await;
         shutdown.cancel();
-        match server.await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => tracing::error!(%error, "server stopped with an error"),
-            Err(error) => tracing::error!(%error, "server task failed"),
+        let servers = std::iter::once(server).chain(inspector.map(|(_, task)| task));
+        for server in servers {
+            match server.await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::error!(%error, "server stopped with an error"),
+                Err(error) => tracing::error!(%error, "server task failed"),
+            }
         }
         if let Some(follower) = follower {
             follower.abort();
@@ -333,100 +361,6 @@ async fn refresh_owed(engine: &Engine) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Binds the gRPC listener at `addr`; also returns the bound address (the
-/// real port for port 0).
-async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), AppError> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| AppError::Bind { addr, source })?;
-    let local_addr = listener
-        .local_addr()
-        .map_err(|source| AppError::Bind { addr, source })?;
-    Ok((listener, local_addr))
-}
-
-/// The layers every call goes through: observation (metrics, logs), then
-/// authentication.
-type Layers = Stack<AuthLayer, Stack<ObserveLayer, tower::layer::util::Identity>>;
-
-/// The gRPC server, not yet serving: TLS when `tls` is given, the
-/// observation and authentication layers (`tokens`: the token table's
-/// source; `None`: authentication off), health (every `recap.v1` service
-/// SERVING), reflection and the seven `recap.v1` services on `engine`, each
-/// refusing requests past `--max-request-bytes`. Streams end when
-/// `shutdown` is cancelled. Also returns the health reporter.
-async fn services(
-    config: &Config,
-    engine: &Engine,
-    tokens: Option<TenantTokens>,
-    tls: Option<TlsPem>,
-    shutdown: &CancellationToken,
-) -> Result<(Router<Layers>, HealthReporter), AppError> {
-    let (health, health_service) = tonic_health::server::health_reporter();
-    set_services_serving(&health).await;
-    let reflection = || {
-        tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-    };
-    let reflection_v1 = reflection()
-        .build_v1()
-        .map_err(|e| AppError::Startup(e.to_string()))?;
-    let reflection_v1alpha = reflection()
-        .build_v1alpha()
-        .map_err(|e| AppError::Startup(e.to_string()))?;
-
-    let max_request = config.max_request_bytes();
-    let mut server = Server::builder();
-    if let Some(TlsPem { cert, key }) = tls {
-        let identity = tonic::transport::Identity::from_pem(cert, key);
-        server = server
-            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
-            .map_err(|e| AppError::Startup(format!("TLS: {e}")))?;
-    }
-    let token_table = tokens.map(|tokens| TokenTable::new(tokens.iter()));
-    let router = server
-        .max_concurrent_streams(config.max_streams_per_connection)
-        .layer(ObserveLayer)
-        .layer(AuthLayer::new(token_table))
-        .add_service(health_service)
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        .add_service(
-            EventServiceServer::new(EventApi::new(engine.clone()))
-                .max_decoding_message_size(max_request),
-        )
-        .add_service(
-            MemoryServiceServer::new(MemoryApi::new(engine.clone(), shutdown.clone()))
-                .max_decoding_message_size(max_request),
-        )
-        .add_service(
-            SettingsServiceServer::new(SettingsApi::new(engine.clone()))
-                .max_decoding_message_size(max_request),
-        )
-        .add_service(
-            InjectionServiceServer::new(InjectionApi::new(engine.clone(), shutdown.clone()))
-                .max_decoding_message_size(max_request),
-        )
-        .add_service(
-            PromptServiceServer::new(PromptApi::new(engine.clone()))
-                .max_decoding_message_size(max_request),
-        )
-        .add_service(
-            RecapServiceServer::new(RecapApi::new(engine.clone(), shutdown.clone()))
-                .max_decoding_message_size(max_request),
-        )
-        .add_service(
-            LorebookServiceServer::new(LorebookApi::new(engine.clone()))
-                .max_decoding_message_size(max_request),
-        )
-        .add_service(
-            RecallServiceServer::new(RecallApi::new(engine.clone()))
-                .max_decoding_message_size(max_request),
-        );
-    Ok((router, health))
-}
-
 /// The engine's background tasks: the job runner, and the deletion of
 /// quiet chats with `--chat-retention`; both stop when `stop_jobs` is
 /// cancelled.
@@ -464,13 +398,7 @@ fn log_serving(config: &Config, local_addr: SocketAddr) {
     }
 }
 
-/// The connections `listener` accepts, with Nagle's algorithm off, as
-/// tonic's own `serve` sets it (a listener of our own bypasses that):
-/// with it on, a small HTTP/2 frame (a pushed injection, a unary answer)
-/// can wait for the peer's delayed ACK, tens of ms.
-fn accepting(listener: TcpListener) -> TcpIncoming {
-    TcpIncoming::from(listener).with_nodelay(Some(true))
-}
+mod listeners;
 
 #[cfg(test)]
 mod tests;

@@ -22,11 +22,13 @@ mod embedding;
 mod llm;
 mod lorebooks;
 mod tokens;
+mod web;
 pub use duration::{BareUnit, parse_duration};
 pub use embedding::{EmbeddingOptions, EmbeddingSetup};
 pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
 pub use lorebooks::LorebookOptions;
 pub use tokens::TenantTokens;
+pub use web::{AllowedOrigin, WebOptions};
 
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
 /// is bound or file written.
@@ -426,6 +428,10 @@ pub struct Config {
     /// The limits on lorebooks.
     #[command(flatten)]
     pub lorebooks: LorebookOptions,
+
+    /// gRPC-Web's allowed origins and the inspector page.
+    #[command(flatten)]
+    pub web: WebOptions,
 }
 
 /// Parses a size in bytes: a number with an optional unit (`KiB`, `MiB`,

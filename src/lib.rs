@@ -55,6 +55,7 @@ pub mod wall_clock;
 pub use recapd_domain as domain;
 pub mod engine;
 pub mod grpc;
+pub mod inspector;
 pub mod llm;
 pub mod store;
 pub mod telemetry;

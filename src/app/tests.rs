@@ -7,6 +7,7 @@ use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 use tonic_health::server::HealthService;
 
 use super::*;
+use tokio::net::TcpListener;
 
 async fn check(health: &HealthService, service: &str) -> Result<ServingStatus, tonic::Code> {
     health

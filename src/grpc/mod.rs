@@ -11,6 +11,7 @@ mod recap;
 mod services;
 pub mod status;
 mod stream;
+pub mod web;
 
 pub use lorebook::LorebookApi;
 pub use prompt::PromptApi;

@@ -18,6 +18,7 @@ mod crash;
 mod doc_links;
 mod errors;
 mod ghz_configs;
+mod grpc_web;
 mod hostile;
 mod limits;
 mod llm_client;
