@@ -80,6 +80,7 @@ export function mountApp(root, api) {
           if (location.hash !== href) history.replaceState(null, "", href);
         },
         onChanged: () => list.refresh(),
+        onInjection: (inj) => list.update(chatId, { revision: inj.revision, enabled: inj.enabled }),
       });
       content.focus({ preventScroll: true });
     } else if (chat) {

@@ -40,9 +40,9 @@ export const TABS = [
 /**
  * @param {HTMLElement} container
  * @param {import("../api.js").Api} api
- * @param {{ chatId: string, tab: string, onTab: (tab: string) => void, onChanged: () => void }} opts
+ * @param {{ chatId: string, tab: string, onTab: (tab: string) => void, onChanged: () => void, onInjection?: (inj: any) => void }} opts
  */
-export function mountChat(container, api, { chatId, tab, onTab, onChanged }) {
+export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInjection }) {
   const store = createInjectionStore(api, chatId);
   const tabs = TABS.filter((t) => api.clients[/** @type {keyof typeof api.clients} */ (t.needs)]);
   /** @type {ViewContext} */
@@ -177,6 +177,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged }) {
   });
   const unlisten = store.listen((event) => {
     renderMeta();
+    if (event.kind === "injection" && event.injection.key === "auto_recap_scene") onInjection?.(event.injection);
     if (event.kind !== "injection" || lastSignature === null) return;
     const signature = store.signature();
     if (signature === lastSignature) return;

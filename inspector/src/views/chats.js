@@ -107,6 +107,26 @@ export function mountChatList(container, api, { hrefFor }) {
       }
     },
     refresh,
+    /**
+     * Updates one chat's entry from what the open chat learnt (its latest
+     * injection), without reading the whole list again.
+     * @param {string} chatId
+     * @param {{ revision?: bigint, enabled?: boolean }} change
+     */
+    update(chatId, change) {
+      const chat = chats.find((c) => c.chatId === chatId);
+      if (!chat) return;
+      let changed = false;
+      if (change.revision !== undefined && change.revision > chat.revision) {
+        chat.revision = change.revision;
+        changed = true;
+      }
+      if (change.enabled !== undefined && change.enabled !== chat.enabled) {
+        chat.enabled = change.enabled;
+        changed = true;
+      }
+      if (changed) render();
+    },
     dispose() {
       container.replaceChildren();
     },
