@@ -101,20 +101,19 @@ export function badge(text, kind, title) {
 }
 
 /**
- * Formats a google.protobuf.Timestamp (or undefined) in the reader's locale.
+ * Formats a google.protobuf.Timestamp (or undefined) in the reader's
+ * locale; `short`: the time of day alone when it is today.
  * @param {{ seconds: bigint, nanos: number } | undefined} ts
+ * @param {boolean} [short]
  */
-export function formatTime(ts) {
+export function formatTime(ts, short = false) {
   if (!ts) return "—";
-  const ms = Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6);
-  return new Date(ms).toLocaleString(undefined, {
-    year: "numeric",
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  });
+  const date = new Date(Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6));
+  const time = { hour: "2-digit", minute: "2-digit", second: "2-digit" };
+  if (short && date.toDateString() === new Date().toDateString()) {
+    return date.toLocaleTimeString(undefined, /** @type {any} */ (time));
+  }
+  return date.toLocaleString(undefined, /** @type {any} */ ({ year: "numeric", month: "short", day: "numeric", ...time }));
 }
 
 /**
@@ -127,11 +126,12 @@ export function isoTime(ts) {
 }
 
 /**
- * `<time>` element for a timestamp.
+ * `<time>` element for a timestamp (the full date and time in its title).
  * @param {{ seconds: bigint, nanos: number } | undefined} ts
+ * @param {boolean} [short] the time of day alone when it is today
  */
-export function timeEl(ts) {
-  return ts ? h("time", { datetime: isoTime(ts) }, formatTime(ts)) : h("span", null, "—");
+export function timeEl(ts, short = false) {
+  return ts ? h("time", { datetime: isoTime(ts), title: formatTime(ts) }, formatTime(ts, short)) : h("span", null, "—");
 }
 
 /**

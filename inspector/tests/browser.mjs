@@ -182,8 +182,13 @@ async function run() {
   }
   const chatLink = `a.chat-link[data-chat-id=${q(seed.chatId)}]`;
   await page.waitForSelector(chatLink, { timeout: WAIT });
-  if (TOKEN && (await page.getByRole("button", { name: "Sign out" }).count()) !== 1) {
-    throw new Error("signed in: there is no Sign out button");
+  if (TOKEN) {
+    if ((await page.getByRole("button", { name: "Sign out" }).count()) !== 1) {
+      throw new Error("signed in: there is no Sign out button");
+    }
+    // The token is kept for this tab only.
+    const kept = await page.evaluate(() => ({ session: sessionStorage.length, local: localStorage.length }));
+    if (kept.session !== 1 || kept.local !== 0) throw new Error(`the token is not kept in sessionStorage alone: ${JSON.stringify(kept)}`);
   }
   await shot("chats.png");
 
@@ -210,19 +215,23 @@ async function run() {
   await shot("chat-timeline.png");
 
   // ---- 4. the injection, and the prompt preview
+  // The injection's text is shown beside every view, and placed in the
+  // prompt preview (RenderPrompt) of the "Injection & prompt" view, whose
+  // table says where each tier goes.
   await openTab("Injection & prompt");
-  const tierText = '[data-testid="injection-tier-auto_recap_scene"] [data-testid="injection-text"]';
-  await waitText(tierText, seed.injectionText, "the injection view");
-  await page.waitForSelector('[data-testid="prompt-preview"]:not([aria-busy]) .pm', { timeout: WAIT });
-  await waitText('[data-testid="prompt-preview"]', seed.injectionText, "the prompt preview");
+  const liveText = '[data-testid="live-tier-auto_recap_scene"] [data-testid="live-injection-text"]';
+  const placed = '[data-testid="prompt-preview"] .pm-recapd';
+  await waitText(liveText, seed.injectionText, "the injection beside the views");
+  await page.waitForSelector('[data-testid="injection-tier-auto_recap_scene"]', { timeout: WAIT });
+  await waitText(placed, seed.injectionText, "the injection placed in the prompt preview");
   await shot("injection.png");
 
   // ---- 5. the injection follows a published event, live
   await mark();
   const published = await step("publish");
   if (!published.injectionText) throw new Error("STEP publish: the answer has no injectionText");
-  await waitText(tierText, published.injectionText, "the injection after the published event (Subscribe)");
-  await waitText('[data-testid="live-tier-auto_recap_scene"]', published.injectionText, "the live injection beside the views");
+  await waitText(liveText, published.injectionText, "the injection beside the views after the published event (Subscribe)");
+  await waitText(placed, published.injectionText, "the prompt preview after the published event");
   await assertNotReloaded("the injection update");
 
   // ---- 6. a job, live from PENDING/RUNNING to SUCCEEDED
@@ -244,9 +253,10 @@ async function run() {
   await area.waitFor({ timeout: WAIT });
   await area.fill(EDITED_TEXT);
   await page.getByRole("button", { name: "Add as the current version" }).click();
-  await waitText('[data-testid="live-tier-auto_recap_scene"] [data-testid="live-injection-text"]', EDITED_TEXT, "the injection after the edit");
+  await waitText(liveText, EDITED_TEXT, "the injection after the edit");
   await waitText('[data-testid="current-recap"]', EDITED_TEXT, "the running recap's current version");
   await page.waitForSelector('[data-testid="recap-compare"] [data-testid="diff"] ins', { timeout: WAIT });
+  await page.locator('[data-testid="current-recap"]').scrollIntoViewIfNeeded();
   await shot("running-recap.png");
   const edited = await step("edited", EDITED_TEXT);
   if (edited.error || edited.ok !== true) throw new Error(`STEP edited: ${edited.error ?? JSON.stringify(edited)}`);
@@ -254,6 +264,13 @@ async function run() {
   // ---- 8. World Info and recall, when this server has them (optional)
   await optionalView("World Info", '[data-testid="wi-scan"]', "world-info.png");
   await optionalView("Recall", '[data-testid="recall-hits"]', "recall.png");
+
+  // ---- signing out forgets the token and asks for one again
+  if (TOKEN) {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Bearer token").waitFor({ timeout: WAIT });
+    if ((await page.evaluate(() => sessionStorage.length)) !== 0) throw new Error("signed out: the token is still kept");
+  }
 
   if (pageErrors.length) throw new Error(`the page reported errors: ${pageErrors.join(" | ")}`);
 }

@@ -95,6 +95,7 @@ async function main() {
   });
   const c = (name) => createClient(registry.getService(`recap.v1.${name}`), transport);
   const events = c("EventService"), memory = c("MemoryService"), injection = c("InjectionService"), recap = c("RecapService");
+  const settings = c("SettingsService"), lorebook = c("LorebookService");
 
   // ---- the seeded chat
   const m = (id, name, text, extra = {}) => ({ id, name, text, ...extra });
@@ -108,6 +109,18 @@ async function main() {
   await memory.setMessageData({ chatId: CHAT, messageId: "m1", data: { memory: "Bob welcomes Alice to the Crooked Lantern inn." } });
   await memory.setMessageData({ chatId: CHAT, messageId: "m2", data: { memory: "Alice asks about a letter.", exclude: true } });
   await memory.setMessageData({ chatId: CHAT, messageId: "m3", data: { memory: "A courier hid a letter in the room.", sceneBreak: true, sceneBreakName: "Arrival at the inn", sceneRecapMemory: "Alice arrives at the inn; a courier hid a letter for her in the room." } });
+  // A book that applies, the message-recap and recall tiers on: every view has something to show.
+  await lorebook.importLorebook({ name: "Crooked Lantern", json: JSON.stringify({ entries: {
+    0: { uid: 0, key: ["letter"], comment: "The letter", content: "The letter is sealed with green wax and smells of pine.", position: 0, order: 100 },
+    1: { uid: 1, key: ["Bob"], comment: "Bob", content: "Bob keeps the Crooked Lantern and owes the courier a favour.", position: 4, depth: 2, role: 0, order: 90 },
+    2: { uid: 2, key: ["dragon"], comment: "Dragons", content: "No dragon has been seen for a century.", position: 1, order: 50 },
+  } }) });
+  await settings.updateSettings({ chatId: CHAT, settings: {
+    worldInfoGlobalBooks: { values: ["Crooked Lantern"] },
+    messageRecapsEnabled: true,
+    recallEnabled: true,
+    recallExcludeRecent: 0,
+  } });
   const first = "Alice came to the Crooked Lantern inn, where a letter waits for her.";
   await memory.addRunningRecap({ chatId: CHAT, content: first, sceneCount: 1, newSceneMessageId: "m3" });
   for (let i = 0; i < 5; i++) {

@@ -91,7 +91,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
     replace(
       meta,
       `Revision ${inj.revision}`,
-      inj.revision > 0n ? [" · last refresh ", timeEl(inj.refreshedAt), ` (${api.enumName("recap.v1.RefreshTrigger", inj.trigger)})`] : " · never refreshed",
+      inj.revision > 0n ? [" · last refresh ", timeEl(inj.refreshedAt, true), ` (${api.enumName("recap.v1.RefreshTrigger", inj.trigger)})`] : " · never refreshed",
       inj.autoHiddenCount > 0 ? ` · auto-hide hides the first ${inj.autoHiddenCount} messages` : "",
       inj.deleted ? [" · ", badge("deleted", "bad")] : "",
     );

@@ -56,7 +56,7 @@ export function mountChatList(container, api, { hrefFor }) {
             { class: "chat-meta" },
             c.enabled ? badge("enabled", "ok") : badge("disabled", "muted"),
             ` ${c.messageCount} msg · rev ${c.revision} · `,
-            timeEl(c.updatedAt),
+            timeEl(c.updatedAt, true),
           ),
         ),
       );

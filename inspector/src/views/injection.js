@@ -35,7 +35,7 @@ export function mountInjection(panel, ctx) {
   replace(
     panel,
     h("div", { class: "panel-head" }, h("h3", null, "Injection")),
-    h("p", { class: "muted small" }, "What recapd injects for this chat and where, updated live at every refresh."),
+    h("p", { class: "muted small" }, "Where each of recapd's injections goes, updated live at every refresh; their texts are beside, and placed in the prompt below."),
     tiersBox,
     h("div", { class: "panel-head" }, h("h3", { id: headingId }, "Prompt preview")),
     h(
@@ -48,37 +48,57 @@ export function mountInjection(panel, ctx) {
   );
 
   function renderTiers() {
-    const items = TIERS.map(({ key, label }) => {
+    const rows = TIERS.map(({ key, label }) => {
       const inj = store.get(key);
       if (!inj) return null;
-      const off = inj.revision === 0n && !inj.text;
+      const never = inj.revision === 0n && !inj.text;
       return h(
-        "section",
-        { class: "tier-detail", "data-testid": `injection-tier-${key}`, "aria-labelledby": `tier-${key}-h` },
-        h("h4", { id: `tier-${key}-h` }, label, " ", h("code", { class: "small" }, key)),
-        off
-          ? h("p", { class: "muted" }, "Never refreshed for this chat (the tier is off or has nothing yet).")
-          : [
-              h(
-                "dl",
-                { class: "facts" },
-                h("dt", null, "Goes"), h("dd", null, inj.text ? placement(api, inj) : `nowhere: the text is empty (${placement(api, inj)})`),
-                h("dt", null, "Revision"), h("dd", null, String(inj.revision)),
-                h("dt", null, "Trigger"), h("dd", null, api.enumName("recap.v1.RefreshTrigger", inj.trigger)),
-                h("dt", null, "Refreshed"), h("dd", null, timeEl(inj.refreshedAt)),
-                h("dt", null, "Tokens"), h("dd", null, String(inj.tokenCount)),
-                h("dt", null, "World Info scans it"), h("dd", null, inj.scan ? "yes" : "no"),
-                h("dt", null, "Memory enabled"), h("dd", null, inj.enabled ? "yes" : badge("no: the chat is disabled", "warn")),
-                inj.runningRecapVersion !== undefined ? [h("dt", null, "From running-recap version"), h("dd", null, String(inj.runningRecapVersion))] : null,
-                key === "auto_recap_scene" ? [h("dt", null, "Auto-hidden messages"), h("dd", null, String(inj.autoHiddenCount))] : null,
-              ),
-              inj.text
-                ? h("pre", { class: "tier-text", "data-testid": "injection-text" }, inj.text)
-                : h("p", { class: "muted" }, "Empty: nothing injected."),
-            ],
+        "tr",
+        { "data-testid": `injection-tier-${key}` },
+        h(
+          "th",
+          { scope: "row" },
+          label,
+          inj.runningRecapVersion !== undefined ? h("span", { class: "small muted" }, ` · version ${inj.runningRecapVersion}`) : null,
+          h("br"),
+          h("code", { class: "small muted" }, key),
+        ),
+        h(
+          "td",
+          null,
+          never ? h("span", { class: "muted" }, "never refreshed (off, or nothing yet)")
+            : inj.text ? placement(api, inj)
+            : h("span", { class: "muted" }, "nothing: the text is empty"),
+          inj.text && inj.scan ? h("span", { class: "small muted" }, " · World Info scans it") : null,
+          !inj.enabled && !never ? [" ", badge("chat disabled", "warn")] : null,
+        ),
+        h("td", null, String(inj.revision)),
+        h(
+          "td",
+          { class: "small" },
+          never ? "—" : [api.enumName("recap.v1.RefreshTrigger", inj.trigger), h("br"), timeEl(inj.refreshedAt, true)],
+        ),
+        h("td", null, String(inj.tokenCount)),
       );
     });
-    replace(tiersBox, items.filter(Boolean).length ? items : h("p", { class: "muted" }, "Reading the injection…"));
+    if (!rows.some(Boolean)) {
+      replace(tiersBox, h("p", { class: "muted" }, "Reading the injection…"));
+      return;
+    }
+    replace(
+      tiersBox,
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { class: "data" },
+          h("caption", { class: "visually-hidden" }, "recapd's injections for this chat, one per tier"),
+          h("thead", null, h("tr", null, ["Tier", "Goes", "Revision", "Last refresh", "Tokens"].map((c) => h("th", { scope: "col" }, c)))),
+          h("tbody", null, rows),
+        ),
+      ),
+    );
   }
 
   let promptSeq = 0;

@@ -40,7 +40,7 @@ export function mountLiveInjection(container, { api, store }) {
           h("h3", null, label, " ", h("span", { class: "muted small" }, `rev ${inj.revision}`)),
           h("p", { class: "small muted" }, inj.text ? placement(api, inj) : "nothing injected", inj.text ? ` · ${inj.tokenCount} tokens` : ""),
           inj.text ? h("pre", { class: "tier-text", "data-testid": "live-injection-text" }, inj.text) : null,
-          inj.revision > 0n ? h("p", { class: "small muted" }, "Refreshed ", timeEl(inj.refreshedAt)) : null,
+          inj.revision > 0n ? h("p", { class: "small muted" }, "Refreshed ", timeEl(inj.refreshedAt, true)) : null,
         ),
       );
     }

@@ -88,7 +88,7 @@ export function mountRunningRecap(panel, ctx) {
         "tr",
         { dataset: { version: String(v.version) } },
         h("th", { scope: "row" }, String(v.version), isCurrent ? [" ", badge("current", "ok")] : null),
-        h("td", null, timeEl(v.createdAt)),
+        h("td", null, timeEl(v.createdAt, true)),
         h("td", null, `${v.sceneCount}`, v.excludedCount ? ` (${v.excludedCount} left out)` : ""),
         h("td", null, v.newSceneMessageId ? h("code", null, v.newSceneMessageId) : h("span", { class: "muted" }, "—")),
         h(

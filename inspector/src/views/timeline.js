@@ -178,18 +178,23 @@ export function mountTimeline(panel, ctx) {
       replace(
         box,
         h("span", { class: "label" }, "Recap"),
-        m.data.memory ? h("p", { class: "recap-text" }, m.data.memory) : h("p", { class: "muted" }, "No recap."),
-        m.data.error ? h("p", { class: "error-text" }, `Last recap attempt failed: ${m.data.error}`) : null,
+        m.data.memory ? h("p", { class: "recap-text" }, m.data.memory) : h("p", { class: "recap-text muted" }, "none"),
         h(
-          "div",
-          { class: "row" },
-          h("button", { type: "button", class: "small", onclick: edit, "aria-label": `Edit the recap of message ${m.id}` }, "Edit recap"),
+          "span",
+          { class: "recap-actions" },
+          h("button", { type: "button", class: "small", onclick: edit, "aria-label": `Edit the recap of message ${m.id}` }, "Edit"),
           h(
             "button",
-            { type: "button", class: "small", onclick: () => save({ exclude: !m.data.exclude }, m.data.exclude ? "no longer excluded" : "excluded by hand") },
-            m.data.exclude ? "Stop excluding" : "Exclude by hand",
+            {
+              type: "button",
+              class: "small",
+              onclick: () => save({ exclude: !m.data.exclude }, m.data.exclude ? "no longer excluded" : "excluded by hand"),
+              "aria-label": `${m.data.exclude ? "Stop excluding" : "Exclude"} the recap of message ${m.id}`,
+            },
+            m.data.exclude ? "Stop excluding" : "Exclude",
           ),
         ),
+        m.data.error ? h("p", { class: "error-text small recap-error" }, `Last recap attempt failed: ${m.data.error}`) : null,
       );
     };
     const edit = () => {
@@ -204,6 +209,9 @@ export function mountTimeline(panel, ctx) {
             onsubmit: (/** @type {Event} */ e) => {
               e.preventDefault();
               save({ memory: area.value }, "recap saved");
+            },
+            onkeydown: (/** @type {KeyboardEvent} */ e) => {
+              if (e.key === "Escape") show();
             },
           },
           field(`Recap of message ${m.id}`, area),
