@@ -4,7 +4,10 @@
 // (the descriptors from /recap.v1.binpb, as the page does), then answers
 // browser.mjs's STEP lines as the Rust test would.
 //
-//   node inspector/tests/local-run.mjs [path/to/recapd]
+//   node inspector/tests/local-run.mjs [path/to/recapd] [--serve]
+//
+// --serve: start and seed, print the page's address and token, and keep
+// serving (until interrupted) instead of running browser.mjs.
 //
 // Default binary: $CARGO_TARGET_DIR/debug/recapd, else target/debug/recapd.
 // Screenshots go to $SCREENSHOT_DIR (default: a fresh temporary folder).
@@ -23,7 +26,8 @@ import { createGrpcWebTransport } from "@connectrpc/connect-web";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..");
-const bin = process.argv[2] ?? join(process.env.CARGO_TARGET_DIR ?? join(repo, "target"), "debug", "recapd");
+const serveOnly = process.argv.includes("--serve");
+const bin = process.argv.slice(2).find((a) => !a.startsWith("--")) ?? join(process.env.CARGO_TARGET_DIR ?? join(repo, "target"), "debug", "recapd");
 const TOKEN = "inspector-test-token-0123456789";
 const CHAT = "inn-chat-1";
 const log = (...a) => console.error("[local-run]", ...a);
@@ -127,6 +131,12 @@ async function main() {
     await events.publish({ event: { chatId: `other-chat-${i}`, kind: { case: "chatChanged", value: { messages: [m("x0", "Carol", `Hello ${i}`)] } } } });
   }
   log(`recapd on ${grpcPort}, inspector on ${base}, screenshots in ${shots}`);
+  if (serveOnly) {
+    console.log(JSON.stringify({ url: `${base}/`, token: TOKEN, grpc: `127.0.0.1:${grpcPort}`, chatId: CHAT }));
+    process.on("SIGINT", () => process.exit(0));
+    process.on("SIGTERM", () => process.exit(0));
+    return;
+  }
 
   // ---- the browser test, answered as the Rust test would
   const child = spawn(process.execPath, [join(here, "browser.mjs")], {

@@ -75,7 +75,7 @@ export function mountSettings(panel, ctx) {
                 "p",
                 { class: "hint" },
                 `Global: ${show(f, global[f.localName])}. `,
-                h("button", { type: "button", class: "link small", onclick: () => save({}, [name]) }, `Use the global value for ${name}`),
+                h("button", { type: "button", class: "link small", onclick: () => save({}, [name]), "aria-label": `Use the global value for ${name.replace(/_/g, " ")}` }, "Use the global value"),
               )
             : null,
         );
@@ -166,6 +166,7 @@ export function mountSettings(panel, ctx) {
    */
   function show(f, v) {
     if (v === undefined) return "not set";
+    if (typeof v === "boolean") return v ? "on" : "off";
     if (f.fieldKind === "enum") return api.enumName(f.enum.typeName, /** @type {number} */ (v));
     if (typeof v === "string") return v.length > 40 ? `“${v.slice(0, 39)}…”` : `“${v}”`;
     return String(v);
