@@ -77,6 +77,7 @@ async function main() {
     "--auth-tokens-file", join(dir, "tokens"),
     "--llm-url", `http://127.0.0.1:${llmPort}/v1`,
     "--llm-model", "fake",
+    "--metrics-listen", "off",
   ], { stdio: ["ignore", "ignore", "pipe"] });
   recapd.stderr.on("data", (d) => process.env.VERBOSE && process.stderr.write(d));
   const stop = () => recapd.kill("SIGTERM");
