@@ -29,6 +29,6 @@ export function renderDiff(before, after) {
     "figure",
     { class: "diff", "data-testid": "diff" },
     h("figcaption", { class: "small muted" }, `${added} insertions, ${removed} deletions. Removed text is struck through, added text underlined.`),
-    h("div", { class: "diff-text" }, nodes),
+    h("div", { class: "diff-text", tabindex: "0" }, nodes),
   );
 }

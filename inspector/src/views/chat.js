@@ -161,7 +161,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
   }
 
   // ---- the live injection beside the views
-  const aside = h("aside", { class: "live-aside", "aria-labelledby": "live-heading" });
+  const aside = h("aside", { class: "live-aside", "aria-labelledby": "live-heading", tabindex: "0" });
   const live = mountLiveInjection(aside, ctx);
 
   replace(container, h("div", { class: "chat" }, h("div", { class: "chat-main" }, header, tablist, panels), aside));

@@ -169,14 +169,14 @@ export function mountInjection(panel, ctx) {
             " · ",
             x.src.kind === "recapd" ? badge(x.src.label, "ok") : h("span", { class: "muted" }, x.src.label),
           ),
-          h("pre", { class: isHistory ? "pm-content pm-content-short" : "pm-content" }, isHistory ? truncate(x.m.content, 200) : x.m.content),
+          h("pre", { class: isHistory ? "pm-content pm-content-short" : "pm-content", tabindex: isHistory ? undefined : "0" }, isHistory ? truncate(x.m.content, 200) : x.m.content),
         ),
       );
     }
     if (skipped) items.push(h("li", { class: "pm-skip muted small" }, `… ${count(skipped, "history message")} …`));
     const wi = res.worldInfo?.activated?.length ?? 0;
     return [
-      res.text ? [h("h4", null, "Text"), h("pre", { class: "pm-content" }, res.text)] : null,
+      res.text ? [h("h4", null, "Text"), h("pre", { class: "pm-content", tabindex: "0" }, res.text)] : null,
       h("h4", null, `Messages (${res.messages.length})`),
       h("ol", { class: "prompt-messages" }, items),
       h("p", { class: "small muted" }, res.worldInfo ? `World Info: ${wi} ${wi === 1 ? "entry" : "entries"} activated (see the World Info view).` : ""),

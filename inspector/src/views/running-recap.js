@@ -61,7 +61,7 @@ export function mountRunningRecap(panel, ctx) {
       replace(
         currentBox,
         h("p", null, `Current version: ${current.version}`, h("span", { class: "muted" }, " · added "), timeEl(current.createdAt)),
-        h("pre", { class: "recap-content" }, current.content || "(empty)"),
+        h("pre", { class: "recap-content", tabindex: "0" }, current.content || "(empty)"),
       );
     }
     renderTable();
@@ -81,7 +81,7 @@ export function mountRunningRecap(panel, ctx) {
       changes.addEventListener("toggle", () => {
         if (!changes.open || changes.dataset.done) return;
         changes.dataset.done = "1";
-        changes.append(prev ? renderDiff(prev.content, v.content) : h("pre", { class: "recap-content" }, v.content));
+        changes.append(prev ? renderDiff(prev.content, v.content) : h("pre", { class: "recap-content", tabindex: "0" }, v.content));
         if (v.newSceneMessageId) changes.append(mergedScene(v.newSceneMessageId));
       });
       return h(

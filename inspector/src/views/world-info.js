@@ -168,7 +168,7 @@ export function mountWorldInfo(panel, ctx) {
         ),
       ),
       places.length
-        ? [h("h4", null, "Where they go"), h("dl", { class: "facts wide" }, places.map(([label, text]) => [h("dt", null, label), h("dd", null, h("pre", { class: "tier-text" }, text))]))]
+        ? [h("h4", null, "Where they go"), h("dl", { class: "facts wide" }, places.map(([label, text]) => [h("dt", null, label), h("dd", null, h("pre", { class: "tier-text", tabindex: "0" }, text))]))]
         : null,
     ];
   }
