@@ -6,6 +6,7 @@ import { fromBinary, createFileRegistry } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import { reportRefused } from "./auth.js";
 
 /** The services the page uses, by the name it calls them. */
 const SERVICES = {
@@ -114,6 +115,11 @@ export function isFeatureMissing(err) {
 }
 
 /** @param {unknown} err */
+export function isNotFound(err) {
+  return err instanceof ConnectError && err.code === Code.NotFound;
+}
+
+/** @param {unknown} err */
 export function isCanceled(err) {
   return (
     (err instanceof ConnectError && err.code === Code.Canceled) ||
@@ -174,6 +180,7 @@ export async function followStream(open, { signal, onMessage, onState, onOpen })
       if (signal.aborted || isCanceled(err)) return;
       if (isUnauthenticated(err) || isFeatureMissing(err)) {
         onState?.("failed", err);
+        if (isUnauthenticated(err)) reportRefused();
         return;
       }
       onState?.("reconnecting", err);

@@ -2,6 +2,7 @@
 // for this browser tab only (sessionStorage, never localStorage), sent as
 // `authorization: Bearer <token>` on every call. The token decides the
 // tenant whose chats the page shows.
+import { Code, ConnectError } from "@connectrpc/connect";
 import { h, field } from "./dom.js";
 
 const KEY = "recapd-inspector-token";
@@ -24,20 +25,28 @@ export function clearToken() {
   sessionStorage.removeItem(KEY);
 }
 
+/** The event a refused call dispatches on `window`. */
+export const REFUSED_EVENT = "recapd-inspector:unauthenticated";
+
+/** Tells the page that the server refused the token (see REFUSED_EVENT). */
+export function reportRefused() {
+  window.dispatchEvent(new CustomEvent(REFUSED_EVENT));
+}
+
 /**
- * The interceptor that puts the token on every call, and tells
- * `onRefused` when the server answers UNAUTHENTICATED.
- * @param {(err: unknown) => void} onRefused
+ * The interceptor that puts the token on every call, and reports a call
+ * the server answers UNAUTHENTICATED (a stream refused later, in its
+ * trailers, is reported by whoever reads it: see api.followStream).
  * @returns {import("@connectrpc/connect").Interceptor}
  */
-export function authInterceptor(onRefused) {
+export function authInterceptor() {
   return (next) => async (req) => {
     const token = getToken();
     if (token) req.header.set("authorization", `Bearer ${token}`);
     try {
       return await next(req);
     } catch (err) {
-      if (/** @type {any} */ (err)?.code === 16) onRefused(err);
+      if (err instanceof ConnectError && err.code === Code.Unauthenticated) reportRefused();
       throw err;
     }
   };

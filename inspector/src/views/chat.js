@@ -84,7 +84,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
   function renderMeta() {
     const inj = store.get("auto_recap_scene");
     if (!inj) {
-      meta.textContent = store.state().startsWith("failed") ? store.state() : "Reading the injection…";
+      meta.textContent = store.readError() ?? (store.state().startsWith("failed") ? store.state() : "Reading the injection…");
       return;
     }
     if (document.activeElement !== enabledBox) enabledBox.checked = inj.enabled;

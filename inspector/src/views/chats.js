@@ -63,7 +63,7 @@ export function mountChatList(container, api, { hrefFor }) {
     });
     replace(list, items);
     if (loading && chats.length === 0) status.textContent = "Loading chats…";
-    else if (chats.length === 0) status.textContent = "No chats yet for this token's tenant.";
+    else if (chats.length === 0) status.textContent = "No chats yet.";
     else {
       let text = query
         ? `${shown.length} of ${chats.length} chats match.`

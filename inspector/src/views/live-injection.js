@@ -44,14 +44,17 @@ export function mountLiveInjection(container, { api, store }) {
         ),
       );
     }
-    if (items.length === 0) items.push(h("p", { class: "muted" }, "Reading…"));
+    if (items.length === 0) items.push(h("p", { class: "muted" }, store.readError() ? "Nothing to show." : "Reading…"));
     replace(body, items);
   }
 
   /** @type {Map<string, bigint>} */
   const seen = new Map();
   const unlisten = store.listen((event) => {
-    if (event.kind === "state") renderState();
+    if (event.kind === "state") {
+      renderState();
+      render();
+    }
     else {
       render();
       const inj = event.injection;
