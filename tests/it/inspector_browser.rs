@@ -23,6 +23,7 @@ use recapd::app::App;
 use recapd::grpc::pb;
 use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
+use recapd::grpc::pb::lorebook_service_client::LorebookServiceClient;
 use recapd::grpc::pb::memory_service_client::MemoryServiceClient;
 use recapd::grpc::pb::recap_service_client::RecapServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
@@ -61,6 +62,7 @@ struct Clients {
     settings: SettingsServiceClient<Authed>,
     injections: InjectionServiceClient<Authed>,
     recaps: RecapServiceClient<Authed>,
+    channel: Channel,
 }
 
 impl Clients {
@@ -77,7 +79,13 @@ impl Clients {
             settings: SettingsServiceClient::new(with(&channel)),
             injections: InjectionServiceClient::new(with(&channel)),
             recaps: RecapServiceClient::new(with(&channel)),
+            channel,
         }
+    }
+
+    /// The connection with the tenant's token, for another service's client.
+    fn authed(&self) -> Authed {
+        InterceptedService::new(self.channel.clone(), bearer())
     }
 
     async fn publish(&mut self, kind: pb::event::Kind) {
@@ -125,11 +133,31 @@ impl Clients {
 }
 
 /// The chat the page is shown: eight messages, one hidden by hand, two
-/// scene breaks with scene recaps, message recaps on, and two running
-/// recap versions, the second current (its scene ends at m6).
+/// scene breaks with scene recaps, message recaps and recall on, a
+/// lorebook that applies, and two running recap versions, the second
+/// current (made at m5).
 async fn seed(clients: &mut Clients) -> Value {
+    // A lorebook in the shape SillyTavern exports World Info (an `entries`
+    // object keyed by uid), so the page has activations to show.
+    let book = json!({ "entries": { "0": {
+        "uid": 0, "key": ["rider", "letter"], "keysecondary": [], "comment": "The letter",
+        "content": "The letter carries the duke's seal.", "constant": false,
+        "selective": true, "order": 100, "position": 0, "disable": false,
+    }}});
+    LorebookServiceClient::new(clients.authed())
+        .import_lorebook(pb::ImportLorebookRequest {
+            name: "Tavern lore".into(),
+            json: book.to_string(),
+        })
+        .await
+        .expect("lorebook imported");
     let mut settings = scripted_prompts();
     settings.message_recaps_enabled = Some(true);
+    settings.world_info_global_books = Some(pb::StringList {
+        values: vec!["Tavern lore".into()],
+    });
+    settings.recall_enabled = Some(true);
+    settings.recall_exclude_recent = Some(2);
     clients
         .settings
         .update_settings(pb::UpdateSettingsRequest {
@@ -155,7 +183,11 @@ async fn seed(clients: &mut Clients) -> Value {
             "Mara slides the letter under a loose floorboard.",
         ),
         ("Ann", true, "Morning comes grey and quiet."),
-        ("Bob", false, "A rider in black waits at the gate."),
+        (
+            "Bob",
+            false,
+            "A rider in black waits at the gate, asking for the letter.",
+        ),
     ];
     let messages = lines
         .iter()
