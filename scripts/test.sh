@@ -18,7 +18,10 @@
 #      it)
 #   4. buf lint (STANDARD rules) on proto/, and buf breaking against the v1
 #      proto kept in tests/fixtures/proto-v1-baseline (no wire change)
-#   5. a live recapd: grpcurl through reflection, both example clients, the
+#   5. the inspector: its committed page rebuilt from inspector/ (no
+#      difference allowed), then driven in headless Chromium (installed
+#      from Debian's packages when missing)
+#   6. a live recapd: grpcurl through reflection, both example clients, the
 #      health probe and a clean SIGTERM exit
 # Extra arguments go to both `cargo test` runs.
 set -euo pipefail
@@ -112,6 +115,22 @@ step "buf breaking"
 # (tests/fixtures/proto-v1-baseline); a renumbered, retyped or removed field,
 # message, enum value or RPC fails here.
 "$tools/node_modules/.bin/buf" breaking proto --against tests/fixtures/proto-v1-baseline
+
+step "inspector: the committed page is the build of its sources; the page in a real browser"
+# The page is embedded in the binary from src/inspector/assets, built from
+# inspector/ (npm, esbuild) and committed so that cargo build needs no
+# Node.js: rebuilding it here must change nothing. Then headless Chromium
+# (Debian's package) drives it against a live recapd
+# (tests/it/inspector_browser.rs); screenshots of the main views are left
+# in target/inspector-screenshots.
+command -v chromium >/dev/null || apt_install chromium
+(cd inspector && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+git diff --exit-code --stat -- src/inspector/assets || {
+    echo "src/inspector/assets differs from the build of inspector/: run (cd inspector && npm ci && npm run build) and commit"
+    exit 1
+}
+RECAPD_TEST_CHROMIUM=$(command -v chromium) RECAPD_TEST_SCREENSHOTS=$root/target/inspector-screenshots \
+    cargo test --locked --test it inspector_browser -- --nocapture
 
 step "live server"
 cargo build --locked --bin recapd

@@ -1,8 +1,9 @@
 //! Wiring: [`App::build`] opens the store (which starts its group commit),
 //! builds the recap writer and the engine, refreshes chats a crash left
-//! owing a refresh, binds the listener, assembles the services (turning
-//! the configuration's plain data into the token table and the TLS
-//! identity) and serves, each step a function of its own;
+//! owing a refresh, binds the listeners (gRPC, and the inspector's when
+//! asked), assembles what they serve (turning the configuration's plain
+//! data into the token table and the TLS identity; `listeners`) and
+//! serves, each step a function of its own;
 //! [`App::shutdown`] stops it all in order.
 
 use std::net::SocketAddr;
@@ -196,7 +197,7 @@ impl App {
             ));
         log_serving(&config, local_addr);
         let inspector = inspector.map(|(addr, router, listener)| {
-            tracing::info!(addr = %addr, "inspector at {}://{addr}/", if config.tls_cert.is_some() { "https" } else { "http" });
+            log_inspector(&config, addr);
             let task = tokio::spawn(router.serve_with_incoming_shutdown(
                 accepting(listener),
                 shutdown.clone().cancelled_owned(),
@@ -383,6 +384,21 @@ fn start_background(config: &Config, engine: &Engine) -> Background {
         jobs,
         retention,
         stop_jobs,
+    }
+}
+
+/// Logs the inspector's address, with a warning when it can be reached
+/// from other machines without TLS or without tokens.
+fn log_inspector(config: &Config, addr: SocketAddr) {
+    let tls = config.tls_cert.is_some();
+    tracing::info!(addr = %addr, "inspector at {}://{addr}/", if tls { "https" } else { "http" });
+    if addr.ip().is_loopback() {
+        return;
+    }
+    if config.auth_tokens_file.is_none() {
+        tracing::warn!(addr = %addr, "the inspector listens beyond this machine without --auth-tokens-file: whoever reaches it can read and change every chat");
+    } else if !tls {
+        tracing::warn!(addr = %addr, "the inspector listens beyond this machine without TLS: tokens typed into it cross the network in clear");
     }
 }
 

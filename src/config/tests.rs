@@ -238,3 +238,45 @@ fn the_chats_subcommands_take_the_client_options_and_need_a_chat_to_delete() {
 
 mod durations;
 mod embedding;
+
+#[test]
+fn the_browser_options_are_off_by_default_and_read_as_documented() {
+    let config = parse(&[]).unwrap().config;
+    assert!(config.web.grpc_web_allowed_origins.is_empty());
+    assert_eq!(config.web.inspector_listen, None);
+    let config = parse(&[
+        "--grpc-web-allowed-origins",
+        "https://chat.example.com,HTTP://localhost:8000",
+        "--inspector-listen",
+        "127.0.0.1:8080",
+    ])
+    .unwrap()
+    .config;
+    let origins: Vec<&str> = config
+        .web
+        .grpc_web_allowed_origins
+        .iter()
+        .map(AllowedOrigin::as_str)
+        .collect();
+    assert_eq!(
+        origins,
+        ["https://chat.example.com", "http://localhost:8000"]
+    );
+    assert_eq!(
+        config.web.inspector_listen,
+        Some("127.0.0.1:8080".parse().unwrap())
+    );
+    for (args, option) in [
+        (
+            &[
+                "--grpc-web-allowed-origins",
+                "https://a.test,chat.example.com",
+            ][..],
+            "--grpc-web-allowed-origins",
+        ),
+        (&["--inspector-listen", "8080"][..], "--inspector-listen"),
+    ] {
+        let err = parse(args).unwrap_err();
+        assert!(err.to_string().contains(option), "{err}");
+    }
+}

@@ -20,6 +20,7 @@ mod errors;
 mod ghz_configs;
 mod grpc_web;
 mod hostile;
+mod inspector_browser;
 mod limits;
 mod llm_client;
 mod llm_live;
