@@ -1,36 +1,9 @@
-// The inspector once signed in: the chat list beside the open chat, and
-// the address (#/chat/<id>/<tab>) saying which chat and view are open, so
-// a reload, the back button and a shared link keep the place.
+// The inspector once signed in: the chat list beside the open chat, which
+// the address names (see routes.js).
 import { h, replace } from "./dom.js";
+import { parseRoute, chatHref } from "./routes.js";
 import { mountChatList } from "./views/chats.js";
 import { mountChat, TABS } from "./views/chat.js";
-
-/**
- * @typedef {{ chatId: string | null, tab: string }} Route
- */
-
-/** @returns {Route} */
-export function parseRoute() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/");
-  if (parts[0] !== "chat" || parts.length < 2 || !parts[1]) return { chatId: null, tab: TABS[0].id };
-  let chatId;
-  try {
-    chatId = decodeURIComponent(parts[1]);
-  } catch {
-    return { chatId: null, tab: TABS[0].id };
-  }
-  const tab = TABS.some((t) => t.id === parts[2]) ? parts[2] : TABS[0].id;
-  return { chatId, tab };
-}
-
-/**
- * The address of a chat's view.
- * @param {string} chatId
- * @param {string} [tab]
- */
-export function chatHref(chatId, tab) {
-  return `#/chat/${encodeURIComponent(chatId)}${tab ? `/${tab}` : ""}`;
-}
 
 /**
  * @param {HTMLElement} root
@@ -62,7 +35,9 @@ export function mountApp(root, api) {
   }
 
   function route() {
-    const { chatId, tab } = parseRoute();
+    const route = parseRoute(TABS.map((t) => t.id));
+    const chatId = route.chatId;
+    const tab = route.tab ?? TABS[0].id;
     if (chatId !== openId) {
       chat?.dispose();
       chat = null;

@@ -5,6 +5,7 @@
 import { h, replace, field, badge, timeEl } from "../dom.js";
 import { describeError, followStream } from "../api.js";
 import { notify, showError } from "../notices.js";
+import { chatHref } from "../routes.js";
 
 const STATE_KIND = { PENDING: "info", RUNNING: "info", SUCCEEDED: "ok", FAILED: "bad", CANCELLED: "muted", DISCARDED: "muted" };
 const MAX_SHOWN = 300;
@@ -147,7 +148,7 @@ export function mountJobs(panel, ctx) {
         h("strong", null, kind),
         j.messageId ? h("span", { class: "small" }, "message ", h("code", null, j.messageId)) : null,
         j.subject ? h("span", { class: "small" }, "subject ", h("code", null, j.subject)) : null,
-        scopeChat() ? null : h("span", { class: "small" }, "chat ", h("code", null, j.chatId)),
+        scopeChat() ? null : h("span", { class: "small" }, "chat ", h("a", { href: chatHref(j.chatId, "jobs") }, h("code", null, j.chatId))),
         h("span", { class: "actions" }, actions),
       ),
       h(
