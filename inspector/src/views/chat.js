@@ -55,12 +55,20 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
     const want = enabledBox.checked;
     enabledBox.disabled = true;
     try {
+      // Under use_global_toggle_state the switch is the tenant's, not the chat's.
+      const settings = await api.clients.settings.getSettings({ chatId });
+      if (
+        settings.useGlobalToggleState &&
+        !window.confirm(
+          "This chat follows the global switch (use_global_toggle_state): switching it switches memory for every chat of this tenant. Go on?",
+        )
+      ) {
+        enabledBox.checked = !want;
+        return;
+      }
       const res = await api.clients.settings.setChatEnabled({ chatId, enabled: want });
       enabledBox.checked = res.enabled;
-      notify(`Memory ${res.enabled ? "enabled" : "disabled"} for ${chatId}.`);
-      if (res.enabled !== want) {
-        showError("Switching memory", new Error("the chat follows the global switch (use_global_toggle_state); it stays as it was"));
-      }
+      notify(`Memory ${res.enabled ? "enabled" : "disabled"} for ${settings.useGlobalToggleState ? "every chat" : chatId}.`);
       onChanged();
     } catch (err) {
       enabledBox.checked = !want;

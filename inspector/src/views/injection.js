@@ -129,6 +129,8 @@ export function mountInjection(panel, ctx) {
       const inj = store.get(key);
       if (inj?.text) tierTexts.set(inj.text.trim(), label);
     }
+    const wiTexts = (res.worldInfo?.activated ?? []).map((/** @type {any} */ e) => e.content.trim()).filter(Boolean);
+    const storyText = story.value.trim();
     /** @param {any} m */
     const source = (m) => {
       if (m.messageId) return { kind: "history", label: `message ${m.messageId}` };
@@ -136,6 +138,8 @@ export function mountInjection(panel, ctx) {
       for (const [text, label] of tierTexts) {
         if (content.includes(text)) return { kind: "recapd", label: `recapd: ${label}` };
       }
+      if (wiTexts.some((t) => content.includes(t))) return { kind: "part", label: "World Info" };
+      if (storyText && content.includes(storyText)) return { kind: "part", label: "story string" };
       return { kind: "part", label: "prompt part" };
     };
     const msgs = res.messages.map((/** @type {any} */ m, /** @type {number} */ i) => ({ m, i, src: source(m) }));
