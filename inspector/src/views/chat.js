@@ -178,6 +178,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
   // short quiet, so a burst makes one read); the others when next opened.
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
+  let lastRead = 0;
   /** @type {string | null} */
   let lastSignature = null;
   store.ready.then(() => {
@@ -193,11 +194,17 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
     for (const [tid, entry] of entries) {
       if (entry.view && entry.view.live) entry.stale = tid !== current;
     }
-    clearTimeout(timer);
+    // 400 ms after a change (a burst makes one read), and not more often
+    // than every 2 s: a chat refreshed many times a second is not read
+    // again at that pace.
+    if (timer !== undefined) return;
+    const wait = Math.max(400, lastRead + 2000 - Date.now());
     timer = setTimeout(() => {
+      timer = undefined;
+      lastRead = Date.now();
       const entry = entries.get(current);
       if (entry?.view?.live) entry.view.refresh?.();
-    }, 400);
+    }, wait);
   });
   renderMeta();
   select(tab);
