@@ -11,9 +11,16 @@
 // `DONE` and exits 0 when every check passed; otherwise it prints the
 // reason on stderr, saves failure.png and exits 1. Every wait is bounded.
 //
-// Steps: ready → {chatId, includedMessageId, excludedMessageId,
-// hiddenMessageId, injectionText}; publish → {injectionText}; job →
-// {jobId}; release → {}; edited <text> → {ok: true} or {error}.
+// Steps, in order, and the answers they want:
+//   ready          → {chatId, includedMessageId, excludedMessageId,
+//                     hiddenMessageId (hidden by hand, outside auto-hide's
+//                     prefix), injectionText, excludedReason (optional)}
+//   publish        → {injectionText}: the injection changed to hold it
+//   job            → {jobId}: a job whose LLM call is held
+//   release        → {}: the call let go, the job will succeed
+//   edited <text>  → {ok: true} once the injection holds <text>, or {error}
+// The seeded messages should be among the chat's newest 200 (the timeline
+// shows those first).
 import { chromium } from "playwright-core";
 import { createInterface } from "node:readline";
 import { mkdirSync } from "node:fs";
@@ -208,6 +215,9 @@ async function run() {
   await waitAttr(msg(seed.excludedMessageId), "data-inclusion", ["excluded"], "the excluded message");
   const reason = await page.locator(msg(seed.excludedMessageId)).getAttribute("data-reason");
   if (!reason) throw new Error("the excluded message has no reason");
+  if (seed.excludedReason && reason !== seed.excludedReason) {
+    throw new Error(`the excluded message's reason is ${reason}, GetInclusion says ${seed.excludedReason}`);
+  }
   await waitText(msg(seed.excludedMessageId), "Excluded: ", "the excluded message's reason");
   log(`excluded message's reason: ${reason}`);
   await waitAttr(msg(seed.hiddenMessageId), "data-hidden", ["hand"], "the message hidden by hand");
