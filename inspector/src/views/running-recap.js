@@ -18,6 +18,10 @@ export function mountRunningRecap(panel, ctx) {
   /** @type {{ currentVersion?: number, versions: any[] }} */
   let data = { versions: [] };
   let loadSeq = 0;
+  /** What the page shows of `data`: no new render when it is the same. */
+  let shown = "";
+  /** @type {Set<number>} versions whose changes are open */
+  const openChanges = new Set();
 
   const currentBox = h("div", { class: "current-recap", "data-testid": "current-recap" });
   const table = h("div", { class: "table-wrap" });
@@ -41,6 +45,9 @@ export function mountRunningRecap(panel, ctx) {
       const res = await api.clients.memory.listRunningRecaps({ chatId });
       if (seq !== loadSeq) return;
       data = res;
+      const signature = JSON.stringify([res.currentVersion, res.versions.map((/** @type {any} */ v) => [v.version, v.content, v.sceneCount, v.newSceneMessageId])]);
+      if (signature === shown) return;
+      shown = signature;
       render();
     } catch (err) {
       if (seq !== loadSeq) return;
@@ -79,11 +86,14 @@ export function mountRunningRecap(panel, ctx) {
       const prev = data.versions.filter((o) => o.version < v.version).pop();
       const changes = h("details", { class: "changes" }, h("summary", null, prev ? `What it changed from version ${prev.version}` : "Its text (the first version)"));
       changes.addEventListener("toggle", () => {
+        if (changes.open) openChanges.add(v.version);
+        else openChanges.delete(v.version);
         if (!changes.open || changes.dataset.done) return;
         changes.dataset.done = "1";
         changes.append(prev ? renderDiff(prev.content, v.content) : h("pre", { class: "recap-content", tabindex: "0" }, v.content));
         if (v.newSceneMessageId) changes.append(mergedScene(v.newSceneMessageId));
       });
+      if (openChanges.has(v.version)) queueMicrotask(() => { changes.open = true; });
       return h(
         "tr",
         { dataset: { version: String(v.version) } },
@@ -215,6 +225,7 @@ export function mountRunningRecap(panel, ctx) {
     try {
       const res = await api.clients.memory.selectRunningRecap({ chatId, version });
       data = res;
+      shown = "";
       notify(`Version ${version} is now current; recapd refreshed the injection.`);
       ctx.changed();
       render();

@@ -34,6 +34,7 @@ export function mountTimeline(panel, ctx) {
   // away what is being written.
   let editing = 0;
   let pendingLoad = false;
+  let shownSignature = "";
 
   const summary = h("p", { class: "muted", role: "status" }, "Reading the messages…");
   const filterSelect = /** @type {HTMLSelectElement} */ (
@@ -74,6 +75,10 @@ export function mountTimeline(panel, ctx) {
       const result = await loadChatFile(api, chatId, store.get("auto_recap_scene")?.autoHiddenCount ?? 0);
       if (seq !== loadSeq) return;
       messages = result;
+      // Unchanged: keep the page as it is (expanded texts, scroll).
+      const signature = JSON.stringify(result);
+      if (signature === shownSignature) return;
+      shownSignature = signature;
       render();
     } catch (err) {
       if (seq !== loadSeq) return;
