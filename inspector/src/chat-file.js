@@ -61,11 +61,14 @@ function parseLines(bytes) {
   const out = [];
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
+    let value;
     try {
-      out.push(JSON.parse(line));
+      value = JSON.parse(line);
     } catch {
-      out.push({});
+      value = null;
     }
+    // A line that is not an object still counts as a message line.
+    out.push(value && typeof value === "object" && !Array.isArray(value) ? value : { mes: "" });
   }
   return out;
 }
@@ -79,9 +82,10 @@ function parseLines(bytes) {
  * @returns {TimelineMessage[] | null}
  */
 function merge(lines, inclusion, autoHiddenCount) {
-  let body = lines;
-  if (lines.length === inclusion.length + 1) body = lines.slice(1);
-  else if (lines.length !== inclusion.length) return null;
+  // The header, when there is one, is the first line, and the only line
+  // without `mes` (recapd reads a file so; SillyTavern writes it so).
+  const body = lines.length > 0 && !("mes" in lines[0]) ? lines.slice(1) : lines;
+  if (body.length !== inclusion.length) return null;
   /** @type {TimelineMessage[]} */
   const out = [];
   for (let i = 0; i < inclusion.length; i++) {
