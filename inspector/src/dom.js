@@ -155,3 +155,22 @@ export function actionButton(label, action, attrs = {}) {
   });
   return btn;
 }
+
+/**
+ * A message id that opens the timeline at that message.
+ * @param {(messageId: string) => void} showMessage
+ * @param {string} messageId
+ */
+export function messageLink(showMessage, messageId) {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "link msg-link",
+      title: "Show it in the timeline",
+      "aria-label": `Message ${messageId}: show it in the timeline`,
+      onclick: () => showMessage(messageId),
+    },
+    h("code", null, messageId),
+  );
+}

@@ -22,8 +22,9 @@ import { mountSettings } from "./settings.js";
  * @property {string} chatId
  * @property {import("../injection-store.js").InjectionStore} store
  * @property {() => void} changed tells the page the chat changed (an edit)
+ * @property {(messageId: string) => void} showMessage opens the timeline at a message
  *
- * @typedef {{ refresh?: () => unknown, dispose?: () => void, live?: boolean }} View
+ * @typedef {{ refresh?: () => unknown, dispose?: () => void, live?: boolean, reveal?: (messageId: string) => void }} View
  */
 
 /** The views, in tab order; `needs` names the client a view cannot do without. */
@@ -46,7 +47,16 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
   const store = createInjectionStore(api, chatId);
   const tabs = TABS.filter((t) => api.clients[/** @type {keyof typeof api.clients} */ (t.needs)]);
   /** @type {ViewContext} */
-  const ctx = { api, chatId, store, changed: () => onChanged() };
+  const ctx = {
+    api,
+    chatId,
+    store,
+    changed: () => onChanged(),
+    showMessage: (messageId) => {
+      select("timeline", true);
+      entries.get("timeline")?.view?.reveal?.(messageId);
+    },
+  };
 
   // ---- header
   const enabledBox = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", id: uid("enabled"), "data-testid": "chat-enabled" }));

@@ -2,7 +2,7 @@
 // (server stream over gRPC-Web) for every change after, for this chat or
 // every chat of the tenant; with their errors and results, and RetryJob /
 // CancelJob.
-import { h, replace, field, badge, timeEl } from "../dom.js";
+import { h, replace, field, badge, timeEl, messageLink } from "../dom.js";
 import { describeError, followStream } from "../api.js";
 import { notify, showError } from "../notices.js";
 import { chatHref } from "../routes.js";
@@ -146,7 +146,7 @@ export function mountJobs(panel, ctx) {
         { class: "job-head" },
         badge(s, /** @type {Record<string, string>} */ (STATE_KIND)[s] ?? "muted"),
         h("strong", null, kind),
-        j.messageId ? h("span", { class: "small" }, "message ", h("code", null, j.messageId)) : null,
+        j.messageId ? h("span", { class: "small" }, "message ", j.chatId === chatId ? messageLink(ctx.showMessage, j.messageId) : h("code", null, j.messageId)) : null,
         j.subject ? h("span", { class: "small" }, "subject ", h("code", null, j.subject)) : null,
         scopeChat() ? null : h("span", { class: "small" }, "chat ", h("a", { href: chatHref(j.chatId, "jobs") }, h("code", null, j.chatId))),
         h("span", { class: "actions" }, actions),

@@ -1,7 +1,7 @@
 // Recall: the passages of the chat's history that match its current moment
 // (RecallService.Recall with an empty query, as the recall tier sees it),
 // or a query typed here.
-import { h, replace, field, badge } from "../dom.js";
+import { h, replace, field, badge, messageLink } from "../dom.js";
 import { describeError, isFeatureMissing } from "../api.js";
 
 /**
@@ -73,7 +73,7 @@ export function mountRecall(panel, ctx) {
               hit.vectorScore !== undefined ? ` · vector ${hit.vectorScore.toFixed(3)}` : "",
               ` · ${hit.tokens} tokens · `,
               hit.sceneRecap ? "scene recap of " : "message ",
-              h("code", null, hit.messageId),
+              !hit.chatId || hit.chatId === chatId ? messageLink(ctx.showMessage, hit.messageId) : h("code", null, hit.messageId),
               hit.part ? ` (part ${hit.part + 1})` : "",
               hit.chatId && hit.chatId !== chatId ? [" · from chat ", h("code", null, hit.chatId)] : "",
             ),

@@ -3,7 +3,7 @@
 // each version changed from the one before (with the scene recap it merged,
 // read with GetMessageData), and the edits the API allows: make a version
 // current (SelectRunningRecap), add a new version (AddRunningRecap).
-import { h, replace, field, timeEl, badge, uid } from "../dom.js";
+import { h, replace, field, timeEl, badge, uid, messageLink } from "../dom.js";
 import { describeError } from "../api.js";
 import { notify, showError } from "../notices.js";
 import { renderDiff } from "../diff-view.js";
@@ -100,7 +100,7 @@ export function mountRunningRecap(panel, ctx) {
         h("th", { scope: "row" }, String(v.version), isCurrent ? [" ", badge("current", "ok")] : null),
         h("td", null, timeEl(v.createdAt, true)),
         h("td", null, `${v.sceneCount}`, v.excludedCount ? ` (${v.excludedCount} left out)` : ""),
-        h("td", null, v.newSceneMessageId ? h("code", null, v.newSceneMessageId) : h("span", { class: "muted" }, "—")),
+        h("td", null, v.newSceneMessageId ? messageLink(ctx.showMessage, v.newSceneMessageId) : h("span", { class: "muted" }, "—")),
         h(
           "td",
           null,
@@ -129,7 +129,7 @@ export function mountRunningRecap(panel, ctx) {
     api.clients.memory.getMessageData({ chatId, messageId }).then(
       (/** @type {any} */ d) => replace(
         box,
-        h("p", null, h("span", { class: "label" }, "Scene merged "), d.sceneBreakName ? `“${d.sceneBreakName}” ` : "", h("code", null, messageId)),
+        h("p", null, h("span", { class: "label" }, "Scene merged "), d.sceneBreakName ? `“${d.sceneBreakName}” ` : "", messageLink(ctx.showMessage, messageId)),
         d.sceneRecapMemory ? h("p", { class: "scene-recap" }, d.sceneRecapMemory) : h("p", { class: "muted" }, "That message has no scene recap now."),
       ),
       (/** @type {unknown} */ err) => replace(box, h("p", { class: "muted" }, `Scene message ${messageId}: ${describeError(err)}`)),

@@ -35,6 +35,8 @@ export function mountTimeline(panel, ctx) {
   let editing = 0;
   let pendingLoad = false;
   let shownSignature = "";
+  /** @type {string | null} a message to show once the messages are read */
+  let pendingReveal = null;
 
   const summary = h("p", { class: "muted", role: "status" }, "Reading the messages…");
   const filterSelect = /** @type {HTMLSelectElement} */ (
@@ -77,9 +79,11 @@ export function mountTimeline(panel, ctx) {
       messages = result;
       // Unchanged: keep the page as it is (expanded texts, scroll).
       const signature = JSON.stringify(result);
-      if (signature === shownSignature) return;
-      shownSignature = signature;
-      render();
+      if (signature !== shownSignature) {
+        shownSignature = signature;
+        render();
+      }
+      if (pendingReveal !== null) reveal(pendingReveal);
     } catch (err) {
       if (seq !== loadSeq) return;
       summary.textContent = `Could not read the messages: ${describeError(err)}`;
@@ -263,5 +267,34 @@ export function mountTimeline(panel, ctx) {
   }
 
   load();
-  return { live: true, refresh: load };
+  /**
+   * Shows a message: every message listed, enough older ones shown, the
+   * message scrolled to, marked and focused.
+   * @param {string} messageId
+   */
+  function reveal(messageId) {
+    const index = messages.findIndex((m) => m.id === messageId);
+    if (index < 0) {
+      pendingReveal = messages.length ? null : messageId;
+      if (messages.length) notify(`Message ${messageId} is not in this chat now.`);
+      return;
+    }
+    pendingReveal = null;
+    const fromEnd = messages.length - index;
+    if (filter !== "all" || fromEnd > shownCount) {
+      filter = "all";
+      filterSelect.value = "all";
+      shownCount = Math.max(shownCount, Math.ceil(fromEnd / PAGE) * PAGE);
+      render();
+    }
+    const el = [...list.querySelectorAll('[data-testid="message"]')].find((e) => /** @type {HTMLElement} */ (e).dataset.messageId === messageId);
+    if (!(el instanceof HTMLElement)) return;
+    for (const old of list.querySelectorAll(".msg-target")) old.classList.remove("msg-target");
+    el.classList.add("msg-target");
+    el.tabIndex = -1;
+    el.scrollIntoView({ block: "center" });
+    el.focus({ preventScroll: true });
+  }
+
+  return { live: true, refresh: load, reveal };
 }
