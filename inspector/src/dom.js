@@ -13,7 +13,8 @@
  * Makes an element.
  * @param {string} tag
  * @param {Attrs | null} [attrs]
- * @param {...(Node | string | number | null | undefined | false | Array<Node | string | null | undefined | false>)} children
+ * @param {...unknown} children Nodes, strings, numbers, nested arrays of
+ *   them; null, undefined and false are skipped
  * @returns {HTMLElement}
  */
 export function h(tag, attrs, ...children) {

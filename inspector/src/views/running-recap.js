@@ -84,7 +84,7 @@ export function mountRunningRecap(panel, ctx) {
     const rows = [...data.versions].reverse().map((v) => {
       const isCurrent = v.version === data.currentVersion;
       const prev = data.versions.filter((o) => o.version < v.version).pop();
-      const changes = h("details", { class: "changes" }, h("summary", null, prev ? `What it changed from version ${prev.version}` : "Its text (the first version)"));
+      const changes = /** @type {HTMLDetailsElement} */ (h("details", { class: "changes" }, h("summary", null, prev ? `What it changed from version ${prev.version}` : "Its text (the first version)")));
       changes.addEventListener("toggle", () => {
         if (changes.open) openChanges.add(v.version);
         else openChanges.delete(v.version);

@@ -68,7 +68,7 @@ export function mountWorldInfo(panel, ctx) {
     if (!book) {
       return h("li", null, h("strong", null, name), " · ", role, " · ", badge("not stored: applies nothing", "warn"));
     }
-    const details = h("details", { class: "book" }, h("summary", null, h("strong", null, name), ` · ${role} · ${book.entryCount} entries · updated `, timeEl(book.updatedAt)));
+    const details = /** @type {HTMLDetailsElement} */ (h("details", { class: "book" }, h("summary", null, h("strong", null, name), ` · ${role} · ${book.entryCount} entries · updated `, timeEl(book.updatedAt))));
     details.addEventListener("toggle", async () => {
       if (!details.open || details.dataset.done) return;
       details.dataset.done = "1";
