@@ -103,6 +103,11 @@ export function mountInjection(panel, ctx) {
 
   let promptSeq = 0;
   async function renderPrompt() {
+    if (!api.clients.prompt) {
+      replace(promptBox, h("p", { class: "muted" }, "This server has no PromptService: no preview."));
+      promptBox.removeAttribute("aria-busy");
+      return;
+    }
     const seq = ++promptSeq;
     promptBox.setAttribute("aria-busy", "true");
     try {
