@@ -1,0 +1,300 @@
+// A chat's messages as a timeline, each with what the inclusion pass
+// computed (included, excluded and why, hidden by hand or by auto-hide),
+// its recap (editable), and the scene breaks with their names and scene
+// recaps.
+//
+// Read with two calls: InjectionService.GetInclusion (every message's id,
+// inclusion, hidden state and tokens, in chat order) and
+// MemoryService.ExportChat (the chat as a SillyTavern file: each message's
+// speaker, text and recap data, in the same order). The latest injection's
+// auto_hidden_count tells auto-hide's prefix from hides made by hand.
+import { h, replace, badge, field } from "../dom.js";
+import { describeError } from "../api.js";
+import { explainExclusion, count, truncate } from "../format.js";
+import { notify, showError } from "../notices.js";
+import { loadChatFile } from "../chat-file.js";
+
+const PAGE = 200;
+const TEXT_PREVIEW = 600;
+
+/**
+ * @param {HTMLElement} panel
+ * @param {import("./chat.js").ViewContext} ctx
+ * @returns {import("./chat.js").View}
+ */
+export function mountTimeline(panel, ctx) {
+  const { api, chatId, store } = ctx;
+  let shownCount = PAGE;
+  /** @type {string} */
+  let filter = "all";
+  /** @type {import("../chat-file.js").TimelineMessage[]} */
+  let messages = [];
+  let loadSeq = 0;
+  // Open edit forms: a refresh waits until they close, so it never throws
+  // away what is being written.
+  let editing = 0;
+  let pendingLoad = false;
+  let shownSignature = "";
+  /** @type {string | null} a message to show once the messages are read */
+  let pendingReveal = null;
+
+  const summary = h("p", { class: "muted", role: "status" }, "Reading the messages…");
+  const filterSelect = /** @type {HTMLSelectElement} */ (
+    h(
+      "select",
+      { onchange: () => { filter = filterSelect.value; render(); } },
+      h("option", { value: "all" }, "All messages"),
+      h("option", { value: "included" }, "Included recaps"),
+      h("option", { value: "excluded" }, "Excluded recaps"),
+      h("option", { value: "hidden" }, "Hidden messages"),
+      h("option", { value: "scenes" }, "Scene breaks"),
+    )
+  );
+  const list = h("ol", { class: "timeline", "data-testid": "timeline" });
+  const more = h("div", { class: "timeline-more" });
+  replace(
+    panel,
+    h("div", { class: "panel-head" }, h("h3", null, "Timeline"), h("div", { class: "inline-fields" }, field("Show", filterSelect))),
+    h(
+      "p",
+      { class: "muted small" },
+      "Newest at the bottom. “Included” means the message's recap is in the short-term memory as a refresh would compute it now.",
+    ),
+    summary,
+    more,
+    list,
+  );
+
+  async function load() {
+    if (editing > 0) {
+      pendingLoad = true;
+      return;
+    }
+    pendingLoad = false;
+    const seq = ++loadSeq;
+    try {
+      await store.ready;
+      const result = await loadChatFile(api, chatId, store.get("auto_recap_scene")?.autoHiddenCount ?? 0);
+      if (seq !== loadSeq) return;
+      messages = result;
+      // Unchanged: keep the page as it is (expanded texts, scroll).
+      const signature = JSON.stringify(result);
+      if (signature !== shownSignature) {
+        shownSignature = signature;
+        render();
+      }
+      if (pendingReveal !== null) reveal(pendingReveal);
+    } catch (err) {
+      if (seq !== loadSeq) return;
+      summary.textContent = `Could not read the messages: ${describeError(err)}`;
+    }
+  }
+
+  /** @param {import("../chat-file.js").TimelineMessage} m */
+  function matches(m) {
+    switch (filter) {
+      case "included": return m.included;
+      case "excluded": return !m.included;
+      case "hidden": return m.hidden !== "";
+      case "scenes": return m.sceneBreak;
+      default: return true;
+    }
+  }
+
+  function render() {
+    const included = messages.filter((m) => m.included).length;
+    const hidden = messages.filter((m) => m.hidden).length;
+    const scenes = messages.filter((m) => m.sceneBreak).length;
+    summary.textContent =
+      `${count(messages.length, "message")}: ${included} recaps included, ${messages.length - included} excluded, ` +
+      `${hidden} hidden, ${count(scenes, "scene break")}.`;
+    // Re-rendering drops any open edit form.
+    editing = 0;
+    const selected = messages.filter(matches);
+    const start = Math.max(0, selected.length - shownCount);
+    replace(
+      more,
+      start > 0
+        ? h("button", { type: "button", onclick: () => { shownCount += PAGE; render(); } },
+            `Show ${Math.min(PAGE, start)} older (${start} not shown)`)
+        : null,
+    );
+    const items = [];
+    for (const m of selected.slice(start)) {
+      items.push(messageItem(m));
+      if (m.sceneBreak) items.push(sceneItem(m));
+    }
+    if (items.length === 0) items.push(h("li", { class: "muted" }, messages.length ? "No message matches." : "This chat has no messages."));
+    replace(list, items);
+  }
+
+  /** @param {import("../chat-file.js").TimelineMessage} m */
+  function messageItem(m) {
+    const badges = [
+      m.included
+        ? badge("Included", "ok", "Its recap is in the short-term memory")
+        : badge(`Excluded: ${explainExclusion(m.reason)}`, m.reason === "no_memory" ? "muted" : "warn", `excluded_reason ${m.reason}`),
+      m.hidden === "hand" ? badge("Hidden by hand", "info") : null,
+      m.hidden === "auto" ? badge("Hidden by auto-hide", "info", "Inside the prefix auto-hide hides") : null,
+    ];
+    const role = m.isNarrator ? "narrator" : m.isUser ? "user" : "character";
+    const text = h("p", { class: "msg-text" }, truncate(m.text, TEXT_PREVIEW));
+    if (m.text.length > TEXT_PREVIEW) {
+      const btn = h("button", { type: "button", class: "link small", "aria-expanded": "false" }, "Show all");
+      btn.addEventListener("click", () => {
+        const open = btn.getAttribute("aria-expanded") === "true";
+        text.textContent = open ? truncate(m.text, TEXT_PREVIEW) : m.text;
+        btn.setAttribute("aria-expanded", String(!open));
+        btn.textContent = open ? "Show all" : "Show less";
+      });
+      text.append(" ", btn);
+    }
+    return h(
+      "li",
+      {
+        class: `msg ${m.included ? "msg-included" : "msg-excluded"}${m.hidden ? " msg-hidden" : ""}`,
+        "data-testid": "message",
+        dataset: { messageId: m.id, inclusion: m.included ? "included" : "excluded", hidden: m.hidden || "no", reason: m.reason },
+      },
+      h(
+        "div",
+        { class: "msg-head" },
+        h("span", { class: "msg-index muted" }, `#${m.index}`),
+        h("strong", null, m.name || "(no name)"),
+        h("span", { class: "muted small" }, role),
+        h("code", { class: "small", title: "Message id" }, m.id),
+        h("span", { class: "muted small" }, `${m.tokenCount} tokens`),
+        m.swipes > 1 ? h("span", { class: "muted small" }, `swipe ${m.swipeId + 1} of ${m.swipes}`) : null,
+      ),
+      h("div", { class: "msg-badges" }, badges),
+      text,
+      recapBlock(m),
+    );
+  }
+
+  /** @param {import("../chat-file.js").TimelineMessage} m */
+  function recapBlock(m) {
+    const box = h("div", { class: "msg-recap" });
+    let open = false;
+    const setOpen = (/** @type {boolean} */ on) => {
+      if (on === open) return;
+      open = on;
+      editing += on ? 1 : -1;
+      if (!on && editing === 0 && pendingLoad) load();
+    };
+    const show = () => {
+      setOpen(false);
+      replace(
+        box,
+        h("span", { class: "label" }, "Recap"),
+        m.data.memory ? h("p", { class: "recap-text" }, m.data.memory) : h("p", { class: "recap-text muted" }, "none"),
+        h(
+          "span",
+          { class: "recap-actions" },
+          h("button", { type: "button", class: "small", onclick: edit, "aria-label": `Edit the recap of message ${m.id}` }, "Edit"),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "small",
+              onclick: () => save({ exclude: !m.data.exclude }, m.data.exclude ? "no longer excluded" : "excluded by hand"),
+              "aria-label": `${m.data.exclude ? "Stop excluding" : "Exclude"} the recap of message ${m.id}`,
+            },
+            m.data.exclude ? "Stop excluding" : "Exclude",
+          ),
+        ),
+        m.data.error ? h("p", { class: "error-text small recap-error" }, `Last recap attempt failed: ${m.data.error}`) : null,
+      );
+    };
+    const edit = () => {
+      setOpen(true);
+      const area = /** @type {HTMLTextAreaElement} */ (h("textarea", { rows: "4" }, m.data.memory ?? ""));
+      replace(
+        box,
+        h(
+          "form",
+          {
+            class: "edit-form",
+            onsubmit: (/** @type {Event} */ e) => {
+              e.preventDefault();
+              save({ memory: area.value }, "recap saved");
+            },
+            onkeydown: (/** @type {KeyboardEvent} */ e) => {
+              if (e.key === "Escape") show();
+            },
+          },
+          field(`Recap of message ${m.id}`, area),
+          h("div", { class: "row" }, h("button", { type: "submit", class: "primary small" }, "Save recap"), h("button", { type: "button", class: "small", onclick: show }, "Cancel")),
+        ),
+      );
+      area.focus();
+    };
+    /**
+     * @param {Record<string, unknown>} data
+     * @param {string} done
+     */
+    const save = async (data, done) => {
+      for (const b of box.querySelectorAll("button")) /** @type {HTMLButtonElement} */ (b).disabled = true;
+      try {
+        const after = await api.clients.memory.setMessageData({ chatId, messageId: m.id, data });
+        m.data = { ...m.data, memory: after.memory, exclude: after.exclude, error: after.error };
+        notify(`Message ${m.id}: ${done}. recapd refreshes the chat shortly.`);
+        ctx.changed();
+        pendingLoad = true;
+        show();
+        if (editing === 0 && pendingLoad) load();
+      } catch (err) {
+        showError(`Saving message ${m.id}`, err);
+        for (const b of box.querySelectorAll("button")) /** @type {HTMLButtonElement} */ (b).disabled = false;
+      }
+    };
+    show();
+    return box;
+  }
+
+  /** @param {import("../chat-file.js").TimelineMessage} m */
+  function sceneItem(m) {
+    const name = m.data.scene_break_name || "(unnamed scene)";
+    return h(
+      "li",
+      { class: "scene-break", "data-testid": "scene-break", dataset: { messageId: m.id } },
+      h("h4", null, "Scene break: ", name),
+      m.data.scene_break_visible === false ? h("p", { class: "small muted" }, "Not visible: auto-hide does not count it.") : null,
+      m.data.scene_recap_memory
+        ? h("p", { class: "scene-recap" }, h("span", { class: "label" }, "Scene recap "), m.data.scene_recap_memory)
+        : h("p", { class: "muted small" }, "No scene recap yet."),
+    );
+  }
+
+  load();
+  /**
+   * Shows a message: every message listed, enough older ones shown, the
+   * message scrolled to, marked and focused.
+   * @param {string} messageId
+   */
+  function reveal(messageId) {
+    const index = messages.findIndex((m) => m.id === messageId);
+    if (index < 0) {
+      pendingReveal = messages.length ? null : messageId;
+      if (messages.length) notify(`Message ${messageId} is not in this chat now.`);
+      return;
+    }
+    pendingReveal = null;
+    const fromEnd = messages.length - index;
+    if (filter !== "all" || fromEnd > shownCount) {
+      filter = "all";
+      filterSelect.value = "all";
+      shownCount = Math.max(shownCount, Math.ceil(fromEnd / PAGE) * PAGE);
+      render();
+    }
+    const el = [...list.querySelectorAll('[data-testid="message"]')].find((e) => /** @type {HTMLElement} */ (e).dataset.messageId === messageId);
+    if (!(el instanceof HTMLElement)) return;
+    for (const old of list.querySelectorAll(".msg-target")) old.classList.remove("msg-target");
+    el.classList.add("msg-target");
+    el.tabIndex = -1;
+    el.scrollIntoView({ block: "center" });
+    el.focus({ preventScroll: true });
+  }
+
+  return { live: true, refresh: load, reveal };
+}
