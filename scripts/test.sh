@@ -19,7 +19,8 @@
 #   4. buf lint (STANDARD rules) on proto/, and buf breaking against the v1
 #      proto kept in tests/fixtures/proto-v1-baseline (no wire change)
 #   5. the inspector: its committed page rebuilt from inspector/ (no
-#      difference allowed), then driven in headless Chromium (installed
+#      difference allowed), its unit tests (node --test), then the page
+#      driven in headless Chromium (installed
 #      from Debian's packages when missing)
 #   6. a live recapd: grpcurl through reflection, both example clients, the
 #      health probe and a clean SIGTERM exit
@@ -124,7 +125,7 @@ step "inspector: the committed page is the build of its sources; the page in a r
 # (tests/it/inspector_browser.rs); screenshots of the main views are left
 # in target/inspector-screenshots.
 command -v chromium >/dev/null || apt_install chromium
-(cd inspector && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+(cd inspector && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build && npm test --silent)
 git diff --exit-code --stat -- src/inspector/assets || {
     echo "src/inspector/assets differs from the build of inspector/: run (cd inspector && npm ci && npm run build) and commit"
     exit 1
