@@ -15,7 +15,6 @@ use tonic::transport::{Server, ServerTlsConfig};
 use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_web::GrpcWebLayer;
 use tower::layer::util::{Identity, Stack};
-use tower_http::cors::CorsLayer;
 
 use super::AppError;
 use crate::auth::{AuthLayer, TokenTable};
@@ -30,23 +29,24 @@ use crate::grpc::pb::prompt_service_server::PromptServiceServer;
 use crate::grpc::pb::recall_service_server::RecallServiceServer;
 use crate::grpc::pb::recap_service_server::RecapServiceServer;
 use crate::grpc::pb::settings_service_server::SettingsServiceServer;
+use crate::grpc::web::GrpcWebFront;
 use crate::grpc::{
-    EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecallApi, RecapApi, SettingsApi,
-    pb, web,
+    EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecallApi, RecapApi, SettingsApi, pb,
 };
 use crate::inspector::InspectorLayer;
 
-/// The layers every call goes through, outermost first: `Front` (CORS on
-/// the gRPC listener, the page on the inspector's), gRPC-Web's
-/// translation, observation (metrics, logs), then authentication.
-pub(super) type Layers<Front> =
-    Stack<AuthLayer, Stack<ObserveLayer, Stack<GrpcWebLayer, Stack<Front, Identity>>>>;
+/// The layers every call goes through, outermost first: `Front` (on the
+/// gRPC listener, CORS and gRPC-Web's translation for what is not plain
+/// gRPC; on the inspector's, the page, then gRPC-Web's translation),
+/// observation (metrics, logs), then authentication.
+pub(super) type Layers<Front> = Stack<AuthLayer, Stack<ObserveLayer, Stack<Front, Identity>>>;
 
 /// The gRPC listener's router.
-pub(super) type GrpcRouter = Router<Layers<CorsLayer>>;
+pub(super) type GrpcRouter = Router<Layers<GrpcWebFront>>;
 
-/// The inspector listener's router.
-pub(super) type InspectorRouter = Router<Layers<InspectorLayer>>;
+/// The inspector listener's router: the page in front of gRPC-Web's
+/// translation.
+pub(super) type InspectorRouter = Router<Layers<Stack<GrpcWebLayer, InspectorLayer>>>;
 
 /// Binds a listener at `addr`; also returns the bound address (the real
 /// port for port 0).
@@ -149,8 +149,7 @@ impl Serving {
 
     /// A server with TLS when configured, HTTP/1.1 accepted beside HTTP/2
     /// (browsers' gRPC-Web over plain HTTP is HTTP/1.1), and `front`,
-    /// gRPC-Web's translation, observation and authentication in front of
-    /// every route.
+    /// observation and authentication in front of every route.
     fn router<Front: Clone>(&self, front: Front) -> Result<Router<Layers<Front>>, AppError> {
         let mut server = Server::builder();
         if let Some(tls) = &self.tls {
@@ -162,7 +161,6 @@ impl Serving {
             .accept_http1(true)
             .max_concurrent_streams(self.max_streams)
             .layer(front)
-            .layer(GrpcWebLayer::new())
             .layer(ObserveLayer)
             .layer(AuthLayer::new(self.tokens.clone()))
             .add_routes(self.routes.clone()))
@@ -171,11 +169,11 @@ impl Serving {
     /// The gRPC listener's router: gRPC, and gRPC-Web whose browser calls
     /// from other origins are allowed for `config`'s allowed origins only.
     pub(super) fn grpc(&self, config: &Config) -> Result<GrpcRouter, AppError> {
-        self.router(web::cors(&config.web.grpc_web_allowed_origins))
+        self.router(GrpcWebFront::new(&config.web.grpc_web_allowed_origins))
     }
 
     /// The inspector listener's router, for an inspector bound at `addr`.
     pub(super) fn inspector(&self, addr: SocketAddr) -> Result<InspectorRouter, AppError> {
-        self.router(InspectorLayer::new(addr))
+        self.router(Stack::new(GrpcWebLayer::new(), InspectorLayer::new(addr)))
     }
 }

@@ -333,7 +333,7 @@ async fn the_inspector_serves_its_page_and_the_api_with_the_same_tokens() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(media_type, "text/html; charset=utf-8");
     assert!(String::from_utf8_lossy(&body).contains("/inspector.js"));
-    for path in ["/recap.v1.binpb"] {
+    for path in ["/inspector.js", "/inspector.css", "/recap.v1.binpb"] {
         let (status, _, body) = fetch(inspector, path, "localhost").await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert!(!body.is_empty(), "{path} is empty");
