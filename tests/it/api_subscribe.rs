@@ -276,7 +276,11 @@ async fn a_slow_every_chat_subscriber_skips_but_ends_at_each_chats_latest_revisi
         });
     }
     let mut latest = HashMap::new();
-    let publishers = tokio::time::timeout(Duration::from_secs(60), async {
+    // A bound that only a hang reaches: 6,000 durable publishes take
+    // seconds on a quiet machine, over a minute on a loaded one with
+    // PostgreSQL; a subscriber holding the publishers up would stop them
+    // for ever.
+    let publishers = tokio::time::timeout(Duration::from_secs(600), async {
         while let Some(done) = tasks.join_next().await {
             let (chat, last) = done.unwrap();
             latest.insert(chat.to_owned(), last);

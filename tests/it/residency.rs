@@ -227,7 +227,9 @@ async fn a_watched_chat_stays_in_memory_and_its_stream_sees_every_refresh() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_debounced_burst_across_evictions_refreshes_once() {
-    const DEBOUNCE_MS: i64 = 6000;
+    // Long enough that the burst (150 chats written between its two
+    // events, several seconds on a loaded machine) fits in half of it.
+    const DEBOUNCE_MS: i64 = 20_000;
     let mut b = Budgeted::start("2MiB").await;
     b.write_chats(0..1).await;
     b.server.set_global_debounce(DEBOUNCE_MS).await;
