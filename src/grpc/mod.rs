@@ -12,6 +12,7 @@ mod services;
 pub mod status;
 mod stream;
 pub mod web;
+pub mod wire;
 
 pub use lorebook::LorebookApi;
 pub use prompt::PromptApi;

@@ -13,6 +13,7 @@ use super::pb::memory_service_server::MemoryService;
 use super::pb::settings_service_server::SettingsService;
 use super::status::domain_status;
 use super::stream::InjectionStream;
+use super::wire::WireInjection;
 use crate::auth::Tenant;
 use crate::domain::ids::{self, ChatKey};
 use crate::domain::refresh::InjectionKey;
@@ -396,7 +397,7 @@ impl InjectionService for InjectionApi {
     async fn get_injection(
         &self,
         request: Request<pb::GetInjectionRequest>,
-    ) -> Result<Response<pb::Injection>, Status> {
+    ) -> Result<Response<WireInjection>, Status> {
         let (tenant, pb::GetInjectionRequest { chat_id, key }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
         let key = match key.as_deref() {
@@ -408,17 +409,17 @@ impl InjectionService for InjectionApi {
             })?,
         };
         let injection = self.engine.injection(&chat_id, key).await?;
-        Ok(Response::new((&*injection).into()))
+        Ok(Response::new(WireInjection(injection)))
     }
 
     async fn refresh(
         &self,
         request: Request<pb::RefreshRequest>,
-    ) -> Result<Response<pb::Injection>, Status> {
+    ) -> Result<Response<WireInjection>, Status> {
         let (tenant, pb::RefreshRequest { chat_id }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
         let injection = self.engine.refresh(&chat_id).await?;
-        Ok(Response::new((&*injection).into()))
+        Ok(Response::new(WireInjection(injection)))
     }
 
     async fn get_inclusion(

@@ -7,10 +7,11 @@ use tokio_stream::Stream;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 use tonic::Status;
 
-use super::pb;
+use super::wire::WireInjection;
 use crate::engine::Updates;
 
-/// Injections for one `Subscribe` call, converted to the wire type. Ends
+/// Injections for one `Subscribe` call, each sent as its cached encoding
+/// (see [`WireInjection`]). Ends
 /// after `max_updates` messages (when > 0), or with a clean end of stream
 /// when the server shuts down.
 pub struct InjectionStream {
@@ -35,7 +36,7 @@ impl InjectionStream {
 }
 
 impl Stream for InjectionStream {
-    type Item = Result<pb::Injection, Status>;
+    type Item = Result<WireInjection, Status>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if self.remaining == Some(0) || self.shutdown.as_mut().poll(cx).is_ready() {
@@ -46,7 +47,7 @@ impl Stream for InjectionStream {
                 if let Some(remaining) = self.remaining.as_mut() {
                     *remaining -= 1;
                 }
-                Poll::Ready(Some(Ok(pb::Injection::from(&*injection))))
+                Poll::Ready(Some(Ok(WireInjection(injection))))
             }
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,

@@ -25,6 +25,7 @@
 pub mod autohide;
 pub mod backoff;
 pub mod chat;
+pub mod encoding;
 pub mod footprint;
 pub mod ids;
 pub mod inclusion;

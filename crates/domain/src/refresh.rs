@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::autohide::auto_hide;
 use super::chat::{Chat, ChatEvent};
+use super::encoding::EncodingCache;
 use super::ids::ChatKey;
 use super::inclusion::compute_inclusion;
 use super::prompt::ExtensionPrompt;
@@ -190,6 +191,12 @@ pub struct Injection {
     /// tombstone.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
+    /// This injection's wire form, encoded by the gRPC layer the first time
+    /// it is served and then served as is to every reader of this revision
+    /// (see [`EncodingCache`] for why it must not change once filled).
+    /// Never stored; empty in a clone and in a value just built or loaded.
+    #[serde(skip)]
+    pub encoded: EncodingCache,
 }
 
 impl Injection {
@@ -254,6 +261,7 @@ impl Injection {
             trigger: None,
             refreshed_at_us: UnixMicros::EPOCH,
             deleted: false,
+            encoded: EncodingCache::default(),
         }
     }
 
@@ -283,6 +291,7 @@ impl Injection {
             trigger: Some(Trigger::ChatDeleted),
             refreshed_at_us: now_us,
             deleted: true,
+            encoded: EncodingCache::default(),
         }
     }
 }
@@ -357,6 +366,7 @@ pub fn refresh(
         trigger: Some(ctx.trigger),
         refreshed_at_us: ctx.now_us,
         deleted: false,
+        encoded: EncodingCache::default(),
     }
 }
 
@@ -420,6 +430,7 @@ pub fn refresh_message_recaps(
         trigger: Some(ctx.trigger),
         refreshed_at_us: ctx.now_us,
         deleted: false,
+        encoded: EncodingCache::default(),
     }
 }
 

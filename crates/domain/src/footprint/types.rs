@@ -277,8 +277,9 @@ impl Footprint for Injection {
             trigger: _,
             refreshed_at_us: _,
             deleted: _,
+            encoded,
         } = self;
-        chat.heap_bytes() + text.heap_bytes()
+        chat.heap_bytes() + text.heap_bytes() + encoded.heap_bytes()
     }
 }
 

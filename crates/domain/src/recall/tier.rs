@@ -214,5 +214,6 @@ pub fn refresh_recall(
         trigger: Some(ctx.trigger),
         refreshed_at_us: ctx.now_us,
         deleted: false,
+        encoded: Default::default(),
     }
 }
