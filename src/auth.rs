@@ -8,11 +8,11 @@
 //! and each tenant sees only its own chats and global settings. Tokens are compared in constant time
 //! and never logged.
 
-use std::future::Future;
-use std::pin::Pin;
+use std::future::{Ready, ready};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use futures_util::future::Either;
 use subtle::ConstantTimeEq;
 use tonic::Status;
 use tonic::codegen::http;
@@ -23,7 +23,7 @@ pub use crate::domain::ids::Tenant;
 /// The tokens of every tenant.
 #[derive(Clone, Default)]
 pub struct TokenTable {
-    entries: Arc<Vec<(String, Vec<u8>)>>,
+    entries: Arc<[(Tenant, Box<[u8]>)]>,
 }
 
 impl std::fmt::Debug for TokenTable {
@@ -41,20 +41,23 @@ impl TokenTable {
     pub fn new<'a>(tenant_by_token: impl IntoIterator<Item = (&'a str, &'a str)>) -> TokenTable {
         let entries = tenant_by_token
             .into_iter()
-            .map(|(token, tenant)| (tenant.to_owned(), token.as_bytes().to_vec()))
+            .map(|(token, tenant)| (Tenant(tenant.to_owned()), token.as_bytes().into()))
             .collect();
-        TokenTable {
-            entries: Arc::new(entries),
-        }
+        TokenTable { entries }
     }
 
     /// The tenant of `token`, comparing against every entry in constant
     /// time so timing does not tell how much of a guess was right.
     pub fn tenant(&self, token: &[u8]) -> Option<Tenant> {
+        self.find(token).cloned()
+    }
+
+    /// [`TokenTable::tenant`] without a copy: the lookup allocates nothing.
+    fn find(&self, token: &[u8]) -> Option<&Tenant> {
         let mut found = None;
         for (tenant, candidate) in self.entries.iter() {
-            if bool::from(candidate.as_slice().ct_eq(token)) {
-                found = Some(Tenant(tenant.clone()));
+            if bool::from(candidate.ct_eq(token)) {
+                found = Some(tenant);
             }
         }
         found
@@ -116,13 +119,12 @@ fn bearer_token(value: &[u8]) -> Option<&[u8]> {
 impl<S, ReqBody, ResBody> Service<http::Request<ReqBody>> for Authenticated<S>
 where
     S: Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    ResBody: Default + Send + 'static,
+    ResBody: Default,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+    /// The inner call, or the refusal: no future boxed per call.
+    type Future = Either<S::Future, Ready<Result<S::Response, S::Error>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -130,22 +132,26 @@ where
 
     fn call(&mut self, mut request: http::Request<ReqBody>) -> Self::Future {
         let tenant = match &self.tokens {
-            None => Some(Tenant::default()),
+            // Without tokens every call is the default tenant's: the
+            // services take a request without a `Tenant` as the default
+            // tenant's (`grpc::services::split`), so nothing is inserted.
+            None => return Either::Left(self.inner.call(request)),
             Some(_) if request.uri().path().starts_with("/grpc.health.v1.Health/") => {
                 Some(Tenant::default())
             }
             Some(tokens) => request
                 .headers()
-                .get("authorization")
+                .get(http::header::AUTHORIZATION)
                 .and_then(|v| bearer_token(v.as_bytes()))
-                .and_then(|token| tokens.tenant(token)),
+                .and_then(|token| tokens.find(token))
+                .cloned(),
         };
         match tenant {
             Some(tenant) => {
                 request.extensions_mut().insert(tenant);
-                Box::pin(self.inner.call(request))
+                Either::Left(self.inner.call(request))
             }
-            None => Box::pin(async { Ok(unauthenticated()) }),
+            None => Either::Right(ready(Ok(unauthenticated()))),
         }
     }
 }

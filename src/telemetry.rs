@@ -146,6 +146,72 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
     Ok(bound)
 }
 
+/// A metric handle registered at its first use once the exporter is
+/// installed, then used as it is: recording through it skips the registry
+/// lookup (hashing the name and labels, a shard lock) a `metrics` macro
+/// pays on every call. Registering at first use, not before, keeps the
+/// exposition as the macros leave it: a series appears when first recorded.
+///
+/// Before [`install`] (tests, `--metrics-listen off`) the handle is not
+/// kept: a handle taken from the no-op recorder would stay no-op after an
+/// install, so each use registers anew, exactly as a macro does (and a
+/// local recorder of a test still sees the record).
+#[derive(Debug)]
+pub struct Registered<T> {
+    handle: OnceLock<T>,
+}
+
+impl<T> Registered<T> {
+    /// An empty cell; `const` so that it can be a `static`.
+    pub const fn new() -> Self {
+        Registered {
+            handle: OnceLock::new(),
+        }
+    }
+
+    /// Calls `record` with the handle, registered by `register` (which
+    /// must always name the same metric and labels) when not kept yet.
+    pub fn with(&self, register: impl FnOnce() -> T, record: impl FnOnce(&T)) {
+        if INSTALLED.get().is_some() {
+            record(self.handle.get_or_init(register));
+        } else {
+            record(&register());
+        }
+    }
+}
+
+impl<T> Default for Registered<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A counter without labels, named once, registered as [`Registered`]
+/// says: `static PUSHED: NamedCounter = NamedCounter::new(UPDATES_PUSHED)`.
+#[derive(Debug)]
+pub struct NamedCounter {
+    name: &'static str,
+    handle: Registered<metrics::Counter>,
+}
+
+impl NamedCounter {
+    /// The counter `name`.
+    pub const fn new(name: &'static str) -> Self {
+        NamedCounter {
+            name,
+            handle: Registered::new(),
+        }
+    }
+
+    /// Adds `by` (0 shows the series at 0, as `counter!(..).increment(0)`).
+    pub fn increment(&self, by: u64) {
+        self.handle.with(
+            || metrics::counter!(self.name),
+            |counter| counter.increment(by),
+        );
+    }
+}
+
 fn describe() {
     metrics::describe_histogram!(
         WORLD_INFO_SCAN_DURATION,

@@ -27,7 +27,13 @@ use super::slot::LatestInjections;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, InjectionKey};
 use crate::domain::{DomainError, Limits};
-use crate::telemetry;
+use crate::telemetry::{self, NamedCounter};
+
+/// Injections sent to subscribers, counted once per delivery through a
+/// handle kept after its first use (no registry lookup per delivery).
+static UPDATES_PUSHED: NamedCounter = NamedCounter::new(telemetry::UPDATES_PUSHED);
+/// Revisions slow subscribers skipped, as [`UPDATES_PUSHED`].
+static UPDATES_SKIPPED: NamedCounter = NamedCounter::new(telemetry::UPDATES_SKIPPED);
 
 type Latest = LatestInjections;
 
@@ -183,10 +189,10 @@ impl Updates {
             return false;
         }
         if *sent > 0 {
-            metrics::counter!(telemetry::UPDATES_SKIPPED).increment(injection.revision - *sent - 1);
+            UPDATES_SKIPPED.increment(injection.revision - *sent - 1);
         }
         *sent = injection.revision;
-        metrics::counter!(telemetry::UPDATES_PUSHED).increment(1);
+        UPDATES_PUSHED.increment(1);
         true
     }
 

@@ -3,24 +3,32 @@
 //! failure of the server's own the error id its cause was logged under
 //! (see `grpc::status`).
 //!
-//! The status is decoded from the response headers with
-//! [`Status::from_header_map`]: tonic sends a handler's error as a
-//! trailers-only response with `grpc-status` in the headers, and a success
-//! carries no status there (it comes in the trailers as OK).
+//! The status is read from the response headers: tonic sends a handler's
+//! error as a trailers-only response with `grpc-status` in the headers, and
+//! a success carries no status there (it comes in the trailers as OK). A
+//! success is told by that header's absence alone; a failure's status is
+//! decoded once, with [`Status::from_header_map`].
+//!
+//! Per call, the method's label and metric handles are found with one
+//! lookup of the path in a table built once (`methods`): no label is
+//! allocated and no registry lookup is made once a series is registered.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
-use prost::Message as _;
+use pin_project_lite::pin_project;
 use tonic::codegen::http;
 use tonic::{Code, Status};
 use tower::{Layer, Service};
 
-use crate::grpc::pb;
 use crate::grpc::status::error_id;
 use crate::telemetry;
+
+mod methods;
+
+pub use methods::recap_v1_methods;
 
 /// Wraps services with [`Observed`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,51 +47,6 @@ pub struct Observed<S> {
     inner: S,
 }
 
-/// The method label of a request path: "/recap.v1.EventService/Publish"
-/// gives "recap.v1.EventService/Publish". Paths outside the services recapd
-/// serves are one label, "unknown", so clients cannot create series at will.
-fn method_label(path: &str) -> String {
-    const SERVED: [&str; 4] = [
-        "recap.v1.",
-        "grpc.health.v1.Health/",
-        "grpc.reflection.v1.",
-        "grpc.reflection.v1alpha.",
-    ];
-    let method = path.trim_start_matches('/');
-    let known = SERVED.iter().any(|prefix| method.starts_with(prefix))
-        && method.len() <= 100
-        && method
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'/' || b == b'_');
-    if known {
-        method.to_owned()
-    } else {
-        "unknown".to_owned()
-    }
-}
-
-/// The method label of every RPC of the `recap.v1` services, read from the
-/// descriptors compiled from the proto (so the list cannot drift from it),
-/// in proto order: "recap.v1.EventService/Publish", ...
-pub fn recap_v1_methods() -> Vec<String> {
-    let set = match prost_types::FileDescriptorSet::decode(pb::FILE_DESCRIPTOR_SET) {
-        Ok(set) => set,
-        Err(error) => {
-            tracing::warn!(%error, "cannot read the compiled recap.v1 descriptors");
-            return Vec::new();
-        }
-    };
-    let mut methods = Vec::new();
-    for file in set.file.iter().filter(|file| file.package() == "recap.v1") {
-        for service in &file.service {
-            for method in &service.method {
-                methods.push(format!("recap.v1.{}/{}", service.name(), method.name()));
-            }
-        }
-    }
-    methods
-}
-
 /// Shows `recapd_rpc_requests_total{method, code="OK"}` at 0 for every
 /// `recap.v1` method, so a scrape lists every method before its first call
 /// (counters only ever go up: this never lowers a count already recorded).
@@ -100,24 +63,36 @@ pub const REQUEST_TOO_LARGE_MESSAGE: &str = "request larger than --max-request-b
 /// tonic refuses a request over `--max-request-bytes` before any service
 /// sees it, with OUT_OF_RANGE; recapd answers every limit with
 /// RESOURCE_EXHAUSTED, so this maps that one transport status (and only it:
-/// it is recognised by tonic's message).
-fn request_too_large_is_resource_exhausted<B: Default>(response: &mut http::Response<B>) {
-    let too_large = status_of(response).is_some_and(|status| {
-        status.code() == Code::OutOfRange
-            && status
-                .message()
-                .contains("decoded message length too large")
-    });
-    if too_large {
-        *response = Status::resource_exhausted(REQUEST_TOO_LARGE_MESSAGE).into_http();
+/// it is recognised by tonic's message). Gives the response's status as
+/// [`status_of`] would decode it after the mapping, decoded once.
+fn request_too_large_is_resource_exhausted<B: Default>(
+    response: &mut http::Response<B>,
+) -> Option<Status> {
+    let status = status_of(response)?;
+    let too_large = status.code() == Code::OutOfRange
+        && status
+            .message()
+            .contains("decoded message length too large");
+    if !too_large {
+        return Some(status);
     }
+    *response = Status::resource_exhausted(REQUEST_TOO_LARGE_MESSAGE).into_http();
+    Some(Status::resource_exhausted(REQUEST_TOO_LARGE_MESSAGE))
 }
 
 /// The status of an error response, decoded by tonic from its headers;
-/// `None` for a response whose status comes later, in the trailers.
+/// `None` for a response whose status comes later, in the trailers. A
+/// response without `grpc-status` (every success) costs one header lookup:
+/// tonic decodes a status exactly when that header is there.
 fn status_of<B>(response: &http::Response<B>) -> Option<Status> {
+    if !response.headers().contains_key(GRPC_STATUS) {
+        return None;
+    }
     Status::from_header_map(response.headers())
 }
+
+/// The header of a trailers-only response's status.
+const GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
 /// A code's name as the gRPC spec spells it (tonic's `Debug` is camel
 /// case): the `code` label of the request counter and of log lines.
@@ -162,41 +137,59 @@ fn log_failure(method: &str, status: &Status) {
 impl<S, ReqBody, ResBody> Service<http::Request<ReqBody>> for Observed<S>
 where
     S: Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
-    S::Future: Send + 'static,
     ResBody: Default,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+    type Future = ObservedFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
-        let method = method_label(request.uri().path());
+        let method = methods::method(request.uri().path());
         let started = Instant::now();
-        let response = self.inner.call(request);
-        Box::pin(async move {
-            let mut result = response.await;
-            if let Ok(response) = &mut result {
-                request_too_large_is_resource_exhausted(response);
-            }
-            let status = match &result {
-                Ok(response) => status_of(response),
-                Err(_) => Some(Status::internal("transport error")),
-            };
-            let code = status.as_ref().map_or(Code::Ok, Status::code);
-            let name = code_name(code);
-            if let Some(status) = &status {
-                log_failure(&method, status);
-            }
-            metrics::histogram!(telemetry::RPC_DURATION, "method" => method.clone())
-                .record(started.elapsed().as_secs_f64());
-            metrics::counter!(telemetry::RPC_REQUESTS, "method" => method, "code" => name)
-                .increment(1);
-            result
-        })
+        ObservedFuture {
+            inner: self.inner.call(request),
+            method,
+            started,
+        }
+    }
+}
+
+pin_project! {
+    /// An observed call: the inner call's future, then its status logged
+    /// and counted (no future boxed per call).
+    pub struct ObservedFuture<F> {
+        #[pin]
+        inner: F,
+        method: &'static methods::Method,
+        started: Instant,
+    }
+}
+
+impl<F, ResBody, Error> Future for ObservedFuture<F>
+where
+    F: Future<Output = Result<http::Response<ResBody>, Error>>,
+    ResBody: Default,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut result = ready!(this.inner.poll(cx));
+        let status = match &mut result {
+            Ok(response) => request_too_large_is_resource_exhausted(response),
+            Err(_) => Some(Status::internal("transport error")),
+        };
+        let code = status.as_ref().map_or(Code::Ok, Status::code);
+        if let Some(status) = &status {
+            log_failure(this.method.label, status);
+        }
+        this.method
+            .record(code, this.started.elapsed().as_secs_f64());
+        Poll::Ready(result)
     }
 }
 

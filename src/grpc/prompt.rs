@@ -75,7 +75,7 @@ impl PromptService for PromptApi {
             .map_err(domain_status)?;
         for (i, example) in examples.iter().enumerate() {
             limits
-                .check_text(&format!("examples[{i}]"), example)
+                .check_text(format_args!("examples[{i}]"), example)
                 .map_err(domain_status)?;
         }
         let Some(chat) = chat else {

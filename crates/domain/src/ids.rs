@@ -16,19 +16,25 @@ pub fn check_message_id(field: &str, id: &str) -> Result<(), DomainError> {
     check_id(field, id)
 }
 
-fn check_id(field: &str, id: &str) -> Result<(), DomainError> {
+/// [`check_message_id`] for a field name built from parts
+/// (`format_args!`), formatted only for an error.
+pub fn check_message_id_in(field: std::fmt::Arguments<'_>, id: &str) -> Result<(), DomainError> {
+    check_id(field, id)
+}
+
+fn check_id(field: impl std::fmt::Display, id: &str) -> Result<(), DomainError> {
     if id.is_empty() {
-        return Err(DomainError::invalid(field, "must not be empty"));
+        return Err(DomainError::invalid(field.to_string(), "must not be empty"));
     }
     if id.len() > MAX_ID_BYTES {
         return Err(DomainError::invalid(
-            field,
+            field.to_string(),
             format!("{} bytes is longer than {MAX_ID_BYTES}", id.len()),
         ));
     }
     if id.chars().any(char::is_control) {
         return Err(DomainError::invalid(
-            field,
+            field.to_string(),
             "must not contain control characters",
         ));
     }

@@ -130,11 +130,13 @@ impl Limits {
         Ok(())
     }
 
-    /// Refuses a text field longer than [`Limits::max_text_bytes`].
-    pub fn check_text(&self, field: &str, text: &str) -> Result<(), DomainError> {
+    /// Refuses a text field longer than [`Limits::max_text_bytes`]; `field`
+    /// (a `&str`, or `format_args!` for a name built from parts) is
+    /// formatted only for the error.
+    pub fn check_text(&self, field: impl std::fmt::Display, text: &str) -> Result<(), DomainError> {
         if text.len() > self.max_text_bytes {
             return Err(DomainError::invalid(
-                field,
+                field.to_string(),
                 format!(
                     "{} bytes is over the maximum of {} bytes",
                     text.len(),

@@ -485,12 +485,13 @@ impl NewMessage {
             swipes,
             swipe_id,
         } = self;
-        ids::check_message_id(&format!("{field}.id"), &id)?;
-        limits.check_text(&format!("{field}.text"), &text)?;
-        limits.check_text(&format!("{field}.name"), &name)?;
-        limits.check_text(&format!("{field}.character_key"), &character_key)?;
+        // Field names are formatted only for an error.
+        ids::check_message_id_in(format_args!("{field}.id"), &id)?;
+        limits.check_text(format_args!("{field}.text"), &text)?;
+        limits.check_text(format_args!("{field}.name"), &name)?;
+        limits.check_text(format_args!("{field}.character_key"), &character_key)?;
         for swipe in &swipes {
-            limits.check_text(&format!("{field}.swipes"), swipe)?;
+            limits.check_text(format_args!("{field}.swipes"), swipe)?;
         }
         let (mut swipes, swipe_id) = if swipes.is_empty() {
             if swipe_id != 0 {

@@ -45,8 +45,8 @@ pub fn message(
         hidden,
         message_id,
     } = message;
-    limits.check_text(&format!("{field}.content"), &content)?;
-    limits.check_text(&format!("{field}.name"), &name)?;
+    limits.check_text(format_args!("{field}.content"), &content)?;
+    limits.check_text(format_args!("{field}.name"), &name)?;
     if !message_id.is_empty() {
         let field = format!("{field}.message_id");
         if !with_chat {
@@ -86,8 +86,8 @@ pub fn extension_prompt(
             "must not be empty",
         ));
     }
-    limits.check_text(&format!("{field}.key"), &key)?;
-    limits.check_text(&format!("{field}.value"), &value)?;
+    limits.check_text(format_args!("{field}.key"), &key)?;
+    limits.check_text(format_args!("{field}.value"), &value)?;
     let depth = settings::check_depth(depth).map_err(|_| {
         DomainError::invalid(
             format!("{field}.depth"),

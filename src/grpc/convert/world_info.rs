@@ -50,7 +50,7 @@ pub fn texts(texts: Option<pb::WorldInfoTexts>, limits: &Limits) -> Result<ScanT
         limits.check_text(field, text)?;
     }
     for (i, tag) in character_tags.iter().enumerate() {
-        limits.check_text(&format!("texts.character_tags[{i}]"), tag)?;
+        limits.check_text(format_args!("texts.character_tags[{i}]"), tag)?;
     }
     Ok(ScanTexts {
         persona_description,

@@ -1,5 +1,12 @@
 use super::*;
 
+/// The method label of a request path: "/recap.v1.EventService/Publish"
+/// gives "recap.v1.EventService/Publish"; paths other than the methods
+/// recapd serves are one label, "unknown".
+fn method_label(path: &str) -> &'static str {
+    methods::method(path).label
+}
+
 #[test]
 fn only_served_services_get_their_own_label() {
     assert_eq!(
@@ -12,6 +19,18 @@ fn only_served_services_get_their_own_label() {
     );
     assert_eq!(method_label("/evil.Service/Random123"), "unknown");
     assert_eq!(method_label("/recap.v1.EventService/\u{0}"), "unknown");
+    // A method recapd does not serve, even under a served package, is
+    // "unknown": a flood of made-up paths adds no series.
+    assert_eq!(method_label("/recap.v1.EventService/Random123"), "unknown");
+    assert_eq!(method_label("/grpc.health.v1.Health/Random123"), "unknown");
+    assert_eq!(method_label("recap.v1.EventService/Publish"), "unknown");
+    for served in [
+        "grpc.health.v1.Health/Watch",
+        "grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    ] {
+        assert_eq!(method_label(&format!("/{served}")), served);
+    }
 }
 
 #[test]
@@ -31,7 +50,7 @@ fn every_recap_method_is_listed_under_its_own_label() {
     }
     // Each is the label its calls are counted under.
     for method in &methods {
-        assert_eq!(&method_label(&format!("/{method}")), method);
+        assert_eq!(method_label(&format!("/{method}")), method.as_str());
     }
 }
 
