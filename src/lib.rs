@@ -10,7 +10,8 @@
 //!
 //! The layers depend downwards only:
 //!
-//! - [`grpc`]: the six `recap.v1` services. Each call is checked and
+//! - [`grpc`]: the eight `recap.v1` services, over gRPC and, for browsers,
+//!   gRPC-Web ([`grpc::web`]). Each call is checked and
 //!   converted ([`grpc::convert`]), handed to the engine, and any error goes
 //!   through the one status table ([`grpc::status`]).
 //! - [`engine`]: per-chat ordering (one async lock per chat), immediate and
@@ -34,7 +35,9 @@
 //!
 //! Around them: [`config`] reads flags and `RECAPD_*` variables and, once
 //! at start-up, the files they name; [`auth`] checks bearer tokens and
-//! gives each call its tenant; [`telemetry`] serves the metrics;
+//! gives each call its tenant; [`inspector`] serves the inspector's web
+//! page, which calls the same services over gRPC-Web; [`telemetry`] serves
+//! the metrics;
 //! [`llm`] sends one request to an OpenAI-compatible LLM and judges its
 //! failure retryable or fatal; [`wall_clock`] is the one wall clock (tests
 //! hand the engine one they set); [`tls_common`] holds what the TLS
