@@ -11,7 +11,14 @@
 //!   bad group fails alone;
 //! - a panic in the store's code is caught: its transaction rolls back (the
 //!   database handles roll back when dropped), its callers get
-//!   [`StoreError::Panicked`], and the loop goes on serving.
+//!   [`StoreError::Panicked`], and the loop goes on serving;
+//! - each group goes back to its caller with the answer, so what it holds
+//!   is freed on the caller's thread, not on the loop's.
+//!
+//! The loop is the one place every write passes through in turn, so a
+//! store gives it groups already made ready by their callers (the group
+//! type [`Group`]: the embedded store's are encoded rows, see
+//! `sqlite::writes`) and keeps in it only what must be serial.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
@@ -25,42 +32,60 @@ use crate::telemetry;
 /// Most groups put into one transaction.
 const MAX_GROUPS_PER_COMMIT: usize = 4096;
 
-/// Where one caller's answer goes.
-type Answer = oneshot::Sender<Result<(), StoreError>>;
+/// One caller's all-or-nothing group of writes, as a store's loop takes it.
+pub trait Group: Send + 'static {
+    /// Whether the group holds no write (it commits nothing).
+    fn is_empty(&self) -> bool;
 
-/// One caller's group, and where its answer goes.
-pub struct Request {
-    writes: Vec<Write>,
-    done: Answer,
-}
-
-impl Request {
     /// Whether the group is committed in a transaction of its own (see
     /// `Batch::gather`).
-    fn goes_alone(&self) -> bool {
-        self.writes
-            .iter()
-            .any(|write| matches!(write, Write::ReplaceChat { .. }))
+    fn goes_alone(&self) -> bool;
+}
+
+/// Whether `writes` replace a whole chat (a possibly large import, which
+/// is committed alone).
+pub fn replaces_a_chat<'a>(writes: impl IntoIterator<Item = &'a Write>) -> bool {
+    writes
+        .into_iter()
+        .any(|write| matches!(write, Write::ReplaceChat { .. }))
+}
+
+impl Group for Vec<Write> {
+    fn is_empty(&self) -> bool {
+        <[Write]>::is_empty(self)
     }
+
+    fn goes_alone(&self) -> bool {
+        replaces_a_chat(self)
+    }
+}
+
+/// Where one caller's answer goes, with its group given back.
+type Answer<G> = oneshot::Sender<(Result<(), StoreError>, G)>;
+
+/// One caller's group, and where its answer goes.
+pub struct Request<G> {
+    group: G,
+    done: Answer<G>,
 }
 
 /// The sending side of a store's commit loop. Closing it (see
 /// [`CommitQueue::close`]) lets the loop drain what it has and end.
-pub struct CommitQueue {
-    sender: parking_lot::RwLock<Option<mpsc::UnboundedSender<Request>>>,
+pub struct CommitQueue<G = Vec<Write>> {
+    sender: parking_lot::RwLock<Option<mpsc::UnboundedSender<Request<G>>>>,
     /// Completes (its sender dropped) when the loop has ended.
     finished: tokio::sync::Mutex<Option<oneshot::Receiver<()>>>,
 }
 
 /// The receiving side, for the store's loop, and the signal it drops when
 /// it ends.
-pub struct CommitRequests {
-    requests: mpsc::UnboundedReceiver<Request>,
+pub struct CommitRequests<G = Vec<Write>> {
+    requests: mpsc::UnboundedReceiver<Request<G>>,
     _finished: oneshot::Sender<()>,
 }
 
 /// A new queue and the requests its loop serves.
-pub fn queue() -> (CommitQueue, CommitRequests) {
+pub fn queue<G>() -> (CommitQueue<G>, CommitRequests<G>) {
     let (sender, requests) = mpsc::unbounded_channel();
     let (finished_tx, finished_rx) = oneshot::channel();
     (
@@ -75,11 +100,13 @@ pub fn queue() -> (CommitQueue, CommitRequests) {
     )
 }
 
-impl CommitQueue {
+impl<G: Group> CommitQueue<G> {
     /// Queues one group; resolves once the transaction holding it is
     /// durable, or failed. An empty group commits nothing and succeeds.
-    pub async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
-        if writes.is_empty() {
+    /// The group comes back with the answer and is dropped here, on the
+    /// caller's thread.
+    pub async fn commit(&self, group: G) -> Result<(), StoreError> {
+        if group.is_empty() {
             return Ok(());
         }
         let (done, answer) = oneshot::channel();
@@ -87,10 +114,16 @@ impl CommitQueue {
             let sender = self.sender.read();
             let sender = sender.as_ref().ok_or(StoreError::Closed)?;
             sender
-                .send(Request { writes, done })
+                .send(Request { group, done })
                 .map_err(|_| StoreError::Closed)?;
         }
-        answer.await.unwrap_or(Err(StoreError::Closed))
+        match answer.await {
+            Ok((outcome, group)) => {
+                drop(group);
+                outcome
+            }
+            Err(_) => Err(StoreError::Closed),
+        }
     }
 
     /// Takes no more groups and waits until the loop has answered every
@@ -105,35 +138,35 @@ impl CommitQueue {
 }
 
 /// The groups of one transaction, with their callers.
-struct Batch {
-    callers: Vec<Answer>,
-    groups: Vec<Vec<Write>>,
+struct Batch<G> {
+    callers: Vec<Answer<G>>,
+    groups: Vec<G>,
     started: Instant,
 }
 
-impl Batch {
+impl<G: Group> Batch<G> {
     /// `first` and every request already waiting behind it, except that a
     /// group replacing a whole chat ([`Write::ReplaceChat`], a possibly
     /// large import) is committed alone: the groups waiting behind it do
     /// not share its long transaction, nor its failure. A request taken
     /// from the queue that must go alone is handed back for the next batch.
     fn gather(
-        first: Request,
-        requests: &mut mpsc::UnboundedReceiver<Request>,
-    ) -> (Batch, Option<Request>) {
+        first: Request<G>,
+        requests: &mut mpsc::UnboundedReceiver<Request<G>>,
+    ) -> (Batch<G>, Option<Request<G>>) {
         let mut batch = Batch {
             callers: Vec::new(),
             groups: Vec::new(),
             started: Instant::now(),
         };
-        let alone = first.goes_alone();
+        let alone = first.group.goes_alone();
         batch.push(first);
         if alone {
             return (batch, None);
         }
         while batch.groups.len() < MAX_GROUPS_PER_COMMIT {
             match requests.try_recv() {
-                Ok(next) if next.goes_alone() => return (batch, Some(next)),
+                Ok(next) if next.group.goes_alone() => return (batch, Some(next)),
                 Ok(next) => batch.push(next),
                 Err(_) => break,
             }
@@ -141,34 +174,34 @@ impl Batch {
         (batch, None)
     }
 
-    fn push(&mut self, request: Request) {
+    fn push(&mut self, request: Request<G>) {
         self.callers.push(request.done);
-        self.groups.push(request.writes);
+        self.groups.push(request.group);
     }
 
     /// Answers every caller with the transaction's outcome, or, when it
     /// failed and held several groups, hands them back to be retried one
     /// at a time.
-    fn settle(self, outcome: Result<(), StoreError>) -> Option<Vec<(Vec<Write>, Answer)>> {
+    fn settle(self, outcome: Result<(), StoreError>) -> Option<Vec<(G, Answer<G>)>> {
         metrics::histogram!(telemetry::COMMIT_DURATION)
             .record(self.started.elapsed().as_secs_f64());
         metrics::histogram!(telemetry::COMMIT_BATCH).record(self.groups.len() as f64);
         match outcome {
             Ok(()) => {
-                // The writes go before the answers: a caller that shared a
-                // chat with its writes (`Write::ReplaceChat`) holds it
-                // alone again once answered.
-                drop(self.groups);
-                for caller in self.callers {
-                    let _ = caller.send(Ok(()));
+                // Each group goes back with its answer: the caller frees it
+                // (a caller that shared a chat with its writes,
+                // `Write::ReplaceChat`, holds it alone again once answered).
+                for (group, caller) in self.groups.into_iter().zip(self.callers) {
+                    let _ = caller.send((Ok(()), group));
                 }
                 None
             }
             Err(error) if self.callers.len() == 1 => {
-                // As on success, the writes go before the answer.
-                drop(self.groups);
-                if let Some(caller) = self.callers.into_iter().next() {
-                    let _ = caller.send(Err(error));
+                let mut groups = self.groups.into_iter();
+                if let (Some(group), Some(caller)) =
+                    (groups.next(), self.callers.into_iter().next())
+                {
+                    let _ = caller.send((Err(error), group));
                 }
                 None
             }
@@ -192,11 +225,11 @@ fn log_panic(error: &StoreError) {
 /// Serves `requests` on the calling thread until every [`CommitQueue`]
 /// handle is closed or dropped, committing each batch with `commit` (which
 /// blocks until the transaction is durable).
-pub fn run_blocking(
-    mut requests: CommitRequests,
-    mut commit: impl FnMut(&[Vec<Write>]) -> Result<(), StoreError>,
+pub fn run_blocking<G: Group>(
+    mut requests: CommitRequests<G>,
+    mut commit: impl FnMut(&[G]) -> Result<(), StoreError>,
 ) {
-    let mut guarded = |groups: &[Vec<Write>]| {
+    let mut guarded = |groups: &[G]| {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| commit(groups)))
             .unwrap_or_else(|panic| Err(StoreError::from_panic(&*panic)));
         if let Err(error) = &outcome {
@@ -211,8 +244,7 @@ pub fn run_blocking(
         let outcome = guarded(&batch.groups);
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
             let outcome = guarded(std::slice::from_ref(&group));
-            drop(group);
-            let _ = caller.send(outcome);
+            let _ = caller.send((outcome, group));
         }
     }
 }
@@ -227,7 +259,7 @@ pub trait BatchCommit: Send + Sync {
 
 /// Serves `requests` as a task until every [`CommitQueue`] handle is closed
 /// or dropped, committing each batch with `committer`.
-pub async fn run_async(mut requests: CommitRequests, committer: impl BatchCommit) {
+pub async fn run_async(mut requests: CommitRequests<Vec<Write>>, committer: impl BatchCommit) {
     let guarded = async |groups: &[Vec<Write>]| {
         let outcome = AssertUnwindSafe(committer.commit_batch(groups))
             .catch_unwind()
@@ -252,8 +284,7 @@ pub async fn run_async(mut requests: CommitRequests, committer: impl BatchCommit
         let outcome = guarded(&batch.groups).await;
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
             let outcome = guarded(std::slice::from_ref(&group)).await;
-            drop(group);
-            let _ = caller.send(outcome);
+            let _ = caller.send((outcome, group));
         }
     }
 }

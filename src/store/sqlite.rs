@@ -7,7 +7,8 @@
 //! connection (the group commit loop), and reads run in turn on a reading
 //! thread that owns a second connection, which WAL lets read while a write
 //! is in progress. Layout: `schema` creates and upgrades the database
-//! file, `chat_rows` loads a chat, `jobs` holds the job queue's queries,
+//! file, `writes` makes groups ready and runs the commit thread,
+//! `chat_rows` loads a chat, `jobs` holds the job queue's queries,
 //! `lifecycle` deletes and lists chats and erases what deletions removed
 //! (WAL checkpoints after deletions, at close and at start-up).
 
@@ -18,13 +19,12 @@ use rusqlite::{Connection, params};
 use super::group_commit::{self, CommitQueue};
 use super::{
     ChatListing, ChatSettings, ChatStore, JobQuery, LoadedChat, LorebookListing, StoreError,
-    StoredLorebook, TenantSettings, Write, from_json, to_json,
+    StoredLorebook, TenantSettings, Write, from_json,
 };
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobLane};
-use crate::domain::message::Message;
-use crate::domain::recaps::RecapVersion;
 use crate::domain::time::UnixMicros;
+use writes::EncodedGroup;
 
 mod chat_rows;
 mod jobs;
@@ -32,16 +32,24 @@ mod lifecycle;
 mod lorebooks;
 mod recall;
 mod schema;
+mod writes;
 
 use chat_rows::{ChatRows, Fetched};
 use schema::open_writer;
+// What the store's tests (`tests`, and the modules under it, which import
+// this module whole) write rows with.
+#[cfg(test)]
+use {
+    crate::domain::{message::Message, recaps::RecapVersion},
+    writes::commit_groups as commit,
+};
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "recapd.sqlite3";
 
 /// SQLite-backed [`ChatStore`].
 pub struct SqliteStore {
-    commits: CommitQueue,
+    commits: CommitQueue<EncodedGroup>,
     /// Completes (its sender dropped) once the commit thread, its queue
     /// closed, has checkpointed the WAL and closed the writing connection.
     checkpointed: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
@@ -89,7 +97,7 @@ impl SqliteStore {
         std::thread::Builder::new()
             .name("recapd-commit".into())
             .spawn(move || {
-                commit_loop(writer, requests);
+                writes::commit_loop(writer, requests);
                 drop(checkpointed_tx);
             })
             .map_err(|e| StoreError::database("starting the commit thread", e))?;
@@ -140,222 +148,6 @@ fn join_error(error: tokio::task::JoinError) -> StoreError {
     }
 }
 
-/// How long the checkpoint after a batch that deleted a chat waits for a
-/// busy reader before it gives up until later (the batch's callers wait
-/// for it).
-const CHECKPOINT_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
-
-/// How long a checkpoint still owed waits for a busy reader when it is
-/// tried again, after a later batch (whose callers wait for it).
-const CHECKPOINT_RETRY_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// How often a checkpoint still owed is tried again, at most: under a
-/// steady stream of reads every try may fail, and each one holds up a
-/// batch.
-const CHECKPOINT_RETRY_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// How long the writing connection waits for a lock (`busy_timeout`).
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// The commit thread: serves the queue until it is closed (or the store
-/// dropped), checkpointing the WAL after each batch that deleted a chat,
-/// and once more at the end, before the store's `close` returns.
-fn commit_loop(mut writer: Connection, requests: group_commit::CommitRequests) {
-    // A checkpoint after a deletion that could not finish is retried after
-    // a later batch, at most every CHECKPOINT_RETRY_EVERY, until one does.
-    let mut owed_since_try: Option<std::time::Instant> = None;
-    group_commit::run_blocking(requests, |groups| {
-        commit(&mut writer, groups)?;
-        let wait = if lifecycle::deletes_a_chat(groups) {
-            Some(CHECKPOINT_WAIT)
-        } else {
-            owed_since_try
-                .filter(|tried| tried.elapsed() >= CHECKPOINT_RETRY_EVERY)
-                .map(|_| CHECKPOINT_RETRY_WAIT)
-        };
-        if let Some(wait) = wait {
-            // The batch is durable: the checkpoint only erases the deleted
-            // rows' older copies, and its failure fails nothing. Logged
-            // once per deletion, not at every retry.
-            let short = writer.busy_timeout(wait);
-            let done = match lifecycle::checkpoint(&writer) {
-                Ok(lifecycle::Checkpointed::Done) => true,
-                Ok(lifecycle::Checkpointed::Busy) => false,
-                Err(error) => {
-                    tracing::warn!(%error, "the WAL checkpoint after a deletion failed; it is tried again later");
-                    false
-                }
-            };
-            if !done && owed_since_try.is_none() {
-                tracing::info!(
-                    "a reader kept the WAL checkpoint after a deletion from finishing; it is tried again within a second or two"
-                );
-            }
-            owed_since_try = (!done).then(std::time::Instant::now);
-            if short.is_ok() && writer.busy_timeout(BUSY_TIMEOUT).is_err() {
-                tracing::warn!("could not restore the writing connection's busy timeout");
-            }
-        }
-        Ok(())
-    });
-    lifecycle::checkpoint_logged(&writer, "closing the store");
-    drop(writer);
-}
-
-/// One batch in one transaction on the writing connection.
-fn commit(conn: &mut Connection, groups: &[Vec<Write>]) -> Result<(), StoreError> {
-    let tx = conn.transaction().map_err(db_err("beginning a commit"))?;
-    for write in groups.iter().flatten() {
-        apply(&tx, write)?;
-    }
-    tx.commit().map_err(db_err("committing"))
-}
-
-fn execute(
-    tx: &rusqlite::Transaction<'_>,
-    sql: &str,
-    values: impl rusqlite::Params,
-) -> Result<(), StoreError> {
-    tx.prepare_cached(sql)
-        .and_then(|mut statement| statement.execute(values))
-        .map(drop)
-        .map_err(db_err("writing a row"))
-}
-
-fn put_message(
-    tx: &rusqlite::Transaction<'_>,
-    chat: &ChatKey,
-    seq: i64,
-    message: &Message,
-) -> Result<(), StoreError> {
-    execute(
-        tx,
-        "INSERT INTO messages (tenant, chat_id, message_id, seq, body)
-         VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (tenant, chat_id, message_id) DO UPDATE SET seq = ?4, body = ?5",
-        params![
-            chat.tenant.name(),
-            chat.id,
-            message.id.as_str(),
-            seq,
-            to_json("message", message)?
-        ],
-    )
-}
-
-fn put_recap(
-    tx: &rusqlite::Transaction<'_>,
-    chat: &ChatKey,
-    version: &RecapVersion,
-) -> Result<(), StoreError> {
-    execute(
-        tx,
-        "INSERT INTO recaps (tenant, chat_id, version, body) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (tenant, chat_id, version) DO UPDATE SET body = ?4",
-        params![
-            chat.tenant.name(),
-            chat.id,
-            version.version,
-            to_json("running recap", version)?
-        ],
-    )
-}
-
-fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
-    match write {
-        // One process writes a data directory: nobody else can move a chat.
-        Write::Claim { .. } => Ok(()),
-        Write::Job { job, expect_fence } => jobs::put_job(tx, job, *expect_fence),
-        Write::PurgeJobs { finished_before_us } => jobs::purge_jobs(tx, *finished_before_us),
-        Write::Lorebook(put) => lorebooks::put_lorebook(tx, put),
-        Write::DeleteLorebook(delete) => lorebooks::delete_lorebook(tx, delete),
-        Write::DeleteChat { chat, tombstone } => lifecycle::delete_chat(tx, chat, tombstone),
-        Write::Activity {
-            chat,
-            message_count,
-            updated_us,
-        } => lifecycle::put_activity(tx, chat, *message_count, *updated_us),
-        Write::Chat { chat, meta } => execute(
-            tx,
-            "INSERT INTO chats (tenant, chat_id, needs_refresh, body) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (tenant, chat_id) DO UPDATE SET needs_refresh = ?3, body = ?4",
-            params![
-                chat.tenant.name(),
-                chat.id,
-                meta.needs_refresh,
-                to_json("chat row", meta)?
-            ],
-        ),
-        Write::Message { chat, seq, message } => put_message(tx, chat, *seq, message),
-        Write::ReplaceChat { chat, content } => {
-            let key = params![chat.tenant.name(), chat.id];
-            execute(
-                tx,
-                "DELETE FROM messages WHERE tenant = ?1 AND chat_id = ?2",
-                key,
-            )?;
-            execute(
-                tx,
-                "DELETE FROM recaps WHERE tenant = ?1 AND chat_id = ?2",
-                key,
-            )?;
-            execute(
-                tx,
-                "DELETE FROM recall_vectors WHERE tenant = ?1 AND chat_id = ?2",
-                key,
-            )?;
-            // One body at a time: a large chat is never serialised whole.
-            for (seq, message) in content.0.messages() {
-                put_message(tx, chat, seq, message)?;
-            }
-            for version in content.0.recaps().versions() {
-                put_recap(tx, chat, version)?;
-            }
-            Ok(())
-        }
-        Write::DeleteMessage { chat, message_id } => {
-            execute(
-                tx,
-                "DELETE FROM messages WHERE tenant = ?1 AND chat_id = ?2 AND message_id = ?3",
-                params![chat.tenant.name(), chat.id, message_id],
-            )?;
-            recall::delete_message_vectors(tx, chat, message_id)
-        }
-        Write::RecallVectors {
-            chat,
-            vectors,
-            trims,
-        } => recall::put_vectors(tx, chat, vectors, trims),
-        Write::Recap { chat, version } => put_recap(tx, chat, version),
-        Write::DeleteRecap { chat, version } => execute(
-            tx,
-            "DELETE FROM recaps WHERE tenant = ?1 AND chat_id = ?2 AND version = ?3",
-            params![chat.tenant.name(), chat.id, version],
-        ),
-        Write::GlobalSettings { tenant, patch } => execute(
-            tx,
-            "INSERT INTO global_settings (tenant, body) VALUES (?1, ?2)
-             ON CONFLICT (tenant) DO UPDATE SET body = ?2",
-            params![tenant.name(), to_json("global settings", patch)?],
-        ),
-        Write::AllChatsOweRefresh { tenant } => execute(
-            tx,
-            "UPDATE chats SET needs_refresh = 1 WHERE tenant = ?1",
-            params![tenant.name()],
-        ),
-        Write::ChatSettings { chat, settings } => execute(
-            tx,
-            "INSERT INTO chat_settings (tenant, chat_id, body) VALUES (?1, ?2, ?3)
-             ON CONFLICT (tenant, chat_id) DO UPDATE SET body = ?3",
-            params![
-                chat.tenant.name(),
-                chat.id,
-                to_json("chat settings", settings)?
-            ],
-        ),
-    }
-}
-
 /// The chat keys a query over `chats` answers (columns tenant, chat_id).
 fn chat_keys(
     conn: &Connection,
@@ -378,7 +170,7 @@ fn chat_keys(
 #[async_trait::async_trait]
 impl ChatStore for SqliteStore {
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
-        self.commits.commit(writes).await
+        self.commits.commit(EncodedGroup::encode(writes)?).await
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {

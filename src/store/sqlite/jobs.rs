@@ -9,12 +9,13 @@
 
 use crate::domain::time::UnixMicros;
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Transaction, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Statement, Transaction, params, params_from_iter};
 
-use super::{db_err, execute};
+use super::db_err;
+use super::writes::{execute, run};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
-use crate::store::{JobQuery, StoreError, from_json, to_json};
+use crate::store::{JobQuery, StoreError, from_json};
 
 /// A fence as stored: the same 64 bits, read as signed (SQLite integers
 /// are signed), so that distinct fences stay distinct.
@@ -42,13 +43,25 @@ fn codes(states: impl IntoIterator<Item = JobState>) -> String {
         .join(", ")
 }
 
+/// The statement of [`put_job`], held by the commit thread.
+pub(super) const PUT_JOB: &str =
+    "INSERT INTO jobs (job_id, tenant, chat_id, state, kind, created_us, updated_us,
+                   not_before_us, lease_until_us, fence, body)
+ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+ ON CONFLICT (job_id) DO UPDATE SET
+     tenant = ?2, chat_id = ?3, state = ?4, kind = ?5, created_us = ?6,
+     updated_us = ?7, not_before_us = ?8, lease_until_us = ?9, fence = ?10, body = ?11";
+
 /// [`crate::store::Write::Job`]: checks the stored fence when one is
 /// expected (this runs inside the batch's transaction, after the batch's
 /// earlier writes, on the one connection that writes), then creates or
-/// replaces the row.
+/// replaces the row with the commit thread's [`PUT_JOB`] and `body`, the
+/// job as JSON.
 pub(super) fn put_job(
     tx: &Transaction<'_>,
+    statement: &mut Statement<'_>,
     job: &Job,
+    body: &str,
     expect_fence: Option<u64>,
 ) -> Result<(), StoreError> {
     if let Some(expected) = expect_fence {
@@ -60,14 +73,8 @@ pub(super) fn put_job(
             return Err(StoreError::Fenced(job.id.clone()));
         }
     }
-    execute(
-        tx,
-        "INSERT INTO jobs (job_id, tenant, chat_id, state, kind, created_us, updated_us,
-                           not_before_us, lease_until_us, fence, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-         ON CONFLICT (job_id) DO UPDATE SET
-             tenant = ?2, chat_id = ?3, state = ?4, kind = ?5, created_us = ?6,
-             updated_us = ?7, not_before_us = ?8, lease_until_us = ?9, fence = ?10, body = ?11",
+    run(
+        statement,
         params![
             job.id,
             job.chat.tenant.name(),
@@ -79,7 +86,7 @@ pub(super) fn put_job(
             job.not_before_us.0,
             job.lease.as_ref().map(|lease| lease.until_us.0),
             fence_column(job.fence),
-            to_json("job", job)?
+            body
         ],
     )
 }

@@ -13,9 +13,10 @@
 //! killed between a deletion and its checkpoint erases it on the next start.
 
 use crate::domain::time::UnixMicros;
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, Statement, Transaction, params};
 
-use super::{db_err, execute};
+use super::db_err;
+use super::writes::{execute, run};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::store::{ChatListing, ChatSettings, StoreError, Tombstone, Write, from_json};
 
@@ -71,18 +72,22 @@ pub(super) fn delete_chat(
     )
 }
 
-/// [`Write::Activity`]: creates or replaces the chat's activity row.
+/// The statement of [`put_activity`], held by the commit thread.
+pub(super) const PUT_ACTIVITY: &str =
+    "INSERT INTO chat_activity (tenant, chat_id, updated_us, message_count)
+     VALUES (?1, ?2, ?3, ?4)
+     ON CONFLICT (tenant, chat_id) DO UPDATE SET updated_us = ?3, message_count = ?4";
+
+/// [`Write::Activity`]: creates or replaces the chat's activity row, with
+/// the commit thread's [`PUT_ACTIVITY`].
 pub(super) fn put_activity(
-    tx: &Transaction<'_>,
+    statement: &mut Statement<'_>,
     chat: &ChatKey,
     message_count: u64,
     updated_us: UnixMicros,
 ) -> Result<(), StoreError> {
-    execute(
-        tx,
-        "INSERT INTO chat_activity (tenant, chat_id, updated_us, message_count)
-         VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (tenant, chat_id) DO UPDATE SET updated_us = ?3, message_count = ?4",
+    run(
+        statement,
         params![
             chat.tenant.name(),
             chat.id,
@@ -94,10 +99,9 @@ pub(super) fn put_activity(
 
 /// Whether a batch deleted a chat or a lorebook (and so owes a
 /// [`checkpoint`], so that the deleted content leaves the WAL too).
-pub(super) fn deletes_a_chat(groups: &[Vec<Write>]) -> bool {
-    groups
-        .iter()
-        .flatten()
+pub(super) fn deletes_a_chat<'a>(writes: impl IntoIterator<Item = &'a Write>) -> bool {
+    writes
+        .into_iter()
         .any(|write| matches!(write, Write::DeleteChat { .. } | Write::DeleteLorebook(_)))
 }
 

@@ -5,7 +5,8 @@
 
 use rusqlite::{Connection, Transaction, params};
 
-use super::{db_err, execute};
+use super::db_err;
+use super::writes::execute;
 use crate::domain::ids::ChatKey;
 use crate::domain::recall::{ChunkKey, Source, StoredVector};
 use crate::store::StoreError;
