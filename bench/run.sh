@@ -15,6 +15,8 @@
 #
 # Replicas sharing a PostgreSQL store (--store) are measured apart, by
 # bench/replicas.sh: it needs a database, so this script does not run it.
+# Durable Publish over recapd's --workers 1, 2, 4, 8 (calls/s, the server's
+# busy cores, the commit thread's share) is bench/scaling.sh, run apart too.
 # Recaps written by recapd (bench/jobs.sh, with a fake LLM) run at the end,
 # on the embedded store and on PostgreSQL, then the memory budget
 # (bench/resident.sh: 200,000 chats past a 256 MiB budget).
