@@ -62,6 +62,14 @@ answered() {
         'index($0, "recapd_rpc_requests_total{") == 1 && index($0, m) {s += $NF} END {printf "%.0f\n", s}'
 }
 
+# The store's commits so far at ADDR, and the groups they held: "commits groups".
+commits() {
+    curl -s "http://$1/metrics" | awk '
+        index($0, "recapd_store_commit_batch_size_count") == 1 {c += $NF}
+        index($0, "recapd_store_commit_batch_size_sum") == 1 {g += $NF}
+        END {printf "%.0f %.0f\n", c, g}'
+}
+
 # measure PID COMMAND...: zeroes PID's counts, counts while COMMAND runs, dumps.
 measure() {
     local pid=$1
@@ -136,13 +144,17 @@ grind_publish() {
     mp=$(free_port)
     start_recapd "$dir" "$mp"
     "$tool" unary --target publish --addr "$recapd_addr" --callers 50 --seconds 2 >/dev/null
-    local before after calls
+    local before after calls c0 g0 c1 g1
     before=$(answered "127.0.0.1:$mp" recap.v1.EventService/Publish)
+    read -r c0 g0 <<<"$(commits "127.0.0.1:$mp")"
     measure "$recapd_pid" "$tool" unary --target publish --addr "$recapd_addr" --callers 50 --seconds "$PUB_S" >/dev/null
     after=$(answered "127.0.0.1:$mp" recap.v1.EventService/Publish)
+    read -r c1 g1 <<<"$(commits "127.0.0.1:$mp")"
     stop "$recapd_pid"
     calls=$((after - before))
-    echo "publish: calls=$calls ir_per_call=$(( $(total_ir "$dir"/recapd.cg.*) / calls ))"
+    # Groups per commit: the commit thread's BEGIN/COMMIT is shared by
+    # that many calls, so its share per call depends on it.
+    echo "publish: calls=$calls ir_per_call=$(( $(total_ir "$dir"/recapd.cg.*) / calls )) groups_per_commit=$(python3 -c "print(f'{($g1-$g0)/max(1,$c1-$c0):.1f}')")"
     local f t name
     for f in "$dir"/recapd.cg.*; do
         t=$(total_ir "$f")
