@@ -19,8 +19,10 @@
 # utime+stime recapd's process gained in /proc/PID/stat over the load's
 # wall time, divided by that wall time) and, likewise from
 # /proc/PID/task/TID/stat, the busy share of the store's commit thread
-# (named recapd-commit). The run fails when recapd's metrics count a
-# Publish that did not answer OK.
+# (named recapd-commit), with its CPU per call and the calls/s at which it
+# alone would fill a core: whatever the cores, durable Publish on one
+# database cannot go past that ceiling. The run fails when recapd's metrics
+# count a Publish that did not answer OK.
 #
 #   bench/scaling.sh            the full run (about 70 s after the build)
 #   bench/scaling.sh --smoke    20 callers for 1 s, W in 1 2: the script works; no figure
@@ -118,7 +120,14 @@ for w in "${WORKERS[@]}"; do
         sent=$((sent + $(field count "$line")))
         [ "$w" = "${WORKERS[0]}" ] && base[$shape]=$rps
         busy=$(calc "($p1 - $p0) / $hz / ($t1 - $t0)")
-        if [ -n "$tid" ]; then commit="commit thread $(calc "($c1 - $c0) / $hz / ($t1 - $t0)") core"; else commit="commit thread: none named recapd-commit"; fi
+        if [ -n "$tid" ]; then
+            share=$(calc "($c1 - $c0) / $hz / ($t1 - $t0)")
+            # The commit thread's CPU per call, and the calls/s at which it
+            # alone would fill a core: the ceiling of the serial part.
+            commit="commit thread $share core, $(python3 -c "s=($c1 - $c0) / $hz / ($t1 - $t0); r=$rps; print(f'{s/r*1e6:.1f} us CPU per call, ceiling {r/s:.0f} calls/s' if s > 0 else 'no CPU seen')")"
+        else
+            commit="commit thread: none named recapd-commit"
+        fi
         if [ $shape = many ]; then what="one chat per caller"; else what="all callers on one chat"; fi
         say "Publish durable, --workers $w, $what: $(printf '%.0f' "$rps") calls/s (x$(calc "$rps / ${base[$shape]}") of --workers ${WORKERS[0]}), p99 $(field p99_ms "$line") ms | server busy $busy cores of $server_cores | $commit"
     done

@@ -41,62 +41,66 @@ const CHECKPOINT_RETRY_EVERY: std::time::Duration = std::time::Duration::from_se
 /// How long the writing connection waits for a lock (`busy_timeout`).
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// One write with its row's JSON body, when its row has one, serialised by
-/// the caller ([`EncodedGroup::encode`]).
-pub(super) struct EncodedWrite {
-    write: Write,
-    body: Option<String>,
-}
-
-impl EncodedWrite {
-    /// The body of this write's row: the one serialised by the caller, or,
-    /// for a write whose body was not (the rows of a replaced chat, written
-    /// one at a time), `value` serialised now.
-    fn body<T: Serialize>(
-        &self,
-        what: &'static str,
-        value: &T,
-    ) -> Result<Cow<'_, str>, StoreError> {
-        match &self.body {
-            Some(body) => Ok(Cow::Borrowed(body)),
-            None => to_json(what, value).map(Cow::Owned),
-        }
-    }
-}
-
-/// A caller's all-or-nothing group, its rows' bodies serialised: what the
+/// A caller's all-or-nothing group, with the JSON body of each row it
+/// puts serialised by the caller ([`EncodedGroup::encode`]): what the
 /// embedded store's commit loop takes.
-pub(super) struct EncodedGroup(Vec<EncodedWrite>);
+pub(super) struct EncodedGroup {
+    writes: Vec<Write>,
+    /// `bodies[i]` is the body of `writes[i]`'s row, when it has one.
+    bodies: Vec<Option<String>>,
+}
 
 impl EncodedGroup {
     /// Serialises the body of each row `writes` put (on the caller's
-    /// worker: the commit thread only binds them). A value that cannot be
-    /// serialised fails the group before it is queued, as it would have
-    /// failed its transaction.
+    /// worker: the commit thread only binds them). The writes stay where
+    /// they are. A value that cannot be serialised fails the group before
+    /// it is queued, as it would have failed its transaction.
     pub(super) fn encode(writes: Vec<Write>) -> Result<EncodedGroup, StoreError> {
-        writes
-            .into_iter()
-            .map(|write| {
-                let body = body_of(&write)?;
-                Ok(EncodedWrite { write, body })
-            })
-            .collect::<Result<_, _>>()
-            .map(EncodedGroup)
+        let bodies = writes.iter().map(body_of).collect::<Result<_, _>>()?;
+        Ok(EncodedGroup { writes, bodies })
     }
 
-    /// The group's writes, in order.
-    fn writes(&self) -> impl Iterator<Item = &Write> {
-        self.0.iter().map(|encoded| &encoded.write)
+    /// The group's writes, in order, each with its row's body when the
+    /// caller serialised one.
+    fn encoded(&self) -> impl Iterator<Item = Encoded<'_>> {
+        self.writes
+            .iter()
+            .zip(&self.bodies)
+            .map(|(write, body)| Encoded {
+                write,
+                body: body.as_deref(),
+            })
     }
 }
 
 impl Group for EncodedGroup {
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.writes.is_empty()
     }
 
     fn goes_alone(&self) -> bool {
-        group_commit::replaces_a_chat(self.writes())
+        group_commit::replaces_a_chat(&self.writes)
+    }
+}
+
+/// One write of an [`EncodedGroup`], with its row's body.
+struct Encoded<'a> {
+    write: &'a Write,
+    body: Option<&'a str>,
+}
+
+impl Encoded<'_> {
+    /// The body of this write's row: the one serialised by the caller, or,
+    /// for a write whose body was not, `value` serialised now.
+    fn body<T: Serialize>(
+        &self,
+        what: &'static str,
+        value: &T,
+    ) -> Result<Cow<'_, str>, StoreError> {
+        match self.body {
+            Some(body) => Ok(Cow::Borrowed(body)),
+            None => to_json(what, value).map(Cow::Owned),
+        }
     }
 }
 
@@ -211,7 +215,7 @@ pub(super) fn commit_loop(
         commit(&writer, held, groups)?;
         let wait = if groups
             .iter()
-            .any(|group| lifecycle::deletes_a_chat(group.writes()))
+            .any(|group| lifecycle::deletes_a_chat(&group.writes))
         {
             Some(CHECKPOINT_WAIT)
         } else {
@@ -260,8 +264,8 @@ fn commit(
     let tx = conn
         .unchecked_transaction()
         .map_err(db_err("beginning a commit"))?;
-    for encoded in groups.iter().flat_map(|group| &group.0) {
-        apply(&tx, statements, encoded)?;
+    for encoded in groups.iter().flat_map(EncodedGroup::encoded) {
+        apply(&tx, statements, &encoded)?;
     }
     tx.commit().map_err(db_err("committing"))
 }
@@ -294,9 +298,9 @@ fn put_recap(
 fn apply(
     tx: &Transaction<'_>,
     statements: &mut Statements<'_>,
-    encoded: &EncodedWrite,
+    encoded: &Encoded<'_>,
 ) -> Result<(), StoreError> {
-    match &encoded.write {
+    match encoded.write {
         // One process writes a data directory: nobody else can move a chat.
         Write::Claim { .. } => Ok(()),
         Write::Job { job, expect_fence } => jobs::put_job(
