@@ -128,3 +128,47 @@ fn the_state_codes_written_into_the_sql_are_the_domains() {
     assert_eq!(JobState::Running.code(), 2);
     assert_eq!(jobs::terminal_codes(), "3, 4, 5, 6");
 }
+
+/// The commit thread keeps its prepared statements for its whole life: a
+/// group that fails (here on a moved fence, after its chat row was
+/// written in the same transaction) rolls back alone, and the groups after
+/// it, or batched with it, are written with the same statements.
+#[tokio::test]
+async fn the_commit_thread_writes_on_after_a_failed_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let c = key("t", "c");
+    let d = key("t", "d");
+    let first = running(job("j", &c, 1, JobState::Pending), 100, 1);
+    store.commit(vec![put(&first)]).await.unwrap();
+    let mut late = first.clone();
+    late.state = JobState::Failed;
+    // Alone, then side by side with a good group (which may share its
+    // batch: the batch then fails and each group is committed alone).
+    let error = store
+        .commit(vec![chat_row(&c, 7), fenced(&late, 2)])
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Fenced(_)), "{error:?}");
+    assert!(store.load(&c).await.unwrap().chat.is_none());
+    let (bad, good) = tokio::join!(
+        store.commit(vec![chat_row(&c, 8), fenced(&late, 3)]),
+        store.commit(vec![chat_row(&d, 4)]),
+    );
+    assert!(matches!(bad, Err(StoreError::Fenced(_))), "{bad:?}");
+    good.unwrap();
+    assert!(store.load(&c).await.unwrap().chat.is_none());
+    let mut done = first.clone();
+    done.state = JobState::Succeeded;
+    store
+        .commit(vec![chat_row(&c, 9), fenced(&done, 1)])
+        .await
+        .unwrap();
+    let loaded = store.load(&c).await.unwrap();
+    assert_eq!(loaded.chat.map(|chat| chat.meta.revision), Some(9));
+    let stored = store.job(&c.tenant, "j").await.unwrap();
+    assert_eq!(stored.map(|job| job.state), Some(JobState::Succeeded));
+    let other = store.load(&d).await.unwrap();
+    assert_eq!(other.chat.map(|chat| chat.meta.revision), Some(4));
+    store.close().await;
+}
