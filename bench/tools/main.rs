@@ -32,12 +32,17 @@
 //! - `recall`: recall (issue 31) with a fake embeddings endpoint this
 //!   process serves: indexing time and throughput, Recall latency, the
 //!   recall tier's cost per refresh, memory under a budget.
+//! - `hostile`: hostile World Info (issue 41): a regex key with a
+//!   quadratic lookahead and a recursion chain, scanned alone; another
+//!   chat's GetInjection while they scan in loops; the server's CPU after
+//!   a scan whose deadline passed.
 
 mod bare;
 mod data;
 mod drive;
 mod eval;
 mod fixtures;
+mod hostile;
 mod jobs;
 mod lore;
 mod recall;
@@ -97,6 +102,8 @@ enum Command {
     Lore(lore::Lore),
     /// Recall: indexing, Recall latency, the tier's cost, memory.
     Recall(recall::Recall),
+    /// Hostile World Info: bounded scans, and the chats beside them.
+    Hostile(hostile::Hostile),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -129,6 +136,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::WorldInfo(args) => world_info::world_info(args).await,
                     Command::Lore(args) => lore::lore(args).await,
                     Command::Recall(args) => recall::recall(args).await,
+                    Command::Hostile(args) => hostile::hostile(args)
+                        .await
+                        .map_err(|e| e.to_string().into()),
                     _ => unreachable!("handled above"),
                 }
             })
