@@ -109,6 +109,7 @@ fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &ScanSettings
         dry_run: true,
         seed: 1,
         limits: &limits,
+        interrupt: &|| None,
     };
     check_world_info(input).map_or(0, |outcome| outcome.activated.len())
 }

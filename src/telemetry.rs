@@ -99,6 +99,11 @@ pub const WORLD_INFO_SCAN_DURATION: &str = "recapd_world_info_scan_duration_seco
 /// Counter of World Info regex keys that hit their step bound and were
 /// taken as not matching.
 pub const WORLD_INFO_REGEX_OVERRUNS: &str = "recapd_world_info_regex_overruns_total";
+/// Counter of World Info activations stopped before their end, labelled
+/// `reason`: `budget` (past `--world-info-scan-timeout`, answered
+/// RESOURCE_EXHAUSTED) or `cancelled` (the call went away: its client
+/// reset it or its deadline passed).
+pub const WORLD_INFO_SCANS_INTERRUPTED: &str = "recapd_world_info_scans_interrupted_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.
 const SECONDS_BUCKETS: [f64; 14] = [
@@ -220,6 +225,10 @@ fn describe() {
     metrics::describe_counter!(
         WORLD_INFO_REGEX_OVERRUNS,
         "World Info regex keys that hit their step bound (taken as not matching)."
+    );
+    metrics::describe_counter!(
+        WORLD_INFO_SCANS_INTERRUPTED,
+        "World Info activations stopped before their end, by reason (budget, cancelled)."
     );
     metrics::describe_counter!(
         JOB_TRANSITIONS,

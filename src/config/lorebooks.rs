@@ -1,9 +1,12 @@
 //! The limits on lorebooks (SillyTavern World Info files) a tenant keeps;
 //! past each, RESOURCE_EXHAUSTED naming the flag.
 
+use std::time::Duration;
+
+use super::duration::{self, BareUnit};
 use crate::domain::world_info::book::BookLimits;
 use crate::domain::world_info::scan::ScanLimits;
-use crate::engine::LorebookLimits;
+use crate::engine::{LorebookLimits, ScanPool};
 
 /// The lorebook limits, flattened into [`super::Config`].
 #[derive(Debug, Clone, clap::Args)]
@@ -51,6 +54,39 @@ pub struct LorebookOptions {
           default_value_t = LorebookLimits::default().scan.regex_step_limit,
           value_parser = clap::value_parser!(u64).range(1000..=1_000_000_000))]
     pub world_info_regex_steps: u64,
+
+    /// How long one World Info activation (ScanWorldInfo, RenderPrompt
+    /// with a chat) may run before it is stopped and answered
+    /// RESOURCE_EXHAUSTED: a duration from 10ms to 10m such as 1s or
+    /// 500ms; a bare number is seconds. Counted from when the activation
+    /// starts on its scan thread.
+    #[arg(long, env = "RECAPD_WORLD_INFO_SCAN_TIMEOUT", value_name = "DURATION",
+          default_value = "1s", value_parser = parse_scan_timeout)]
+    pub world_info_scan_timeout: Duration,
+
+    /// Threads World Info activations run on (never on the async
+    /// workers); more scans wait for a free one.
+    #[arg(long, env = "RECAPD_WORLD_INFO_SCAN_THREADS",
+          default_value_t = ScanPool::default().threads as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub world_info_scan_threads: u64,
+
+    /// Most World Info activations of one tenant running at once; the
+    /// tenant's other scans wait in arrival order, holding no thread.
+    #[arg(long, env = "RECAPD_WORLD_INFO_SCANS_PER_TENANT",
+          default_value_t = ScanPool::default().per_tenant as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub world_info_scans_per_tenant: u64,
+}
+
+/// Parses `--world-info-scan-timeout`: 10 ms to 10 min, a bare number in
+/// seconds.
+fn parse_scan_timeout(text: &str) -> Result<Duration, String> {
+    duration::parse_duration_in(
+        text,
+        BareUnit::Seconds,
+        Duration::from_millis(10)..=duration::seconds(600),
+    )
 }
 
 impl LorebookOptions {
@@ -67,6 +103,11 @@ impl LorebookOptions {
             scan: ScanLimits {
                 max_passes: self.world_info_max_passes,
                 regex_step_limit: self.world_info_regex_steps,
+            },
+            scan_pool: ScanPool {
+                timeout: self.world_info_scan_timeout,
+                threads: size(self.world_info_scan_threads),
+                per_tenant: size(self.world_info_scans_per_tenant),
             },
         }
     }

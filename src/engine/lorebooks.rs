@@ -19,6 +19,7 @@ mod entries;
 mod shelf;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::domain::DomainError;
 use crate::domain::ids::Tenant;
@@ -59,6 +60,36 @@ pub struct LorebookLimits {
     /// One World Info scan's bounds: passes, and backtracking steps per
     /// regex key and haystack.
     pub scan: ScanLimits,
+    /// Where scans run and for how long: see [`ScanPool`].
+    pub scan_pool: ScanPool,
+}
+
+/// How World Info activations share the machine
+/// (`--world-info-scan-timeout`, `--world-info-scan-threads`,
+/// `--world-info-scans-per-tenant`): each runs on one of `threads`
+/// blocking threads, never on an async worker, at most `per_tenant` of one
+/// tenant at once (the others wait in arrival order), and stops with
+/// RESOURCE_EXHAUSTED once it has run for `timeout`. Every field is at
+/// least 1 (a zero would refuse or stall every scan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanPool {
+    /// One activation's time budget, counted from when it starts on its
+    /// thread (waiting for a thread or for the chat is not counted).
+    pub timeout: Duration,
+    /// Most activations running at once, all tenants.
+    pub threads: usize,
+    /// Most activations of one tenant running at once.
+    pub per_tenant: usize,
+}
+
+impl Default for ScanPool {
+    fn default() -> Self {
+        ScanPool {
+            timeout: Duration::from_secs(1),
+            threads: 2,
+            per_tenant: 1,
+        }
+    }
 }
 
 impl Default for LorebookLimits {
@@ -71,6 +102,7 @@ impl Default for LorebookLimits {
                 max_content_bytes: 1024 * 1024,
             },
             scan: ScanLimits::default(),
+            scan_pool: ScanPool::default(),
         }
     }
 }

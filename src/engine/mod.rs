@@ -128,7 +128,7 @@ pub use jobs::{Embedder, JobsConfig, QueueOptions, RecapWriter};
 pub use lifecycle::ChatSummary;
 pub use lorebooks::{
     LorebookEntry, LorebookLimits, LorebookSummary, MAX_NAME_BYTES as MAX_LOREBOOK_NAME_BYTES,
-    check_name as check_lorebook_name,
+    ScanPool, check_name as check_lorebook_name,
 };
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
@@ -201,6 +201,8 @@ struct Inner {
     lorebook_limits: LorebookLimits,
     /// The lorebooks' locks and parsed books.
     lorebooks: lorebooks::Shelf,
+    /// The World Info scans' threads and per-tenant shares.
+    scan_gate: world_info::ScanGate,
     /// The embeddings model whose vectors recall uses (empty without an
     /// embeddings endpoint: keyword search alone).
     recall_model: String,
@@ -305,6 +307,7 @@ impl Engine {
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
                 wall_clock,
+                scan_gate: world_info::ScanGate::new(&lorebook_limits.scan_pool),
                 lorebook_limits,
                 lorebooks: lorebooks::Shelf::default(),
                 recall_model,

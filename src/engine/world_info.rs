@@ -7,8 +7,16 @@
 //! settings, transcript, injections and timed state are read, and the new
 //! timed state committed, under the chat's lock, so two scans of one chat
 //! advance its effects one after the other. A dry run commits nothing.
+//!
+//! The activation itself runs on a scan thread, never on an async worker
+//! (`gate`: at most `--world-info-scan-threads` at once, at most
+//! `--world-info-scans-per-tenant` of one tenant), within its time budget
+//! (`job`: `--world-info-scan-timeout`), and stops when its call goes away.
 
 use std::sync::Arc;
+
+use gate::{CancelOnDrop, ScanPermits};
+use job::{ScanFailure, ScanJob};
 
 use super::commit::Commit;
 use super::ops::known_chat_ref;
@@ -19,13 +27,9 @@ use crate::domain::ids::ChatKey;
 use crate::domain::prompt::{self, ExtensionPrompt, PromptMessage};
 use crate::domain::refresh::InjectionKey;
 use crate::domain::settings::Settings;
-use crate::domain::tokens;
 use crate::domain::world_info::book::Book;
 use crate::domain::world_info::place::{Placement, place};
-use crate::domain::world_info::scan::{
-    CharacterStrategy, CharacterSubject, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanMessage,
-    ScanSettings, check_world_info,
-};
+use crate::domain::world_info::scan::{CharacterStrategy, ScanSettings};
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::world_info::types::{Activated, GenerationType, ScanTexts};
 use crate::domain::writing::macros;
@@ -67,6 +71,11 @@ pub struct WorldInfoScan {
     /// See [`WorldInfoScan::user_name`].
     pub char_name: String,
 }
+
+mod gate;
+mod job;
+
+pub(super) use gate::ScanGate;
 
 /// The books a chat's settings name, by role.
 struct BookNames {
@@ -128,15 +137,22 @@ impl Engine {
     /// skipped). Unless `dry_run`, the chat's timed effects after the scan
     /// are committed with its row before this answers.
     ///
+    /// The activation runs on a scan thread ([`ScanPool`](super::ScanPool)): the call
+    /// waits for its tenant's turn and a thread before it locks the chat.
+    /// Dropping the returned future (the client went away, or its deadline
+    /// passed) stops the activation at its next key test; nothing of it is
+    /// committed.
+    ///
     /// # Errors
     /// NotFound for an unknown chat or a `message_id` the chat does not
     /// hold; ResourceExhausted when the scan needs more passes than the
-    /// limit; store errors.
+    /// limit or runs past its time budget; store errors.
     pub async fn scan_world_info(
         &self,
         chat_id: &ChatKey,
         request: &ScanRequest,
     ) -> Result<WorldInfoScan, EngineError> {
+        let cancel = CancelOnDrop::new();
         let global = self.global(&chat_id.tenant);
         let names = self
             .read_chat(chat_id, |resident| {
@@ -144,10 +160,12 @@ impl Engine {
                 Ok(BookNames::of(&resident.effective(&global)))
             })
             .await?;
-        let books = self
+        let books: Arc<[(String, Arc<Book>)]> = self
             .lorebooks_for_scan(&chat_id.tenant, &names.all())
-            .await?;
-        self.retrying(|| self.scan_once(chat_id, request, &books))
+            .await?
+            .into();
+        let permits = Arc::new(self.inner.scan_gate.enter(&chat_id.tenant).await);
+        self.retrying(|| self.scan_once(chat_id, request, &books, &permits, &cancel))
             .await
     }
 
@@ -155,7 +173,9 @@ impl Engine {
         &self,
         chat_id: &ChatKey,
         request: &ScanRequest,
-        books: &[(String, Arc<Book>)],
+        books: &Arc<[(String, Arc<Book>)]>,
+        permits: &Arc<ScanPermits>,
+        cancel: &CancelOnDrop,
     ) -> Result<WorldInfoScan, EngineError> {
         let global = self.global(&chat_id.tenant);
         let slot = self.slot(chat_id);
@@ -202,92 +222,60 @@ impl Engine {
             .filter(|p| p.scan && !p.value.is_empty())
             .map(|p| substitute(&p.value))
             .collect();
-        let messages: Vec<ScanMessage<'_>> = history
-            .iter()
-            .filter(|m| !m.hidden)
-            .map(|m| ScanMessage {
-                name: &m.name,
-                text: &m.content,
-            })
-            .collect();
         let timed = resident
             .meta
             .world_info_timed
             .as_deref()
             .map(TimedState::from_json)
             .unwrap_or_default();
-        let entries: Vec<(&str, Arc<[crate::domain::world_info::entry::Entry]>)> = books
-            .iter()
-            .map(|(name, book)| (name.as_str(), book.scan_entries(name)))
-            .collect();
-        let book = |name: &str| {
-            entries
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(name, entries)| ScanBook { name, entries })
-        };
-        let names = BookNames::of(&settings);
-        let scan_books = ScanBooks::new(
-            book(&names.chat),
-            book(&names.persona),
-            names.global.iter().filter_map(|n| book(n)).collect(),
-            names.character.iter().filter_map(|n| book(n)).collect(),
-        );
-        let texts = &request.texts;
-        let filter_name = if texts.character_filter_name.is_empty() {
-            &texts.character_name
-        } else {
-            &texts.character_filter_name
-        };
-        let kind = settings.tokenizer;
-        let count_tokens = |text: &str| tokens::count(kind, text);
         let seed = match request.seed {
             0 => rand::random::<u64>(),
             seed => seed,
         };
-        let started = std::time::Instant::now();
-        let outcome = check_world_info(ScanInput {
-            settings: &scan_settings(&settings),
-            books: scan_books,
-            messages: &messages,
-            texts: GlobalTexts {
-                persona_description: &texts.persona_description,
-                character_description: &texts.character_description,
-                character_personality: &texts.character_personality,
-                character_depth_prompt: &texts.character_depth_prompt,
-                scenario: &texts.scenario,
-                creator_notes: &texts.creator_notes,
-            },
-            scan_prompts: &scan_prompts,
+        let job = ScanJob {
+            settings: scan_settings(&settings),
+            names: BookNames::of(&settings),
+            books: books.clone(),
+            history,
+            scan_prompts,
+            texts: request.texts.clone(),
+            user_name: user_name.clone(),
+            char_name: char_name.clone(),
             generation_type: request.generation_type,
-            character: (!filter_name.is_empty() || !texts.character_tags.is_empty()).then_some(
-                CharacterSubject {
-                    filter_name,
-                    tags: &texts.character_tags,
-                },
-            ),
+            tokenizer: settings.tokenizer,
             max_context_tokens: settings
                 .max_context_tokens
                 .map_or(u32::MAX, |t| u32::try_from(t).unwrap_or(u32::MAX)),
-            count_tokens: &count_tokens,
-            substitute: &substitute,
-            timed: &timed,
-            // recapd's dry run is a preview of the real generation: the
-            // scan reads and advances a copy of the timed effects, which
-            // is then not committed (SillyTavern's own dry run, the
-            // domain's `dry_run`, ignores sticky and cooldown instead).
-            dry_run: false,
+            timed,
             seed,
-            limits: &self.lorebook_limits().scan,
+            limits: self.lorebook_limits().scan,
+        };
+        // The chat stays locked while its scan runs on a scan thread (the
+        // timed effects it advances are committed below, one scan after
+        // the other); the async worker is free meanwhile.
+        let thread_permits = permits.clone();
+        let cancelled = cancel.flag();
+        let timeout = self.lorebook_limits().scan_pool.timeout;
+        let (history, outcome) = tokio::task::spawn_blocking(move || {
+            let _permits = thread_permits;
+            job.run(&cancelled, timeout)
         })
-        .map_err(|error| match error {
-            DomainError::ResourceExhausted(why) => {
-                DomainError::ResourceExhausted(format!("{why} (--world-info-max-passes)"))
-            }
-            other => other,
+        .await
+        .map_err(|error| match error.try_into_panic() {
+            Ok(panic) => EngineError::panicked(&*panic),
+            Err(_) => EngineError::Panicked("the World Info scan's thread was stopped".into()),
         })?;
-        metrics::histogram!(telemetry::WORLD_INFO_SCAN_DURATION)
-            .record(started.elapsed().as_secs_f64());
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(ScanFailure::Refused(error)) => return Err(error.into()),
+            // Only a dropped call cancels, so nobody reads this.
+            Err(ScanFailure::Cancelled) => {
+                return Err(DomainError::FailedPrecondition(
+                    "the World Info scan was cancelled".into(),
+                )
+                .into());
+            }
+        };
         for (book, uid, key) in &outcome.regex_overruns {
             tracing::warn!(chat = %chat_id, book, uid, key, "a World Info regex key hit its step bound and was taken as not matching");
             metrics::counter!(telemetry::WORLD_INFO_REGEX_OVERRUNS).increment(1);

@@ -23,6 +23,7 @@ mod books;
 mod hostile;
 mod placement;
 mod replicas;
+mod scan_bounds;
 mod settings;
 mod timed;
 

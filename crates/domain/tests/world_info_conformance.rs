@@ -171,6 +171,7 @@ fn run_case(case: &Case) -> String {
             dry_run: scan.dry_run,
             seed: 29,
             limits: &limits,
+            interrupt: &|| None,
         };
         let outcome = match check_world_info(input) {
             Ok(o) => o,

@@ -22,6 +22,12 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "7",
         "--world-info-regex-steps",
         "8000",
+        "--world-info-scan-timeout",
+        "250ms",
+        "--world-info-scan-threads",
+        "3",
+        "--world-info-scans-per-tenant",
+        "2",
     ])
     .unwrap();
     assert_eq!(
@@ -37,6 +43,11 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
                 max_passes: 7,
                 regex_step_limit: 8000,
             },
+            scan_pool: ScanPool {
+                timeout: Duration::from_millis(250),
+                threads: 3,
+                per_tenant: 2,
+            },
         }
     );
     for zero in [
@@ -45,7 +56,18 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "--max-lorebook-key-bytes",
         "--max-lorebook-content-bytes",
         "--world-info-max-passes",
+        "--world-info-scan-timeout",
+        "--world-info-scan-threads",
+        "--world-info-scans-per-tenant",
     ] {
         assert!(limits(&[zero, "0"]).is_err(), "{zero} 0");
     }
+    // The scan timeout is a duration: a bare number is seconds.
+    assert_eq!(
+        limits(&["--world-info-scan-timeout", "2"])
+            .unwrap()
+            .scan_pool
+            .timeout,
+        Duration::from_secs(2)
+    );
 }

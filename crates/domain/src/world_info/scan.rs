@@ -33,6 +33,7 @@ use super::types::{Activated, GenerationType};
 
 mod buffer;
 mod groups;
+mod interrupt;
 mod keys;
 mod regex;
 mod run;
@@ -45,6 +46,8 @@ mod tests_groups;
 mod tests_passes;
 #[cfg(test)]
 mod tests_timed;
+
+pub use interrupt::ScanStop;
 
 /// SillyTavern's `sortFn` under V8's sort, for placement's own sort too.
 pub(crate) use sort::sort_by_order_desc;
@@ -255,6 +258,12 @@ pub struct ScanInput<'a> {
     pub seed: u64,
     /// Bounds on the work.
     pub limits: &'a ScanLimits,
+    /// Asked between passes, between entries and between key tests: a
+    /// [`ScanStop`] ends the scan at once with [`ScanStop::error`]
+    /// (nothing of it is returned). The domain reads no clock, so a time
+    /// budget or a cancellation is the caller's; `&|| None` never stops.
+    /// It is asked often (once per key test): it must be cheap.
+    pub interrupt: &'a dyn Fn() -> Option<ScanStop>,
 }
 
 /// What one scan gives.
@@ -351,8 +360,8 @@ fn sorted_entries<'a>(books: &ScanBooks<'a>, strategy: CharacterStrategy) -> Vec
 
 /// Runs one activation, as SillyTavern's `checkWorldInfo` does.
 ///
-/// Fails only with ResourceExhausted, when the passes would exceed
-/// `limits.max_passes`.
+/// Fails only with ResourceExhausted: when the passes would exceed
+/// `limits.max_passes`, or when [`ScanInput::interrupt`] answers a stop.
 pub fn check_world_info(input: ScanInput<'_>) -> Result<ScanOutcome, DomainError> {
     let mut cands = sorted_entries(&input.books, input.settings.character_strategy);
     if cands.iter().any(|c| c.entry.breaks_loading) {

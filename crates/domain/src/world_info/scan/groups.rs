@@ -12,9 +12,11 @@
 
 use rand_core::RngCore;
 
+use crate::DomainError;
 use crate::world_info::timed::ActiveEffects;
 
 use super::buffer::Buffer;
+use super::interrupt::Interrupt;
 use super::keys::{Matcher, Who};
 use super::sort::sort_by_order_desc;
 use super::{Cand, ScanSettings, js_random};
@@ -31,6 +33,8 @@ pub(crate) struct GroupContext<'s, 'a, 'b, R: RngCore> {
     pub(crate) buffer: &'s mut Buffer<'b>,
     /// Key matching (group scoring).
     pub(crate) matcher: &'s mut Matcher<'a>,
+    /// The caller's "stop now?", checked before each entry's scoring.
+    pub(crate) interrupt: &'s Interrupt<'s>,
     /// The pass is a min-activations pass.
     pub(crate) min_activations: bool,
     /// The settings.
@@ -54,10 +58,12 @@ fn remove_entry(new_entries: &mut Vec<usize>, entry: usize) {
 /// Filters `new_entries` (indices into `ctx.cands`) by inclusion groups,
 /// SillyTavern's removal defect included (see the module's documentation:
 /// removing an entry already removed drops the last candidate instead).
+///
+/// Fails only when the interrupt answers a stop.
 pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
     new_entries: &mut Vec<usize>,
     ctx: GroupContext<'_, '_, '_, R>,
-) {
+) -> Result<(), DomainError> {
     // Groups in JavaScript's property order: integer-like names first.
     let mut grouped: Vec<(&str, Vec<usize>)> = Vec::new();
     for &e in new_entries.iter() {
@@ -73,7 +79,7 @@ pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
         }
     }
     if grouped.is_empty() {
-        return;
+        return Ok(());
     }
     grouped = crate::world_info::entry::js::in_property_order(grouped);
 
@@ -118,6 +124,7 @@ pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
         }
         let mut scores: Vec<u32> = Vec::with_capacity(group.len());
         for &e in group.iter() {
+            ctx.interrupt.check()?;
             let cand = &ctx.cands[e];
             let who = Who {
                 book: cand.book,
@@ -183,6 +190,7 @@ pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
             remove_all_but(new_entries, group, winner);
         }
     }
+    Ok(())
 }
 
 fn remove_all_but(new_entries: &mut Vec<usize>, group: &[usize], chosen: usize) {

@@ -11,6 +11,7 @@ use crate::world_info::timed::ActiveEffects;
 
 use super::buffer::Buffer;
 use super::groups::{GroupContext, filter_by_inclusion_groups};
+use super::interrupt::Interrupt;
 use super::keys::{Matcher, Who};
 use super::{Cand, ScanInput, js_random};
 
@@ -114,6 +115,7 @@ pub(crate) fn passes<R: RngCore>(
         .filter(|p| !p.is_empty())
         .cloned()
         .collect();
+    let interrupt = Interrupt::new(input.interrupt);
     let mut buffer = Buffer::new(newest_first, &input.texts, inject, settings.depth);
     let step_limit = usize::try_from(input.limits.regex_step_limit).unwrap_or(usize::MAX);
     let mut matcher = Matcher::new(settings, input.substitute, step_limit);
@@ -157,6 +159,7 @@ pub(crate) fn passes<R: RngCore>(
                 input.limits.max_passes
             )));
         }
+        interrupt.check()?;
         count += 1;
         let min_pass = state == State::MinActivations;
         let recursion_pass = state == State::Recursion;
@@ -209,7 +212,7 @@ pub(crate) fn passes<R: RngCore>(
             if entry.key.is_empty() {
                 continue;
             }
-            if key_match(&mut buffer, &mut matcher, cand, min_pass) {
+            if key_match(&mut buffer, &mut matcher, &interrupt, cand, min_pass)? {
                 now.push(i);
             }
         }
@@ -233,11 +236,12 @@ pub(crate) fn passes<R: RngCore>(
                 effects,
                 buffer: &mut buffer,
                 matcher: &mut matcher,
+                interrupt: &interrupt,
                 min_activations: min_pass,
                 settings,
                 rng,
             },
-        );
+        )?;
 
         // Probability and budget (world-info.js:4898-4957).
         let mut new_content = String::new();
@@ -246,6 +250,7 @@ pub(crate) fn passes<R: RngCore>(
             .filter(|&&i| cands[i].entry.ignore_budget)
             .count();
         for &i in &new_entries {
+            interrupt.check()?;
             let entry = cands[i].entry;
             if entry.ignore_budget {
                 ignores_budget -= 1;
@@ -356,13 +361,15 @@ pub(crate) fn passes<R: RngCore>(
 }
 
 /// Primary keys, then secondary keys by the entry's logic
-/// (world-info.js:4799-4876).
+/// (world-info.js:4799-4876); the interrupt is checked before each key
+/// test.
 fn key_match(
     buffer: &mut Buffer<'_>,
     matcher: &mut Matcher<'_>,
+    interrupt: &Interrupt<'_>,
     cand: &Cand<'_>,
     min_pass: bool,
-) -> bool {
+) -> Result<bool, DomainError> {
     let entry = cand.entry;
     let who = Who {
         book: cand.book,
@@ -371,6 +378,7 @@ fn key_match(
     let hay = buffer.get(entry, min_pass);
     let mut primary = false;
     for key in &entry.key {
+        interrupt.check()?;
         if let Some(k) = matcher.prepared_key(key)
             && matcher.matches(hay, &k, &who)
         {
@@ -379,10 +387,10 @@ fn key_match(
         }
     }
     if !primary {
-        return false;
+        return Ok(false);
     }
     if !entry.selective || entry.keysecondary.is_empty() {
-        return true;
+        return Ok(true);
     }
     // `selectiveLogic ?? 0`, then only 0-3 mean anything.
     let logic = entry.selective_logic_raw.unwrap_or(0.0);
@@ -391,6 +399,7 @@ fn key_match(
     let mut any = false;
     let mut all = true;
     for key in &entry.keysecondary {
+        interrupt.check()?;
         let found = match matcher.prepared_key(key) {
             Some(k) => matcher.matches(hay, &k, &who),
             None => false,
@@ -398,11 +407,11 @@ fn key_match(
         any |= found;
         all &= found;
         if and_any && found {
-            return true;
+            return Ok(true);
         }
         if not_all && !found {
-            return true;
+            return Ok(true);
         }
     }
-    (not_any && !any) || (and_all && all)
+    Ok((not_any && !any) || (and_all && all))
 }

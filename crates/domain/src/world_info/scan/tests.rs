@@ -71,6 +71,7 @@ pub(super) mod support {
         pub(crate) max_context: u32,
         pub(crate) limits: ScanLimits,
         pub(crate) substitute: &'a dyn Fn(&str) -> String,
+        pub(crate) interrupt: &'a dyn Fn() -> Option<ScanStop>,
     }
 
     impl<'a> Run<'a> {
@@ -91,6 +92,7 @@ pub(super) mod support {
                 max_context: 100_000,
                 limits: ScanLimits::default(),
                 substitute: &same,
+                interrupt: &|| None,
             }
         }
 
@@ -121,6 +123,7 @@ pub(super) mod support {
                 dry_run: self.dry_run,
                 seed: self.seed,
                 limits: &self.limits,
+                interrupt: self.interrupt,
             })
         }
 

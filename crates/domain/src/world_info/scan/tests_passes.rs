@@ -164,6 +164,63 @@ fn passes_past_the_limit_fail() {
 }
 
 #[test]
+fn an_interrupt_stops_the_scan_between_passes() {
+    // A chain that recursion follows for three passes; the caller's
+    // "stop now?" turns to a stop once the first pass has activated its
+    // entry: the scan ends with ResourceExhausted and returns nothing.
+    let entries = [
+        entry(r#"{"uid":0,"key":["a"],"content":"b","order":3}"#),
+        entry(r#"{"uid":1,"key":["b"],"content":"c","order":2}"#),
+        entry(r#"{"uid":2,"key":["c"],"content":"d","order":1}"#),
+    ];
+    let mut run = Run::new(&entries, &[("U", "a")]);
+    run.settings.recursive = true;
+    assert_eq!(run.go().expect("scan").passes, 4, "uninterrupted");
+    // Asked once per pass and once per key test: the first pass asks
+    // 1 + 3 times (and once more for its one activated entry), so the
+    // sixth question is the second pass's first.
+    let asked = std::cell::Cell::new(0u32);
+    let stop_at_the_second_pass = || {
+        asked.set(asked.get() + 1);
+        (asked.get() > 5).then_some(ScanStop::OverBudget)
+    };
+    run.interrupt = &stop_at_the_second_pass;
+    match run.go() {
+        Err(DomainError::ResourceExhausted(why)) => assert!(why.contains("budget"), "{why}"),
+        other => panic!("expected ResourceExhausted, got {other:?}"),
+    }
+    assert_eq!(asked.get(), 6, "no question after the stop");
+    // A cancellation says so; a stop from the start runs no pass.
+    run.interrupt = &|| Some(ScanStop::Cancelled);
+    match run.go() {
+        Err(DomainError::ResourceExhausted(why)) => assert!(why.contains("cancelled"), "{why}"),
+        other => panic!("expected ResourceExhausted, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_interrupt_stops_the_scan_between_key_tests() {
+    // One pass of many entries with keys that never match: the stop comes
+    // in the middle of the pass, at the next key test.
+    let entries: Vec<Entry> = (0..50)
+        .map(|i| {
+            entry(&format!(
+                r#"{{"uid":{i},"key":["never{i}","nor{i}"],"content":"x"}}"#
+            ))
+        })
+        .collect();
+    let mut run = Run::new(&entries, &[("U", "a")]);
+    let asked = std::cell::Cell::new(0u32);
+    let stop_at_the_tenth = || {
+        asked.set(asked.get() + 1);
+        (asked.get() >= 10).then_some(ScanStop::OverBudget)
+    };
+    run.interrupt = &stop_at_the_tenth;
+    assert!(matches!(run.go(), Err(DomainError::ResourceExhausted(_))));
+    assert_eq!(asked.get(), 10, "the scan stopped at the first stop");
+}
+
+#[test]
 fn a_hostile_regex_key_is_reported_and_does_not_match() {
     // The bound (ScanLimits::regex_step_limit): reported, never timed.
     let entries = [
@@ -260,6 +317,7 @@ fn books_are_loaded_once_and_ordered_by_role_and_strategy() {
             dry_run: false,
             seed: 0,
             limits: &ScanLimits::default(),
+            interrupt: &|| None,
         })
         .expect("scan");
         out.activated
