@@ -37,6 +37,13 @@ pub struct LorebookOptions {
           value_parser = clap::value_parser!(u64).range(1..=(64 * 1024 * 1024)))]
     pub max_lorebook_content_bytes: u64,
 
+    /// Largest lorebook, in bytes with an optional KiB/MiB/GiB suffix:
+    /// the length of its file as stored and exported. An import, an entry
+    /// put or a lore job's write past it is refused. 1KiB to 1GiB.
+    #[arg(long, env = "RECAPD_MAX_LOREBOOK_BYTES", default_value = "16MiB",
+          value_parser = parse_lorebook_bytes)]
+    pub max_lorebook_bytes: u64,
+
     /// Most passes one World Info scan may run (recursion, min
     /// activations, delay levels); a scan that needs more is refused with
     /// RESOURCE_EXHAUSTED. SillyTavern's own cap is the
@@ -99,6 +106,7 @@ impl LorebookOptions {
                 max_entries: size(self.max_lorebook_entries),
                 max_key_bytes: size(self.max_lorebook_key_bytes),
                 max_content_bytes: size(self.max_lorebook_content_bytes),
+                max_book_bytes: size(self.max_lorebook_bytes),
             },
             scan: ScanLimits {
                 max_passes: self.world_info_max_passes,
@@ -110,6 +118,16 @@ impl LorebookOptions {
                 per_tenant: size(self.world_info_scans_per_tenant),
             },
         }
+    }
+}
+
+/// Parses `--max-lorebook-bytes`: a size from 1 KiB to 1 GiB.
+fn parse_lorebook_bytes(text: &str) -> Result<u64, String> {
+    let bytes = super::parse_size(text)?;
+    if (1024..=1024 * 1024 * 1024).contains(&bytes) {
+        Ok(bytes)
+    } else {
+        Err(format!("{text:?} is not from 1KiB to 1GiB"))
     }
 }
 

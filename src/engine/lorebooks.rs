@@ -4,12 +4,16 @@
 //! reads ([`Engine::lorebooks_for_scan`]).
 //!
 //! A book is stored as the file's text (`Book::to_json`, JSON-equal to the
-//! file imported) with a version (see `store::lorebooks`). An edit is a
-//! read-modify-write of the whole book under the book's lock
-//! (`shelf::Shelf`), so edits of one book in this process never lose one
-//! another; its write names the version it read, so an edit racing one
-//! of another replica is done again on the new book (at most
-//! [`MAX_ATTEMPTS`] times, then ABORTED). Parsed books are cached with
+//! file imported) with a version (see `store::lorebooks`), and the entry
+//! edits made since. An edit is a read-modify-write of the book under the
+//! book's lock (`shelf::Shelf`), so edits of one book in this process
+//! never lose one another; its write names the version it read, so an
+//! edit racing one of another replica is done again on the new book (at
+//! most [`MAX_ATTEMPTS`] times, then ABORTED). An entry's edit writes that
+//! entry alone (`Write::LorebookEntry`), until the edits stored pass the
+//! book's size: that edit writes the book whole (a compaction), so
+//! reading a book costs at most about twice its size and an edit, over
+//! time, what its entry costs. Parsed books are cached with
 //! their version: with one writer (the embedded store) the cache is the
 //! truth; with replicas each use first reads the stored versions (one
 //! query for all the books a scan needs).
@@ -28,7 +32,8 @@ use crate::domain::world_info::book::{Book, BookLimits};
 use crate::domain::world_info::card;
 use crate::domain::world_info::scan::ScanLimits;
 use crate::store::{
-    DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, StoreError, Write,
+    DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, PutLorebookEntry,
+    StoreError, StoredLorebook, Write,
 };
 
 use super::{CONFLICT_BACKOFF, Engine, EngineError};
@@ -50,12 +55,14 @@ pub const MAX_NAME_BYTES: usize = 256;
 
 /// The operator's limits on lorebooks (`--max-lorebooks-per-tenant`,
 /// `--max-lorebook-entries`, `--max-lorebook-key-bytes`,
-/// `--max-lorebook-content-bytes`); past them RESOURCE_EXHAUSTED.
+/// `--max-lorebook-content-bytes`, `--max-lorebook-bytes`); past them
+/// RESOURCE_EXHAUSTED.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LorebookLimits {
     /// Most books one tenant keeps.
     pub max_books_per_tenant: usize,
-    /// Entries per book, bytes per key, bytes of content.
+    /// Entries per book, bytes per key, bytes of content, bytes of the
+    /// whole file.
     pub book: BookLimits,
     /// One World Info scan's bounds: passes, and backtracking steps per
     /// regex key and haystack.
@@ -100,6 +107,7 @@ impl Default for LorebookLimits {
                 max_entries: 10_000,
                 max_key_bytes: 4 * 1024,
                 max_content_bytes: 1024 * 1024,
+                max_book_bytes: 16 * 1024 * 1024,
             },
             scan: ScanLimits::default(),
             scan_pool: ScanPool::default(),
@@ -114,6 +122,7 @@ const STORED: BookLimits = BookLimits {
     max_entries: usize::MAX,
     max_key_bytes: usize::MAX,
     max_content_bytes: usize::MAX,
+    max_book_bytes: usize::MAX,
 };
 
 /// A lorebook as listed and as answered after a change.
@@ -168,11 +177,13 @@ pub fn check_name(name: &str) -> Result<(), DomainError> {
 
 /// A book's limit refusal with the flag that sets the limit named, so the
 /// caller (or its operator) knows what to raise.
-fn naming_the_flag(error: DomainError) -> DomainError {
+pub(in crate::engine) fn naming_the_flag(error: DomainError) -> DomainError {
     let DomainError::ResourceExhausted(reason) = error else {
         return error;
     };
-    let flag = if reason.contains("content of") {
+    let flag = if reason.contains("the book's file") {
+        Some("--max-lorebook-bytes")
+    } else if reason.contains("content of") {
         Some("--max-lorebook-content-bytes")
     } else if reason.contains("entries") {
         Some("--max-lorebook-entries")
@@ -212,6 +223,23 @@ async fn blocking<T: Send + 'static>(
         .await
         .map_err(EngineError::from_join)?
         .map_err(EngineError::from)
+}
+
+/// A stored book read back: its text parsed (without limits, see
+/// [`STORED`]) and its entry edits replayed in order.
+fn read_stored(stored: &StoredLorebook) -> Result<Book, DomainError> {
+    let mut book = Book::parse(&stored.json, &STORED)?;
+    for (uid, entry) in &stored.edits {
+        book.replay_entry(uid, entry.as_deref())?;
+    }
+    Ok(book)
+}
+
+/// What a write of a book stores: its whole text, or one entry's edit
+/// (its uid and new text, `None` for a deletion).
+enum BookWrite {
+    Whole(Arc<str>),
+    Entry { uid: String, entry: Option<String> },
 }
 
 /// Whether `result` lost a race with another writer of the book (and the
@@ -256,18 +284,19 @@ impl Engine {
             self.inner.lorebooks.forget(key);
             return Ok(None);
         };
-        let listing = stored.listing;
-        let bytes = stored.json.len();
+        let listing = stored.listing.clone();
+        let log_bytes = stored.log_bytes;
         let name = key.1.clone();
-        let book = tokio::task::spawn_blocking(move || Book::parse(&stored.json, &STORED))
+        let book = tokio::task::spawn_blocking(move || read_stored(&stored))
             .await
             .map_err(EngineError::from_join)?
             .map_err(|e| StoreError::corrupt(format!("lorebook {name:?}"), e))?;
         let loaded = Loaded {
             version: listing.version,
+            bytes: book.file_bytes(),
             book: Arc::new(book),
             updated_us: listing.updated_us,
-            bytes,
+            log_bytes,
         };
         self.inner.lorebooks.keep(key.clone(), loaded.clone());
         Ok(Some(loaded))
@@ -294,36 +323,55 @@ impl Engine {
     }
 
     /// Writes `book` as the book's new state over the stored version
-    /// `expect` ([`NO_LOREBOOK`]: a new book) and caches it; the caller
-    /// holds the book's lock.
+    /// `expect` ([`NO_LOREBOOK`]: a new book), as `write` says (the whole
+    /// text, or one entry's edit on top of `log_bytes` of edits already
+    /// stored), and caches it; the caller holds the book's lock.
     async fn write_locked(
         &self,
         key: &BookKey,
         expect: u64,
         book: Arc<Book>,
-        text: Arc<str>,
+        write: BookWrite,
+        log_bytes: u64,
     ) -> Result<LorebookSummary, EngineError> {
         let version = fresh_version(expect);
         let updated_us = self.now();
         let entry_count = u64::try_from(book.entry_count()).unwrap_or(u64::MAX);
-        let bytes = text.len();
-        self.inner
-            .store
-            .commit(vec![Write::Lorebook(PutLorebook {
-                tenant: key.0.clone(),
-                name: key.1.clone(),
-                json: LorebookText(text),
-                entry_count,
-                updated_us,
-                expect_version: expect,
-                version,
-            })])
-            .await?;
+        let (write, log_bytes) = match write {
+            BookWrite::Whole(text) => (
+                Write::Lorebook(PutLorebook {
+                    tenant: key.0.clone(),
+                    name: key.1.clone(),
+                    json: LorebookText(text),
+                    entry_count,
+                    updated_us,
+                    expect_version: expect,
+                    version,
+                }),
+                0,
+            ),
+            BookWrite::Entry { uid, entry } => {
+                let put = PutLorebookEntry {
+                    tenant: key.0.clone(),
+                    name: key.1.clone(),
+                    uid,
+                    entry,
+                    entry_count,
+                    updated_us,
+                    expect_version: expect,
+                    version,
+                };
+                let log_bytes = log_bytes.saturating_add(put.log_bytes());
+                (Write::LorebookEntry(put), log_bytes)
+            }
+        };
+        self.inner.store.commit(vec![write]).await?;
         let loaded = Loaded {
             version,
+            bytes: book.file_bytes(),
             book,
             updated_us,
-            bytes,
+            log_bytes,
         };
         self.inner.lorebooks.keep(key.clone(), loaded);
         Ok(LorebookSummary {
@@ -373,7 +421,13 @@ impl Engine {
                 None => None,
             };
             let result = self
-                .write_locked(&key, expect, book.clone(), text.clone())
+                .write_locked(
+                    &key,
+                    expect,
+                    book.clone(),
+                    BookWrite::Whole(text.clone()),
+                    0,
+                )
                 .await;
             if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
                 return result;
@@ -432,10 +486,17 @@ impl Engine {
         name: &str,
     ) -> Result<String, EngineError> {
         check_name(name)?;
-        match self.inner.store.lorebook(tenant, name).await? {
-            Some(stored) => Ok(stored.json),
-            None => Err(unknown_book(name)),
+        let Some(stored) = self.inner.store.lorebook(tenant, name).await? else {
+            return Err(unknown_book(name));
+        };
+        if stored.edits.is_empty() {
+            return Ok(stored.json);
         }
+        let name = name.to_owned();
+        tokio::task::spawn_blocking(move || read_stored(&stored).map(|book| book.to_json()))
+            .await
+            .map_err(EngineError::from_join)?
+            .map_err(|e| StoreError::corrupt(format!("lorebook {name:?}"), e).into())
     }
 
     /// ListLorebooks: at most `limit` of the tenant's books by name (as

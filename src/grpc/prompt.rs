@@ -133,7 +133,9 @@ impl PromptService for PromptApi {
         Ok(Response::new(pb::RenderPromptResponse {
             text: rendered.text,
             messages: rendered.messages.into_iter().map(Into::into).collect(),
-            world_info: Some(world_info::scan_response(&scan.activated, &scan.placement)),
+            // The prompt carries World Info's text: the activation is
+            // answered without it, so each entry's content comes once.
+            world_info: Some(world_info::prompt_scan_response(&scan.activated)),
         }))
     }
 }

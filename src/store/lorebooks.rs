@@ -11,6 +11,14 @@
 //! when the row moved since: two replicas editing one book never lose an
 //! update, and a cached parse of a book is valid while its version is the
 //! stored one.
+//!
+//! An entry's edit ([`PutLorebookEntry`]) costs what the entry costs: it
+//! moves the row's version and appends the entry's new text to the book's
+//! edits (a table of their own), which a read returns with the row's text
+//! ([`StoredLorebook::edits`]) to be replayed in order. A write of the
+//! whole book (an import, a lore job's change, or the engine's compaction
+//! once the edits' bytes pass the book's) replaces the text and drops the
+//! edits, as a deletion of the book does.
 
 use std::sync::Arc;
 
@@ -53,6 +61,42 @@ pub struct PutLorebook {
     pub version: u64,
 }
 
+/// Changes one entry of a lorebook, if the stored row's version is still
+/// `expect_version`: the row takes `version`, `entry_count` and
+/// `updated_us`, and the edit is appended to the book's edits (its
+/// `uid` and `entry`, the entry's new text, `None` for a deletion), its
+/// bytes added to the row's `log_bytes`. Otherwise (changed or gone) the
+/// whole commit fails with `StoreError::LorebookChanged`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PutLorebookEntry {
+    /// The tenant.
+    pub tenant: Tenant,
+    /// The book's name.
+    pub name: String,
+    /// The entry's uid (its name in `entries`).
+    pub uid: String,
+    /// The entry's JSON object text after the edit; `None`: deleted.
+    pub entry: Option<String>,
+    /// Entries in the book after the edit.
+    pub entry_count: u64,
+    /// When it changed, µs since the epoch.
+    pub updated_us: UnixMicros,
+    /// The version the change was computed from (never [`NO_LOREBOOK`]).
+    pub expect_version: u64,
+    /// The row's new version: not [`NO_LOREBOOK`], not `expect_version`.
+    pub version: u64,
+}
+
+impl PutLorebookEntry {
+    /// The bytes this edit adds to the book's edits (`log_bytes`): its
+    /// uid's, its text's, and one for the row, so a book with edits never
+    /// has `log_bytes` 0.
+    pub fn log_bytes(&self) -> u64 {
+        let bytes = 1 + self.uid.len() + self.entry.as_ref().map_or(0, String::len);
+        u64::try_from(bytes).unwrap_or(u64::MAX)
+    }
+}
+
 /// Deletes one lorebook row if its version is still `expect_version`;
 /// otherwise (changed or gone) the commit fails with
 /// `StoreError::LorebookChanged`.
@@ -71,8 +115,13 @@ pub struct DeleteLorebook {
 pub struct StoredLorebook {
     /// What lists of books show of it.
     pub listing: LorebookListing,
-    /// Its file's text.
+    /// Its file's text as last written whole.
     pub json: String,
+    /// The entry edits made since, in order: (uid, the entry's text,
+    /// `None` for a deletion), to replay on `json`.
+    pub edits: Vec<(String, Option<String>)>,
+    /// The bytes of `edits` (uids and texts).
+    pub log_bytes: u64,
 }
 
 /// A lorebook as listed: everything but its text.

@@ -42,7 +42,8 @@ mod vectors;
 
 pub use error::{StoreError, panic_message};
 pub use lorebooks::{
-    DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, StoredLorebook,
+    DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, PutLorebookEntry,
+    StoredLorebook,
 };
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -239,6 +240,9 @@ pub enum Write {
     /// Creates or replaces a lorebook if its version is the one expected
     /// (see [`lorebooks`]).
     Lorebook(PutLorebook),
+    /// Changes one entry of a lorebook if its version is the one expected
+    /// (see [`lorebooks`]).
+    LorebookEntry(PutLorebookEntry),
     /// Deletes a lorebook if its version is the one expected.
     DeleteLorebook(DeleteLorebook),
     /// Stores vectors of a chat's passages for recall: each replaces the

@@ -16,6 +16,8 @@ use recapd::grpc::pb;
 use recapd::grpc::pb::lorebook_service_client::LorebookServiceClient;
 
 mod entries;
+mod entry_store;
+mod size;
 mod store;
 mod tenants;
 

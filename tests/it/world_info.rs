@@ -22,6 +22,7 @@ mod activation;
 mod books;
 mod hostile;
 mod placement;
+mod prompt_size;
 mod replicas;
 mod scan_bounds;
 mod settings;

@@ -18,6 +18,8 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "5",
         "--max-lorebook-content-bytes",
         "6",
+        "--max-lorebook-bytes",
+        "2MiB",
         "--world-info-max-passes",
         "7",
         "--world-info-regex-steps",
@@ -38,6 +40,7 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
                 max_entries: 4,
                 max_key_bytes: 5,
                 max_content_bytes: 6,
+                max_book_bytes: 2 * 1024 * 1024,
             },
             scan: ScanLimits {
                 max_passes: 7,
@@ -55,6 +58,7 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "--max-lorebook-entries",
         "--max-lorebook-key-bytes",
         "--max-lorebook-content-bytes",
+        "--max-lorebook-bytes",
         "--world-info-max-passes",
         "--world-info-scan-timeout",
         "--world-info-scan-threads",
@@ -70,4 +74,19 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
             .timeout,
         Duration::from_secs(2)
     );
+}
+
+#[test]
+fn the_lorebook_size_takes_units_and_refuses_out_of_range() {
+    assert_eq!(limits(&[]).unwrap().book.max_book_bytes, 16 * 1024 * 1024);
+    assert_eq!(
+        limits(&["--max-lorebook-bytes", "64KiB"])
+            .unwrap()
+            .book
+            .max_book_bytes,
+        64 * 1024
+    );
+    for bad in ["1000", "2GiB", "lots"] {
+        assert!(limits(&["--max-lorebook-bytes", bad]).is_err(), "{bad}");
+    }
 }

@@ -28,7 +28,7 @@ use crate::domain::writing::{self, macros::speakers};
 use crate::store::{StoreError, Write};
 
 use super::super::commit::Commit;
-use super::super::lorebooks::{HeldBook, templated_name};
+use super::super::lorebooks::{HeldBook, naming_the_flag, templated_name};
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
 use super::apply::{fail, job_commit};
@@ -300,6 +300,7 @@ impl Engine {
             let copied = match edit::seed(&mut book, &sources, &limits) {
                 Ok(copied) => copied,
                 Err(refused) => {
+                    let refused = naming_the_flag(refused);
                     resident.jobs[at].last_error =
                         queue::short(&format!("the book could not be seeded: {refused}"));
                     return Ok(LoreApplied {
@@ -337,6 +338,7 @@ impl Engine {
                 let EngineError::Domain(refused) = error else {
                     return Err(error);
                 };
+                let refused = naming_the_flag(refused);
                 resident.jobs[at].last_error =
                     queue::short(&format!("the answer could not be applied: {refused}"));
                 return Ok(LoreApplied {

@@ -73,6 +73,7 @@ impl HeldBook<'_> {
                 book: Arc::new(book),
                 updated_us: now,
                 bytes,
+                log_bytes: 0,
             },
         };
         (write, written)

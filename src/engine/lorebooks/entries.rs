@@ -1,13 +1,16 @@
 //! One entry at a time: GetLorebookEntry, PutLorebookEntry and
-//! DeleteLorebookEntry, each edit a read-modify-write of the whole book
-//! under its lock, done again on the new book when another replica's
-//! change won the race.
+//! DeleteLorebookEntry, each edit a read-modify-write of the book under
+//! its lock, done again on the new book when another replica's change won
+//! the race. An edit costs what its entry costs: the parsed book is
+//! copied sharing every entry's text, the one entry is rewritten, and the
+//! store is sent that entry alone (the whole book once in a while, when
+//! the edits stored pass the book's size; see the parent module).
 
 use std::sync::Arc;
 
 use super::{
-    BookKey, LorebookEntry, LorebookSummary, blocking, check_name, lost_race, naming_the_flag,
-    unknown_book,
+    BookKey, BookWrite, LorebookEntry, LorebookSummary, blocking, check_name, lost_race,
+    naming_the_flag, unknown_book,
 };
 use crate::domain::DomainError;
 use crate::domain::ids::Tenant;
@@ -48,14 +51,15 @@ impl Engine {
         })
     }
 
-    /// Applies `edit` to the stored book and writes it back, under the
-    /// book's lock, again on the new book when another replica's change
-    /// won the race. `edit` returns what the caller answers with.
+    /// Applies `edit` to the stored book and writes the entry it changed,
+    /// under the book's lock, again on the new book when another
+    /// replica's change won the race. `edit` returns what the caller
+    /// answers with and the uid of the one entry it changed.
     async fn edit_book<T: Send + 'static>(
         &self,
         tenant: &Tenant,
         name: &str,
-        edit: impl Fn(&mut Book) -> Result<T, DomainError> + Clone + Send + 'static,
+        edit: impl Fn(&mut Book) -> Result<(T, String), DomainError> + Clone + Send + 'static,
     ) -> Result<(T, LorebookSummary), EngineError> {
         check_name(name)?;
         let key: BookKey = (tenant.clone(), name.to_owned());
@@ -68,14 +72,26 @@ impl Engine {
                 .await?
                 .ok_or_else(|| unknown_book(name))?;
             let edit = edit.clone();
-            let (answer, book, text) = blocking(move || {
+            let log_bytes = loaded.log_bytes;
+            let (answer, book, write) = blocking(move || {
                 let mut book = (*loaded.book).clone();
-                let answer = edit(&mut book)?;
-                let text: Arc<str> = book.to_json().into();
-                Ok((answer, Arc::new(book), text))
+                let (answer, uid) = edit(&mut book)?;
+                let entry = book.entry(&uid).map(|e| e.get().to_owned());
+                let edit_bytes = uid.len() + entry.as_ref().map_or(0, String::len);
+                let stored_bytes = usize::try_from(log_bytes).unwrap_or(usize::MAX);
+                // Compaction: once the edits stored would pass the book's
+                // own size, the book is written whole and they are dropped.
+                let write = if stored_bytes.saturating_add(edit_bytes) > book.file_bytes() {
+                    BookWrite::Whole(book.to_json().into())
+                } else {
+                    BookWrite::Entry { uid, entry }
+                };
+                Ok((answer, Arc::new(book), write))
             })
             .await?;
-            let result = self.write_locked(&key, loaded.version, book, text).await;
+            let result = self
+                .write_locked(&key, loaded.version, book, write, log_bytes)
+                .await;
             if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
                 return result.map(|summary| (answer, summary));
             }
@@ -103,7 +119,7 @@ impl Engine {
                     .entry(&uid)
                     .map(|e| e.get().to_owned())
                     .unwrap_or_default();
-                Ok((uid, json))
+                Ok(((uid.clone(), json), uid))
             })
             .await?;
         Ok(LorebookEntry { uid, json, book })
@@ -118,7 +134,9 @@ impl Engine {
     ) -> Result<LorebookSummary, EngineError> {
         let uid = uid.to_owned();
         let ((), book) = self
-            .edit_book(tenant, name, move |book| book.delete_entry(&uid))
+            .edit_book(tenant, name, move |book| {
+                book.delete_entry(&uid).map(|()| ((), uid.clone()))
+            })
             .await?;
         Ok(book)
     }

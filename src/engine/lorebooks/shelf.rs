@@ -35,8 +35,12 @@ pub(super) struct Loaded {
     pub(super) book: Arc<Book>,
     /// When it last changed, µs since the epoch.
     pub(super) updated_us: UnixMicros,
-    /// Its text's length, in bytes (its weight in the cache).
+    /// Its file's length, in bytes (its weight in the cache).
     pub(super) bytes: usize,
+    /// The bytes of the entry edits stored since its text was last
+    /// written whole (see `store::lorebooks`): past the book's own bytes
+    /// the next edit writes the book whole again.
+    pub(super) log_bytes: u64,
 }
 
 /// One cached book and when it was last used (a tick of the cache).

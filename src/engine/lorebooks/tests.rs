@@ -9,6 +9,7 @@ fn loaded(version: u64, bytes: usize) -> Loaded {
         book: Arc::new(Book::empty()),
         updated_us: UnixMicros(1),
         bytes,
+        log_bytes: 0,
     }
 }
 

@@ -102,7 +102,20 @@ pub fn scan_response(activated: &[Activated], placement: &Placement) -> pb::Scan
     }
 }
 
-fn activated_entry(entry: &Activated) -> pb::ActivatedEntry {
+/// One activation as RenderPrompt answers it beside the prompt it
+/// rendered: the activated entries without their `content`, and no
+/// placement texts. The rendered prompt carries World Info's text, so the
+/// answer holds each entry's content once, not three times
+/// (ScanWorldInfo answers the texts apart).
+pub fn prompt_scan_response(activated: &[Activated]) -> pb::ScanWorldInfoResponse {
+    pb::ScanWorldInfoResponse {
+        activated: activated.iter().map(activated_entry_meta).collect(),
+        ..Default::default()
+    }
+}
+
+/// An activated entry's answer without its content.
+fn activated_entry_meta(entry: &Activated) -> pb::ActivatedEntry {
     let Activated {
         book,
         uid,
@@ -111,7 +124,7 @@ fn activated_entry(entry: &Activated) -> pb::ActivatedEntry {
         role,
         order,
         outlet_name,
-        content,
+        content: _,
     } = entry;
     pb::ActivatedEntry {
         book: book.clone(),
@@ -120,7 +133,14 @@ fn activated_entry(entry: &Activated) -> pb::ActivatedEntry {
         depth: depth.map_or(-1, |d| i32::try_from(d).unwrap_or(i32::MAX)),
         role: pb::InjectionRole::from(*role) as i32,
         order: *order,
-        content: content.clone(),
+        content: String::new(),
         outlet_name: outlet_name.clone(),
+    }
+}
+
+fn activated_entry(entry: &Activated) -> pb::ActivatedEntry {
+    pb::ActivatedEntry {
+        content: entry.content.clone(),
+        ..activated_entry_meta(entry)
     }
 }

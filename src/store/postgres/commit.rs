@@ -100,6 +100,7 @@ impl PgCommitter {
             }
             match write {
                 Write::Lorebook(put) => conditional.push((statements.len(), &put.name)),
+                Write::LorebookEntry(put) => conditional.push((statements.len(), &put.name)),
                 Write::DeleteLorebook(delete) => {
                     conditional.push((statements.len(), &delete.name));
                 }

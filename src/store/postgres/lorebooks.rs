@@ -1,7 +1,10 @@
 //! The PostgreSQL store's lorebook rows: each write's SQL (a book's
 //! version checked in the statement itself, which answers a row only when
 //! it applied) and the reads. Names compare byte by byte (the column's
-//! collation "C", migration 6).
+//! collation "C", migration 6). A write of the whole book, and its
+//! deletion, drop its entry edits in the same statement; an entry's edit
+//! moves the row's version and appends the edit in one statement; a read
+//! takes the row and its edits in one statement (one snapshot).
 
 use super::writes::Param;
 use super::{PgStore, bounded, pg_err};
@@ -9,24 +12,57 @@ use crate::domain::ids::Tenant;
 use crate::domain::time::UnixMicros;
 use crate::store::lorebooks::{version_column, version_of};
 use crate::store::{
-    DeleteLorebook, LorebookListing, NO_LOREBOOK, PutLorebook, StoreError, StoredLorebook,
+    DeleteLorebook, LorebookListing, NO_LOREBOOK, PutLorebook, PutLorebookEntry, StoreError,
+    StoredLorebook,
 };
 
-/// A new book: inserted only when no row of its name exists.
-const INSERT: &str = "INSERT INTO lorebooks (tenant, name, json, entry_count, updated_us, version)
-     VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (tenant, name) DO NOTHING
+/// A new book: inserted only when no row of its name exists (and no
+/// edits are left of an earlier book of its name).
+const INSERT: &str = "WITH added AS (
+         INSERT INTO lorebooks (tenant, name, json, entry_count, updated_us, version)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (tenant, name) DO NOTHING
+         RETURNING 1),
+     dropped AS (
+         DELETE FROM lorebook_edits WHERE tenant = $1 AND name = $2
+         AND EXISTS (SELECT 1 FROM added))
+     SELECT 1 FROM added";
+
+/// A changed book: updated only while it has the version `$7`, its entry
+/// edits dropped.
+const UPDATE: &str = "WITH moved AS (
+         UPDATE lorebooks SET json = $3, entry_count = $4, updated_us = $5, version = $6,
+             log_bytes = 0
+         WHERE tenant = $1 AND name = $2 AND version = $7
+         RETURNING 1),
+     dropped AS (
+         DELETE FROM lorebook_edits WHERE tenant = $1 AND name = $2
+         AND EXISTS (SELECT 1 FROM moved))
+     SELECT 1 FROM moved";
+
+/// One entry's edit: the row moved only while it has the version `$8`,
+/// the edit appended after the book's last.
+const PUT_ENTRY: &str = "WITH moved AS (
+         UPDATE lorebooks SET entry_count = $5, updated_us = $6, version = $7,
+             log_bytes = log_bytes + $9
+         WHERE tenant = $1 AND name = $2 AND version = $8
+         RETURNING 1)
+     INSERT INTO lorebook_edits (tenant, name, seq, uid, json)
+     SELECT $1, $2,
+         coalesce((SELECT max(seq) FROM lorebook_edits WHERE tenant = $1 AND name = $2), 0) + 1,
+         $3, $4
+     FROM moved
      RETURNING 1";
 
-/// A changed book: updated only while it has the version `$7`.
-const UPDATE: &str =
-    "UPDATE lorebooks SET json = $3, entry_count = $4, updated_us = $5, version = $6
-     WHERE tenant = $1 AND name = $2 AND version = $7
-     RETURNING 1";
-
-/// A deleted book: deleted only while it has the version `$3`.
-const DELETE: &str = "DELETE FROM lorebooks WHERE tenant = $1 AND name = $2 AND version = $3
-     RETURNING 1";
+/// A deleted book: deleted only while it has the version `$3`, its entry
+/// edits with it.
+const DELETE: &str = "WITH gone AS (
+         DELETE FROM lorebooks WHERE tenant = $1 AND name = $2 AND version = $3
+         RETURNING 1),
+     dropped AS (
+         DELETE FROM lorebook_edits WHERE tenant = $1 AND name = $2
+         AND EXISTS (SELECT 1 FROM gone))
+     SELECT 1 FROM gone";
 
 /// The SQL and parameters of [`crate::store::Write::Lorebook`]; it answers
 /// no row when another writer moved the book first.
@@ -45,6 +81,25 @@ pub(super) fn put_lorebook(put: &PutLorebook) -> (&'static str, Vec<Param>) {
         params.push(Box::new(version_column(put.expect_version)));
         (UPDATE, params)
     }
+}
+
+/// The SQL and parameters of [`crate::store::Write::LorebookEntry`]; it
+/// answers no row when another writer moved the book first.
+pub(super) fn put_lorebook_entry(put: &PutLorebookEntry) -> (&'static str, Vec<Param>) {
+    (
+        PUT_ENTRY,
+        vec![
+            Box::new(put.tenant.name().to_owned()),
+            Box::new(put.name.clone()),
+            Box::new(put.uid.clone()),
+            Box::new(put.entry.clone()),
+            Box::new(i64::try_from(put.entry_count).unwrap_or(i64::MAX)),
+            Box::new(put.updated_us.0),
+            Box::new(version_column(put.version)),
+            Box::new(version_column(put.expect_version)),
+            Box::new(i64::try_from(put.log_bytes()).unwrap_or(i64::MAX)),
+        ],
+    )
 }
 
 /// The SQL and parameters of [`crate::store::Write::DeleteLorebook`]; it
@@ -81,15 +136,25 @@ impl PgStore {
             let client = self.client().await?;
             let row = client
                 .query_opt(
-                    "SELECT name, entry_count, updated_us, version, json FROM lorebooks
-                     WHERE tenant = $1 AND name = $2",
+                    "SELECT name, entry_count, updated_us, version, json, log_bytes,
+                         ARRAY(SELECT uid FROM lorebook_edits
+                               WHERE tenant = $1 AND name = $2 ORDER BY seq),
+                         ARRAY(SELECT json FROM lorebook_edits
+                               WHERE tenant = $1 AND name = $2 ORDER BY seq)
+                     FROM lorebooks WHERE tenant = $1 AND name = $2",
                     &[&tenant.name(), &name],
                 )
                 .await
                 .map_err(pg_err("reading a lorebook"))?;
-            Ok(row.map(|row| StoredLorebook {
-                listing: listing(&row),
-                json: row.get(4),
+            Ok(row.map(|row| {
+                let uids: Vec<String> = row.get(6);
+                let texts: Vec<Option<String>> = row.get(7);
+                StoredLorebook {
+                    listing: listing(&row),
+                    json: row.get(4),
+                    edits: uids.into_iter().zip(texts).collect(),
+                    log_bytes: u64::try_from(row.get::<_, i64>(5)).unwrap_or(0),
+                }
             }))
         })
         .await

@@ -21,6 +21,7 @@ const MIGRATIONS: Migrations = Migrations(&[
     migration!(5, "chat_lifecycle"),
     migration!(6, "lorebooks"),
     migration!(7, "recall"),
+    migration!(8, "lorebook_edits"),
 ]);
 
 /// `name` as an SQL identifier, quoted: `CREATE SCHEMA` takes no

@@ -171,6 +171,7 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
         Write::PurgeJobs { finished_before_us } => super::jobs::purge_jobs(*finished_before_us),
         // Its answer (a row only when applied) is checked by the commit.
         Write::Lorebook(put) => super::lorebooks::put_lorebook(put),
+        Write::LorebookEntry(put) => super::lorebooks::put_lorebook_entry(put),
         Write::DeleteLorebook(delete) => super::lorebooks::delete_lorebook(delete),
         // Its jobs' rows were locked with the batch's (`jobs::lock_jobs`).
         Write::DeleteChat { chat, tombstone } => (

@@ -1,5 +1,7 @@
 //! The embedded store's lorebook rows: the conditional writes (a book's
-//! version checked in the write itself) and the reads.
+//! version checked in the write itself), the entry edits appended to a
+//! book, and the reads (a book's row and its edits read in one read
+//! transaction, so they belong together).
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -8,7 +10,8 @@ use crate::domain::ids::Tenant;
 use crate::domain::time::UnixMicros;
 use crate::store::lorebooks::{version_column, version_of};
 use crate::store::{
-    DeleteLorebook, LorebookListing, NO_LOREBOOK, PutLorebook, StoreError, StoredLorebook,
+    DeleteLorebook, LorebookListing, NO_LOREBOOK, PutLorebook, PutLorebookEntry, StoreError,
+    StoredLorebook,
 };
 
 /// Rows a conditional statement changed, by its prepared SQL.
@@ -22,9 +25,25 @@ fn changed(
         .map_err(db_err("writing a lorebook"))
 }
 
+/// Drops the entry edits of one book (its text was written whole, or it
+/// was deleted).
+fn drop_edits(
+    tx: &rusqlite::Transaction<'_>,
+    tenant: &Tenant,
+    name: &str,
+) -> Result<(), StoreError> {
+    changed(
+        tx,
+        "DELETE FROM lorebook_edits WHERE tenant = ?1 AND name = ?2",
+        params![tenant.name(), name],
+    )
+    .map(drop)
+}
+
 /// [`crate::store::Write::Lorebook`]: inserts the book when
 /// `expect_version` says there is none, else updates the row that still
-/// has that version; nothing changed means another writer moved it.
+/// has that version, and drops its entry edits; nothing changed means
+/// another writer moved it.
 pub(super) fn put_lorebook(
     tx: &rusqlite::Transaction<'_>,
     put: &PutLorebook,
@@ -48,7 +67,8 @@ pub(super) fn put_lorebook(
     } else {
         changed(
             tx,
-            "UPDATE lorebooks SET json = ?3, entry_count = ?4, updated_us = ?5, version = ?6
+            "UPDATE lorebooks SET json = ?3, entry_count = ?4, updated_us = ?5, version = ?6,
+                 log_bytes = 0
              WHERE tenant = ?1 AND name = ?2 AND version = ?7",
             params![
                 put.tenant.name(),
@@ -62,10 +82,45 @@ pub(super) fn put_lorebook(
         )?
     };
     if rows == 1 {
-        Ok(())
+        drop_edits(tx, &put.tenant, &put.name)
     } else {
         Err(StoreError::LorebookChanged(put.name.clone()))
     }
+}
+
+/// [`crate::store::Write::LorebookEntry`]: moves the row that still has
+/// the version expected and appends the edit; nothing changed means
+/// another writer moved it (or deleted the book).
+pub(super) fn put_lorebook_entry(
+    tx: &rusqlite::Transaction<'_>,
+    put: &PutLorebookEntry,
+) -> Result<(), StoreError> {
+    let rows = changed(
+        tx,
+        "UPDATE lorebooks SET entry_count = ?3, updated_us = ?4, version = ?5,
+             log_bytes = log_bytes + ?6
+         WHERE tenant = ?1 AND name = ?2 AND version = ?7",
+        params![
+            put.tenant.name(),
+            put.name,
+            i64::try_from(put.entry_count).unwrap_or(i64::MAX),
+            put.updated_us.0,
+            version_column(put.version),
+            i64::try_from(put.log_bytes()).unwrap_or(i64::MAX),
+            version_column(put.expect_version)
+        ],
+    )?;
+    if rows != 1 {
+        return Err(StoreError::LorebookChanged(put.name.clone()));
+    }
+    changed(
+        tx,
+        "INSERT INTO lorebook_edits (tenant, name, seq, uid, json)
+         SELECT ?1, ?2, coalesce(max(seq), 0) + 1, ?3, ?4 FROM lorebook_edits
+         WHERE tenant = ?1 AND name = ?2",
+        params![put.tenant.name(), put.name, put.uid, put.entry],
+    )
+    .map(drop)
 }
 
 /// [`crate::store::Write::DeleteLorebook`]: deletes the row if it still
@@ -84,7 +139,7 @@ pub(super) fn delete_lorebook(
         ],
     )?;
     if rows == 1 {
-        Ok(())
+        drop_edits(tx, &delete.tenant, &delete.name)
     } else {
         Err(StoreError::LorebookChanged(delete.name.clone()))
     }
@@ -100,26 +155,51 @@ fn listing(row: &rusqlite::Row<'_>) -> rusqlite::Result<LorebookListing> {
     })
 }
 
-/// See [`crate::store::ChatStore::lorebook`].
+/// See [`crate::store::ChatStore::lorebook`]: the row and its edits in
+/// one read transaction (one snapshot of the database).
 pub(super) fn lorebook(
     conn: &Connection,
     tenant: &Tenant,
     name: &str,
 ) -> Result<Option<StoredLorebook>, StoreError> {
     let reading = db_err("reading a lorebook");
-    conn.prepare_cached(
-        "SELECT name, entry_count, updated_us, version, json FROM lorebooks
-         WHERE tenant = ?1 AND name = ?2",
-    )
-    .map_err(&reading)?
-    .query_row(params![tenant.name(), name], |row| {
-        Ok(StoredLorebook {
-            listing: listing(row)?,
-            json: row.get(4)?,
+    let snapshot = conn.unchecked_transaction().map_err(&reading)?;
+    let book = snapshot
+        .prepare_cached(
+            "SELECT name, entry_count, updated_us, version, json, log_bytes FROM lorebooks
+             WHERE tenant = ?1 AND name = ?2",
+        )
+        .map_err(&reading)?
+        .query_row(params![tenant.name(), name], |row| {
+            Ok(StoredLorebook {
+                listing: listing(row)?,
+                json: row.get(4)?,
+                edits: Vec::new(),
+                log_bytes: u64::try_from(row.get::<_, i64>(5)?).unwrap_or(0),
+            })
         })
-    })
-    .optional()
-    .map_err(&reading)
+        .optional()
+        .map_err(&reading)?;
+    let Some(mut book) = book else {
+        return Ok(None);
+    };
+    if book.log_bytes > 0 {
+        let mut stmt = snapshot
+            .prepare_cached(
+                "SELECT uid, json FROM lorebook_edits WHERE tenant = ?1 AND name = ?2
+                 ORDER BY seq",
+            )
+            .map_err(&reading)?;
+        let edits = stmt
+            .query_map(params![tenant.name(), name], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
+            })
+            .map_err(&reading)?;
+        book.edits = edits
+            .map(|edit| edit.map_err(&reading))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(Some(book))
 }
 
 /// See [`crate::store::ChatStore::lorebook_versions`]: the names go in as

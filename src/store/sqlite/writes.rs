@@ -125,6 +125,7 @@ fn body_of(write: &Write) -> Result<Option<String>, StoreError> {
         | Write::Activity { .. }
         | Write::PurgeJobs { .. }
         | Write::Lorebook(_)
+        | Write::LorebookEntry(_)
         | Write::DeleteLorebook(_)
         | Write::RecallVectors { .. } => return Ok(None),
     };
@@ -312,6 +313,7 @@ fn apply(
         ),
         Write::PurgeJobs { finished_before_us } => jobs::purge_jobs(tx, *finished_before_us),
         Write::Lorebook(put) => lorebooks::put_lorebook(tx, put),
+        Write::LorebookEntry(put) => lorebooks::put_lorebook_entry(tx, put),
         Write::DeleteLorebook(delete) => lorebooks::delete_lorebook(tx, delete),
         Write::DeleteChat { chat, tombstone } => lifecycle::delete_chat(tx, chat, tombstone),
         Write::Activity {

@@ -274,7 +274,20 @@ async fn render_prompts_world_info_is_what_scan_world_info_answers_for_the_seed(
         },
     )
     .await;
-    assert_eq!(rendered.world_info.as_ref(), Some(&scanned));
+    // RenderPrompt's answer names the same activation, without the texts
+    // its prompt already carries (each entry's content once).
+    let expected = pb::ScanWorldInfoResponse {
+        activated: scanned
+            .activated
+            .iter()
+            .map(|e| pb::ActivatedEntry {
+                content: String::new(),
+                ..e.clone()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    assert_eq!(rendered.world_info.as_ref(), Some(&expected));
     // The answer itself, as §3 says each list is built.
     assert_eq!(scanned.before, "Before A.\nBefore B.");
     assert_eq!(scanned.after, "After.");

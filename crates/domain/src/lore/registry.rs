@@ -186,6 +186,7 @@ mod tests {
         max_entries: 1000,
         max_key_bytes: 1024,
         max_content_bytes: 100_000,
+        max_book_bytes: usize::MAX,
     };
 
     fn book(entries: &str) -> Book {

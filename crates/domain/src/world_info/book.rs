@@ -33,6 +33,9 @@ pub struct BookLimits {
     pub max_key_bytes: usize,
     /// Longest `content`, in bytes.
     pub max_content_bytes: usize,
+    /// Largest file, in bytes: the length of [`Book::to_json`], the text
+    /// the book is stored and exported as.
+    pub max_book_bytes: usize,
 }
 
 /// A World Info file: its members in file order, the `entries` object's
@@ -40,14 +43,15 @@ pub struct BookLimits {
 ///
 /// Invariants: `entries_at < top.len()` and `top[entries_at]` is the
 /// `entries` member (its value there is a placeholder: the entries live in
-/// `entries`); member names are unique at every level down to 64;
+/// `entries`); each entry's text is shared (`Arc`), so a clone of a book
+/// to edit one entry copies no entry text; member names are unique at every level down to 64;
 /// `scanned` is empty or holds the entries as read for a scan under the
 /// name it holds (every change of the entries empties it).
 #[derive(Clone)]
 pub struct Book {
     top: Vec<(String, Box<RawValue>)>,
     entries_at: usize,
-    entries: Vec<(String, Box<RawValue>)>,
+    entries: Vec<(String, Arc<RawValue>)>,
     scanned: OnceLock<(String, Arc<[Entry]>)>,
 }
 
@@ -100,12 +104,14 @@ impl Book {
         for (uid, entry) in &entries {
             check_entry(uid, entry, limits)?;
         }
-        Ok(Book {
+        let book = Book {
             top,
             entries_at,
-            entries,
+            entries: shared(entries),
             scanned: OnceLock::new(),
-        })
+        };
+        book.check_size(limits)?;
+        Ok(book)
     }
 
     /// An empty book (`{"entries":{}}`).
@@ -140,12 +146,14 @@ impl Book {
         for (uid, entry) in &entries {
             check_entry(uid, entry, limits)?;
         }
-        Ok(Book {
+        let book = Book {
             top,
             entries_at: 0,
-            entries,
+            entries: shared(entries),
             scanned: OnceLock::new(),
-        })
+        };
+        book.check_size(limits)?;
+        Ok(book)
     }
 
     /// The file: unchanged since [`Book::parse`], JSON-equal to what was
@@ -153,12 +161,7 @@ impl Book {
     /// written, member order kept); edited entries keep their untouched
     /// members as written.
     pub fn to_json(&self) -> String {
-        let size: usize = self
-            .top
-            .iter()
-            .chain(&self.entries)
-            .map(|(name, value)| name.len() + value.get().len() + 4)
-            .sum();
+        let size = self.file_bytes();
         let entries = object_text(
             self.entries.iter().map(|(uid, e)| (uid.as_str(), e.get())),
             size,
@@ -179,6 +182,37 @@ impl Book {
     /// How many entries the book holds.
     pub fn entry_count(&self) -> usize {
         self.entries.len()
+    }
+
+    /// The length in bytes of [`Book::to_json`], computed from the members'
+    /// lengths without writing the file (time in the number of entries and
+    /// the length of their names, not of their text).
+    pub fn file_bytes(&self) -> usize {
+        let entries = object_len(
+            self.entries
+                .iter()
+                .map(|(uid, entry)| (uid.as_str(), entry.get().len())),
+        );
+        object_len(self.top.iter().enumerate().map(|(i, (name, value))| {
+            let len = if i == self.entries_at {
+                entries
+            } else {
+                value.get().len()
+            };
+            (name.as_str(), len)
+        }))
+    }
+
+    /// Refuses a book whose file is past `limits.max_book_bytes`.
+    fn check_size(&self, limits: &BookLimits) -> Result<(), DomainError> {
+        let bytes = self.file_bytes();
+        if bytes > limits.max_book_bytes {
+            return Err(DomainError::ResourceExhausted(format!(
+                "the book's file is {bytes} bytes, more than the limit of {} bytes",
+                limits.max_book_bytes
+            )));
+        }
+        Ok(())
     }
 
     /// Entries in file order: (uid = the entry's name in `entries`, the
@@ -286,6 +320,24 @@ impl Book {
             size,
         ));
         check_entry(&uid, &entry, limits)?;
+        let before = self.file_bytes();
+        let after = match at {
+            Some(at) => before - self.entries[at].1.get().len() + entry.get().len(),
+            None => {
+                before
+                    + quoted_len(&uid)
+                    + 1
+                    + entry.get().len()
+                    + usize::from(!self.entries.is_empty())
+            }
+        };
+        if after > limits.max_book_bytes {
+            return Err(DomainError::ResourceExhausted(format!(
+                "entry {uid}: the book's file would be {after} bytes, more than the limit of {} bytes",
+                limits.max_book_bytes
+            )));
+        }
+        let entry: Arc<RawValue> = Arc::from(entry);
         match at {
             Some(at) => self.entries[at].1 = entry,
             None => self.entries.push((uid.clone(), entry)),
@@ -303,6 +355,33 @@ impl Book {
             .position(|(name, _)| name == uid)
             .ok_or_else(|| DomainError::NotFound(format!("entry {uid}")))?;
         self.entries.remove(at);
+        self.scanned = OnceLock::new();
+        Ok(())
+    }
+
+    /// Replays one entry edit as stored (the entry's new JSON text, `None`
+    /// for a deletion) the way [`Book::put_entry`] and
+    /// [`Book::delete_entry`] made it: an entry of that uid is replaced in
+    /// place (or removed), a new one appended. No limit is checked: the
+    /// edit was checked when made. [`DomainError::Invalid`] (`json`) when
+    /// `entry` is not JSON.
+    pub fn replay_entry(&mut self, uid: &str, entry: Option<&str>) -> Result<(), DomainError> {
+        let at = self.entries.iter().position(|(name, _)| name == uid);
+        match (entry, at) {
+            (None, Some(at)) => {
+                self.entries.remove(at);
+            }
+            (None, None) => {}
+            (Some(text), at) => {
+                let entry: Arc<RawValue> = RawValue::from_string(text.to_owned())
+                    .map_err(|e| not_a_book(format!("entry {uid}: {e}")))?
+                    .into();
+                match at {
+                    Some(at) => self.entries[at].1 = entry,
+                    None => self.entries.push((uid.to_owned(), entry)),
+                }
+            }
+        }
         self.scanned = OnceLock::new();
         Ok(())
     }
@@ -337,6 +416,37 @@ impl Book {
             .collect();
         (0..1_000_000).find(|n| !taken.contains(n))
     }
+}
+
+/// Entries as the book keeps them: each text shared.
+fn shared(entries: Vec<(String, Box<RawValue>)>) -> Vec<(String, Arc<RawValue>)> {
+    entries
+        .into_iter()
+        .map(|(uid, entry)| (uid, Arc::from(entry)))
+        .collect()
+}
+
+/// The length of a JSON object's text holding members of these names and
+/// value lengths, as [`json::object_text`] writes it.
+fn object_len<'a>(members: impl Iterator<Item = (&'a str, usize)>) -> usize {
+    let mut len = 2;
+    for (i, (name, value)) in members.enumerate() {
+        len += usize::from(i > 0) + quoted_len(name) + 1 + value;
+    }
+    len
+}
+
+/// The length of `s` as a JSON string written by serde_json (which
+/// escapes `"`, `\\` and the C0 controls, nothing else).
+fn quoted_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\x08' | b'\x0c' | b'\n' | b'\r' | b'\t' => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 /// `uid` as an integer when it is one spelled canonically (as JavaScript

@@ -5,6 +5,7 @@ const BOOK_LIMITS: BookLimits = BookLimits {
     max_entries: 1000,
     max_key_bytes: 1024,
     max_content_bytes: 100_000,
+    max_book_bytes: usize::MAX,
 };
 
 fn limits() -> LoreLimits {

@@ -12,6 +12,7 @@ const LIMITS: LoreLimits = LoreLimits {
         max_entries: 1000,
         max_key_bytes: 1024,
         max_content_bytes: 100_000,
+        max_book_bytes: usize::MAX,
     },
 };
 

@@ -6,6 +6,7 @@ const LIMITS: BookLimits = BookLimits {
     max_entries: 10_000,
     max_key_bytes: 1_000,
     max_content_bytes: 100_000,
+    max_book_bytes: usize::MAX,
 };
 
 fn value(text: &str) -> Value {
@@ -260,6 +261,7 @@ fn limits_refuse_naming_the_entry_and_the_limit() {
         max_entries: 2,
         max_key_bytes: 6,
         max_content_bytes: 9,
+        max_book_bytes: usize::MAX,
     };
     // Thai: 3 bytes a character, so two characters fit in 6 bytes, three do not.
     let ok = r#"{"entries":{"a":{"key":["กข","123456"],"keysecondary":"abc","content":"123456789"},"b":{"key":[5,null,["long long"]],"content":5}}}"#;
@@ -435,4 +437,83 @@ fn a_lone_surrogate_is_kept_in_values_and_refused_in_names() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// `file_bytes` is the exported file's length, through parses, edits
+/// (names that need escapes included) and deletions.
+#[test]
+fn file_bytes_is_the_length_of_the_file() {
+    let mut book = Book::parse(ODD, &LIMITS).unwrap();
+    assert_eq!(book.file_bytes(), book.to_json().len());
+    let odd_uid = "1";
+    book.put_entry(None, r#"{"content":"q\"\\\u0001é"}"#, &LIMITS)
+        .unwrap();
+    book.put_entry(Some(odd_uid), r#"{"comment":"c"}"#, &LIMITS)
+        .unwrap();
+    assert_eq!(book.file_bytes(), book.to_json().len());
+    book.delete_entry("3").unwrap();
+    assert_eq!(book.file_bytes(), book.to_json().len());
+    let weird = Book::parse(r#"{"a\n\"\u0002":1,"entries":{"\t\u001f":{}}}"#, &LIMITS).unwrap();
+    assert_eq!(weird.file_bytes(), weird.to_json().len());
+    assert_eq!(Book::empty().file_bytes(), Book::empty().to_json().len());
+}
+
+/// The book's file size is bounded on reading and at every edit; a
+/// refused edit changes nothing, and an edit that shrinks the entry is
+/// taken at the limit.
+#[test]
+fn the_book_size_limit_refuses_a_file_or_an_edit_past_it() {
+    let text = r#"{"entries":{"0":{"content":"0123456789"}}}"#;
+    let exact = BookLimits {
+        max_book_bytes: text.len(),
+        ..LIMITS
+    };
+    let mut book = Book::parse(text, &exact).unwrap();
+    let smaller = BookLimits {
+        max_book_bytes: text.len() - 1,
+        ..LIMITS
+    };
+    let reason = exhausted(Book::parse(text, &smaller));
+    assert!(reason.contains("the book's file is 42 bytes"), "{reason}");
+    let reason = exhausted(book.put_entry(Some("0"), r#"{"content":"0123456789A"}"#, &exact));
+    assert!(
+        reason.contains("entry 0: the book's file would be 43 bytes"),
+        "{reason}"
+    );
+    let reason = exhausted(book.put_entry(None, "{}", &exact));
+    assert!(reason.contains("the book's file would be"), "{reason}");
+    assert_eq!(book.to_json(), text);
+    book.put_entry(Some("0"), r#"{"content":"012"}"#, &exact)
+        .unwrap();
+    assert_eq!(book.file_bytes(), text.len() - 7);
+}
+
+/// Replaying the stored edits of a book on its stored file gives the book
+/// the edits made: replaced in place, appended, removed.
+#[test]
+fn replayed_entry_edits_give_the_edited_book() {
+    let mut edited = Book::parse(ODD, &LIMITS).unwrap();
+    let mut replayed = Book::parse(ODD, &LIMITS).unwrap();
+    let mut log: Vec<(String, Option<String>)> = Vec::new();
+    let uid = edited
+        .put_entry(None, r#"{"content":"new"}"#, &LIMITS)
+        .unwrap();
+    log.push((
+        uid.clone(),
+        Some(edited.entry(&uid).unwrap().get().to_owned()),
+    ));
+    edited
+        .put_entry(Some("3"), r#"{"content":"changed"}"#, &LIMITS)
+        .unwrap();
+    log.push((
+        "3".to_owned(),
+        Some(edited.entry("3").unwrap().get().to_owned()),
+    ));
+    edited.delete_entry("0").unwrap();
+    log.push(("0".to_owned(), None));
+    for (uid, entry) in &log {
+        replayed.replay_entry(uid, entry.as_deref()).unwrap();
+    }
+    assert_eq!(replayed.to_json(), edited.to_json());
+    assert!(replayed.replay_entry("9", Some("{not json")).is_err());
 }

@@ -13,6 +13,7 @@ const LIMITS: BookLimits = BookLimits {
     max_entries: 10_000,
     max_key_bytes: 1_000,
     max_content_bytes: 100_000,
+    max_book_bytes: usize::MAX,
 };
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -299,6 +300,7 @@ fn a_converted_book_is_checked_against_the_limits() {
         max_entries: 3,
         max_key_bytes: 100,
         max_content_bytes: 100_000,
+        max_book_bytes: usize::MAX,
     };
     match character_book(&fixture("Sakana_card.json"), &small) {
         Err(DomainError::ResourceExhausted(reason)) => assert!(reason.contains("limit of 3")),
@@ -308,6 +310,7 @@ fn a_converted_book_is_checked_against_the_limits() {
         max_entries: 100,
         max_key_bytes: 3,
         max_content_bytes: 100_000,
+        max_book_bytes: usize::MAX,
     };
     match character_book(&fixture("default_Seraphina.png"), &long_key) {
         Err(DomainError::ResourceExhausted(reason)) => assert!(reason.contains("entry 0")),
