@@ -43,8 +43,9 @@ use crate::web_host::clipped;
 mod guard;
 pub use guard::{BrowserGuard, Refusal};
 
-/// The answer to a browser-shaped request from a foreign host or origin:
-/// it names no internals, only what the operator can change.
+/// The answer to a browser-shaped request from a foreign host or origin
+/// (with HTTP status 403, and gRPC status 7, `PERMISSION_DENIED`, in
+/// its headers): it names no internals, only what the operator can change.
 const REFUSED: &str = "403 forbidden: this server does not answer web pages of this host or origin (see --allowed-hosts and --grpc-web-allowed-origins)\n";
 
 /// The most characters of a refused request's host or origin logged.
@@ -165,9 +166,17 @@ fn refused<B>(request: &Request<B>, refusal: Refusal) -> Response<Body> {
     );
     let mut response = Response::new(Body::new(Full::new(Bytes::from_static(REFUSED.as_bytes()))));
     *response.status_mut() = StatusCode::FORBIDDEN;
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    // gRPC and gRPC-Web clients read the status from these (a
+    // trailers-only answer) rather than from the body.
+    headers.insert("grpc-status", HeaderValue::from_static("7"));
+    headers.insert(
+        "grpc-message",
+        HeaderValue::from_static("host or origin not allowed"),
     );
     response
 }

@@ -89,6 +89,7 @@ impl Call<'_> {
 async fn assert_refused(response: Response<Body>, case: &str) {
     assert_eq!(response.status(), StatusCode::FORBIDDEN, "{case}");
     assert!(response.headers().get("reached-as").is_none(), "{case}");
+    assert_eq!(response.headers()["grpc-status"], "7", "{case}");
     let body = response.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(body, REFUSED.as_bytes(), "{case}");
 }
