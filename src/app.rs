@@ -196,6 +196,7 @@ impl App {
                 shutdown.clone().cancelled_owned(),
             ));
         log_serving(&config, local_addr);
+        log_browser_hosts(&config);
         let inspector = inspector.map(|(addr, router, listener)| {
             log_inspector(&config, addr);
             let task = tokio::spawn(router.serve_with_incoming_shutdown(
@@ -399,6 +400,30 @@ fn log_inspector(config: &Config, addr: SocketAddr) {
         tracing::warn!(addr = %addr, "the inspector listens beyond this machine without --auth-tokens-file: whoever reaches it can read and change every chat");
     } else if !tls {
         tracing::warn!(addr = %addr, "the inspector listens beyond this machine without TLS: tokens typed into it cross the network in clear");
+    }
+}
+
+/// Logs which hosts browsers may name on the gRPC listener (the DNS
+/// rebinding guard of `grpc::web`), with a warning when web pages may call
+/// it without tokens.
+fn log_browser_hosts(config: &Config) {
+    let hosts: Vec<String> = config
+        .web
+        .allowed_hosts
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    tracing::info!(
+        allowed_hosts = ?hosts,
+        "browsers are answered on the gRPC listener only at IP literals, localhost and --allowed-hosts; native gRPC at any host"
+    );
+    let origins = &config.web.grpc_web_allowed_origins;
+    if !origins.is_empty() && config.auth_tokens_file.is_none() {
+        let origins: Vec<&str> = origins.iter().map(|o| o.as_str()).collect();
+        tracing::warn!(
+            ?origins,
+            "--grpc-web-allowed-origins without --auth-tokens-file: web pages of those origins can read and change every chat"
+        );
     }
 }
 

@@ -28,7 +28,7 @@ pub use embedding::{EmbeddingOptions, EmbeddingSetup};
 pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
 pub use lorebooks::LorebookOptions;
 pub use tokens::TenantTokens;
-pub use web::{AllowedOrigin, WebOptions};
+pub use web::{AllowedHost, AllowedOrigin, WebOptions};
 
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
 /// is bound or file written.

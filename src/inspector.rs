@@ -16,7 +16,7 @@
 //! reach it as if it were the page's own origin.
 
 use std::future::{Ready, ready};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -26,6 +26,8 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use tonic::body::Body;
 use tower::{Layer, Service};
+
+use crate::web_host::request_host;
 
 /// The page's files: path, media type, bytes.
 const FILES: &[(&str, &str, &[u8])] = &[
@@ -131,30 +133,10 @@ where
 
 /// Whether the request names a loopback host: `localhost` (or a name
 /// under it) or a loopback IP, with any port. HTTP/2 requests carry it in
-/// the URI's authority, HTTP/1.1 ones in `Host`.
+/// the URI's authority, HTTP/1.1 ones in `Host`; a request naming no host,
+/// several, or one that is not a host is refused ([`request_host`]).
 fn names_loopback<B>(request: &Request<B>) -> bool {
-    let authority = request.uri().authority().map(|a| a.as_str().to_owned());
-    let host_header = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let Some(authority) = authority.or(host_header) else {
-        return false;
-    };
-    let Ok(authority) = authority.parse::<http::uri::Authority>() else {
-        return false;
-    };
-    let host = authority.host();
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return ip.is_loopback();
-    }
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    host == "localhost" || host.ends_with(".localhost")
+    request_host(request).is_ok_and(|named| named.host.is_loopback())
 }
 
 /// One of the page's files, with the headers that keep the page to itself.

@@ -63,3 +63,4 @@ pub mod llm;
 pub mod store;
 pub mod telemetry;
 pub mod tls_common;
+pub mod web_host;

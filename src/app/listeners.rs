@@ -169,7 +169,10 @@ impl Serving {
     /// The gRPC listener's router: gRPC, and gRPC-Web whose browser calls
     /// from other origins are allowed for `config`'s allowed origins only.
     pub(super) fn grpc(&self, config: &Config) -> Result<GrpcRouter, AppError> {
-        self.router(GrpcWebFront::new(&config.web.grpc_web_allowed_origins))
+        self.router(GrpcWebFront::new(
+            &config.web.allowed_hosts,
+            &config.web.grpc_web_allowed_origins,
+        ))
     }
 
     /// The inspector listener's router, for an inspector bound at `addr`.

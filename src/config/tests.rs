@@ -243,10 +243,13 @@ mod embedding;
 fn the_browser_options_are_off_by_default_and_read_as_documented() {
     let config = parse(&[]).unwrap().config;
     assert!(config.web.grpc_web_allowed_origins.is_empty());
+    assert!(config.web.allowed_hosts.is_empty());
     assert_eq!(config.web.inspector_listen, None);
     let config = parse(&[
         "--grpc-web-allowed-origins",
         "https://chat.example.com,HTTP://localhost:8000",
+        "--allowed-hosts",
+        "Recapd.Internal,my_service",
         "--inspector-listen",
         "127.0.0.1:8080",
     ])
@@ -266,7 +269,19 @@ fn the_browser_options_are_off_by_default_and_read_as_documented() {
         config.web.inspector_listen,
         Some("127.0.0.1:8080".parse().unwrap())
     );
+    let hosts: Vec<String> = config
+        .web
+        .allowed_hosts
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(hosts, ["recapd.internal", "my_service"]);
     for (args, option) in [
+        (
+            &["--allowed-hosts", "recapd.internal:50051"][..],
+            "--allowed-hosts",
+        ),
+        (&["--allowed-hosts", "*.internal"][..], "--allowed-hosts"),
         (
             &[
                 "--grpc-web-allowed-origins",

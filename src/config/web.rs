@@ -1,10 +1,14 @@
 //! The browser-facing options: the origins whose pages may call the gRPC
-//! listener over gRPC-Web (`--grpc-web-allowed-origins`), and the
-//! inspector page's address (`--inspector-listen`).
+//! listener over gRPC-Web (`--grpc-web-allowed-origins`), the host names
+//! browsers may reach it by besides IP literals and `localhost`
+//! (`--allowed-hosts`), and the inspector page's address
+//! (`--inspector-listen`).
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
+
+use crate::web_host::Host;
 
 /// Browser-facing options, flattened into [`super::Config`].
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -21,6 +25,22 @@ pub struct WebOptions {
         value_delimiter = ','
     )]
     pub grpc_web_allowed_origins: Vec<AllowedOrigin>,
+
+    /// Host names (comma-separated, any case, no port: any port matches)
+    /// by which browsers may reach the gRPC listener, besides IP literals
+    /// and `localhost`, which are always answered, e.g.
+    /// `recapd.internal,recapd`. Requests from browsers (gRPC-Web, CORS
+    /// preflights, HTTP/1.1, anything with an Origin header) naming another
+    /// host get 403: a web page whose DNS name was pointed at this machine
+    /// (DNS rebinding) cannot call recapd. Native gRPC is answered
+    /// whatever host it names. None by default.
+    #[arg(
+        long,
+        env = "RECAPD_ALLOWED_HOSTS",
+        value_name = "HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<AllowedHost>,
 
     /// Address of the inspector, a web page to look at and steer recapd
     /// from a browser (plain HTTP, or HTTPS with --tls-cert). Off unless
@@ -85,9 +105,78 @@ impl FromStr for AllowedOrigin {
     }
 }
 
+/// One host name browsers may reach the gRPC listener by
+/// (`--allowed-hosts`): a DNS name, kept in lower case without a final dot
+/// (an IP literal is accepted too, though every IP literal is answered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedHost(Host);
+
+impl AllowedHost {
+    /// The host.
+    pub fn host(&self) -> &Host {
+        &self.0
+    }
+}
+
+impl fmt::Display for AllowedHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl FromStr for AllowedHost {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        let expected =
+            "expected a host name such as recapd.internal (letters, digits, '-', '_' and '.')";
+        if text.contains('*') {
+            return Err(format!(
+                "{text:?}: no wildcards; list each name; {expected}"
+            ));
+        }
+        if let Some(host) = Host::parse(text) {
+            return Ok(AllowedHost(host));
+        }
+        if text.contains("://") || text.contains('/') || text.contains(':') {
+            return Err(format!(
+                "{text:?}: a host name alone, with no scheme, port or path (any port matches); {expected}"
+            ));
+        }
+        Err(format!("{text:?}: not a host name; {expected}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allowed_hosts_are_names_in_lower_case() {
+        for (given, kept) in [
+            ("recapd.internal", "recapd.internal"),
+            (" Recapd.Internal. ", "recapd.internal"),
+            ("my_service", "my_service"),
+            ("10.0.0.1", "10.0.0.1"),
+            ("[::1]", "[::1]"),
+        ] {
+            assert_eq!(given.parse::<AllowedHost>().unwrap().to_string(), kept);
+        }
+        for (given, reason) in [
+            ("recapd.internal:50051", "no scheme, port or path"),
+            ("http://recapd.internal", "no scheme, port or path"),
+            ("recapd.internal/x", "no scheme, port or path"),
+            ("*.internal", "no wildcards"),
+            ("*", "no wildcards"),
+            ("", "not a host name"),
+            ("a..b", "not a host name"),
+            ("exa mple", "not a host name"),
+        ] {
+            let error = given.parse::<AllowedHost>().unwrap_err();
+            assert!(error.contains(reason), "{given:?}: {error}");
+        }
+    }
 
     #[test]
     fn origins_are_kept_as_browsers_send_them() {

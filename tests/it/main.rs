@@ -31,6 +31,7 @@ mod metrics;
 mod pg_restart;
 mod prompt;
 mod push_and_persistence;
+mod rebinding;
 mod recall;
 mod recap_jobs;
 mod replicas;
