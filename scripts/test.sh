@@ -6,9 +6,10 @@
 # turns TLS on for a local cluster (a certificate signed by a test CA, which
 # the tls_postgres tests verify against) and drops the per-test schemas
 # earlier runs left behind), then runs every test:
-#   1. cargo tests: domain unit tests, service tests, the integration tests
-#      (one binary, tests/it: among them the metrics endpoint and the ghz
-#      configuration files)
+#   1. cargo tests: domain unit tests (property tests among them, each
+#      bounded to seconds by its case count; PROPTEST_CASES overrides the
+#      counts), service tests, the integration tests (one binary, tests/it:
+#      among them the metrics endpoint and the ghz configuration files)
 #   2. the integration tests again, every server on the PostgreSQL store
 #      (RECAPD_TEST_STORE=postgres), then, when this script runs the
 #      database, the PostgreSQL restart test alone; then the crash and

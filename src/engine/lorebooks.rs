@@ -436,8 +436,9 @@ impl Engine {
     }
 
     /// ImportLorebook: parses the World Info file `json` under the
-    /// lorebook limits and stores it under `name`, replacing a book of
-    /// that name.
+    /// lorebook limits, checks its entries' field types (INVALID_ARGUMENT
+    /// naming the first value at fault) and stores it under `name`,
+    /// replacing a book of that name.
     pub async fn import_lorebook(
         &self,
         tenant: &Tenant,
@@ -446,7 +447,14 @@ impl Engine {
     ) -> Result<LorebookSummary, EngineError> {
         check_name(name)?;
         let limits = self.inner.lorebook_limits.book;
-        let book = blocking(move || Book::parse(&json, &limits).map_err(naming_the_flag)).await?;
+        let book = blocking(move || {
+            let book = Book::parse(&json, &limits).map_err(naming_the_flag)?;
+            // SillyTavern's entry types, checked on the way in only: a
+            // stored book is read back without them.
+            book.check_types()?;
+            Ok(book)
+        })
+        .await?;
         self.replace_book(tenant, name, book).await
     }
 

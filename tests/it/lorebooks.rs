@@ -20,6 +20,7 @@ mod entry_store;
 mod size;
 mod store;
 mod tenants;
+mod types;
 
 /// A fixture's path.
 fn fixture(name: &str) -> PathBuf {
@@ -241,10 +242,10 @@ async fn files_sillytavern_refuses_are_refused_with_the_reason() {
         }
         Err(status) => assert_eq!(status.code(), Code::InvalidArgument, "{status:?}"),
     }
-    // What SillyTavern reads is taken: sparse entries, role null, keys that
-    // are numbers, card-style members at the top.
-    let odd =
-        r#"{"name":"card-style","entries":{"3":{"key":[12,"a"],"role":null},"9":{"content":"x"}}}"#;
+    // What SillyTavern writes is taken: sparse entries, role null, keys
+    // that look like numbers, card-style members at the top (keys that are
+    // JSON numbers are refused: lorebooks/types.rs).
+    let odd = r#"{"name":"card-style","entries":{"3":{"key":["12","a"],"role":null},"9":{"content":"x"}}}"#;
     assert_eq!(
         import(&mut client, "odd", odd).await.unwrap().entry_count,
         2

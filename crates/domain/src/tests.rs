@@ -1,5 +1,15 @@
 use super::*;
 
+/// How many cases a property test runs: `PROPTEST_CASES` when it is set
+/// (a longer run by hand, or a shorter one), else `default`, the count
+/// each test picks so that it takes seconds in a debug build.
+pub(crate) fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(default)
+}
+
 #[test]
 fn text_at_the_limit_is_accepted_and_one_byte_more_is_not() {
     let limits = Limits {

@@ -212,7 +212,7 @@ fn check_invariants(chat: &Chat, settings: &Settings) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: super::proptest_cases(200), ..ProptestConfig::default() })]
 
     #[test]
     fn random_steps_keep_every_invariant(steps in proptest::collection::vec(step(), 1..40)) {

@@ -11,6 +11,7 @@
 
 pub(super) mod json;
 pub(super) mod template;
+mod types;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -80,8 +81,10 @@ impl Book {
     /// read, as JSON.parse reads it. Past `limits`:
     /// [`DomainError::ResourceExhausted`] naming the entry and the limit.
     ///
-    /// Entries that are not objects, keys that are numbers, `key` not an
-    /// array, `role: null` and missing fields are all kept as written.
+    /// Reading checks no entry's field types: entries that are not
+    /// objects, keys that are numbers, `key` not an array are kept as
+    /// written (a book stored before the type checks keeps loading); a
+    /// book coming in from a client is checked with [`Book::check_types`].
     pub fn parse(json: &str, limits: &BookLimits) -> Result<Book, DomainError> {
         let mut top =
             object_members(json).map_err(|e| not_a_book(format!("not a JSON object: {e}")))?;
@@ -248,7 +251,9 @@ impl Book {
     ///   `uid` field is ignored.
     ///
     /// Errors: [`DomainError::Invalid`] (`fields` not an object, a bad
-    /// uid), [`DomainError::ResourceExhausted`] (limits). Refusing changes
+    /// uid, a field SillyTavern defines given a value of another type,
+    /// named as `fields.<name>` as [`Book::check_types`] names it),
+    /// [`DomainError::ResourceExhausted`] (limits). Refusing changes
     /// nothing.
     pub fn put_entry(
         &mut self,
@@ -259,6 +264,12 @@ impl Book {
         let mut fields = members(fields_json)
             .map_err(|e| DomainError::invalid("fields", format!("not a JSON object: {e}")))?;
         dedup(&mut fields);
+        for (name, value) in &fields {
+            // `uid` is ignored and null removes the member: neither is stored.
+            if name != "uid" && value.get() != "null" {
+                types::check_field("fields", name, value)?;
+            }
+        }
         let at = uid.and_then(|uid| self.entries.iter().position(|(name, _)| name == uid));
         let (uid, mut current): (String, Vec<(String, Box<RawValue>)>) = match (uid, at) {
             (Some(_), Some(at)) => {

@@ -30,8 +30,23 @@ fn invalid(reason: impl Into<String>) -> DomainError {
 /// Errors: [`DomainError::Invalid`] with field `card` for a card that is
 /// neither a PNG with a `ccv3`/`chara` chunk nor JSON, that has no
 /// `character_book`, or whose book SillyTavern cannot convert (the reason
-/// says which); [`DomainError::ResourceExhausted`] past `limits`.
+/// says which), or whose converted book breaks SillyTavern's entry
+/// types ([`Book::check_types`]: the field is the converted entry's,
+/// `entries.<uid>.key`); [`DomainError::ResourceExhausted`] past `limits`.
 pub fn character_book(card: &[u8], limits: &BookLimits) -> Result<(String, Book), DomainError> {
+    let (name, book) = converted_book(card, limits)?;
+    book.check_types().map_err(|e| match e {
+        DomainError::Invalid { field, reason } => DomainError::Invalid {
+            field,
+            reason: format!("{reason} (in the card's book as SillyTavern converts it)"),
+        },
+        other => other,
+    })?;
+    Ok((name, book))
+}
+
+/// [`character_book`] without the entry type checks: the conversion alone.
+fn converted_book(card: &[u8], limits: &BookLimits) -> Result<(String, Book), DomainError> {
     let is_png = card.starts_with(&chunks::SIGNATURE);
     let text = if is_png {
         chunks::character_text(card)?

@@ -105,6 +105,15 @@ fn only_what_sillytavern_refuses_is_refused() {
     let book = Book::parse(lenient, &LIMITS).unwrap();
     assert_eq!(book.entry_count(), 5);
     assert_eq!(value(&book.to_json()), value(lenient));
+    // ...by the reader (a book stored before the type checks keeps
+    // loading); a book coming in is checked for SillyTavern's types.
+    assert_eq!(
+        book.check_types(),
+        Err(DomainError::invalid(
+            "entries.0.key",
+            "expected an array of strings, got a number"
+        ))
+    );
     assert_eq!(Book::empty().to_json(), r#"{"entries":{}}"#);
     assert_eq!(Book::empty().entry_count(), 0);
 }

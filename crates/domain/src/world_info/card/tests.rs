@@ -100,10 +100,22 @@ fn sakana_converts_as_sillytavern_converts_it() {
 /// first ("01" and "b" are not), in every object JSON.stringify writes;
 /// `||` keeps truthy values as they are;
 /// `??` keeps 0 and false; extensions that are not objects read as
-/// missing; `position` falls back on before_char (:5515).
+/// missing; `position` falls back on before_char (:5515). SillyTavern
+/// converts it, and its `keys: "k"`, `constant: 1` and `selective: "yes"`
+/// are carried as they are: the import then refuses the converted book
+/// for its types (the conversion is checked on its own here).
 #[test]
 fn every_branch_converts_as_sillytavern_converts_it() {
-    let (name, book) = character_book(&fixture("synthetic_card.json"), &LIMITS).unwrap();
+    let card = fixture("synthetic_card.json");
+    assert_eq!(
+        character_book(&card, &LIMITS).unwrap_err(),
+        DomainError::invalid(
+            "entries.10.key",
+            "expected an array of strings, got a string \
+             (in the card's book as SillyTavern converts it)"
+        )
+    );
+    let (name, book) = converted_book(&card, &LIMITS).unwrap();
     // character_book.name "" is falsy: `${characters[chid].name}'s Lorebook`,
     // the name readFromV2 took from data.name (characters.js:504-556).
     assert_eq!(name, "Ann's Lorebook");
@@ -281,7 +293,7 @@ fn hostile_cards_never_panic() {
     assert_eq!(name, "\u{FFFD}'s Lorebook");
     // Deep nesting and huge numbers inside a card.
     let deep = format!(
-        r#"{{"data":{{"character_book":{{"entries":[{{"extensions":{{"x":{}{}}},"keys":[1e999999]}}]}}}}}}"#,
+        r#"{{"data":{{"character_book":{{"entries":[{{"extensions":{{"x":{}{}}},"keys":["k"],"insertion_order":1e999999}}]}}}}}}"#,
         "[".repeat(50_000),
         "]".repeat(50_000)
     );
