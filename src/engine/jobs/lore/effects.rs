@@ -221,11 +221,27 @@ impl Engine {
                 for skipped in skipped {
                     effects.skip(skipped.clone());
                 }
+                // A new name longer than a key may be is skipped: the
+                // content is merged under the entry's name.
+                let name = name.as_deref().filter(|name| {
+                    let fits = name.len() <= limits.book.max_key_bytes;
+                    if !fits {
+                        effects.skip(Skipped {
+                            what: "name".into(),
+                            reason: format!(
+                                "the new name has {} bytes, more than a key may have ({})",
+                                name.len(),
+                                limits.book.max_key_bytes
+                            ),
+                        });
+                    }
+                    fits
+                });
                 if edit::merge_entry(
                     book,
                     &uid,
                     content,
-                    name.as_deref(),
+                    name,
                     &names_of(&entity),
                     types,
                     &limits,

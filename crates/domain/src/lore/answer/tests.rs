@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::lore::clean::{defuse_key, is_hidden_char, is_regex_shaped};
 
