@@ -61,7 +61,10 @@ fn main() -> ExitCode {
         Task::Tool(command) => runtime.block_on(recapd::cli::run(command, &config)),
         Task::Serve(files) => {
             match config.log_format {
-                LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+                LogFormat::Text => tracing_subscriber::fmt()
+                    .fmt_fields(recapd::telemetry::text_log::EscapedFields)
+                    .with_env_filter(filter)
+                    .init(),
                 LogFormat::Json => tracing_subscriber::fmt()
                     .json()
                     .with_env_filter(filter)

@@ -1,11 +1,15 @@
 //! Metrics: names, what each counts, and the Prometheus endpoint. Recording
 //! goes through the `metrics` facade, so code that records pays almost
 //! nothing when no exporter is installed (tests, `--metrics-listen off`).
+//! The text log's field formatting, which escapes control characters, is
+//! [`text_log`].
 
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 
 use metrics_exporter_prometheus::PrometheusBuilder;
+
+pub mod text_log;
 
 /// Counter of finished RPCs, labelled `method` and `code` (gRPC status name).
 pub const RPC_REQUESTS: &str = "recapd_rpc_requests_total";
@@ -63,7 +67,9 @@ pub const JOBS_DROPPED: &str = "recapd_jobs_dropped_total";
 /// Counter of what lore jobs did to entries, labelled `outcome`:
 /// `created`, `merged`, `compacted`, `deduplicated` (an entry merged into
 /// another and removed), `locked` (a change skipped: the entry is locked),
-/// `full` (a new entity not written: the book holds `lore_max_entries`).
+/// `full` (a new entity not written: the book holds `lore_max_entries`),
+/// `invalid` (a part of an answer skipped as invalid: an entity, a new
+/// name).
 pub const LORE_ENTRIES: &str = "recapd_lore_entries_total";
 /// Histogram of the recall tier's share of a refresh in seconds (the
 /// index brought up to date and searched, the passages counted).
@@ -254,7 +260,7 @@ fn describe() {
     );
     metrics::describe_counter!(
         LORE_ENTRIES,
-        "Lorebook entries lore jobs created, merged, compacted or deduplicated, and changes skipped (locked entry, full book)."
+        "Lorebook entries lore jobs created, merged, compacted or deduplicated, and changes skipped (locked entry, full book, invalid entity)."
     );
     metrics::describe_counter!(
         JOBS_DROPPED,

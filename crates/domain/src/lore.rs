@@ -34,6 +34,7 @@
 
 pub mod answer;
 pub mod check;
+pub mod clean;
 pub mod edit;
 pub mod instructions;
 pub mod keys;
@@ -44,5 +45,5 @@ pub mod schema;
 pub mod types;
 
 pub use types::{
-    Entity, EntityType, EntityTypes, EntryRead, LoreAnswer, LoreTask, default_entity_types,
+    Entity, EntityType, EntityTypes, EntryRead, LoreAnswer, LoreTask, Skipped, default_entity_types,
 };

@@ -359,11 +359,7 @@ impl Engine {
                 writes.extend(attach(chat_id, resident, held.name()));
             }
         }
-        let result = if effects.notes.is_empty() {
-            "nothing to change".to_owned()
-        } else {
-            effects.notes.join("; ")
-        };
+        let result = effects.result(job.kind);
         let ended = queue::end_with_dependents(resident, at, JobState::Succeeded, &result, now);
         Ok(LoreApplied {
             commit: job_commit(writes, Next::Nothing, ended, fresh),

@@ -28,6 +28,7 @@ mod bounds;
 mod defaults;
 mod edits;
 mod errors;
+mod hostile;
 mod lifecycle;
 mod matching;
 mod model;

@@ -7,36 +7,47 @@
 //!   the extension's short keys `t`, `n`, `k`, `c` are read too; `content`
 //!   and `keywords` may be one string (content is then split into lines);
 //!   an entity with a blank name or no fact is dropped; the type is
-//!   lowercased. Texts are trimmed.
+//!   lowercased. Texts are cleaned ([`super::clean`]): names and types
+//!   lose control and bidirectional characters, keywords are defused
+//!   into plain text, content keeps only line breaks and tabs of them.
+//!   One invalid entity (not an object, a member of the wrong JSON type,
+//!   a name empty once cleaned) is skipped ([`Skipped`]), not the answer.
 //! - Resolution: `{"uid": "<uid>" | <number> | null}` (also the
 //!   extension's `resolvedUid`); `"new"`, `"none"`, `"null"` and `""` mean
 //!   a new entity.
 //! - Merge: `{"content": "..." | ["...", ...], "name": "..." | null}`
-//!   (also the extension's `canonicalName`); a blank name is none.
+//!   (also the extension's `canonicalName`); a blank name is none; a name
+//!   of the wrong type or empty once cleaned is skipped (no rename).
 //! - Compaction: `{"content": ...}` (also the extension's
 //!   `compactedContent`).
 //!
-//! Anything else is an error whose text is the reason, quoting at most
+//! Anything else (no JSON object, no entity list, no content) is an
+//! error whose text is the reason, quoting at most
 //! [`crate::writing::answer::EXCERPT_CHARS`] characters.
 
 use serde_json::{Map, Value};
 
-use crate::jobs::JobKind;
+use crate::jobs::{JobKind, clip};
 use crate::writing::answer::{find_object, value_excerpt};
 
-use super::{Entity, LoreAnswer};
+use super::clean::{clean_content, clean_name, defuse_key};
+use super::{Entity, LoreAnswer, Skipped};
 
 const ENTITIES: &str = "entities";
 const UID: [&str; 2] = ["uid", "resolvedUid"];
 const CONTENT: [&str; 2] = ["content", "compactedContent"];
 const NAME: [&str; 2] = ["name", "canonicalName"];
 
+/// The most characters of a value or name a [`Skipped`] quotes.
+pub const SKIPPED_QUOTE_CHARS: usize = 40;
+
 /// Reads the answer `text` to a lore job of `kind`; the error is the reason.
 pub fn parse_answer(kind: JobKind, text: &str) -> Result<LoreAnswer, String> {
     match kind {
         JobKind::LoreExtract => {
             let object = find_object(text, &[ENTITIES])?;
-            entities(&object).map(LoreAnswer::Entities)
+            let (entities, skipped) = entities(&object)?;
+            Ok(LoreAnswer::Entities { entities, skipped })
         }
         JobKind::LoreResolve => {
             let object = find_object(text, &UID)?;
@@ -45,17 +56,32 @@ pub fn parse_answer(kind: JobKind, text: &str) -> Result<LoreAnswer, String> {
         JobKind::LoreMerge => {
             let object = find_object(text, &CONTENT[..1])?;
             let content = content(&object, &CONTENT[..1])?;
+            let mut skipped = Vec::new();
             let name = match first(&object, &NAME) {
                 None | Some(Value::Null) => None,
-                Some(Value::String(name)) => Some(name.trim().to_owned()).filter(|n| !n.is_empty()),
+                Some(Value::String(raw)) => {
+                    let name = clean_name(raw);
+                    if name.is_empty() && !raw.trim().is_empty() {
+                        skipped.push(Skipped {
+                            what: "name".into(),
+                            reason: EMPTY_ONCE_CLEANED.into(),
+                        });
+                    }
+                    Some(name).filter(|n| !n.is_empty())
+                }
                 Some(other) => {
-                    return Err(format!(
-                        "name must be a string or null, not {}",
-                        value_excerpt(other)
-                    ));
+                    skipped.push(Skipped {
+                        what: "name".into(),
+                        reason: format!("must be a string or null, not {}", quoted(other)),
+                    });
+                    None
                 }
             };
-            Ok(LoreAnswer::Merged { content, name })
+            Ok(LoreAnswer::Merged {
+                content,
+                name,
+                skipped,
+            })
         }
         JobKind::LoreCompact => {
             let object = find_object(text, &CONTENT)?;
@@ -67,6 +93,16 @@ pub fn parse_answer(kind: JobKind, text: &str) -> Result<LoreAnswer, String> {
         | JobKind::MessageRecap
         | JobKind::Index => Err(format!("a {} job has no lore answer", kind.name())),
     }
+}
+
+/// The reason of a name that held only control or bidirectional
+/// characters.
+const EMPTY_ONCE_CLEANED: &str = "the name is empty once control characters are removed";
+
+/// A value as a skipped entity's reason quotes it: its JSON on one line,
+/// cleaned, at most [`SKIPPED_QUOTE_CHARS`] characters.
+fn quoted(value: &Value) -> String {
+    clip(&clean_name(&value_excerpt(value)), SKIPPED_QUOTE_CHARS)
 }
 
 /// The first of `keys` the object has.
@@ -85,34 +121,38 @@ fn strings(value: &Value, what: &str) -> Result<Vec<String>, String> {
             .map(|item| match item {
                 Value::String(text) => Ok(text.clone()),
                 Value::Number(n) => Ok(n.to_string()),
-                other => Err(format!(
-                    "{what} holds {}, not a string",
-                    value_excerpt(other)
-                )),
+                other => Err(format!("{what} holds {}, not a string", quoted(other))),
             })
             .collect(),
         other => Err(format!(
             "{what} must be a string or a list of strings, not {}",
-            value_excerpt(other)
+            quoted(other)
         )),
     }
 }
 
-/// Lines of a text or of a list of texts, trimmed, blanks dropped.
+/// Lines of a text or of a list of texts, cleaned ([`clean_content`]),
+/// trimmed, blanks dropped.
 fn lines(values: Vec<String>) -> Vec<String> {
     values
         .iter()
-        .flat_map(|v| v.lines())
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_owned)
+        .map(|v| clean_content(v))
+        .flat_map(|v| {
+            v.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
-fn entities(object: &Map<String, Value>) -> Result<Vec<Entity>, String> {
+/// The entities of an extraction, and those skipped. Err when the answer
+/// has no entity list.
+fn entities(object: &Map<String, Value>) -> Result<(Vec<Entity>, Vec<Skipped>), String> {
     let list = match object.get(ENTITIES) {
         Some(Value::Array(list)) => list,
-        Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
         Some(other) => {
             return Err(format!(
                 "entities must be a list, not {}",
@@ -122,49 +162,70 @@ fn entities(object: &Map<String, Value>) -> Result<Vec<Entity>, String> {
         None => return Err("the answer has no entities".into()),
     };
     let mut found = Vec::new();
+    let mut skipped = Vec::new();
     for (i, item) in list.iter().enumerate() {
-        let Value::Object(item) = item else {
-            return Err(format!(
-                "entities[{i}] is {}, not an object",
-                value_excerpt(item)
-            ));
-        };
-        let text = |keys: &[&str]| -> Result<String, String> {
-            match first(item, keys) {
-                None | Some(Value::Null) => Ok(String::new()),
-                Some(Value::String(s)) => Ok(s.trim().to_owned()),
-                Some(other) => Err(format!(
-                    "entities[{i}].{} must be a string, not {}",
-                    keys[0],
-                    value_excerpt(other)
-                )),
-            }
-        };
-        let name = text(&["name", "n"])?;
-        let kind = text(&["type", "t"])?.to_lowercase();
-        let keywords = match first(item, &["keywords", "k"]) {
-            Some(value) => strings(value, &format!("entities[{i}].keywords"))?
-                .into_iter()
-                .map(|k| k.trim().to_owned())
-                .filter(|k| !k.is_empty())
-                .collect(),
-            None => Vec::new(),
-        };
-        let content = match first(item, &["content", "c"]) {
-            Some(value) => lines(strings(value, &format!("entities[{i}].content"))?),
-            None => Vec::new(),
-        };
-        if name.is_empty() || content.is_empty() {
-            continue;
+        match entity(item) {
+            Ok(Some(entity)) => found.push(entity),
+            Ok(None) => {}
+            Err((name, reason)) => skipped.push(Skipped {
+                what: match name {
+                    Some(name) => format!("entities[{i}] ({})", clip(&name, SKIPPED_QUOTE_CHARS)),
+                    None => format!("entities[{i}]"),
+                },
+                reason,
+            }),
         }
-        found.push(Entity {
-            kind,
-            name,
-            keywords,
-            content,
-        });
     }
-    Ok(found)
+    Ok((found, skipped))
+}
+
+/// One entity of an extraction: `None` when it is blank (no name, or no
+/// fact), the error (with its cleaned name when it has one) when invalid.
+fn entity(item: &Value) -> Result<Option<Entity>, (Option<String>, String)> {
+    let Value::Object(item) = item else {
+        return Err((None, format!("is {}, not an object", quoted(item))));
+    };
+    let text = |keys: &[&str]| -> Result<String, String> {
+        match first(item, keys) {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(other) => Err(format!(
+                "{} must be a string, not {}",
+                keys[0],
+                quoted(other)
+            )),
+        }
+    };
+    let raw_name = text(&["name", "n"]).map_err(|reason| (None, reason))?;
+    let name = clean_name(&raw_name);
+    let named = || Some(name.clone()).filter(|n| !n.is_empty());
+    let kind =
+        clean_name(&text(&["type", "t"]).map_err(|reason| (named(), reason))?).to_lowercase();
+    let keywords = match first(item, &["keywords", "k"]) {
+        Some(value) => strings(value, "keywords")
+            .map_err(|reason| (named(), reason))?
+            .iter()
+            .map(|k| defuse_key(k))
+            .filter(|k| !k.is_empty())
+            .collect(),
+        None => Vec::new(),
+    };
+    let content = match first(item, &["content", "c"]) {
+        Some(value) => lines(strings(value, "content").map_err(|reason| (named(), reason))?),
+        None => Vec::new(),
+    };
+    if name.is_empty() && !raw_name.trim().is_empty() {
+        return Err((None, EMPTY_ONCE_CLEANED.into()));
+    }
+    if name.is_empty() || content.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Entity {
+        kind,
+        name,
+        keywords,
+        content,
+    }))
 }
 
 fn resolved(object: &Map<String, Value>) -> Result<Option<String>, String> {
@@ -198,96 +259,4 @@ fn content(object: &Map<String, Value>, keys: &[&str]) -> Result<String, String>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entities_are_read_in_either_spelling_and_empty_ones_dropped() {
-        let text = r#"Here you go:
-```json
-{"entities": [
-  {"type": "Character", "name": " Mira ", "keywords": ["the captain", " "], "content": ["Leads the guard.", "", "Has a scar."]},
-  {"t": "location", "n": "Varn", "k": "port city", "c": "A port.\nWalled."},
-  {"type": "item", "name": "", "content": ["x"]},
-  {"type": "item", "name": "Key", "content": []}
-]}
-```"#;
-        let LoreAnswer::Entities(found) = parse_answer(JobKind::LoreExtract, text).unwrap() else {
-            panic!("an extraction");
-        };
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[0].kind, "character");
-        assert_eq!(found[0].name, "Mira");
-        assert_eq!(found[0].keywords, ["the captain"]);
-        assert_eq!(found[0].content, ["Leads the guard.", "Has a scar."]);
-        assert_eq!(found[1].keywords, ["port city"]);
-        assert_eq!(found[1].content, ["A port.", "Walled."]);
-        assert_eq!(
-            parse_answer(JobKind::LoreExtract, r#"{"entities": []}"#),
-            Ok(LoreAnswer::Entities(vec![]))
-        );
-        assert!(parse_answer(JobKind::LoreExtract, r#"{"entities": "Mira"}"#).is_err());
-        assert!(
-            parse_answer(
-                JobKind::LoreExtract,
-                r#"{"entities": [{"name": 3, "content": "x"}]}"#
-            )
-            .is_err()
-        );
-    }
-
-    #[test]
-    fn a_resolution_names_a_uid_or_a_new_entity() {
-        let uid = |text: &str| parse_answer(JobKind::LoreResolve, text);
-        assert_eq!(
-            uid(r#"{"uid": "12"}"#),
-            Ok(LoreAnswer::Resolved(Some("12".into())))
-        );
-        assert_eq!(
-            uid(r#"{"uid": 12}"#),
-            Ok(LoreAnswer::Resolved(Some("12".into())))
-        );
-        assert_eq!(
-            uid(r#"{"resolvedUid": "new"}"#),
-            Ok(LoreAnswer::Resolved(None))
-        );
-        assert_eq!(uid(r#"{"uid": null}"#), Ok(LoreAnswer::Resolved(None)));
-        assert!(uid(r#"{"uid": [1]}"#).is_err());
-        assert!(uid("no idea").is_err());
-    }
-
-    #[test]
-    fn a_merge_gives_content_and_maybe_a_name() {
-        assert_eq!(
-            parse_answer(
-                JobKind::LoreMerge,
-                r#"{"content": ["Mira is the Master Smith.", "Has a scar."], "name": "Master Mira"}"#
-            ),
-            Ok(LoreAnswer::Merged {
-                content: "Mira is the Master Smith.\nHas a scar.".into(),
-                name: Some("Master Mira".into()),
-            })
-        );
-        assert_eq!(
-            parse_answer(
-                JobKind::LoreMerge,
-                r#"{"content": "Mira smiths.", "canonicalName": " "}"#
-            ),
-            Ok(LoreAnswer::Merged {
-                content: "Mira smiths.".into(),
-                name: None,
-            })
-        );
-        assert!(parse_answer(JobKind::LoreMerge, r#"{"content": "  "}"#).is_err());
-        assert!(parse_answer(JobKind::LoreMerge, r#"{"content": "x", "name": 4}"#).is_err());
-    }
-
-    #[test]
-    fn a_compaction_gives_content_in_either_spelling() {
-        assert_eq!(
-            parse_answer(JobKind::LoreCompact, r#"{"compactedContent": "Short."}"#),
-            Ok(LoreAnswer::Compacted("Short.".into()))
-        );
-        assert!(parse_answer(JobKind::LoreCompact, r#"{"summary": "Short."}"#).is_err());
-    }
-}
+mod tests;

@@ -2,7 +2,8 @@
 //! ([`crate::writing::check`]): a parsed answer can still be unusable, and
 //! is then retried like a malformed one.
 //!
-//! - Extraction: at most [`MAX_ENTITIES`] entities; at least one of one of
+//! - Extraction: at most [`MAX_ENTITIES`] entities (skipped ones
+//!   counted); not every one skipped as invalid; at least one of one of
 //!   the chat's entity types (the others are left out when it lands);
 //!   names and facts not a placeholder of the instructions and holding no
 //!   unreplaced macro.
@@ -65,11 +66,21 @@ impl LoreCheck {
     /// placeholders). The error is the reason.
     pub fn check(&self, outer: &AnswerCheck, answer: &LoreAnswer) -> Result<(), String> {
         match (&self.rule, answer) {
-            (LoreRule::Extract { types }, LoreAnswer::Entities(entities)) => {
-                if entities.len() > MAX_ENTITIES {
+            (LoreRule::Extract { types }, LoreAnswer::Entities { entities, skipped }) => {
+                let listed = entities.len() + skipped.len();
+                if listed > MAX_ENTITIES {
                     return Err(format!(
-                        "the answer has {} entities, more than {MAX_ENTITIES}",
-                        entities.len()
+                        "the answer has {listed} entities, more than {MAX_ENTITIES}"
+                    ));
+                }
+                // Some invalid entities are skipped; all of them is an
+                // answer with nothing usable.
+                if entities.is_empty()
+                    && let Some(first) = skipped.first()
+                {
+                    return Err(format!(
+                        "every entity is invalid ({} of them; {first})",
+                        skipped.len()
                     ));
                 }
                 // An entity of another type is left out where the answer
@@ -106,7 +117,7 @@ impl LoreCheck {
                     basis,
                     max_chars,
                 },
-                LoreAnswer::Merged { content, name },
+                LoreAnswer::Merged { content, name, .. },
             ) => {
                 outer.text("content", content, true)?;
                 let chars = content.trim().chars().count();
@@ -145,7 +156,7 @@ impl LoreCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lore::Entity;
+    use crate::lore::{Entity, Skipped};
 
     fn entity(kind: &str, name: &str, content: &str) -> Entity {
         Entity {
@@ -153,6 +164,13 @@ mod tests {
             name: name.into(),
             keywords: vec![],
             content: vec![content.into()],
+        }
+    }
+
+    fn entities(entities: Vec<Entity>) -> LoreAnswer {
+        LoreAnswer::Entities {
+            entities,
+            skipped: vec![],
         }
     }
 
@@ -168,30 +186,59 @@ mod tests {
         let (lore, outer) = check(LoreRule::Extract {
             types: vec!["character".into(), "location".into()],
         });
-        let ok = LoreAnswer::Entities(vec![entity("character", "Mira", "Leads the guard.")]);
+        let ok = entities(vec![entity("character", "Mira", "Leads the guard.")]);
         assert_eq!(lore.check(&outer, &ok), Ok(()));
-        let person = LoreAnswer::Entities(vec![entity("person", "Mira", "Leads the guard.")]);
+        let person = entities(vec![entity("person", "Mira", "Leads the guard.")]);
         assert!(
             lore.check(&outer, &person)
                 .unwrap_err()
                 .contains("\"person\"")
         );
         // One entity of another type among good ones does not spoil them.
-        let mixed = LoreAnswer::Entities(vec![
+        let mixed = entities(vec![
             entity("person", "Oda", "Runs the inn."),
             entity("character", "Mira", "Leads the guard."),
         ]);
         assert_eq!(lore.check(&outer, &mixed), Ok(()));
-        let placeholder = LoreAnswer::Entities(vec![entity("character", "Mira", "<the facts>")]);
+        let placeholder = entities(vec![entity("character", "Mira", "<the facts>")]);
         assert!(lore.check(&outer, &placeholder).is_err());
-        let macro_left = LoreAnswer::Entities(vec![entity("character", "{{char}}", "Leads.")]);
+        let macro_left = entities(vec![entity("character", "{{char}}", "Leads.")]);
         assert!(lore.check(&outer, &macro_left).is_err());
-        let many = LoreAnswer::Entities(
+        let many = entities(
             (0..33)
                 .map(|i| entity("character", &format!("N{i}"), "x."))
                 .collect(),
         );
         assert!(lore.check(&outer, &many).is_err());
+        // Skipped entities count toward the most an answer may list, and
+        // an answer whose every entity was skipped is unusable.
+        let skipped = |n: usize| {
+            (0..n)
+                .map(|i| Skipped {
+                    what: format!("entities[{i}]"),
+                    reason: "is 3, not an object".into(),
+                })
+                .collect::<Vec<_>>()
+        };
+        let some_skipped = LoreAnswer::Entities {
+            entities: vec![entity("character", "Mira", "Leads the guard.")],
+            skipped: skipped(31),
+        };
+        assert_eq!(lore.check(&outer, &some_skipped), Ok(()));
+        let too_many = LoreAnswer::Entities {
+            entities: vec![entity("character", "Mira", "Leads the guard.")],
+            skipped: skipped(32),
+        };
+        assert!(lore.check(&outer, &too_many).is_err());
+        let none_left = LoreAnswer::Entities {
+            entities: vec![],
+            skipped: skipped(1),
+        };
+        let reason = lore.check(&outer, &none_left).unwrap_err();
+        assert!(
+            reason.contains("entities[0]: is 3, not an object"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -220,6 +267,7 @@ mod tests {
         let merged = |content: &str| LoreAnswer::Merged {
             content: content.into(),
             name: None,
+            skipped: vec![],
         };
         assert_eq!(
             lore.check(&outer, &merged("Mira is the Master Smith.")),

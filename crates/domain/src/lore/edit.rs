@@ -19,7 +19,8 @@ use crate::DomainError;
 use crate::jobs::fingerprint_text;
 use crate::world_info::book::{Book, BookLimits};
 
-use super::keys::{clean_keys, entry_comment, normalise_name};
+use super::clean::clean_name;
+use super::keys::{clean_keys, defuse_keys, entry_comment, normalise_name};
 use super::registry::{Registry, entry_members, keys_member, text_member};
 use super::{Entity, EntityTypes, EntryRead};
 
@@ -90,6 +91,41 @@ fn put(
     book.put_entry(uid, &fields.to_string(), limits)
 }
 
+/// Why `entity` (from an LLM's answer) cannot be written under the
+/// operator's limits, if it cannot: its name (its first key) or one of its
+/// keywords longer than a key may be, or its facts longer than a content
+/// may be. Such an entity is skipped (never created, merged or resolved),
+/// not the answer it came in.
+pub fn entity_problem(entity: &Entity, limits: &BookLimits) -> Option<String> {
+    let name = clean_name(&entity.name);
+    if name.len() > limits.max_key_bytes {
+        return Some(format!(
+            "the name has {} bytes, more than a key may have ({})",
+            name.len(),
+            limits.max_key_bytes
+        ));
+    }
+    if let Some(long) = defuse_keys(&entity.keywords)
+        .iter()
+        .find(|k| k.len() > limits.max_key_bytes)
+    {
+        return Some(format!(
+            "a keyword has {} bytes, more than a key may have ({})",
+            long.len(),
+            limits.max_key_bytes
+        ));
+    }
+    let content = content_of(entity.content.iter().map(String::as_str));
+    if content.len() > limits.max_content_bytes {
+        return Some(format!(
+            "the facts have {} bytes, more than an entry's content may have ({})",
+            content.len(),
+            limits.max_content_bytes
+        ));
+    }
+    None
+}
+
 /// Writes a new entry for `entity` at the uid after the book's highest
 /// (never a freed one); returns its uid. Refused
 /// ([`DomainError::ResourceExhausted`]) when the book holds
@@ -118,7 +154,7 @@ pub fn create_entry(
         .to_string();
     let fields = json!({
         "comment": entry_comment(&entity.kind, &entity.name),
-        "key": clean_keys(&entity.name, &entity.keywords, limits.max_keys),
+        "key": clean_keys(&entity.name, &defuse_keys(&entity.keywords), limits.max_keys),
         "keysecondary": [],
         "content": content_of(entity.content.iter().map(String::as_str)),
         "constant": constant,
@@ -134,9 +170,10 @@ pub fn create_entry(
 }
 
 /// Replaces entry `uid`'s content with `content`; with `name` (a
-/// canonical name other than the current one and than its keys) renames
-/// it, keeping the old name as a key; unions `keywords` into its keys. A locked entry is left
-/// as it is (`Ok(false)`); `Ok(true)` when changed.
+/// canonical name other than the current one and than its keys, cleaned)
+/// renames it, keeping the old name as a key; unions `keywords` (an
+/// LLM's: defused) into its keys. A locked entry is left as it is
+/// (`Ok(false)`); `Ok(true)` when changed.
 pub fn merge_entry(
     book: &mut Book,
     uid: &str,
@@ -159,7 +196,8 @@ pub fn merge_entry(
     // A name the entry already goes by (one of its keys) is no rename: an
     // entity found through an alias would otherwise rename its entry back
     // and forth between its names, scene after scene.
-    let renamed = name.map(str::trim).filter(|new| {
+    let name = name.map(clean_name);
+    let renamed = name.as_deref().filter(|new| {
         let new = normalise_name(new);
         !new.is_empty()
             && new != normalise_name(&entry.name)
@@ -173,7 +211,7 @@ pub fn merge_entry(
         candidates.push(entry.name.clone());
     }
     candidates.extend(entry.aliases.iter().cloned());
-    candidates.extend(keywords.iter().cloned());
+    candidates.extend(defuse_keys(keywords));
     let mut fields = json!({
         "content": content_of(content.lines()),
         "key": clean_keys(current_name, &candidates, limits.max_keys),
@@ -213,7 +251,7 @@ pub fn adds_nothing(book: &Book, uid: &str, entity: &Entity) -> bool {
         .all(|fact| content.contains(&fact))
 }
 
-/// Unions `keywords` into entry `uid`'s keys (cleaned, at most
+/// Unions `keywords` (an LLM's: defused) into entry `uid`'s keys (cleaned, at most
 /// `limits.max_keys`), its content untouched. `Ok(true)` when the keys
 /// changed; a locked entry is left as it is.
 pub fn add_keys(
@@ -231,7 +269,7 @@ pub fn add_keys(
         return Err(DomainError::NotFound(format!("entry {uid}")));
     };
     let mut candidates = entry.aliases.clone();
-    candidates.extend(keywords.iter().cloned());
+    candidates.extend(defuse_keys(keywords));
     let keys = clean_keys(&entry.name, &candidates, limits.max_keys);
     if keys == entry.aliases {
         return Ok(false);

@@ -3,6 +3,7 @@
 //! an entity's keywords become an entry's keys.
 
 use super::EntityTypes;
+use super::clean::{clean_name, defuse_key};
 
 /// Leading words a name may carry that do not make it another name ("The
 /// Silver Stag" is "Silver Stag").
@@ -133,14 +134,20 @@ pub fn normalise_name(name: &str) -> String {
 }
 
 /// The `comment` of the entry of an entity of type `kind` named `name`:
-/// `<kind>-<name>` (the name as written, trimmed); the name alone for an
-/// entry without a type.
+/// `<kind>-<name>` (the name as written, cleaned: [`clean_name`]); the
+/// name alone for an entry without a type.
 pub fn entry_comment(kind: &str, name: &str) -> String {
+    let name = clean_name(name);
     if kind.is_empty() {
-        name.trim().to_owned()
+        name
     } else {
-        format!("{kind}-{}", name.trim())
+        format!("{}-{name}", clean_name(kind))
     }
+}
+
+/// Keywords from an LLM as keys may hold them: each [`defuse_key`]ed.
+pub fn defuse_keys(keywords: &[String]) -> Vec<String> {
+    keywords.iter().map(|k| defuse_key(k)).collect()
 }
 
 /// The type and name an entry's `comment` gives, when it has the shape
@@ -179,12 +186,16 @@ fn worth_keeping(key: &str) -> bool {
 }
 
 /// An entry's keys from its name and keywords: each lowercased, trimmed
-/// and its whitespace collapsed; the name first; generic and temporal
-/// words, blanks and repeats (compared normalised) dropped; at most `max`.
+/// and its whitespace collapsed; the name first, made plain text
+/// ([`defuse_key`]: a name is never a regex key or a macro); generic and
+/// temporal words, blanks and repeats (compared normalised) dropped; at
+/// most `max`. Keywords are taken as given: keywords from an LLM are
+/// defused by the caller ([`defuse_keys`]), a book's own keys are kept.
 pub fn clean_keys(name: &str, keywords: &[String], max: usize) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for candidate in std::iter::once(name).chain(keywords.iter().map(String::as_str)) {
+    let name = defuse_key(name);
+    for candidate in std::iter::once(name.as_str()).chain(keywords.iter().map(String::as_str)) {
         if keys.len() >= max {
             break;
         }

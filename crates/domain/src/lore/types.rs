@@ -269,11 +269,36 @@ pub struct EntryRead {
     pub fingerprint: u64,
 }
 
+/// A part of an answer recapd left out because it was invalid (an
+/// entity of the wrong shape, a name empty once cleaned, a name, key or
+/// content past the book's limits; a merge's unusable new name), and why.
+/// The rest of the answer is applied; the job's result lists these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Where in the answer: `entities[1]`, `name`; with the entity's
+    /// cleaned name clipped when it has one.
+    pub what: String,
+    /// Why, in one line of bounded length.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.reason)
+    }
+}
+
 /// What a lore job's answer says, parsed ([`super::answer`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoreAnswer {
-    /// Extraction: the entities of the scene (possibly none).
-    Entities(Vec<Entity>),
+    /// Extraction: the entities of the scene (possibly none), cleaned
+    /// ([`super::clean`]), and the invalid ones left out.
+    Entities {
+        /// The valid entities, in the answer's order.
+        entities: Vec<Entity>,
+        /// The entities left out.
+        skipped: Vec<Skipped>,
+    },
     /// Resolution: the uid of the entity's entry, or `None` for a new one.
     Resolved(Option<String>),
     /// Merge: the entry's new content, and a canonical name when the
@@ -281,8 +306,11 @@ pub enum LoreAnswer {
     Merged {
         /// The new content.
         content: String,
-        /// The canonical name, when given and not blank.
+        /// The canonical name, when given, valid and not blank.
         name: Option<String>,
+        /// The new name, when it was given but invalid (the content is
+        /// merged under the entry's name).
+        skipped: Vec<Skipped>,
     },
     /// Compaction: the shorter content.
     Compacted(String),

@@ -4,13 +4,16 @@
 //! entry written past `lore_compaction_threshold` tokens needs. Called by
 //! `take_lore_answer` with the book held.
 
+use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
+use crate::domain::jobs::clip;
 use crate::domain::jobs::{Job, JobKind};
+use crate::domain::lore::answer::SKIPPED_QUOTE_CHARS;
 use crate::domain::lore::edit::{self, LoreLimits};
 use crate::domain::lore::keys::entry_comment;
 use crate::domain::lore::matching::{Resolution, combine, resolve};
 use crate::domain::lore::registry::Registry;
-use crate::domain::lore::{Entity, LoreAnswer, LoreTask};
+use crate::domain::lore::{Entity, LoreAnswer, LoreTask, Skipped};
 use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
 use crate::domain::tokens;
@@ -34,6 +37,8 @@ pub(super) struct Effects {
     pub(super) touched: Vec<String>,
     /// Whether the book changed (and is written).
     pub(super) changed: bool,
+    /// The parts of the answer left out as invalid, each where and why.
+    pub(super) skipped: Vec<Skipped>,
 }
 
 impl Effects {
@@ -43,6 +48,55 @@ impl Effects {
         self.outcomes.push(outcome);
         self.notes.push(text);
     }
+
+    /// Notes a part of the answer left out as invalid (counted as
+    /// `invalid` once the commit is durable).
+    fn skip(&mut self, skipped: Skipped) {
+        self.outcomes.push("invalid");
+        self.skipped.push(skipped);
+    }
+
+    /// The job's result: the notes, then how many parts of the answer
+    /// were skipped and why (at most [`SKIPPED_SHOWN`] reasons);
+    /// `nothing to change` when there is neither.
+    pub(super) fn result(&self, kind: JobKind) -> String {
+        let mut parts = self.notes.clone();
+        if !self.skipped.is_empty() {
+            let count = self.skipped.len();
+            let what = match (kind, count) {
+                (JobKind::LoreExtract, 1) => "1 entity".to_owned(),
+                (JobKind::LoreExtract, n) => format!("{n} entities"),
+                (_, n) => n.to_string(),
+            };
+            let mut reasons: Vec<String> = self
+                .skipped
+                .iter()
+                .take(SKIPPED_SHOWN)
+                .map(ToString::to_string)
+                .collect();
+            if count > SKIPPED_SHOWN {
+                reasons.push(format!("and {} more", count - SKIPPED_SHOWN));
+            }
+            parts.push(format!("{what} skipped as invalid: {}", reasons.join("; ")));
+        }
+        if parts.is_empty() {
+            "nothing to change".to_owned()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// The most skipped parts a job's result gives the reason of.
+const SKIPPED_SHOWN: usize = 3;
+
+/// How a skipped entity is named in the job's result: its type and name
+/// as its entry's comment, clipped.
+fn skipped_entity(entity: &Entity) -> String {
+    clip(
+        &entry_comment(&entity.kind, &entity.name),
+        SKIPPED_QUOTE_CHARS,
+    )
 }
 
 /// Counts what a durable lore commit did to entries.
@@ -72,8 +126,18 @@ impl Engine {
         let task = job.lore.clone().unwrap_or_default();
         let mut fresh = Vec::new();
         match answer {
-            LoreAnswer::Entities(entities) => {
+            LoreAnswer::Entities { entities, skipped } => {
+                for skipped in skipped {
+                    effects.skip(skipped.clone());
+                }
                 for entity in combine(entities.clone()) {
+                    if let Some(reason) = edit::entity_problem(&entity, &limits.book) {
+                        effects.skip(Skipped {
+                            what: skipped_entity(&entity),
+                            reason,
+                        });
+                        continue;
+                    }
                     if types.get(&entity.kind).is_none() {
                         effects.notes.push(format!(
                             "{} left out: {:?} is not one of lore_entity_types",
@@ -146,15 +210,38 @@ impl Engine {
                     }
                 }
             }
-            LoreAnswer::Merged { content, name } => {
+            LoreAnswer::Merged {
+                content,
+                name,
+                skipped,
+            } => {
                 let (Some(uid), Some(entity)) = (task.uid, task.entity) else {
                     return Ok(fresh);
                 };
+                for skipped in skipped {
+                    effects.skip(skipped.clone());
+                }
+                // A new name longer than a key may be is skipped: the
+                // content is merged under the entry's name.
+                let name = name.as_deref().filter(|name| {
+                    let fits = name.len() <= limits.book.max_key_bytes;
+                    if !fits {
+                        effects.skip(Skipped {
+                            what: "name".into(),
+                            reason: format!(
+                                "the new name has {} bytes, more than a key may have ({})",
+                                name.len(),
+                                limits.book.max_key_bytes
+                            ),
+                        });
+                    }
+                    fits
+                });
                 if edit::merge_entry(
                     book,
                     &uid,
                     content,
-                    name.as_deref(),
+                    name,
                     &names_of(&entity),
                     types,
                     &limits,
@@ -327,8 +414,8 @@ fn create(
         );
         return Ok(());
     }
-    // Past this, a refusal is the operator's limits (a key or content too
-    // long): the answer cannot land, and the job fails with the reason.
+    // Past this, a refusal is the operator's limits: this entity is
+    // skipped, the answer's others still land.
     match edit::create_entry(book, entity, &settings.lore_entity_types, limits) {
         Ok(uid) => {
             effects.changed = true;
@@ -340,6 +427,13 @@ fn create(
                     entry_comment(&entity.kind, &entity.name)
                 ),
             );
+            Ok(())
+        }
+        Err(DomainError::ResourceExhausted(reason)) => {
+            effects.skip(Skipped {
+                what: skipped_entity(entity),
+                reason,
+            });
             Ok(())
         }
         Err(refused) => Err(refused.into()),

@@ -374,3 +374,79 @@ fn facts_already_in_the_entry_need_no_merge_but_new_keywords_are_kept() {
         .unwrap()
     );
 }
+
+#[test]
+fn an_entry_from_an_llm_holds_no_control_character_and_no_regex_key() {
+    let mut book = Book::empty();
+    let types = default_entity_types();
+    // As a job stored before cleaning existed would carry it.
+    let hostile = entity(
+        "character",
+        "Mi\u{0}ra\u{1b}[31m\r\nFAKE LOG LINE\u{202e}",
+        &["/(?<=(a+)+)b/i", "{{char}}/x+/"],
+        &["Leads the guard."],
+    );
+    let uid = create_entry(&mut book, &hostile, &types, &limits()).unwrap();
+    assert_eq!(
+        member(&book, &uid, "comment"),
+        json!("character-Mira[31m FAKE LOG LINE")
+    );
+    assert_eq!(
+        member(&book, &uid, "key"),
+        json!(["mira[31m fake log line", "(?=(a+)+)b/i", "char/x+/"])
+    );
+    // A merge's new name and keywords are cleaned the same way.
+    merge_entry(
+        &mut book,
+        &uid,
+        "Leads the guard.",
+        Some("Lady\u{202e} Mira\r\n"),
+        &["/mira+/g".to_owned()],
+        &types,
+        &limits(),
+    )
+    .unwrap();
+    assert_eq!(member(&book, &uid, "comment"), json!("character-Lady Mira"));
+    let keys = member(&book, &uid, "key");
+    assert_eq!(keys[0], json!("lady mira"));
+    // At most four keys: the keyword is past them, defused or not.
+    add_keys(&mut book, &uid, &["/mira+/g".to_owned()], &types, &limits()).unwrap();
+    let keys = member(&book, &uid, "key");
+    assert!(
+        keys.as_array()
+            .unwrap()
+            .iter()
+            .all(|k| !crate::lore::clean::is_regex_shaped(k.as_str().unwrap())),
+        "{keys}"
+    );
+    let mut fresh = Book::empty();
+    let uid = create_entry(&mut fresh, &ok_entity(), &types, &limits()).unwrap();
+    add_keys(
+        &mut fresh,
+        &uid,
+        &["/mira+/g".to_owned()],
+        &types,
+        &limits(),
+    )
+    .unwrap();
+    assert_eq!(member(&fresh, &uid, "key"), json!(["oda", "mira+/g"]));
+}
+
+fn ok_entity() -> Entity {
+    entity("character", "Oda", &[], &["Runs the inn."])
+}
+
+#[test]
+fn an_entity_past_the_operators_limits_has_a_problem() {
+    let ok = entity("character", "Mira", &["captain"], &["Leads."]);
+    assert_eq!(entity_problem(&ok, &BOOK_LIMITS), None);
+    let long_name = entity("character", &"N".repeat(1025), &[], &["Leads."]);
+    let problem = entity_problem(&long_name, &BOOK_LIMITS).unwrap();
+    assert!(problem.contains("1025 bytes"), "{problem}");
+    let at_the_limit = entity("character", &"N".repeat(1024), &[], &["Leads."]);
+    assert_eq!(entity_problem(&at_the_limit, &BOOK_LIMITS), None);
+    let long_key = entity("character", "Mira", &[&"k".repeat(1025)], &["Leads."]);
+    assert!(entity_problem(&long_key, &BOOK_LIMITS).is_some());
+    let long_facts = entity("character", "Mira", &[], &[&"f".repeat(100_001)]);
+    assert!(entity_problem(&long_facts, &BOOK_LIMITS).is_some());
+}
