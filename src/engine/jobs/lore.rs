@@ -32,6 +32,7 @@ use super::super::lorebooks::{HeldBook, templated_name};
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
 use super::apply::{fail, job_commit};
+use super::failure::JobFailure;
 use super::queue::{self, Changed, LoreWork, Queued};
 use effects::Effects;
 pub(super) use effects::count_outcomes;
@@ -337,8 +338,11 @@ impl Engine {
                 let EngineError::Domain(refused) = error else {
                     return Err(error);
                 };
-                resident.jobs[at].last_error =
-                    queue::short(&format!("the answer could not be applied: {refused}"));
+                resident.jobs[at].last_error = queue::short(&JobFailure::NotApplied.report(
+                    chat_id,
+                    &job,
+                    &refused.to_string(),
+                ));
                 return Ok(LoreApplied {
                     commit: fail(resident, at, NOT_APPLIED, now),
                     held: Some(held),
