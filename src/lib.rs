@@ -57,6 +57,7 @@ pub mod wall_clock;
 /// path so that `crate::domain::...` names them as before.
 pub use recapd_domain as domain;
 pub mod engine;
+pub mod error_id;
 pub mod grpc;
 pub mod inspector;
 pub mod llm;

@@ -271,7 +271,7 @@ async fn embed_query(
             .vectors
             .pop()
             .ok_or_else(|| EngineError::EmbeddingsUnavailable("no vector in the answer".into())),
-        Err(LlmError::Retryable { reason, .. } | LlmError::Fatal { reason }) => {
+        Err(LlmError::Retryable { reason, .. } | LlmError::Fatal { reason, .. }) => {
             Err(EngineError::EmbeddingsUnavailable(reason))
         }
     }

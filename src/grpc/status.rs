@@ -20,6 +20,7 @@ use tonic::{Code, Status};
 
 use crate::domain::DomainError;
 use crate::engine::EngineError;
+pub use crate::error_id::ErrorId;
 use crate::grpc::observe::code_name;
 use crate::store::StoreError;
 use crate::tls_common::with_causes;
@@ -111,36 +112,6 @@ impl From<EngineError> for Status {
 /// orphan rule forbids the impl (`.map_err(domain_status)?` where `?` did).
 pub fn domain_status(error: DomainError) -> Status {
     EngineError::from(error).into()
-}
-
-/// The id of one server failure, shown to its client and logged with its
-/// cause: 16 lowercase hex digits of a random `u64`.
-///
-/// Random rather than a ULID: the log line already has its time, 64 random
-/// bits make two failures sharing an id practically impossible (about one
-/// chance in 2^32 after four billion failures), the id tells a client
-/// nothing of the server's clock or failure rate, and it needs no crate
-/// beyond `rand`, which recapd already uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ErrorId(u64);
-
-impl ErrorId {
-    /// A fresh random id.
-    pub fn new() -> ErrorId {
-        ErrorId(rand::random())
-    }
-}
-
-impl Default for ErrorId {
-    fn default() -> Self {
-        ErrorId::new()
-    }
-}
-
-impl fmt::Display for ErrorId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
 }
 
 /// The status of a failure of the server's own (`code` is INTERNAL or

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 use super::transport::{self, InFlight, Transport, TransportSetup};
-use super::{EmbeddingSetup, LlmError, MAX_ANSWER_BYTES, wire};
+use super::{EmbeddingSetup, FailureKind, LlmError, MAX_ANSWER_BYTES, wire};
 use crate::telemetry;
 
 /// The metrics' `kind` label of embedding requests.
@@ -142,6 +142,7 @@ impl EmbeddingClient {
         }
         if self.inner.model.trim().is_empty() {
             return Err(LlmError::Fatal {
+                kind: FailureKind::NoModel,
                 reason: "no model named: set --embedding-model".into(),
             });
         }
@@ -150,11 +151,14 @@ impl EmbeddingClient {
             if let (Some(before), Some(now)) = (all.vectors.first(), part.vectors.first())
                 && before.len() != now.len()
             {
-                return Err(LlmError::retryable(format!(
-                    "unusable answer: vectors of {} dimensions, then of {}",
-                    before.len(),
-                    now.len()
-                )));
+                return Err(LlmError::retryable(
+                    FailureKind::Malformed,
+                    format!(
+                        "unusable answer: vectors of {} dimensions, then of {}",
+                        before.len(),
+                        now.len()
+                    ),
+                ));
             }
             all.vectors.extend(part.vectors);
             all.prompt_tokens = match (all.prompt_tokens, part.prompt_tokens) {
@@ -217,7 +221,8 @@ impl EmbeddingClient {
             )
             .await
             .map_err(|refusal| refusal.error)?;
-        parse_answer(&answer, batch.len()).map_err(LlmError::retryable)
+        parse_answer(&answer, batch.len())
+            .map_err(|(kind, reason)| LlmError::retryable(kind, reason))
     }
 }
 
@@ -244,9 +249,15 @@ struct Datum {
 }
 
 /// The vectors of an answer to `count` texts, in the texts' order, or why
-/// the answer is unusable.
-fn parse_answer(body: &[u8], count: usize) -> Result<Embeddings, String> {
+/// the answer is unusable (and which kind of failure that is).
+fn parse_answer(body: &[u8], count: usize) -> Result<Embeddings, (FailureKind, String)> {
     let answer: Answer = serde_json::from_slice(body).map_err(|e| unreadable(body, &e))?;
+    read_vectors(answer, count).map_err(|reason| (FailureKind::Malformed, reason))
+}
+
+/// The vectors of an answer's `data`, in the texts' order, or why they
+/// are unusable.
+fn read_vectors(answer: Answer, count: usize) -> Result<Embeddings, String> {
     let mut slots: Vec<Option<Vec<f32>>> = vec![None; count];
     for datum in answer.data {
         let Some(slot) = slots.get_mut(datum.index) else {
@@ -282,16 +293,23 @@ fn parse_answer(body: &[u8], count: usize) -> Result<Embeddings, String> {
 
 /// Why a successful answer could not be read as vectors: not JSON, an
 /// error object, or the wrong shape.
-fn unreadable(body: &[u8], error: &serde_json::Error) -> String {
+fn unreadable(body: &[u8], error: &serde_json::Error) -> (FailureKind, String) {
     match serde_json::from_slice::<Value>(body) {
-        Err(_) => format!(
-            "the answer is not JSON: {}",
-            wire::snippet(&String::from_utf8_lossy(body))
+        Err(_) => (
+            FailureKind::NotJson,
+            format!(
+                "the answer is not JSON: {}",
+                wire::snippet(&String::from_utf8_lossy(body))
+            ),
         ),
-        Ok(value) if value.get("error").is_some() => {
-            format!("the answer is an error: {}", wire::error_message(body))
-        }
-        Ok(_) => format!("unusable answer: {}", wire::snippet(&error.to_string())),
+        Ok(value) if value.get("error").is_some() => (
+            FailureKind::Malformed,
+            format!("the answer is an error: {}", wire::error_message(body)),
+        ),
+        Ok(_) => (
+            FailureKind::Malformed,
+            format!("unusable answer: {}", wire::snippet(&error.to_string())),
+        ),
     }
 }
 

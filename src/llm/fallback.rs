@@ -93,7 +93,7 @@ impl LlmClient {
 /// The error of a failure that stands. A refusal of a form a setting
 /// forces says so in its reason, since `AUTO` would have stepped past it.
 pub(super) fn explain(request: &CompletionRequest, sent: Dialect, failure: Failure) -> LlmError {
-    let LlmError::Fatal { reason } = failure.error else {
+    let LlmError::Fatal { kind, reason } = failure.error else {
         return failure.error;
     };
     let forced = if refuses_max_tokens(sent, failure.named)
@@ -116,6 +116,7 @@ pub(super) fn explain(request: &CompletionRequest, sent: Dialect, failure: Failu
         None
     };
     LlmError::Fatal {
+        kind,
         reason: match forced {
             Some(hint) => format!("{reason} ({hint})"),
             None => reason,

@@ -91,9 +91,39 @@ pub struct Completion {
     pub completion_tokens: Option<u64>,
 }
 
-/// Why a request gave no usable answer. Reasons are short (a status, its
-/// name and the first 200 characters of the API's message), meant for a
-/// job's `last_error`, and never contain the API key.
+/// Which kind of failure an [`LlmError`] is: what a job's client is told
+/// (a fixed sentence per kind, `engine::jobs::failure`), while the error's
+/// reason, which may hold the OS's, the resolver's, TLS's or the API's own
+/// words, goes to the log only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// No HTTP answer: the connection was refused or reset, the name did
+    /// not resolve, TLS failed, or the answer was cut short.
+    Unreachable,
+    /// A status that is not a success (a redirect too): its code.
+    Status(u16),
+    /// No whole answer within the request's timeout.
+    TimedOut,
+    /// A successful status whose body is not JSON.
+    NotJson,
+    /// JSON that is not the API's answer: no choices, an error object,
+    /// vectors missing, repeated or of the wrong shape.
+    Malformed,
+    /// An answer whose text is empty or blank.
+    Empty,
+    /// An answer over the most bytes read.
+    TooLong,
+    /// No model named: nothing was sent.
+    NoModel,
+    /// The request could not be built: nothing was sent.
+    NotSent,
+}
+
+/// Why a request gave no usable answer: its [`FailureKind`] (what a
+/// client may be told) and a reason (a status, its name and the first 200
+/// characters of the API's message, or the error below HTTP), meant for
+/// the log; the reason never contains the API key, but may hold anything
+/// else the endpoint, the OS or the network said.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// Worth another attempt later: 408, 409, 429, 5xx, no answer within
@@ -101,7 +131,9 @@ pub enum LlmError {
     /// (not JSON, no choices, empty content, too long).
     #[error("{reason}")]
     Retryable {
-        /// What went wrong.
+        /// What kind of failure it is.
+        kind: FailureKind,
+        /// What went wrong, for the log.
         reason: String,
         /// How long the API asked to wait (`Retry-After`), when it said.
         retry_after: Option<Duration>,
@@ -110,16 +142,25 @@ pub enum LlmError {
     /// redirect, or no model named.
     #[error("{reason}")]
     Fatal {
-        /// What went wrong.
+        /// What kind of failure it is.
+        kind: FailureKind,
+        /// What went wrong, for the log.
         reason: String,
     },
 }
 
 impl LlmError {
-    /// The reason, whichever the kind.
+    /// The reason, whichever the kind: for the log, never for a client.
     pub fn reason(&self) -> &str {
         match self {
-            LlmError::Retryable { reason, .. } | LlmError::Fatal { reason } => reason,
+            LlmError::Retryable { reason, .. } | LlmError::Fatal { reason, .. } => reason,
+        }
+    }
+
+    /// What kind of failure it is (what a client may be told).
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            LlmError::Retryable { kind, .. } | LlmError::Fatal { kind, .. } => *kind,
         }
     }
 
@@ -131,8 +172,9 @@ impl LlmError {
         }
     }
 
-    fn retryable(reason: impl Into<String>) -> LlmError {
+    fn retryable(kind: FailureKind, reason: impl Into<String>) -> LlmError {
         LlmError::Retryable {
+            kind,
             reason: reason.into(),
             retry_after: None,
         }
@@ -222,6 +264,7 @@ impl LlmClient {
     pub async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
         if request.model.trim().is_empty() {
             return Err(LlmError::Fatal {
+                kind: FailureKind::NoModel,
                 reason: "no model named: set --llm-model or the chat's llm_model".into(),
             });
         }
@@ -322,7 +365,7 @@ impl LlmClient {
                 error: refusal.error,
             })?;
         wire::parse_answer(&answer)
-            .map_err(LlmError::retryable)
+            .map_err(|(kind, reason)| LlmError::retryable(kind, reason))
             .map_err(Failure::from)
     }
 

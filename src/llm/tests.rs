@@ -37,6 +37,7 @@ fn a_key_no_header_can_carry_is_refused_without_showing_it() {
 fn reasons_never_repeat_the_key() {
     let client = LlmClient::new(&setup("http://127.0.0.1:9/v1")).unwrap();
     let scrubbed = client.scrub(LlmError::Fatal {
+        kind: FailureKind::Status(401),
         reason: "HTTP 401: key sk-secret is invalid".into(),
     });
     assert_eq!(scrubbed.reason(), "HTTP 401: key <hidden> is invalid");

@@ -14,7 +14,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Response, Url};
 use rustls::{ClientConfig, RootCertStore};
 
-use super::{ApiKey, LlmError, seconds, wire};
+use super::{ApiKey, FailureKind, LlmError, seconds, wire};
 use crate::telemetry;
 use crate::tls_common::with_causes;
 
@@ -169,9 +169,10 @@ impl Transport {
                 .await
                 .map_err(|e| self.below_http(e))?
                 .ok_or_else(|| {
-                    Refusal::from(LlmError::retryable(format!(
-                        "the answer is over {max_answer_bytes} bytes"
-                    )))
+                    Refusal::from(LlmError::retryable(
+                        FailureKind::TooLong,
+                        format!("the answer is over {max_answer_bytes} bytes"),
+                    ))
                 });
         }
         let retry_after = wire::retry_after(
@@ -190,6 +191,7 @@ impl Transport {
         if status.is_redirection() {
             let to = location.map_or_else(String::new, |l| format!(" to {l}"));
             return Err(Refusal::from(LlmError::Fatal {
+                kind: FailureKind::Status(status.as_u16()),
                 reason: format!(
                     "{reason} (redirected{to}; set {} to the address that answers)",
                     self.url_flag
@@ -198,10 +200,14 @@ impl Transport {
         }
         let error = match wire::classify(status.as_u16()) {
             wire::StatusClass::Retryable => LlmError::Retryable {
+                kind: FailureKind::Status(status.as_u16()),
                 reason,
                 retry_after,
             },
-            wire::StatusClass::Fatal => LlmError::Fatal { reason },
+            wire::StatusClass::Fatal => LlmError::Fatal {
+                kind: FailureKind::Status(status.as_u16()),
+                reason,
+            },
         };
         Err(Refusal {
             error,
@@ -214,22 +220,26 @@ impl Transport {
     /// answer cut short. Only a request that could not be built is fatal.
     fn below_http(&self, error: reqwest::Error) -> Refusal {
         if error.is_timeout() {
-            return Refusal::from(LlmError::retryable(format!(
-                "no answer within {}",
-                seconds(self.timeout)
-            )));
+            return Refusal::from(LlmError::retryable(
+                FailureKind::TimedOut,
+                format!("no answer within {}", seconds(self.timeout)),
+            ));
         }
         let is_builder = error.is_builder();
         let is_connect = error.is_connect();
         let text = with_causes(&error.without_url());
         Refusal::from(if is_builder {
             LlmError::Fatal {
+                kind: FailureKind::NotSent,
                 reason: format!("the request could not be built: {text}"),
             }
         } else if is_connect {
-            LlmError::retryable(format!("could not connect: {text}"))
+            LlmError::retryable(
+                FailureKind::Unreachable,
+                format!("could not connect: {text}"),
+            )
         } else {
-            LlmError::retryable(text)
+            LlmError::retryable(FailureKind::Unreachable, text)
         })
     }
 
@@ -238,13 +248,16 @@ impl Transport {
     pub(super) fn scrub(&self, error: LlmError) -> LlmError {
         match error {
             LlmError::Retryable {
+                kind,
                 reason,
                 retry_after,
             } => LlmError::Retryable {
+                kind,
                 reason: self.scrub_text(reason),
                 retry_after,
             },
-            LlmError::Fatal { reason } => LlmError::Fatal {
+            LlmError::Fatal { kind, reason } => LlmError::Fatal {
+                kind,
                 reason: self.scrub_text(reason),
             },
         }

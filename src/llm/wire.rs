@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{Dialect, ResponseFormat};
-use super::{AnswerSchema, Completion, CompletionRequest};
+use super::{AnswerSchema, Completion, CompletionRequest, FailureKind};
 
 /// How many characters of a message from the LLM a reason keeps.
 const REASON_CHARS: usize = 200;
@@ -118,12 +118,16 @@ pub(crate) fn named_features(status: u16, body: &[u8]) -> Named {
 }
 
 /// The text and usage of a successful answer, or why it is unusable (a
-/// reason worth another attempt: not JSON, no choices, empty content).
-pub(crate) fn parse_answer(body: &[u8]) -> Result<Completion, String> {
+/// reason worth another attempt, with its kind: not JSON, no choices or an
+/// error object, empty content).
+pub(crate) fn parse_answer(body: &[u8]) -> Result<Completion, (FailureKind, String)> {
     let answer: Value = serde_json::from_slice(body).map_err(|_| {
-        format!(
-            "the answer is not JSON: {}",
-            snippet(&String::from_utf8_lossy(body))
+        (
+            FailureKind::NotJson,
+            format!(
+                "the answer is not JSON: {}",
+                snippet(&String::from_utf8_lossy(body))
+            ),
         )
     })?;
     let usage = answer.get("usage");
@@ -133,10 +137,11 @@ pub(crate) fn parse_answer(body: &[u8]) -> Result<Completion, String> {
         .and_then(Value::as_array)
         .and_then(|choices| choices.first())
     else {
-        return Err(match answer.get("error") {
+        let reason = match answer.get("error") {
             Some(error) => format!("the answer is an error: {}", error_text(error)),
             None => "the answer has no choices".to_owned(),
-        });
+        };
+        return Err((FailureKind::Malformed, reason));
     };
     let text = choice
         .get("message")
@@ -144,10 +149,11 @@ pub(crate) fn parse_answer(body: &[u8]) -> Result<Completion, String> {
         .map(content_text)
         .unwrap_or_default();
     if text.trim().is_empty() {
-        return Err(match choice.get("finish_reason").and_then(Value::as_str) {
-            Some(finish) => format!("the answer is empty (finish_reason {finish})"),
+        let reason = match choice.get("finish_reason").and_then(Value::as_str) {
+            Some(finish) => format!("the answer is empty (finish_reason {})", snippet(finish)),
             None => "the answer is empty".to_owned(),
-        });
+        };
+        return Err((FailureKind::Empty, reason));
     }
     Ok(Completion {
         text,

@@ -39,6 +39,7 @@ fn retryable(result: Result<recapd::llm::Completion, LlmError>) -> (String, Opti
         Err(LlmError::Retryable {
             reason,
             retry_after,
+            ..
         }) => (reason, retry_after),
         other => panic!("expected a retryable error, got {other:?}"),
     }
@@ -46,7 +47,7 @@ fn retryable(result: Result<recapd::llm::Completion, LlmError>) -> (String, Opti
 
 fn fatal(result: Result<recapd::llm::Completion, LlmError>) -> String {
     match result {
-        Err(LlmError::Fatal { reason }) => reason,
+        Err(LlmError::Fatal { reason, .. }) => reason,
         other => panic!("expected a fatal error, got {other:?}"),
     }
 }

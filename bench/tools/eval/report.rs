@@ -46,12 +46,25 @@ fn job_counts(
     (by_kind, attempts)
 }
 
+/// Whether a job's `last_error` is that of an unusable answer: the
+/// categories recapd gives one (not JSON, off its schema, a failed check),
+/// or, from a recapd before them, a reason starting `unusable answer`.
+pub(super) fn unusable_error(last_error: &str) -> bool {
+    [
+        "unusable answer",
+        "the answer was not JSON",
+        "the answer did not follow the schema",
+        "the answer did not pass its checks",
+    ]
+    .iter()
+    .any(|category| last_error.starts_with(category))
+}
+
 /// FAILED jobs whose last attempt gave an unusable answer, by kind.
 fn unusable_final(run: &ConversationRun) -> BTreeMap<String, u32> {
     let mut out = BTreeMap::new();
     for job in run.jobs.iter().filter(|j| {
-        j.state == recapd::grpc::pb::JobState::Failed as i32
-            && j.last_error.starts_with("unusable answer")
+        j.state == recapd::grpc::pb::JobState::Failed as i32 && unusable_error(&j.last_error)
     }) {
         *out.entry(kind_name(job.kind)).or_default() += 1;
     }

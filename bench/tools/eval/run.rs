@@ -165,7 +165,7 @@ async fn run_on(
                 || job.state == pb::JobState::Failed as i32;
             if was_running
                 && attempt_ended
-                && job.last_error.starts_with("unusable answer")
+                && super::report::unusable_error(&job.last_error)
                 && let Ok(mut counts) = counter.lock()
             {
                 *counts.entry(kind_name(job.kind)).or_default() += 1;

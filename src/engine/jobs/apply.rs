@@ -22,6 +22,7 @@ use super::super::ops::writes_for;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
 use super::attempt::{Claimed, Outcome};
+use super::failure::JobFailure;
 use super::queue::{self, Changed, Origin, Queued};
 
 /// The longest `Retry-After` honoured.
@@ -124,9 +125,13 @@ impl Engine {
             }
             Err(refused) => {
                 // The answer cannot be stored as it is (retrying would ask
-                // the same): the job fails with the reason.
-                resident.jobs[at].last_error =
-                    queue::short(&format!("the answer could not be applied: {refused}"));
+                // the same): the job fails; the refusal, which may quote
+                // the answer, is logged with the id its client sees.
+                resident.jobs[at].last_error = queue::short(&JobFailure::NotApplied.report(
+                    chat_id,
+                    &job,
+                    &refused.to_string(),
+                ));
                 Ok(fail(resident, at, "its answer could not be applied", now))
             }
         }

@@ -23,6 +23,7 @@ use super::super::commit::Commit;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
 use super::apply::job_commit;
+use super::failure::{Endpoint, JobFailure};
 use super::queue;
 
 /// Stops the lease renewal of an attempt when the attempt ends, however it
@@ -44,7 +45,9 @@ pub(super) struct Claimed {
     pub check: AnswerCheck,
 }
 
-/// What became of a request.
+/// What became of a request. A failure's text is what the job's client
+/// reads (a category and an error id, [`JobFailure::report`]), its cause
+/// already logged.
 pub(super) enum Outcome {
     /// A usable answer.
     Answer(Answer),
@@ -279,37 +282,21 @@ impl Engine {
         drop(renewal);
         let kind = claimed.job.kind.name();
         let outcome = match answer {
-            Ok(completion) => {
-                let limit = self.limits().max_text_bytes;
-                if completion.text.len() > limit {
-                    Outcome::Retry {
-                        reason: format!(
-                            "the answer has {} bytes, over --max-text-bytes ({limit})",
-                            completion.text.len()
-                        ),
-                        retry_after: None,
-                    }
-                } else {
-                    let checked = writing::parse_answer(
-                        claimed.job.kind,
-                        &completion.text,
-                        claimed.candidates.as_ref(),
-                    )
-                    .and_then(|answer| claimed.check.check(&answer).map(|()| answer));
-                    match checked {
-                        Ok(answer) => Outcome::Answer(answer),
-                        Err(reason) => Outcome::Unusable(format!("unusable answer: {reason}")),
-                    }
+            Ok(completion) => self.judge_answer(chat, claimed, &completion.text),
+            Err(error) => {
+                let shown = JobFailure::of(Endpoint::Llm, &error).report(
+                    chat,
+                    &claimed.job,
+                    error.reason(),
+                );
+                match error {
+                    LlmError::Retryable { retry_after, .. } => Outcome::Retry {
+                        reason: shown,
+                        retry_after,
+                    },
+                    LlmError::Fatal { .. } => Outcome::Fatal(shown),
                 }
             }
-            Err(LlmError::Retryable {
-                reason,
-                retry_after,
-            }) => Outcome::Retry {
-                reason,
-                retry_after,
-            },
-            Err(LlmError::Fatal { reason }) => Outcome::Fatal(reason),
         };
         let label = match &outcome {
             Outcome::Answer(_) => "ok",
@@ -320,6 +307,50 @@ impl Engine {
         metrics::counter!(telemetry::LLM_ATTEMPTS, "kind" => kind, "outcome" => label).increment(1);
         tracing::debug!(%chat, job = %claimed.job.id, outcome = label, seconds = started.elapsed().as_secs_f64(), "LLM answered");
         outcome
+    }
+
+    /// What an answer's text comes to: the answer, once it parses and
+    /// passes its checks; otherwise an unusable attempt, whose client text
+    /// names the category (not JSON, off its schema, over
+    /// `--max-text-bytes`, a failed check) and an error id, the model's
+    /// words going to the log only (see [`JobFailure::report`]).
+    fn judge_answer(&self, chat: &ChatKey, claimed: &Claimed, text: &str) -> Outcome {
+        let job = &claimed.job;
+        let limit = self.limits().max_text_bytes;
+        if text.len() > limit {
+            let reason = format!(
+                "the answer has {} bytes, over --max-text-bytes ({limit})",
+                text.len()
+            );
+            return Outcome::Retry {
+                reason: JobFailure::AnswerRefused(reason.clone()).report(chat, job, &reason),
+                retry_after: None,
+            };
+        }
+        let answer = match writing::parse_answer(job.kind, text, claimed.candidates.as_ref()) {
+            Ok(answer) => answer,
+            Err(reason) => {
+                let failure = if writing::answer::holds_json_object(text) {
+                    JobFailure::AnswerOffSchema
+                } else {
+                    JobFailure::AnswerNotJson
+                };
+                return Outcome::Unusable(failure.report(chat, job, &reason));
+            }
+        };
+        match claimed.check.check(&answer) {
+            Ok(()) => Outcome::Answer(answer),
+            Err(reason) => {
+                // A lore check's reason names the answer's entities (the
+                // model's words): it is logged only.
+                let failure = if job.kind.is_lore() {
+                    JobFailure::AnswerFailedChecks
+                } else {
+                    JobFailure::AnswerRefused(reason.clone())
+                };
+                Outcome::Unusable(failure.report(chat, job, &reason))
+            }
+        }
     }
 
     /// Whether a RUNNING `job`'s runner is gone at `now`: its lease expired

@@ -34,6 +34,7 @@ use crate::telemetry;
 
 use super::super::{Engine, EngineError, Next};
 use super::apply::{Retries, fail, job_commit, record_retry};
+use super::failure::{Endpoint, JobFailure};
 use super::queue::{self, Origin, Queued};
 
 /// An index job this runner claimed, and the passages it asks for.
@@ -392,14 +393,20 @@ impl Engine {
                 ),
                 retry_after: None,
             },
-            Err(LlmError::Retryable {
-                reason,
-                retry_after,
-            }) => Embedded::Retry {
-                reason,
-                retry_after,
-            },
-            Err(LlmError::Fatal { reason }) => Embedded::Fatal(reason),
+            Err(error) => {
+                let shown = JobFailure::of(Endpoint::Embeddings, &error).report(
+                    chat,
+                    &claimed.job,
+                    error.reason(),
+                );
+                match error {
+                    LlmError::Retryable { retry_after, .. } => Embedded::Retry {
+                        reason: shown,
+                        retry_after,
+                    },
+                    LlmError::Fatal { .. } => Embedded::Fatal(shown),
+                }
+            }
         };
         let label = match &embedded {
             Embedded::Vectors(_) => "ok",

@@ -32,6 +32,7 @@ use super::super::lorebooks::{HeldBook, naming_the_flag, templated_name};
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
 use super::apply::{fail, job_commit};
+use super::failure::JobFailure;
 use super::queue::{self, Changed, LoreWork, Queued};
 use effects::Effects;
 pub(super) use effects::count_outcomes;
@@ -339,8 +340,11 @@ impl Engine {
                     return Err(error);
                 };
                 let refused = naming_the_flag(refused);
-                resident.jobs[at].last_error =
-                    queue::short(&format!("the answer could not be applied: {refused}"));
+                resident.jobs[at].last_error = queue::short(&JobFailure::NotApplied.report(
+                    chat_id,
+                    &job,
+                    &refused.to_string(),
+                ));
                 return Ok(LoreApplied {
                     commit: fail(resident, at, NOT_APPLIED, now),
                     held: Some(held),

@@ -12,6 +12,7 @@
 
 mod apply;
 mod attempt;
+mod failure;
 mod index;
 mod lore;
 mod options;

@@ -164,6 +164,7 @@ fn retryable(result: Result<Embeddings, LlmError>) -> (String, Option<Duration>)
         Err(LlmError::Retryable {
             reason,
             retry_after,
+            ..
         }) => (reason, retry_after),
         other => panic!("not retryable: {other:?}"),
     }
@@ -171,7 +172,7 @@ fn retryable(result: Result<Embeddings, LlmError>) -> (String, Option<Duration>)
 
 fn fatal(result: Result<Embeddings, LlmError>) -> String {
     match result {
-        Err(LlmError::Fatal { reason }) => reason,
+        Err(LlmError::Fatal { reason, .. }) => reason,
         other => panic!("not fatal: {other:?}"),
     }
 }

@@ -7,7 +7,7 @@ use metrics::{
 
 use super::*;
 use crate::llm::dialect::ResponseFormat;
-use crate::llm::{AnswerSchema, LlmSetup};
+use crate::llm::{AnswerSchema, FailureKind, LlmSetup};
 
 /// Every counter increment, as `name{label=value,...} += n`.
 #[derive(Default)]
@@ -83,6 +83,7 @@ fn request(output: StructuredOutput, field: MaxTokensField) -> CompletionRequest
 fn refusal(response_format: bool, max_tokens: bool) -> Failure {
     Failure {
         error: LlmError::Fatal {
+            kind: FailureKind::Status(400),
             reason: "HTTP 400 Bad Request: not supported".into(),
         },
         named: Named {

@@ -86,26 +86,34 @@ fn content_parts_are_joined() {
 
 #[test]
 fn unusable_answers_say_why() {
-    let empty = parse_answer(br#"{"choices":[]}"#).unwrap_err();
+    let empty = parse_answer(br#"{"choices":[]}"#).unwrap_err().1;
     assert!(empty.contains("no choices"), "{empty}");
-    let missing = parse_answer(br#"{"object":"chat.completion"}"#).unwrap_err();
+    let missing = parse_answer(br#"{"object":"chat.completion"}"#)
+        .unwrap_err()
+        .1;
     assert!(missing.contains("no choices"), "{missing}");
     let blank =
         parse_answer(br#"{"choices":[{"message":{"content":"  \n"},"finish_reason":"length"}]}"#)
-            .unwrap_err();
+            .unwrap_err()
+            .1;
     assert!(
         blank.contains("empty") && blank.contains("length"),
         "{blank}"
     );
-    let null = parse_answer(br#"{"choices":[{"message":{"content":null}}]}"#).unwrap_err();
+    let null = parse_answer(br#"{"choices":[{"message":{"content":null}}]}"#)
+        .unwrap_err()
+        .1;
     assert!(null.contains("empty"), "{null}");
-    let html = parse_answer(b"<html>\n<body>Bad   gateway</body></html>").unwrap_err();
+    let html = parse_answer(b"<html>\n<body>Bad   gateway</body></html>")
+        .unwrap_err()
+        .1;
     assert_eq!(
         html,
         "the answer is not JSON: <html> <body>Bad gateway</body></html>"
     );
-    let error =
-        parse_answer(br#"{"error":{"message":"upstream overloaded","code":502}}"#).unwrap_err();
+    let error = parse_answer(br#"{"error":{"message":"upstream overloaded","code":502}}"#)
+        .unwrap_err()
+        .1;
     assert_eq!(error, "the answer is an error: upstream overloaded");
 }
 

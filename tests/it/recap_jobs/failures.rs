@@ -172,7 +172,9 @@ async fn unusable_answers_fail_the_job_after_the_last_attempt() {
     assert_eq!(state(&jobs[0]), pb::JobState::Failed);
     assert_eq!(jobs[0].attempts, 2);
     assert!(
-        jobs[0].last_error.contains("unusable answer"),
+        jobs[0]
+            .last_error
+            .starts_with("the answer was not JSON (error id "),
         "{:?}",
         jobs[0]
     );

@@ -25,6 +25,7 @@ mod deleted_chat;
 mod failures;
 mod order;
 mod pipeline;
+mod private_errors;
 mod restart;
 mod stale;
 mod structured;

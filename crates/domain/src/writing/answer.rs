@@ -221,6 +221,18 @@ pub(crate) fn find_object(text: &str, keys: &[&str]) -> Result<Map<String, Value
     })
 }
 
+/// Whether an answer holds a JSON object at all (fenced or embedded, its
+/// reasoning left out, found as [`parse_answer`] looks for one): what
+/// tells an answer that is not JSON from one that does not follow its
+/// schema, when it does not parse.
+pub fn holds_json_object(text: &str) -> bool {
+    let text = without_reasoning(text);
+    fenced_objects(&text)
+        .chain(embedded_objects(&text))
+        .next()
+        .is_some()
+}
+
 /// `text` without its `<think>…</think>` and `<thinking>…</thinking>`
 /// sections (an opening tag never closed is left as it is).
 fn without_reasoning(text: &str) -> std::borrow::Cow<'_, str> {

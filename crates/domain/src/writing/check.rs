@@ -25,7 +25,7 @@
 //! A detection's rationale is stored nowhere but the job's result and is
 //! not checked; its break is already one the request showed.
 
-use super::answer::{Answer, excerpt};
+use super::answer::Answer;
 use crate::jobs::JobKind;
 
 /// The most characters a placeholder has between its angle brackets;
@@ -105,15 +105,21 @@ impl AnswerCheck {
         let is_placeholder = |p: &String| {
             lower == p.to_lowercase() || (bare(p).contains(' ') && bare(&lower) == bare(p))
         };
-        if shaped || self.placeholders.iter().any(is_placeholder) {
+        // Reasons name the instructions' placeholder, never the answer's
+        // text: a job's error shows recapd's words only.
+        if let Some(placeholder) = self.placeholders.iter().find(|p| is_placeholder(p)) {
             return Err(format!(
-                "the answer's {field} is the instructions' placeholder {}",
-                excerpt(text)
+                "the answer's {field} is the instructions' placeholder {placeholder}"
             ));
         }
-        if let Some(found) = unreplaced_macro(text) {
+        if shaped {
             return Err(format!(
-                "the answer's {field} holds the unreplaced macro {found}"
+                "the answer's {field} has the shape of a placeholder (one <...> and nothing else)"
+            ));
+        }
+        if unreplaced_macro(text).is_some() {
+            return Err(format!(
+                "the answer's {field} holds an unreplaced macro ({{{{name}}}})"
             ));
         }
         Ok(())

@@ -251,3 +251,13 @@ fn many_stray_braces_before_the_answer_do_not_hide_it() {
     let text = format!("{} {{\"scene_break_at\": 5}}", "{x} {\"a\": ".repeat(2_000));
     assert_eq!(break_at(detect(&text)), 5);
 }
+
+#[test]
+fn an_answer_without_any_json_object_is_told_from_one_off_its_schema() {
+    assert!(!holds_json_object("Sure! Here is the recap: they met."));
+    assert!(!holds_json_object(
+        "<think>{\"recap\": \"x\"}</think> no JSON here"
+    ));
+    assert!(holds_json_object("```json\n{\"other\": 1}\n```"));
+    assert!(holds_json_object("text {\"other\": 1} text"));
+}
