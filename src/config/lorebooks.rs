@@ -51,6 +51,19 @@ pub struct LorebookOptions {
           default_value_t = LorebookLimits::default().scan.regex_step_limit,
           value_parser = clap::value_parser!(u64).range(1000..=1_000_000_000))]
     pub world_info_regex_steps: u64,
+
+    /// Most work one test of a World Info regex key with a lookaround or
+    /// a backreference may be estimated to take on one scanned text, in
+    /// units of about a nanosecond (the regex crate's scans inside
+    /// lookarounds and backreferences' comparisons, which the step bound
+    /// does not see); past it the key is not run: it counts as not
+    /// matching for the rest of the scan, and the event is logged and
+    /// counted (recapd_world_info_regex_overruns_total). Keys without
+    /// either run in linear time and are never refused.
+    #[arg(long, env = "RECAPD_WORLD_INFO_REGEX_WORK",
+          default_value_t = LorebookLimits::default().scan.regex_work_limit,
+          value_parser = clap::value_parser!(u64).range(1_000_000..=1_000_000_000_000))]
+    pub world_info_regex_work: u64,
 }
 
 impl LorebookOptions {
@@ -67,6 +80,7 @@ impl LorebookOptions {
             scan: ScanLimits {
                 max_passes: self.world_info_max_passes,
                 regex_step_limit: self.world_info_regex_steps,
+                regex_work_limit: self.world_info_regex_work,
             },
         }
     }

@@ -216,15 +216,19 @@ impl Engine {
             .as_deref()
             .map(TimedState::from_json)
             .unwrap_or_default();
-        let entries: Vec<(&str, Arc<[crate::domain::world_info::entry::Entry]>)> = books
+        let entries: Vec<(&str, Arc<[crate::domain::world_info::entry::Entry]>, &Book)> = books
             .iter()
-            .map(|(name, book)| (name.as_str(), book.scan_entries(name)))
+            .map(|(name, book)| (name.as_str(), book.scan_entries(name), &**book))
             .collect();
         let book = |name: &str| {
             entries
                 .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(name, entries)| ScanBook { name, entries })
+                .find(|(n, _, _)| *n == name)
+                .map(|(name, entries, book)| ScanBook {
+                    name,
+                    entries,
+                    compiled: Some(book.compiled_keys()),
+                })
         };
         let names = BookNames::of(&settings);
         let scan_books = ScanBooks::new(
@@ -289,7 +293,14 @@ impl Engine {
         metrics::histogram!(telemetry::WORLD_INFO_SCAN_DURATION)
             .record(started.elapsed().as_secs_f64());
         for (book, uid, key) in &outcome.regex_overruns {
-            tracing::warn!(chat = %chat_id, book, uid, key, "a World Info regex key hit its step bound and was taken as not matching");
+            // Counted each time, logged once per book version and key.
+            let news = books
+                .iter()
+                .find(|(name, _)| name == book)
+                .is_none_or(|(_, b)| b.compiled_keys().first_overrun(key));
+            if news {
+                tracing::warn!(chat = %chat_id, book, uid, key, "a World Info regex key hit its step or work bound and was taken as not matching (logged once per book version and key)");
+            }
             metrics::counter!(telemetry::WORLD_INFO_REGEX_OVERRUNS).increment(1);
         }
         let placement = place(&outcome.activated);

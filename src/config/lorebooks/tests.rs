@@ -22,6 +22,8 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "7",
         "--world-info-regex-steps",
         "8000",
+        "--world-info-regex-work",
+        "9000000",
     ])
     .unwrap();
     assert_eq!(
@@ -36,6 +38,7 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
             scan: ScanLimits {
                 max_passes: 7,
                 regex_step_limit: 8000,
+                regex_work_limit: 9_000_000,
             },
         }
     );
@@ -45,6 +48,7 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "--max-lorebook-key-bytes",
         "--max-lorebook-content-bytes",
         "--world-info-max-passes",
+        "--world-info-regex-work",
     ] {
         assert!(limits(&[zero, "0"]).is_err(), "{zero} 0");
     }

@@ -71,6 +71,8 @@ pub(super) mod support {
         pub(crate) max_context: u32,
         pub(crate) limits: ScanLimits,
         pub(crate) substitute: &'a dyn Fn(&str) -> String,
+        /// The book's compiled keys, when the test keeps them.
+        pub(crate) compiled: Option<&'a CompiledKeys>,
     }
 
     impl<'a> Run<'a> {
@@ -91,6 +93,7 @@ pub(super) mod support {
                 max_context: 100_000,
                 limits: ScanLimits::default(),
                 substitute: &same,
+                compiled: None,
             }
         }
 
@@ -104,7 +107,11 @@ pub(super) mod support {
             let global = self
                 .books
                 .iter()
-                .map(|&(name, entries)| ScanBook { name, entries })
+                .map(|&(name, entries)| ScanBook {
+                    name,
+                    entries,
+                    compiled: self.compiled,
+                })
                 .collect();
             check_world_info(ScanInput {
                 settings: &self.settings,

@@ -228,23 +228,28 @@ fn books_are_loaded_once_and_ordered_by_role_and_strategy() {
                 Some(ScanBook {
                     name: "Chat",
                     entries: &chat,
+                    compiled: None,
                 }),
                 Some(ScanBook {
                     name: "P",
                     entries: &p,
+                    compiled: None,
                 }),
                 vec![ScanBook {
                     name: "G",
                     entries: &g,
+                    compiled: None,
                 }],
                 vec![
                     ScanBook {
                         name: "C",
                         entries: &c,
+                        compiled: None,
                     },
                     ScanBook {
                         name: "G",
                         entries: &g,
+                        compiled: None,
                     },
                 ],
             ),
@@ -284,14 +289,17 @@ fn books_are_loaded_once_and_ordered_by_role_and_strategy() {
         Some(ScanBook {
             name: "G",
             entries: &g,
+            compiled: None,
         }),
         Some(ScanBook {
             name: "G",
             entries: &g,
+            compiled: None,
         }),
         vec![ScanBook {
             name: "G",
             entries: &g,
+            compiled: None,
         }],
         Vec::new(),
     );
