@@ -230,7 +230,7 @@ pub struct ScanLimits {
 
 /// [`ScanLimits::regex_work_limit`]'s default: the worst key test under
 /// it takes about 50 ms on a 2-core machine of 2026 (docs/world-info.md).
-pub const DEFAULT_REGEX_WORK_LIMIT: u64 = 50_000_000;
+pub const DEFAULT_REGEX_WORK_LIMIT: u64 = 20_000_000;
 
 impl Default for ScanLimits {
     fn default() -> Self {

@@ -42,7 +42,7 @@ fn a_lookaround_key_past_the_work_limit_is_not_run_and_is_reported() {
 fn the_usual_lookahead_idiom_runs_on_a_few_thousand_characters() {
     // `(?=.*a)(?=.*b)`: both words anywhere, the common use of lookaheads
     // in keys; it must run (and match or not) on ordinary chat lengths.
-    let filler = "the road went on ".repeat(200); // 3,400 bytes
+    let filler = "the road went on ".repeat(150); // 2,550 bytes
     let with_both = format!("{filler} a dragon sat on the castle");
     let with_one = format!("{filler} a dragon sat on the hill");
     let entries = [entry(
@@ -103,11 +103,17 @@ fn a_large_books_keys_are_compiled_once_per_version_not_once_per_scan() {
     run.compiled = Some(keys);
     let first = run.go().expect("runs");
     assert_eq!(first.activated.len(), 2);
-    assert_eq!(keys.compiled(), 20_000, "every key compiled once");
+    // Every key is tested but entry 17's second (its first matched).
+    let compiled = keys.compiled();
+    assert_eq!(compiled, 19_999, "every key tested compiled once");
     assert!(keys.footprint_bytes() > 0, "their memory is estimated");
     let second = run.go().expect("runs");
     assert_eq!(second.activated, first.activated);
-    assert_eq!(keys.compiled(), 20_000, "nothing compiled the second time");
+    assert_eq!(
+        keys.compiled(),
+        compiled,
+        "nothing compiled the second time"
+    );
 
     // A change of the book is a new version: its keys start empty.
     let mut changed = book.clone();

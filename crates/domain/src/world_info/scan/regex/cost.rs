@@ -17,7 +17,7 @@
 //! how many times one match attempt may reach it (`paths`, the product of
 //! the choices of what comes before it: an alternation's branches, a
 //! repetition's counts) and what one visit costs (`unit`: its width in
-//! bytes when that is bounded, n when not). Which parts are handed to the
+//! characters when that is bounded, n when not). Which parts are handed to the
 //! regex crate follows fancy-regex's compiler: a part with no lookaround
 //! or backreference, outside the backtracker's reach, is one scan with a
 //! single answer. Before a test on a haystack of n bytes the estimate is
@@ -103,9 +103,6 @@ struct Part {
 /// Repetitions up to this count are counted as constants; past it as n.
 const SMALL_COUNT: usize = 64;
 
-/// Bytes one character may take in UTF-8.
-const CHAR_BYTES: usize = 4;
-
 impl Cost {
     /// The model of `translated` (a pattern as recapd runs it), or `None`
     /// when it needs no backtracker (the regex crate runs it whole) or
@@ -169,7 +166,7 @@ fn anchored(e: &Expr) -> bool {
     }
 }
 
-/// The width in bytes of each capture group, in number order (pre-order).
+/// The width in characters of each capture group, in number order (pre-order).
 fn group_widths(e: &Expr, out: &mut Vec<Option<usize>>) {
     if let Expr::Group(c) = e {
         out.push(width(c, &[]).1);
@@ -179,12 +176,16 @@ fn group_widths(e: &Expr, out: &mut Vec<Option<usize>>) {
     }
 }
 
-/// (min, max) width in bytes; `groups` gives backreferences' widths.
+/// (min, max) width in characters (fancy-regex's measure: a lookbehind
+/// of fixed width steps back, one of variable width scans); `groups` gives backreferences' widths.
 fn width(e: &Expr, groups: &[Option<usize>]) -> (usize, Option<usize>) {
     match e {
-        Expr::Literal { val, .. } => (val.len(), Some(val.len())),
-        Expr::Any { .. } | Expr::Delegate { .. } => (1, Some(CHAR_BYTES)),
-        Expr::GeneralNewline { .. } => (1, Some(2 * CHAR_BYTES)),
+        Expr::Literal { val, .. } => {
+            let chars = val.chars().count();
+            (chars, Some(chars))
+        }
+        Expr::Any { .. } | Expr::Delegate { .. } => (1, Some(1)),
+        Expr::GeneralNewline { .. } => (1, Some(2)),
         Expr::Concat(v) => v.iter().fold((0, Some(0)), |(lo, hi), c| {
             let (cl, ch) = width(c, groups);
             (
@@ -338,13 +339,13 @@ impl Walk<'_> {
                     choices,
                 }
             }
-            Expr::Literal { val, .. } => leaf(Some(val.len().max(1) as f64)),
+            Expr::Literal { val, .. } => leaf(Some(val.chars().count().max(1) as f64)),
             Expr::Empty
             | Expr::Any { .. }
             | Expr::Assertion(_)
             | Expr::GeneralNewline { .. }
             | Expr::Delegate { .. }
-            | Expr::BackrefExistsCondition { .. } => leaf(Some(CHAR_BYTES as f64)),
+            | Expr::BackrefExistsCondition { .. } => leaf(Some(1.0)),
             // Constructs recapd's translation never writes: up to n each.
             _ => leaf(None),
         }
