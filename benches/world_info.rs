@@ -16,8 +16,8 @@ use recapd::domain::settings::Settings;
 use recapd::domain::tokens;
 use recapd::domain::world_info::entry::Entry;
 use recapd::domain::world_info::scan::{
-    CharacterStrategy, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits, ScanMessage,
-    ScanSettings, check_world_info,
+    CharacterStrategy, CompiledKeys, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits,
+    ScanMessage, ScanSettings, check_world_info,
 };
 use recapd::domain::world_info::timed::TimedState;
 use recapd::domain::world_info::types::GenerationType;
@@ -79,6 +79,10 @@ fn settings(depth: u32) -> ScanSettings {
     }
 }
 
+/// The book's compiled regex keys, kept across scans as the server keeps
+/// them per book version.
+static KEYS: std::sync::LazyLock<CompiledKeys> = std::sync::LazyLock::new(CompiledKeys::default);
+
 /// One activation; returns how many entries it activated.
 fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &ScanSettings) -> usize {
     let tokenizer = Settings::default().tokenizer;
@@ -94,6 +98,7 @@ fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &ScanSettings
             vec![ScanBook {
                 name: BOOK,
                 entries,
+                compiled: Some(&KEYS),
             }],
             vec![],
         ),

@@ -62,6 +62,19 @@ pub struct LorebookOptions {
           value_parser = clap::value_parser!(u64).range(1000..=1_000_000_000))]
     pub world_info_regex_steps: u64,
 
+    /// Most work one test of a World Info regex key with a lookaround or
+    /// a backreference may be estimated to take on one scanned text, in
+    /// units of about a nanosecond (the regex crate's scans inside
+    /// lookarounds and backreferences' comparisons, which the step bound
+    /// does not see); past it the key is not run: it counts as not
+    /// matching for the rest of the scan, and the event is logged and
+    /// counted (recapd_world_info_regex_overruns_total). Keys without
+    /// either run in linear time and are never refused.
+    #[arg(long, env = "RECAPD_WORLD_INFO_REGEX_WORK",
+          default_value_t = LorebookLimits::default().scan.regex_work_limit,
+          value_parser = clap::value_parser!(u64).range(1_000_000..=1_000_000_000_000))]
+    pub world_info_regex_work: u64,
+
     /// How long one World Info activation (ScanWorldInfo, RenderPrompt
     /// with a chat) may run before it is stopped and answered
     /// RESOURCE_EXHAUSTED: a duration from 10ms to 10m such as 1s or
@@ -111,6 +124,7 @@ impl LorebookOptions {
             scan: ScanLimits {
                 max_passes: self.world_info_max_passes,
                 regex_step_limit: self.world_info_regex_steps,
+                regex_work_limit: self.world_info_regex_work,
             },
             scan_pool: ScanPool {
                 timeout: self.world_info_scan_timeout,

@@ -277,7 +277,14 @@ impl Engine {
             }
         };
         for (book, uid, key) in &outcome.regex_overruns {
-            tracing::warn!(chat = %chat_id, book, uid, key, "a World Info regex key hit its step bound and was taken as not matching");
+            // Counted each time, logged once per book version and key.
+            let news = books
+                .iter()
+                .find(|(name, _)| name == book)
+                .is_none_or(|(_, b)| b.compiled_keys().first_overrun(key));
+            if news {
+                tracing::warn!(chat = %chat_id, book, uid, key, "a World Info regex key hit its step or work bound and was taken as not matching (logged once per book version and key)");
+            }
             metrics::counter!(telemetry::WORLD_INFO_REGEX_OVERRUNS).increment(1);
         }
         let placement = place(&outcome.activated);

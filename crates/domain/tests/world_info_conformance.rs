@@ -39,8 +39,8 @@ use std::path::PathBuf;
 use recapd_domain::world_info::entry::Entry;
 use recapd_domain::world_info::place::place;
 use recapd_domain::world_info::scan::{
-    CharacterSubject, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits, ScanMessage,
-    check_world_info,
+    CharacterSubject, CompiledKeys, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits,
+    ScanMessage, check_world_info,
 };
 use recapd_domain::world_info::timed::TimedState;
 use recapd_domain::world_info::types::GenerationType;
@@ -89,6 +89,9 @@ fn run_case(case: &Case) -> String {
         }
     });
 
+    // Compiled keys kept across the case's scans, as the server keeps a
+    // book version's (the same key text compiles to the same key).
+    let compiled = CompiledKeys::default();
     for (i, scan) in case.scans.iter().enumerate() {
         if let Some(s) = &scan.settings {
             settings = settings_from(s, settings);
@@ -100,6 +103,7 @@ fn run_case(case: &Case) -> String {
             books.get_key_value(name).map(|(n, e)| ScanBook {
                 name: n.as_str(),
                 entries: e.as_slice(),
+                compiled: Some(&compiled),
             })
         };
         let scan_books = ScanBooks::new(

@@ -30,6 +30,8 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "3",
         "--world-info-scans-per-tenant",
         "2",
+        "--world-info-regex-work",
+        "9000000",
     ])
     .unwrap();
     assert_eq!(
@@ -45,6 +47,7 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
             scan: ScanLimits {
                 max_passes: 7,
                 regex_step_limit: 8000,
+                regex_work_limit: 9_000_000,
             },
             scan_pool: ScanPool {
                 timeout: Duration::from_millis(250),
@@ -63,6 +66,7 @@ fn the_lorebook_flags_default_to_the_engines_limits_and_set_each_one() {
         "--world-info-scan-timeout",
         "--world-info-scan-threads",
         "--world-info-scans-per-tenant",
+        "--world-info-regex-work",
     ] {
         assert!(limits(&[zero, "0"]).is_err(), "{zero} 0");
     }

@@ -16,10 +16,14 @@ use crate::domain::ids::Tenant;
 use crate::domain::time::UnixMicros;
 use crate::domain::world_info::book::Book;
 
-/// The bytes of book text the cache keeps parsed at most (the text's
-/// length stands for a parsed book's size); past it the least recently
-/// used books are dropped (and parsed again from the store when next
-/// needed). One book larger than the whole budget is still kept, alone.
+/// The bytes the cache keeps parsed at most: a book weighs its text's
+/// length (standing for the parsed entries) plus the estimated size of
+/// the regex keys its scans compiled (`CompiledKeys::footprint_bytes`,
+/// which grows as scans compile keys: the weight is counted again each
+/// time the book is looked up or kept). Past the budget the least
+/// recently used books are dropped (and parsed again from the store when
+/// next needed). One book larger than the whole budget is still kept,
+/// alone.
 pub(super) const CACHE_BUDGET_BYTES: usize = 256 * 1024 * 1024;
 
 /// A book's key: its tenant and name.
@@ -43,10 +47,19 @@ pub(super) struct Loaded {
     pub(super) log_bytes: u64,
 }
 
-/// One cached book and when it was last used (a tick of the cache).
+/// One cached book, when it was last used (a tick of the cache) and the
+/// weight it was last counted at in the cache's total.
 struct Cached {
     loaded: Loaded,
     used: u64,
+    weight: usize,
+}
+
+/// What `loaded` weighs now: its text plus its compiled keys.
+fn weight(loaded: &Loaded) -> usize {
+    loaded
+        .bytes
+        .saturating_add(loaded.book.compiled_keys().footprint_bytes())
 }
 
 /// The parsed books, least recently used dropped past the budget.
@@ -55,6 +68,26 @@ struct BookCache {
     books: HashMap<BookKey, Cached>,
     bytes: usize,
     tick: u64,
+}
+
+impl BookCache {
+    /// Drops the least recently used books while past the budget (the
+    /// last one stays).
+    fn evict_past_budget(&mut self) {
+        while self.bytes > CACHE_BUDGET_BYTES && self.books.len() > 1 {
+            let Some(oldest) = self
+                .books
+                .iter()
+                .min_by_key(|(_, c)| c.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(gone) = self.books.remove(&oldest) {
+                self.bytes -= gone.weight;
+            }
+        }
+    }
 }
 
 /// The per-book locks and the cache, shared by the engine's handles.
@@ -116,7 +149,13 @@ impl Shelf {
             return None;
         }
         cached.used = tick;
-        Some(cached.loaded.clone())
+        let loaded = cached.loaded.clone();
+        // The keys its last scans compiled count from now on.
+        let now = weight(&loaded);
+        let before = std::mem::replace(&mut cached.weight, now);
+        cache.bytes = cache.bytes.saturating_sub(before).saturating_add(now);
+        cache.evict_past_budget();
+        Some(loaded)
     }
 
     /// Caches `loaded` as the book's current state (call with its lock
@@ -125,30 +164,26 @@ impl Shelf {
         let mut cache = self.cache.lock();
         cache.tick += 1;
         let used = cache.tick;
-        cache.bytes += loaded.bytes;
-        if let Some(old) = cache.books.insert(key, Cached { loaded, used }) {
-            cache.bytes -= old.loaded.bytes;
+        let weight = weight(&loaded);
+        cache.bytes += weight;
+        if let Some(old) = cache.books.insert(
+            key,
+            Cached {
+                loaded,
+                used,
+                weight,
+            },
+        ) {
+            cache.bytes -= old.weight;
         }
-        while cache.bytes > CACHE_BUDGET_BYTES && cache.books.len() > 1 {
-            let Some(oldest) = cache
-                .books
-                .iter()
-                .min_by_key(|(_, c)| c.used)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some(gone) = cache.books.remove(&oldest) {
-                cache.bytes -= gone.loaded.bytes;
-            }
-        }
+        cache.evict_past_budget();
     }
 
     /// Forgets the book (deleted, or found gone).
     pub(super) fn forget(&self, key: &BookKey) {
         let mut cache = self.cache.lock();
         if let Some(gone) = cache.books.remove(key) {
-            cache.bytes -= gone.loaded.bytes;
+            cache.bytes -= gone.weight;
         }
     }
 

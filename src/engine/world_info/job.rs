@@ -118,15 +118,19 @@ impl ScanJob {
                 text: &m.content,
             })
             .collect();
-        let entries: Vec<(&str, Arc<[crate::domain::world_info::entry::Entry]>)> = books
+        let entries: Vec<(&str, Arc<[crate::domain::world_info::entry::Entry]>, &Book)> = books
             .iter()
-            .map(|(name, book)| (name.as_str(), book.scan_entries(name)))
+            .map(|(name, book)| (name.as_str(), book.scan_entries(name), &**book))
             .collect();
         let book = |name: &str| {
             entries
                 .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(name, entries)| ScanBook { name, entries })
+                .find(|(n, _, _)| *n == name)
+                .map(|(name, entries, book)| ScanBook {
+                    name,
+                    entries,
+                    compiled: Some(book.compiled_keys()),
+                })
         };
         let scan_books = ScanBooks::new(
             book(&names.chat),

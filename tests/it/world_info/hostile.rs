@@ -55,6 +55,59 @@ async fn a_catastrophic_regex_key_answers_unmatched_and_is_counted() {
     drop(recapd);
 }
 
+/// Issue 41, row 1: lookaround keys whose work the backtrack limit never
+/// saw (the regex crate's scan inside a lookaround, at every start) took
+/// 263 s for one scan of two messages of 200,000 `a` then `!`, and were
+/// not counted. Now each answers within a second, unmatched, counted.
+#[tokio::test]
+async fn lookaround_keys_past_the_work_limit_answer_within_a_second_and_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
+    let mut command: Command = Recapd::command(dir.path());
+    command.args(["--metrics-listen", &metrics_addr]);
+    let recapd = Recapd::start_with(command, dir.path());
+    let mut server = Server::clients(recapd.channel().await);
+    let keys = [r"/(?=(a+)+$)a/", r"/(?<=(a+)+)b/", r"/(?=a*$)b/"];
+    let mut entries: Vec<(String, Value)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| (i.to_string(), json!({"key": [key], "content": "Never."})))
+        .collect();
+    entries.push((
+        "9".into(),
+        json!({"constant": true, "content": "Still here."}),
+    ));
+    let entries: Vec<(&str, Value)> = entries
+        .iter()
+        .map(|(uid, v)| (uid.as_str(), v.clone()))
+        .collect();
+    import_book(&server, "Hostile", &book(&entries)).await;
+    global_books(&mut server, "", &["Hostile"]).await;
+    let run = format!("{}!", "a".repeat(200_000));
+    set_chat(
+        &mut server,
+        "c",
+        vec![said("m1", "User", &run), said("m2", "User", &run)],
+    )
+    .await;
+    let before = metric(&scrape(&metrics_addr).await, OVERRUNS);
+    let started = std::time::Instant::now();
+    let answer = scan(&server, scan_request("c")).await;
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "the scan took {took:?}"
+    );
+    assert_eq!(uids(&answer), ["9"], "no lookaround entry is activated");
+    let after = metric(&scrape(&metrics_addr).await, OVERRUNS);
+    assert!(
+        after >= before + keys.len() as f64,
+        "{OVERRUNS}: {before} then {after}"
+    );
+    server.stop().await;
+    drop(recapd);
+}
+
 #[tokio::test]
 async fn bad_generation_types_and_unknown_chats_are_refused() {
     let (_dir, mut server) = start().await;

@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use std::sync::{Arc, OnceLock};
 
 use super::entry::Entry;
+use super::scan::CompiledKeys;
 use crate::DomainError;
 
 use json::{dedup, members, null, object_members, object_text, raw, resolved};
@@ -47,13 +48,16 @@ pub struct BookLimits {
 /// `entries`); each entry's text is shared (`Arc`), so a clone of a book
 /// to edit one entry copies no entry text; member names are unique at every level down to 64;
 /// `scanned` is empty or holds the entries as read for a scan under the
-/// name it holds (every change of the entries empties it).
+/// name it holds (every change of the entries empties it); `compiled`
+/// holds only regex keys compiled from this version's entries (every
+/// change of the entries replaces it with an empty one).
 #[derive(Clone)]
 pub struct Book {
     top: Vec<(String, Box<RawValue>)>,
     entries_at: usize,
     entries: Vec<(String, Arc<RawValue>)>,
     scanned: OnceLock<(String, Arc<[Entry]>)>,
+    compiled: Arc<CompiledKeys>,
 }
 
 impl std::fmt::Debug for Book {
@@ -112,6 +116,7 @@ impl Book {
             entries_at,
             entries: shared(entries),
             scanned: OnceLock::new(),
+            compiled: Arc::default(),
         };
         book.check_size(limits)?;
         Ok(book)
@@ -124,6 +129,7 @@ impl Book {
             entries_at: 0,
             entries: Vec::new(),
             scanned: OnceLock::new(),
+            compiled: Arc::default(),
         }
     }
 
@@ -154,6 +160,7 @@ impl Book {
             entries_at: 0,
             entries: shared(entries),
             scanned: OnceLock::new(),
+            compiled: Arc::default(),
         };
         book.check_size(limits)?;
         Ok(book)
@@ -354,6 +361,7 @@ impl Book {
             None => self.entries.push((uid.clone(), entry)),
         }
         self.scanned = OnceLock::new();
+        self.compiled = Arc::default();
         Ok(uid)
     }
 
@@ -367,6 +375,7 @@ impl Book {
             .ok_or_else(|| DomainError::NotFound(format!("entry {uid}")))?;
         self.entries.remove(at);
         self.scanned = OnceLock::new();
+        self.compiled = Arc::default();
         Ok(())
     }
 
@@ -414,6 +423,13 @@ impl Book {
         } else {
             read()
         }
+    }
+
+    /// This version's compiled regex keys, built as scans first test them
+    /// (give them to the scan as [`super::scan::ScanBook::compiled`]);
+    /// every change of the entries starts an empty set.
+    pub fn compiled_keys(&self) -> &CompiledKeys {
+        &self.compiled
     }
 
     /// The lowest integer from 0 no entry is named after, below SillyTavern's

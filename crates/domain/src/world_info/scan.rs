@@ -11,7 +11,8 @@
 //! - random draws come from the seeded stream, not `Math.random()`;
 //! - macros in keys are substituted once per scan (SillyTavern substitutes
 //!   at every test; only random macros such as `{{random}}` can tell);
-//! - regex keys are bounded ([`ScanLimits::regex_step_limit`]) and run by
+//! - regex keys are bounded ([`ScanLimits::regex_step_limit`],
+//!   [`ScanLimits::regex_work_limit`]) and run by
 //!   fancy-regex after translation; the rare differences are listed in the
 //!   `regex` module (characters outside the BMP without `u`, `i` inside
 //!   classes without `u`);
@@ -43,11 +44,14 @@ mod tests;
 #[cfg(test)]
 mod tests_groups;
 #[cfg(test)]
+mod tests_keys;
+#[cfg(test)]
 mod tests_passes;
 #[cfg(test)]
 mod tests_timed;
 
 pub use interrupt::ScanStop;
+pub use regex::CompiledKeys;
 
 /// SillyTavern's `sortFn` under V8's sort, for placement's own sort too.
 pub(crate) use sort::sort_by_order_desc;
@@ -116,6 +120,10 @@ pub struct ScanBook<'a> {
     /// JavaScript's `Object.keys` gives (uids that are array indexes
     /// ascending, then the others as given).
     pub entries: &'a [Entry],
+    /// The book version's compiled regex keys
+    /// ([`crate::world_info::book::Book::compiled_keys`]), so that they
+    /// are compiled once per version; `None`: compiled for this scan only.
+    pub compiled: Option<&'a CompiledKeys>,
 }
 
 /// Which books apply, by role; [`ScanBooks::new`] applies SillyTavern's
@@ -209,16 +217,29 @@ pub struct ScanLimits {
     /// Most backtracking steps one regex key may take on one haystack
     /// (fancy-regex's backtrack limit); past it the key counts as not
     /// matching for the rest of the scan and is reported. Compiled keys
-    /// are kept per process by (key, limit), so a book's regexes are
-    /// compiled once, not once per scan.
+    /// are kept per book version ([`CompiledKeys`]), so a book's regexes
+    /// are compiled once, not once per scan.
     pub regex_step_limit: u64,
+    /// Most work one test of a regex key that needs the backtracker may
+    /// be estimated to take on one haystack (units of about a nanosecond:
+    /// the scans inside lookarounds and the comparisons of
+    /// backreferences, which the step limit does not see). A key past it
+    /// is not run: it counts as not matching for the rest of the scan and
+    /// is reported, as past the step limit. Keys with neither run in
+    /// linear time and are never refused.
+    pub regex_work_limit: u64,
 }
+
+/// [`ScanLimits::regex_work_limit`]'s default: the worst key test under
+/// it takes about 50 ms on a 2-core machine of 2026 (docs/world-info.md).
+pub const DEFAULT_REGEX_WORK_LIMIT: u64 = 20_000_000;
 
 impl Default for ScanLimits {
     fn default() -> Self {
         ScanLimits {
             max_passes: 100,
             regex_step_limit: 1_000_000,
+            regex_work_limit: DEFAULT_REGEX_WORK_LIMIT,
         }
     }
 }
@@ -293,6 +314,8 @@ pub(crate) struct Cand<'a> {
     pub(crate) entry: &'a Entry,
     /// `"<book>.<uid member>"` (SillyTavern's name for it).
     pub(crate) key: String,
+    /// The book version's compiled keys, when kept.
+    pub(crate) compiled: Option<&'a CompiledKeys>,
 }
 
 /// `Math.random()` from the scan's stream: 53 random bits in [0, 1).
@@ -319,6 +342,7 @@ fn book_entries<'a>(book: &ScanBook<'a>) -> Vec<Cand<'a>> {
             book: book.name,
             entry,
             key: format!("{}.{}", book.name, entry.uid_member),
+            compiled: book.compiled,
         })
         .collect()
 }

@@ -129,6 +129,7 @@ pub(crate) fn filter_by_inclusion_groups<R: RngCore>(
             let who = Who {
                 book: cand.book,
                 entry: cand.entry,
+                compiled: cand.compiled,
             };
             let hay = ctx.buffer.get(cand.entry, ctx.min_activations);
             scores.push(ctx.matcher.score(hay, &who));

@@ -8,14 +8,18 @@ use crate::world_info::entry::{Entry, is_js_space};
 
 use super::ScanSettings;
 use super::buffer::Haystack;
-use super::regex::{KeyRegex, cached_key_regex};
+use super::regex::{CompiledKeys, KeyRegex, parse_key_regex};
 
-/// Compiled regex keys and macro-substituted keys, each made once per scan,
-/// and the regex keys that overran their bound.
+/// Compiled regex keys (from their books' [`CompiledKeys`], or compiled
+/// for this scan when macros changed a key's text) and macro-substituted
+/// keys, each looked up once per scan, and the regex keys that overran
+/// their bound.
 pub(crate) struct Matcher<'a> {
     settings: &'a ScanSettings,
     substitute: &'a dyn Fn(&str) -> String,
     backtrack_limit: usize,
+    /// [`super::ScanLimits::regex_work_limit`].
+    work_limit: u64,
     regexes: HashMap<String, Option<Arc<KeyRegex>>>,
     substituted: HashMap<String, String>,
     /// (book, uid, key) of each overrun, in the order found, once each.
@@ -31,6 +35,9 @@ pub(crate) struct Who<'e> {
     pub(crate) book: &'e str,
     /// The entry.
     pub(crate) entry: &'e Entry,
+    /// The compiled keys of the entry's book version, when the caller
+    /// keeps them.
+    pub(crate) compiled: Option<&'e CompiledKeys>,
 }
 
 impl<'a> Matcher<'a> {
@@ -39,11 +46,13 @@ impl<'a> Matcher<'a> {
         settings: &'a ScanSettings,
         substitute: &'a dyn Fn(&str) -> String,
         backtrack_limit: usize,
+        work_limit: u64,
     ) -> Matcher<'a> {
         Matcher {
             settings,
             substitute,
             backtrack_limit,
+            work_limit,
             regexes: HashMap::new(),
             substituted: HashMap::new(),
             overruns: Vec::new(),
@@ -72,7 +81,18 @@ impl<'a> Matcher<'a> {
     /// as no match and is reported.
     pub(crate) fn matches(&mut self, hay: &mut Haystack, needle: &str, who: &Who<'_>) -> bool {
         if !self.regexes.contains_key(needle) {
-            let compiled = cached_key_regex(needle, self.backtrack_limit);
+            let entry = who.entry;
+            let stored = entry
+                .key
+                .iter()
+                .chain(&entry.keysecondary)
+                .any(|k| k == needle);
+            let compiled = match who.compiled {
+                // A key as the book writes it: compiled once per version.
+                Some(keys) if stored => keys.get(needle, self.backtrack_limit),
+                // A key macros changed (or no book cache): for this scan.
+                _ => parse_key_regex(needle, self.backtrack_limit).map(Arc::new),
+            };
             self.regexes.insert(needle.to_string(), compiled);
         }
         if let Some(Some(re)) = self.regexes.get(needle) {
@@ -82,7 +102,7 @@ impl<'a> Matcher<'a> {
                 self.report(who, needle);
                 return false;
             }
-            return match re.test(&hay.raw) {
+            return match re.test(&hay.raw, self.work_limit) {
                 Ok(found) => found,
                 Err(_) => {
                     self.overrun_keys.insert(needle.to_string());

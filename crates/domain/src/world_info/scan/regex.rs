@@ -15,9 +15,13 @@
 //! without `u` compares letters by JavaScript's `Canonicalize`. The parts
 //! of a pattern with no backreference or lookaround run on the `regex`
 //! crate's automata, in linear time; the rest on fancy-regex's
-//! backtracker, which gives up past the limit. A key is compiled once per
-//! process (a bounded cache) and tested first, when it can be, without
-//! the lookarounds recapd writes (a cheap prefilter).
+//! backtracker, which gives up past the limit. What that limit does not
+//! see (the regex crate's scans inside lookarounds, backreferences'
+//! comparisons) is bounded by an estimate made before each test (the
+//! `cost` module): past the work limit the key is not run, an overrun. A
+//! key is compiled once per book version ([`CompiledKeys`]) and tested
+//! first, when it can be, without the lookarounds recapd writes (a cheap
+//! prefilter).
 //!
 //! Known differences from JavaScript, all rare in keys: without the `u`
 //! flag JavaScript sees a character outside the BMP as two units (`.` and
@@ -27,15 +31,19 @@
 //! regex crate's size limit, say) never matches and is reported like an
 //! overrun.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use fancy_regex::RegexBuilder;
 
+mod cost;
 mod fold;
 #[cfg(test)]
 mod tests;
 mod translate;
+
+use cost::Cost;
 
 use translate::{line_end, line_start, not_word_boundary, translate, word_boundary};
 
@@ -50,6 +58,11 @@ pub(crate) struct KeyRegex {
     /// backtracker: it matches whenever the pattern does, runs on the regex
     /// crate's automata, and so rejects most haystacks cheaply.
     prefilter: Option<fancy_regex::Regex>,
+    /// The work model of the pattern as run; `None`: it runs whole on the
+    /// regex crate, in linear time.
+    cost: Option<Cost>,
+    /// The backtrack limit `runnable` was built with.
+    backtrack_limit: usize,
 }
 
 /// A test that did not finish within the bound (or could not run).
@@ -59,7 +72,10 @@ pub(crate) struct Overrun;
 impl KeyRegex {
     /// `regex.test(haystack)` as a fresh JavaScript RegExp does it
     /// (`lastIndex` 0: `g` changes nothing, `y` anchors at the start).
-    pub(crate) fn test(&self, haystack: &str) -> Result<bool, Overrun> {
+    /// A pattern that needs the backtracker is not run when its estimated
+    /// work on this haystack ([`Cost::estimate`]) passes `work_limit`:
+    /// that is an overrun, as passing the backtrack limit is.
+    pub(crate) fn test(&self, haystack: &str, work_limit: u64) -> Result<bool, Overrun> {
         let Some(re) = &self.runnable else {
             return Err(Overrun);
         };
@@ -68,6 +84,11 @@ impl KeyRegex {
         {
             return Ok(false);
         }
+        if let Some(cost) = &self.cost
+            && cost.estimate(haystack.len(), self.backtrack_limit) > work_limit as f64
+        {
+            return Err(Overrun);
+        }
         match re.is_match(haystack) {
             Ok(found) => Ok(found),
             Err(_) => Err(Overrun),
@@ -75,42 +96,97 @@ impl KeyRegex {
     }
 }
 
-/// Compiled keys kept between scans, by (key text, backtrack limit): a
-/// book's regex keys are compiled once per process, not once per scan.
-/// Past [`CACHE_CAPACITY`] keys the cache starts over (compiling is only
-/// slower, never different).
-static CACHE: OnceLock<Mutex<CompiledKeys>> = OnceLock::new();
+/// The regex keys of one book version, compiled as scans first test them
+/// and kept with the book (a [`crate::world_info::book::Book`] owns one,
+/// replaced by an empty one at every change of its entries): a book's
+/// keys are compiled once per version, whatever its size, and go away
+/// with the version. Only keys written in the book's entries are kept
+/// here (a key whose text changes with macros is compiled per scan), so
+/// the set is bounded by the book. Also remembers which keys have been
+/// reported as overrunning, so that the server warns once per version and
+/// key.
+#[derive(Debug, Default)]
+pub struct CompiledKeys {
+    /// (key text, backtrack limit) to the compiled key, or `None` for a
+    /// key JavaScript would not take as a regex.
+    table: Mutex<HashMap<(String, usize), Option<Arc<KeyRegex>>>>,
+    /// Keys compiled so far (every miss of `table`).
+    compiled: AtomicUsize,
+    /// The estimated bytes of the keys in `table` ([`key_footprint`]).
+    bytes: AtomicUsize,
+    /// Keys already reported as overrunning.
+    warned: Mutex<HashSet<String>>,
+}
 
-/// The cache's table: (key text, backtrack limit) to the compiled key, or
-/// `None` for a key JavaScript would not take as a regex.
-type CompiledKeys = HashMap<(String, usize), Option<Arc<KeyRegex>>>;
+/// Estimated bytes of one compiled key of `pattern_bytes` bytes: the
+/// regex crate does not tell its compiled size, so this is measured once
+/// (`footprint_of_compiled_keys` in the tests: RSS over 2,000 keys of the
+/// shapes books use) and rounded up.
+pub(crate) fn key_footprint(pattern_bytes: usize) -> usize {
+    KEY_BASE_BYTES + KEY_BYTES_PER_PATTERN_BYTE * pattern_bytes
+}
 
-/// Most compiled keys kept (a small compiled key takes tens of KiB, so
-/// the cache stays in the order of 100 MiB). A 10,000-entry book with a
-/// quarter regex keys (2,500) fits: at 1,024 it started over on every scan
-/// and compiled every key again (bench/world_info.sh, BENCHMARKS.md).
-const CACHE_CAPACITY: usize = 4096;
+/// A compiled key's fixed cost, in bytes (see [`key_footprint`]).
+const KEY_BASE_BYTES: usize = 24 * 1024;
+/// A compiled key's cost per byte of its pattern (see [`key_footprint`]).
+const KEY_BYTES_PER_PATTERN_BYTE: usize = 512;
 
-/// [`parse_key_regex`] through the process-wide cache.
-pub(crate) fn cached_key_regex(key: &str, backtrack_limit: usize) -> Option<Arc<KeyRegex>> {
-    // Keys not written `/.../flags` are told apart cheaply: not kept.
-    split_key(key)?;
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    let id = (key.to_string(), backtrack_limit);
-    if let Some(hit) = cache
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&id)
-    {
-        return hit.clone();
+/// Most overrunning keys remembered per book version for the warning;
+/// past it every further overrun is warned about again.
+const WARNED_CAPACITY: usize = 4096;
+
+impl CompiledKeys {
+    /// [`parse_key_regex`] of a key of this book, compiled on first use.
+    pub(crate) fn get(&self, key: &str, backtrack_limit: usize) -> Option<Arc<KeyRegex>> {
+        // Keys not written `/.../flags` are told apart cheaply: not kept.
+        split_key(key)?;
+        let id = (key.to_string(), backtrack_limit);
+        if let Some(hit) = self
+            .table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&id)
+        {
+            return hit.clone();
+        }
+        let compiled = parse_key_regex(key, backtrack_limit).map(Arc::new);
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        if !table.contains_key(&id) {
+            self.compiled.fetch_add(1, Ordering::Relaxed);
+            if compiled.is_some() {
+                self.bytes
+                    .fetch_add(key_footprint(key.len()), Ordering::Relaxed);
+            }
+            table.insert(id, compiled.clone());
+        }
+        compiled
     }
-    let compiled = parse_key_regex(key, backtrack_limit).map(Arc::new);
-    let mut guard = cache.lock().unwrap_or_else(PoisonError::into_inner);
-    if guard.len() >= CACHE_CAPACITY {
-        guard.clear();
+
+    /// How many keys were compiled into this set (a key compiled again,
+    /// because two scans raced for it, counts once).
+    pub fn compiled(&self) -> usize {
+        self.compiled.load(Ordering::Relaxed)
     }
-    guard.insert(id, compiled.clone());
-    compiled
+
+    /// The estimated memory of the compiled keys, in bytes (what the
+    /// server counts against its cache budget for parsed books).
+    pub fn footprint_bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Whether `key`'s overrun is news for this book version: true the
+    /// first time a key is named, false after (a warning per version and
+    /// key, not per scan).
+    pub fn first_overrun(&self, key: &str) -> bool {
+        let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
+        if warned.contains(key) {
+            return false;
+        }
+        if warned.len() < WARNED_CAPACITY {
+            warned.insert(key.to_string());
+        }
+        true
+    }
 }
 
 /// `parseRegexFromString`: `None` when the key is not a regex key (then
@@ -142,6 +218,7 @@ pub(crate) fn parse_key_regex(key: &str, backtrack_limit: usize) -> Option<KeyRe
             .ok()
     };
     let runnable = exact.as_deref().and_then(build);
+    let cost = exact.as_deref().and_then(Cost::of);
     let prefilter = exact
         .as_deref()
         .and_then(relax)
@@ -150,6 +227,8 @@ pub(crate) fn parse_key_regex(key: &str, backtrack_limit: usize) -> Option<KeyRe
     Some(KeyRegex {
         runnable,
         prefilter,
+        cost,
+        backtrack_limit,
     })
 }
 

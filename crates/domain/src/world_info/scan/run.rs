@@ -118,7 +118,12 @@ pub(crate) fn passes<R: RngCore>(
     let interrupt = Interrupt::new(input.interrupt);
     let mut buffer = Buffer::new(newest_first, &input.texts, inject, settings.depth);
     let step_limit = usize::try_from(input.limits.regex_step_limit).unwrap_or(usize::MAX);
-    let mut matcher = Matcher::new(settings, input.substitute, step_limit);
+    let mut matcher = Matcher::new(
+        settings,
+        input.substitute,
+        step_limit,
+        input.limits.regex_work_limit,
+    );
     let budget = budget(
         settings.budget_percent,
         input.max_context_tokens,
@@ -374,6 +379,7 @@ fn key_match(
     let who = Who {
         book: cand.book,
         entry,
+        compiled: cand.compiled,
     };
     let hay = buffer.get(entry, min_pass);
     let mut primary = false;

@@ -72,6 +72,8 @@ pub(super) mod support {
         pub(crate) limits: ScanLimits,
         pub(crate) substitute: &'a dyn Fn(&str) -> String,
         pub(crate) interrupt: &'a dyn Fn() -> Option<ScanStop>,
+        /// The book's compiled keys, when the test keeps them.
+        pub(crate) compiled: Option<&'a CompiledKeys>,
     }
 
     impl<'a> Run<'a> {
@@ -93,6 +95,7 @@ pub(super) mod support {
                 limits: ScanLimits::default(),
                 substitute: &same,
                 interrupt: &|| None,
+                compiled: None,
             }
         }
 
@@ -106,7 +109,11 @@ pub(super) mod support {
             let global = self
                 .books
                 .iter()
-                .map(|&(name, entries)| ScanBook { name, entries })
+                .map(|&(name, entries)| ScanBook {
+                    name,
+                    entries,
+                    compiled: self.compiled,
+                })
                 .collect();
             check_world_info(ScanInput {
                 settings: &self.settings,

@@ -285,23 +285,28 @@ fn books_are_loaded_once_and_ordered_by_role_and_strategy() {
                 Some(ScanBook {
                     name: "Chat",
                     entries: &chat,
+                    compiled: None,
                 }),
                 Some(ScanBook {
                     name: "P",
                     entries: &p,
+                    compiled: None,
                 }),
                 vec![ScanBook {
                     name: "G",
                     entries: &g,
+                    compiled: None,
                 }],
                 vec![
                     ScanBook {
                         name: "C",
                         entries: &c,
+                        compiled: None,
                     },
                     ScanBook {
                         name: "G",
                         entries: &g,
+                        compiled: None,
                     },
                 ],
             ),
@@ -342,14 +347,17 @@ fn books_are_loaded_once_and_ordered_by_role_and_strategy() {
         Some(ScanBook {
             name: "G",
             entries: &g,
+            compiled: None,
         }),
         Some(ScanBook {
             name: "G",
             entries: &g,
+            compiled: None,
         }),
         vec![ScanBook {
             name: "G",
             entries: &g,
+            compiled: None,
         }],
         Vec::new(),
     );

@@ -95,6 +95,7 @@ fn written(entities: &[Entity]) -> Vec<(String, Vec<String>)> {
             max_entries: 1000,
             max_key_bytes: 4096,
             max_content_bytes: 1 << 20,
+            max_book_bytes: 16 << 20,
         },
     };
     let mut book = Book::empty();

@@ -18,6 +18,7 @@ const LIMITS: BookLimits = BookLimits {
     max_entries: 10_000,
     max_key_bytes: 1_000,
     max_content_bytes: 100_000,
+    max_book_bytes: 1 << 30,
 };
 
 /// Any JSON value, a few levels deep.

@@ -8,6 +8,7 @@ const LIMITS: BookLimits = BookLimits {
     max_entries: 10_000,
     max_key_bytes: 1_000,
     max_content_bytes: 100_000,
+    max_book_bytes: 1 << 30,
 };
 
 /// The error of importing one entry `{<member>}` under uid 7.
