@@ -230,8 +230,11 @@ pub struct ScanLimits {
     pub regex_work_limit: u64,
 }
 
-/// [`ScanLimits::regex_work_limit`]'s default: the worst key test under
-/// it takes about 50 ms on a 2-core machine of 2026 (docs/world-info.md).
+/// [`ScanLimits::regex_work_limit`]'s default. Measured in release on the
+/// 2-core machine recapd is benchmarked on (thread CPU time,
+/// `calibrate_work` in regex/tests.rs): 1 to 4.4 ns a unit, so the worst
+/// key test under it takes about 90 ms (a variable-width lookbehind;
+/// lookaheads about 60 ms, the two-lookahead idiom about 20 ms).
 pub const DEFAULT_REGEX_WORK_LIMIT: u64 = 20_000_000;
 
 impl Default for ScanLimits {

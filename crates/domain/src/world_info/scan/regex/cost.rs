@@ -24,6 +24,8 @@
 //!
 //! `Σ min(starts × paths, starts + backtrack limit + n) × unit`
 //!
+//! over the terms that grow faster than n (a bounded visit reached a fixed
+//! number of times per start is linear work, as any key's, and not counted),
 //! where starts is n + 1 (1 for a pattern anchored at the start): a place
 //! reached more than once per start is reached again only after a
 //! backtrack, which the backtrack limit counts. Past the work limit the
@@ -129,6 +131,9 @@ impl Cost {
         let cap = starts + backtrack_limit as f64 + n;
         self.terms
             .iter()
+            // A bounded visit reached a fixed number of times per start is
+            // linear work, as every key does: only what grows faster counts.
+            .filter(|t| t.unit.is_none() || t.paths.k > 0)
             .map(|t| {
                 let reached = (starts * t.paths.at(n)).min(cap);
                 let unit = t.unit.map_or(n, |w| w.min(n).max(1.0));
