@@ -13,7 +13,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recapd::grpc::pb::event_service_client::EventServiceClient;
-use recapd::grpc::pb::injection_service_client::InjectionServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Code, Request, Status};
