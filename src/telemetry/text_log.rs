@@ -53,19 +53,28 @@ impl EscapingVisitor<'_> {
         }
         let name = field.name();
         let name = name.strip_prefix("r#").unwrap_or(name);
-        let mut out = Escaping(&mut self.writer);
-        let mut write = || -> fmt::Result {
-            if !std::mem::take(&mut self.empty) {
-                out.0.write_char(' ')?;
-            }
-            if name != "message" {
-                out.0.write_str(name)?;
-                out.0.write_char('=')?;
-            }
-            out.write_fmt(value)
-        };
-        self.result = write();
+        let first = std::mem::take(&mut self.empty);
+        self.result = write_field(&mut self.writer, first, name, value);
     }
+}
+
+/// Writes one field (its name unless it is the message, then its value
+/// escaped), after a space unless it is the `first`.
+fn write_field(
+    writer: &mut Writer<'_>,
+    first: bool,
+    name: &str,
+    value: fmt::Arguments<'_>,
+) -> fmt::Result {
+    let mut out = Escaping(writer);
+    if !first {
+        out.0.write_char(' ')?;
+    }
+    if name != "message" {
+        out.0.write_str(name)?;
+        out.0.write_char('=')?;
+    }
+    out.write_fmt(value)
 }
 
 impl Visit for EscapingVisitor<'_> {

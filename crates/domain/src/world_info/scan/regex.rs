@@ -109,7 +109,7 @@ impl KeyRegex {
 pub struct CompiledKeys {
     /// (key text, backtrack limit) to the compiled key, or `None` for a
     /// key JavaScript would not take as a regex.
-    table: Mutex<HashMap<(String, usize), Option<Arc<KeyRegex>>>>,
+    table: Mutex<KeyTable>,
     /// Keys compiled so far (every miss of `table`).
     compiled: AtomicUsize,
     /// The estimated bytes of the keys in `table` ([`key_footprint`]).
@@ -118,10 +118,14 @@ pub struct CompiledKeys {
     warned: Mutex<HashSet<String>>,
 }
 
+/// (key text, backtrack limit) to the compiled key, or `None` for a key
+/// JavaScript would not take as a regex.
+type KeyTable = HashMap<(String, usize), Option<Arc<KeyRegex>>>;
+
 /// Estimated bytes of one compiled key of `pattern_bytes` bytes: the
-/// regex crate does not tell its compiled size, so this is measured once
-/// (`footprint_of_compiled_keys` in the tests: RSS over 2,000 keys of the
-/// shapes books use) and rounded up.
+/// regex crate does not tell its compiled size, so this is a deliberately
+/// generous estimate (a fixed part for the automata's tables and caches,
+/// and a part per pattern byte for its program), not a measurement.
 pub(crate) fn key_footprint(pattern_bytes: usize) -> usize {
     KEY_BASE_BYTES + KEY_BYTES_PER_PATTERN_BYTE * pattern_bytes
 }
@@ -151,13 +155,13 @@ impl CompiledKeys {
         }
         let compiled = parse_key_regex(key, backtrack_limit).map(Arc::new);
         let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
-        if !table.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = table.entry(id) {
             self.compiled.fetch_add(1, Ordering::Relaxed);
             if compiled.is_some() {
                 self.bytes
                     .fetch_add(key_footprint(key.len()), Ordering::Relaxed);
             }
-            table.insert(id, compiled.clone());
+            slot.insert(compiled.clone());
         }
         compiled
     }
