@@ -230,7 +230,7 @@ fn simple_pattern() -> impl proptest::strategy::Strategy<Value = String> {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(384))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::tests::proptest_cases(128)))]
 
     /// For simple patterns, the bounded matcher answers what ECMAScript
     /// does (regress, an ECMAScript engine, decides), on random text.
@@ -252,7 +252,7 @@ proptest::proptest! {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::tests::proptest_cases(48)))]
 
     /// Any key, on a long repetitive text, answers (a match, no match or
     /// an overrun) without hanging: the step and work limits bound it.
