@@ -20,17 +20,16 @@
 
 mod chat_book;
 mod entries;
+mod limits;
 mod shelf;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::domain::DomainError;
 use crate::domain::ids::Tenant;
 use crate::domain::time::UnixMicros;
 use crate::domain::world_info::book::{Book, BookLimits};
 use crate::domain::world_info::card;
-use crate::domain::world_info::scan::ScanLimits;
 use crate::store::{
     DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, PutLorebookEntry,
     StoreError, StoredLorebook, Write,
@@ -38,6 +37,7 @@ use crate::store::{
 
 use super::{CONFLICT_BACKOFF, Engine, EngineError};
 pub(super) use chat_book::{HeldBook, WrittenBook, templated_name};
+pub use limits::{LorebookLimits, ScanPool};
 pub(super) use shelf::Shelf;
 use shelf::{BookKey, Loaded};
 
@@ -52,68 +52,6 @@ const NEW_BOOKS: &str = "\u{0}new books";
 
 /// Longest lorebook name, in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
-
-/// The operator's limits on lorebooks (`--max-lorebooks-per-tenant`,
-/// `--max-lorebook-entries`, `--max-lorebook-key-bytes`,
-/// `--max-lorebook-content-bytes`, `--max-lorebook-bytes`); past them
-/// RESOURCE_EXHAUSTED.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LorebookLimits {
-    /// Most books one tenant keeps.
-    pub max_books_per_tenant: usize,
-    /// Entries per book, bytes per key, bytes of content, bytes of the
-    /// whole file.
-    pub book: BookLimits,
-    /// One World Info scan's bounds: passes, and backtracking steps per
-    /// regex key and haystack.
-    pub scan: ScanLimits,
-    /// Where scans run and for how long: see [`ScanPool`].
-    pub scan_pool: ScanPool,
-}
-
-/// How World Info activations share the machine
-/// (`--world-info-scan-timeout`, `--world-info-scan-threads`,
-/// `--world-info-scans-per-tenant`): each runs on one of `threads`
-/// blocking threads, never on an async worker, at most `per_tenant` of one
-/// tenant at once (the others wait in arrival order), and stops with
-/// RESOURCE_EXHAUSTED once it has run for `timeout`. Every field is at
-/// least 1 (a zero would refuse or stall every scan).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScanPool {
-    /// One activation's time budget, counted from when it starts on its
-    /// thread (waiting for a thread or for the chat is not counted).
-    pub timeout: Duration,
-    /// Most activations running at once, all tenants.
-    pub threads: usize,
-    /// Most activations of one tenant running at once.
-    pub per_tenant: usize,
-}
-
-impl Default for ScanPool {
-    fn default() -> Self {
-        ScanPool {
-            timeout: Duration::from_secs(1),
-            threads: 2,
-            per_tenant: 1,
-        }
-    }
-}
-
-impl Default for LorebookLimits {
-    fn default() -> Self {
-        LorebookLimits {
-            max_books_per_tenant: 1_000,
-            book: BookLimits {
-                max_entries: 10_000,
-                max_key_bytes: 4 * 1024,
-                max_content_bytes: 1024 * 1024,
-                max_book_bytes: 16 * 1024 * 1024,
-            },
-            scan: ScanLimits::default(),
-            scan_pool: ScanPool::default(),
-        }
-    }
-}
 
 /// What is read back from the store was checked when written: a stored
 /// book is parsed without limits (an operator who lowers them keeps the

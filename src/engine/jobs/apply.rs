@@ -365,7 +365,12 @@ pub(super) fn fail(resident: &mut Resident, at: usize, result: &str, now: UnixMi
 fn answer_effect(job: &Job, answer: &Answer) -> (String, Option<(String, MessageData)>, Next) {
     match answer {
         Answer::NoBreak { rationale } => (
-            queue::short(&format!("no scene break: {rationale}")),
+            // The model's words: shown, but without control or
+            // bidirectional characters (a result is shown as one line).
+            queue::short(&format!(
+                "no scene break: {}",
+                crate::domain::lore::clean::clean_name(rationale)
+            )),
             None,
             Next::Nothing,
         ),

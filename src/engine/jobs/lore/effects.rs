@@ -56,9 +56,10 @@ impl Effects {
         self.skipped.push(skipped);
     }
 
-    /// The job's result: the notes, then how many parts of the answer
-    /// were skipped and why (at most [`SKIPPED_SHOWN`] reasons);
-    /// `nothing to change` when there is neither.
+    /// The job's result: how many parts of the answer were skipped and
+    /// why (at most [`SKIPPED_SHOWN`] reasons) first, so that the result's
+    /// clip never cuts it off, then the notes; `nothing to change` when
+    /// there is neither.
     pub(super) fn result(&self, kind: JobKind) -> String {
         let mut parts = self.notes.clone();
         if !self.skipped.is_empty() {
@@ -77,7 +78,10 @@ impl Effects {
             if count > SKIPPED_SHOWN {
                 reasons.push(format!("and {} more", count - SKIPPED_SHOWN));
             }
-            parts.push(format!("{what} skipped as invalid: {}", reasons.join("; ")));
+            parts.insert(
+                0,
+                format!("{what} skipped as invalid: {}", reasons.join("; ")),
+            );
         }
         if parts.is_empty() {
             "nothing to change".to_owned()
