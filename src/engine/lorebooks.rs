@@ -167,9 +167,12 @@ async fn blocking<T: Send + 'static>(
 /// [`STORED`]) and its entry edits replayed in order.
 fn read_stored(stored: &StoredLorebook) -> Result<Book, DomainError> {
     let mut book = Book::parse(&stored.json, &STORED)?;
-    for (uid, entry) in &stored.edits {
-        book.replay_entry(uid, entry.as_deref())?;
-    }
+    book.replay_edits(
+        stored
+            .edits
+            .iter()
+            .map(|(uid, entry)| (uid.as_str(), entry.as_deref())),
+    )?;
     Ok(book)
 }
 

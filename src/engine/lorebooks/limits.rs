@@ -17,8 +17,8 @@ pub struct LorebookLimits {
     /// Entries per book, bytes per key, bytes of content, bytes of the
     /// whole file.
     pub book: BookLimits,
-    /// One World Info scan's bounds: passes, and backtracking steps per
-    /// regex key and haystack.
+    /// One World Info scan's bounds: passes, and the backtracking steps
+    /// and estimated work of a regex key per haystack.
     pub scan: ScanLimits,
     /// Where scans run and for how long: see [`ScanPool`].
     pub scan_pool: ScanPool,

@@ -135,6 +135,12 @@ const KEY_BASE_BYTES: usize = 24 * 1024;
 /// A compiled key's cost per byte of its pattern (see [`key_footprint`]).
 const KEY_BYTES_PER_PATTERN_BYTE: usize = 512;
 
+/// Most compiled keys one book version keeps (a 10,000-entry book with
+/// two regex keys per entry fits); past it keys are compiled per test, so
+/// a hostile book costs compile time, bounded by the scan's time budget,
+/// instead of memory.
+const MAX_KEYS_PER_BOOK: usize = 32 * 1024;
+
 /// Most overrunning keys remembered per book version for the warning;
 /// past it every further overrun is warned about again.
 const WARNED_CAPACITY: usize = 4096;
@@ -155,6 +161,11 @@ impl CompiledKeys {
         }
         let compiled = parse_key_regex(key, backtrack_limit).map(Arc::new);
         let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        // Past the cap, a key is compiled for this test only: a book of a
+        // million tiny regex keys cannot make its version hold them all.
+        if table.len() >= MAX_KEYS_PER_BOOK {
+            return compiled;
+        }
         if let std::collections::hash_map::Entry::Vacant(slot) = table.entry(id) {
             self.compiled.fetch_add(1, Ordering::Relaxed);
             if compiled.is_some() {

@@ -24,8 +24,9 @@
 //!
 //! `Σ min(starts × paths, starts + backtrack limit + n) × unit`
 //!
-//! over the terms that grow faster than n (a bounded visit reached a fixed
-//! number of times per start is linear work, as any key's, and not counted),
+//! over the terms that grow faster than n (a visit at most [`SMALL_COUNT`]
+//! characters wide reached a fixed number of times per start is linear
+//! work, as any key's, and not counted; a wider one is),
 //! where starts is n + 1 (1 for a pattern anchored at the start): a place
 //! reached more than once per start is reached again only after a
 //! backtrack, which the backtrack limit counts. Past the work limit the
@@ -131,9 +132,11 @@ impl Cost {
         let cap = starts + backtrack_limit as f64 + n;
         self.terms
             .iter()
-            // A bounded visit reached a fixed number of times per start is
+            // A narrow visit reached a fixed number of times per start is
             // linear work, as every key does: only what grows faster counts.
-            .filter(|t| t.unit.is_none() || t.paths.k > 0)
+            // A wide one (`(?=a{1,20000}!)`) is linear only in name: its
+            // width times the starts is counted.
+            .filter(|t| t.paths.k > 0 || t.unit.is_none_or(|w| w > SMALL_COUNT as f64))
             .map(|t| {
                 let reached = (starts * t.paths.at(n)).min(cap);
                 let unit = t.unit.map_or(n, |w| w.min(n).max(1.0));
