@@ -36,7 +36,8 @@ async fn finding_3_entries_put_past_the_books_size_are_refused_and_nothing_is_lo
     const MIB: usize = 1024 * 1024;
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path()).await;
-    let mut client = lorebooks(&server);
+    // The export of a 15 MiB book is past tonic's default 4 MiB.
+    let mut client = lorebooks(&server).max_decoding_message_size(usize::MAX);
     import(&mut client, "big", r#"{"entries":{}}"#)
         .await
         .unwrap();
@@ -74,7 +75,8 @@ async fn finding_3_entries_put_past_the_books_size_are_refused_and_nothing_is_lo
     check(export(&mut client, "big").await.unwrap());
     server.stop().await;
     let server = Server::start(dir.path()).await;
-    let mut client = lorebooks(&server);
+    // The export of a 15 MiB book is past tonic's default 4 MiB.
+    let mut client = lorebooks(&server).max_decoding_message_size(usize::MAX);
     check(export(&mut client, "big").await.unwrap());
     server.stop().await;
 }

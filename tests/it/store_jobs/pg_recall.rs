@@ -677,9 +677,12 @@ async fn pg_empty_writes_and_500_vectors_of_384_dimensions_in_one_write() {
     store.close().await;
 }
 
-/// What migration 7 adds, undone: a schema of the latest migrations, taken
-/// back to where migration 6 left it.
+/// What migrations 8 and 7 add, undone: a schema of the latest
+/// migrations, taken back to where migration 6 left it.
 const UNDO_MIGRATION_7: &str = "
+DROP TABLE lorebook_edits;
+ALTER TABLE lorebooks DROP COLUMN log_bytes;
+DELETE FROM schema_migrations WHERE version = 8;
 DROP TABLE recall_vectors;
 ALTER TABLE chat_tombstones DROP COLUMN recall_revision;
 DELETE FROM schema_migrations WHERE version = 7;
@@ -697,7 +700,7 @@ async fn pg_a_schema_of_migration_6_migrates_and_then_keeps_vectors() {
             .expect("reads schema_migrations")
             .get(0)
     };
-    assert_eq!(latest().await, 7);
+    assert_eq!(latest().await, 8);
     client
         .batch_execute(UNDO_MIGRATION_7)
         .await
@@ -720,7 +723,7 @@ async fn pg_a_schema_of_migration_6_migrates_and_then_keeps_vectors() {
         .expect("rows of migration 6");
 
     let store = schema.store().await;
-    assert_eq!(latest().await, 7);
+    assert_eq!(latest().await, 8);
     let (live, gone) = (key("acme", "c"), key("acme", "gone"));
     let load = store.load(&live).await.unwrap();
     assert_eq!(load.chat.unwrap().meta.revision, 6);
@@ -757,9 +760,9 @@ async fn pg_a_schema_of_migration_6_migrates_and_then_keeps_vectors() {
         .await
         .unwrap();
     store.close().await;
-    // Opening again finds migration 7 applied and keeps what it holds.
+    // Opening again finds migration 8 applied and keeps what it holds.
     let store = schema.store().await;
-    assert_eq!(latest().await, 7);
+    assert_eq!(latest().await, 8);
     assert_eq!(loaded(&store, &live).await, rows(&written));
     assert_eq!(store.load(&gone).await.unwrap().tombstone, Some(tombstone));
     store.close().await;
