@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 
 use metrics_exporter_prometheus::PrometheusBuilder;
 
+#[cfg(test)]
+pub(crate) mod captured_log;
 pub mod text_log;
 
 /// Counter of finished RPCs, labelled `method` and `code` (gRPC status name).

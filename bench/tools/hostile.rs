@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 use tonic::transport::Channel;
 
 use crate::drive::connect;
+use crate::import::import_chat;
 use crate::stats::summarize;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -146,29 +147,6 @@ fn chat_file(messages: &[String]) -> Vec<u8> {
     }
     out.push('\n');
     out.into_bytes()
-}
-
-async fn import_chat(
-    memory: &mut MemoryServiceClient<Channel>,
-    chat_id: &str,
-    file: Vec<u8>,
-) -> Result<(), Error> {
-    let chunks: Vec<pb::ImportChatStreamRequest> = file
-        .chunks(1024 * 1024)
-        .enumerate()
-        .map(|(i, chunk)| pb::ImportChatStreamRequest {
-            chat_id: if i == 0 {
-                chat_id.to_owned()
-            } else {
-                String::new()
-            },
-            chunk: chunk.to_vec(),
-        })
-        .collect();
-    memory
-        .import_chat_stream(tokio_stream::iter(chunks))
-        .await?;
-    Ok(())
 }
 
 /// Gives `chat_id` the book `name`, recursion on, no recursion cap.
@@ -305,17 +283,17 @@ pub async fn hostile(args: Hostile) -> Result<(), Error> {
             .await?;
     }
     let a_run = format!("{}!", "a".repeat(args.redos_chars));
-    import_chat(&mut memory, REDOS, chat_file(&[a_run.clone(), a_run])).await?;
+    import_chat(&mut memory, REDOS, &chat_file(&[a_run.clone(), a_run])).await?;
     import_chat(
         &mut memory,
         CHAIN,
-        chat_file(&["we set out for k0 at dawn".to_owned(), "onwards".to_owned()]),
+        &chat_file(&["we set out for k0 at dawn".to_owned(), "onwards".to_owned()]),
     )
     .await?;
     import_chat(
         &mut memory,
         VICTIM,
-        chat_file(&["hello".to_owned(), "hi there".to_owned()]),
+        &chat_file(&["hello".to_owned(), "hi there".to_owned()]),
     )
     .await?;
     apply_book(&mut settings, REDOS, REDOS).await?;

@@ -43,6 +43,7 @@ mod drive;
 mod eval;
 mod fixtures;
 mod hostile;
+mod import;
 mod jobs;
 mod lore;
 mod recall;

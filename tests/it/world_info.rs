@@ -15,8 +15,12 @@ use tonic::transport::Channel;
 
 use crate::common::*;
 use recapd::grpc::pb;
+use recapd::grpc::pb::event_service_client::EventServiceClient;
 use recapd::grpc::pb::lorebook_service_client::LorebookServiceClient;
 use recapd::grpc::pb::prompt_service_client::PromptServiceClient;
+use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
+use tonic::service::interceptor::InterceptedService;
+use tonic::{Request, Status};
 
 mod activation;
 mod books;
@@ -215,4 +219,37 @@ async fn injection_holds(server: &mut Server, chat: &str, key: &str, needle: &st
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     panic!("the {key} injection of {chat} never held {needle:?}");
+}
+
+/// Adds a tenant's bearer token to each call (cloned with its client).
+#[derive(Clone)]
+struct Auth(&'static str);
+
+impl tonic::service::Interceptor for Auth {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {}", self.0).parse().unwrap(),
+        );
+        Ok(request)
+    }
+}
+
+/// One tenant's clients, for the tests of one tenant's cost against
+/// another's (each test module sets up its chats in an `impl Tenant` of
+/// its own).
+struct Tenant {
+    events: EventServiceClient<InterceptedService<Channel, Auth>>,
+    settings: SettingsServiceClient<InterceptedService<Channel, Auth>>,
+    books: LorebookServiceClient<InterceptedService<Channel, Auth>>,
+}
+
+impl Tenant {
+    fn new(channel: &Channel, token: &'static str) -> Tenant {
+        Tenant {
+            events: EventServiceClient::with_interceptor(channel.clone(), Auth(token)),
+            settings: SettingsServiceClient::with_interceptor(channel.clone(), Auth(token)),
+            books: LorebookServiceClient::with_interceptor(channel.clone(), Auth(token)),
+        }
+    }
 }

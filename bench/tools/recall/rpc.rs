@@ -12,12 +12,10 @@ use recapd::grpc::pb::recap_service_client::RecapServiceClient;
 use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::transport::Channel;
 
+use crate::import::import_chat;
 use crate::scrape::{cpu_ns, metric_sum, scrape, status_kb};
 
 type Error = Box<dyn std::error::Error>;
-
-/// Bytes per ImportChatStream message (under recapd's default 4 MiB).
-const CHUNK: usize = 1024 * 1024;
 
 /// The clients of one connection.
 pub struct Clients {
@@ -50,30 +48,9 @@ impl Clients {
         jsonl: &[u8],
         messages: usize,
     ) -> Result<Duration, Error> {
-        let requests: Vec<pb::ImportChatStreamRequest> = jsonl
-            .chunks(CHUNK)
-            .enumerate()
-            .map(|(i, chunk)| pb::ImportChatStreamRequest {
-                chat_id: if i == 0 {
-                    chat_id.to_owned()
-                } else {
-                    String::new()
-                },
-                chunk: chunk.to_vec(),
-            })
-            .collect();
         let started = Instant::now();
-        let answer = self
-            .memory
-            .import_chat_stream(tokio_stream::iter(requests))
-            .await?
-            .into_inner();
+        let answer = import_chat(&mut self.memory, chat_id, jsonl).await?;
         let took = started.elapsed();
-        if !answer.warnings.is_empty() {
-            return Err(
-                format!("import of {chat_id} repaired lines: {:?}", answer.warnings).into(),
-            );
-        }
         if answer.message_count as usize != messages {
             return Err(format!(
                 "import of {chat_id} stored {} messages, not {messages}",

@@ -24,12 +24,11 @@ use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
 use tonic::transport::Channel;
 
 use crate::drive::connect;
+use crate::import::import_chat;
 use crate::stats::{Summary, summarize};
 
 type Error = Box<dyn std::error::Error>;
 
-/// Bytes per ImportChatStream message (under recapd's default 4 MiB).
-const CHUNK: usize = 1024 * 1024;
 /// The baseline chat: the same messages, no book.
 const BASE_CHAT: &str = "wi-base";
 /// A story string of a few lines, as a character card gives.
@@ -106,7 +105,7 @@ pub async fn world_info(args: WorldInfo) -> Result<(), Error> {
         chat.len()
     );
 
-    import_chat(&mut c, BASE_CHAT, &chat).await?;
+    import_chat(&mut c.memory, BASE_CHAT, &chat).await?;
     set_chat(&mut c, BASE_CHAT, None, 2).await?;
     for &n in &sizes {
         let json = synth::book(args.seed, &entities, n);
@@ -128,7 +127,7 @@ pub async fn world_info(args: WorldInfo) -> Result<(), Error> {
             shape(&json)?
         );
         let chat_id = format!("wi-{n}");
-        import_chat(&mut c, &chat_id, &chat).await?;
+        import_chat(&mut c.memory, &chat_id, &chat).await?;
         set_chat(&mut c, &chat_id, Some(&name), 2).await?;
     }
 
@@ -167,31 +166,6 @@ fn shape(json: &str) -> Result<String, Error> {
         "regex_key_entries={regex} secondary_key_entries={secondary} constant={constant} \
          at_depth={at_depth} in_groups={grouped}"
     ))
-}
-
-/// Imports `jsonl` as `chat_id` through ImportChatStream.
-async fn import_chat(c: &mut Clients, chat_id: &str, jsonl: &[u8]) -> Result<(), Error> {
-    let messages: Vec<pb::ImportChatStreamRequest> = jsonl
-        .chunks(CHUNK)
-        .enumerate()
-        .map(|(i, chunk)| pb::ImportChatStreamRequest {
-            chat_id: if i == 0 {
-                chat_id.to_owned()
-            } else {
-                String::new()
-            },
-            chunk: chunk.to_vec(),
-        })
-        .collect();
-    let answer = c
-        .memory
-        .import_chat_stream(tokio_stream::iter(messages))
-        .await?
-        .into_inner();
-    if !answer.warnings.is_empty() {
-        return Err(format!("import of {chat_id} repaired lines: {:?}", answer.warnings).into());
-    }
-    Ok(())
 }
 
 /// maxContext of SillyTavern's shipped settings: `max_context` 8192 minus

@@ -1,34 +1,5 @@
-use std::sync::{Arc, Mutex};
-
 use super::*;
-
-/// The log lines written while `f` runs, as recapd's text format writes them.
-fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Lines {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .expect("no test panics holding it")
-                .extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let value = tracing::subscriber::with_default(subscriber, f);
-    let text =
-        String::from_utf8_lossy(&lines.0.lock().expect("no test panics holding it")).into_owned();
-    (value, text)
-}
+use crate::telemetry::captured_log::logged;
 
 fn conflict() -> EngineError {
     StoreError::Conflict(crate::domain::ids::ClaimKey::Chat(

@@ -1,44 +1,18 @@
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use super::*;
-
-/// What a subscriber wrote, shared with the test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .expect("no test panics holding it")
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::telemetry::captured_log::CapturedLog;
 
 /// The text log as `recapd` sets it up (with colours, as on a terminal),
 /// writing what `emit` logs to a string.
 fn text_log(emit: impl FnOnce()) -> String {
-    let captured = Captured::default();
-    let writer = captured.clone();
+    let log = CapturedLog::default();
+    let writer = log.clone();
     let subscriber = tracing_subscriber::fmt()
         .fmt_fields(EscapedFields)
         .with_ansi(true)
         .with_writer(move || writer.clone())
         .finish();
     tracing::subscriber::with_default(subscriber, emit);
-    String::from_utf8(
-        captured
-            .0
-            .lock()
-            .expect("no test panics holding it")
-            .clone(),
-    )
-    .expect("the log is UTF-8")
+    log.text()
 }
 
 #[test]

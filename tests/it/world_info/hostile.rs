@@ -4,10 +4,7 @@
 
 use std::process::Command;
 
-use recapd::grpc::pb::event_service_client::EventServiceClient;
-use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
-use tonic::service::interceptor::InterceptedService;
-use tonic::{Code, Request, Status};
+use tonic::Code;
 
 use super::*;
 use crate::common::api::assert_code;
@@ -153,36 +150,10 @@ async fn bad_generation_types_and_unknown_chats_are_refused() {
 const ACME: &str = "acme-token-0123456789";
 const GLOBEX: &str = "globex-token-9876543210";
 
-type Auth = Box<dyn FnMut(Request<()>) -> Result<Request<()>, Status> + Send>;
-
-fn bearer(token: &'static str) -> Auth {
-    Box::new(move |mut request: Request<()>| {
-        request
-            .metadata_mut()
-            .insert("authorization", format!("Bearer {token}").parse().unwrap());
-        Ok(request)
-    })
-}
-
-/// One tenant's clients.
-struct Tenant {
-    events: EventServiceClient<InterceptedService<Channel, Auth>>,
-    settings: SettingsServiceClient<InterceptedService<Channel, Auth>>,
-    books: LorebookServiceClient<InterceptedService<Channel, Auth>>,
-}
-
 impl Tenant {
-    fn new(channel: &Channel, token: &'static str) -> Tenant {
-        Tenant {
-            events: EventServiceClient::with_interceptor(channel.clone(), bearer(token)),
-            settings: SettingsServiceClient::with_interceptor(channel.clone(), bearer(token)),
-            books: LorebookServiceClient::with_interceptor(channel.clone(), bearer(token)),
-        }
-    }
-
     /// A chat whose global books are `books`, with one message naming the
     /// glade (Eldoria.json's entry 2).
-    async fn chat(&mut self, chat: &str, books: &[&str]) {
+    async fn chat_with_books(&mut self, chat: &str, books: &[&str]) {
         self.settings
             .update_settings(pb::UpdateSettingsRequest {
                 chat_id: chat.into(),
@@ -232,8 +203,8 @@ async fn a_tenants_chat_never_reaches_another_tenants_books() {
         .expect("imports");
     // The same chat id and settings in both tenants: acme's book applies
     // to acme's chat only; for globex it is a name no book has (skipped).
-    acme.chat("c", &["Eldoria"]).await;
-    globex.chat("c", &["Eldoria"]).await;
+    acme.chat_with_books("c", &["Eldoria"]).await;
+    globex.chat_with_books("c", &["Eldoria"]).await;
     assert_eq!(uids(&acme.scan("c").await), ["2"]);
     assert!(globex.scan("c").await.activated.is_empty());
     server.stop().await;

@@ -12,10 +12,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use recapd::grpc::pb::event_service_client::EventServiceClient;
-use recapd::grpc::pb::settings_service_client::SettingsServiceClient;
-use tonic::service::interceptor::InterceptedService;
-use tonic::{Code, Request, Status};
+use tonic::Code;
 
 use super::*;
 use crate::common::process::{Recapd, metric, scrape};
@@ -253,39 +250,10 @@ async fn a_scan_whose_deadline_passes_stops_and_frees_its_tenants_turn() {
 const ACME: &str = "acme-token-0123456789";
 const GLOBEX: &str = "globex-token-9876543210";
 
-/// Adds a tenant's bearer token to each call (cloned with its client).
-#[derive(Clone)]
-struct Auth(&'static str);
-
-impl tonic::service::Interceptor for Auth {
-    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        request.metadata_mut().insert(
-            "authorization",
-            format!("Bearer {}", self.0).parse().unwrap(),
-        );
-        Ok(request)
-    }
-}
-
-/// One tenant's clients.
-struct Tenant {
-    events: EventServiceClient<InterceptedService<Channel, Auth>>,
-    settings: SettingsServiceClient<InterceptedService<Channel, Auth>>,
-    books: LorebookServiceClient<InterceptedService<Channel, Auth>>,
-}
-
 impl Tenant {
-    fn new(channel: &Channel, token: &'static str) -> Tenant {
-        Tenant {
-            events: EventServiceClient::with_interceptor(channel.clone(), Auth(token)),
-            settings: SettingsServiceClient::with_interceptor(channel.clone(), Auth(token)),
-            books: LorebookServiceClient::with_interceptor(channel.clone(), Auth(token)),
-        }
-    }
-
     /// The book `name` holding `json`, and the chat `chat` with it as its
     /// global book, recursion on, and one message.
-    async fn chat(&mut self, chat: &str, name: &str, json: String, text: &str) {
+    async fn chat_with_book(&mut self, chat: &str, name: &str, json: String, text: &str) {
         self.books
             .import_lorebook(pb::ImportLorebookRequest {
                 name: name.into(),
@@ -340,8 +308,11 @@ async fn one_tenants_slow_scans_do_not_delay_another_tenants_scan() {
     let channel = recapd.channel().await;
     let mut acme = Tenant::new(&channel, ACME);
     let mut globex = Tenant::new(&channel, GLOBEX);
-    acme.chat("c", "Chain", chain_book(), "Start at k0.").await;
-    globex.chat("c", "Calm", calm_book(), "To the glade.").await;
+    acme.chat_with_book("c", "Chain", chain_book(), "Start at k0.")
+        .await;
+    globex
+        .chat_with_book("c", "Calm", calm_book(), "To the glade.")
+        .await;
     let mut slow = Vec::new();
     for _ in 0..3 {
         let mut books = acme.books.clone();

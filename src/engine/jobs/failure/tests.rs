@@ -1,40 +1,12 @@
 //! Tests of [`super::JobFailure`]: each kind of endpoint error has its
 //! category, and the id a client reads is the one logged with the cause.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::*;
 use crate::domain::jobs::JobKind;
 use crate::domain::time::UnixMicros;
-
-/// The log lines written while `f` runs, as recapd's text format writes them.
-fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Lines {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .expect("no test panics holding it")
-                .extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let value = tracing::subscriber::with_default(subscriber, f);
-    let text =
-        String::from_utf8_lossy(&lines.0.lock().expect("no test panics holding it")).into_owned();
-    (value, text)
-}
+use crate::telemetry::captured_log::logged;
 
 fn retryable(kind: FailureKind, reason: &str) -> LlmError {
     LlmError::Retryable {
