@@ -1,9 +1,9 @@
 //! The project's documents hold together: every relative link and anchor in
 //! README.md, CHANGELOG.md, ARCHITECTURE.md, CONTRIBUTING.md, BENCHMARKS.md,
-//! RELIABILITY.md and docs/*.md resolves, no link leaves the repository,
-//! every heading is unique within its file (so its anchor names one place),
-//! the README stays short enough to read, and its walk-through is what
-//! scripts/test.sh runs.
+//! RELIABILITY.md, docs/*.md and bench/notes/*.md resolves, no link leaves
+//! the repository, every heading is unique within its file (so its anchor
+//! names one place), the README stays short enough to read, and its
+//! walk-through is what scripts/test.sh runs.
 //!
 //! Markdown is read with `pulldown-cmark`, so what counts as a link or a
 //! heading is what a CommonMark renderer takes for one: links inside code
@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 /// The documents checked, relative to the repository root; every
-/// `docs/*.md` is added to them.
+/// Markdown document of [`DOCUMENT_FOLDERS`] is added to them.
 const TOP_LEVEL_DOCUMENTS: &[&str] = &[
     "README.md",
     "CHANGELOG.md",
@@ -26,6 +26,10 @@ const TOP_LEVEL_DOCUMENTS: &[&str] = &[
     "BENCHMARKS.md",
     "RELIABILITY.md",
 ];
+
+/// The folders whose every `*.md` is checked too: the user's guides, and
+/// the benchmarks' history that BENCHMARKS.md links.
+const DOCUMENT_FOLDERS: &[&str] = &["docs", "bench/notes"];
 
 /// The most lines README.md may have: it is the user's first page, and the
 /// rest lives in docs/.
@@ -225,12 +229,17 @@ fn root() -> &'static Path {
 /// root, then text.
 fn documents() -> BTreeMap<PathBuf, String> {
     let mut paths: Vec<PathBuf> = TOP_LEVEL_DOCUMENTS.iter().map(PathBuf::from).collect();
-    let docs = std::fs::read_dir(root().join("docs")).expect("docs/ is a readable directory");
-    for entry in docs {
-        let name = entry.expect("docs/ lists its entries").file_name();
-        let name = name.to_string_lossy();
-        if name.ends_with(".md") {
-            paths.push(Path::new("docs").join(name.as_ref()));
+    for folder in DOCUMENT_FOLDERS {
+        let entries = std::fs::read_dir(root().join(folder))
+            .unwrap_or_else(|e| panic!("{folder}/ is a readable directory: {e}"));
+        for entry in entries {
+            let name = entry
+                .unwrap_or_else(|e| panic!("{folder}/ lists its entries: {e}"))
+                .file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".md") {
+                paths.push(Path::new(folder).join(name.as_ref()));
+            }
         }
     }
     paths
@@ -250,6 +259,12 @@ fn every_relative_link_and_anchor_in_the_documents_resolves() {
         documents.len() > TOP_LEVEL_DOCUMENTS.len(),
         "docs/ holds no Markdown document"
     );
+    for folder in DOCUMENT_FOLDERS {
+        assert!(
+            documents.keys().any(|path| path.starts_with(folder)),
+            "{folder}/ holds no Markdown document"
+        );
+    }
     let broken = broken_links(&documents, |path| root().join(path).exists());
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
