@@ -5,7 +5,12 @@ Module graph of src/engine: one node per top-level module of the engine
 (engine::X, with X's submodules folded into X; `engine` itself is the root
 mod.rs). An edge A -> B when a file of A names B through `super::B`,
 `super::super::B` (from a submodule) or `crate::engine::B`. Test modules
-(tests.rs, tests/, fake_store) are left out. Prints edges and cycles."""
+(tests.rs, tests/, fake_store) are left out. Prints edges and cycles.
+
+Methods hide ties that paths do not show (every part extends `Engine`), so
+the commit path is also checked by method: a `self.name(` call in a file of
+`commit` naming a method defined in `jobs`, `debounce` or `recall` fails the
+check (a commit says what follows; its caller does it)."""
 import os, re, sys, itertools
 root = sys.argv[1] if len(sys.argv) > 1 else 'src/engine'
 mods = set()
@@ -65,4 +70,30 @@ def strong(v):
 for v in nodes:
     if v not in index: strong(v)
 print('cycles among engine modules:', sccs if sccs else 'none')
-sys.exit(1 if sccs else 0)
+
+# Method-level ties of the commit path.
+def sources(module):
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root)
+            if not f.endswith('.rs') or f == 'tests.rs' or '/tests/' in '/' + rel or f == 'fake_store.rs':
+                continue
+            if owner(path)[0] == module:
+                yield path
+defined = {}
+for m in mods:
+    for path in sources(m):
+        for name in re.findall(r'\bfn\s+(\w+)', strip_tests(open(path).read())):
+            defined.setdefault(name, set()).add(m)
+FORBIDDEN = {'jobs', 'debounce', 'recall'}
+ties = set()
+for path in sources('commit'):
+    text = re.sub(r'//[^\n]*', '', strip_tests(open(path).read()))
+    for name in set(re.findall(r'\bself\.(\w+)\(', text)):
+        owners = defined.get(name, set())
+        if 'commit' not in owners:
+            ties |= {(name, m) for m in owners & FORBIDDEN}
+print('commit path calls into jobs/debounce/recall:',
+      ', '.join(f'{n} ({m})' for n, m in sorted(ties)) if ties else 'none')
+sys.exit(1 if sccs or ties else 0)

@@ -1,9 +1,19 @@
-//! The end of every chat operation, through one entry point,
-//! [`Engine::commit`], in three steps: work out the chat's new row (running
-//! the refresh the operation asked for), commit it with the operation's
-//! writes, then update memory and tell subscribers. Several operations of
-//! one chat may share the steps ([`Pending`]): each is planned after the
-//! one before, all commit in one group, and each is published in order.
+//! The end of every chat operation, [`Engine::commit_locked`], in three
+//! steps: work out the chat's new row (running the refresh the operation
+//! asked for), commit it with the operation's writes, then update memory
+//! and tell subscribers. Several operations of one chat may share the steps
+//! ([`Pending`]): each is planned after the one before, all commit in one
+//! group, and each is published in order. A chat's deletion is a commit
+//! too ([`Commit::erase`]): the same claim, the same store commit, the same
+//! memory drop on failure.
+//!
+//! A commit says what follows; it does not do it. It answers with
+//! [`Committed`]: the jobs to announce, the debounced refreshes to
+//! schedule, whether the chat wants an index job, the jobs of an erased
+//! chat; its caller (the chats' update path, `super::chats`) carries them
+//! out while the chat is still locked. The refresh reads the recall tier's
+//! lines through [`TierSource`], which its caller gives it. So this module
+//! names none of the job queue, the debounce timers or recall.
 //!
 //! A commit that fails (a store error, a conflict with another replica, a
 //! panic) drops the chat's memory, in one place: the next operation reads
@@ -11,21 +21,77 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 
 use super::slot::{ChatSlot, LoadedChat, Resident};
 use super::{Engine, EngineError, Next};
-use crate::domain::ids::ClaimKey;
+use crate::domain::chat::Chat;
+use crate::domain::ids::{ChatKey, ClaimKey};
 use crate::domain::jobs::Job;
-use crate::domain::recall;
-use crate::domain::refresh::{self, Injection, RefreshContext, Trigger};
+use crate::domain::recall::tier::TierLine;
+use crate::domain::refresh::{Injection, Trigger};
 use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
-use crate::domain::tokens;
-use crate::store::{ChatMeta, StoreError, Write};
-use crate::telemetry;
+use crate::store::{ChatMeta, StoreError, Tombstone, Write};
+
+mod erase;
+mod plan;
+
+pub(super) use erase::deleted_injections;
+
+/// Where a refresh reads its recall tier's lines: given by the commit's
+/// caller (the engine's recall part implements it), so that the commit
+/// path does not name recall.
+pub(super) trait TierSource: Sync {
+    /// The recall tier's lines for a refresh of the locked chat `key`,
+    /// best first (see `Engine::recall_tier_lines`).
+    fn tier_lines(
+        &self,
+        key: &ChatKey,
+        resident: &Resident,
+        chat: &Chat,
+        settings: &Settings,
+    ) -> Vec<TierLine>;
+}
+
+/// What follows a durable commit, for its caller to carry out while the
+/// chat is still locked (in this order: debounces, indexing, jobs).
+#[must_use = "a commit's follow-ups must be carried out"]
+pub(super) struct Committed {
+    /// The revision the (last) operation answers with.
+    pub revision: u64,
+    /// Debounced refreshes to (re)schedule, in order, with their delay.
+    pub debounce: Vec<(Trigger, Duration)>,
+    /// The chat's recall index lacks vectors and no index job of it is
+    /// open: the index runner should queue one.
+    pub indexing: bool,
+    /// Jobs the operations changed, as they now are, to announce in order.
+    pub announce: Vec<Job>,
+    /// The chat was erased ([`Commit::erase`]).
+    pub erased: Option<Erased>,
+}
+
+/// What an erasure leaves its caller to do (its chat's open jobs, ended,
+/// are in [`Committed::announce`]).
+pub(super) struct Erased {
+    /// The chat had rows (it held a place under `--max-chats`).
+    pub had_rows: bool,
+}
+
+/// A chat's erasure ([`Commit::erase`]): its rows go, leaving `tombstone`.
+pub(super) struct Erasure {
+    /// What the chat leaves.
+    pub tombstone: Tombstone,
+    /// The chat's own lorebook, which goes in the same transaction.
+    pub book: Option<String>,
+    /// Why (the `reason` label of `recapd_chats_deleted_total`).
+    pub reason: &'static str,
+    /// A job of the chat as its readers last see it, ended by the
+    /// deletion at the given time (its row goes with the chat).
+    pub end_job: fn(Job, UnixMicros) -> Job,
+}
 
 /// Operations on one locked chat, changed in memory and planned, that
 /// commit together: one group, so one fsync (see [`Engine::stage`]).
@@ -41,9 +107,9 @@ pub(super) struct Pending {
     outcomes: Vec<Outcome>,
 }
 
-/// What [`Engine::commit`] commits, and how: built with [`Commit::one`] or
-/// [`Commit::group`], then [`Commit::with_jobs`] and
-/// [`Commit::in_caller_task`] where they apply.
+/// What [`Engine::commit_locked`] commits, and how: built with
+/// [`Commit::one`], [`Commit::group`] or [`Commit::erase`], then
+/// [`Commit::with_jobs`] and [`Commit::in_caller_task`] where they apply.
 pub(super) struct Commit {
     /// The operations.
     work: Work,
@@ -62,11 +128,14 @@ enum Work {
     One { writes: Vec<Write>, next: Next },
     /// Operations already planned with [`Engine::stage`].
     Group(Pending),
+    /// The chat's deletion: its rows erased, a tombstone left, with the
+    /// chat's own lorebook when named.
+    Erase(Erasure),
 }
 
 /// The task a [`Commit`] runs in.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Task {
+pub(super) enum Task {
     /// A task of its own, so that a caller that goes away (a cancelled
     /// RPC) cannot stop it between the commit and the memory update.
     Own,
@@ -100,10 +169,24 @@ impl Commit {
         self
     }
 
+    /// The erasure of the locked chat (see [`Erasure`]).
+    pub fn erase(erasure: Erasure) -> Commit {
+        Commit {
+            work: Work::Erase(erasure),
+            jobs: Vec::new(),
+            task: Task::Own,
+        }
+    }
+
     /// Runs in the caller's task: for callers nothing cancels.
     pub fn in_caller_task(mut self) -> Commit {
         self.task = Task::Caller;
         self
+    }
+
+    /// The task the commit runs in.
+    pub fn task(&self) -> Task {
+        self.task
     }
 }
 
@@ -118,71 +201,52 @@ struct Outcome {
 }
 
 impl Engine {
-    /// Commits `commit` on the locked chat and lets the lock go: the
+    /// Commits `commit` on the locked chat, in the current task: the
     /// chat's row and the operations' rows in one group; then memory takes
-    /// the new row, subscribers get the new injections, the debounce timer
-    /// is (re)scheduled and changed jobs are announced. Answers with the
-    /// revision of the (last) operation. On any failure (a store error, a
-    /// conflict, a panic, caught and answered as
-    /// [`EngineError::Panicked`]) the chat's memory is dropped and none of
-    /// the operations is applied.
-    pub(super) async fn commit(
-        &self,
-        slot: &Arc<ChatSlot>,
-        chat: LoadedChat,
-        commit: Commit,
-    ) -> Result<u64, EngineError> {
-        match commit.task {
-            Task::Caller => self.commit_here(slot, chat, commit).await,
-            Task::Own => {
-                let engine = self.clone();
-                let slot = slot.clone();
-                tokio::spawn(async move { engine.commit_here(&slot, chat, commit).await })
-                    .await
-                    .map_err(EngineError::from_join)?
-            }
-        }
-    }
-
-    /// [`Engine::commit`] in the current task.
-    async fn commit_here(
+    /// the new row and subscribers get the new injections. Answers with
+    /// the chat, still locked, and what follows ([`Committed`]), for the
+    /// caller to carry out. On any failure (a store error, a conflict, a
+    /// panic, caught and answered as [`EngineError::Panicked`]) the chat's
+    /// memory is dropped, the lock let go, and none of the operations is
+    /// applied. `tiers` gives the recall tier's lines to a refresh.
+    pub(super) async fn commit_locked(
         &self,
         slot: &Arc<ChatSlot>,
         mut chat: LoadedChat,
         commit: Commit,
-    ) -> Result<u64, EngineError> {
+        tiers: &dyn TierSource,
+    ) -> Result<(LoadedChat, Committed), EngineError> {
         let Commit {
             work,
             jobs,
             task: _,
         } = commit;
         let committing = async {
-            let (pending, revision) = match work {
+            match work {
                 Work::One { writes, next } => {
                     let mut pending = self.pending(slot, &chat);
-                    let revision = self.stage(slot, &chat, &mut pending, writes, next);
-                    (pending, revision)
+                    let revision = self.stage(slot, &chat, &mut pending, writes, next, tiers);
+                    self.commit_pending(slot, &mut chat, pending, revision)
+                        .await
                 }
                 Work::Group(pending) => {
                     let revision = pending.revision(&chat);
-                    (pending, revision)
+                    self.commit_pending(slot, &mut chat, pending, revision)
+                        .await
                 }
-            };
-            self.commit_pending(slot, &mut chat, pending).await?;
-            Ok(revision)
+                Work::Erase(erasure) => self.erase(slot, &mut chat, erasure).await,
+            }
         };
         let result = match AssertUnwindSafe(committing).catch_unwind().await {
             Ok(result) => result,
             Err(panic) => Err(panic_while_locked(slot, &*panic)),
         };
         match result {
-            Ok(revision) => {
+            Ok(mut committed) => {
                 // The chat's memory changed: count it.
                 self.account(slot, Some(&chat));
-                for job in jobs {
-                    self.announce_job(job);
-                }
-                Ok(revision)
+                committed.announce.extend(jobs);
+                Ok((chat, committed))
             }
             Err(error) => {
                 let unloaded = chat.unload(slot);
@@ -221,7 +285,8 @@ impl Engine {
 
     /// Plans one operation whose change `resident` already holds (its rows
     /// in `writes`; per `next`, a refresh) after those already in `pending`,
-    /// and adds it there. Returns the revision the operation answers with
+    /// and adds it there (a refresh reads its recall lines from `tiers`).
+    /// Returns the revision the operation answers with
     /// once committed.
     pub(super) fn stage(
         &self,
@@ -230,12 +295,13 @@ impl Engine {
         pending: &mut Pending,
         writes: Vec<Write>,
         next: Next,
+        tiers: &dyn TierSource,
     ) -> u64 {
         // The recall index cuts the messages written again before the
         // refresh below reads it.
         resident.recall.lock().note_writes(&writes);
         let base = pending.outcomes.last().map_or(&resident.meta, |o| &o.meta);
-        let outcome = self.plan(slot, resident, base, &pending.settings, next);
+        let outcome = self.plan(slot, resident, base, &pending.settings, next, tiers);
         // The operation wrote rows of the chat: it changed (a refresh
         // alone does not; see `Write::Activity`).
         if !writes.is_empty() {
@@ -249,14 +315,16 @@ impl Engine {
 
     /// Commits the operations of `pending` in one group with the chat's
     /// row; then updates memory and tells subscribers, operation by
-    /// operation in order. On a store error memory is left as it was, for
-    /// [`Engine::commit_here`] to drop.
+    /// operation in order. Answers with what follows, `revision` its
+    /// answer. On a store error memory is left as it was, for
+    /// [`Engine::commit_locked`] to drop.
     async fn commit_pending(
         &self,
         slot: &Arc<ChatSlot>,
         resident: &mut Resident,
         pending: Pending,
-    ) -> Result<(), EngineError> {
+        revision: u64,
+    ) -> Result<Committed, EngineError> {
         let Pending {
             settings,
             mut writes,
@@ -279,27 +347,7 @@ impl Engine {
                 updated_us,
             });
         }
-        let claimed = self.shared() && !writes.is_empty();
-        if claimed {
-            writes.insert(
-                0,
-                Write::Claim {
-                    key: ClaimKey::Chat(slot.key.clone()),
-                    clock: resident.clock,
-                },
-            );
-        }
-        if let Err(error) = self.inner.store.commit(writes).await {
-            // With a shared store, a job fence that moved means memory was
-            // behind another replica (which claims the chat with every job
-            // change): re-read and re-run, as for a claim conflict. A runner
-            // whose job was really taken over finds that on the re-read.
-            let error = match error {
-                StoreError::Fenced(_) if claimed => {
-                    StoreError::Conflict(ClaimKey::Chat(slot.key.clone()))
-                }
-                other => other,
-            };
+        if let Err(error) = self.commit_claimed(slot, resident, writes).await {
             match &error {
                 StoreError::Conflict(_) => {
                     tracing::debug!(chat = %slot.key, "changed by another replica; reloading")
@@ -310,132 +358,77 @@ impl Engine {
             }
             return Err(error.into());
         }
-        if claimed {
-            resident.clock += 1;
-        }
         if resident.chat.is_some() && changed_at.is_some() {
             resident.updated_us = changed_at;
         }
+        let mut debounce = Vec::new();
         for outcome in outcomes {
-            self.publish_committed(slot, resident, &settings, outcome);
+            if !outcome.fresh.is_empty() {
+                // A refresh covers the debounced refreshes asked before it.
+                debounce.clear();
+            }
+            if let Some(trigger) = self.publish_committed(slot, resident, &settings, outcome) {
+                debounce.push((trigger, Duration::from_millis(settings.debounce_ms)));
+            }
         }
-        self.want_indexing(slot, resident, &settings);
+        Ok(Committed {
+            revision,
+            debounce,
+            indexing: self.wants_indexing(resident, &settings),
+            announce: Vec::new(),
+            erased: None,
+        })
+    }
+
+    /// Commits `writes` of the locked chat; with a shared store (and
+    /// something to write), claiming the chat at the clock its state was
+    /// read at first, and moving that clock on once durable. The one
+    /// place where a chat's claim is made.
+    async fn commit_claimed(
+        &self,
+        slot: &ChatSlot,
+        resident: &mut Resident,
+        mut writes: Vec<Write>,
+    ) -> Result<(), StoreError> {
+        let claimed = self.shared() && !writes.is_empty();
+        if claimed {
+            writes.insert(
+                0,
+                Write::Claim {
+                    key: ClaimKey::Chat(slot.key.clone()),
+                    clock: resident.version,
+                },
+            );
+        }
+        if let Err(error) = self.inner.store.commit(writes).await {
+            // With a shared store, a job fence that moved means memory was
+            // behind another replica (which claims the chat with every job
+            // change): re-read and re-run, as for a claim conflict. A runner
+            // whose job was really taken over finds that on the re-read.
+            return Err(match error {
+                StoreError::Fenced(_) if claimed => {
+                    StoreError::Conflict(ClaimKey::Chat(slot.key.clone()))
+                }
+                other => other,
+            });
+        }
+        if claimed {
+            resident.version += 1;
+        }
         Ok(())
     }
 
-    /// Step one: the chat's new row, from `base` (its row before the
-    /// operation). Runs the refresh `next` asks for (a disabled chat is
-    /// refreshed only by immediate triggers; a debounced trigger with no
-    /// delay refreshes now), or marks one owed.
-    fn plan(
-        &self,
-        slot: &ChatSlot,
-        resident: &Resident,
-        base: &ChatMeta,
-        settings: &Settings,
-        next: Next,
-    ) -> Outcome {
-        let enabled = settings.chat_enabled(resident.settings().enabled);
-        let next = match next {
-            Next::Debounce(_) if !enabled => Next::Nothing,
-            Next::Debounce(trigger) if settings.debounce_ms == 0 => Next::Refresh(trigger),
-            other => other,
-        };
-        let mut outcome = Outcome {
-            meta: base.clone(),
-            fresh: Vec::new(),
-            schedule: None,
-        };
-        let Some(chat) = &resident.chat else {
-            return outcome;
-        };
-        match next {
-            Next::Refresh(trigger) => {
-                let ctx = RefreshContext {
-                    chat: &slot.key,
-                    settings,
-                    enabled,
-                    revision: outcome.meta.revision + 1,
-                    trigger,
-                    now_us: self.now(),
-                };
-                self.refresh_into(&mut outcome, resident, ctx);
-            }
-            Next::Debounce(trigger) => {
-                outcome.meta.needs_refresh = true;
-                outcome.schedule = Some(trigger);
-            }
-            Next::Nothing => {}
-        }
-        outcome.meta.current_recap = chat.recaps().current_version();
-        outcome.meta.st_file = chat.st_file().cloned();
-        outcome
-    }
-
-    /// Runs the refreshes (each tier while it is on, and once more when it
-    /// goes off so subscribers drop it) into `outcome`. Token
-    /// counts of an unchanged text are reused when counted with the same
-    /// tokenizer.
-    fn refresh_into(&self, outcome: &mut Outcome, resident: &Resident, ctx: RefreshContext<'_>) {
-        let Some(chat) = &resident.chat else {
-            return;
-        };
-        let settings = ctx.settings;
-        let same_tokenizer = resident.counted_with == Some(settings.tokenizer);
-        let count = |previous: Option<&Injection>, text: &str| match previous {
-            Some(p) if p.text == text && same_tokenizer => p.token_count,
-            _ => tokens::count(settings.tokenizer, text),
-        };
-        let started = Instant::now();
-        let previous = outcome.meta.injection.as_deref();
-        let injection = Arc::new(refresh::refresh(chat, ctx, |text| count(previous, text)));
-        metrics::histogram!(telemetry::REFRESH_DURATION).record(started.elapsed().as_secs_f64());
-        metrics::counter!(telemetry::REFRESHES, "trigger" => ctx.trigger.name()).increment(1);
-        outcome.meta.revision = injection.revision;
-        outcome.meta.needs_refresh = false;
-        outcome.meta.injection = Some(injection.clone());
-        outcome.fresh.push(injection);
-        let previous = outcome.meta.message_injection.as_deref();
-        if settings.message_recaps_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
-            let ctx = RefreshContext {
-                revision: previous.map_or(outcome.meta.message_revision_floor, |p| p.revision) + 1,
-                ..ctx
-            };
-            let tier = Arc::new(refresh::refresh_message_recaps(chat, ctx, |text| {
-                count(previous, text)
-            }));
-            outcome.meta.message_injection = Some(tier.clone());
-            outcome.fresh.push(tier);
-        }
-        let previous = outcome.meta.recall_injection.as_deref();
-        if settings.recall_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
-            let ctx = RefreshContext {
-                revision: previous.map_or(outcome.meta.recall_revision_floor, |p| p.revision) + 1,
-                ..ctx
-            };
-            let started = Instant::now();
-            let lines = (ctx.enabled && settings.recall_enabled)
-                .then(|| self.recall_tier_lines(ctx.chat, resident, chat, settings));
-            let tier = Arc::new(recall::tier::refresh_recall(chat, lines, ctx, |text| {
-                tokens::count(settings.tokenizer, text)
-            }));
-            metrics::histogram!(telemetry::RECALL_TIER_DURATION)
-                .record(started.elapsed().as_secs_f64());
-            outcome.meta.recall_injection = Some(tier.clone());
-            outcome.fresh.push(tier);
-        }
-    }
-
     /// Step three, once the commit is durable: memory takes the new row,
-    /// subscribers get the new injections, the debounce timer is
-    /// (re)scheduled.
+    /// subscribers get the new injections (a refresh stops the pending
+    /// debounced one). Returns the trigger of a debounced refresh to
+    /// (re)schedule.
     fn publish_committed(
         &self,
         slot: &Arc<ChatSlot>,
         resident: &mut Resident,
         settings: &Settings,
         outcome: Outcome,
-    ) {
+    ) -> Option<Trigger> {
         let Outcome {
             meta,
             fresh,
@@ -468,40 +461,27 @@ impl Engine {
                 let _ = self.inner.all_chats.send(injection);
             }
         }
-        if let Some(trigger) = schedule {
-            self.schedule_debounce(
-                slot,
-                resident,
-                trigger,
-                Duration::from_millis(settings.debounce_ms),
-            );
-        }
+        schedule
     }
-}
 
-impl Engine {
-    /// After a commit: when the chat's recall index (as the refresh left
-    /// it) has passages without vectors, the chat has `recall_enabled` and
-    /// an embeddings endpoint is configured, and no index job of the chat
-    /// is open, asks the index runner to queue one.
-    fn want_indexing(&self, slot: &ChatSlot, resident: &Resident, settings: &Settings) {
+    /// After a commit: whether the chat's recall index (as the refresh
+    /// left it) has passages without vectors, the chat has
+    /// `recall_enabled` and an embeddings endpoint is configured, and no
+    /// index job of the chat is open (then the index runner should queue
+    /// one).
+    fn wants_indexing(&self, resident: &Resident, settings: &Settings) -> bool {
         if !self.indexing() || !settings.recall_enabled || resident.chat.is_none() {
-            return;
+            return false;
         }
         if resident.jobs.iter().any(|job| job.kind.is_index()) {
-            return;
+            return false;
         }
-        let missing = {
-            let recall = resident.recall.lock();
-            !recall.indexing_failed
-                && recall
-                    .index
-                    .as_ref()
-                    .is_some_and(|index| index.missing_count() > 0)
-        };
-        if missing {
-            self.want_index_job(&slot.key);
-        }
+        let recall = resident.recall.lock();
+        !recall.indexing_failed
+            && recall
+                .index
+                .as_ref()
+                .is_some_and(|index| index.missing_count() > 0)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::commit::Commit;
+use super::commit::{Commit, Committed};
 use super::slot::{ChatSlot, Debounce, LoadedChat, Resident};
 use super::{Engine, EngineError, Next};
 use crate::domain::refresh::Trigger;
@@ -73,9 +73,26 @@ impl Engine {
             chat.cancel_debounce()
         };
         let trigger = trigger?;
+        // The commit in this task (nothing cancels a timer), and what
+        // follows it carried out here; a refresh changes no job, so there
+        // is none to announce.
         let commit = Commit::one(Vec::new(), Next::Refresh(trigger)).in_caller_task();
-        match self.commit(slot, chat, commit).await {
-            Ok(_) => {}
+        match self.commit_locked(slot, chat, commit, self).await {
+            Ok((mut chat, committed)) => {
+                let Committed {
+                    revision: _,
+                    debounce,
+                    indexing,
+                    announce: _,
+                    erased: _,
+                } = committed;
+                for (trigger, delay) in debounce {
+                    self.schedule_debounce(slot, &mut chat, trigger, delay);
+                }
+                if indexing {
+                    self.want_index_job(&slot.key);
+                }
+            }
             // Another replica changed the chat: re-read it, which schedules
             // the refresh again if it is still owed.
             Err(EngineError::Store(StoreError::Conflict(_))) => {

@@ -7,8 +7,10 @@
 
 use std::sync::Arc;
 
+use super::chats::Change;
 use super::commit::Commit;
-use super::{Engine, EngineError, Next};
+use super::slot::Resident;
+use super::{ChatPlace, Engine, EngineError, Next};
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::Trigger;
@@ -46,6 +48,10 @@ impl ChatSnapshot {
     }
 }
 
+/// What an import answers with once committed: its counts of messages and
+/// versions, and the place under `--max-chats` of the chat it created.
+type Imported<'a> = ((usize, usize), Option<ChatPlace<'a>>);
+
 /// An import on its way into memory and the store: parsed, then built
 /// into a chat by its first attempt (with the chat's auto-hide count as it
 /// is then), which later attempts reuse.
@@ -71,22 +77,28 @@ impl Engine {
     ) -> Result<(usize, usize), EngineError> {
         let world_info = std::mem::take(&mut imported.world_info);
         let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
-        self.retrying(|| self.import_chat_once(chat_id, &held, &world_info))
-            .await
+        let (counts, place) = self
+            .update(chat_id, |_, resident| {
+                self.import_into(chat_id, resident, &held, &world_info)
+            })
+            .await?;
+        if let Some(place) = place {
+            place.keep();
+        }
+        Ok(counts)
     }
 
-    /// One attempt. The chat is taken from `held`: once committed, memory
-    /// holds the only reference, so the chat's next change copies nothing.
-    /// With a shared store a conflict retries, so `held` keeps one too.
-    async fn import_chat_once(
+    /// One attempt's change. The chat is taken from `held`: once
+    /// committed, memory holds the only reference, so the chat's next
+    /// change copies nothing. With a shared store a conflict retries, so
+    /// `held` keeps one too.
+    fn import_into(
         &self,
         chat_id: &ChatKey,
+        resident: &mut Resident,
         held: &parking_lot::Mutex<Option<Held>>,
         world_info: &ChatWorldInfo,
-    ) -> Result<(usize, usize), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
+    ) -> Result<Change<Imported<'_>>, EngineError> {
         let auto_hide = resident
             .effective(&self.global(&chat_id.tenant))
             .auto_hide_scene_count;
@@ -122,16 +134,8 @@ impl Engine {
         resident.meta.world_info_timed.clone_from(&world_info.timed);
         let counts = (chat.len(), chat.recaps().versions().count());
         resident.chat = Some(chat);
-        self.commit(
-            &slot,
-            guard,
-            Commit::one(writes, Next::Refresh(Trigger::ChatChanged)),
-        )
-        .await?;
-        if let Some(place) = place {
-            place.keep();
-        }
-        Ok(counts)
+        let commit = Commit::one(writes, Next::Refresh(Trigger::ChatChanged));
+        Ok(Change::Commit(commit, (counts, place)))
     }
 
     /// A chat as it is now ([`ChatSnapshot`]).

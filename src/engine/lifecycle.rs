@@ -4,26 +4,25 @@
 //! A deletion erases the chat's rows in one commit that leaves a tombstone
 //! (the chat id and its last revisions, no content), then tells every
 //! subscriber of the chat, and every all-chats subscriber, one last
-//! injection marked `deleted`. A chat re-created under the same id later
+//! injection marked `deleted` (the commit's [`Commit::erase`], through the
+//! chats' update path like every change of a chat). A chat re-created under the same id later
 //! starts from the tombstone, so its revisions never go back. Other
 //! replicas learn of a deletion as of any change: the claim moves the
 //! chat's clock, they re-read it and find the tombstone
 //! ([`Engine::load_into`] offers its injections).
 
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::slot::{ChatSlot, LoadedChat, Resident};
+use super::chats::Change;
+use super::commit::{Commit, Erasure};
+use super::slot::{ChatSlot, Resident};
 use super::{Engine, EngineError};
-use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
+use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
-use crate::domain::refresh::{Injection, InjectionKey};
 use crate::domain::time::UnixMicros;
-use crate::store::{self, ChatSettings, Tombstone, Write};
-use crate::telemetry;
+use crate::store::{ChatSettings, Tombstone};
 
 /// Why a chat is deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +38,7 @@ enum Deletion {
 }
 
 impl Deletion {
-    /// The `reason` label of [`telemetry::CHATS_DELETED`].
+    /// The `reason` label of [`crate::telemetry::CHATS_DELETED`].
     fn reason(self) -> &'static str {
         match self {
             Deletion::Api => "api",
@@ -63,33 +62,23 @@ pub struct ChatSummary {
     pub updated_us: UnixMicros,
 }
 
-/// The injections a deleted chat's subscribers are told last, from its
-/// tombstone: one for `auto_recap_scene`, and one for each tier
-/// (message recaps, recall) that ever ran.
-pub(super) fn deleted_injections(chat: &ChatKey, tombstone: &Tombstone) -> Vec<Arc<Injection>> {
-    let mut last = vec![Arc::new(Injection::deleted(
-        chat,
-        InjectionKey::Scene,
-        tombstone.revision,
-        tombstone.deleted_us,
-    ))];
-    if tombstone.message_revision > 0 {
-        last.push(Arc::new(Injection::deleted(
-            chat,
-            InjectionKey::Messages,
-            tombstone.message_revision,
-            tombstone.deleted_us,
-        )));
+/// The tombstone a chat's erasure leaves: the next revision of each
+/// injection key (the running recap's, and each tier's that ever ran),
+/// and when.
+fn tombstone_of(resident: &Resident, deleted_us: UnixMicros) -> Tombstone {
+    let meta = &resident.meta;
+    Tombstone {
+        revision: meta.revision + 1,
+        message_revision: meta
+            .message_injection
+            .as_ref()
+            .map_or(meta.message_revision_floor, |last| last.revision + 1),
+        recall_revision: meta
+            .recall_injection
+            .as_ref()
+            .map_or(meta.recall_revision_floor, |last| last.revision + 1),
+        deleted_us,
     }
-    if tombstone.recall_revision > 0 {
-        last.push(Arc::new(Injection::deleted(
-            chat,
-            InjectionKey::Recall,
-            tombstone.recall_revision,
-            tombstone.deleted_us,
-        )));
-    }
-    last
 }
 
 /// How many quiet chats one retention pass reads and deletes before it
@@ -107,7 +96,7 @@ impl Engine {
     /// NotFound for an unknown chat (one that has neither rows nor settings
     /// of its own, also one already deleted); store errors, nothing erased.
     pub async fn delete_chat(&self, chat_id: &ChatKey) -> Result<u64, EngineError> {
-        self.retrying(|| self.delete_chat_once(chat_id, Deletion::Api))
+        self.delete_chat_as(chat_id, Deletion::Api)
             .await?
             .ok_or_else(|| EngineError::unknown_chat(chat_id))
     }
@@ -120,77 +109,50 @@ impl Engine {
         chat_id: &ChatKey,
         changed_before_us: UnixMicros,
     ) -> Result<Option<u64>, EngineError> {
-        let why = Deletion::Retention { changed_before_us };
-        self.retrying(|| self.delete_chat_once(chat_id, why)).await
+        self.delete_chat_as(chat_id, Deletion::Retention { changed_before_us })
+            .await
     }
 
-    async fn delete_chat_once(
+    /// Deletes a chat through the update path: an erasure is a commit
+    /// ([`Commit::erase`]), in a task of its own like every commit.
+    async fn delete_chat_as(
         &self,
         chat_id: &ChatKey,
         why: Deletion,
     ) -> Result<Option<u64>, EngineError> {
-        let slot = self.slot(chat_id);
-        let guard = self.lock(&slot).await?;
-        let resident = &*guard;
-        let has_rows = resident.chat.is_some();
-        match why {
-            Deletion::Api if !has_rows && *resident.settings() == ChatSettings::default() => {
-                return Err(EngineError::unknown_chat(chat_id));
-            }
-            Deletion::Retention { changed_before_us }
-                if !has_rows || resident.updated_us.is_some_and(|u| u >= changed_before_us) =>
-            {
-                return Ok(None);
-            }
-            _ => {}
-        }
-        // In a task of its own: a caller that goes away cannot stop it
-        // between the commit and the memory update.
-        let engine = self.clone();
-        tokio::spawn(async move { engine.erase(&slot, guard, why).await })
-            .await
-            .map_err(EngineError::from_join)?
-            .map(Some)
+        let (erased, revision) = self
+            .update_revision(chat_id, |slot, resident| {
+                let has_rows = resident.chat.is_some();
+                match why {
+                    Deletion::Api
+                        if !has_rows && *resident.settings() == ChatSettings::default() =>
+                    {
+                        return Err(EngineError::unknown_chat(chat_id));
+                    }
+                    Deletion::Retention { changed_before_us }
+                        if !has_rows
+                            || resident.updated_us.is_some_and(|u| u >= changed_before_us) =>
+                    {
+                        return Ok(Change::Answer(false));
+                    }
+                    _ => {}
+                }
+                let commit = Commit::erase(Erasure {
+                    tombstone: tombstone_of(resident, self.now()),
+                    book: self.own_book(slot, resident),
+                    reason: why.reason(),
+                    end_job: ended_by_deletion,
+                });
+                Ok(Change::Commit(commit, true))
+            })
+            .await?;
+        Ok(erased.then_some(revision))
     }
 
-    /// Commits the erasure of the locked chat, then empties its memory and
-    /// tells its subscribers.
-    async fn erase(
-        &self,
-        slot: &Arc<ChatSlot>,
-        mut guard: LoadedChat,
-        why: Deletion,
-    ) -> Result<u64, EngineError> {
-        let resident = &mut *guard;
-        let meta = &resident.meta;
-        let tombstone = Tombstone {
-            revision: meta.revision + 1,
-            message_revision: meta
-                .message_injection
-                .as_ref()
-                .map_or(meta.message_revision_floor, |last| last.revision + 1),
-            recall_revision: meta
-                .recall_injection
-                .as_ref()
-                .map_or(meta.recall_revision_floor, |last| last.revision + 1),
-            deleted_us: self.now(),
-        };
-        let mut writes = vec![Write::DeleteChat {
-            chat: slot.key.clone(),
-            tombstone,
-        }];
-        if self.shared() {
-            writes.insert(
-                0,
-                Write::Claim {
-                    key: ClaimKey::Chat(slot.key.clone()),
-                    clock: resident.clock,
-                },
-            );
-        }
-        // The lorebook recapd created for the chat's lore goes with it
-        // (in the same transaction), unless the settings keep it.
-        let owned_book = match &resident.meta.lore_book {
+    /// The lorebook recapd created for the chat's lore, which goes with
+    /// the chat (in the same transaction) unless the settings keep it.
+    fn own_book(&self, slot: &ChatSlot, resident: &Resident) -> Option<String> {
+        match &resident.meta.lore_book {
             Some(name)
                 if resident
                     .effective(&self.global(&slot.key.tenant))
@@ -199,55 +161,7 @@ impl Engine {
                 Some(name.clone())
             }
             _ => None,
-        };
-        let deletion = match &owned_book {
-            Some(name) => self.book_deletion(&slot.key.tenant, name).await?,
-            None => None,
-        };
-        if let Some(deletion) = &deletion {
-            writes.push(deletion.write.clone());
         }
-        if let Err(error) = self.inner.store.commit(writes).await {
-            tracing::warn!(chat = %slot.key, %error, "deletion failed; the chat reloads from the store");
-            let unloaded = guard.unload(slot);
-            self.account(slot, unloaded.as_ref());
-            return Err(error.into());
-        }
-        if let Some(deletion) = deletion {
-            deletion.done();
-        }
-        let had_rows = resident.chat.is_some();
-        let open_jobs = std::mem::take(&mut resident.jobs);
-        let clock = resident.clock + u64::from(self.shared());
-        // Dropping the old state stops its pending debounced refresh.
-        *guard = Resident::from_store(
-            &slot.key,
-            store::LoadedChat {
-                clock,
-                tombstone: Some(tombstone),
-                ..store::LoadedChat::default()
-            },
-        );
-        let last = deleted_injections(&slot.key, &tombstone);
-        slot.latest.send_modify(|latest| {
-            for injection in &last {
-                latest.offer(injection.clone());
-            }
-        });
-        slot.announced.store(true, Ordering::Release);
-        for injection in last {
-            let _ = self.inner.all_chats.send(injection);
-        }
-        for job in open_jobs {
-            self.announce_job(ended_by_deletion(job, tombstone.deleted_us));
-        }
-        if had_rows {
-            self.free_chat_place();
-        }
-        self.account(slot, Some(&guard));
-        metrics::counter!(telemetry::CHATS_DELETED, "reason" => why.reason()).increment(1);
-        tracing::info!(chat = %slot.key, reason = why.reason(), revision = tombstone.revision, "chat deleted");
-        Ok(tombstone.revision)
     }
 
     /// A page of a tenant's chats, ordered by chat id (as bytes), strictly

@@ -9,7 +9,7 @@
 //! book's lock (`shelf::Shelf`), so edits of one book in this process
 //! never lose one another; its write names the version it read, so an
 //! edit racing one of another replica is done again on the new book (at
-//! most [`MAX_ATTEMPTS`] times, then ABORTED). An entry's edit writes that
+//! most 32 times in all, [`Retry::BOOKS`], then ABORTED). An entry's edit writes that
 //! entry alone (`Write::LorebookEntry`), until the edits stored pass the
 //! book's size: that edit writes the book whole (a compaction), so
 //! reading a book costs at most about twice its size and an edit, over
@@ -35,16 +35,12 @@ use crate::store::{
     StoreError, StoredLorebook, Write,
 };
 
-use super::{CONFLICT_BACKOFF, Engine, EngineError};
+use super::retry::Retry;
+use super::{Engine, EngineError};
 pub(super) use chat_book::{HeldBook, WrittenBook, templated_name};
 pub use limits::{LorebookLimits, ScanPool};
 pub(super) use shelf::Shelf;
 use shelf::{BookKey, Loaded};
-
-/// Attempts of one change of a book that keeps losing to other replicas'
-/// changes of it, before the caller gets ABORTED (as many as a chat's
-/// change gets).
-pub const MAX_ATTEMPTS: u32 = super::MAX_CONFLICT_RETRIES;
 
 /// The name of a tenant's lock of new books: a control character, which
 /// no book's name holds.
@@ -183,29 +179,10 @@ enum BookWrite {
     Entry { uid: String, entry: Option<String> },
 }
 
-/// Whether `result` lost a race with another writer of the book (and the
-/// change may be done again on the new book).
-fn lost_race<T>(result: &Result<T, EngineError>) -> bool {
-    matches!(
-        result,
-        Err(EngineError::Store(StoreError::LorebookChanged(_)))
-    )
-}
-
 impl Engine {
     /// The lorebook limits this engine enforces.
     pub fn lorebook_limits(&self) -> &LorebookLimits {
         &self.inner.lorebook_limits
-    }
-
-    /// Pauses before attempt `attempt` (from 1) of a change that lost a
-    /// race, or gives up after [`MAX_ATTEMPTS`].
-    async fn retry_after_lost_race(&self, attempt: u32) -> bool {
-        if attempt >= MAX_ATTEMPTS {
-            return false;
-        }
-        tokio::time::sleep(CONFLICT_BACKOFF.delay(attempt, rand::random::<f64>())).await;
-        true
     }
 
     /// The stored version of the book, [`NO_LOREBOOK`] when it has none.
@@ -337,43 +314,41 @@ impl Engine {
             Ok((Arc::new(book), text))
         })
         .await?;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let expect = self.stored_version(&key).await?;
-            // A new book is counted and written under the tenant's lock of
-            // new books (taken after a book's lock, never before), so two
-            // new names at once in this process cannot both take the last
-            // place.
-            let new_books = (expect == NO_LOREBOOK).then(|| (tenant.clone(), NEW_BOOKS.to_owned()));
-            let _counting = match &new_books {
-                Some(new_books) => {
-                    let counting = self.inner.lorebooks.lock(new_books).await;
-                    let max = self.inner.lorebook_limits.max_books_per_tenant;
-                    let books = self.inner.store.lorebook_count(tenant).await?;
-                    if books >= max {
-                        return Err(DomainError::ResourceExhausted(format!(
-                            "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
-                        ))
-                        .into());
+        let (key, book, text) = (&key, &book, &text);
+        Retry::BOOKS
+            .run(move || async move {
+                let expect = self.stored_version(key).await?;
+                // A new book is counted and written under the tenant's lock
+                // of new books (taken after a book's lock, never before), so
+                // two new names at once in this process cannot both take
+                // the last place.
+                let new_books =
+                    (expect == NO_LOREBOOK).then(|| (tenant.clone(), NEW_BOOKS.to_owned()));
+                let _counting = match &new_books {
+                    Some(new_books) => {
+                        let counting = self.inner.lorebooks.lock(new_books).await;
+                        let max = self.inner.lorebook_limits.max_books_per_tenant;
+                        let books = self.inner.store.lorebook_count(tenant).await?;
+                        if books >= max {
+                            return Err(DomainError::ResourceExhausted(format!(
+                                "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
+                            ))
+                            .into());
+                        }
+                        Some(counting)
                     }
-                    Some(counting)
-                }
-                None => None,
-            };
-            let result = self
-                .write_locked(
-                    &key,
+                    None => None,
+                };
+                self.write_locked(
+                    key,
                     expect,
                     book.clone(),
                     BookWrite::Whole(text.clone()),
                     0,
                 )
-                .await;
-            if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
-                return result;
-            }
-        }
+                .await
+            })
+            .await
     }
 
     /// ImportLorebook: parses the World Info file `json` under the
@@ -469,31 +444,26 @@ impl Engine {
         check_name(name)?;
         let key: BookKey = (tenant.clone(), name.to_owned());
         let _locked = self.inner.lorebooks.lock(&key).await;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let expect = self.stored_version(&key).await?;
-            if expect == NO_LOREBOOK {
-                self.inner.lorebooks.forget(&key);
-                return Err(unknown_book(name));
-            }
-            let result: Result<(), EngineError> = self
-                .inner
-                .store
-                .commit(vec![Write::DeleteLorebook(DeleteLorebook {
-                    tenant: tenant.clone(),
-                    name: name.to_owned(),
-                    expect_version: expect,
-                })])
-                .await
-                .map_err(Into::into);
-            if result.is_ok() {
-                self.inner.lorebooks.forget(&key);
-            }
-            if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
-                return result;
-            }
-        }
+        let key = &key;
+        Retry::BOOKS
+            .run(move || async move {
+                let expect = self.stored_version(key).await?;
+                if expect == NO_LOREBOOK {
+                    self.inner.lorebooks.forget(key);
+                    return Err(unknown_book(name));
+                }
+                self.inner
+                    .store
+                    .commit(vec![Write::DeleteLorebook(DeleteLorebook {
+                        tenant: tenant.clone(),
+                        name: name.to_owned(),
+                        expect_version: expect,
+                    })])
+                    .await?;
+                self.inner.lorebooks.forget(key);
+                Ok(())
+            })
+            .await
     }
 
     /// The book as stored now, from the cache when it is current; a miss

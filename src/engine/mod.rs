@@ -28,21 +28,34 @@
 //! 4. [`catch_up`], then [`fanout`]: subscribers' streams; the all-chats
 //!    stream catches up through a [`catch_up::CatchUp`] handle (the cache
 //!    and the store), not the engine.
-//! 5. The root (this file) holds the [`Engine`] handle, its loading path
-//!    ([`Engine::lock`]) and conflict retries; the parts below extend it
-//!    with `impl Engine` blocks and know nothing of each other but what is
-//!    listed.
-//! 6. [`commit`]: the one commit entry point, [`Engine::commit`].
+//! 5. The root (this file) holds the [`Engine`] handle and its loading
+//!    path ([`Engine::lock`]); [`retry`]: optimistic concurrency's one
+//!    retry ([`retry::Retry`]), for chats and lorebooks alike. The parts
+//!    below extend the engine with `impl Engine` blocks and know nothing
+//!    of each other but what is listed. [`lorebooks`]: the tenants'
+//!    lorebooks (World Info files), their per-book locks and parsed-book
+//!    cache; it uses only the root and [`retry`].
+//! 6. [`commit`]: the end of every chat operation,
+//!    [`Engine::commit_locked`], deletion included ([`commit::Commit::erase`]).
+//!    A commit says what follows ([`commit::Committed`]: jobs to announce,
+//!    debounced refreshes to schedule, indexing wanted) and does none of
+//!    it; it reads the recall tier's lines through a [`commit::TierSource`]
+//!    its caller gives. It names none of [`jobs`], [`debounce`] or
+//!    [`recall`] (checked by `scripts/engine-modules.py`, by path and by
+//!    method). Then [`recall`] (the tier's lines) and [`debounce`] (the
+//!    timers, which commit a refresh themselves), then [`chats`]: the one
+//!    update path, [`Engine::update`] (slot, lock, change, commit, retry),
+//!    and [`Engine::commit`], which commits and carries out what follows
+//!    (announcing jobs through [`jobs`]: the one tie left between the
+//!    chats and the job queue, by method).
 //! 7. [`prompt`], then [`ops`]: reads and the chat operations.
 //! 8. [`jobs`]: the job queue and its runner (takes its own options:
 //!    [`QueueOptions`], [`RecapWriter`]); then [`publish`], [`files`],
-//!    [`settings_ops`], [`lifecycle`], [`refreshes`], [`debounce`],
-//!    [`replicas`], [`job_watch`], which use the parts above.
-//!    [`lorebooks`]: the tenants' lorebooks (World Info files), their
-//!    per-book locks and parsed-book cache; it uses only the root.
+//!    [`settings_ops`], [`lifecycle`], [`refreshes`], [`replicas`],
+//!    [`job_watch`], which use the parts above.
 //! 9. [`world_info`]: one World Info activation of a chat with the books
 //!    [`lorebooks`] loads (before the chat is locked), and the chat's timed
-//!    effects committed through [`commit`].
+//!    effects committed through [`chats`]' update path.
 //!
 //! # Glossary
 //!
@@ -51,20 +64,25 @@
 //!   replicas. Clients see it on every injection.
 //! - **tier revision**: the same for the message-recap tier's injection,
 //!   counted apart (it refreshes only while the tier is on).
-//! - **clock** (a chat's): with a shared store, how many commits changed a
-//!   chat (kept by the database in `chat_clock`; [`slot::Resident::clock`]).
-//!   A commit claims the clock its state was read at; if another replica
-//!   moved it, the commit fails with a conflict and the operation re-runs
-//!   on a fresh read.
-//! - **settings clock**: the same for a tenant's global settings. A chat
-//!   read together with a settings clock newer than the one held here
-//!   makes the engine re-read the global settings first.
+//! - **version** (optimistic concurrency): what a writer read a record
+//!   at, named by its write; the store refuses a write whose version moved
+//!   meanwhile (a lost race), and the change runs again on a fresh read
+//!   ([`retry::Retry`]: one policy value per kind of record, one loop). A
+//!   chat's version counts the commits that changed it, with a shared
+//!   store ([`slot::Resident::version`]; the database's `chat_clock`): a
+//!   commit claims the version its state was read at. A lorebook's is
+//!   random, new at each write (the database's `version`). Not a running
+//!   recap's **version**, which numbers the chat's recaps.
+//! - **settings clock**: a tenant's global settings' version (the name the
+//!   store gives it). A chat read together with a settings clock newer
+//!   than the one held here makes the engine re-read the global settings
+//!   first.
 //! - **debounce ticket**: bumped each time a chat's debounced refresh is
 //!   (re)scheduled and carried by its timer, so a timer that lost the race
 //!   does nothing.
 //! - **wall clock** (`WallClock`): what time it is now, for the instants
 //!   rows store; the engine takes it in its options, so a test can set it.
-//!   A chat's **clock** above is a count of commits, never a time.
+//!   A chat's **version** above is a count of commits, never a time.
 //! - **recap writer** ([`RecapWriter`]): the LLM client and its options,
 //!   which write recaps as jobs.
 //! - **prompt**: the chat prompt `RenderPrompt` builds ([`ChatPrompt`]);
@@ -79,6 +97,7 @@
 
 mod cache;
 mod catch_up;
+mod chats;
 mod commit;
 mod debounce;
 mod errors;
@@ -95,6 +114,7 @@ mod publish;
 mod recall;
 mod refreshes;
 mod replicas;
+mod retry;
 mod settings_ops;
 mod slot;
 mod world_info;
@@ -110,12 +130,11 @@ use crate::wall_clock::WallClock;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::broadcast;
 
-use crate::domain::backoff::Backoff;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::domain::{DomainError, Limits};
-use crate::store::{ChatStore, ReplicaStore, StoreError, Stores};
+use crate::store::{ChatStore, ReplicaStore, Stores};
 use crate::telemetry;
 pub use errors::EngineError;
 pub use fanout::Updates;
@@ -133,6 +152,7 @@ pub use lorebooks::{
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
 pub use recall::{DEFAULT_RECALL_LIMIT, RecallAnswer, RecallHit, RecallRequest};
+use retry::Retry;
 pub use settings_ops::SettingsUpdate;
 use slot::{ChatSlot, LoadedChat, Locked, Resident};
 pub use world_info::{ScanRequest, WorldInfoScan};
@@ -144,19 +164,6 @@ const ALL_CHATS_BUFFER: usize = 4096;
 /// How many job state changes a WatchJobs reader may fall behind before
 /// it skips to each job's latest state.
 pub const JOB_CHANGES_BUFFER: usize = 256;
-
-/// How many times an operation is re-run, on a fresh read of its chat,
-/// when another replica changed the chat first; then it fails (ABORTED).
-const MAX_CONFLICT_RETRIES: u32 = 32;
-
-/// The pause between those re-runs: from 0.5 ms doubling up to 50 ms,
-/// full jitter, so two replicas racing on one chat stop meeting at the same
-/// moment.
-const CONFLICT_BACKOFF: Backoff = Backoff {
-    min: Duration::from_micros(500),
-    max: Duration::from_millis(50),
-    jitter: 1.0,
-};
 
 /// With a shared store, how long after a chat's owed debounced refresh was
 /// due a replica that did not schedule it runs it (the one that did
@@ -469,7 +476,7 @@ impl Engine {
         // A deleted chat (not re-created since) offers its last injections:
         // subscribers here learn of a deletion another replica made.
         let deleted = match (&loaded.chat, loaded.tombstone) {
-            (None, Some(tombstone)) => lifecycle::deleted_injections(&slot.key, &tombstone),
+            (None, Some(tombstone)) => commit::deleted_injections(&slot.key, &tombstone),
             _ => Vec::new(),
         };
         let mut loaded = Resident::from_store(&slot.key, loaded);
@@ -515,34 +522,13 @@ impl Engine {
     }
 
     /// Runs `attempt` again, on a fresh read of its chat, while it fails
-    /// because another replica changed the chat first.
-    async fn retrying<T, F, Fut>(&self, mut attempt: F) -> Result<T, EngineError>
+    /// because another replica changed the chat first ([`Retry::CHATS`]).
+    async fn retrying<T, F, Fut>(&self, attempt: F) -> Result<T, EngineError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, EngineError>>,
     {
-        let mut conflicts = 0;
-        loop {
-            match attempt().await {
-                // A chat changed by another replica, or (for a lore job's
-                // answer, applied to the chat's lorebook) a book changed by
-                // a client or another replica since it was read.
-                Err(EngineError::Store(
-                    ref lost @ (StoreError::Conflict(_) | StoreError::LorebookChanged(_)),
-                )) if conflicts < MAX_CONFLICT_RETRIES => {
-                    conflicts += 1;
-                    metrics::counter!(telemetry::REPLICA_CONFLICTS).increment(1);
-                    tracing::debug!(
-                        error = %lost,
-                        conflicts,
-                        "another writer changed it first; retrying"
-                    );
-                    let pause = CONFLICT_BACKOFF.delay(conflicts, rand::random::<f64>());
-                    tokio::time::sleep(pause).await;
-                }
-                other => return other,
-            }
-        }
+        Retry::CHATS.run(attempt).await
     }
 
     /// Reserves a place for a new chat, atomically, so concurrent new

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::chats::Change;
 use super::commit::Commit;
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
@@ -138,32 +139,17 @@ impl Engine {
         &self,
         chat_id: &ChatKey,
         message_id: &str,
-        change: impl Fn(&mut Chat) -> Result<Changes, DomainError>,
+        change: impl Fn(&mut Chat) -> Result<Changes, DomainError> + Sync,
     ) -> Result<MessageData, EngineError> {
-        self.retrying(|| self.change_message_data_once(chat_id, message_id, &change))
-            .await
-    }
-
-    async fn change_message_data_once(
-        &self,
-        chat_id: &ChatKey,
-        message_id: &str,
-        change: &impl Fn(&mut Chat) -> Result<Changes, DomainError>,
-    ) -> Result<MessageData, EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
-        let chat = known_chat(resident, chat_id)?;
-        let changes = change(chat)?;
-        let writes = writes_for(chat_id, chat, &changes);
-        let data = chat.message_data(message_id)?.clone();
-        self.commit(
-            &slot,
-            guard,
-            Commit::one(writes, Next::Debounce(Trigger::MessageDataChanged)),
-        )
-        .await?;
-        Ok(data)
+        self.update(chat_id, |_, resident| {
+            let chat = known_chat(resident, chat_id)?;
+            let changes = change(chat)?;
+            let writes = writes_for(chat_id, chat, &changes);
+            let data = chat.message_data(message_id)?.clone();
+            let next = Next::Debounce(Trigger::MessageDataChanged);
+            Ok(Change::Commit(Commit::one(writes, next), data))
+        })
+        .await
     }
 
     /// Adds a running-recap version and makes it current (immediate refresh).
@@ -210,31 +196,17 @@ impl Engine {
     async fn change_recaps<T>(
         &self,
         chat_id: &ChatKey,
-        change: impl Fn(&mut Chat) -> Result<(T, Changes), DomainError>,
+        change: impl Fn(&mut Chat) -> Result<(T, Changes), DomainError> + Sync,
     ) -> Result<(RecapList, T), EngineError> {
-        self.retrying(|| self.change_recaps_once(chat_id, &change))
-            .await
-    }
-
-    async fn change_recaps_once<T>(
-        &self,
-        chat_id: &ChatKey,
-        change: &impl Fn(&mut Chat) -> Result<(T, Changes), DomainError>,
-    ) -> Result<(RecapList, T), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
-        let chat = known_chat(resident, chat_id)?;
-        let (value, changes) = change(chat)?;
-        let writes = writes_for(chat_id, chat, &changes);
-        let list = recap_list(chat);
-        self.commit(
-            &slot,
-            guard,
-            Commit::one(writes, Next::Refresh(Trigger::RunningRecapChanged)),
-        )
-        .await?;
-        Ok((list, value))
+        self.update(chat_id, |_, resident| {
+            let chat = known_chat(resident, chat_id)?;
+            let (value, changes) = change(chat)?;
+            let writes = writes_for(chat_id, chat, &changes);
+            let list = recap_list(chat);
+            let next = Next::Refresh(Trigger::RunningRecapChanged);
+            Ok(Change::Commit(Commit::one(writes, next), (list, value)))
+        })
+        .await
     }
 
     /// A chat's running-recap versions.

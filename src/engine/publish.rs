@@ -209,8 +209,14 @@ impl Engine {
         while let Some(queued) = queue.next() {
             match self.apply_event(&slot.key, resident, queued.event) {
                 Ok(applied) => {
-                    let revision =
-                        self.stage(slot, resident, &mut pending, applied.writes, applied.next);
+                    let revision = self.stage(
+                        slot,
+                        resident,
+                        &mut pending,
+                        applied.writes,
+                        applied.next,
+                        self,
+                    );
                     staged.push((queued.answer, revision));
                     places.extend(applied.place);
                     jobs.extend(applied.jobs);

@@ -1,7 +1,8 @@
 //! Recall in the engine: a chat's passages searched for a client
 //! ([`Engine::recall`], RecallService), the other chats a chat's recall
 //! also searches (`recall_chats`), and the recall tier's lines for a
-//! refresh ([`Engine::recall_tier_lines`], which `commit` calls).
+//! refresh ([`Engine::recall_tier_lines`], which the commit reads through
+//! its [`TierSource`], implemented here).
 //!
 //! Each chat's passages are ranked in its own index; hits of several chats
 //! are merged by fused score. Another chat is read under its own lock,
@@ -22,6 +23,7 @@ use crate::domain::tokens;
 use crate::llm::LlmError;
 use crate::telemetry;
 
+use super::commit::TierSource;
 use super::slot::Resident;
 use super::{Engine, EngineError};
 
@@ -274,5 +276,18 @@ async fn embed_query(
         Err(LlmError::Retryable { reason, .. } | LlmError::Fatal { reason, .. }) => {
             Err(EngineError::EmbeddingsUnavailable(reason))
         }
+    }
+}
+
+/// The commit's refreshes read the recall tier's lines here.
+impl TierSource for Engine {
+    fn tier_lines(
+        &self,
+        key: &ChatKey,
+        resident: &Resident,
+        chat: &Chat,
+        settings: &Settings,
+    ) -> Vec<TierLine> {
+        self.recall_tier_lines(key, resident, chat, settings)
     }
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::chats::Change;
 use super::commit::Commit;
 use super::{Engine, EngineError, Next};
 use crate::domain::ids::{ChatKey, Tenant};
@@ -18,26 +19,15 @@ impl Engine {
         chat_id: &ChatKey,
         trigger: Trigger,
     ) -> Result<Arc<Injection>, EngineError> {
-        self.retrying(|| self.refresh_chat_once(chat_id, trigger))
-            .await
-    }
-
-    async fn refresh_chat_once(
-        &self,
-        chat_id: &ChatKey,
-        trigger: Trigger,
-    ) -> Result<Arc<Injection>, EngineError> {
-        let slot = self.slot(chat_id);
-        let guard = self.lock(&slot).await?;
-        if guard.chat.is_none() {
-            return Err(EngineError::unknown_chat(chat_id));
-        }
-        self.commit(
-            &slot,
-            guard,
-            Commit::one(Vec::new(), Next::Refresh(trigger)),
-        )
-        .await?;
+        let slot = self
+            .update(chat_id, |slot, resident| {
+                if resident.chat.is_none() {
+                    return Err(EngineError::unknown_chat(chat_id));
+                }
+                let commit = Commit::one(Vec::new(), Next::Refresh(trigger));
+                Ok(Change::Commit(commit, slot.clone()))
+            })
+            .await?;
         let latest = slot.latest.borrow().scene.clone();
         latest.ok_or_else(|| EngineError::Panicked("a refresh left no injection".into()))
     }

@@ -66,7 +66,7 @@ impl Engine {
         };
         let mut guard = slot.lock().await;
         match guard.as_ref() {
-            Some(held) if held.clock >= clock => return,
+            Some(held) if held.version >= clock => return,
             None if !everything_watched && slot.latest.receiver_count() == 0 => {
                 slot.behind.store(true, Ordering::Release);
                 return;
@@ -173,7 +173,7 @@ impl Engine {
                 continue;
             };
             match state.as_ref() {
-                Some(resident) => held.push((slot.key.clone(), resident.clock)),
+                Some(resident) => held.push((slot.key.clone(), resident.version)),
                 // Watched but not in memory (a failed commit or re-read):
                 // read it now, so its subscribers are not left behind.
                 None if slot.latest.receiver_count() > 0 => {

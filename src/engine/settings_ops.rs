@@ -2,13 +2,15 @@
 //! claimed with a shared store, then every chat refreshed) and a chat's own
 //! overrides and enabled state.
 
+use super::chats::Change;
 use super::commit::Commit;
+use super::slot::Resident;
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::refresh::Trigger;
 use crate::domain::settings::{Settings, SettingsPatch};
-use crate::store::Write;
+use crate::store::{ChatSettings, Write};
 
 /// A settings change: first the named fields are cleared, then the present
 /// fields of `patch` are set.
@@ -59,8 +61,7 @@ impl Engine {
                 .await
                 .map_err(EngineError::from_join)?;
         };
-        self.retrying(|| self.update_chat_settings(chat_id, &patch, &clear))
-            .await
+        self.update_chat_settings(chat_id, &patch, &clear).await
     }
 
     async fn update_chat_settings(
@@ -71,29 +72,19 @@ impl Engine {
     ) -> Result<Settings, EngineError> {
         // Checked against the global settings while they cannot change.
         let _global_fixed = self.inner.global_changes.lock().await;
-        let global = self.global(&chat_id.tenant);
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
-        let mut own = resident.settings().clone();
-        for name in clear {
-            own.overrides.clear(name)?;
-        }
-        own.overrides.merge(patch);
-        let effective = global.settings.with(&own.overrides);
-        effective.validate()?;
-        resident.set_settings(own.clone());
-        let writes = vec![Write::ChatSettings {
-            chat: chat_id.clone(),
-            settings: own,
-        }];
-        self.commit(
-            &slot,
-            guard,
-            Commit::one(writes, Next::Refresh(Trigger::SettingsChanged)),
-        )
-        .await?;
-        Ok(effective)
+        self.update(chat_id, |_, resident| {
+            let global = self.global(&chat_id.tenant);
+            let mut own = resident.settings().clone();
+            for name in clear {
+                own.overrides.clear(name)?;
+            }
+            own.overrides.merge(patch);
+            let effective = global.settings.with(&own.overrides);
+            effective.validate()?;
+            let commit = set_own_settings(resident, chat_id, own);
+            Ok(Change::Commit(commit, effective))
+        })
+        .await
     }
 
     async fn update_global(
@@ -230,34 +221,25 @@ impl Engine {
         chat_id: &ChatKey,
         enabled: bool,
     ) -> Result<(bool, u64), EngineError> {
-        self.retrying(|| self.set_chat_enabled_once(chat_id, enabled))
-            .await
+        self.update_revision(chat_id, |_, resident| {
+            let global = self.global(&chat_id.tenant);
+            let mut own = resident.settings().clone();
+            own.enabled = Some(enabled);
+            let commit = set_own_settings(resident, chat_id, own);
+            let effective = resident.effective(&global).chat_enabled(Some(enabled));
+            Ok(Change::Commit(commit, effective))
+        })
+        .await
     }
+}
 
-    async fn set_chat_enabled_once(
-        &self,
-        chat_id: &ChatKey,
-        enabled: bool,
-    ) -> Result<(bool, u64), EngineError> {
-        let global = self.global(&chat_id.tenant);
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
-        let mut own = resident.settings().clone();
-        own.enabled = Some(enabled);
-        resident.set_settings(own.clone());
-        let effective = resident.effective(&global).chat_enabled(Some(enabled));
-        let writes = vec![Write::ChatSettings {
-            chat: chat_id.clone(),
-            settings: own,
-        }];
-        let revision = self
-            .commit(
-                &slot,
-                guard,
-                Commit::one(writes, Next::Refresh(Trigger::SettingsChanged)),
-            )
-            .await?;
-        Ok((effective, revision))
-    }
+/// Gives the locked chat `own` settings of its own, in memory and in a
+/// commit that refreshes it.
+fn set_own_settings(resident: &mut Resident, chat_id: &ChatKey, own: ChatSettings) -> Commit {
+    resident.set_settings(own.clone());
+    let writes = vec![Write::ChatSettings {
+        chat: chat_id.clone(),
+        settings: own,
+    }];
+    Commit::one(writes, Next::Refresh(Trigger::SettingsChanged))
 }

@@ -334,10 +334,11 @@ pub(super) struct Resident {
     /// Whether the store holds the chat's row as `meta` is (so an
     /// operation that leaves `meta` as it is need not write it again).
     pub persisted: bool,
-    /// The chat's clock this state is at: how many commits changed the
+    /// The chat's version this state is at (its optimistic-concurrency
+    /// version; the store's `chat_clock`): how many commits changed the
     /// chat in the store (shared stores: the next commit claims it; see
     /// `Write::Claim`).
-    pub clock: u64,
+    pub version: u64,
     /// When the chat last changed in the store, in ms since the epoch, as
     /// loaded (shared stores only).
     pub changed_ms: Option<UnixMillis>,
@@ -483,7 +484,7 @@ impl Resident {
             debounce_ticket: 0,
             counted_with: None,
             persisted: chat_known,
-            clock,
+            version: clock,
             changed_ms,
             updated_us,
             jobs: jobs

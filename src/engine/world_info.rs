@@ -18,9 +18,11 @@ use std::sync::Arc;
 use gate::{CancelOnDrop, ScanPermits};
 use job::{ScanFailure, ScanJob};
 
+use super::chats::Change;
 use super::commit::Commit;
 use super::ops::known_chat_ref;
 use super::prompt::{ChatPrompt, stored_injection};
+use super::slot::LoadedChat;
 use super::{Engine, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
@@ -165,22 +167,27 @@ impl Engine {
             .await?
             .into();
         let permits = Arc::new(self.inner.scan_gate.enter(&chat_id.tenant).await);
-        self.retrying(|| self.scan_once(chat_id, request, &books, &permits, &cancel))
-            .await
+        let (books, permits, cancel) = (&books, &permits, &cancel);
+        self.update_async(chat_id, |_, locked| {
+            self.scan_locked(chat_id, locked, request, books, permits, cancel)
+        })
+        .await
+        .map(|(scan, _)| scan)
     }
 
-    async fn scan_once(
+    /// One attempt's scan of the locked chat, with the commit of the
+    /// timed effects it advanced.
+    async fn scan_locked(
         &self,
         chat_id: &ChatKey,
+        mut locked: LoadedChat,
         request: &ScanRequest,
         books: &Arc<[(String, Arc<Book>)]>,
         permits: &Arc<ScanPermits>,
         cancel: &CancelOnDrop,
-    ) -> Result<WorldInfoScan, EngineError> {
+    ) -> Result<(LoadedChat, Change<WorldInfoScan>), EngineError> {
         let global = self.global(&chat_id.tenant);
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
+        let resident = &mut *locked;
         let settings = resident.effective(&global);
         let chat = known_chat_ref(resident, chat_id)?;
         let scene_count = settings.auto_hide_scene_count;
@@ -303,7 +310,7 @@ impl Engine {
             || stored == resident.meta.world_info_timed
             || (stored.is_none() && resident.meta.world_info_timed.is_none())
         {
-            return Ok(scan);
+            return Ok((locked, Change::Answer(scan)));
         }
         let mut meta = resident.meta.clone();
         meta.world_info_timed = stored;
@@ -312,9 +319,10 @@ impl Engine {
             chat: chat_id.clone(),
             meta,
         }];
-        self.commit(&slot, guard, Commit::one(writes, Next::Nothing))
-            .await?;
-        Ok(scan)
+        Ok((
+            locked,
+            Change::Commit(Commit::one(writes, Next::Nothing), scan),
+        ))
     }
 }
 

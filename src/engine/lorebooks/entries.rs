@@ -9,12 +9,13 @@
 use std::sync::Arc;
 
 use super::{
-    BookKey, BookWrite, LorebookEntry, LorebookSummary, blocking, check_name, lost_race,
-    naming_the_flag, unknown_book,
+    BookKey, BookWrite, LorebookEntry, LorebookSummary, blocking, check_name, naming_the_flag,
+    unknown_book,
 };
 use crate::domain::DomainError;
 use crate::domain::ids::Tenant;
 use crate::domain::world_info::book::Book;
+use crate::engine::retry::Retry;
 use crate::engine::{Engine, EngineError};
 
 impl Engine {
@@ -64,38 +65,37 @@ impl Engine {
         check_name(name)?;
         let key: BookKey = (tenant.clone(), name.to_owned());
         let _locked = self.inner.lorebooks.lock(&key).await;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let loaded = self
-                .load_locked(&key)
-                .await?
-                .ok_or_else(|| unknown_book(name))?;
-            let edit = edit.clone();
-            let log_bytes = loaded.log_bytes;
-            let (answer, book, write) = blocking(move || {
-                let mut book = (*loaded.book).clone();
-                let (answer, uid) = edit(&mut book)?;
-                let entry = book.entry(&uid).map(|e| e.get().to_owned());
-                let edit_bytes = uid.len() + entry.as_ref().map_or(0, String::len);
-                let stored_bytes = usize::try_from(log_bytes).unwrap_or(usize::MAX);
-                // Compaction: once the edits stored would pass the book's
-                // own size, the book is written whole and they are dropped.
-                let write = if stored_bytes.saturating_add(edit_bytes) > book.file_bytes() {
-                    BookWrite::Whole(book.to_json().into())
-                } else {
-                    BookWrite::Entry { uid, entry }
-                };
-                Ok((answer, Arc::new(book), write))
+        let (key, edit) = (&key, &edit);
+        Retry::BOOKS
+            .run(move || async move {
+                let loaded = self
+                    .load_locked(key)
+                    .await?
+                    .ok_or_else(|| unknown_book(name))?;
+                let edit = edit.clone();
+                let log_bytes = loaded.log_bytes;
+                let (answer, book, write) = blocking(move || {
+                    let mut book = (*loaded.book).clone();
+                    let (answer, uid) = edit(&mut book)?;
+                    let entry = book.entry(&uid).map(|e| e.get().to_owned());
+                    let edit_bytes = uid.len() + entry.as_ref().map_or(0, String::len);
+                    let stored_bytes = usize::try_from(log_bytes).unwrap_or(usize::MAX);
+                    // Compaction: once the edits stored would pass the
+                    // book's own size, the book is written whole and they
+                    // are dropped.
+                    let write = if stored_bytes.saturating_add(edit_bytes) > book.file_bytes() {
+                        BookWrite::Whole(book.to_json().into())
+                    } else {
+                        BookWrite::Entry { uid, entry }
+                    };
+                    Ok((answer, Arc::new(book), write))
+                })
+                .await?;
+                self.write_locked(key, loaded.version, book, write, log_bytes)
+                    .await
+                    .map(|summary| (answer, summary))
             })
-            .await?;
-            let result = self
-                .write_locked(&key, loaded.version, book, write, log_bytes)
-                .await;
-            if !lost_race(&result) || !self.retry_after_lost_race(attempt).await {
-                return result.map(|summary| (answer, summary));
-            }
-        }
+            .await
     }
 
     /// PutLorebookEntry: creates (`uid` `None`: at the lowest free uid) or
