@@ -4,18 +4,19 @@
 //! slot, locks it (loading the chat if needed), runs the change on the
 //! chat in memory, commits what the change asks ([`Change`]) and, when
 //! another replica changed the chat first, runs it all again on a fresh
-//! read (the engine's [`Retry`](super::Retry) policy). Every chat
-//! operation of a client goes through it, deletion included
-//! ([`Commit::erase`]), but publish: its events queue on the chat's slot
-//! and whoever holds the lock commits them as one group (`super::publish`).
-//! The job lanes lock and commit on their own (`super::jobs`), through
-//! [`Engine::commit`] too.
+//! read (the engine's [`Retry`](super::Retry) policy). The chat operations
+//! of clients go through it, deletion included ([`Commit::erase`]), with
+//! two exceptions: publish, whose events queue on the chat's slot and
+//! whoever holds the lock commits them as one group (`super::publish`);
+//! and the job requests and job lanes (`super::jobs`), which lock and
+//! commit on their own through [`Engine::commit`].
 //!
-//! [`Engine::commit`] is the commit every caller uses: the commit itself
-//! ([`Engine::commit_locked`], which says what follows and does none of
-//! it), in a task of its own unless asked otherwise, then what follows
-//! carried out here while the chat is still locked: debounced refreshes
-//! scheduled, the index runner woken, changed jobs announced.
+//! [`Engine::commit`] runs the commit itself ([`Engine::commit_locked`],
+//! which says what follows and does none of it), in a task of its own
+//! unless asked otherwise, then [`Engine::carry_out`] carries out what
+//! follows while the chat is still locked: debounced refreshes scheduled,
+//! the index runner woken, changed jobs announced. A debounce timer's
+//! refresh calls the two halves itself, in the timer's task.
 
 use std::sync::Arc;
 
@@ -131,7 +132,12 @@ impl Engine {
 
     /// Carries out what follows a commit, the chat still locked; returns
     /// the commit's revision.
-    fn carry_out(&self, slot: &Arc<ChatSlot>, chat: &mut LoadedChat, committed: Committed) -> u64 {
+    pub(super) fn carry_out(
+        &self,
+        slot: &Arc<ChatSlot>,
+        chat: &mut LoadedChat,
+        committed: Committed,
+    ) -> u64 {
         let Committed {
             revision,
             debounce,
@@ -139,8 +145,8 @@ impl Engine {
             announce,
             erased,
         } = committed;
-        for (trigger, delay) in debounce {
-            self.schedule_debounce(slot, chat, trigger, delay);
+        if let Some(owed) = debounce {
+            self.schedule_debounce(slot, chat, owed);
         }
         if indexing {
             self.want_index_job(&slot.key);

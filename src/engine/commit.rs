@@ -62,8 +62,9 @@ pub(super) trait TierSource: Sync {
 pub(super) struct Committed {
     /// The revision the (last) operation answers with.
     pub revision: u64,
-    /// Debounced refreshes to (re)schedule, in order, with their delay.
-    pub debounce: Vec<(Trigger, Duration)>,
+    /// The debounced refresh to (re)schedule, if the operations left one
+    /// owed (a later refresh in the same group covers the earlier ones).
+    pub debounce: Option<Debounced>,
     /// The chat's recall index lacks vectors and no index job of it is
     /// open: the index runner should queue one.
     pub indexing: bool,
@@ -71,6 +72,20 @@ pub(super) struct Committed {
     pub announce: Vec<Job>,
     /// The chat was erased ([`Commit::erase`]).
     pub erased: Option<Erased>,
+}
+
+/// A debounced refresh a commit leaves owed: the last debounced trigger of
+/// its operations and the chat's delay, plus how many of its debounced
+/// events coalesced with a refresh already owed (counted in
+/// `recapd_debounced_events_coalesced_total`, exactly as if each event had
+/// been scheduled on its own).
+pub(super) struct Debounced {
+    /// The trigger the refresh will run with.
+    pub trigger: Trigger,
+    /// How long the chat must stay quiet first (`debounce_ms`).
+    pub delay: Duration,
+    /// Events of this commit that joined an owed refresh.
+    pub coalesced: u64,
 }
 
 /// What an erasure leaves its caller to do (its chat's open jobs, ended,
@@ -245,7 +260,11 @@ impl Engine {
             Ok(mut committed) => {
                 // The chat's memory changed: count it.
                 self.account(slot, Some(&chat));
-                committed.announce.extend(jobs);
+                if committed.announce.is_empty() {
+                    committed.announce = jobs;
+                } else {
+                    committed.announce.extend(jobs);
+                }
                 Ok((chat, committed))
             }
             Err(error) => {
@@ -361,15 +380,30 @@ impl Engine {
         if resident.chat.is_some() && changed_at.is_some() {
             resident.updated_us = changed_at;
         }
-        let mut debounce = Vec::new();
+        let mut debounce: Option<Debounced> = None;
+        let mut coalesced = 0;
         for outcome in outcomes {
             if !outcome.fresh.is_empty() {
                 // A refresh covers the debounced refreshes asked before it.
-                debounce.clear();
+                debounce = None;
             }
             if let Some(trigger) = self.publish_committed(slot, resident, &settings, outcome) {
-                debounce.push((trigger, Duration::from_millis(settings.debounce_ms)));
+                if debounce.is_some() || resident.debounce.is_some() {
+                    coalesced += 1;
+                }
+                debounce = Some(Debounced {
+                    trigger,
+                    delay: Duration::from_millis(settings.debounce_ms),
+                    coalesced: 0,
+                });
             }
+        }
+        if let Some(owed) = debounce.as_mut() {
+            owed.coalesced = coalesced;
+        } else if coalesced > 0 {
+            // Every owed refresh was covered by a later one: the events
+            // still coalesced when they came.
+            metrics::counter!(crate::telemetry::DEBOUNCE_COALESCED).increment(coalesced);
         }
         Ok(Committed {
             revision,
@@ -381,8 +415,8 @@ impl Engine {
     }
 
     /// Commits `writes` of the locked chat; with a shared store (and
-    /// something to write), claiming the chat at the clock its state was
-    /// read at first, and moving that clock on once durable. The one
+    /// something to write), claiming the chat at the version its state was
+    /// read at first, and moving that version on once durable. The one
     /// place where a chat's claim is made.
     async fn commit_claimed(
         &self,

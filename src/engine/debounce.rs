@@ -3,9 +3,8 @@
 //! quiet for `debounce_ms`, or at shutdown.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::commit::{Commit, Committed};
+use super::commit::{Commit, Debounced};
 use super::slot::{ChatSlot, Debounce, LoadedChat, Resident};
 use super::{Engine, EngineError, Next};
 use crate::domain::refresh::Trigger;
@@ -17,14 +16,20 @@ impl Engine {
         &self,
         slot: &Arc<ChatSlot>,
         resident: &mut Resident,
-        trigger: Trigger,
-        delay: Duration,
+        owed: Debounced,
     ) {
+        let Debounced {
+            trigger,
+            delay,
+            coalesced,
+        } = owed;
+        if coalesced > 0 {
+            metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(coalesced);
+        }
         let deadline = tokio::time::Instant::now() + delay;
         if let Some(pending) = resident.debounce.as_mut() {
             pending.trigger = trigger;
             pending.deadline = deadline;
-            metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(1);
             return;
         }
         resident.debounce_ticket += 1;
@@ -79,19 +84,7 @@ impl Engine {
         let commit = Commit::one(Vec::new(), Next::Refresh(trigger)).in_caller_task();
         match self.commit_locked(slot, chat, commit, self).await {
             Ok((mut chat, committed)) => {
-                let Committed {
-                    revision: _,
-                    debounce,
-                    indexing,
-                    announce: _,
-                    erased: _,
-                } = committed;
-                for (trigger, delay) in debounce {
-                    self.schedule_debounce(slot, &mut chat, trigger, delay);
-                }
-                if indexing {
-                    self.want_index_job(&slot.key);
-                }
+                self.carry_out(slot, &mut chat, committed);
             }
             // Another replica changed the chat: re-read it, which schedules
             // the refresh again if it is still owed.

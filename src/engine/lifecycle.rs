@@ -114,7 +114,8 @@ impl Engine {
     }
 
     /// Deletes a chat through the update path: an erasure is a commit
-    /// ([`Commit::erase`]), in a task of its own like every commit.
+    /// ([`Commit::erase`]), in a task of its own so that a caller that goes
+    /// away cannot stop it halfway.
     async fn delete_chat_as(
         &self,
         chat_id: &ChatKey,

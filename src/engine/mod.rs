@@ -513,7 +513,15 @@ impl Engine {
                     }
                     _ => debounce,
                 };
-                self.schedule_debounce(slot, &mut loaded, Trigger::Startup, delay);
+                self.schedule_debounce(
+                    slot,
+                    &mut loaded,
+                    commit::Debounced {
+                        trigger: Trigger::Startup,
+                        delay,
+                        coalesced: 0,
+                    },
+                );
             }
         }
         **guard = Some(loaded);

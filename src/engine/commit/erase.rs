@@ -74,7 +74,7 @@ impl Engine {
         tracing::info!(chat = %slot.key, reason, revision = tombstone.revision, "chat deleted");
         Ok(Committed {
             revision: tombstone.revision,
-            debounce: Vec::new(),
+            debounce: None,
             indexing: false,
             announce: open_jobs
                 .into_iter()
