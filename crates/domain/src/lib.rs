@@ -11,7 +11,10 @@
 //! - [`refresh`]: one refresh, producing an [`refresh::Injection`].
 //! - [`prompt`]: prompt assembly with SillyTavern's placement.
 //! - [`tokens`]: token counting with tiktoken's vocabularies.
-//! - [`footprint`]: how many bytes a chat and its parts hold in memory.
+//! - [`footprint`]: how many bytes a chat and its parts hold in memory (the
+//!   impls of the domain's own types are in `sizes.rs`, above them all).
+//! - [`verbatim`]: what is kept of a SillyTavern chat file without reading
+//!   it ([`st_chat`] reads and writes the files).
 //! - [`backoff`]: the one back-off policy of every retry.
 //! - [`time`]: wall-clock instants as rows store them.
 //! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
@@ -37,11 +40,13 @@ pub mod recall;
 pub mod recaps;
 pub mod refresh;
 pub mod settings;
+mod sizes;
 pub mod st_chat;
 pub mod st_settings;
 pub mod template;
 pub mod time;
 pub mod tokens;
+pub mod verbatim;
 pub mod world_info;
 pub mod writing;
 

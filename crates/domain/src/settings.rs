@@ -29,6 +29,30 @@ pub const LORE_MAX_ENTRIES_MAX: u32 = 100_000;
 /// `lore_max_keys`' upper bound.
 pub const LORE_MAX_KEYS_MAX: u32 = 100;
 
+/// One extension prompt (SillyTavern's `setExtensionPrompt`): a text and
+/// where it goes. Beside [`Position`] and [`Role`], below both World Info
+/// and prompt assembly ([`crate::prompt`]), which hand such prompts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionPrompt {
+    /// Registration key; a later prompt under the same key replaces it.
+    pub key: String,
+    /// The text; empty is never inserted. A blank value places nothing
+    /// alone; in IN_CHAT it can leave an empty line after a non-blank value
+    /// of the same depth and role (only the start of the joined text is
+    /// trimmed).
+    pub value: String,
+    /// Where it goes.
+    pub position: Position,
+    /// For IN_CHAT: how many visible messages from the end (a request's
+    /// are 0..=1000; World Info's can be deeper); past
+    /// [`MAX_INJECTION_DEPTH`](crate::prompt::MAX_INJECTION_DEPTH) never placed.
+    pub depth: u32,
+    /// Its role (ignored in text completion outside IN_CHAT).
+    pub role: Role,
+    /// World Info scanning; never changes placement.
+    pub scan: bool,
+}
+
 /// Where the injection goes in the prompt (SillyTavern's extension prompt
 /// types; there is no AFTER_PROMPT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

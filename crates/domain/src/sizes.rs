@@ -1,8 +1,12 @@
 //! [`Footprint`] of the domain types a resident chat (and the engine
 //! around it) holds. Each destructures its type whole, so a new field
 //! does not compile until it is counted here.
+//!
+//! The trait and the counting rules stay at the bottom of the crate
+//! ([`crate::footprint`]); these impls sit at the top, above every type
+//! they count, so that counting a type never ties its module to another.
 
-use super::{Footprint, allocation_bytes};
+use crate::footprint::{Footprint, allocation_bytes, inline_only};
 use crate::ids::{ChatKey, Tenant};
 use crate::jobs::{Job, JobKind, JobState, Lease, ReadSet};
 use crate::message::{Message, MessageData, Swipe, SwipeData, Swipes};
@@ -12,9 +16,7 @@ use crate::settings::{
     BookNames, CharacterStrategy, ContextType, MaxTokensField, Milli, Position, Role,
     StructuredOutput, TokenizerKind,
 };
-use crate::st_chat::verbatim::{
-    FileSwipe, Kept, OwnData, StFile, StHeader, StMessage, StSwipe, StVersion,
-};
+use crate::verbatim::{FileSwipe, Kept, OwnData, StFile, StHeader, StMessage, StSwipe, StVersion};
 
 inline_only!(
     JobKind,
