@@ -18,6 +18,10 @@ use super::chat::Chat;
 use super::ids::ChatKey;
 use super::time::UnixMicros;
 
+pub mod lore_data;
+
+pub use lore_data::{EntryRead, LoreTask};
+
 /// What a job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -233,7 +237,7 @@ pub struct ReadSet {
     /// For a lore merge or compaction: the entry it was given, as it was
     /// then (a client's edit meanwhile makes the answer stale).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub entry: Option<crate::lore::EntryRead>,
+    pub entry: Option<EntryRead>,
 }
 
 /// One job. The id is the idempotency key of the write that applies its
@@ -292,7 +296,7 @@ pub struct Job {
     /// A lore resolution's, merge's or compaction's input (the entity's new
     /// facts, the entry); `None` for every other kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lore: Option<crate::lore::LoreTask>,
+    pub lore: Option<LoreTask>,
 }
 
 impl Job {

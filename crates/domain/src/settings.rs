@@ -11,12 +11,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::DomainError;
-pub use super::lore::EntityTypes;
-pub use super::lore::instructions::{
+pub use entity_types::EntityTypes;
+pub use lore_instructions::{
     DEFAULT_LORE_BOOK_NAME_TEMPLATE, DEFAULT_LORE_COMPACT_PROMPT, DEFAULT_LORE_EXTRACT_PROMPT,
     DEFAULT_LORE_MERGE_PROMPT, DEFAULT_LORE_RESOLVE_PROMPT,
 };
-pub use super::writing::instructions::{
+pub use writing_instructions::{
     DEFAULT_MESSAGE_RECAP_PROMPT, DEFAULT_RUNNING_RECAP_PROMPT, DEFAULT_SCENE_BREAK_PROMPT,
     DEFAULT_SCENE_RECAP_PROMPT,
 };
@@ -142,13 +142,18 @@ pub const DEFAULT_TEMPLATE: &str = "# Story Memory\n\nThe following is a cumulat
 pub const DEFAULT_MESSAGE_RECAPS_TEMPLATE: &str = "# Recent Events\n\n{{message_recaps}}";
 
 mod declare;
+pub mod entity_types;
 mod fields;
+mod lore_instructions;
 mod recall;
 mod values;
 mod world_info;
+mod writing_instructions;
 
-pub use crate::recall::{DEFAULT_RECALL_TEMPLATE, MAX_CHUNK_CHARS, MIN_CHUNK_CHARS};
-pub use recall::{ChatIds, MAX_RECALL_CHATS, check_recall_chats, recall_fraction, recall_range};
+pub use recall::{
+    ChatIds, DEFAULT_RECALL_TEMPLATE, MAX_CHUNK_CHARS, MAX_RECALL_CHATS, MIN_CHUNK_CHARS,
+    check_recall_chats, recall_fraction, recall_range,
+};
 
 pub use crate::settings_table;
 use declare::{checked, declare_settings};

@@ -33,17 +33,17 @@ inline_only!(
     CharacterStrategy,
 );
 
-impl Footprint for crate::lore::EntityTypes {
+impl Footprint for crate::settings::entity_types::EntityTypes {
     fn heap_bytes(&self) -> usize {
         self.types()
             .iter()
             .map(|t| {
-                let crate::lore::EntityType {
+                let crate::settings::entity_types::EntityType {
                     name,
                     description,
                     constant: _,
                 } = t;
-                std::mem::size_of::<crate::lore::EntityType>()
+                std::mem::size_of::<crate::settings::entity_types::EntityType>()
                     + name.heap_bytes()
                     + description.heap_bytes()
             })
@@ -345,15 +345,15 @@ impl Footprint for Job {
 }
 
 /// A lore task's heap bytes: its entity's texts and its uids.
-fn lore_heap_bytes(task: &crate::lore::LoreTask) -> usize {
-    let crate::lore::LoreTask {
+fn lore_heap_bytes(task: &crate::jobs::LoreTask) -> usize {
+    let crate::jobs::LoreTask {
         entity,
         uid,
         candidates,
         compacted: _,
     } = task;
     entity.as_ref().map_or(0, |e| {
-        let crate::lore::Entity {
+        let crate::jobs::lore_data::Entity {
             kind,
             name,
             keywords,
