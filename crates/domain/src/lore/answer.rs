@@ -28,7 +28,7 @@
 use serde_json::{Map, Value};
 
 use crate::jobs::{JobKind, clip};
-use crate::writing::answer::{find_object, value_excerpt};
+use crate::request::answer::{find_object, value_excerpt};
 
 use super::clean::{clean_content, clean_name, defuse_key};
 use super::{Entity, LoreAnswer, Skipped};

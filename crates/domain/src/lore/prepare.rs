@@ -18,13 +18,12 @@
 
 use crate::chat::Chat;
 use crate::jobs::{JobKind, ReadSet, fingerprint_text};
+use crate::request::check::AnswerCheck;
+use crate::request::macros::{CHAR, SCENE_MESSAGES, SCENE_RECAP, USER, expand, one_line, speakers};
+use crate::request::prepared::{Bound, PrepareError, Prepared, Scene, instructions, prepared};
+use crate::request::schema::recap_max_chars;
 use crate::settings::Settings;
 use crate::world_info::book::Book;
-use crate::writing::check::AnswerCheck;
-use crate::writing::macros::{CHAR, SCENE_MESSAGES, SCENE_RECAP, USER, expand, one_line, speakers};
-use crate::writing::prepare::{Bound, Scene, instructions, prepared};
-use crate::writing::schema::recap_max_chars;
-use crate::writing::{PrepareError, Prepared};
 
 use super::check::{LoreCheck, LoreRule};
 use super::edit::entry_fingerprint;

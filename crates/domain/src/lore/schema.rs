@@ -13,8 +13,8 @@
 use serde_json::{Value, json};
 
 use crate::jobs::JobKind;
+use crate::request::schema::{object, recap_max_chars};
 use crate::settings::Settings;
-use crate::writing::schema::{object, recap_max_chars};
 
 use super::check::MAX_ENTITIES;
 

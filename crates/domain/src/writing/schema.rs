@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::candidates::Candidates;
 use crate::jobs::JobKind;
+pub use crate::request::schema::{CHARS_PER_TOKEN, object, recap_max_chars};
 use crate::settings::Settings;
 
 /// The most characters a scene name may have in a schema: the default
@@ -28,20 +29,6 @@ pub const SCENE_NAME_MAX_CHARS: usize = 100;
 /// The most characters a detection's rationale may have in a schema: the
 /// default instructions ask for one sentence.
 pub const RATIONALE_MAX_CHARS: usize = 400;
-/// Characters per token a recap's length limit allows: English averages
-/// about four characters per token, so a recap that fits `llm_max_tokens`
-/// fits this many characters.
-pub const CHARS_PER_TOKEN: u64 = 4;
-
-/// The most characters a recap may have in a schema:
-/// `llm_max_tokens * `[`CHARS_PER_TOKEN`], at least 1.
-pub fn recap_max_chars(settings: &Settings) -> u64 {
-    settings
-        .llm_max_tokens
-        .saturating_mul(CHARS_PER_TOKEN)
-        .max(1)
-}
-
 /// The schema of a job of `kind`'s answer, and its name. `candidates` is
 /// the detection's snapshot (ignored by the other kinds; a detection
 /// without one allows only `false`).
@@ -94,20 +81,6 @@ pub fn answer_schema(
         // An index job asks for vectors, with no schema.
         JobKind::Index => ("index", object(json!({}))),
     }
-}
-
-/// An object schema with `properties`, all of them required, no other.
-pub fn object(properties: Value) -> Value {
-    let required: Vec<String> = properties
-        .as_object()
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
 }
 
 #[cfg(test)]
