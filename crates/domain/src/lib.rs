@@ -28,7 +28,9 @@
 //!    placement).
 //! 5. [`jobs`]: the jobs recapd runs with an LLM or the embeddings
 //!    endpoint: kinds, states, what a job read and carries (a lore job's
-//!    task, [`jobs::lore_data`]), their retry pause.
+//!    task, [`jobs::lore_data`]), their retry pause, and the one table
+//!    from a job kind to its request ([`jobs::JobKind::request`]): a new
+//!    job kind is a row there, and the compiler lists what else it needs.
 //! 6. [`request`]: the request kernel every LLM request shares, recap or
 //!    lore: the prepared request, its token bound, macros, schema building,
 //!    answer reading, what an answer is checked against.

@@ -10,7 +10,7 @@ use super::candidates::Candidates;
 use super::check::AnswerCheck;
 use super::macros::scene_line;
 use crate::chat::Chat;
-use crate::jobs::{JobKind, ReadSet, fingerprint};
+use crate::jobs::{JobKind, LoreStep, ReadSet, RecapStep, RequestKind, fingerprint};
 use crate::message::Message;
 use crate::settings::Settings;
 
@@ -68,16 +68,20 @@ impl PrepareError {
 
 /// The instructions (prompt setting) of `kind`.
 pub(crate) fn instructions(kind: JobKind, settings: &Settings) -> &str {
-    match kind {
-        JobKind::DetectSceneBreak => &settings.scene_break_prompt,
-        JobKind::SceneRecap => &settings.scene_recap_prompt,
-        JobKind::RunningRecap => &settings.running_recap_prompt,
-        JobKind::MessageRecap => &settings.message_recap_prompt,
-        JobKind::LoreExtract => &settings.lore_extract_prompt,
-        JobKind::LoreResolve => &settings.lore_resolve_prompt,
-        JobKind::LoreMerge => &settings.lore_merge_prompt,
-        JobKind::LoreCompact => &settings.lore_compact_prompt,
-        JobKind::Index => "",
+    match kind.request() {
+        RequestKind::Recap(step) => match step {
+            RecapStep::DetectSceneBreak => &settings.scene_break_prompt,
+            RecapStep::SceneRecap => &settings.scene_recap_prompt,
+            RecapStep::RunningRecap => &settings.running_recap_prompt,
+            RecapStep::MessageRecap => &settings.message_recap_prompt,
+        },
+        RequestKind::Lore(step) => match step {
+            LoreStep::Extract => &settings.lore_extract_prompt,
+            LoreStep::Resolve => &settings.lore_resolve_prompt,
+            LoreStep::Merge => &settings.lore_merge_prompt,
+            LoreStep::Compact => &settings.lore_compact_prompt,
+        },
+        RequestKind::Embeddings => "",
     }
 }
 

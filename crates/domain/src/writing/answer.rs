@@ -27,7 +27,7 @@
 use serde_json::{Map, Value};
 
 use super::candidates::{Candidate, Candidates};
-use crate::jobs::JobKind;
+use crate::jobs::{JobKind, RecapStep, RequestKind};
 pub use crate::request::answer::{EXCERPT_CHARS, excerpt, holds_json_object};
 use crate::request::answer::{find_object, value_excerpt};
 
@@ -63,12 +63,12 @@ pub fn parse_answer(
     text: &str,
     candidates: Option<&Candidates>,
 ) -> Result<Answer, String> {
-    match kind {
-        JobKind::DetectSceneBreak => {
+    match kind.request() {
+        RequestKind::Recap(RecapStep::DetectSceneBreak) => {
             let object = find_object(text, &[BREAK_KEY, BREAK_KEY_EXTENSION])?;
             detection(&object, candidates)
         }
-        JobKind::SceneRecap => {
+        RequestKind::Recap(RecapStep::SceneRecap) => {
             let object = find_object(text, &[RECAP_KEY, NAME_KEY])?;
             let recap = recap(&object)?;
             let name = match object.get(NAME_KEY) {
@@ -83,14 +83,12 @@ pub fn parse_answer(
             };
             Ok(Answer::SceneRecap { name, recap })
         }
-        JobKind::RunningRecap | JobKind::MessageRecap => {
+        RequestKind::Recap(RecapStep::RunningRecap | RecapStep::MessageRecap) => {
             let object = find_object(text, &[RECAP_KEY])?;
             recap(&object).map(Answer::Recap)
         }
-        JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
-            crate::lore::answer::parse_answer(kind, text).map(Answer::Lore)
-        }
-        JobKind::Index => Err("an index job's answer is vectors, not text".to_owned()),
+        RequestKind::Lore(_) => crate::lore::answer::parse_answer(kind, text).map(Answer::Lore),
+        RequestKind::Embeddings => Err("an index job's answer is vectors, not text".to_owned()),
     }
 }
 

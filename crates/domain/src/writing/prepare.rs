@@ -22,7 +22,9 @@ use super::macros::{
 use super::merge::merge_base;
 use super::schema::{answer_schema, recap_max_chars};
 use crate::chat::Chat;
-use crate::jobs::{JobKind, ReadSet, fingerprint, fingerprint_text, messages_unchanged};
+use crate::jobs::{
+    JobKind, ReadSet, RecapStep, RequestKind, fingerprint, fingerprint_text, messages_unchanged,
+};
 use crate::lore::prepare::LoreInput;
 pub(crate) use crate::request::prepared::{
     Bound, Scene, gone, instructions, prepared, visible_break,
@@ -64,12 +66,9 @@ pub fn prepare(
 ) -> Result<Prepared, PrepareError> {
     let bound = Bound::of(settings, count_tokens);
     let names = speakers(chat);
-    let mut prepared = match kind {
-        JobKind::DetectSceneBreak => detection(chat, settings, &names, &bound),
-        JobKind::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
-        JobKind::RunningRecap => merge(chat, settings, &names, message_id, &bound),
-        JobKind::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
-        JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
+    let step = match kind.request() {
+        RequestKind::Recap(step) => step,
+        RequestKind::Lore(_) => {
             // A lore request makes its own schema and check (a resolution's
             // schema lists the uids it shows).
             return crate::lore::prepare::prepare(
@@ -83,11 +82,17 @@ pub fn prepare(
         }
         // Index jobs ask the embeddings endpoint, never the LLM (the
         // engine's index lane prepares them).
-        JobKind::Index => {
+        RequestKind::Embeddings => {
             return Err(PrepareError::Gone(
                 "an index job is not written with the LLM".to_owned(),
             ));
         }
+    };
+    let mut prepared = match step {
+        RecapStep::DetectSceneBreak => detection(chat, settings, &names, &bound),
+        RecapStep::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
+        RecapStep::RunningRecap => merge(chat, settings, &names, message_id, &bound),
+        RecapStep::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
     }?;
     let (name, schema) = answer_schema(kind, settings, prepared.candidates.as_ref());
     prepared.schema_name = name;
