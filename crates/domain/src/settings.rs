@@ -152,7 +152,7 @@ mod writing_instructions;
 
 pub use recall::{
     ChatIds, DEFAULT_RECALL_TEMPLATE, MAX_CHUNK_CHARS, MAX_RECALL_CHATS, MIN_CHUNK_CHARS,
-    check_recall_chats, recall_fraction, recall_range,
+    check_recall_chats, recall_fraction,
 };
 
 pub use crate::settings_table;
@@ -162,7 +162,7 @@ pub use world_info::{
     BookNames, CharacterStrategy, MAX_BOOK_NAME_BYTES, MAX_BOOKS_PER_LIST, WI_BUDGET_CAP_MAX,
     WI_BUDGET_MAX, WI_BUDGET_MIN, WI_DEPTH_MAX, WI_MAX_RECURSION_STEPS_MAX,
     WI_MIN_ACTIVATIONS_DEPTH_MAX_MAX, WI_MIN_ACTIVATIONS_MAX, book_names, check_book_name,
-    optional_book_name, wi_range,
+    optional_book_name,
 };
 
 // Settings, SettingsPatch, ApiSettings, FIELD_NAMES and their operations.
@@ -218,12 +218,18 @@ pub fn check_depth(value: i32) -> Result<u32, DomainError> {
 
 /// The check of a depth setting whose errors name `field`: 0..=[`MAX_DEPTH`].
 pub fn depth_in_range(field: &'static str) -> impl Fn(i32) -> Result<u32, DomainError> {
+    range(field, 0, MAX_DEPTH)
+}
+
+/// The one check of an integer setting whose errors name `field`:
+/// `low..=high` (every feature's ranged settings use it).
+pub fn range(field: &'static str, low: u32, high: u32) -> impl Fn(i32) -> Result<u32, DomainError> {
     move |value| {
         u32::try_from(value)
             .ok()
-            .filter(|d| *d <= MAX_DEPTH)
+            .filter(|v| (low..=high).contains(v))
             .ok_or_else(|| {
-                DomainError::invalid(field, format!("{value} is outside 0..={MAX_DEPTH}"))
+                DomainError::invalid(field, format!("{value} is outside {low}..={high}"))
             })
     }
 }
@@ -278,11 +284,8 @@ pub fn check_temperature(value: f64) -> Result<Milli, DomainError> {
     milli_in_range("settings.llm_temperature", value, 2)
 }
 
-fn in_range(field: &str, value: i32, low: u32, high: u32) -> Result<u32, DomainError> {
-    u32::try_from(value)
-        .ok()
-        .filter(|v| (low..=high).contains(v))
-        .ok_or_else(|| DomainError::invalid(field, format!("{value} is outside {low}..={high}")))
+fn in_range(field: &'static str, value: i32, low: u32, high: u32) -> Result<u32, DomainError> {
+    range(field, low, high)(value)
 }
 
 /// Checks a wire `running_recap_min_ratio`: a number in 0..=1, kept to

@@ -52,23 +52,6 @@ pub fn check_recall_chats(value: ChatIds) -> Result<ChatIds, DomainError> {
     Ok(ChatIds(kept))
 }
 
-/// The check of an integer recall setting whose errors name `field`:
-/// `low..=high`.
-pub fn recall_range(
-    field: &'static str,
-    low: u32,
-    high: u32,
-) -> impl Fn(i32) -> Result<u32, DomainError> {
-    move |value| {
-        u32::try_from(value)
-            .ok()
-            .filter(|v| (low..=high).contains(v))
-            .ok_or_else(|| {
-                DomainError::invalid(field, format!("{value} is outside {low}..={high}"))
-            })
-    }
-}
-
 /// The check of a recall score setting whose errors name `field`: a
 /// number in 0..=1, kept to thousandths.
 pub fn recall_fraction(field: &'static str) -> impl Fn(f64) -> Result<Milli, DomainError> {
