@@ -13,8 +13,8 @@ use super::DomainError;
 use super::footprint::{Footprint, btree_bytes};
 use super::message::{Message, MessageData, Swipe};
 use super::recaps::{NewRecap, RecapVersion, RunningRecaps};
-use super::st_chat::verbatim::StFile;
 use super::time::UnixMillis;
+use super::verbatim::StFile;
 use id_index::IdIndex;
 use message_list::MessageList;
 

@@ -97,6 +97,9 @@ macro_rules! inline_only {
     )*};
 }
 
+/// Used by the impls of the domain's own types too (`sizes.rs`).
+pub(crate) use inline_only;
+
 inline_only!(bool, u8, u16, u32, u64, usize, i32, i64, ());
 
 impl Footprint for String {
@@ -177,8 +180,6 @@ impl<K: Footprint, V: Footprint> Footprint for BTreeMap<K, V> {
                 .sum::<usize>()
     }
 }
-
-mod types;
 
 #[cfg(test)]
 mod tests;

@@ -18,6 +18,10 @@ use super::chat::Chat;
 use super::ids::ChatKey;
 use super::time::UnixMicros;
 
+pub mod lore_data;
+
+pub use lore_data::{EntryRead, LoreTask};
+
 /// What a job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,13 +66,28 @@ impl JobKind {
         JobKind::Index,
     ];
 
+    /// What a job of this kind asks, and of whom: the one table from a job
+    /// kind to its request. Every rule that depends on the request (its
+    /// builder, instructions, schema, answer, lane) matches on this, so a
+    /// new kind is a row here and the compiler lists what else it needs.
+    pub const fn request(self) -> RequestKind {
+        match self {
+            JobKind::DetectSceneBreak => RequestKind::Recap(RecapStep::DetectSceneBreak),
+            JobKind::SceneRecap => RequestKind::Recap(RecapStep::SceneRecap),
+            JobKind::RunningRecap => RequestKind::Recap(RecapStep::RunningRecap),
+            JobKind::MessageRecap => RequestKind::Recap(RecapStep::MessageRecap),
+            JobKind::LoreExtract => RequestKind::Lore(LoreStep::Extract),
+            JobKind::LoreResolve => RequestKind::Lore(LoreStep::Resolve),
+            JobKind::LoreMerge => RequestKind::Lore(LoreStep::Merge),
+            JobKind::LoreCompact => RequestKind::Lore(LoreStep::Compact),
+            JobKind::Index => RequestKind::Embeddings,
+        }
+    }
+
     /// Whether the kind writes the chat's lorebook (its request and its
     /// answer are the [`crate::lore`] module's).
     pub fn is_lore(self) -> bool {
-        matches!(
-            self,
-            JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact
-        )
+        matches!(self.request(), RequestKind::Lore(_))
     }
 
     /// Whether the kind indexes passages for recall: such jobs run in a
@@ -76,7 +95,7 @@ impl JobKind {
     /// per chat beside the chat's recap and lore jobs), and ask the
     /// embeddings endpoint rather than the LLM.
     pub fn is_index(self) -> bool {
-        self == JobKind::Index
+        matches!(self.request(), RequestKind::Embeddings)
     }
 
     /// The kind's name in logs and metrics labels.
@@ -115,6 +134,44 @@ impl JobKind {
     }
 }
 
+/// What a job asks, and of whom ([`JobKind::request`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RequestKind {
+    /// A recap request to the LLM ([`crate::writing`]).
+    Recap(RecapStep),
+    /// A lore request to the LLM ([`crate::lore`]).
+    Lore(LoreStep),
+    /// The embeddings endpoint's vectors for the chat's passages, asked in
+    /// the index lane ([`JobLane::Index`]).
+    Embeddings,
+}
+
+/// The recap request a recap job sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RecapStep {
+    /// [`JobKind::DetectSceneBreak`].
+    DetectSceneBreak,
+    /// [`JobKind::SceneRecap`].
+    SceneRecap,
+    /// [`JobKind::RunningRecap`].
+    RunningRecap,
+    /// [`JobKind::MessageRecap`].
+    MessageRecap,
+}
+
+/// The step of the lore pipeline a lore job runs (see [`crate::lore`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoreStep {
+    /// [`JobKind::LoreExtract`].
+    Extract,
+    /// [`JobKind::LoreResolve`].
+    Resolve,
+    /// [`JobKind::LoreMerge`].
+    Merge,
+    /// [`JobKind::LoreCompact`].
+    Compact,
+}
+
 /// A runner's share of the queue: each lane runs one job of a chat at a
 /// time, beside the other lane's, with its own concurrency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -128,10 +185,9 @@ pub enum JobLane {
 impl JobLane {
     /// The lane of `kind`.
     pub fn of(kind: JobKind) -> JobLane {
-        if kind.is_index() {
-            JobLane::Index
-        } else {
-            JobLane::Recap
+        match kind.request() {
+            RequestKind::Recap(_) | RequestKind::Lore(_) => JobLane::Recap,
+            RequestKind::Embeddings => JobLane::Index,
         }
     }
 
@@ -233,7 +289,7 @@ pub struct ReadSet {
     /// For a lore merge or compaction: the entry it was given, as it was
     /// then (a client's edit meanwhile makes the answer stale).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub entry: Option<crate::lore::EntryRead>,
+    pub entry: Option<EntryRead>,
 }
 
 /// One job. The id is the idempotency key of the write that applies its
@@ -292,7 +348,7 @@ pub struct Job {
     /// A lore resolution's, merge's or compaction's input (the entity's new
     /// facts, the entry); `None` for every other kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lore: Option<crate::lore::LoreTask>,
+    pub lore: Option<LoreTask>,
 }
 
 impl Job {

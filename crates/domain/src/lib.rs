@@ -2,25 +2,49 @@
 //! or storage in sight: every rule is a plain function over plain data, with
 //! its unit tests beside it.
 //!
-//! - [`ids`]: what a valid chat or message id is.
-//! - [`settings`]: the settings, their defaults, validation and merging.
-//! - [`message`]: messages, swipes and the per-swipe [`message::MessageData`].
-//! - [`chat`]: a chat's transcript and how each event changes it.
-//! - [`recaps`]: the versioned running scene recap.
-//! - [`autohide`], [`inclusion`], [`template`]: the parts of `refresh_memory`.
-//! - [`refresh`]: one refresh, producing an [`refresh::Injection`].
-//! - [`prompt`]: prompt assembly with SillyTavern's placement.
-//! - [`tokens`]: token counting with tiktoken's vocabularies.
-//! - [`footprint`]: how many bytes a chat and its parts hold in memory.
-//! - [`backoff`]: the one back-off policy of every retry.
-//! - [`time`]: wall-clock instants as rows store them.
-//! - [`jobs`]: the recap jobs recapd runs with an LLM: states, what a job
-//!   read, their retry pause; [`writing`]: the instructions each sends an
-//!   LLM, their macros and its answers.
-//! - [`world_info`]: SillyTavern's World Info (lorebooks): books, activation,
-//!   placement; [`lore`]: the lorebook entries recapd writes itself.
-//! - [`recall`]: the chat's history cut into passages, searched by keyword
-//!   and by vector, and the recall tier it injects.
+//! The top-level modules are layered: each uses only the modules listed
+//! before it here (a lower layer's, or an earlier one of its own layer) and
+//! the crate root's [`DomainError`] and [`Limits`], never one listed after
+//! it; `scripts/domain-modules.py` prints the graph and fails on any cycle
+//! (CI runs it). A new module goes in the lowest layer whose modules it
+//! needs. From the bottom:
+//!
+//! 1. Vocabulary: [`ids`] (what a valid chat or message id is), [`time`]
+//!    (wall-clock instants as rows store them), [`backoff`] (the one
+//!    back-off policy of every retry), [`footprint`] (how many bytes a value
+//!    holds in memory: the trait and its counting rules), [`encoding`],
+//!    [`template`], [`verbatim`] (what is kept of a SillyTavern chat file
+//!    without reading it).
+//! 2. [`settings`]: the settings, their defaults (the default instructions,
+//!    entity types and recall template included: a feature reads its
+//!    settings, settings never read a feature), validation and merging;
+//!    [`tokens`]: token counting with tiktoken's vocabularies.
+//! 3. Messages and chats: [`message`] (messages, swipes and the per-swipe
+//!    [`message::MessageData`]), [`recaps`] (the versioned running scene
+//!    recap), [`chat`] (a chat's transcript and how each event changes it).
+//! 4. What is read of a chat: [`autohide`], [`inclusion`] (the parts of
+//!    `refresh_memory`), [`st_chat`] (SillyTavern's chat files),
+//!    [`world_info`] (SillyTavern's World Info: books, activation,
+//!    placement).
+//! 5. [`jobs`]: the jobs recapd runs with an LLM or the embeddings
+//!    endpoint: kinds, states, what a job read and carries (a lore job's
+//!    task, [`jobs::lore_data`]), their retry pause, and the one table
+//!    from a job kind to its request ([`jobs::JobKind::request`]): a new
+//!    job kind is a row there, and the compiler lists what else it needs.
+//! 6. [`request`]: the request kernel every LLM request shares, recap or
+//!    lore: the prepared request, its token bound, macros, schema building,
+//!    answer reading, what an answer is checked against.
+//! 7. The requests: [`lore`] (the lorebook entries recapd writes itself:
+//!    matching, edits, and the lore jobs' requests and answers) and, above
+//!    it, [`writing`] (the recap jobs' requests and answers, and the one
+//!    entry point for any job's request: [`writing::prepare()`],
+//!    [`writing::parse_answer`]).
+//! 8. On top: [`prompt`] (prompt assembly with SillyTavern's placement),
+//!    [`refresh`] (one refresh, producing an [`refresh::Injection`]),
+//!    [`recall`] (the chat's history cut into passages, searched by keyword
+//!    and by vector, and the recall tier it injects), [`st_settings`]
+//!    (SillyTavern's settings files), and the [`footprint::Footprint`] of
+//!    every domain type (`sizes.rs`, private).
 
 pub mod autohide;
 pub mod backoff;
@@ -36,12 +60,15 @@ pub mod prompt;
 pub mod recall;
 pub mod recaps;
 pub mod refresh;
+pub mod request;
 pub mod settings;
+mod sizes;
 pub mod st_chat;
 pub mod st_settings;
 pub mod template;
 pub mod time;
 pub mod tokens;
+pub mod verbatim;
 pub mod world_info;
 pub mod writing;
 

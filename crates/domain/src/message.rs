@@ -4,7 +4,7 @@ use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use super::settings::TokenizerKind;
-use super::st_chat::verbatim::{StMessage, StSwipe, has, swipe_has};
+use super::verbatim::{StMessage, StSwipe, has, swipe_has};
 use super::{DomainError, Limits, ids};
 
 mod swipes;

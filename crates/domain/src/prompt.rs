@@ -103,6 +103,7 @@ use super::chat::Chat;
 use super::message::Message;
 use super::settings::{Position, Role};
 use super::world_info::place::Placement;
+pub use crate::settings::ExtensionPrompt;
 
 mod world_info;
 
@@ -132,28 +133,6 @@ pub struct PromptMessage {
     /// The stored chat message this entry stands for; empty when none
     /// (always for injected messages). See [`link_history`].
     pub message_id: String,
-}
-
-/// One extension prompt (SillyTavern's `setExtensionPrompt`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExtensionPrompt {
-    /// Registration key; a later prompt under the same key replaces it.
-    pub key: String,
-    /// The text; empty is never inserted. A blank value places nothing
-    /// alone; in IN_CHAT it can leave an empty line after a non-blank value
-    /// of the same depth and role (only the start of the joined text is
-    /// trimmed).
-    pub value: String,
-    /// Where it goes.
-    pub position: Position,
-    /// For IN_CHAT: how many visible messages from the end (a request's
-    /// are 0..=1000; World Info's can be deeper); past
-    /// [`MAX_INJECTION_DEPTH`] never placed.
-    pub depth: u32,
-    /// Its role (ignored in text completion outside IN_CHAT).
-    pub role: Role,
-    /// World Info scanning; never changes placement.
-    pub scan: bool,
 }
 
 /// A rendered prompt.

@@ -31,15 +31,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::Message;
 
+pub use crate::settings::{DEFAULT_RECALL_TEMPLATE, MAX_CHUNK_CHARS, MIN_CHUNK_CHARS};
 pub use index::RecallIndex;
 pub use search::{Hit, RecallQuery};
 
 /// The placeholder of the recall template.
 pub const RECALL_PLACEHOLDER: &str = "{{recall}}";
-
-/// The recall tier's default template.
-pub const DEFAULT_RECALL_TEMPLATE: &str =
-    "Earlier in this story (recalled passages, best match first):\n{{recall}}";
 
 /// The most hits one search returns.
 pub const MAX_HITS: usize = 100;
@@ -109,11 +106,6 @@ pub fn indexable(message: &Message) -> bool {
         && message.data().is_auto_recap_system_memory != Some(true)
         && !message.text().trim().is_empty()
 }
-
-/// The longest chunk setting, in characters.
-pub const MAX_CHUNK_CHARS: u32 = 100_000;
-/// The shortest chunk setting, in characters.
-pub const MIN_CHUNK_CHARS: u32 = 50;
 
 #[cfg(test)]
 mod tests;

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::DomainError;
 use super::footprint::Footprint;
-use super::st_chat::verbatim::StVersion;
 use super::time::UnixMillis;
+use super::verbatim::StVersion;
 
 /// One version of a chat's running scene recap.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

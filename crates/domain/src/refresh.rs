@@ -7,7 +7,7 @@ use super::chat::{Chat, ChatEvent};
 use super::encoding::EncodingCache;
 use super::ids::ChatKey;
 use super::inclusion::compute_inclusion;
-use super::prompt::ExtensionPrompt;
+use super::settings::ExtensionPrompt;
 use super::settings::{Position, Role, Settings};
 use super::template;
 use super::time::UnixMicros;

@@ -11,12 +11,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::DomainError;
-pub use super::lore::EntityTypes;
-pub use super::lore::instructions::{
+pub use entity_types::EntityTypes;
+pub use lore_instructions::{
     DEFAULT_LORE_BOOK_NAME_TEMPLATE, DEFAULT_LORE_COMPACT_PROMPT, DEFAULT_LORE_EXTRACT_PROMPT,
     DEFAULT_LORE_MERGE_PROMPT, DEFAULT_LORE_RESOLVE_PROMPT,
 };
-pub use super::writing::instructions::{
+pub use writing_instructions::{
     DEFAULT_MESSAGE_RECAP_PROMPT, DEFAULT_RUNNING_RECAP_PROMPT, DEFAULT_SCENE_BREAK_PROMPT,
     DEFAULT_SCENE_RECAP_PROMPT,
 };
@@ -28,6 +28,30 @@ pub const LORE_TOKENS_MAX: u32 = 100_000;
 pub const LORE_MAX_ENTRIES_MAX: u32 = 100_000;
 /// `lore_max_keys`' upper bound.
 pub const LORE_MAX_KEYS_MAX: u32 = 100;
+
+/// One extension prompt (SillyTavern's `setExtensionPrompt`): a text and
+/// where it goes. Beside [`Position`] and [`Role`], below both World Info
+/// and prompt assembly ([`crate::prompt`]), which hand such prompts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionPrompt {
+    /// Registration key; a later prompt under the same key replaces it.
+    pub key: String,
+    /// The text; empty is never inserted. A blank value places nothing
+    /// alone; in IN_CHAT it can leave an empty line after a non-blank value
+    /// of the same depth and role (only the start of the joined text is
+    /// trimmed).
+    pub value: String,
+    /// Where it goes.
+    pub position: Position,
+    /// For IN_CHAT: how many visible messages from the end (a request's
+    /// are 0..=1000; World Info's can be deeper); past
+    /// [`MAX_INJECTION_DEPTH`](crate::prompt::MAX_INJECTION_DEPTH) never placed.
+    pub depth: u32,
+    /// Its role (ignored in text completion outside IN_CHAT).
+    pub role: Role,
+    /// World Info scanning; never changes placement.
+    pub scan: bool,
+}
 
 /// Where the injection goes in the prompt (SillyTavern's extension prompt
 /// types; there is no AFTER_PROMPT).
@@ -118,13 +142,18 @@ pub const DEFAULT_TEMPLATE: &str = "# Story Memory\n\nThe following is a cumulat
 pub const DEFAULT_MESSAGE_RECAPS_TEMPLATE: &str = "# Recent Events\n\n{{message_recaps}}";
 
 mod declare;
+pub mod entity_types;
 mod fields;
+mod lore_instructions;
 mod recall;
 mod values;
 mod world_info;
+mod writing_instructions;
 
-pub use crate::recall::{DEFAULT_RECALL_TEMPLATE, MAX_CHUNK_CHARS, MIN_CHUNK_CHARS};
-pub use recall::{ChatIds, MAX_RECALL_CHATS, check_recall_chats, recall_fraction, recall_range};
+pub use recall::{
+    ChatIds, DEFAULT_RECALL_TEMPLATE, MAX_CHUNK_CHARS, MAX_RECALL_CHATS, MIN_CHUNK_CHARS,
+    check_recall_chats, recall_fraction,
+};
 
 pub use crate::settings_table;
 use declare::{checked, declare_settings};
@@ -133,7 +162,7 @@ pub use world_info::{
     BookNames, CharacterStrategy, MAX_BOOK_NAME_BYTES, MAX_BOOKS_PER_LIST, WI_BUDGET_CAP_MAX,
     WI_BUDGET_MAX, WI_BUDGET_MIN, WI_DEPTH_MAX, WI_MAX_RECURSION_STEPS_MAX,
     WI_MIN_ACTIVATIONS_DEPTH_MAX_MAX, WI_MIN_ACTIVATIONS_MAX, book_names, check_book_name,
-    optional_book_name, wi_range,
+    optional_book_name,
 };
 
 // Settings, SettingsPatch, ApiSettings, FIELD_NAMES and their operations.
@@ -189,12 +218,18 @@ pub fn check_depth(value: i32) -> Result<u32, DomainError> {
 
 /// The check of a depth setting whose errors name `field`: 0..=[`MAX_DEPTH`].
 pub fn depth_in_range(field: &'static str) -> impl Fn(i32) -> Result<u32, DomainError> {
+    range(field, 0, MAX_DEPTH)
+}
+
+/// The one check of an integer setting whose errors name `field`:
+/// `low..=high` (every feature's ranged settings use it).
+pub fn range(field: &'static str, low: u32, high: u32) -> impl Fn(i32) -> Result<u32, DomainError> {
     move |value| {
         u32::try_from(value)
             .ok()
-            .filter(|d| *d <= MAX_DEPTH)
+            .filter(|v| (low..=high).contains(v))
             .ok_or_else(|| {
-                DomainError::invalid(field, format!("{value} is outside 0..={MAX_DEPTH}"))
+                DomainError::invalid(field, format!("{value} is outside {low}..={high}"))
             })
     }
 }
@@ -249,11 +284,8 @@ pub fn check_temperature(value: f64) -> Result<Milli, DomainError> {
     milli_in_range("settings.llm_temperature", value, 2)
 }
 
-fn in_range(field: &str, value: i32, low: u32, high: u32) -> Result<u32, DomainError> {
-    u32::try_from(value)
-        .ok()
-        .filter(|v| (low..=high).contains(v))
-        .ok_or_else(|| DomainError::invalid(field, format!("{value} is outside {low}..={high}")))
+fn in_range(field: &'static str, value: i32, low: u32, high: u32) -> Result<u32, DomainError> {
+    range(field, low, high)(value)
 }
 
 /// Checks a wire `running_recap_min_ratio`: a number in 0..=1, kept to

@@ -27,8 +27,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::jobs::{JobKind, clip};
-use crate::writing::answer::{find_object, value_excerpt};
+use crate::jobs::{JobKind, LoreStep, RequestKind, clip};
+use crate::request::answer::{find_object, value_excerpt};
 
 use super::clean::{clean_content, clean_name, defuse_key};
 use super::{Entity, LoreAnswer, Skipped};
@@ -43,17 +43,20 @@ pub const SKIPPED_QUOTE_CHARS: usize = 40;
 
 /// Reads the answer `text` to a lore job of `kind`; the error is the reason.
 pub fn parse_answer(kind: JobKind, text: &str) -> Result<LoreAnswer, String> {
-    match kind {
-        JobKind::LoreExtract => {
+    let RequestKind::Lore(step) = kind.request() else {
+        return Err(format!("a {} job has no lore answer", kind.name()));
+    };
+    match step {
+        LoreStep::Extract => {
             let object = find_object(text, &[ENTITIES])?;
             let (entities, skipped) = entities(&object)?;
             Ok(LoreAnswer::Entities { entities, skipped })
         }
-        JobKind::LoreResolve => {
+        LoreStep::Resolve => {
             let object = find_object(text, &UID)?;
             resolved(&object).map(LoreAnswer::Resolved)
         }
-        JobKind::LoreMerge => {
+        LoreStep::Merge => {
             let object = find_object(text, &CONTENT[..1])?;
             let content = content(&object, &CONTENT[..1])?;
             let mut skipped = Vec::new();
@@ -83,15 +86,10 @@ pub fn parse_answer(kind: JobKind, text: &str) -> Result<LoreAnswer, String> {
                 skipped,
             })
         }
-        JobKind::LoreCompact => {
+        LoreStep::Compact => {
             let object = find_object(text, &CONTENT)?;
             content(&object, &CONTENT).map(LoreAnswer::Compacted)
         }
-        JobKind::DetectSceneBreak
-        | JobKind::SceneRecap
-        | JobKind::RunningRecap
-        | JobKind::MessageRecap
-        | JobKind::Index => Err(format!("a {} job has no lore answer", kind.name())),
     }
 }
 

@@ -15,51 +15,13 @@
 //! - Compaction: the content passes the text checks and is shorter than
 //!   the entry it compacts.
 
-use crate::writing::AnswerCheck;
+use crate::request::check::AnswerCheck;
+pub use crate::request::check::{LoreCheck, LoreRule};
 
 use super::LoreAnswer;
 
 /// The most entities one extraction may answer.
 pub const MAX_ENTITIES: usize = 32;
-
-/// The rule of one lore request's answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum LoreRule {
-    /// Not a lore request: a lore answer to it is refused.
-    #[default]
-    NotLore,
-    /// Extraction: the types an entity may have.
-    Extract {
-        /// The chat's entity type names.
-        types: Vec<String>,
-    },
-    /// Resolution: the uids the request listed.
-    Resolve {
-        /// The listed uids.
-        uids: Vec<String>,
-    },
-    /// Merge: the content's bounds.
-    Merge {
-        /// The fewest characters the new content may have.
-        min_chars: usize,
-        /// How `min_chars` was reached, for the reason.
-        basis: String,
-        /// The most characters it may have.
-        max_chars: usize,
-    },
-    /// Compaction: the content must have fewer characters than this.
-    Compact {
-        /// The entry's characters.
-        shorter_than: usize,
-    },
-}
-
-/// What a lore answer must hold to, made with its request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LoreCheck {
-    /// The request's rule.
-    pub rule: LoreRule,
-}
 
 impl LoreCheck {
     /// Whether `answer` may land; `outer` is the request's whole check (its

@@ -17,14 +17,13 @@
 //! | `{{lore_registry}}` | the book's entries, one per line with its uid, the candidates first (at most [`MAX_LISTED`]) | resolution |
 
 use crate::chat::Chat;
-use crate::jobs::{JobKind, ReadSet, fingerprint_text};
+use crate::jobs::{JobKind, LoreStep, ReadSet, RequestKind, fingerprint_text};
+use crate::request::check::AnswerCheck;
+use crate::request::macros::{CHAR, SCENE_MESSAGES, SCENE_RECAP, USER, expand, one_line, speakers};
+use crate::request::prepared::{Bound, PrepareError, Prepared, Scene, instructions, prepared};
+use crate::request::schema::recap_max_chars;
 use crate::settings::Settings;
 use crate::world_info::book::Book;
-use crate::writing::check::AnswerCheck;
-use crate::writing::macros::{CHAR, SCENE_MESSAGES, SCENE_RECAP, USER, expand, one_line, speakers};
-use crate::writing::prepare::{Bound, Scene, instructions, prepared};
-use crate::writing::schema::recap_max_chars;
-use crate::writing::{PrepareError, Prepared};
 
 use super::check::{LoreCheck, LoreRule};
 use super::edit::entry_fingerprint;
@@ -97,8 +96,14 @@ pub fn prepare(
         expand(template, &values)
     };
     let template = instructions(kind, settings);
-    let (request, read, rule, uids) = match kind {
-        JobKind::LoreExtract => {
+    let RequestKind::Lore(step) = kind.request() else {
+        return Err(PrepareError::Gone(format!(
+            "a {} job is not a lore job",
+            kind.name()
+        )));
+    };
+    let (request, read, rule, uids) = match step {
+        LoreStep::Extract => {
             let scene = scene?;
             let types = type_lines(settings);
             let request = common(
@@ -118,7 +123,7 @@ pub fn prepare(
             };
             (request, read, rule, Vec::new())
         }
-        JobKind::LoreResolve => {
+        LoreStep::Resolve => {
             let scene = scene?;
             let entity = task_entity(lore)?;
             let book = lore.book.ok_or_else(nothing_listed)?;
@@ -150,7 +155,7 @@ pub fn prepare(
             };
             (request, read, rule, listed)
         }
-        JobKind::LoreMerge => {
+        LoreStep::Merge => {
             let scene = scene?;
             let entity = task_entity(lore)?;
             let (registry, uid) = task_entry(lore, settings)?;
@@ -183,7 +188,7 @@ pub fn prepare(
             };
             (request, read, rule, Vec::new())
         }
-        JobKind::LoreCompact => {
+        LoreStep::Compact => {
             let (registry, uid) = task_entry(lore, settings)?;
             let entry = writable(&registry, &uid)?;
             let kind_name = if entry.kind.is_empty() {
@@ -207,16 +212,6 @@ pub fn prepare(
                 shorter_than: entry.content.trim().chars().count(),
             };
             (request, read, rule, Vec::new())
-        }
-        JobKind::DetectSceneBreak
-        | JobKind::SceneRecap
-        | JobKind::RunningRecap
-        | JobKind::MessageRecap
-        | JobKind::Index => {
-            return Err(PrepareError::Gone(format!(
-                "a {} job is not a lore job",
-                kind.name()
-            )));
         }
     };
     bound.check(&request)?;

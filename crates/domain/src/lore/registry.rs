@@ -163,12 +163,12 @@ impl Registry {
                 let summary = if entry.synopsis.is_empty() {
                     String::new()
                 } else {
-                    format!(" - {}", crate::writing::macros::one_line(&entry.synopsis))
+                    format!(" - {}", crate::request::macros::one_line(&entry.synopsis))
                 };
                 format!(
                     "- uid {}: {kind}\"{}\"{also}{summary}",
                     entry.uid,
-                    crate::writing::macros::one_line(&entry.name)
+                    crate::request::macros::one_line(&entry.name)
                 )
             })
             .collect();

@@ -12,9 +12,9 @@
 
 use serde_json::{Value, json};
 
-use crate::jobs::JobKind;
+use crate::jobs::{JobKind, LoreStep, RequestKind};
+use crate::request::schema::{object, recap_max_chars};
 use crate::settings::Settings;
-use crate::writing::schema::{object, recap_max_chars};
 
 use super::check::MAX_ENTITIES;
 
@@ -30,8 +30,11 @@ pub fn answer_schema(kind: JobKind, settings: &Settings, uids: &[String]) -> (&'
         "minLength": 1,
         "maxLength": recap_max_chars(settings),
     });
-    match kind {
-        JobKind::LoreExtract => {
+    let RequestKind::Lore(step) = kind.request() else {
+        return ("not_lore", object(json!({})));
+    };
+    match step {
+        LoreStep::Extract => {
             let types: Vec<&str> = settings
                 .lore_entity_types
                 .types()
@@ -51,7 +54,7 @@ pub fn answer_schema(kind: JobKind, settings: &Settings, uids: &[String]) -> (&'
                 })),
             )
         }
-        JobKind::LoreResolve => {
+        LoreStep::Resolve => {
             let uid = if uids.is_empty() {
                 json!({"type": "null"})
             } else {
@@ -59,19 +62,14 @@ pub fn answer_schema(kind: JobKind, settings: &Settings, uids: &[String]) -> (&'
             };
             ("lore_resolve", object(json!({ "uid": uid })))
         }
-        JobKind::LoreMerge => (
+        LoreStep::Merge => (
             "lore_merge",
             object(json!({
                 "content": content,
                 "name": {"anyOf": [{"type": "string"}, {"type": "null"}]},
             })),
         ),
-        JobKind::LoreCompact => ("lore_compact", object(json!({ "content": content }))),
-        JobKind::DetectSceneBreak
-        | JobKind::SceneRecap
-        | JobKind::RunningRecap
-        | JobKind::MessageRecap
-        | JobKind::Index => ("not_lore", object(json!({}))),
+        LoreStep::Compact => ("lore_compact", object(json!({ "content": content }))),
     }
 }
 

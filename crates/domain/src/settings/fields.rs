@@ -15,7 +15,8 @@
 //!    (as `optional`, so that an update can leave it out).
 //! 2. Add a row here, at the end, named as in the proto. A boolean, a
 //!    string or one of the enums needs no check; an integer needs one (see
-//!    the existing rows). An `Option<T>` type makes a setting whose default
+//!    the existing rows: a range is `range(field, low, high)`, the one
+//!    range check of every feature's settings). An `Option<T>` type makes a setting whose default
 //!    is unset and that only `clear` unsets.
 //! 3. Add the setting to the settings table of docs/settings.md. The integration
 //!    tests (`api_settings`) check every row and its default against what
@@ -137,18 +138,18 @@ macro_rules! settings_table {
             /// Messages of the chat (newest first) World Info scans; an
             /// entry's own `scanDepth` wins.
             world_info_depth: u32 = 2,
-                checked by wi_range("settings.world_info_depth", 0, WI_DEPTH_MAX);
+                checked by range("settings.world_info_depth", 0, WI_DEPTH_MAX);
             /// Passes go on, each one message deeper, until this many entries
             /// are active; 0 turns it off.
             world_info_min_activations: u32 = 0,
-                checked by wi_range(
+                checked by range(
                     "settings.world_info_min_activations",
                     0,
                     WI_MIN_ACTIVATIONS_MAX,
                 );
             /// How deep `world_info_min_activations` may scan; 0: the whole chat.
             world_info_min_activations_depth_max: u32 = 0,
-                checked by wi_range(
+                checked by range(
                     "settings.world_info_min_activations_depth_max",
                     0,
                     WI_MIN_ACTIVATIONS_DEPTH_MAX_MAX,
@@ -156,10 +157,10 @@ macro_rules! settings_table {
             /// The token budget of activated entries, in percent of
             /// `max_context_tokens`.
             world_info_budget: u32 = 25,
-                checked by wi_range("settings.world_info_budget", WI_BUDGET_MIN, WI_BUDGET_MAX);
+                checked by range("settings.world_info_budget", WI_BUDGET_MIN, WI_BUDGET_MAX);
             /// The most tokens the budget may be; 0: no cap.
             world_info_budget_cap: u32 = 0,
-                checked by wi_range("settings.world_info_budget_cap", 0, WI_BUDGET_CAP_MAX);
+                checked by range("settings.world_info_budget_cap", 0, WI_BUDGET_CAP_MAX);
             /// Whether scanned messages carry their speaker's name (`name: text`).
             world_info_include_names: bool = true;
             /// Whether activated entries' contents are scanned in turn (recursion).
@@ -175,7 +176,7 @@ macro_rules! settings_table {
             world_info_character_strategy: CharacterStrategy = CharacterStrategy::CharacterFirst;
             /// The most scan passes (recursion included); 0: no limit.
             world_info_max_recursion_steps: u32 = 0,
-                checked by wi_range(
+                checked by range(
                     "settings.world_info_max_recursion_steps",
                     0,
                     WI_MAX_RECURSION_STEPS_MAX,
@@ -211,14 +212,14 @@ macro_rules! settings_table {
             lore_book_name_template: String = DEFAULT_LORE_BOOK_NAME_TEMPLATE.to_owned();
             /// An entry past this many tokens is compacted; 0 turns compaction off.
             lore_compaction_threshold: u32 = 1000,
-                checked by wi_range("settings.lore_compaction_threshold", 0, LORE_TOKENS_MAX);
+                checked by range("settings.lore_compaction_threshold", 0, LORE_TOKENS_MAX);
             /// The most entries the chat's book may hold; new entities past it
             /// are not written.
             lore_max_entries: u32 = 500,
-                checked by wi_range("settings.lore_max_entries", 1, LORE_MAX_ENTRIES_MAX);
+                checked by range("settings.lore_max_entries", 1, LORE_MAX_ENTRIES_MAX);
             /// The most keys an entry recapd writes has.
             lore_max_keys: u32 = 10,
-                checked by wi_range("settings.lore_max_keys", 1, LORE_MAX_KEYS_MAX);
+                checked by range("settings.lore_max_keys", 1, LORE_MAX_KEYS_MAX);
             /// Whether a new chat book starts with copies of the entries of the
             /// books that apply to the chat (global, character, persona).
             lore_seed_from_active_books: bool = false;
@@ -229,14 +230,14 @@ macro_rules! settings_table {
             recall_enabled: bool = false;
             /// How many of the latest messages make the recall tier's query.
             recall_query_messages: u32 = 2,
-                checked by recall_range("settings.recall_query_messages", 1, 100);
+                checked by range("settings.recall_query_messages", 1, 100);
             /// Passages of the latest this many messages (not hidden by hand)
             /// are not recalled: the prompt has them.
             recall_exclude_recent: u32 = 10,
-                checked by recall_range("settings.recall_exclude_recent", 0, 100_000);
+                checked by range("settings.recall_exclude_recent", 0, 100_000);
             /// The most tokens of recalled passages the tier injects.
             recall_max_tokens: u32 = 500,
-                checked by recall_range("settings.recall_max_tokens", 0, 100_000);
+                checked by range("settings.recall_max_tokens", 0, 100_000);
             /// Passages whose fused score (0..=1) is lower are not recalled.
             recall_min_score: Milli = Milli(0), checked by recall_fraction("settings.recall_min_score");
             /// The recall tier's template; `{{recall}}` is replaced by the passages.
@@ -251,7 +252,7 @@ macro_rules! settings_table {
             recall_scan: bool = false;
             /// The longest passage (chunk) a message is cut into, in characters.
             recall_chunk_chars: u32 = 1000,
-                checked by recall_range("settings.recall_chunk_chars", MIN_CHUNK_CHARS, MAX_CHUNK_CHARS);
+                checked by range("settings.recall_chunk_chars", MIN_CHUNK_CHARS, MAX_CHUNK_CHARS);
             /// A passage enters the vector ranking only with at least this
             /// cosine similarity to the query (0..=1).
             recall_min_similarity: Milli = Milli(250),

@@ -9,6 +9,15 @@ use crate::ids::check_chat_id;
 /// The most chats `recall_chats` may name.
 pub const MAX_RECALL_CHATS: usize = 100;
 
+/// The recall tier's default template (`recall_template`).
+pub const DEFAULT_RECALL_TEMPLATE: &str =
+    "Earlier in this story (recalled passages, best match first):\n{{recall}}";
+
+/// The longest chunk setting, in characters.
+pub const MAX_CHUNK_CHARS: u32 = 100_000;
+/// The shortest chunk setting, in characters.
+pub const MIN_CHUNK_CHARS: u32 = 50;
+
 /// Other chats of the same tenant whose history a chat's recall also
 /// searches (`recall_chats`), in the order given; empty by default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -41,23 +50,6 @@ pub fn check_recall_chats(value: ChatIds) -> Result<ChatIds, DomainError> {
         }
     }
     Ok(ChatIds(kept))
-}
-
-/// The check of an integer recall setting whose errors name `field`:
-/// `low..=high`.
-pub fn recall_range(
-    field: &'static str,
-    low: u32,
-    high: u32,
-) -> impl Fn(i32) -> Result<u32, DomainError> {
-    move |value| {
-        u32::try_from(value)
-            .ok()
-            .filter(|v| (low..=high).contains(v))
-            .ok_or_else(|| {
-                DomainError::invalid(field, format!("{value} is outside {low}..={high}"))
-            })
-    }
 }
 
 /// The check of a recall score setting whose errors name `field`: a

@@ -129,23 +129,6 @@ pub fn optional_book_name(field: &'static str) -> impl Fn(String) -> Result<Stri
     }
 }
 
-/// The check of an integer World Info setting whose errors name `field`:
-/// `low..=high`.
-pub fn wi_range(
-    field: &'static str,
-    low: u32,
-    high: u32,
-) -> impl Fn(i32) -> Result<u32, DomainError> {
-    move |value| {
-        u32::try_from(value)
-            .ok()
-            .filter(|v| (low..=high).contains(v))
-            .ok_or_else(|| {
-                DomainError::invalid(field, format!("{value} is outside {low}..={high}"))
-            })
-    }
-}
-
 /// `world_info_depth`'s range: SillyTavern's slider, 0..=1000
 /// (index.html:4712, `MAX_SCAN_DEPTH` world-info.js:98).
 pub const WI_DEPTH_MAX: u32 = 1000;

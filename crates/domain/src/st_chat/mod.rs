@@ -95,7 +95,7 @@ pub fn message_id(index: usize) -> String {
 mod read;
 mod read_header;
 mod read_message;
-pub mod verbatim;
+pub use crate::verbatim;
 pub mod world_info;
 mod write;
 

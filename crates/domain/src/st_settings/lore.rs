@@ -30,8 +30,8 @@ use serde_json::{Map, Value};
 
 use super::{ImportedSettings, boolean, checked_count, invalid};
 use crate::DomainError;
-use crate::lore::types::{EntityType, EntityTypes};
-use crate::settings::{self, LORE_TOKENS_MAX, SettingsPatch};
+use crate::settings::entity_types::EntityType;
+use crate::settings::{self, EntityTypes, LORE_TOKENS_MAX, SettingsPatch};
 
 /// The extension's compaction threshold, in its own object.
 pub(super) const COMPACTION_THRESHOLD_KEY: &str = "auto_lorebooks_compaction_threshold";
@@ -64,7 +64,7 @@ pub(super) fn compaction_threshold(
     key: &str,
     value: &Value,
 ) -> Result<(), DomainError> {
-    let check = settings::wi_range("settings.lore_compaction_threshold", 0, LORE_TOKENS_MAX);
+    let check = settings::range("settings.lore_compaction_threshold", 0, LORE_TOKENS_MAX);
     let at_least = checked_count(key, value, check)?;
     patch.lore_compaction_threshold = Some(at_least.saturating_sub(1).max(1));
     Ok(())

@@ -43,12 +43,12 @@ const PERSONA_BOOK_KEY: &str = "persona_description_lorebook";
 /// clears) the recapd setting of the same name.
 const KEYS: [(&str, Reader); 12] = [
     ("world_info_depth", |p, k, v| {
-        let check = settings::wi_range("settings.world_info_depth", 0, WI_DEPTH_MAX);
+        let check = settings::range("settings.world_info_depth", 0, WI_DEPTH_MAX);
         p.world_info_depth = Some(checked_count(k, v, check)?);
         Ok(())
     }),
     ("world_info_min_activations", |p, k, v| {
-        let check = settings::wi_range(
+        let check = settings::range(
             "settings.world_info_min_activations",
             0,
             WI_MIN_ACTIVATIONS_MAX,
@@ -57,7 +57,7 @@ const KEYS: [(&str, Reader); 12] = [
         Ok(())
     }),
     ("world_info_min_activations_depth_max", |p, k, v| {
-        let check = settings::wi_range(
+        let check = settings::range(
             "settings.world_info_min_activations_depth_max",
             0,
             WI_MIN_ACTIVATIONS_DEPTH_MAX_MAX,
@@ -66,7 +66,7 @@ const KEYS: [(&str, Reader); 12] = [
         Ok(())
     }),
     ("world_info_budget", |p, k, v| {
-        let check = settings::wi_range("settings.world_info_budget", WI_BUDGET_MIN, WI_BUDGET_MAX);
+        let check = settings::range("settings.world_info_budget", WI_BUDGET_MIN, WI_BUDGET_MAX);
         // SillyTavern's own migration of budgets from before they were
         // percentages (world-info.js:945-948).
         let budget = if integer(k, v)? > 100 {
@@ -78,7 +78,7 @@ const KEYS: [(&str, Reader); 12] = [
         Ok(())
     }),
     ("world_info_budget_cap", |p, k, v| {
-        let check = settings::wi_range("settings.world_info_budget_cap", 0, WI_BUDGET_CAP_MAX);
+        let check = settings::range("settings.world_info_budget_cap", 0, WI_BUDGET_CAP_MAX);
         p.world_info_budget_cap = Some(checked_count(k, v, check)?);
         Ok(())
     }),
@@ -114,7 +114,7 @@ const KEYS: [(&str, Reader); 12] = [
         Ok(())
     }),
     ("world_info_max_recursion_steps", |p, k, v| {
-        let check = settings::wi_range(
+        let check = settings::range(
             "settings.world_info_max_recursion_steps",
             0,
             WI_MAX_RECURSION_STEPS_MAX,

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use super::scan::sort_by_order_desc;
 use super::types::{Activated, WiPosition};
-use crate::prompt::ExtensionPrompt;
+use crate::settings::ExtensionPrompt;
 use crate::settings::{Position, Role};
 
 /// The depth SillyTavern looks an at-depth entry's group up with when the

@@ -26,6 +26,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
 use crate::DomainError;
+use crate::settings::Settings;
 
 use super::entry::Entry;
 use super::entry::js::array_index;
@@ -109,6 +110,29 @@ pub struct ScanSettings {
     pub character_strategy: CharacterStrategy,
     /// Most passes; 0: no cap.
     pub max_recursion_steps: u32,
+}
+
+impl From<&Settings> for ScanSettings {
+    /// The scan's settings from recapd's `world_info_*` settings (the one
+    /// place they are read, so that no caller copies them by hand).
+    fn from(settings: &Settings) -> ScanSettings {
+        ScanSettings {
+            depth: settings.world_info_depth,
+            min_activations: settings.world_info_min_activations,
+            min_activations_depth_max: settings.world_info_min_activations_depth_max,
+            budget_percent: settings.world_info_budget,
+            budget_cap: settings.world_info_budget_cap,
+            include_names: settings.world_info_include_names,
+            recursive: settings.world_info_recursive,
+            case_sensitive: settings.world_info_case_sensitive,
+            match_whole_words: settings.world_info_match_whole_words,
+            use_group_scoring: settings.world_info_use_group_scoring,
+            character_strategy: CharacterStrategy::from_number(
+                settings.world_info_character_strategy.st_number(),
+            ),
+            max_recursion_steps: settings.world_info_max_recursion_steps,
+        }
+    }
 }
 
 /// One book: its name and its entries.

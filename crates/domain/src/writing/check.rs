@@ -27,37 +27,13 @@
 
 use super::answer::Answer;
 use crate::jobs::JobKind;
-
-/// The most characters a placeholder has between its angle brackets;
-/// longer `<...>` spans of the instructions are not placeholders.
-pub const PLACEHOLDER_MAX_CHARS: usize = 80;
-
-/// What an answer to one request is checked against, made with the
-/// request ([`super::prepare::Prepared::check`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AnswerCheck {
-    /// The instructions' placeholders, as written (`<the recap>`).
-    pub placeholders: Vec<String>,
-    /// Merge only: the fewest characters the new running recap may have.
-    pub min_recap_chars: usize,
-    /// Merge only: how `min_recap_chars` was reached, for the reason.
-    pub min_recap_basis: String,
-    /// Lore jobs only: what their answer must hold to (types, uids,
-    /// lengths).
-    pub lore: crate::lore::check::LoreCheck,
-}
+use crate::lore::check::LoreCheck;
+pub use crate::request::check::{AnswerCheck, PLACEHOLDER_MAX_CHARS, placeholders};
 
 impl AnswerCheck {
-    /// The check of answers to `instructions` (the kind's prompt setting,
-    /// before its macros are replaced).
-    pub fn for_instructions(instructions: &str) -> AnswerCheck {
-        AnswerCheck {
-            placeholders: placeholders(instructions),
-            ..AnswerCheck::default()
-        }
-    }
-
-    /// Whether `answer` may be stored; the error is the reason.
+    /// Whether `answer` may be stored; the error is the reason. (The
+    /// check's data is the request kernel's, [`crate::request::check`];
+    /// a lore answer is [`LoreCheck::check`]'s.)
     pub fn check(&self, answer: &Answer) -> Result<(), String> {
         match answer {
             Answer::Break(_) | Answer::NoBreak { .. } => Ok(()),
@@ -80,49 +56,6 @@ impl AnswerCheck {
                 Ok(())
             }
         }
-    }
-
-    /// Checks one text; `shape` refuses any placeholder-shaped text too.
-    pub fn text(&self, field: &str, text: &str, shape: bool) -> Result<(), String> {
-        let text = text.trim();
-        if text.is_empty() {
-            return Err(format!("the answer's {field} is empty"));
-        }
-        let bare = |p: &str| {
-            p.trim_start_matches('<')
-                .trim_end_matches('>')
-                .trim()
-                .to_lowercase()
-        };
-        let lower = text.to_lowercase();
-        let shaped = shape
-            && text.starts_with('<')
-            && text.ends_with('>')
-            && text.chars().count() <= PLACEHOLDER_MAX_CHARS + 2
-            && !text[1..text.len() - 1].contains(['<', '>']);
-        // Without its brackets only a placeholder of several words is
-        // refused: a prompt's `<Alice>` must not refuse the name Alice.
-        let is_placeholder = |p: &String| {
-            lower == p.to_lowercase() || (bare(p).contains(' ') && bare(&lower) == bare(p))
-        };
-        // Reasons name the instructions' placeholder, never the answer's
-        // text: a job's error shows recapd's words only.
-        if let Some(placeholder) = self.placeholders.iter().find(|p| is_placeholder(p)) {
-            return Err(format!(
-                "the answer's {field} is the instructions' placeholder {placeholder}"
-            ));
-        }
-        if shaped {
-            return Err(format!(
-                "the answer's {field} has the shape of a placeholder (one <...> and nothing else)"
-            ));
-        }
-        if unreplaced_macro(text).is_some() {
-            return Err(format!(
-                "the answer's {field} holds an unreplaced macro ({{{{name}}}})"
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -152,7 +85,7 @@ pub fn merge_check(
         placeholders: placeholders(instructions),
         min_recap_chars: min.min(cap),
         min_recap_basis: basis,
-        lore: crate::lore::check::LoreCheck::default(),
+        lore: LoreCheck::default(),
     }
 }
 
@@ -163,49 +96,6 @@ pub fn check_for(kind: JobKind, instructions: &str) -> AnswerCheck {
         JobKind::DetectSceneBreak => AnswerCheck::default(),
         _ => AnswerCheck::for_instructions(instructions),
     }
-}
-
-/// The `<...>` spans of `instructions` that may be placeholders: on one
-/// line, 1 to [`PLACEHOLDER_MAX_CHARS`] characters inside, not a closing
-/// tag (`</think>`), each once.
-pub fn placeholders(instructions: &str) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    let mut rest = instructions;
-    while let Some(open) = rest.find('<') {
-        let after = &rest[open + 1..];
-        let Some(close) = after.find(['>', '<', '\n']) else {
-            break;
-        };
-        if after[close..].starts_with('>') {
-            let inner = &after[..close];
-            let chars = inner.chars().count();
-            if (1..=PLACEHOLDER_MAX_CHARS).contains(&chars) && !inner.starts_with('/') {
-                let placeholder = format!("<{inner}>");
-                if !found.contains(&placeholder) {
-                    found.push(placeholder);
-                }
-            }
-        }
-        rest = &after[close..];
-    }
-    found
-}
-
-/// The first `{{name}}` of `text` whose name is letters, digits and `_`.
-fn unreplaced_macro(text: &str) -> Option<&str> {
-    let mut from = 0;
-    while let Some(open) = text[from..].find("{{") {
-        let start = from + open;
-        let after = &text[start + 2..];
-        let name_len = after
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .unwrap_or(after.len());
-        if name_len > 0 && after[name_len..].starts_with("}}") {
-            return Some(&text[start..start + 2 + name_len + 2]);
-        }
-        from = start + 2;
-    }
-    None
 }
 
 #[cfg(test)]

@@ -13,72 +13,24 @@
 //! `max_context_tokens - llm_max_tokens` tokens (counted by the caller's
 //! tokenizer), so that the answer still fits in the model's context.
 
-use serde_json::Value;
-
 use super::candidates::{Candidates, detection_candidates};
-use super::check::{AnswerCheck, check_for, merge_check};
+use super::check::{check_for, merge_check};
 use super::macros::{
     CHAR, CURRENT_RUNNING_RECAP, EARLIEST_ALLOWED_BREAK, MESSAGE, MESSAGES, SCENE_MESSAGES,
-    SCENE_RECAP, Speakers, USER, candidate_lines, expand, scene_line, speakers,
+    SCENE_RECAP, Speakers, USER, candidate_lines, expand, speakers,
 };
 use super::merge::merge_base;
 use super::schema::{answer_schema, recap_max_chars};
 use crate::chat::Chat;
-use crate::jobs::{JobKind, ReadSet, fingerprint, fingerprint_text, messages_unchanged};
+use crate::jobs::{
+    JobKind, ReadSet, RecapStep, RequestKind, fingerprint, fingerprint_text, messages_unchanged,
+};
 use crate::lore::prepare::LoreInput;
-use crate::message::Message;
+pub(crate) use crate::request::prepared::{
+    Bound, Scene, gone, instructions, prepared, visible_break,
+};
+pub use crate::request::prepared::{PrepareError, Prepared};
 use crate::settings::Settings;
-
-/// A request ready to send, and what it read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prepared {
-    /// The request, sent as one `user` message.
-    pub request: String,
-    /// What the request depends on, checked before its answer is applied.
-    pub read: ReadSet,
-    /// The job's message: for a detection the newest candidate it shows,
-    /// for the other kinds the message the job names.
-    pub message_id: String,
-    /// Detection only: the candidates the request shows, which the answer's
-    /// message number is resolved against ([`super::answer::parse_answer`]).
-    pub candidates: Option<Candidates>,
-    /// The name of the answer's JSON schema ([`super::schema`]).
-    pub schema_name: &'static str,
-    /// The answer's JSON schema, built from this request.
-    pub schema: Value,
-    /// What a parsed answer is checked against before it may land
-    /// ([`super::check`]).
-    pub check: AnswerCheck,
-}
-
-/// Why no request was made. The text is the reason, short enough for a
-/// job's `result` or `last_error`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PrepareError {
-    /// The job's message is gone or no longer what the job needs (not a
-    /// visible break any more, for a scene recap or a merge): the job is
-    /// cancelled with this reason.
-    #[error("{0}")]
-    Gone(String),
-    /// Nothing to ask (a detection with no valid break possible, a merge
-    /// whose break has no scene recap, a scene or message with no text to
-    /// recap): the job ends without a request, with this reason.
-    #[error("{0}")]
-    NothingToDo(String),
-    /// The request cannot fit `max_context_tokens - llm_max_tokens`: the
-    /// attempt fails with this reason.
-    #[error("{0}")]
-    TooLong(String),
-}
-
-impl PrepareError {
-    /// The reason, as displayed.
-    pub fn reason(&self) -> &str {
-        match self {
-            PrepareError::Gone(r) | PrepareError::NothingToDo(r) | PrepareError::TooLong(r) => r,
-        }
-    }
-}
 
 /// The request of a job of `kind` on `chat` under `settings`. `message_id`
 /// is the job's message (ignored by a detection, which looks at the open
@@ -114,12 +66,9 @@ pub fn prepare(
 ) -> Result<Prepared, PrepareError> {
     let bound = Bound::of(settings, count_tokens);
     let names = speakers(chat);
-    let mut prepared = match kind {
-        JobKind::DetectSceneBreak => detection(chat, settings, &names, &bound),
-        JobKind::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
-        JobKind::RunningRecap => merge(chat, settings, &names, message_id, &bound),
-        JobKind::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
-        JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
+    let step = match kind.request() {
+        RequestKind::Recap(step) => step,
+        RequestKind::Lore(_) => {
             // A lore request makes its own schema and check (a resolution's
             // schema lists the uids it shows).
             return crate::lore::prepare::prepare(
@@ -133,11 +82,17 @@ pub fn prepare(
         }
         // Index jobs ask the embeddings endpoint, never the LLM (the
         // engine's index lane prepares them).
-        JobKind::Index => {
+        RequestKind::Embeddings => {
             return Err(PrepareError::Gone(
                 "an index job is not written with the LLM".to_owned(),
             ));
         }
+    };
+    let mut prepared = match step {
+        RecapStep::DetectSceneBreak => detection(chat, settings, &names, &bound),
+        RecapStep::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
+        RecapStep::RunningRecap => merge(chat, settings, &names, message_id, &bound),
+        RecapStep::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
     }?;
     let (name, schema) = answer_schema(kind, settings, prepared.candidates.as_ref());
     prepared.schema_name = name;
@@ -146,40 +101,6 @@ pub fn prepare(
         prepared.check = check_for(kind, instructions(kind, settings));
     }
     Ok(prepared)
-}
-
-/// The instructions (prompt setting) of `kind`.
-pub(crate) fn instructions(kind: JobKind, settings: &Settings) -> &str {
-    match kind {
-        JobKind::DetectSceneBreak => &settings.scene_break_prompt,
-        JobKind::SceneRecap => &settings.scene_recap_prompt,
-        JobKind::RunningRecap => &settings.running_recap_prompt,
-        JobKind::MessageRecap => &settings.message_recap_prompt,
-        JobKind::LoreExtract => &settings.lore_extract_prompt,
-        JobKind::LoreResolve => &settings.lore_resolve_prompt,
-        JobKind::LoreMerge => &settings.lore_merge_prompt,
-        JobKind::LoreCompact => &settings.lore_compact_prompt,
-        JobKind::Index => "",
-    }
-}
-
-/// A prepared request of one of the kinds' builders; [`prepare`] adds the
-/// schema and (but for a merge, whose builder makes its own) the check.
-pub(crate) fn prepared(
-    request: String,
-    read: ReadSet,
-    message_id: String,
-    candidates: Option<Candidates>,
-) -> Prepared {
-    Prepared {
-        request,
-        read,
-        message_id,
-        candidates,
-        schema_name: "",
-        schema: Value::Null,
-        check: AnswerCheck::default(),
-    }
 }
 
 /// Whether what a job of `kind` on `message_id` read (`read`, from its
@@ -203,56 +124,6 @@ pub fn read_unchanged(kind: JobKind, read: &ReadSet, chat: &Chat, message_id: &s
         .map(fingerprint_text);
     merge_base(chat, message_id).map(|v| v.version) == read.recap_version
         && scene_recap == read.scene_recap
-}
-
-/// The token bound of a request.
-pub(crate) struct Bound<'a> {
-    /// `max_context_tokens - llm_max_tokens`; `None`: no bound.
-    limit: Option<usize>,
-    settings: &'a Settings,
-    count_tokens: &'a dyn Fn(&str) -> usize,
-}
-
-impl<'a> Bound<'a> {
-    pub(crate) fn of(settings: &'a Settings, count_tokens: &'a dyn Fn(&str) -> usize) -> Bound<'a> {
-        let limit = settings.max_context_tokens.map(|max| {
-            usize::try_from(max.saturating_sub(settings.llm_max_tokens)).unwrap_or(usize::MAX)
-        });
-        Bound {
-            limit,
-            settings,
-            count_tokens,
-        }
-    }
-
-    fn fits(&self, request: &str) -> bool {
-        self.limit
-            .is_none_or(|limit| (self.count_tokens)(request) <= limit)
-    }
-
-    /// `Ok` when `request` fits; otherwise why not, with what it needs.
-    pub(crate) fn check(&self, request: &str) -> Result<(), PrepareError> {
-        let Some(limit) = self.limit else {
-            return Ok(());
-        };
-        let needed = (self.count_tokens)(request);
-        if needed <= limit {
-            return Ok(());
-        }
-        Err(PrepareError::TooLong(format!(
-            "the prompt needs {needed} tokens; {} allows {limit}",
-            self.explained()
-        )))
-    }
-
-    /// How the limit is made, for reasons.
-    fn explained(&self) -> String {
-        format!(
-            "max_context_tokens {} - llm_max_tokens {}",
-            self.settings.max_context_tokens.unwrap_or(0),
-            self.settings.llm_max_tokens
-        )
-    }
 }
 
 fn detection(
@@ -344,99 +215,6 @@ fn shortened(
         }
     }
     Ok(best)
-}
-
-/// The job's message when it exists and is a visible break.
-pub(crate) fn visible_break<'a>(
-    chat: &'a Chat,
-    message_id: &str,
-) -> Result<(i64, &'a Message), PrepareError> {
-    let (seq, message) = chat
-        .message(message_id)
-        .ok_or_else(|| PrepareError::Gone(gone(message_id)))?;
-    if !message.data().is_visible_scene_break() {
-        return Err(PrepareError::Gone(format!(
-            "message {message_id:?} is no longer a scene break"
-        )));
-    }
-    Ok((seq, message))
-}
-
-fn gone(message_id: &str) -> String {
-    format!("message {message_id:?} no longer exists")
-}
-
-/// The scene ending at a visible break: the messages after the previous
-/// visible break through the break itself, those hidden by hand and
-/// thoughts left out (auto-hide does not matter: old scenes can be read
-/// again).
-pub(crate) struct Scene<'a> {
-    /// The break message.
-    pub break_message: &'a Message,
-    /// The scene's visible messages, oldest first.
-    pub messages: Vec<&'a Message>,
-}
-
-impl<'a> Scene<'a> {
-    /// The scene of break `message_id`: [`PrepareError::Gone`] when the
-    /// message is missing or not a visible break,
-    /// [`PrepareError::NothingToDo`] when no message of it is visible.
-    pub(crate) fn of(chat: &'a Chat, message_id: &str) -> Result<Scene<'a>, PrepareError> {
-        let (break_seq, break_message) = visible_break(chat, message_id)?;
-        let previous = chat.scene_breaks().range(..break_seq).next_back().copied();
-        let messages: Vec<&Message> = chat
-            .messages()
-            .filter(|(seq, m)| {
-                previous.is_none_or(|p| *seq > p)
-                    && *seq <= break_seq
-                    && !m.hidden
-                    && !m.is_thoughts
-            })
-            .map(|(_, m)| m)
-            .collect();
-        if messages.is_empty() {
-            return Err(PrepareError::NothingToDo(format!(
-                "the scene ending at message {message_id:?} has no visible messages"
-            )));
-        }
-        Ok(Scene {
-            break_message,
-            messages,
-        })
-    }
-
-    /// `{{scene_messages}}`: one [`scene_line`] per message.
-    pub(crate) fn lines(&self) -> String {
-        let lines: Vec<String> = self.messages.iter().map(|m| scene_line(m)).collect();
-        lines.join("\n")
-    }
-
-    /// What reading the scene read: each message's fingerprint, the break's
-    /// too (a hidden break is not among the messages, but unhiding it
-    /// changes the scene).
-    pub(crate) fn read_messages(&self) -> Vec<(String, u64)> {
-        let mut read: Vec<(String, u64)> = self
-            .messages
-            .iter()
-            .map(|m| (m.id.as_str().to_owned(), fingerprint(m)))
-            .collect();
-        if !self.messages.iter().any(|m| m.id == self.break_message.id) {
-            read.push((
-                self.break_message.id.as_str().to_owned(),
-                fingerprint(self.break_message),
-            ));
-        }
-        read
-    }
-
-    /// The break's scene recap, when it has a non-empty one.
-    pub(crate) fn recap(&self) -> Option<&'a str> {
-        self.break_message
-            .data()
-            .scene_recap_memory
-            .as_deref()
-            .filter(|r| !r.trim().is_empty())
-    }
 }
 
 fn scene_recap(

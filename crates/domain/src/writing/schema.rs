@@ -19,7 +19,8 @@
 use serde_json::{Value, json};
 
 use super::candidates::Candidates;
-use crate::jobs::JobKind;
+use crate::jobs::{JobKind, RecapStep, RequestKind};
+pub use crate::request::schema::{CHARS_PER_TOKEN, object, recap_max_chars};
 use crate::settings::Settings;
 
 /// The most characters a scene name may have in a schema: the default
@@ -28,19 +29,6 @@ pub const SCENE_NAME_MAX_CHARS: usize = 100;
 /// The most characters a detection's rationale may have in a schema: the
 /// default instructions ask for one sentence.
 pub const RATIONALE_MAX_CHARS: usize = 400;
-/// Characters per token a recap's length limit allows: English averages
-/// about four characters per token, so a recap that fits `llm_max_tokens`
-/// fits this many characters.
-pub const CHARS_PER_TOKEN: u64 = 4;
-
-/// The most characters a recap may have in a schema:
-/// `llm_max_tokens * `[`CHARS_PER_TOKEN`], at least 1.
-pub fn recap_max_chars(settings: &Settings) -> u64 {
-    settings
-        .llm_max_tokens
-        .saturating_mul(CHARS_PER_TOKEN)
-        .max(1)
-}
 
 /// The schema of a job of `kind`'s answer, and its name. `candidates` is
 /// the detection's snapshot (ignored by the other kinds; a detection
@@ -55,8 +43,8 @@ pub fn answer_schema(
         "minLength": 1,
         "maxLength": recap_max_chars(settings),
     });
-    match kind {
-        JobKind::DetectSceneBreak => {
+    match kind.request() {
+        RequestKind::Recap(RecapStep::DetectSceneBreak) => {
             let breaks: Vec<usize> = candidates
                 .map(|c| c.valid_breaks().map(|c| c.index).collect())
                 .unwrap_or_default();
@@ -73,7 +61,7 @@ pub fn answer_schema(
                 })),
             )
         }
-        JobKind::SceneRecap => (
+        RequestKind::Recap(RecapStep::SceneRecap) => (
             "scene_recap",
             object(json!({
                 "scene_name": {
@@ -84,30 +72,18 @@ pub fn answer_schema(
                 "recap": recap,
             })),
         ),
-        JobKind::RunningRecap => ("running_recap", object(json!({ "recap": recap }))),
-        JobKind::MessageRecap => ("message_recap", object(json!({ "recap": recap }))),
+        RequestKind::Recap(RecapStep::RunningRecap) => {
+            ("running_recap", object(json!({ "recap": recap })))
+        }
+        RequestKind::Recap(RecapStep::MessageRecap) => {
+            ("message_recap", object(json!({ "recap": recap })))
+        }
         // A resolution's schema lists the uids its request shows; built
         // without a request, it allows only null.
-        JobKind::LoreExtract | JobKind::LoreResolve | JobKind::LoreMerge | JobKind::LoreCompact => {
-            crate::lore::schema::answer_schema(kind, settings, &[])
-        }
+        RequestKind::Lore(_) => crate::lore::schema::answer_schema(kind, settings, &[]),
         // An index job asks for vectors, with no schema.
-        JobKind::Index => ("index", object(json!({}))),
+        RequestKind::Embeddings => ("index", object(json!({}))),
     }
-}
-
-/// An object schema with `properties`, all of them required, no other.
-pub fn object(properties: Value) -> Value {
-    let required: Vec<String> = properties
-        .as_object()
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
 }
 
 #[cfg(test)]

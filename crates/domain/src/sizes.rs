@@ -1,8 +1,12 @@
 //! [`Footprint`] of the domain types a resident chat (and the engine
 //! around it) holds. Each destructures its type whole, so a new field
 //! does not compile until it is counted here.
+//!
+//! The trait and the counting rules stay at the bottom of the crate
+//! ([`crate::footprint`]); these impls sit at the top, above every type
+//! they count, so that counting a type never ties its module to another.
 
-use super::{Footprint, allocation_bytes};
+use crate::footprint::{Footprint, allocation_bytes, inline_only};
 use crate::ids::{ChatKey, Tenant};
 use crate::jobs::{Job, JobKind, JobState, Lease, ReadSet};
 use crate::message::{Message, MessageData, Swipe, SwipeData, Swipes};
@@ -12,9 +16,7 @@ use crate::settings::{
     BookNames, CharacterStrategy, ContextType, MaxTokensField, Milli, Position, Role,
     StructuredOutput, TokenizerKind,
 };
-use crate::st_chat::verbatim::{
-    FileSwipe, Kept, OwnData, StFile, StHeader, StMessage, StSwipe, StVersion,
-};
+use crate::verbatim::{FileSwipe, Kept, OwnData, StFile, StHeader, StMessage, StSwipe, StVersion};
 
 inline_only!(
     JobKind,
@@ -31,17 +33,17 @@ inline_only!(
     CharacterStrategy,
 );
 
-impl Footprint for crate::lore::EntityTypes {
+impl Footprint for crate::settings::entity_types::EntityTypes {
     fn heap_bytes(&self) -> usize {
         self.types()
             .iter()
             .map(|t| {
-                let crate::lore::EntityType {
+                let crate::settings::entity_types::EntityType {
                     name,
                     description,
                     constant: _,
                 } = t;
-                std::mem::size_of::<crate::lore::EntityType>()
+                std::mem::size_of::<crate::settings::entity_types::EntityType>()
                     + name.heap_bytes()
                     + description.heap_bytes()
             })
@@ -343,15 +345,15 @@ impl Footprint for Job {
 }
 
 /// A lore task's heap bytes: its entity's texts and its uids.
-fn lore_heap_bytes(task: &crate::lore::LoreTask) -> usize {
-    let crate::lore::LoreTask {
+fn lore_heap_bytes(task: &crate::jobs::LoreTask) -> usize {
+    let crate::jobs::LoreTask {
         entity,
         uid,
         candidates,
         compacted: _,
     } = task;
     entity.as_ref().map_or(0, |e| {
-        let crate::lore::Entity {
+        let crate::jobs::lore_data::Entity {
             kind,
             name,
             keywords,
