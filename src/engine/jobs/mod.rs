@@ -1,7 +1,10 @@
 //! Recaps written by recapd: the job queue's operations (queue, cancel,
-//! retry, list), what it holds ([`runtime`]), the runners that takes runnable jobs round-robin over
-//! chats and asks the LLM ([`runner`], [`attempt`]), and what events do to
-//! jobs ([`triggers`]).
+//! retry, list), what it holds ([`runtime`]), the runners that take
+//! runnable jobs round-robin over chats ([`runner`]), the one driver that
+//! claims, works and applies a job of any lane ([`lane`]), the lanes
+//! ([`recap`]: recap and lore jobs with the LLM; [`index`]: index jobs
+//! with the embeddings endpoint), and what events do to jobs
+//! ([`triggers`]).
 //!
 //! Every change of a job is made under its chat's lock and committed
 //! through the chat's commit path, together with the chat writes it goes
@@ -11,12 +14,13 @@
 //! the chat, so two replicas never both claim one job.
 
 mod apply;
-mod attempt;
 mod failure;
 mod index;
+mod lane;
 mod lore;
 mod options;
 mod queue;
+mod recap;
 mod runner;
 mod runtime;
 mod triggers;
@@ -75,10 +79,7 @@ impl Engine {
             "job"
         );
         if !job.state.is_terminal() {
-            match JobLane::of(job.kind) {
-                JobLane::Recap => self.jobs().wake.notify_one(),
-                JobLane::Index => self.jobs().index.wake.notify_one(),
-            }
+            self.jobs().lane(JobLane::of(job.kind)).wake.notify_one();
         }
         let _ = self.inner.job_changes.send(Arc::new(job));
     }
@@ -165,7 +166,7 @@ impl Engine {
     }
 
     fn wake_runner(&self) {
-        self.jobs().wake.notify_one();
+        self.jobs().recap.wake.notify_one();
     }
 
     /// GenerateSceneRecap: makes `message_id` a visible scene break if it
