@@ -23,7 +23,7 @@ use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
 use super::failure::JobFailure;
 use super::lane::Applying;
-use super::queue::{self, Changed, Origin, Queued};
+use super::queue::{self, Changed, Enqueue, Origin, Queued};
 
 /// The longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
@@ -230,12 +230,7 @@ impl Engine {
             match queue::queue(
                 resident,
                 &self.jobs().queue,
-                chat_id,
-                kind,
-                message_id,
-                origin,
-                now,
-                None,
+                Enqueue::new(chat_id, kind, message_id, origin, now),
             )? {
                 Queued::New(job) => vec![job],
                 Queued::Existing(_) | Queued::Dropped => Vec::new(),

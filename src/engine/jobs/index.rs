@@ -34,7 +34,7 @@ use super::super::{Engine, EngineError, Next};
 use super::apply::{Retries, fail, job_commit};
 use super::failure::Endpoint;
 use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
-use super::queue::{self, Origin, Queued};
+use super::queue::{self, Enqueue, Origin, Queued};
 
 /// What a batch's answer keeps: the vectors whose passages are unchanged
 /// (attached to `index`), how many were discarded, the trims of the texts
@@ -192,16 +192,8 @@ impl Engine {
             return Ok(None);
         }
         let now = self.now();
-        let queued = queue::queue(
-            resident,
-            &self.jobs().queue,
-            chat_id,
-            JobKind::Index,
-            "",
-            Origin::Automatic,
-            now,
-            None,
-        )?;
+        let work = Enqueue::new(chat_id, JobKind::Index, "", Origin::Automatic, now);
+        let queued = queue::queue(resident, &self.jobs().queue, work)?;
         let Queued::New(job) = queued else {
             return Ok(None);
         };

@@ -40,6 +40,7 @@ use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
 use super::{Engine, EngineError, Next};
 pub use options::QueueOptions;
+use queue::{Enqueue, Origin};
 pub(super) use queue::{Queued, finish};
 pub(super) use runtime::JobsRuntime;
 pub use runtime::{Embedder, JobsConfig, RecapWriter};
@@ -129,16 +130,9 @@ impl Engine {
                 next,
                 depends_on,
             } = prepare(resident)?;
-            let queued = queue::queue(
-                resident,
-                &self.jobs().queue,
-                chat_id,
-                kind,
-                message_id,
-                queue::Origin::Request,
-                self.now(),
-                depends_on,
-            )?;
+            let work = Enqueue::new(chat_id, kind, message_id, Origin::Request, self.now())
+                .after(depends_on);
+            let queued = queue::queue(resident, &self.jobs().queue, work)?;
             let (job, fresh) = match queued {
                 Queued::Existing(job) => (job, None),
                 Queued::New(job) => (job.clone(), Some(job)),
@@ -299,16 +293,8 @@ impl Engine {
             let mut jobs = Vec::with_capacity(message_ids.len());
             let mut fresh = Vec::new();
             for id in message_ids {
-                match queue::queue(
-                    resident,
-                    &self.jobs().queue,
-                    chat_id,
-                    JobKind::MessageRecap,
-                    id,
-                    queue::Origin::Request,
-                    now,
-                    None,
-                )? {
+                let work = Enqueue::new(chat_id, JobKind::MessageRecap, id, Origin::Request, now);
+                match queue::queue(resident, &self.jobs().queue, work)? {
                     Queued::Existing(job) => jobs.push(job),
                     Queued::New(job) => {
                         jobs.push(job.clone());
