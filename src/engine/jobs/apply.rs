@@ -1,54 +1,50 @@
-//! Applying what an attempt brought back, under the chat's lock again: a
-//! failed attempt is recorded (retried after a pause, or the job fails); an
-//! answer is applied only if the job is still this runner's (its fence)
-//! and what it read is unchanged, in the same commit that ends the job and
-//! queues what follows from it (the scene recap of a break found, the
-//! merge of a scene recap written, the next detection).
+//! Applying a recap lane's answer, under the chat's lock again, the job
+//! still this runner's (the driver, [`super::lane`], checked its fence and
+//! records failed attempts, with [`record_retry`] and [`fail`]): an answer
+//! is applied only if what the job read is unchanged, in the same commit
+//! that ends the job and queues what follows from it (the scene recap of a
+//! break found, the merge of a scene recap written, the next detection).
 
 use std::time::Duration;
 
 use crate::domain::DomainError;
-use crate::domain::backoff::{self, Backoff};
+use crate::domain::backoff::Backoff;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
 use crate::domain::time::UnixMicros;
 use crate::domain::writing::{self, Answer};
-use crate::store::{StoreError, Write};
+use crate::store::Write;
 
 use super::super::commit::Commit;
 use super::super::ops::writes_for;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
-use super::attempt::{Claimed, Outcome};
 use super::failure::JobFailure;
-use super::queue::{self, Changed, Origin, Queued};
+use super::lane::Applying;
+use super::queue::{self, Changed, Enqueue, Origin, Queued};
 
 /// The longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 
 impl Engine {
-    /// Under the chat's lock again: records a failed attempt, or applies
-    /// the answer if the job is still this runner's and what it read is
-    /// unchanged (DISCARDED and queued afresh otherwise).
-    pub(super) async fn apply_outcome(
+    /// Under the chat's lock again, the job still this runner's: applies
+    /// `answer` (a lore answer to the chat's book, held until the commit
+    /// is durable) and commits.
+    pub(super) async fn apply_answer(
         &self,
-        chat_id: &ChatKey,
-        claimed: &Claimed,
-        outcome: &Outcome,
+        applying: Applying<'_>,
+        answer: &Answer,
     ) -> Result<(), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut chat = self.lock(&slot).await?;
-        let Some(at) = chat
-            .jobs
-            .iter()
-            .position(|j| j.id == claimed.job.id && j.fence == claimed.job.fence)
-        else {
-            return Err(StoreError::Fenced(claimed.job.id.clone()).into());
-        };
-        let now = self.now();
-        if let Outcome::Answer(Answer::Lore(answer)) = outcome {
+        let Applying {
+            chat_id,
+            slot,
+            mut chat,
+            at,
+            now,
+        } = applying;
+        if let Answer::Lore(answer) = answer {
             let applied = self
                 .take_lore_answer(chat_id, &mut chat, at, answer, now)
                 .await?;
@@ -61,37 +57,8 @@ impl Engine {
             drop(applied.held);
             return Ok(());
         }
-        let commit = match outcome {
-            Outcome::Retry {
-                reason,
-                retry_after,
-            } => self.record_retry(&mut chat, at, reason, *retry_after, now),
-            Outcome::Unusable(reason) => self.record_retry(&mut chat, at, reason, None, now),
-            Outcome::Fatal(reason) => {
-                chat.jobs[at].last_error = queue::short(reason);
-                fail(&mut chat, at, "refused by the LLM", now)
-            }
-            Outcome::Answer(answer) => self.take_answer(chat_id, &mut chat, at, answer, now)?,
-        };
+        let commit = self.take_answer(chat_id, &mut chat, at, answer, now)?;
         self.commit(&slot, chat, commit).await.map(|_| ())
-    }
-
-    /// A failed attempt of an LLM job that may be tried again, under the
-    /// LLM's attempts and back-off (see [`record_retry`]).
-    fn record_retry(
-        &self,
-        resident: &mut Resident,
-        at: usize,
-        reason: &str,
-        retry_after: Option<Duration>,
-        now: UnixMicros,
-    ) -> Commit {
-        let writer = self.jobs().writer.as_ref();
-        let retries = Retries {
-            max_attempts: writer.map_or(1, |w| w.setup.max_attempts),
-            backoff_base: writer.map_or(backoff::DEFAULT_BASE, |w| w.setup.backoff_base),
-        };
-        record_retry(resident, at, reason, retry_after, now, retries).0
     }
 
     /// An answer: discarded (and the work queued again) when what the job
@@ -263,12 +230,7 @@ impl Engine {
             match queue::queue(
                 resident,
                 &self.jobs().queue,
-                chat_id,
-                kind,
-                message_id,
-                origin,
-                now,
-                None,
+                Enqueue::new(chat_id, kind, message_id, origin, now),
             )? {
                 Queued::New(job) => vec![job],
                 Queued::Existing(_) | Queued::Dropped => Vec::new(),

@@ -7,8 +7,8 @@
 //! (`recall_enabled`, an embeddings endpoint configured), and at start for
 //! chats that still have some (`Engine::catch_up_recall`). Each attempt
 //! claims a batch under the chat's lock (RUNNING, under a lease and a
-//! fence, as recap jobs are), asks with the lock released, and applies
-//! under the lock again: a vector lands only if its passage still has the
+//! fence, by the driver recap jobs share, [`super::lane`]), asks with the
+//! lock released, and applies under the lock again: a vector lands only if its passage still has the
 //! text it was asked for (an edit, a swipe or a deletion meanwhile
 //! discards it, and the passage stays to be asked again). The job then
 //! goes back to PENDING while passages lack vectors, and SUCCEEDS when
@@ -16,55 +16,25 @@
 //! kill -9 loses at most the batch in flight.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
-
-use tokio::sync::OwnedSemaphorePermit;
 
 use crate::domain::backoff;
+use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
-use crate::domain::jobs::{self, Job, JobKind, JobState, Lease};
+use crate::domain::jobs::{self, Job, JobKind, JobLane, JobState, ReadSet};
 use crate::domain::recall::RecallIndex;
 use crate::domain::recall::index::PendingChunk;
 use crate::domain::recall::{Source, StoredVector, indexable};
 use crate::domain::refresh::Trigger;
 use crate::domain::time::UnixMicros;
-use crate::llm::LlmError;
-use crate::store::{StoreError, Write};
+use crate::store::Write;
 use crate::telemetry;
 
+use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
-use super::apply::{Retries, fail, job_commit, record_retry};
-use super::failure::{Endpoint, JobFailure};
-use super::queue::{self, Origin, Queued};
-
-/// An index job this runner claimed, and the passages it asks for.
-struct ClaimedBatch {
-    job: Job,
-    passages: Vec<PendingChunk>,
-}
-
-/// What claiming found.
-enum Step {
-    /// Nothing of the chat could start now.
-    Idle,
-    /// A job was settled without a request.
-    Settled,
-    /// A batch is claimed: ask the endpoint.
-    Claimed(Box<ClaimedBatch>),
-}
-
-/// What became of a request.
-enum Embedded {
-    /// One vector per passage, in order.
-    Vectors(Vec<Vec<f32>>),
-    /// Worth another attempt later (after at least `retry_after`).
-    Retry {
-        reason: String,
-        retry_after: Option<Duration>,
-    },
-    /// Retrying cannot fix it.
-    Fatal(String),
-}
+use super::apply::{Retries, fail, job_commit};
+use super::failure::Endpoint;
+use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
+use super::queue::{self, Enqueue, Origin, Queued};
 
 /// What a batch's answer keeps: the vectors whose passages are unchanged
 /// (attached to `index`), how many were discarded, the trims of the texts
@@ -222,16 +192,8 @@ impl Engine {
             return Ok(None);
         }
         let now = self.now();
-        let queued = queue::queue(
-            resident,
-            &self.jobs().queue,
-            chat_id,
-            JobKind::Index,
-            "",
-            Origin::Automatic,
-            now,
-            None,
-        )?;
+        let work = Enqueue::new(chat_id, JobKind::Index, "", Origin::Automatic, now);
+        let queued = queue::queue(resident, &self.jobs().queue, work)?;
         let Queued::New(job) = queued else {
             return Ok(None);
         };
@@ -239,68 +201,43 @@ impl Engine {
         self.commit(&slot, guard, commit).await?;
         Ok(Some(job))
     }
+}
 
-    /// Starts the chat's index job, if it is due, and sees one batch
-    /// through. Returns whether a job was started or settled.
-    pub(super) async fn run_next_index_job(
-        &self,
-        chat: &ChatKey,
-        permit: OwnedSemaphorePermit,
-    ) -> Result<bool, EngineError> {
-        let claimed = match self.retrying(|| self.claim_batch(chat)).await {
-            Ok(Step::Idle) => return Ok(false),
-            Ok(Step::Settled) => return Ok(true),
-            Ok(Step::Claimed(claimed)) => claimed,
-            Err(EngineError::Store(StoreError::Fenced(_))) => return Ok(true),
-            Err(error) => return Err(error),
-        };
-        let embedded = self.embed_batch(chat, &claimed).await;
-        drop(permit);
-        match self
-            .retrying(|| self.apply_vectors(chat, &claimed, &embedded))
-            .await
-        {
-            Err(EngineError::Store(StoreError::Fenced(job))) => {
-                tracing::info!(%chat, %job, "index job was cancelled or taken over; its vectors are dropped");
-                Ok(true)
-            }
-            other => other.map(|()| true),
-        }
+/// The index lane (see the module documentation).
+pub(super) struct IndexLane;
+
+impl Lane for IndexLane {
+    /// The passages a batch asks vectors for.
+    type Ask = Vec<PendingChunk>;
+    /// One vector per passage, in order.
+    type Answer = Vec<Vec<f32>>;
+
+    const LANE: JobLane = JobLane::Index;
+    const DROPPED: &'static str = "index job was cancelled or taken over; its vectors are dropped";
+    const REFUSED: &'static str = "refused by the embeddings endpoint";
+
+    fn runs(&self, engine: &Engine) -> bool {
+        engine.jobs().embedder.is_some()
     }
 
-    /// Under the chat's lock: claims the next batch of the chat's due
-    /// index job, or settles the job when nothing is left to ask (or
-    /// recall was turned off).
-    async fn claim_batch(&self, chat_id: &ChatKey) -> Result<Step, EngineError> {
-        let Some(embedder) = self.jobs().embedder.clone() else {
-            return Ok(Step::Idle);
-        };
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
-        let settings = resident.effective(&self.global(&chat_id.tenant));
-        let Some(chat) = resident.chat.clone() else {
-            return Ok(Step::Idle);
-        };
-        if !settings.chat_enabled(resident.settings().enabled) {
-            return Ok(Step::Idle);
-        }
-        let now = self.now();
-        let lapsed = |job: &Job| self.lease_lapsed(job, now);
-        let index_jobs = || resident.jobs.iter().filter(|j| j.kind.is_index());
-        if index_jobs().any(|j| j.state == JobState::Running && !lapsed(j)) {
-            return Ok(Step::Idle);
-        }
-        let Some(at) = resident.jobs.iter().position(|job| {
-            job.kind.is_index()
-                && match job.state {
-                    JobState::Pending => job.not_before_us <= now,
-                    JobState::Running => lapsed(job),
-                    _ => false,
-                }
-        }) else {
-            return Ok(Step::Idle);
-        };
+    fn may_start(&self, _job: &Job, _jobs: &[Job], _chat: &Chat) -> bool {
+        true
+    }
+
+    /// The job's next batch, or the job settled when nothing is left to
+    /// ask (or recall was turned off).
+    async fn prepare(
+        &self,
+        engine: &Engine,
+        preparing: Preparing<'_>,
+    ) -> Result<Prepared<Vec<PendingChunk>>, EngineError> {
+        let Preparing {
+            chat_id,
+            resident,
+            at,
+            settings,
+            now,
+        } = preparing;
         if !settings.recall_enabled {
             let ended = queue::end_with_dependents(
                 resident,
@@ -309,19 +246,26 @@ impl Engine {
                 "recall_enabled is off for the chat",
                 now,
             );
-            self.commit(
-                &slot,
-                guard,
-                job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
-            )
-            .await?;
-            return Ok(Step::Settled);
+            return Ok(Prepared::Settled(job_commit(
+                Vec::new(),
+                Next::Nothing,
+                ended,
+                Vec::new(),
+            )));
         }
+        let batch_size = engine
+            .jobs()
+            .embedder
+            .as_ref()
+            .map_or(1, |e| e.setup.batch_size.max(1));
+        let Some(chat) = resident.chat.clone() else {
+            return Err(EngineError::unknown_chat(chat_id));
+        };
         let passages = resident
             .recall
             .lock()
-            .synced(&chat, &settings, self.recall_model())
-            .missing(&chat, embedder.setup.batch_size.max(1));
+            .synced(&chat, settings, engine.recall_model())
+            .missing(&chat, batch_size);
         if passages.is_empty() {
             let ended = queue::end_with_dependents(
                 resident,
@@ -330,62 +274,45 @@ impl Engine {
                 "every passage has its vector",
                 now,
             );
-            self.commit(
-                &slot,
-                guard,
-                job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
-            )
-            .await?;
-            return Ok(Step::Settled);
+            return Ok(Prepared::Settled(job_commit(
+                Vec::new(),
+                Next::Nothing,
+                ended,
+                Vec::new(),
+            )));
         }
         let read: BTreeSet<&str> = passages.iter().map(|p| p.key.message_id.as_str()).collect();
-        let lease = self.jobs().queue.lease;
-        let job = &mut resident.jobs[at];
-        let fence = job.fence;
-        job.state = JobState::Running;
-        job.attempts += 1;
-        job.fence += 1;
-        job.lease = Some(Lease {
-            owner: self.jobs().owner.clone(),
-            until_us: now.saturating_add(lease),
-        });
-        job.read.messages = read
+        let messages = read
             .into_iter()
             .filter_map(|id| {
                 chat.message(id)
                     .map(|(_, m)| (id.to_owned(), jobs::fingerprint(m)))
             })
             .collect();
-        queue::touch(job, now);
-        let claimed = job.clone();
-        self.commit(
-            &slot,
-            guard,
-            job_commit(
-                Vec::new(),
-                Next::Nothing,
-                vec![(claimed.clone(), fence)],
-                Vec::new(),
-            ),
-        )
-        .await?;
-        Ok(Step::Claimed(Box::new(ClaimedBatch {
-            job: claimed,
-            passages,
-        })))
+        Ok(Prepared::Ask {
+            read: ReadSet {
+                messages,
+                ..resident.jobs[at].read.clone()
+            },
+            message_id: None,
+            ask: passages,
+        })
     }
 
-    /// Asks the embeddings endpoint for the batch's vectors, renewing the
-    /// job's lease while the request runs.
-    async fn embed_batch(&self, chat: &ChatKey, claimed: &ClaimedBatch) -> Embedded {
-        let Some(embedder) = self.jobs().embedder.clone() else {
-            return Embedded::Fatal("no embeddings endpoint configured".into());
+    /// Asks the embeddings endpoint for the batch's vectors.
+    async fn work(
+        &self,
+        engine: &Engine,
+        chat: &ChatKey,
+        claimed: &Claimed<Vec<PendingChunk>>,
+    ) -> Outcome<Vec<Vec<f32>>> {
+        let Some(embedder) = engine.jobs().embedder.clone() else {
+            return Outcome::Fatal("no embeddings endpoint configured".into());
         };
-        let _renewal = self.renew_lease_meanwhile(chat, &claimed.job);
-        let texts: Vec<String> = claimed.passages.iter().map(|p| p.text.clone()).collect();
-        let embedded = match embedder.client.embed(&texts).await {
-            Ok(answer) if answer.vectors.len() == texts.len() => Embedded::Vectors(answer.vectors),
-            Ok(answer) => Embedded::Retry {
+        let texts: Vec<String> = claimed.ask.iter().map(|p| p.text.clone()).collect();
+        match embedder.client.embed(&texts).await {
+            Ok(answer) if answer.vectors.len() == texts.len() => Outcome::Answer(answer.vectors),
+            Ok(answer) => Outcome::Retry {
                 reason: format!(
                     "unusable answer: {} vectors for {} passages",
                     answer.vectors.len(),
@@ -393,85 +320,49 @@ impl Engine {
                 ),
                 retry_after: None,
             },
-            Err(error) => {
-                let shown = JobFailure::of(Endpoint::Embeddings, &error).report(
-                    chat,
-                    &claimed.job,
-                    error.reason(),
-                );
-                match error {
-                    LlmError::Retryable { retry_after, .. } => Embedded::Retry {
-                        reason: shown,
-                        retry_after,
-                    },
-                    LlmError::Fatal { .. } => Embedded::Fatal(shown),
-                }
-            }
-        };
-        let label = match &embedded {
-            Embedded::Vectors(_) => "ok",
-            Embedded::Retry { .. } => "retryable",
-            Embedded::Fatal(_) => "fatal",
-        };
-        metrics::counter!(telemetry::LLM_ATTEMPTS, "kind" => JobKind::Index.name(), "outcome" => label)
-            .increment(1);
-        embedded
+            Err(error) => Outcome::failed(Endpoint::Embeddings, chat, &claimed.job, error),
+        }
     }
 
-    /// Under the chat's lock again: records a failed attempt, or keeps the
-    /// vectors whose passages are unchanged, in the commit that moves the
-    /// job on (PENDING for the next batch, or SUCCEEDED).
-    async fn apply_vectors(
+    fn retries(&self, engine: &Engine) -> Retries {
+        let setup = engine.jobs().embedder.as_ref().map(|e| &e.setup);
+        Retries {
+            max_attempts: setup.map_or(1, |s| s.max_attempts),
+            backoff_base: setup.map_or(backoff::DEFAULT_BASE, |s| s.backoff_base),
+        }
+    }
+
+    /// The index stops asking until the chat's next change.
+    fn gave_up(&self, resident: &mut Resident) {
+        resident.recall.lock().indexing_failed = true;
+    }
+
+    /// Keeps the vectors whose passages are unchanged, in the commit that
+    /// moves the job on (PENDING for the next batch, or SUCCEEDED).
+    async fn apply(
         &self,
-        chat_id: &ChatKey,
-        claimed: &ClaimedBatch,
-        embedded: &Embedded,
+        engine: &Engine,
+        applying: Applying<'_>,
+        claimed: &Claimed<Vec<PendingChunk>>,
+        vectors: &Vec<Vec<f32>>,
     ) -> Result<(), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
+        let Applying {
+            chat_id,
+            slot,
+            chat: mut guard,
+            at,
+            now,
+        } = applying;
         let resident = &mut *guard;
-        let Some(at) = resident
-            .jobs
-            .iter()
-            .position(|j| j.id == claimed.job.id && j.fence == claimed.job.fence)
-        else {
-            return Err(StoreError::Fenced(claimed.job.id.clone()).into());
-        };
-        let now = self.now();
-        let vectors = match embedded {
-            Embedded::Retry {
-                reason,
-                retry_after,
-            } => {
-                let setup = self.jobs().embedder.as_ref().map(|e| &e.setup);
-                let retries = Retries {
-                    max_attempts: setup.map_or(1, |s| s.max_attempts),
-                    backoff_base: setup.map_or(backoff::DEFAULT_BASE, |s| s.backoff_base),
-                };
-                let (commit, gave_up) =
-                    record_retry(resident, at, reason, *retry_after, now, retries);
-                if gave_up {
-                    resident.recall.lock().indexing_failed = true;
-                }
-                return self.commit(&slot, guard, commit).await.map(|_| ());
-            }
-            Embedded::Fatal(reason) => {
-                resident.jobs[at].last_error = queue::short(reason);
-                resident.recall.lock().indexing_failed = true;
-                let commit = fail(resident, at, "refused by the embeddings endpoint", now);
-                return self.commit(&slot, guard, commit).await.map(|_| ());
-            }
-            Embedded::Vectors(vectors) => vectors,
-        };
-        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let settings = resident.effective(&engine.global(&chat_id.tenant));
         let Some(chat) = resident.chat.clone() else {
             return Err(EngineError::unknown_chat(chat_id));
         };
-        let model = self.recall_model().to_owned();
+        let model = engine.recall_model().to_owned();
         let kept = {
             let mut recall = resident.recall.lock();
             let index = recall.synced(&chat, &settings, &model);
-            keep_vectors(index, &claimed.passages, vectors, &model)
+            keep_vectors(index, &claimed.ask, vectors, &model)
         };
         let (stored, discarded, trims, remaining) = match kept {
             Ok(kept) => {
@@ -482,7 +373,7 @@ impl Engine {
                 resident.jobs[at].last_error = queue::short(&reason);
                 resident.recall.lock().indexing_failed = true;
                 let commit = fail(resident, at, "vectors of another dimension", now);
-                return self.commit(&slot, guard, commit).await.map(|_| ());
+                return engine.commit(&slot, guard, commit).await.map(|_| ());
             }
         };
         // The tier's query is made of the latest messages: new vectors of
@@ -531,7 +422,8 @@ impl Engine {
             queue::touch(job, now);
             vec![(job.clone(), fence)]
         };
-        self.commit(&slot, guard, job_commit(writes, next, changed, Vec::new()))
+        engine
+            .commit(&slot, guard, job_commit(writes, next, changed, Vec::new()))
             .await
             .map(|_| ())
     }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
-use crate::domain::jobs::{Job, JobKind, JobState};
+use crate::domain::jobs::{JobKind, JobState};
 use crate::domain::lore::edit::{self, LoreLimits};
 use crate::domain::lore::keys::{entry_comment, normalise_name};
 use crate::domain::lore::registry::Registry;
@@ -34,8 +34,8 @@ use super::super::{Engine, EngineError, Next};
 use super::apply::{fail, job_commit};
 use super::failure::JobFailure;
 use super::queue::{self, Changed, LoreWork, Queued};
-use effects::Effects;
 pub(super) use effects::count_outcomes;
+use effects::{Effects, LoreApply, queue_follow_up};
 
 mod effects;
 
@@ -323,16 +323,20 @@ impl Engine {
         // list: a refusal (or an error) takes them off again, so the list
         // stays what the store holds.
         let queued_before = resident.jobs.len();
-        let fresh = match self.change_book(
+        let mut apply = LoreApply {
             chat_id,
-            resident,
-            &job,
-            answer,
-            &settings,
-            &mut book,
-            &mut effects,
+            resident: &mut *resident,
+            job: &job,
+            settings: &settings,
+            limits: &limits,
+            queue: &self.jobs().queue,
+            book,
+            effects,
             now,
-        ) {
+        };
+        let changed = apply.change_book(answer);
+        let LoreApply { book, effects, .. } = apply;
+        let fresh = match changed {
             Ok(fresh) => fresh,
             Err(error) => {
                 resident.jobs.truncate(queued_before);
@@ -373,45 +377,6 @@ impl Engine {
         })
     }
 
-    /// What `answer` does to `book`, duplicates merged and the compactions
-    /// it needs queued: the jobs it queued.
-    #[allow(clippy::too_many_arguments)]
-    fn change_book(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        answer: &LoreAnswer,
-        settings: &Settings,
-        book: &mut Book,
-        effects: &mut Effects,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        let limits = lore_limits(settings, self);
-        let mut fresh =
-            self.lore_effect(chat_id, resident, job, answer, settings, book, effects, now)?;
-        for merged in edit::deduplicate(book, &settings.lore_entity_types, &limits)? {
-            effects.changed = true;
-            effects.touched.push(merged.kept.clone());
-            effects.note(
-                "deduplicated",
-                format!("entry {} merged into entry {}", merged.removed, merged.kept),
-            );
-        }
-        if job.kind != JobKind::LoreCompact {
-            fresh.extend(self.compactions_due(
-                chat_id,
-                resident,
-                job,
-                book,
-                settings,
-                &effects.touched,
-                now,
-            )?);
-        }
-        Ok(fresh)
-    }
-
     /// The books whose entries a new chat book starts with
     /// (`lore_seed_from_active_books`): the global, character and persona
     /// books that apply to the chat.
@@ -430,7 +395,6 @@ impl Engine {
 
     /// Ends the lore job at `at` DISCARDED with `why` and queues `again`;
     /// the jobs that waited for it wait for the work queued again.
-    #[allow(clippy::too_many_arguments)]
     fn discard_lore(
         &self,
         chat_id: &ChatKey,
@@ -449,7 +413,7 @@ impl Engine {
         )];
         let (kind, message_id, subject) =
             (again.kind, again.message_id.clone(), again.subject.clone());
-        let fresh = self.queue_lore_job(chat_id, resident, again, now)?;
+        let fresh = queue_follow_up(resident, &self.jobs().queue, chat_id, again, now)?;
         let handed =
             queue::hand_over_dependents(resident, &ended[0].0, (kind, &message_id, &subject), now);
         ended.extend(handed);

@@ -1,7 +1,10 @@
 //! Recaps written by recapd: the job queue's operations (queue, cancel,
-//! retry, list), what it holds ([`runtime`]), the runners that takes runnable jobs round-robin over
-//! chats and asks the LLM ([`runner`], [`attempt`]), and what events do to
-//! jobs ([`triggers`]).
+//! retry, list), what it holds ([`runtime`]), the runners that take
+//! runnable jobs round-robin over chats ([`runner`]), the one driver that
+//! claims, works and applies a job of any lane ([`lane`]), the lanes
+//! ([`recap`]: recap and lore jobs with the LLM; [`index`]: index jobs
+//! with the embeddings endpoint), and what events do to jobs
+//! ([`triggers`]).
 //!
 //! Every change of a job is made under its chat's lock and committed
 //! through the chat's commit path, together with the chat writes it goes
@@ -11,12 +14,13 @@
 //! the chat, so two replicas never both claim one job.
 
 mod apply;
-mod attempt;
 mod failure;
 mod index;
+mod lane;
 mod lore;
 mod options;
 mod queue;
+mod recap;
 mod runner;
 mod runtime;
 mod triggers;
@@ -36,6 +40,7 @@ use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
 use super::{Engine, EngineError, Next};
 pub use options::QueueOptions;
+use queue::{Enqueue, Origin};
 pub(super) use queue::{Queued, finish};
 pub(super) use runtime::JobsRuntime;
 pub use runtime::{Embedder, JobsConfig, RecapWriter};
@@ -75,10 +80,7 @@ impl Engine {
             "job"
         );
         if !job.state.is_terminal() {
-            match JobLane::of(job.kind) {
-                JobLane::Recap => self.jobs().wake.notify_one(),
-                JobLane::Index => self.jobs().index.wake.notify_one(),
-            }
+            self.jobs().lane(JobLane::of(job.kind)).wake.notify_one();
         }
         let _ = self.inner.job_changes.send(Arc::new(job));
     }
@@ -128,16 +130,9 @@ impl Engine {
                 next,
                 depends_on,
             } = prepare(resident)?;
-            let queued = queue::queue(
-                resident,
-                &self.jobs().queue,
-                chat_id,
-                kind,
-                message_id,
-                queue::Origin::Request,
-                self.now(),
-                depends_on,
-            )?;
+            let work = Enqueue::new(chat_id, kind, message_id, Origin::Request, self.now())
+                .after(depends_on);
+            let queued = queue::queue(resident, &self.jobs().queue, work)?;
             let (job, fresh) = match queued {
                 Queued::Existing(job) => (job, None),
                 Queued::New(job) => (job.clone(), Some(job)),
@@ -165,7 +160,7 @@ impl Engine {
     }
 
     fn wake_runner(&self) {
-        self.jobs().wake.notify_one();
+        self.jobs().recap.wake.notify_one();
     }
 
     /// GenerateSceneRecap: makes `message_id` a visible scene break if it
@@ -298,16 +293,8 @@ impl Engine {
             let mut jobs = Vec::with_capacity(message_ids.len());
             let mut fresh = Vec::new();
             for id in message_ids {
-                match queue::queue(
-                    resident,
-                    &self.jobs().queue,
-                    chat_id,
-                    JobKind::MessageRecap,
-                    id,
-                    queue::Origin::Request,
-                    now,
-                    None,
-                )? {
+                let work = Enqueue::new(chat_id, JobKind::MessageRecap, id, Origin::Request, now);
+                match queue::queue(resident, &self.jobs().queue, work)? {
                     Queued::Existing(job) => jobs.push(job),
                     Queued::New(job) => {
                         jobs.push(job.clone());

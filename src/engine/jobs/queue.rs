@@ -56,20 +56,76 @@ pub fn check_room(
     Ok(())
 }
 
-/// Queues `kind` on `message_id` in the chat's list, unless the same work
-/// is already there. A new job is due at `not_before_us` (now for most).
-#[allow(clippy::too_many_arguments)]
-pub fn queue_at(
+/// What to queue: `kind` on `message_id` of `chat`, asked by `origin` at
+/// `now_us`; due at `not_before_us` and waiting for `depends_on`.
+#[derive(Debug, Clone)]
+pub struct Enqueue<'a> {
+    /// The chat.
+    pub chat: &'a ChatKey,
+    /// The job's kind.
+    pub kind: JobKind,
+    /// The message it is about (empty for a detection).
+    pub message_id: &'a str,
+    /// Who asks.
+    pub origin: Origin,
+    /// Now.
+    pub now_us: UnixMicros,
+    /// When a new job is due (now unless [`Enqueue::due_at`]).
+    pub not_before_us: UnixMicros,
+    /// The job a new job waits for.
+    pub depends_on: Option<String>,
+}
+
+impl<'a> Enqueue<'a> {
+    /// `kind` on `message_id`, due now, waiting for nothing.
+    pub fn new(
+        chat: &'a ChatKey,
+        kind: JobKind,
+        message_id: &'a str,
+        origin: Origin,
+        now_us: UnixMicros,
+    ) -> Enqueue<'a> {
+        Enqueue {
+            chat,
+            kind,
+            message_id,
+            origin,
+            now_us,
+            not_before_us: now_us,
+            depends_on: None,
+        }
+    }
+
+    /// A new job is due at `not_before_us`.
+    pub fn due_at(self, not_before_us: UnixMicros) -> Enqueue<'a> {
+        Enqueue {
+            not_before_us,
+            ..self
+        }
+    }
+
+    /// A new job waits for `depends_on`.
+    pub fn after(self, depends_on: Option<String>) -> Enqueue<'a> {
+        Enqueue { depends_on, ..self }
+    }
+}
+
+/// Queues `work` in the chat's list, unless the same work is already
+/// there.
+pub fn queue(
     resident: &mut Resident,
     options: &QueueOptions,
-    chat: &ChatKey,
-    kind: JobKind,
-    message_id: &str,
-    origin: Origin,
-    now_us: UnixMicros,
-    not_before_us: UnixMicros,
-    depends_on: Option<String>,
+    work: Enqueue<'_>,
 ) -> Result<Queued, EngineError> {
+    let Enqueue {
+        chat,
+        kind,
+        message_id,
+        origin,
+        now_us,
+        not_before_us,
+        depends_on,
+    } = work;
     if let Some(existing) = resident
         .jobs
         .iter()
@@ -106,23 +162,6 @@ pub fn queue_at(
     job.depends_on = depends_on;
     resident.jobs.push(job.clone());
     Ok(Queued::New(job))
-}
-
-/// [`queue_at`], due now.
-#[allow(clippy::too_many_arguments)]
-pub fn queue(
-    resident: &mut Resident,
-    options: &QueueOptions,
-    chat: &ChatKey,
-    kind: JobKind,
-    message_id: &str,
-    origin: Origin,
-    now_us: UnixMicros,
-    depends_on: Option<String>,
-) -> Result<Queued, EngineError> {
-    queue_at(
-        resident, options, chat, kind, message_id, origin, now_us, now_us, depends_on,
-    )
 }
 
 /// What a lore job is asked to do: its kind, its scene's break, what it is
@@ -164,16 +203,8 @@ pub fn queue_lore(
     }
     // `queue`'s own check is for subject-less work; what it queues is new
     // and gets its subject and task here.
-    match queue(
-        resident,
-        options,
-        chat,
-        kind,
-        &message_id,
-        Origin::Automatic,
-        now_us,
-        depends_on,
-    )? {
+    let work = Enqueue::new(chat, kind, &message_id, Origin::Automatic, now_us).after(depends_on);
+    match queue(resident, options, work)? {
         Queued::New(job) if subject.is_empty() && task.is_none() => Ok(Queued::New(job)),
         Queued::New(_) => {
             let queued = resident

@@ -19,7 +19,10 @@ use crate::telemetry;
 
 use super::super::commit::Commit;
 use super::super::{Engine, Next};
+use super::index::IndexLane;
+use super::lane::Lane;
 use super::queue;
+use super::recap::RecapLane;
 
 /// The longest the runner waits before looking at the queue again (other
 /// replicas' jobs, chats enabled again, leases expiring).
@@ -54,35 +57,8 @@ impl Engine {
     /// endpoint).
     fn lane_runs(&self, lane: JobLane) -> bool {
         match lane {
-            JobLane::Recap => self.jobs().writer.is_some(),
-            JobLane::Index => self.jobs().embedder.is_some(),
-        }
-    }
-
-    /// The lane's places for requests in flight.
-    fn lane_permits(&self, lane: JobLane) -> std::sync::Arc<tokio::sync::Semaphore> {
-        match lane {
-            JobLane::Recap => self.jobs().permits.clone(),
-            JobLane::Index => self.jobs().index.permits.clone(),
-        }
-    }
-
-    /// What wakes the lane's runner.
-    fn lane_wake(&self, lane: JobLane) -> &tokio::sync::Notify {
-        match lane {
-            JobLane::Recap => &self.jobs().wake,
-            JobLane::Index => &self.jobs().index.wake,
-        }
-    }
-
-    /// The lane's chats left out of the rotation for a while.
-    fn lane_idle(
-        &self,
-        lane: JobLane,
-    ) -> &parking_lot::Mutex<std::collections::HashMap<ChatKey, Instant>> {
-        match lane {
-            JobLane::Recap => &self.jobs().idle,
-            JobLane::Index => &self.jobs().index.idle,
+            JobLane::Recap => RecapLane.runs(self),
+            JobLane::Index => IndexLane.runs(self),
         }
     }
 
@@ -91,18 +67,18 @@ impl Engine {
     /// and cut again from the store).
     fn lane_started(&self, lane: JobLane, chat: &ChatKey) {
         self.inner.cache.job_started(chat);
-        self.jobs().lane_busy(lane).lock().insert(chat.clone());
+        self.jobs().lane(lane).busy.lock().insert(chat.clone());
     }
 
     /// The end of [`Engine::lane_started`].
     fn lane_ended(&self, lane: JobLane, chat: &ChatKey) {
-        self.jobs().lane_busy(lane).lock().remove(chat);
+        self.jobs().lane(lane).busy.lock().remove(chat);
         self.inner.cache.job_ended(chat);
     }
 
     /// The chats running a job of `lane` here now.
     fn lane_busy(&self, lane: JobLane) -> std::collections::HashSet<ChatKey> {
-        self.jobs().lane_busy(lane).lock().clone()
+        self.jobs().lane(lane).busy.lock().clone()
     }
 
     /// One lane's runner (see [`Engine::run_jobs`]).
@@ -134,7 +110,7 @@ impl Engine {
             }
             while attempts.try_join_next().is_some() {}
             let permit = if runs {
-                let permits = self.lane_permits(lane);
+                let permits = self.jobs().lane(lane).permits.clone();
                 tokio::select! {
                     permit = permits.acquire_owned() => permit.ok(),
                     () = shutdown.cancelled() => break,
@@ -152,8 +128,8 @@ impl Engine {
                     let engine = self.clone();
                     attempts.spawn(async move {
                         let run = match lane {
-                            JobLane::Recap => engine.run_next_job(&chat, permit).await,
-                            JobLane::Index => engine.run_next_index_job(&chat, permit).await,
+                            JobLane::Recap => engine.run_next(&RecapLane, &chat, permit).await,
+                            JobLane::Index => engine.run_next(&IndexLane, &chat, permit).await,
                         };
                         let started = match run {
                             Ok(started) => started,
@@ -166,20 +142,22 @@ impl Engine {
                             // Paused before it leaves the busy set, so the
                             // runner never picks it again at once.
                             engine
-                                .lane_idle(lane)
+                                .jobs()
+                                .lane(lane)
+                                .idle
                                 .lock()
                                 .insert(chat.clone(), Instant::now() + IDLE_PAUSE);
                         }
                         engine.lane_ended(lane, &chat);
                         if started {
-                            engine.lane_wake(lane).notify_one();
+                            engine.jobs().lane(lane).wake.notify_one();
                         }
                     });
                 }
                 _ => {
                     let pause = self.until_next_due(lane).await;
                     tokio::select! {
-                        () = self.lane_wake(lane).notified() => {}
+                        () = self.jobs().lane(lane).wake.notified() => {}
                         () = tokio::time::sleep(pause) => {}
                         Some(_) = attempts.join_next() => {}
                         () = shutdown.cancelled() => break,
@@ -200,7 +178,7 @@ impl Engine {
     async fn pick_chat(&self, lane: JobLane, last_served: &mut Option<ChatKey>) -> Option<ChatKey> {
         let now = Instant::now();
         let idle = {
-            let mut idle = self.lane_idle(lane).lock();
+            let mut idle = self.jobs().lane(lane).idle.lock();
             idle.retain(|_, until| *until > now);
             idle.clone()
         };

@@ -1,6 +1,6 @@
 //! What the engine's job machinery holds: the LLM and the embeddings
 //! endpoint it was given ([`JobsConfig`]), and each lane's runner state
-//! ([`JobsRuntime`], [`IndexLane`]).
+//! ([`JobsRuntime`], [`LaneRunner`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -70,34 +70,39 @@ pub(in crate::engine) struct JobsRuntime {
     pub writer: Option<RecapWriter>,
     /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
-    /// Requests in flight, for the whole process (`--llm-concurrency`).
-    pub permits: Arc<Semaphore>,
-    /// Wakes the runner: a job was queued or became runnable.
-    pub wake: Notify,
     /// This process's lease owner name (random per start).
     pub owner: String,
+    /// What indexes passages; `None` without an embeddings endpoint.
+    pub embedder: Option<Embedder>,
+    /// The recap lane's runner state (`--llm-concurrency`).
+    pub recap: LaneRunner,
+    /// The index lane's runner state (index jobs run beside recap jobs,
+    /// with their own concurrency: `--embedding-concurrency`).
+    pub index: LaneRunner,
+}
+
+/// One lane's runner state.
+pub(in crate::engine) struct LaneRunner {
+    /// Requests in flight, for the whole process.
+    pub permits: Arc<Semaphore>,
+    /// Wakes the lane's runner: a job was queued or became runnable.
+    pub wake: Notify,
     /// Chats that had nothing to start at their latest turn (disabled, or
     /// their jobs waiting), left out of the rotation until the time given.
     pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
-    /// The chats running a recap-lane job of this process now.
+    /// The chats running a job of the lane of this process now.
     pub busy: Mutex<HashSet<ChatKey>>,
-    /// What indexes passages; `None` without an embeddings endpoint.
-    pub embedder: Option<Embedder>,
-    /// The index lane's own runner state.
-    pub index: IndexLane,
 }
 
-/// The index lane's runner state (index jobs run beside recap jobs, with
-/// their own concurrency: `--embedding-concurrency`).
-pub(in crate::engine) struct IndexLane {
-    /// Requests in flight to the embeddings endpoint.
-    pub permits: Arc<Semaphore>,
-    /// Wakes the index runner: an index job was queued or became runnable.
-    pub wake: Notify,
-    /// As [`JobsRuntime::idle`], for index jobs.
-    pub idle: Mutex<HashMap<ChatKey, tokio::time::Instant>>,
-    /// The chats running an index job of this process now.
-    pub busy: Mutex<HashSet<ChatKey>>,
+impl LaneRunner {
+    fn new(concurrency: usize) -> LaneRunner {
+        LaneRunner {
+            permits: Arc::new(Semaphore::new(concurrency)),
+            wake: Notify::new(),
+            idle: Mutex::new(HashMap::new()),
+            busy: Mutex::new(HashSet::new()),
+        }
+    }
 }
 
 impl JobsRuntime {
@@ -111,28 +116,20 @@ impl JobsRuntime {
             .as_ref()
             .map_or(1, |e| e.setup.concurrency.max(1));
         JobsRuntime {
-            index: IndexLane {
-                permits: Arc::new(Semaphore::new(index_concurrency)),
-                wake: Notify::new(),
-                idle: Mutex::new(HashMap::new()),
-                busy: Mutex::new(HashSet::new()),
-            },
+            index: LaneRunner::new(index_concurrency),
             embedder: config.embedder,
             writer: config.writer,
             queue: config.queue,
-            permits: Arc::new(Semaphore::new(concurrency)),
-            wake: Notify::new(),
+            recap: LaneRunner::new(concurrency),
             owner: format!("{:016x}", rand::random::<u64>()),
-            idle: Mutex::new(HashMap::new()),
-            busy: Mutex::new(HashSet::new()),
         }
     }
 
-    /// The chats running a job of `lane` of this process now.
-    pub fn lane_busy(&self, lane: JobLane) -> &Mutex<HashSet<ChatKey>> {
+    /// The runner state of `lane`.
+    pub fn lane(&self, lane: JobLane) -> &LaneRunner {
         match lane {
-            JobLane::Recap => &self.busy,
-            JobLane::Index => &self.index.busy,
+            JobLane::Recap => &self.recap,
+            JobLane::Index => &self.index,
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::store::Write;
 
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError};
-use super::queue::{self, Origin, Queued};
+use super::queue::{self, Enqueue, Origin, Queued};
 
 impl Engine {
     /// The job writes an event's `changes` (made by `trigger`) call for,
@@ -78,17 +78,15 @@ impl Engine {
                 }
                 Some(_) => {}
                 None => {
-                    if let Queued::New(job) = queue::queue_at(
-                        resident,
-                        &options,
+                    let work = Enqueue::new(
                         chat_id,
                         JobKind::DetectSceneBreak,
                         "",
                         Origin::Automatic,
                         now,
-                        due,
-                        None,
-                    )? {
+                    )
+                    .due_at(due);
+                    if let Queued::New(job) = queue::queue(resident, &options, work)? {
                         writes.push(Write::Job {
                             job: job.clone(),
                             expect_fence: None,
@@ -115,12 +113,13 @@ impl Engine {
                 && let Queued::New(job) = queue::queue(
                     resident,
                     &options,
-                    chat_id,
-                    JobKind::MessageRecap,
-                    &message_id,
-                    Origin::Automatic,
-                    now,
-                    None,
+                    Enqueue::new(
+                        chat_id,
+                        JobKind::MessageRecap,
+                        &message_id,
+                        Origin::Automatic,
+                        now,
+                    ),
                 )?
             {
                 writes.push(Write::Job {

@@ -20,10 +20,11 @@ use crate::domain::tokens;
 use crate::domain::world_info::book::Book;
 use crate::telemetry;
 
+use super::super::super::EngineError;
 use super::super::super::slot::Resident;
-use super::super::super::{Engine, EngineError};
+use super::super::QueueOptions;
 use super::super::queue::{self, LoreWork, Queued};
-use super::{entity_subject, lore_limits};
+use super::entity_subject;
 
 /// What one answer did to the book, for the job's result and metrics.
 #[derive(Default)]
@@ -110,57 +111,85 @@ pub(in crate::engine::jobs) fn count_outcomes(outcomes: &[&'static str]) {
     }
 }
 
-impl Engine {
-    /// What `answer` does to `book` (changed in place), and the jobs it
+/// What applying one lore answer to the chat's book needs: the locked
+/// chat, the job, the chat's settings and lore limits, the queue's
+/// options, the book being changed and what the answer did so far.
+pub(super) struct LoreApply<'a> {
+    /// The chat.
+    pub chat_id: &'a ChatKey,
+    /// The chat, locked: the jobs the answer leads to are queued here.
+    pub resident: &'a mut Resident,
+    /// The job whose answer it is.
+    pub job: &'a Job,
+    /// The chat's effective settings.
+    pub settings: &'a Settings,
+    /// The lore limits of those settings under the operator's.
+    pub limits: &'a LoreLimits,
+    /// The queue's options (the per-chat limit).
+    pub queue: &'a QueueOptions,
+    /// The book, changed in place.
+    pub book: Book,
+    /// What the answer did so far.
+    pub effects: Effects,
+    /// Now.
+    pub now: UnixMicros,
+}
+
+impl LoreApply<'_> {
+    /// What `answer` does to the book, duplicates merged and the
+    /// compactions it needs queued: the jobs it queued.
+    pub(super) fn change_book(&mut self, answer: &LoreAnswer) -> Result<Vec<Job>, EngineError> {
+        let mut fresh = self.effect(answer)?;
+        let (types, limits) = (&self.settings.lore_entity_types, self.limits);
+        for merged in edit::deduplicate(&mut self.book, types, limits)? {
+            self.effects.changed = true;
+            self.effects.touched.push(merged.kept.clone());
+            self.effects.note(
+                "deduplicated",
+                format!("entry {} merged into entry {}", merged.removed, merged.kept),
+            );
+        }
+        if self.job.kind != JobKind::LoreCompact {
+            fresh.extend(self.compactions_due()?);
+        }
+        Ok(fresh)
+    }
+
+    /// What `answer` does to the book (changed in place), and the jobs it
     /// leads to.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn lore_effect(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        answer: &LoreAnswer,
-        settings: &Settings,
-        book: &mut Book,
-        effects: &mut Effects,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
+    fn effect(&mut self, answer: &LoreAnswer) -> Result<Vec<Job>, EngineError> {
+        let (settings, limits) = (self.settings, self.limits);
         let types = &settings.lore_entity_types;
-        let limits = lore_limits(settings, self);
-        let task = job.lore.clone().unwrap_or_default();
+        let task = self.job.lore.clone().unwrap_or_default();
         let mut fresh = Vec::new();
         match answer {
             LoreAnswer::Entities { entities, skipped } => {
                 for skipped in skipped {
-                    effects.skip(skipped.clone());
+                    self.effects.skip(skipped.clone());
                 }
                 for entity in combine(entities.clone()) {
                     if let Some(reason) = edit::entity_problem(&entity, &limits.book) {
-                        effects.skip(Skipped {
+                        self.effects.skip(Skipped {
                             what: skipped_entity(&entity),
                             reason,
                         });
                         continue;
                     }
                     if types.get(&entity.kind).is_none() {
-                        effects.notes.push(format!(
+                        self.effects.notes.push(format!(
                             "{} left out: {:?} is not one of lore_entity_types",
                             entity.name, entity.kind
                         ));
                         continue;
                     }
-                    let registry = Registry::of(book, types);
+                    let registry = Registry::of(&self.book, types);
                     match resolve(&entity, &registry) {
-                        Resolution::Existing(uid) => {
-                            fresh.extend(self.merge_into(
-                                chat_id, resident, job, entity, uid, book, settings, effects, now,
-                            )?);
-                        }
-                        Resolution::New => create(book, &entity, settings, &limits, effects)?,
+                        Resolution::Existing(uid) => fresh.extend(self.merge_into(entity, uid)?),
+                        Resolution::New => self.create(&entity)?,
                         Resolution::Ambiguous(candidates) => {
                             let work = LoreWork {
                                 kind: JobKind::LoreResolve,
-                                message_id: job.message_id.clone(),
+                                message_id: self.job.message_id.clone(),
                                 subject: entity_subject(&entity),
                                 task: Some(LoreTask {
                                     entity: Some(entity),
@@ -168,7 +197,7 @@ impl Engine {
                                     ..LoreTask::default()
                                 }),
                             };
-                            fresh.extend(self.queue_lore_job(chat_id, resident, work, now)?);
+                            fresh.extend(self.queue(work)?);
                         }
                     }
                 }
@@ -178,38 +207,25 @@ impl Engine {
                     return Ok(fresh);
                 };
                 match uid {
-                    Some(uid) if book.entry(uid).is_some() => {
-                        fresh.extend(self.merge_into(
-                            chat_id,
-                            resident,
-                            job,
-                            entity,
-                            uid.clone(),
-                            book,
-                            settings,
-                            effects,
-                            now,
-                        )?);
+                    Some(uid) if self.book.entry(uid).is_some() => {
+                        fresh.extend(self.merge_into(entity, uid.clone())?);
                     }
                     Some(uid) => {
                         // The entry it chose was deleted meanwhile.
-                        effects.notes.push(format!(
+                        self.effects.notes.push(format!(
                             "entry {uid} is gone; {} is written as a new entry",
                             entity.name
                         ));
-                        create(book, &entity, settings, &limits, effects)?;
+                        self.create(&entity)?;
                     }
                     None => {
                         // An entry of that very name may have appeared
                         // since the request: merged, never duplicated.
-                        match resolve(&entity, &Registry::of(book, types)) {
+                        match resolve(&entity, &Registry::of(&self.book, types)) {
                             Resolution::Existing(uid) => {
-                                fresh.extend(self.merge_into(
-                                    chat_id, resident, job, entity, uid, book, settings, effects,
-                                    now,
-                                )?);
+                                fresh.extend(self.merge_into(entity, uid)?);
                             }
-                            _ => create(book, &entity, settings, &limits, effects)?,
+                            _ => self.create(&entity)?,
                         }
                     }
                 }
@@ -223,10 +239,11 @@ impl Engine {
                     return Ok(fresh);
                 };
                 for skipped in skipped {
-                    effects.skip(skipped.clone());
+                    self.effects.skip(skipped.clone());
                 }
                 // A new name longer than a key may be is skipped: the
                 // content is merged under the entry's name.
+                let effects = &mut self.effects;
                 let name = name.as_deref().filter(|name| {
                     let fits = name.len() <= limits.book.max_key_bytes;
                     if !fits {
@@ -242,30 +259,34 @@ impl Engine {
                     fits
                 });
                 if edit::merge_entry(
-                    book,
+                    &mut self.book,
                     &uid,
                     content,
                     name,
                     &names_of(&entity),
                     types,
-                    &limits,
+                    limits,
                 )? {
-                    effects.changed = true;
-                    effects.touched.push(uid.clone());
-                    effects.note("merged", format!("{} merged into entry {uid}", entity.name));
+                    self.effects.changed = true;
+                    self.effects.touched.push(uid.clone());
+                    self.effects
+                        .note("merged", format!("{} merged into entry {uid}", entity.name));
                 } else {
-                    effects.note("locked", format!("entry {uid} is locked; left as it is"));
+                    self.effects
+                        .note("locked", format!("entry {uid} is locked; left as it is"));
                 }
             }
             LoreAnswer::Compacted(content) => {
                 let Some(uid) = task.uid else {
                     return Ok(fresh);
                 };
-                if edit::merge_entry(book, &uid, content, None, &[], types, &limits)? {
-                    effects.changed = true;
-                    effects.note("compacted", format!("entry {uid} compacted"));
+                if edit::merge_entry(&mut self.book, &uid, content, None, &[], types, limits)? {
+                    self.effects.changed = true;
+                    self.effects
+                        .note("compacted", format!("entry {uid} compacted"));
                 } else {
-                    effects.note("locked", format!("entry {uid} is locked; left as it is"));
+                    self.effects
+                        .note("locked", format!("entry {uid} is locked; left as it is"));
                 }
             }
         }
@@ -275,21 +296,9 @@ impl Engine {
     /// Queues the merge of `entity` into entry `uid`: nothing when the
     /// entry is locked, and no request when the entry already holds every
     /// fact (its keys still gain the entity's new keywords).
-    #[allow(clippy::too_many_arguments)]
-    fn merge_into(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        entity: Entity,
-        uid: String,
-        book: &mut Book,
-        settings: &Settings,
-        effects: &mut Effects,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        if edit::is_locked(book, &uid) {
-            effects.note(
+    fn merge_into(&mut self, entity: Entity, uid: String) -> Result<Vec<Job>, EngineError> {
+        if edit::is_locked(&self.book, &uid) {
+            self.effects.note(
                 "locked",
                 format!(
                     "{} belongs to locked entry {uid}; left as it is",
@@ -298,29 +307,28 @@ impl Engine {
             );
             return Ok(Vec::new());
         }
-        if edit::adds_nothing(book, &uid, &entity) {
+        if edit::adds_nothing(&self.book, &uid, &entity) {
             // Nothing to ask: only keywords the entry lacks are added.
-            let limits = lore_limits(settings, self);
             if edit::add_keys(
-                book,
+                &mut self.book,
                 &uid,
                 &names_of(&entity),
-                &settings.lore_entity_types,
-                &limits,
+                &self.settings.lore_entity_types,
+                self.limits,
             )? {
-                effects.changed = true;
+                self.effects.changed = true;
             }
-            effects
+            self.effects
                 .notes
                 .push(format!("{}: nothing new for entry {uid}", entity.name));
             return Ok(Vec::new());
         }
-        effects
+        self.effects
             .notes
             .push(format!("{} to be merged into entry {uid}", entity.name));
         let work = LoreWork {
             kind: JobKind::LoreMerge,
-            message_id: job.message_id.clone(),
+            message_id: self.job.message_id.clone(),
             subject: entity_subject(&entity),
             task: Some(LoreTask {
                 entity: Some(entity),
@@ -328,45 +336,26 @@ impl Engine {
                 ..LoreTask::default()
             }),
         };
-        self.queue_lore_job(chat_id, resident, work, now)
+        self.queue(work)
     }
 
-    /// Queues a lore job that follows from another: the new job, if any.
-    pub(super) fn queue_lore_job(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        work: LoreWork,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        Ok(
-            match queue::queue_lore(resident, &self.jobs().queue, chat_id, work, now, None)? {
-                Queued::New(job) => vec![job],
-                Queued::Existing(_) | Queued::Dropped => Vec::new(),
-            },
-        )
+    /// Queues a lore job that follows from the answer: the new job, if
+    /// any.
+    fn queue(&mut self, work: LoreWork) -> Result<Vec<Job>, EngineError> {
+        queue_follow_up(self.resident, self.queue, self.chat_id, work, self.now)
     }
 
-    /// The compactions of the entries an answer wrote that are now past
+    /// The compactions of the entries the answer wrote that are now past
     /// `lore_compaction_threshold` tokens.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn compactions_due(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        book: &Book,
-        settings: &Settings,
-        touched: &[String],
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
+    fn compactions_due(&mut self) -> Result<Vec<Job>, EngineError> {
+        let settings = self.settings;
         let threshold = settings.lore_compaction_threshold as usize;
-        if threshold == 0 || touched.is_empty() {
+        if threshold == 0 || self.effects.touched.is_empty() {
             return Ok(Vec::new());
         }
-        let registry = Registry::of(book, &settings.lore_entity_types);
-        let mut fresh = Vec::new();
-        for uid in touched {
+        let mut works = Vec::new();
+        let registry = Registry::of(&self.book, &settings.lore_entity_types);
+        for uid in &self.effects.touched {
             let Some(entry) = registry.get(uid) else {
                 continue;
             };
@@ -375,19 +364,50 @@ impl Engine {
             {
                 continue;
             }
-            let work = LoreWork {
+            works.push(LoreWork {
                 kind: JobKind::LoreCompact,
-                message_id: job.message_id.clone(),
+                message_id: self.job.message_id.clone(),
                 subject: uid.clone(),
                 task: Some(LoreTask {
                     uid: Some(uid.clone()),
                     ..LoreTask::default()
                 }),
-            };
-            fresh.extend(self.queue_lore_job(chat_id, resident, work, now)?);
+            });
+        }
+        let mut fresh = Vec::new();
+        for work in works {
+            fresh.extend(self.queue(work)?);
         }
         Ok(fresh)
     }
+
+    /// Writes a new entry for `entity`, or notes why not (the book is
+    /// full).
+    fn create(&mut self, entity: &Entity) -> Result<(), EngineError> {
+        create(
+            &mut self.book,
+            entity,
+            self.settings,
+            self.limits,
+            &mut self.effects,
+        )
+    }
+}
+
+/// Queues a lore job that follows from another: the new job, if any.
+pub(super) fn queue_follow_up(
+    resident: &mut Resident,
+    options: &QueueOptions,
+    chat_id: &ChatKey,
+    work: LoreWork,
+    now: UnixMicros,
+) -> Result<Vec<Job>, EngineError> {
+    Ok(
+        match queue::queue_lore(resident, options, chat_id, work, now, None)? {
+            Queued::New(job) => vec![job],
+            Queued::Existing(_) | Queued::Dropped => Vec::new(),
+        },
+    )
 }
 
 /// What an entity is called, as keys of the entry it is merged into: its
