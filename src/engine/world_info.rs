@@ -31,7 +31,7 @@ use crate::domain::refresh::InjectionKey;
 use crate::domain::settings::Settings;
 use crate::domain::world_info::book::Book;
 use crate::domain::world_info::place::{Placement, place};
-use crate::domain::world_info::scan::{CharacterStrategy, ScanSettings};
+use crate::domain::world_info::scan::ScanSettings;
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::world_info::types::{Activated, GenerationType, ScanTexts};
 use crate::domain::writing::macros;
@@ -110,26 +110,6 @@ impl BookNames {
             }
         }
         all
-    }
-}
-
-/// The scan's settings from recapd's.
-fn scan_settings(settings: &Settings) -> ScanSettings {
-    ScanSettings {
-        depth: settings.world_info_depth,
-        min_activations: settings.world_info_min_activations,
-        min_activations_depth_max: settings.world_info_min_activations_depth_max,
-        budget_percent: settings.world_info_budget,
-        budget_cap: settings.world_info_budget_cap,
-        include_names: settings.world_info_include_names,
-        recursive: settings.world_info_recursive,
-        case_sensitive: settings.world_info_case_sensitive,
-        match_whole_words: settings.world_info_match_whole_words,
-        use_group_scoring: settings.world_info_use_group_scoring,
-        character_strategy: CharacterStrategy::from_number(
-            settings.world_info_character_strategy.st_number(),
-        ),
-        max_recursion_steps: settings.world_info_max_recursion_steps,
     }
 }
 
@@ -240,7 +220,7 @@ impl Engine {
             seed => seed,
         };
         let job = ScanJob {
-            settings: scan_settings(&settings),
+            settings: ScanSettings::from(&*settings),
             names: BookNames::of(&settings),
             books: books.clone(),
             history,
