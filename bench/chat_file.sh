@@ -25,11 +25,10 @@ if [ $smoke -eq 1 ]; then MESSAGES=2000; ROUNDS=1; else MESSAGES=100000; ROUNDS=
 PG_URL=${RECAPD_BENCH_DATABASE_URL:-postgres://root@127.0.0.1:5432/test}
 STORES=${RECAPD_BENCH_STORES:-sqlite postgres}
 
-cargo build --release --locked -p recapd --bin recapd 2>&1 | grep -v '^\s*Compiling' || true
-bin=$root/target/release/recapd
+. bench/lib.sh
+bench_build
 out=$root/target/bench/chat-file
 mkdir -p "$out"
-. scripts/lib.sh
 
 file=$out/big-$MESSAGES.jsonl
 if [ ! -s "$file" ]; then

@@ -12,21 +12,33 @@ need() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2"
 }
 
-# Builds release recapd and recapd-bench (compiler chatter filtered out) and
-# sets: bin and tool (the two binaries, under $CARGO_TARGET_DIR when it is
-# set), out (target/bench, created), and server_cpu / load_cpu, the taskset
+# Builds recapd and recapd-bench (compiler chatter filtered out) and sets:
+# bin and tool (the two binaries, under $CARGO_TARGET_DIR when it is set),
+# out (target/bench, created), and server_cpu / load_cpu, the taskset
 # prefixes that pin a server to CPU 0 and its load to CPU 1 (empty arrays
-# on a single core). With BENCH_RECAPD set
-# (A/B runs of two builds), that recapd binary is measured and nothing is
-# built: recapd-bench must have been built before.
+# on a single core). BENCH_PROFILE picks the build: `release` (the default;
+# every figure is measured on it) or `debug`, for smoke runs that check
+# only that a harness works (.ci/run's): the workspace's debug build of
+# every target, the build `cargo test --workspace --all-targets` makes (the
+# same features), so that after the tests only the two binaries are
+# compiled anew. With BENCH_RECAPD set (A/B runs of two builds), that recapd
+# binary is measured and nothing is built: recapd-bench must have been
+# built before.
 bench_build() {
+    local profile=${BENCH_PROFILE:-release} dir=${CARGO_TARGET_DIR:-$PWD/target} build
+    case $profile in
+    release) build=(cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench) ;;
+    debug) build=(cargo build --locked --workspace --all-targets) ;;
+    *) echo "BENCH_PROFILE is release or debug, not $profile" >&2; exit 64 ;;
+    esac
     if [ -n "${BENCH_RECAPD:-}" ]; then
         bin=$BENCH_RECAPD
     else
-        cargo build --release --locked -p recapd --bin recapd -p recapd-bench --bin recapd-bench 2>&1 | grep -v '^\s*Compiling' || true
-        bin=${CARGO_TARGET_DIR:-$PWD/target}/release/recapd
+        # pipefail: a failed build fails the script, whatever grep keeps.
+        "${build[@]}" 2>&1 | { grep -v '^\s*Compiling' || true; }
+        bin=$dir/$profile/recapd
     fi
-    tool=${CARGO_TARGET_DIR:-$PWD/target}/release/recapd-bench
+    tool=$dir/$profile/recapd-bench
     out=$PWD/target/bench
     mkdir -p "$out"
     if [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi

