@@ -1,7 +1,12 @@
 //! Lorebooks (SillyTavern World Info files) a tenant keeps: import (of a
 //! file, or of a character card's `character_book`), export, listing,
 //! deletion and the editing of one entry, and the parsed books the scan
-//! reads ([`Engine::lorebooks_for_scan`]).
+//! reads ([`Lorebooks::lorebooks_for_scan`]).
+//!
+//! [`Lorebooks`] is a part of its own: a handle over the store, the book
+//! locks, the parsed-book cache and the lorebook limits. It knows no chat:
+//! what a chat decides about books (its book's name, the book deleted
+//! with it) its caller passes as arguments.
 //!
 //! A book is stored as the file's text (`Book::to_json`, JSON-equal to the
 //! file imported) with a version (see `store::lorebooks`), and the entry
@@ -31,16 +36,16 @@ use crate::domain::time::UnixMicros;
 use crate::domain::world_info::book::{Book, BookLimits};
 use crate::domain::world_info::card;
 use crate::store::{
-    DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook, PutLorebookEntry,
-    StoreError, StoredLorebook, Write,
+    ChatStore, DeleteLorebook, LorebookListing, LorebookText, NO_LOREBOOK, PutLorebook,
+    PutLorebookEntry, StoreError, StoredLorebook, Write,
 };
+use crate::wall_clock::WallClock;
 
+use super::EngineError;
 use super::retry::Retry;
-use super::{Engine, EngineError};
 pub(super) use chat_book::{HeldBook, WrittenBook, templated_name};
 pub use limits::{LorebookLimits, ScanPool};
-pub(super) use shelf::Shelf;
-use shelf::{BookKey, Loaded};
+use shelf::{BookGuard, BookKey, Loaded, Shelf};
 
 /// The name of a tenant's lock of new books: a control character, which
 /// no book's name holds.
@@ -179,10 +184,76 @@ enum BookWrite {
     Entry { uid: String, entry: Option<String> },
 }
 
-impl Engine {
-    /// The lorebook limits this engine enforces.
-    pub fn lorebook_limits(&self) -> &LorebookLimits {
-        &self.inner.lorebook_limits
+/// The tenants' lorebooks: a handle over the store they are kept in, the
+/// per-book locks, the parsed-book cache and the operator's lorebook
+/// limits. Cheap to clone (one `Arc`), like mini-redis's `Db`: the locks
+/// and the cache must be one per process, so the engine, the gRPC
+/// services and the job runners each hold a clone of the same handle.
+/// It holds no chat and no engine: a lorebook never needs a chat's lock.
+#[derive(Clone)]
+pub struct Lorebooks {
+    inner: Arc<Books>,
+}
+
+/// What a [`Lorebooks`] handle shares.
+struct Books {
+    /// Where the books are stored.
+    store: Arc<dyn ChatStore>,
+    /// Whether other replicas write the store too: the cache is then
+    /// trusted only once the stored version is read and matches.
+    shared: bool,
+    /// The lorebook limits (`--max-lorebook*`).
+    limits: LorebookLimits,
+    /// The books' locks and parsed books.
+    shelf: Shelf,
+    /// The clock a book's `updated_us` is read from.
+    wall_clock: Arc<dyn WallClock>,
+}
+
+impl Lorebooks {
+    /// The lorebooks kept in `store` (`shared`: other replicas write it
+    /// too) under `limits`, their changes timed by `wall_clock`.
+    pub(super) fn new(
+        store: Arc<dyn ChatStore>,
+        shared: bool,
+        limits: LorebookLimits,
+        wall_clock: Arc<dyn WallClock>,
+    ) -> Lorebooks {
+        Lorebooks {
+            inner: Arc::new(Books {
+                store,
+                shared,
+                limits,
+                shelf: Shelf::default(),
+                wall_clock,
+            }),
+        }
+    }
+
+    /// The lorebook limits enforced.
+    pub fn limits(&self) -> &LorebookLimits {
+        &self.inner.limits
+    }
+
+    /// The tenant's lock of new books, held, once a new book is known to
+    /// fit under `--max-lorebooks-per-tenant` (RESOURCE_EXHAUSTED when it
+    /// does not). A new book is counted and written under this lock (taken
+    /// after a book's lock, never before), so two new names at once in
+    /// this process cannot both take the last place.
+    async fn new_book_place(&self, tenant: &Tenant) -> Result<BookGuard<'_>, EngineError> {
+        let counting = self
+            .inner
+            .shelf
+            .lock(&(tenant.clone(), NEW_BOOKS.to_owned()))
+            .await;
+        let max = self.inner.limits.max_books_per_tenant;
+        if self.inner.store.lorebook_count(tenant).await? >= max {
+            return Err(DomainError::ResourceExhausted(format!(
+                "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
+            ))
+            .into());
+        }
+        Ok(counting)
     }
 
     /// The stored version of the book, [`NO_LOREBOOK`] when it has none.
@@ -199,7 +270,7 @@ impl Engine {
     /// caller holds the book's lock.
     async fn fetch_locked(&self, key: &BookKey) -> Result<Option<Loaded>, EngineError> {
         let Some(stored) = self.inner.store.lorebook(&key.0, &key.1).await? else {
-            self.inner.lorebooks.forget(key);
+            self.inner.shelf.forget(key);
             return Ok(None);
         };
         let listing = stored.listing.clone();
@@ -216,7 +287,7 @@ impl Engine {
             updated_us: listing.updated_us,
             log_bytes,
         };
-        self.inner.lorebooks.keep(key.clone(), loaded.clone());
+        self.inner.shelf.keep(key.clone(), loaded.clone());
         Ok(Some(loaded))
     }
 
@@ -224,17 +295,18 @@ impl Engine {
     /// lock. The cache serves it when it is current: always with one
     /// writer, after reading the stored version with replicas.
     async fn load_locked(&self, key: &BookKey) -> Result<Option<Loaded>, EngineError> {
-        let want = match self.inner.replicas {
-            Some(_) => match self.stored_version(key).await? {
+        let want = if self.inner.shared {
+            match self.stored_version(key).await? {
                 NO_LOREBOOK => {
-                    self.inner.lorebooks.forget(key);
+                    self.inner.shelf.forget(key);
                     return Ok(None);
                 }
                 version => Some(version),
-            },
-            None => None,
+            }
+        } else {
+            None
         };
-        match self.inner.lorebooks.cached(key, want) {
+        match self.inner.shelf.cached(key, want) {
             Some(hit) => Ok(Some(hit)),
             None => self.fetch_locked(key).await,
         }
@@ -253,7 +325,7 @@ impl Engine {
         log_bytes: u64,
     ) -> Result<LorebookSummary, EngineError> {
         let version = fresh_version(expect);
-        let updated_us = self.now();
+        let updated_us = self.inner.wall_clock.now();
         let entry_count = u64::try_from(book.entry_count()).unwrap_or(u64::MAX);
         let (write, log_bytes) = match write {
             BookWrite::Whole(text) => (
@@ -291,7 +363,7 @@ impl Engine {
             updated_us,
             log_bytes,
         };
-        self.inner.lorebooks.keep(key.clone(), loaded);
+        self.inner.shelf.keep(key.clone(), loaded);
         Ok(LorebookSummary {
             name: key.1.clone(),
             entry_count,
@@ -308,7 +380,7 @@ impl Engine {
         book: Book,
     ) -> Result<LorebookSummary, EngineError> {
         let key: BookKey = (tenant.clone(), name.to_owned());
-        let _locked = self.inner.lorebooks.lock(&key).await;
+        let _locked = self.inner.shelf.lock(&key).await;
         let (book, text) = blocking(move || {
             let text: Arc<str> = book.to_json().into();
             Ok((Arc::new(book), text))
@@ -318,35 +390,12 @@ impl Engine {
         Retry::BOOKS
             .run(move || async move {
                 let expect = self.stored_version(key).await?;
-                // A new book is counted and written under the tenant's lock
-                // of new books (taken after a book's lock, never before), so
-                // two new names at once in this process cannot both take
-                // the last place.
-                let new_books =
-                    (expect == NO_LOREBOOK).then(|| (tenant.clone(), NEW_BOOKS.to_owned()));
-                let _counting = match &new_books {
-                    Some(new_books) => {
-                        let counting = self.inner.lorebooks.lock(new_books).await;
-                        let max = self.inner.lorebook_limits.max_books_per_tenant;
-                        let books = self.inner.store.lorebook_count(tenant).await?;
-                        if books >= max {
-                            return Err(DomainError::ResourceExhausted(format!(
-                                "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
-                            ))
-                            .into());
-                        }
-                        Some(counting)
-                    }
-                    None => None,
+                let _counting = match expect {
+                    NO_LOREBOOK => Some(self.new_book_place(tenant).await?),
+                    _ => None,
                 };
-                self.write_locked(
-                    key,
-                    expect,
-                    book.clone(),
-                    BookWrite::Whole(text.clone()),
-                    0,
-                )
-                .await
+                self.write_locked(key, expect, book.clone(), BookWrite::Whole(text.clone()), 0)
+                    .await
             })
             .await
     }
@@ -362,7 +411,7 @@ impl Engine {
         json: String,
     ) -> Result<LorebookSummary, EngineError> {
         check_name(name)?;
-        let limits = self.inner.lorebook_limits.book;
+        let limits = self.inner.limits.book;
         let book = blocking(move || {
             let book = Book::parse(&json, &limits).map_err(naming_the_flag)?;
             // SillyTavern's entry types, checked on the way in only: a
@@ -386,7 +435,7 @@ impl Engine {
         if !name.is_empty() {
             check_name(name)?;
         }
-        let limits = self.inner.lorebook_limits.book;
+        let limits = self.inner.limits.book;
         let (card_name, book) =
             blocking(move || card::character_book(&card, &limits).map_err(naming_the_flag)).await?;
         let name = if name.is_empty() {
@@ -443,13 +492,13 @@ impl Engine {
     pub async fn delete_lorebook(&self, tenant: &Tenant, name: &str) -> Result<(), EngineError> {
         check_name(name)?;
         let key: BookKey = (tenant.clone(), name.to_owned());
-        let _locked = self.inner.lorebooks.lock(&key).await;
+        let _locked = self.inner.shelf.lock(&key).await;
         let key = &key;
         Retry::BOOKS
             .run(move || async move {
                 let expect = self.stored_version(key).await?;
                 if expect == NO_LOREBOOK {
-                    self.inner.lorebooks.forget(key);
+                    self.inner.shelf.forget(key);
                     return Err(unknown_book(name));
                 }
                 self.inner
@@ -460,7 +509,7 @@ impl Engine {
                         expect_version: expect,
                     })])
                     .await?;
-                self.inner.lorebooks.forget(key);
+                self.inner.shelf.forget(key);
                 Ok(())
             })
             .await
@@ -469,12 +518,12 @@ impl Engine {
     /// The book as stored now, from the cache when it is current; a miss
     /// is read under the book's lock.
     async fn current(&self, key: &BookKey) -> Result<Option<Loaded>, EngineError> {
-        if self.inner.replicas.is_none()
-            && let Some(hit) = self.inner.lorebooks.cached(key, None)
+        if !self.inner.shared
+            && let Some(hit) = self.inner.shelf.cached(key, None)
         {
             return Ok(Some(hit));
         }
-        let _locked = self.inner.lorebooks.lock(key).await;
+        let _locked = self.inner.shelf.lock(key).await;
         self.load_locked(key).await
     }
 
@@ -495,8 +544,8 @@ impl Engine {
                 wanted.push(name);
             }
         }
-        let versions: Option<std::collections::HashMap<String, u64>> = match self.inner.replicas {
-            Some(_) if !wanted.is_empty() => {
+        let versions: Option<std::collections::HashMap<String, u64>> =
+            if self.inner.shared && !wanted.is_empty() {
                 let named: Vec<String> = wanted.iter().map(|n| (*n).clone()).collect();
                 Some(
                     self.inner
@@ -506,9 +555,9 @@ impl Engine {
                         .into_iter()
                         .collect(),
                 )
-            }
-            _ => None,
-        };
+            } else {
+                None
+            };
         let mut books = Vec::with_capacity(wanted.len());
         for name in wanted {
             let key: BookKey = (tenant.clone(), name.clone());
@@ -519,11 +568,11 @@ impl Engine {
                 },
                 None => None,
             };
-            let loaded = match self.inner.lorebooks.cached(&key, want) {
+            let loaded = match self.inner.shelf.cached(&key, want) {
                 Some(hit) => Some(hit),
                 None => {
-                    let _locked = self.inner.lorebooks.lock(&key).await;
-                    match self.inner.lorebooks.cached(&key, want) {
+                    let _locked = self.inner.shelf.lock(&key).await;
+                    match self.inner.shelf.cached(&key, want) {
                         Some(hit) => Some(hit),
                         None => self.fetch_locked(&key).await?,
                     }

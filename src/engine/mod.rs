@@ -32,9 +32,11 @@
 //!    path ([`Engine::lock`]); [`retry`]: optimistic concurrency's one
 //!    retry ([`retry::Retry`]), for chats and lorebooks alike. The parts
 //!    below extend the engine with `impl Engine` blocks and know nothing
-//!    of each other but what is listed. [`lorebooks`]: the tenants'
-//!    lorebooks (World Info files), their per-book locks and parsed-book
-//!    cache; it uses only the root and [`retry`].
+//!    of each other but what is listed. [`lorebooks`]: a part that is a
+//!    type, [`Lorebooks`] ([`Engine::lorebooks`]): the tenants' lorebooks
+//!    (World Info files), their per-book locks, parsed-book cache and
+//!    limits; built from the store, the wall clock and [`retry`], it
+//!    holds no chat and no engine (a chat's book is named by its caller).
 //! 6. [`commit`]: the end of every chat operation,
 //!    [`Engine::commit_locked`], deletion included ([`commit::Commit::erase`]).
 //!    A commit says what follows ([`commit::Committed`]: jobs to announce,
@@ -146,8 +148,8 @@ pub(crate) use job_watch::JobsStore;
 pub use jobs::{Embedder, JobsConfig, QueueOptions, RecapWriter};
 pub use lifecycle::ChatSummary;
 pub use lorebooks::{
-    LorebookEntry, LorebookLimits, LorebookSummary, MAX_NAME_BYTES as MAX_LOREBOOK_NAME_BYTES,
-    ScanPool, check_name as check_lorebook_name,
+    LorebookEntry, LorebookLimits, LorebookSummary, Lorebooks,
+    MAX_NAME_BYTES as MAX_LOREBOOK_NAME_BYTES, ScanPool, check_name as check_lorebook_name,
 };
 pub use ops::RecapList;
 pub use prompt::ChatPrompt;
@@ -204,10 +206,8 @@ struct Inner {
     last_resync_ms: Mutex<Option<UnixMillis>>,
     /// The wall clock (from [`JobsConfig::wall_clock`]).
     wall_clock: Arc<dyn WallClock>,
-    /// The lorebook limits (`--max-lorebook*`).
-    lorebook_limits: LorebookLimits,
-    /// The lorebooks' locks and parsed books.
-    lorebooks: lorebooks::Shelf,
+    /// The tenants' lorebooks: their locks, parsed books and limits.
+    lorebooks: Lorebooks,
     /// The World Info scans' threads and per-tenant shares.
     scan_gate: world_info::ScanGate,
     /// The embeddings model whose vectors recall uses (empty without an
@@ -294,6 +294,13 @@ impl Engine {
             .map_or(String::new(), |e| e.setup.model.clone());
         let indexing = jobs.embedder.is_some();
         let query_embedder = jobs.embedder.as_ref().map(|e| e.client.clone());
+        let scan_gate = world_info::ScanGate::new(&lorebook_limits.scan_pool);
+        let lorebooks = Lorebooks::new(
+            chats.clone(),
+            replicas.is_some(),
+            lorebook_limits,
+            wall_clock.clone(),
+        );
         Ok(Engine {
             inner: Arc::new(Inner {
                 store: chats,
@@ -314,9 +321,8 @@ impl Engine {
                 jobs: jobs::JobsRuntime::new(jobs),
                 last_resync_ms: Mutex::new(None),
                 wall_clock,
-                scan_gate: world_info::ScanGate::new(&lorebook_limits.scan_pool),
-                lorebook_limits,
-                lorebooks: lorebooks::Shelf::default(),
+                scan_gate,
+                lorebooks,
                 recall_model,
                 indexing,
                 query_embedder,
@@ -353,6 +359,12 @@ impl Engine {
         if self.inner.index_wanted.lock().insert(chat.clone()) {
             self.inner.index_wake.notify_one();
         }
+    }
+
+    /// The tenants' lorebooks, a handle of their own (clone it to keep
+    /// it): the gRPC layer and the chat-side parts reach books through it.
+    pub fn lorebooks(&self) -> &Lorebooks {
+        &self.inner.lorebooks
     }
 
     /// Limits on client text.

@@ -143,6 +143,7 @@ impl Engine {
             })
             .await?;
         let books: Arc<[(String, Arc<Book>)]> = self
+            .lorebooks()
             .lorebooks_for_scan(&chat_id.tenant, &names.all())
             .await?
             .into();
@@ -235,14 +236,14 @@ impl Engine {
                 .map_or(u32::MAX, |t| u32::try_from(t).unwrap_or(u32::MAX)),
             timed,
             seed,
-            limits: self.lorebook_limits().scan,
+            limits: self.lorebooks().limits().scan,
         };
         // The chat stays locked while its scan runs on a scan thread (the
         // timed effects it advances are committed below, one scan after
         // the other); the async worker is free meanwhile.
         let thread_permits = permits.clone();
         let cancelled = cancel.flag();
-        let timeout = self.lorebook_limits().scan_pool.timeout;
+        let timeout = self.lorebooks().limits().scan_pool.timeout;
         let (history, outcome) = tokio::task::spawn_blocking(move || {
             let _permits = thread_permits;
             job.run(&cancelled, timeout)

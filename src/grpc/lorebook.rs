@@ -1,6 +1,7 @@
 //! `recap.v1.LorebookService`: a tenant's lorebooks (SillyTavern World
 //! Info files) and their entries, and ScanWorldInfo (`scan`). Each request
-//! is checked, handed to the engine in the caller's tenant, and answered;
+//! is checked, handed to the lorebooks (ScanWorldInfo: to the engine, for
+//! it reads a chat) in the caller's tenant, and answered;
 //! errors go through the one table (`grpc::status`).
 
 mod convert;
@@ -12,18 +13,24 @@ use super::pb;
 use super::pb::lorebook_service_server::LorebookService;
 use super::services::split;
 use super::status::domain_status;
-use crate::engine::Engine;
+use crate::engine::{Engine, Lorebooks};
 
 /// `recap.v1.LorebookService`.
 #[derive(Clone)]
 pub struct LorebookApi {
+    /// The books, for every request but ScanWorldInfo.
+    books: Lorebooks,
+    /// The engine, for ScanWorldInfo (a chat's activation).
     engine: Engine,
 }
 
 impl LorebookApi {
     /// Serves the lorebooks kept by `engine`.
     pub fn new(engine: Engine) -> Self {
-        LorebookApi { engine }
+        LorebookApi {
+            books: engine.lorebooks().clone(),
+            engine,
+        }
     }
 }
 
@@ -34,7 +41,7 @@ impl LorebookService for LorebookApi {
         request: Request<pb::ImportLorebookRequest>,
     ) -> Result<Response<pb::Lorebook>, Status> {
         let (tenant, pb::ImportLorebookRequest { name, json }) = split(request);
-        let book = self.engine.import_lorebook(&tenant, &name, json).await?;
+        let book = self.books.import_lorebook(&tenant, &name, json).await?;
         Ok(Response::new(book.into()))
     }
 
@@ -44,7 +51,7 @@ impl LorebookService for LorebookApi {
     ) -> Result<Response<pb::Lorebook>, Status> {
         let (tenant, pb::ImportCharacterBookRequest { name, card }) = split(request);
         let book = self
-            .engine
+            .books
             .import_character_book(&tenant, &name, card)
             .await?;
         Ok(Response::new(book.into()))
@@ -55,7 +62,7 @@ impl LorebookService for LorebookApi {
         request: Request<pb::ExportLorebookRequest>,
     ) -> Result<Response<pb::ExportLorebookResponse>, Status> {
         let (tenant, pb::ExportLorebookRequest { name }) = split(request);
-        let json = self.engine.export_lorebook(&tenant, &name).await?;
+        let json = self.books.export_lorebook(&tenant, &name).await?;
         Ok(Response::new(pb::ExportLorebookResponse { json }))
     }
 
@@ -74,7 +81,7 @@ impl LorebookService for LorebookApi {
         let after = convert::page_after(&page_token).map_err(domain_status)?;
         // One more than the page, to know whether another page follows.
         let mut books = self
-            .engine
+            .books
             .list_lorebooks(&tenant, after.as_deref(), limit + 1)
             .await?;
         let next_page_token = if books.len() > limit {
@@ -97,7 +104,7 @@ impl LorebookService for LorebookApi {
         request: Request<pb::DeleteLorebookRequest>,
     ) -> Result<Response<pb::DeleteLorebookResponse>, Status> {
         let (tenant, pb::DeleteLorebookRequest { name }) = split(request);
-        self.engine.delete_lorebook(&tenant, &name).await?;
+        self.books.delete_lorebook(&tenant, &name).await?;
         Ok(Response::new(pb::DeleteLorebookResponse {}))
     }
 
@@ -106,7 +113,7 @@ impl LorebookService for LorebookApi {
         request: Request<pb::GetLorebookEntryRequest>,
     ) -> Result<Response<pb::LorebookEntry>, Status> {
         let (tenant, pb::GetLorebookEntryRequest { name, uid }) = split(request);
-        let entry = self.engine.lorebook_entry(&tenant, &name, &uid).await?;
+        let entry = self.books.lorebook_entry(&tenant, &name, &uid).await?;
         Ok(Response::new(entry.into()))
     }
 
@@ -117,7 +124,7 @@ impl LorebookService for LorebookApi {
         let (tenant, pb::PutLorebookEntryRequest { name, uid, fields }) = split(request);
         let uid = (!uid.is_empty()).then_some(uid.as_str());
         let entry = self
-            .engine
+            .books
             .put_lorebook_entry(&tenant, &name, uid, &fields)
             .await?;
         Ok(Response::new(entry.into()))
@@ -129,7 +136,7 @@ impl LorebookService for LorebookApi {
     ) -> Result<Response<pb::Lorebook>, Status> {
         let (tenant, pb::DeleteLorebookEntryRequest { name, uid }) = split(request);
         let book = self
-            .engine
+            .books
             .delete_lorebook_entry(&tenant, &name, &uid)
             .await?;
         Ok(Response::new(book.into()))

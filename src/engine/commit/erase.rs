@@ -36,7 +36,11 @@ impl Engine {
             tombstone,
         }];
         let deletion = match &book {
-            Some(name) => self.book_deletion(&slot.key.tenant, name).await?,
+            Some(name) => {
+                self.lorebooks()
+                    .book_deletion(&slot.key.tenant, name)
+                    .await?
+            }
             None => None,
         };
         if let Some(deletion) = &deletion {

@@ -51,7 +51,7 @@ impl Engine {
             self.commit(&slot, chat, applied.commit).await?;
             // Durable: the book's new state is cached before its lock goes.
             if let Some(written) = applied.written {
-                self.keep_written_book(written);
+                self.lorebooks().keep_written_book(written);
             }
             super::lore::count_outcomes(&applied.outcomes);
             drop(applied.held);

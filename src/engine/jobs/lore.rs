@@ -86,7 +86,7 @@ pub(super) fn lore_limits(settings: &Settings, engine: &Engine) -> LoreLimits {
     LoreLimits {
         max_entries: settings.lore_max_entries as usize,
         max_keys: settings.lore_max_keys as usize,
-        book: engine.lorebook_limits().book,
+        book: engine.lorebooks().limits().book,
     }
 }
 
@@ -101,7 +101,8 @@ impl Engine {
         if settings.world_info_chat_book.is_empty() {
             return Ok(None);
         }
-        self.book_now(&chat_id.tenant, &settings.world_info_chat_book)
+        self.lorebooks()
+            .book_now(&chat_id.tenant, &settings.world_info_chat_book)
             .await
     }
 
@@ -192,7 +193,10 @@ impl Engine {
             &names.char,
         );
         Ok(Target {
-            name: self.free_book_name(&chat_id.tenant, &wanted).await?,
+            name: self
+                .lorebooks()
+                .free_book_name(&chat_id.tenant, &wanted)
+                .await?,
             attached: false,
         })
     }
@@ -252,7 +256,11 @@ impl Engine {
         };
         // A book the chat names but the tenant does not have (yet) is
         // created too, and counted as any new book.
-        let held = match self.hold_book(&chat_id.tenant, &target.name).await {
+        let held = match self
+            .lorebooks()
+            .hold_book(&chat_id.tenant, &target.name)
+            .await
+        {
             Ok(held) => held,
             Err(EngineError::Domain(refused @ DomainError::ResourceExhausted(_))) => {
                 resident.jobs[at].last_error = queue::short(&refused.to_string());
@@ -390,7 +398,9 @@ impl Engine {
         if !settings.world_info_persona_book.is_empty() {
             names.push(settings.world_info_persona_book.clone());
         }
-        self.lorebooks_for_scan(&chat_id.tenant, &names).await
+        self.lorebooks()
+            .lorebooks_for_scan(&chat_id.tenant, &names)
+            .await
     }
 
     /// Ends the lore job at `at` DISCARDED with `why` and queues `again`;

@@ -12,13 +12,13 @@
 use std::sync::Arc;
 
 use super::shelf::{BookGuard, BookKey, Loaded};
-use super::{MAX_NAME_BYTES, NEW_BOOKS, check_name, fresh_version};
+use super::{Lorebooks, MAX_NAME_BYTES, check_name, fresh_version};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::time::UnixMicros;
 use crate::domain::world_info::book::Book;
 use crate::domain::writing::macros::{CHAR, USER, expand};
-use crate::engine::{Engine, EngineError};
+use crate::engine::EngineError;
 use crate::store::{DeleteLorebook, LorebookText, NO_LOREBOOK, PutLorebook, Write};
 
 /// `{{chat}}` in `lore_book_name_template`: the chat's id.
@@ -50,7 +50,7 @@ impl HeldBook<'_> {
     }
 
     /// The write that makes `book` the book's new state, and what to cache
-    /// once that write is durable ([`Engine::keep_written_book`]).
+    /// once that write is durable ([`Lorebooks::keep_written_book`]).
     pub(in crate::engine) fn write(&self, book: Book, now: UnixMicros) -> (Write, WrittenBook) {
         let expect = self.loaded.as_ref().map_or(NO_LOREBOOK, |l| l.version);
         let version = fresh_version(expect);
@@ -140,7 +140,7 @@ fn clip_bytes(text: &str, max: usize) -> &str {
     text[..end].trim_end()
 }
 
-impl Engine {
+impl Lorebooks {
     /// Locks the book `name` of `tenant` and reads it (the cache serves it
     /// when current). A book that does not exist may be created by the
     /// caller: the tenant's lock of new books is then taken too, and
@@ -152,36 +152,22 @@ impl Engine {
     ) -> Result<HeldBook<'_>, EngineError> {
         check_name(name)?;
         let key: BookKey = (tenant.clone(), name.to_owned());
-        let guard = self.inner.lorebooks.lock(&key).await;
+        let guard = self.inner.shelf.lock(&key).await;
         // The stored version is read even with one writer: an answer that
         // lost a race is applied again on the book as stored, never on a
         // cached state that may have fallen behind.
         let loaded = match self.stored_version(&key).await? {
             NO_LOREBOOK => {
-                self.inner.lorebooks.forget(&key);
+                self.inner.shelf.forget(&key);
                 None
             }
-            version => match self.inner.lorebooks.cached(&key, Some(version)) {
+            version => match self.inner.shelf.cached(&key, Some(version)) {
                 Some(hit) => Some(hit),
                 None => self.fetch_locked(&key).await?,
             },
         };
         let counting = match &loaded {
-            None => {
-                let counting = self
-                    .inner
-                    .lorebooks
-                    .lock(&(tenant.clone(), NEW_BOOKS.to_owned()))
-                    .await;
-                let max = self.inner.lorebook_limits.max_books_per_tenant;
-                if self.inner.store.lorebook_count(tenant).await? >= max {
-                    return Err(DomainError::ResourceExhausted(format!(
-                        "a tenant keeps at most {max} lorebooks (--max-lorebooks-per-tenant)"
-                    ))
-                    .into());
-                }
-                Some(counting)
-            }
+            None => Some(self.new_book_place(tenant).await?),
             Some(_) => None,
         };
         Ok(HeldBook {
@@ -240,7 +226,7 @@ impl Engine {
     /// Caches a book state whose commit is durable.
     pub(in crate::engine) fn keep_written_book(&self, written: WrittenBook) {
         let WrittenBook { key, loaded } = written;
-        self.inner.lorebooks.keep(key, loaded);
+        self.inner.shelf.keep(key, loaded);
     }
 
     /// Book `name` of `tenant` locked for its deletion in a chat's
@@ -256,7 +242,7 @@ impl Engine {
             return Ok(None);
         }
         let key: BookKey = (tenant.clone(), name.to_owned());
-        let guard = self.inner.lorebooks.lock(&key).await;
+        let guard = self.inner.shelf.lock(&key).await;
         let versions = self
             .inner
             .store

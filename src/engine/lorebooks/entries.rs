@@ -9,16 +9,16 @@
 use std::sync::Arc;
 
 use super::{
-    BookKey, BookWrite, LorebookEntry, LorebookSummary, blocking, check_name, naming_the_flag,
-    unknown_book,
+    BookKey, BookWrite, LorebookEntry, LorebookSummary, Lorebooks, blocking, check_name,
+    naming_the_flag, unknown_book,
 };
 use crate::domain::DomainError;
 use crate::domain::ids::Tenant;
 use crate::domain::world_info::book::Book;
+use crate::engine::EngineError;
 use crate::engine::retry::Retry;
-use crate::engine::{Engine, EngineError};
 
-impl Engine {
+impl Lorebooks {
     /// GetLorebookEntry.
     pub async fn lorebook_entry(
         &self,
@@ -64,7 +64,7 @@ impl Engine {
     ) -> Result<(T, LorebookSummary), EngineError> {
         check_name(name)?;
         let key: BookKey = (tenant.clone(), name.to_owned());
-        let _locked = self.inner.lorebooks.lock(&key).await;
+        let _locked = self.inner.shelf.lock(&key).await;
         let (key, edit) = (&key, &edit);
         Retry::BOOKS
             .run(move || async move {
@@ -108,7 +108,7 @@ impl Engine {
         uid: Option<&str>,
         fields: &str,
     ) -> Result<LorebookEntry, EngineError> {
-        let limits = self.inner.lorebook_limits.book;
+        let limits = self.inner.limits.book;
         let (uid, fields) = (uid.map(str::to_owned), fields.to_owned());
         let ((uid, json), book) = self
             .edit_book(tenant, name, move |book| {

@@ -2,6 +2,7 @@ use std::sync::Arc;
 
 use super::shelf::{CACHE_BUDGET_BYTES, Loaded, Shelf};
 use super::*;
+use crate::engine::Engine;
 
 fn loaded(version: u64, bytes: usize) -> Loaded {
     Loaded {
@@ -126,9 +127,14 @@ async fn the_scan_gets_the_named_books_in_order_as_last_written_skipping_the_mis
     let (t, u) = (Tenant("t".into()), Tenant("u".into()));
     let book = r#"{"entries":{"0":{"key":["a"],"content":"x"}}}"#;
     for name in ["global", "chat", "persona"] {
-        engine.import_lorebook(&t, name, book.into()).await.unwrap();
+        engine
+            .lorebooks()
+            .import_lorebook(&t, name, book.into())
+            .await
+            .unwrap();
     }
     engine
+        .lorebooks()
         .import_lorebook(&u, "other", book.into())
         .await
         .unwrap();
@@ -137,33 +143,58 @@ async fn the_scan_gets_the_named_books_in_order_as_last_written_skipping_the_mis
     ]
     .map(str::to_owned)
     .to_vec();
-    let books = engine.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    let books = engine
+        .lorebooks()
+        .lorebooks_for_scan(&t, &wanted)
+        .await
+        .unwrap();
     // Named order, each once; unknown, invalid and other tenants' names skipped.
     assert_eq!(names(&books), ["chat", "global", "persona"]);
     assert_eq!(books[0].1.entry_count(), 1);
 
     // The same parsed book while nothing changes; the edited one after.
-    let again = engine.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    let again = engine
+        .lorebooks()
+        .lorebooks_for_scan(&t, &wanted)
+        .await
+        .unwrap();
     assert!(Arc::ptr_eq(&books[0].1, &again[0].1));
     engine
+        .lorebooks()
         .put_lorebook_entry(&t, "chat", None, r#"{"content":"new"}"#)
         .await
         .unwrap();
-    let edited = engine.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    let edited = engine
+        .lorebooks()
+        .lorebooks_for_scan(&t, &wanted)
+        .await
+        .unwrap();
     assert_eq!(edited[0].1.entry_count(), 2);
     assert!(
         Arc::ptr_eq(&books[1].1, &edited[1].1),
         "other books untouched"
     );
-    engine.delete_lorebook(&t, "global").await.unwrap();
-    let after = engine.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    engine
+        .lorebooks()
+        .delete_lorebook(&t, "global")
+        .await
+        .unwrap();
+    let after = engine
+        .lorebooks()
+        .lorebooks_for_scan(&t, &wanted)
+        .await
+        .unwrap();
     assert_eq!(names(&after), ["chat", "persona"]);
 
     // A new engine on the same store reads the stored books (the cache is
     // gone): the edit is there.
     drop(engine);
     let engine = open_engine(dir.path()).await;
-    let reread = engine.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    let reread = engine
+        .lorebooks()
+        .lorebooks_for_scan(&t, &wanted)
+        .await
+        .unwrap();
     assert_eq!(names(&reread), ["chat", "persona"]);
     assert_eq!(reread[0].1.entry_count(), 2);
 }

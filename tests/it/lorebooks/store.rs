@@ -200,7 +200,8 @@ async fn pg_the_scan_on_one_replica_reads_books_as_another_left_them() {
     let t = Tenant("t".into());
     let wanted: Vec<String> = vec!["chat".into(), "missing".into(), "global".into()];
     for name in ["global", "chat"] {
-        a.import_lorebook(&t, name, r#"{"entries":{"0":{"content":"x"}}}"#.into())
+        a.lorebooks()
+            .import_lorebook(&t, name, r#"{"entries":{"0":{"content":"x"}}}"#.into())
             .await
             .unwrap();
     }
@@ -210,32 +211,35 @@ async fn pg_the_scan_on_one_replica_reads_books_as_another_left_them() {
             .map(|(name, book)| (name.clone(), book.entry_count()))
             .collect::<Vec<_>>()
     };
-    let seen = b.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    let seen = b.lorebooks().lorebooks_for_scan(&t, &wanted).await.unwrap();
     assert_eq!(count(&seen), [("chat".into(), 1), ("global".into(), 1)]);
     // B's cache holds them now; A's edit makes B read "chat" again, and
     // only it.
-    a.put_lorebook_entry(&t, "chat", None, r#"{"content":"y"}"#)
+    a.lorebooks()
+        .put_lorebook_entry(&t, "chat", None, r#"{"content":"y"}"#)
         .await
         .unwrap();
-    let after = b.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    let after = b.lorebooks().lorebooks_for_scan(&t, &wanted).await.unwrap();
     assert_eq!(count(&after), [("chat".into(), 2), ("global".into(), 1)]);
     assert!(
         Arc::ptr_eq(&seen[1].1, &after[1].1),
         "the unchanged book from B's cache"
     );
     // A re-import under the same name, and a deletion, are seen too.
-    a.import_lorebook(&t, "global", r#"{"entries":{}}"#.into())
+    a.lorebooks()
+        .import_lorebook(&t, "global", r#"{"entries":{}}"#.into())
         .await
         .unwrap();
-    a.delete_lorebook(&t, "chat").await.unwrap();
-    let last = b.lorebooks_for_scan(&t, &wanted).await.unwrap();
+    a.lorebooks().delete_lorebook(&t, "chat").await.unwrap();
+    let last = b.lorebooks().lorebooks_for_scan(&t, &wanted).await.unwrap();
     assert_eq!(count(&last), [("global".into(), 0)]);
     // B's edits go from what A wrote.
-    b.put_lorebook_entry(&t, "global", Some("4"), r#"{"content":"z"}"#)
+    b.lorebooks()
+        .put_lorebook_entry(&t, "global", Some("4"), r#"{"content":"z"}"#)
         .await
         .unwrap();
     assert_eq!(
-        count(&a.lorebooks_for_scan(&t, &wanted).await.unwrap()),
+        count(&a.lorebooks().lorebooks_for_scan(&t, &wanted).await.unwrap()),
         [("global".into(), 1)]
     );
 }
