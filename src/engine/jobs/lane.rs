@@ -469,7 +469,7 @@ impl Jobs {
     /// earlier run of this process claimed it.
     fn lease_lapsed(&self, job: &Job, now: UnixMicros) -> bool {
         let own = self.owner();
-        let single = !self.shared();
+        let single = !self.replicated();
         job.lease
             .as_ref()
             .is_none_or(|lease| lease.until_us < now || (single && lease.owner != own))

@@ -235,7 +235,7 @@ impl Jobs {
         loop {
             let page = match self
                 .store()
-                .runnable_jobs(self.now(), LOOK_AHEAD, from.as_ref(), lane)
+                .runnable_jobs(self.clock_now(), LOOK_AHEAD, from.as_ref(), lane)
                 .await
             {
                 Ok(page) => page,
@@ -275,7 +275,7 @@ impl Jobs {
     /// job falls due (times already past belong to chats being served or
     /// paused, whose end wakes the runner), at most [`POLL`].
     async fn until_next_due(&self, lane: JobLane) -> Duration {
-        let now = self.now();
+        let now = self.clock_now();
         match self.store().next_job_due(now, lane).await {
             Ok(Some(due_us)) => POLL.min(due_us.since(now)).max(Duration::from_millis(1)),
             _ => POLL,
@@ -285,7 +285,7 @@ impl Jobs {
     /// Removes finished jobs older than `--job-retention`.
     async fn purge_jobs(&self) {
         let write = Write::PurgeJobs {
-            finished_before_us: self.now().saturating_sub(self.queue().retention),
+            finished_before_us: self.clock_now().saturating_sub(self.queue().retention),
         };
         if let Err(error) = self.store().commit(vec![write]).await {
             tracing::warn!(%error, "could not remove old finished jobs");

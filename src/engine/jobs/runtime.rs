@@ -207,12 +207,12 @@ impl Jobs {
     }
 
     /// Whether other replicas write the store too.
-    pub fn shared(&self) -> bool {
+    pub fn replicated(&self) -> bool {
         self.shared.replicated
     }
 
     /// Now on the engine's wall clock.
-    pub fn now(&self) -> UnixMicros {
+    pub fn clock_now(&self) -> UnixMicros {
         self.shared.wall_clock.now()
     }
 
