@@ -149,10 +149,10 @@ impl Engine {
             self.schedule_debounce(slot, chat, owed);
         }
         if indexing {
-            self.want_index_job(&slot.key);
+            self.inner.jobs.want_index(&slot.key);
         }
         for job in announce {
-            self.announce_job(job);
+            self.inner.jobs.announce(job);
         }
         if let Some(Erased { had_rows: true }) = erased {
             self.free_chat_place();

@@ -149,7 +149,7 @@ impl Engine {
             .subscribers
             .admit(&self.inner.limits, connection)?;
         let caught_up_us = self.now();
-        let receiver = self.inner.job_changes.subscribe();
+        let receiver = self.inner.jobs.subscribe();
         Ok(JobUpdates {
             _permit: permit,
             engine: self.clone(),
@@ -214,7 +214,7 @@ impl Engine {
     /// after committing it.
     #[cfg(test)]
     pub(crate) fn publish_job_change(&self, job: Job) {
-        let _ = self.inner.job_changes.send(Arc::new(job));
+        self.inner.jobs.tell(job);
     }
 }
 

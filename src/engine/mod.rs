@@ -48,13 +48,21 @@
 //!    timers, which commit a refresh themselves), then [`chats`]: the one
 //!    update path, [`Engine::update`] (slot, lock, change, commit, retry),
 //!    and [`Engine::commit`], which commits and carries out what follows
-//!    (announcing jobs through [`jobs`]: the one tie left between the
-//!    chats and the job queue, by method).
+//!    (announcing jobs and wanting index jobs through the `jobs::Jobs`
+//!    handle: the one tie left between the chats and the job queue).
 //! 7. [`prompt`], then [`ops`]: reads and the chat operations.
 //! 8. [`jobs`]: the job queue and its runner (takes its own options:
-//!    [`QueueOptions`], [`RecapWriter`]); then [`publish`], [`files`],
-//!    [`settings_ops`], [`lifecycle`], [`refreshes`], [`replicas`],
-//!    [`job_watch`], which use the parts above.
+//!    [`QueueOptions`], [`RecapWriter`]). Its state is one handle,
+//!    `jobs::Jobs` (cheap to clone, one `Arc` inside): the LLM and
+//!    embeddings clients, the lanes' runner state, the WatchJobs channel
+//!    and the chats that want an index job; it knows nothing of the chats
+//!    (it holds the store, the wall clock and the chat cache, parts
+//!    below it). The driver's parts that need no locked chat are its
+//!    methods; what locks and commits a chat (claim, apply, lease
+//!    renewal, the job requests) is still `impl Engine` over it. Then
+//!    [`publish`], [`files`], [`settings_ops`], [`lifecycle`],
+//!    [`refreshes`], [`replicas`], [`job_watch`], which use the parts
+//!    above.
 //! 9. [`world_info`]: one World Info activation of a chat with the books
 //!    [`lorebooks`] loads (before the chat is locked), and the chat's timed
 //!    effects committed through [`chats`]' update path.
@@ -121,7 +129,7 @@ mod settings_ops;
 mod slot;
 mod world_info;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -197,11 +205,9 @@ struct Inner {
     global: RwLock<HashMap<Tenant, (u64, GlobalSettings)>>,
     global_changes: tokio::sync::Mutex<()>,
     all_chats: broadcast::Sender<Arc<Injection>>,
-    /// Every job state change this process made or heard of, in order per
-    /// job, for WatchJobs.
-    job_changes: broadcast::Sender<Arc<crate::domain::jobs::Job>>,
-    /// The job queue's runner state and the LLM.
-    jobs: jobs::JobsRuntime,
+    /// The job machinery: the LLM, the lanes' runner state, the WatchJobs
+    /// channel, the chats that want an index job.
+    jobs: jobs::Jobs,
     /// The store's clock at the latest resync (shared store only).
     last_resync_ms: Mutex<Option<UnixMillis>>,
     /// The wall clock (from [`JobsConfig::wall_clock`]).
@@ -217,11 +223,6 @@ struct Inner {
     indexing: bool,
     /// The embeddings client, for Recall's query texts.
     query_embedder: Option<crate::llm::EmbeddingClient>,
-    /// Chats whose recall index lacks vectors and that have no index job:
-    /// the index runner queues one for each (see `jobs::index`).
-    index_wanted: Mutex<HashSet<ChatKey>>,
-    /// Wakes the index runner: a chat was added to `index_wanted`.
-    index_wake: tokio::sync::Notify,
 }
 
 /// A reserved place for a new chat (see [`Engine::reserve_chat`]).
@@ -285,8 +286,9 @@ impl Engine {
         let global = chats.global_settings().await?;
         let chats_known = chats.chat_count().await?;
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
-        let (job_changes, _) = broadcast::channel(JOB_CHANGES_BUFFER);
-        let budget = limits.max_resident_bytes;
+        let cache = cache::ChatCache::new(limits.max_resident_bytes);
+        let jobs_store = chats.clone();
+        let shared = replicas.is_some();
         let wall_clock = jobs.wall_clock.clone();
         let recall_model = jobs
             .embedder
@@ -308,7 +310,7 @@ impl Engine {
                 limits,
                 chats_known: AtomicUsize::new(chats_known),
                 subscribers: fanout::Subscribers::default(),
-                cache: cache::ChatCache::new(budget),
+                cache: cache.clone(),
                 global: RwLock::new(
                     global
                         .into_iter()
@@ -317,8 +319,7 @@ impl Engine {
                 ),
                 global_changes: tokio::sync::Mutex::new(()),
                 all_chats,
-                job_changes,
-                jobs: jobs::JobsRuntime::new(jobs),
+                jobs: jobs::Jobs::new(jobs, JOB_CHANGES_BUFFER, jobs_store, shared, cache),
                 last_resync_ms: Mutex::new(None),
                 wall_clock,
                 scan_gate,
@@ -326,8 +327,6 @@ impl Engine {
                 recall_model,
                 indexing,
                 query_embedder,
-                index_wanted: Mutex::new(HashSet::new()),
-                index_wake: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -351,14 +350,6 @@ impl Engine {
     /// Whether an embeddings endpoint is configured.
     fn indexing(&self) -> bool {
         self.inner.indexing
-    }
-
-    /// Asks the index runner to queue an index job for `chat` (it checks
-    /// again under the chat's lock).
-    fn want_index_job(&self, chat: &ChatKey) {
-        if self.inner.index_wanted.lock().insert(chat.clone()) {
-            self.inner.index_wake.notify_one();
-        }
     }
 
     /// The tenants' lorebooks, a handle of their own (clone it to keep

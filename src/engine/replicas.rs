@@ -5,7 +5,6 @@
 //! as a reason to re-read, and a periodic resync re-reads whatever a lost
 //! hint would have named.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -57,8 +56,8 @@ impl Engine {
     async fn catch_up(&self, chat_id: &ChatKey, clock: u64, cause: &'static str) {
         // WatchJobs readers learn of other replicas' job changes by this
         // re-read too, so they count as watching every chat.
-        let everything_watched = self.inner.all_chats.receiver_count() > 0
-            || self.inner.job_changes.receiver_count() > 0;
+        let everything_watched =
+            self.inner.all_chats.receiver_count() > 0 || self.inner.jobs.watched();
         let slot = match self.inner.cache.resident(chat_id) {
             Some(slot) => slot,
             None if everything_watched => self.slot(chat_id),
@@ -95,7 +94,7 @@ impl Engine {
             // Another replica deleted it: its place under --max-chats is free.
             self.free_chat_place();
         }
-        if self.inner.job_changes.receiver_count() > 0
+        if self.inner.jobs.watched()
             && let Some(loaded) = guard.as_ref()
         {
             let loaded_jobs = loaded.jobs.clone();
@@ -121,7 +120,7 @@ impl Engine {
                 .iter()
                 .any(|old| old.id == job.id && old.updated_us == job.updated_us);
             if !same {
-                let _ = self.inner.job_changes.send(Arc::new(job.clone()));
+                self.inner.jobs.tell(job.clone());
             }
         }
         for old in before
@@ -130,7 +129,7 @@ impl Engine {
         {
             match self.inner.store.job(&chat_id.tenant, &old.id).await {
                 Ok(Some(ended)) => {
-                    let _ = self.inner.job_changes.send(Arc::new(ended));
+                    self.inner.jobs.tell(ended);
                 }
                 Ok(None) => {}
                 Err(error) => {

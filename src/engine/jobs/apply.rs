@@ -21,6 +21,7 @@ use super::super::commit::Commit;
 use super::super::ops::writes_for;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
+use super::Jobs;
 use super::failure::JobFailure;
 use super::lane::Applying;
 use super::queue::{self, Changed, Enqueue, Origin, Queued};
@@ -79,7 +80,7 @@ impl Engine {
             .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
         let job = resident.jobs[at].clone();
         if !writing::read_unchanged(job.kind, &job.read, chat, &job.message_id) {
-            return self.discard_stale(chat_id, resident, at, &job, now);
+            return self.jobs().discard_stale(chat_id, resident, at, &job, now);
         }
         let (result, data, next) = answer_effect(&job, answer);
         match write_answer(chat_id, resident, &job, answer, data, now) {
@@ -104,6 +105,76 @@ impl Engine {
         }
     }
 
+    /// The jobs that follow from an applied answer: the scene recap of a
+    /// break found and the next detection; the running recap's merge of a
+    /// scene recap written.
+    fn follow_ups(
+        &self,
+        chat_id: &ChatKey,
+        resident: &mut Resident,
+        job: &Job,
+        answer: &Answer,
+        now: UnixMicros,
+    ) -> Result<Vec<Job>, EngineError> {
+        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let mut fresh = Vec::new();
+        match (answer, job.kind) {
+            (Answer::Break(candidate), _) => {
+                if settings.auto_scene_recap {
+                    fresh.extend(self.jobs().follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::SceneRecap,
+                        &candidate.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+                // Detection goes on after the break it found.
+                let chat = resident
+                    .chat
+                    .as_deref()
+                    .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
+                if writing::detection_ready(chat, &settings) {
+                    fresh.extend(self.jobs().follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::DetectSceneBreak,
+                        "",
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+            }
+            (Answer::SceneRecap { .. }, _) => {
+                if settings.auto_running_recap {
+                    fresh.extend(self.jobs().follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::RunningRecap,
+                        &job.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+                if settings.auto_lore {
+                    fresh.extend(self.jobs().follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::LoreExtract,
+                        &job.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+            }
+            _ => {}
+        }
+        Ok(fresh)
+    }
+}
+
+impl Jobs {
     /// The answer of a job whose inputs changed since it read them: the job
     /// is DISCARDED, its work queued again, and the jobs that waited for it
     /// wait for the work queued again (new, or already there); with none,
@@ -139,74 +210,6 @@ impl Engine {
         Ok(job_commit(Vec::new(), Next::Nothing, ended, fresh))
     }
 
-    /// The jobs that follow from an applied answer: the scene recap of a
-    /// break found and the next detection; the running recap's merge of a
-    /// scene recap written.
-    fn follow_ups(
-        &self,
-        chat_id: &ChatKey,
-        resident: &mut Resident,
-        job: &Job,
-        answer: &Answer,
-        now: UnixMicros,
-    ) -> Result<Vec<Job>, EngineError> {
-        let settings = resident.effective(&self.global(&chat_id.tenant));
-        let mut fresh = Vec::new();
-        match (answer, job.kind) {
-            (Answer::Break(candidate), _) => {
-                if settings.auto_scene_recap {
-                    fresh.extend(self.follow_up(
-                        resident,
-                        chat_id,
-                        JobKind::SceneRecap,
-                        &candidate.message_id,
-                        Origin::Automatic,
-                        now,
-                    )?);
-                }
-                // Detection goes on after the break it found.
-                let chat = resident
-                    .chat
-                    .as_deref()
-                    .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
-                if writing::detection_ready(chat, &settings) {
-                    fresh.extend(self.follow_up(
-                        resident,
-                        chat_id,
-                        JobKind::DetectSceneBreak,
-                        "",
-                        Origin::Automatic,
-                        now,
-                    )?);
-                }
-            }
-            (Answer::SceneRecap { .. }, _) => {
-                if settings.auto_running_recap {
-                    fresh.extend(self.follow_up(
-                        resident,
-                        chat_id,
-                        JobKind::RunningRecap,
-                        &job.message_id,
-                        Origin::Automatic,
-                        now,
-                    )?);
-                }
-                if settings.auto_lore {
-                    fresh.extend(self.follow_up(
-                        resident,
-                        chat_id,
-                        JobKind::LoreExtract,
-                        &job.message_id,
-                        Origin::Automatic,
-                        now,
-                    )?);
-                }
-            }
-            _ => {}
-        }
-        Ok(fresh)
-    }
-
     /// Queues a job that follows from another (never refused: past the
     /// per-chat limit an automatic one is dropped).
     fn follow_up(
@@ -221,7 +224,7 @@ impl Engine {
         let origin = match origin {
             // A job queued again after a stale answer must not fail the
             // commit that ends the stale one.
-            Origin::Request if resident.jobs.len() >= self.jobs().queue.max_jobs_per_chat => {
+            Origin::Request if resident.jobs.len() >= self.queue().max_jobs_per_chat => {
                 Origin::Automatic
             }
             other => other,
@@ -229,7 +232,7 @@ impl Engine {
         Ok(
             match queue::queue(
                 resident,
-                &self.jobs().queue,
+                self.queue(),
                 Enqueue::new(chat_id, kind, message_id, origin, now),
             )? {
                 Queued::New(job) => vec![job],

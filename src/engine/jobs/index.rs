@@ -31,6 +31,7 @@ use crate::telemetry;
 
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
+use super::Jobs;
 use super::apply::{Retries, fail, job_commit};
 use super::failure::Endpoint;
 use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
@@ -87,19 +88,12 @@ impl Engine {
     /// The index lane's queuer, until the runner stops it: first every
     /// chat the store holds whose settings have `recall_enabled` (imported
     /// and existing chats catch up), then each chat
-    /// [`Engine::want_index_job`] names, as they come; each checked again
+    /// [`Jobs::want_index`] names, as they come; each checked again
     /// under its lock ([`Engine::queue_index_job`]).
     pub(super) async fn queue_index_jobs(&self) {
         self.want_recall_chats().await;
         loop {
-            let wanted: Vec<ChatKey> = std::mem::take(&mut *self.inner.index_wanted.lock())
-                .into_iter()
-                .collect();
-            if wanted.is_empty() {
-                self.inner.index_wake.notified().await;
-                continue;
-            }
-            for chat in wanted {
+            for chat in self.jobs().take_wanted_index().await {
                 if let Err(error) = self.retrying(|| self.queue_index_job(&chat)).await {
                     tracing::warn!(%chat, %error, "could not queue an index job; the next change asks again");
                 }
@@ -144,7 +138,7 @@ impl Engine {
                 };
                 if recall {
                     wanted += 1;
-                    self.inner.index_wanted.lock().insert(chat);
+                    self.jobs().want_index_quietly(chat);
                 }
             }
         }
@@ -193,7 +187,7 @@ impl Engine {
         }
         let now = self.now();
         let work = Enqueue::new(chat_id, JobKind::Index, "", Origin::Automatic, now);
-        let queued = queue::queue(resident, &self.jobs().queue, work)?;
+        let queued = queue::queue(resident, self.jobs().queue(), work)?;
         let Queued::New(job) = queued else {
             return Ok(None);
         };
@@ -216,8 +210,8 @@ impl Lane for IndexLane {
     const DROPPED: &'static str = "index job was cancelled or taken over; its vectors are dropped";
     const REFUSED: &'static str = "refused by the embeddings endpoint";
 
-    fn runs(&self, engine: &Engine) -> bool {
-        engine.jobs().embedder.is_some()
+    fn runs(&self, jobs: &Jobs) -> bool {
+        jobs.embedder().is_some()
     }
 
     fn may_start(&self, _job: &Job, _jobs: &[Job], _chat: &Chat) -> bool {
@@ -255,8 +249,7 @@ impl Lane for IndexLane {
         }
         let batch_size = engine
             .jobs()
-            .embedder
-            .as_ref()
+            .embedder()
             .map_or(1, |e| e.setup.batch_size.max(1));
         let Some(chat) = resident.chat.clone() else {
             return Err(EngineError::unknown_chat(chat_id));
@@ -306,7 +299,7 @@ impl Lane for IndexLane {
         chat: &ChatKey,
         claimed: &Claimed<Vec<PendingChunk>>,
     ) -> Outcome<Vec<Vec<f32>>> {
-        let Some(embedder) = engine.jobs().embedder.clone() else {
+        let Some(embedder) = engine.jobs().embedder().cloned() else {
             return Outcome::Fatal("no embeddings endpoint configured".into());
         };
         let texts: Vec<String> = claimed.ask.iter().map(|p| p.text.clone()).collect();
@@ -324,8 +317,8 @@ impl Lane for IndexLane {
         }
     }
 
-    fn retries(&self, engine: &Engine) -> Retries {
-        let setup = engine.jobs().embedder.as_ref().map(|e| &e.setup);
+    fn retries(&self, jobs: &Jobs) -> Retries {
+        let setup = jobs.embedder().map(|e| &e.setup);
         Retries {
             max_attempts: setup.map_or(1, |s| s.max_attempts),
             backoff_base: setup.map_or(backoff::DEFAULT_BASE, |s| s.backoff_base),

@@ -31,6 +31,7 @@ use crate::telemetry;
 use super::super::commit::Commit;
 use super::super::slot::{ChatSlot, LoadedChat, Resident};
 use super::super::{Engine, EngineError, Next};
+use super::Jobs;
 use super::apply::{Retries, fail, job_commit, record_retry};
 use super::failure::{Endpoint, JobFailure};
 use super::queue;
@@ -53,7 +54,7 @@ pub(super) trait Lane: Sync {
 
     /// Whether the lane has what its jobs ask (the LLM, the embeddings
     /// endpoint).
-    fn runs(&self, engine: &Engine) -> bool;
+    fn runs(&self, jobs: &Jobs) -> bool;
 
     /// Whether due job `job` (of this lane) may start now, beside the
     /// chat's `jobs`.
@@ -76,7 +77,7 @@ pub(super) trait Lane: Sync {
     ) -> impl Future<Output = Outcome<Self::Answer>> + Send;
 
     /// The lane's attempts and back-off.
-    fn retries(&self, engine: &Engine) -> Retries;
+    fn retries(&self, jobs: &Jobs) -> Retries;
 
     /// The job at `at` gave up (FAILED after a failed attempt): what the
     /// chat keeps of that.
@@ -247,7 +248,7 @@ impl Engine {
         lane: &L,
         chat_id: &ChatKey,
     ) -> Result<Step<L::Ask>, EngineError> {
-        if !lane.runs(self) {
+        if !lane.runs(self.jobs()) {
             return Ok(Step::Idle);
         }
         let slot = self.slot(chat_id);
@@ -261,7 +262,7 @@ impl Engine {
             return Ok(Step::Idle);
         }
         let now = self.now();
-        let Some(at) = self.next_runnable(lane, resident, &chat, now) else {
+        let Some(at) = self.jobs().next_runnable(lane, resident, &chat, now) else {
             return Ok(Step::Idle);
         };
         let preparing = Preparing {
@@ -282,14 +283,14 @@ impl Engine {
                 ask,
             } => (read, message_id, ask),
         };
-        let lease = self.jobs().queue.lease;
+        let lease = self.jobs().queue().lease;
         let job = &mut resident.jobs[at];
         let fence = job.fence;
         job.state = JobState::Running;
         job.attempts += 1;
         job.fence += 1;
         job.lease = Some(Lease {
-            owner: self.jobs().owner.clone(),
+            owner: self.jobs().owner().to_owned(),
             until_us: now.saturating_add(lease),
         });
         job.read = read;
@@ -306,40 +307,6 @@ impl Engine {
         );
         self.commit(&slot, guard, commit).await?;
         Ok(Step::Claimed(Box::new(Claimed { job: claimed, ask })))
-    }
-
-    /// The index of the chat's next job of `lane` to start now, oldest
-    /// first: a PENDING job that is due, or a RUNNING one whose runner is
-    /// gone (see [`Engine::lease_lapsed`]), that the lane lets start. None
-    /// while a job of the lane runs under a live lease (the other lane's
-    /// jobs run beside it).
-    fn next_runnable<L: Lane>(
-        &self,
-        lane: &L,
-        resident: &Resident,
-        chat: &Chat,
-        now: UnixMicros,
-    ) -> Option<usize> {
-        let orphaned = |job: &Job| self.lease_lapsed(job, now);
-        let ours = |job: &Job| JobLane::of(job.kind) == L::LANE;
-        let jobs = &resident.jobs;
-        if jobs
-            .iter()
-            .any(|j| ours(j) && j.state == JobState::Running && !orphaned(j))
-        {
-            return None;
-        }
-        jobs.iter().position(|job| {
-            if !ours(job) {
-                return false;
-            }
-            let due = match job.state {
-                JobState::Pending => job.not_before_us <= now,
-                JobState::Running => orphaned(job),
-                _ => false,
-            };
-            due && lane.may_start(job, jobs, chat)
-        })
     }
 
     /// Under the chat's lock again: records a failed attempt, or has the
@@ -375,10 +342,12 @@ impl Engine {
             Outcome::Retry {
                 reason,
                 retry_after,
-            } => self.record_failure(lane, &mut chat, at, reason, *retry_after, now),
-            Outcome::Unusable(reason) => {
-                self.record_failure(lane, &mut chat, at, reason, None, now)
-            }
+            } => self
+                .jobs()
+                .record_failure(lane, &mut chat, at, reason, *retry_after, now),
+            Outcome::Unusable(reason) => self
+                .jobs()
+                .record_failure(lane, &mut chat, at, reason, None, now),
             Outcome::Fatal(reason) => {
                 chat.jobs[at].last_error = queue::short(reason);
                 lane.gave_up(&mut chat);
@@ -386,6 +355,94 @@ impl Engine {
             }
         };
         self.commit(&slot, chat, commit).await.map(|_| ())
+    }
+
+    /// Renews `job`'s lease every third of `--job-lease` until the
+    /// returned guard is dropped (the attempt's request is answered, or the
+    /// attempt is stopped).
+    fn renew_lease_meanwhile(&self, chat: &ChatKey, job: &Job) -> StopOnDrop {
+        let engine = self.clone();
+        let chat = chat.clone();
+        let id = job.id.clone();
+        let fence = job.fence;
+        let every = self.jobs().queue().lease / 3;
+        StopOnDrop(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                if let Err(error) = engine
+                    .retrying(|| engine.renew_lease(&chat, &id, fence))
+                    .await
+                {
+                    tracing::warn!(%chat, job = %id, %error, "could not renew a job's lease");
+                }
+            }
+        }))
+    }
+
+    /// Moves a running job's lease on, if the job is still this runner's.
+    async fn renew_lease(
+        &self,
+        chat_id: &ChatKey,
+        job_id: &str,
+        fence: u64,
+    ) -> Result<(), EngineError> {
+        let slot = self.slot(chat_id);
+        let mut guard = self.lock(&slot).await?;
+        let resident = &mut *guard;
+        let lasts = self.jobs().queue().lease;
+        let Some(job) = resident
+            .jobs
+            .iter_mut()
+            .find(|j| j.id == job_id && j.fence == fence && j.state == JobState::Running)
+        else {
+            return Ok(());
+        };
+        if let Some(lease) = &mut job.lease {
+            lease.until_us = self.now().saturating_add(lasts);
+        }
+        let write = Write::Job {
+            job: job.clone(),
+            expect_fence: Some(fence),
+        };
+        self.commit(&slot, guard, Commit::one(vec![write], Next::Nothing))
+            .await?;
+        Ok(())
+    }
+}
+
+impl Jobs {
+    /// The index of the chat's next job of `lane` to start now, oldest
+    /// first: a PENDING job that is due, or a RUNNING one whose runner is
+    /// gone (see [`Jobs::lease_lapsed`]), that the lane lets start. None
+    /// while a job of the lane runs under a live lease (the other lane's
+    /// jobs run beside it).
+    fn next_runnable<L: Lane>(
+        &self,
+        lane: &L,
+        resident: &Resident,
+        chat: &Chat,
+        now: UnixMicros,
+    ) -> Option<usize> {
+        let orphaned = |job: &Job| self.lease_lapsed(job, now);
+        let ours = |job: &Job| JobLane::of(job.kind) == L::LANE;
+        let jobs = &resident.jobs;
+        if jobs
+            .iter()
+            .any(|j| ours(j) && j.state == JobState::Running && !orphaned(j))
+        {
+            return None;
+        }
+        jobs.iter().position(|job| {
+            if !ours(job) {
+                return false;
+            }
+            let due = match job.state {
+                JobState::Pending => job.not_before_us <= now,
+                JobState::Running => orphaned(job),
+                _ => false,
+            };
+            due && lane.may_start(job, jobs, chat)
+        })
     }
 
     /// A failed attempt that may be tried again, under the lane's attempts
@@ -411,62 +468,10 @@ impl Engine {
     /// (or it has none), or, with a store only this process writes, an
     /// earlier run of this process claimed it.
     fn lease_lapsed(&self, job: &Job, now: UnixMicros) -> bool {
-        let own = &self.jobs().owner;
-        let single = !self.shared();
+        let own = self.owner();
+        let single = !self.replicated();
         job.lease
             .as_ref()
-            .is_none_or(|lease| lease.until_us < now || (single && &lease.owner != own))
-    }
-
-    /// Renews `job`'s lease every third of `--job-lease` until the
-    /// returned guard is dropped (the attempt's request is answered, or the
-    /// attempt is stopped).
-    fn renew_lease_meanwhile(&self, chat: &ChatKey, job: &Job) -> StopOnDrop {
-        let engine = self.clone();
-        let chat = chat.clone();
-        let id = job.id.clone();
-        let fence = job.fence;
-        let every = self.jobs().queue.lease / 3;
-        StopOnDrop(tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                if let Err(error) = engine
-                    .retrying(|| engine.renew_lease(&chat, &id, fence))
-                    .await
-                {
-                    tracing::warn!(%chat, job = %id, %error, "could not renew a job's lease");
-                }
-            }
-        }))
-    }
-
-    /// Moves a running job's lease on, if the job is still this runner's.
-    async fn renew_lease(
-        &self,
-        chat_id: &ChatKey,
-        job_id: &str,
-        fence: u64,
-    ) -> Result<(), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
-        let resident = &mut *guard;
-        let lasts = self.jobs().queue.lease;
-        let Some(job) = resident
-            .jobs
-            .iter_mut()
-            .find(|j| j.id == job_id && j.fence == fence && j.state == JobState::Running)
-        else {
-            return Ok(());
-        };
-        if let Some(lease) = &mut job.lease {
-            lease.until_us = self.now().saturating_add(lasts);
-        }
-        let write = Write::Job {
-            job: job.clone(),
-            expect_fence: Some(fence),
-        };
-        self.commit(&slot, guard, Commit::one(vec![write], Next::Nothing))
-            .await?;
-        Ok(())
+            .is_none_or(|lease| lease.until_us < now || (single && lease.owner != own))
     }
 }

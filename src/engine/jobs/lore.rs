@@ -150,7 +150,7 @@ impl Engine {
         };
         let (compaction, fresh) = match queue::queue_lore(
             resident,
-            &self.jobs().queue,
+            self.jobs().queue(),
             chat_id,
             compaction,
             now,
@@ -337,7 +337,7 @@ impl Engine {
             job: &job,
             settings: &settings,
             limits: &limits,
-            queue: &self.jobs().queue,
+            queue: self.jobs().queue(),
             book,
             effects,
             now,
@@ -423,7 +423,7 @@ impl Engine {
         )];
         let (kind, message_id, subject) =
             (again.kind, again.message_id.clone(), again.subject.clone());
-        let fresh = queue_follow_up(resident, &self.jobs().queue, chat_id, again, now)?;
+        let fresh = queue_follow_up(resident, self.jobs().queue(), chat_id, again, now)?;
         let handed =
             queue::hand_over_dependents(resident, &ended[0].0, (kind, &message_id, &subject), now);
         ended.extend(handed);

@@ -25,8 +25,6 @@ mod runner;
 mod runtime;
 mod triggers;
 
-use std::sync::Arc;
-
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
@@ -34,7 +32,6 @@ use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
 use crate::domain::time::UnixMicros;
 use crate::store::{JobQuery, Write};
-use crate::telemetry;
 
 use super::commit::Commit;
 use super::ops::{known_chat, known_chat_ref};
@@ -42,7 +39,7 @@ use super::{Engine, EngineError, Next};
 pub use options::QueueOptions;
 use queue::{Enqueue, Origin};
 pub(super) use queue::{Queued, finish};
-pub(super) use runtime::JobsRuntime;
+pub(super) use runtime::Jobs;
 pub use runtime::{Embedder, JobsConfig, RecapWriter};
 
 /// A fresh job id: its creation time then randomness, in hex, so ids sort
@@ -52,37 +49,9 @@ fn new_job_id(now_us: UnixMicros) -> String {
 }
 
 impl Engine {
-    fn jobs(&self) -> &JobsRuntime {
+    /// The job machinery's handle.
+    fn jobs(&self) -> &Jobs {
         &self.inner.jobs
-    }
-
-    fn require_llm(&self) -> Result<&RecapWriter, EngineError> {
-        self.jobs().writer.as_ref().ok_or_else(EngineError::no_llm)
-    }
-
-    /// Logs, counts and tells WatchJobs readers one job change (committed).
-    pub(super) fn announce_job(&self, job: Job) {
-        metrics::counter!(
-            telemetry::JOB_TRANSITIONS,
-            "kind" => job.kind.name(),
-            "state" => job.state.name()
-        )
-        .increment(1);
-        tracing::info!(
-            chat = %job.chat,
-            job = %job.id,
-            kind = job.kind.name(),
-            state = job.state.name(),
-            message = %job.message_id,
-            attempts = job.attempts,
-            last_error = %job.last_error,
-            result = %job.result,
-            "job"
-        );
-        if !job.state.is_terminal() {
-            self.jobs().lane(JobLane::of(job.kind)).wake.notify_one();
-        }
-        let _ = self.inner.job_changes.send(Arc::new(job));
     }
 
     /// Queues one job of `kind` on `message_id` at a client's request,
@@ -94,7 +63,7 @@ impl Engine {
         message_id: &str,
         prepare: impl Fn(&mut super::slot::Resident) -> Result<PreparedRequest, EngineError>,
     ) -> Result<Job, EngineError> {
-        self.require_llm()?;
+        self.jobs().require_writer()?;
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
@@ -120,11 +89,11 @@ impl Engine {
                 };
                 let commit = Commit::one(vec![write], Next::Nothing).with_jobs(vec![job.clone()]);
                 self.commit(&slot, guard, commit).await?;
-                self.wake_runner();
+                self.jobs().wake(JobLane::Recap);
                 return Ok(job);
             }
             // Refused before the chat is touched: nothing is left half done.
-            queue::check_room(resident, &self.jobs().queue, chat_id, 1)?;
+            queue::check_room(resident, self.jobs().queue(), chat_id, 1)?;
             let PreparedRequest {
                 mut writes,
                 next,
@@ -132,7 +101,7 @@ impl Engine {
             } = prepare(resident)?;
             let work = Enqueue::new(chat_id, kind, message_id, Origin::Request, self.now())
                 .after(depends_on);
-            let queued = queue::queue(resident, &self.jobs().queue, work)?;
+            let queued = queue::queue(resident, self.jobs().queue(), work)?;
             let (job, fresh) = match queued {
                 Queued::Existing(job) => (job, None),
                 Queued::New(job) => (job.clone(), Some(job)),
@@ -153,14 +122,10 @@ impl Engine {
             }
             let commit = Commit::one(writes, next).with_jobs(announce);
             self.commit(&slot, guard, commit).await?;
-            self.wake_runner();
+            self.jobs().wake(JobLane::Recap);
             Ok(job)
         })
         .await
-    }
-
-    fn wake_runner(&self) {
-        self.jobs().recap.wake.notify_one();
     }
 
     /// GenerateSceneRecap: makes `message_id` a visible scene break if it
@@ -269,7 +234,7 @@ impl Engine {
         chat_id: &ChatKey,
         message_ids: &[String],
     ) -> Result<Vec<Job>, EngineError> {
-        self.require_llm()?;
+        self.jobs().require_writer()?;
         self.retrying(|| async {
             let slot = self.slot(chat_id);
             let mut guard = self.lock(&slot).await?;
@@ -288,13 +253,13 @@ impl Engine {
                 })
                 .count();
             // All or none: refused before any is queued.
-            queue::check_room(resident, &self.jobs().queue, chat_id, new)?;
+            queue::check_room(resident, self.jobs().queue(), chat_id, new)?;
             let now = self.now();
             let mut jobs = Vec::with_capacity(message_ids.len());
             let mut fresh = Vec::new();
             for id in message_ids {
                 let work = Enqueue::new(chat_id, JobKind::MessageRecap, id, Origin::Request, now);
-                match queue::queue(resident, &self.jobs().queue, work)? {
+                match queue::queue(resident, self.jobs().queue(), work)? {
                     Queued::Existing(job) => jobs.push(job),
                     Queued::New(job) => {
                         jobs.push(job.clone());
@@ -315,7 +280,7 @@ impl Engine {
                 .collect();
             let commit = Commit::one(writes, Next::Nothing).with_jobs(fresh);
             self.commit(&slot, guard, commit).await?;
-            self.wake_runner();
+            self.jobs().wake(JobLane::Recap);
             Ok(jobs)
         })
         .await
@@ -374,8 +339,8 @@ impl Engine {
     pub async fn retry_job(&self, tenant: &Tenant, job_id: &str) -> Result<Job, EngineError> {
         // With nothing to run jobs, every retry is refused before the job
         // is looked up (with an embeddings endpoint alone, index jobs only).
-        if self.jobs().embedder.is_none() {
-            self.require_llm()?;
+        if self.jobs().embedder().is_none() {
+            self.jobs().require_writer()?;
         }
         let stored = self
             .inner
@@ -384,11 +349,11 @@ impl Engine {
             .await?
             .ok_or_else(|| EngineError::unknown_job(job_id))?;
         if stored.kind.is_index() {
-            if self.jobs().embedder.is_none() {
+            if self.jobs().embedder().is_none() {
                 return Err(EngineError::no_embedder());
             }
         } else {
-            self.require_llm()?;
+            self.jobs().require_writer()?;
         }
         let chat_id = stored.chat.clone();
         self.retrying(|| async {
@@ -413,7 +378,7 @@ impl Engine {
                     tenant: tenant.clone(),
                     chat_id: Some(chat_id.id.clone()),
                     states: vec![JobState::Cancelled],
-                    limit: self.jobs().queue.max_jobs_per_chat,
+                    limit: self.jobs().queue().max_jobs_per_chat,
                     after: None,
                     changed_since_us: None,
                 })
@@ -450,7 +415,7 @@ impl Engine {
                 dependent.chat = chat_id.clone();
                 again.push(dependent);
             }
-            queue::check_room(resident, &self.jobs().queue, &chat_id, again.len())?;
+            queue::check_room(resident, self.jobs().queue(), &chat_id, again.len())?;
             // Oldest first, as the chat's job list is kept.
             again.sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
             let mut writes = Vec::new();
@@ -477,7 +442,7 @@ impl Engine {
                 Commit::one(writes, Next::Nothing).with_jobs(again),
             )
             .await?;
-            self.wake_runner();
+            self.jobs().wake(JobLane::Recap);
             Ok(retried)
         })
         .await

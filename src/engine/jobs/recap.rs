@@ -17,6 +17,7 @@ use crate::domain::writing::{self, Answer, AnswerCheck, Candidates, PrepareError
 use crate::llm::{AnswerSchema, CompletionRequest};
 
 use super::super::{Engine, EngineError, Next};
+use super::Jobs;
 use super::apply::{Retries, job_commit};
 use super::failure::{Endpoint, JobFailure};
 use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
@@ -41,8 +42,8 @@ impl Lane for RecapLane {
     const DROPPED: &'static str = "job was cancelled or taken over; its answer is dropped";
     const REFUSED: &'static str = "refused by the LLM";
 
-    fn runs(&self, engine: &Engine) -> bool {
-        engine.jobs().writer.is_some()
+    fn runs(&self, jobs: &Jobs) -> bool {
+        jobs.writer().is_some()
     }
 
     /// A job waiting for another is skipped, and so is a merge while a
@@ -126,7 +127,7 @@ impl Lane for RecapLane {
                 }
             };
         let model = if settings.llm_model.is_empty() {
-            let writer = engine.jobs().writer.as_ref();
+            let writer = engine.jobs().writer();
             writer.map_or_else(String::new, |writer| writer.setup.model.clone())
         } else {
             settings.llm_model.clone()
@@ -163,20 +164,25 @@ impl Lane for RecapLane {
         chat: &ChatKey,
         claimed: &Claimed<RecapAsk>,
     ) -> Outcome<Answer> {
-        let Some(writer) = engine.jobs().writer.clone() else {
+        let Some(writer) = engine.jobs().writer().cloned() else {
             return Outcome::Fatal("no LLM configured".into());
         };
         let started = Instant::now();
         let outcome = match writer.client.complete(&claimed.ask.request).await {
-            Ok(completion) => engine.judge_answer(chat, claimed, &completion.text),
+            Ok(completion) => judge_answer(
+                engine.limits().max_text_bytes,
+                chat,
+                claimed,
+                &completion.text,
+            ),
             Err(error) => Outcome::failed(Endpoint::Llm, chat, &claimed.job, error),
         };
         tracing::debug!(%chat, job = %claimed.job.id, outcome = outcome.label(), seconds = started.elapsed().as_secs_f64(), "LLM answered");
         outcome
     }
 
-    fn retries(&self, engine: &Engine) -> Retries {
-        let writer = engine.jobs().writer.as_ref();
+    fn retries(&self, jobs: &Jobs) -> Retries {
+        let writer = jobs.writer();
         Retries {
             max_attempts: writer.map_or(1, |w| w.setup.max_attempts),
             backoff_base: writer.map_or(backoff::DEFAULT_BASE, |w| w.setup.backoff_base),
@@ -194,53 +200,51 @@ impl Lane for RecapLane {
     }
 }
 
-impl Engine {
-    /// What an answer's text comes to: the answer, once it parses and
-    /// passes its checks; otherwise an unusable attempt, whose client text
-    /// names the category (not JSON, off its schema, over
-    /// `--max-text-bytes`, a failed check) and an error id, the model's
-    /// words going to the log only (see [`JobFailure::report`]).
-    fn judge_answer(
-        &self,
-        chat: &ChatKey,
-        claimed: &Claimed<RecapAsk>,
-        text: &str,
-    ) -> Outcome<Answer> {
-        let job = &claimed.job;
-        let limit = self.limits().max_text_bytes;
-        if text.len() > limit {
-            let reason = format!(
-                "the answer has {} bytes, over --max-text-bytes ({limit})",
-                text.len()
-            );
-            return Outcome::Retry {
-                reason: JobFailure::AnswerRefused(reason.clone()).report(chat, job, &reason),
-                retry_after: None,
-            };
-        }
-        let answer = match writing::parse_answer(job.kind, text, claimed.ask.candidates.as_ref()) {
-            Ok(answer) => answer,
-            Err(reason) => {
-                let failure = if writing::answer::holds_json_object(text) {
-                    JobFailure::AnswerOffSchema
-                } else {
-                    JobFailure::AnswerNotJson
-                };
-                return Outcome::Unusable(failure.report(chat, job, &reason));
-            }
+/// What an answer's text comes to: the answer, once it parses and
+/// passes its checks; otherwise an unusable attempt, whose client text
+/// names the category (not JSON, off its schema, over
+/// `--max-text-bytes`, a failed check) and an error id, the model's
+/// words going to the log only (see [`JobFailure::report`]). `limit` is
+/// `--max-text-bytes`.
+fn judge_answer(
+    limit: usize,
+    chat: &ChatKey,
+    claimed: &Claimed<RecapAsk>,
+    text: &str,
+) -> Outcome<Answer> {
+    let job = &claimed.job;
+    if text.len() > limit {
+        let reason = format!(
+            "the answer has {} bytes, over --max-text-bytes ({limit})",
+            text.len()
+        );
+        return Outcome::Retry {
+            reason: JobFailure::AnswerRefused(reason.clone()).report(chat, job, &reason),
+            retry_after: None,
         };
-        match claimed.ask.check.check(&answer) {
-            Ok(()) => Outcome::Answer(answer),
-            Err(reason) => {
-                // A lore check's reason names the answer's entities (the
-                // model's words): it is logged only.
-                let failure = if job.kind.is_lore() {
-                    JobFailure::AnswerFailedChecks
-                } else {
-                    JobFailure::AnswerRefused(reason.clone())
-                };
-                Outcome::Unusable(failure.report(chat, job, &reason))
-            }
+    }
+    let answer = match writing::parse_answer(job.kind, text, claimed.ask.candidates.as_ref()) {
+        Ok(answer) => answer,
+        Err(reason) => {
+            let failure = if writing::answer::holds_json_object(text) {
+                JobFailure::AnswerOffSchema
+            } else {
+                JobFailure::AnswerNotJson
+            };
+            return Outcome::Unusable(failure.report(chat, job, &reason));
+        }
+    };
+    match claimed.ask.check.check(&answer) {
+        Ok(()) => Outcome::Answer(answer),
+        Err(reason) => {
+            // A lore check's reason names the answer's entities (the
+            // model's words): it is logged only.
+            let failure = if job.kind.is_lore() {
+                JobFailure::AnswerFailedChecks
+            } else {
+                JobFailure::AnswerRefused(reason.clone())
+            };
+            Outcome::Unusable(failure.report(chat, job, &reason))
         }
     }
 }

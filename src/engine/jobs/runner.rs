@@ -19,6 +19,7 @@ use crate::telemetry;
 
 use super::super::commit::Commit;
 use super::super::{Engine, Next};
+use super::Jobs;
 use super::index::IndexLane;
 use super::lane::Lane;
 use super::queue;
@@ -38,6 +39,15 @@ const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// How many chats one read of the queue covers.
 const LOOK_AHEAD: usize = 1000;
 
+/// Whether `lane` has what its jobs ask (the LLM, the embeddings
+/// endpoint).
+fn lane_runs(jobs: &Jobs, lane: JobLane) -> bool {
+    match lane {
+        JobLane::Recap => RecapLane.runs(jobs),
+        JobLane::Index => IndexLane.runs(jobs),
+    }
+}
+
 impl Engine {
     /// Runs the job queue until `shutdown`, one runner per lane (recap and
     /// lore jobs with the LLM; index jobs with the embeddings endpoint),
@@ -53,39 +63,11 @@ impl Engine {
         );
     }
 
-    /// Whether `lane` has what its jobs ask (the LLM, the embeddings
-    /// endpoint).
-    fn lane_runs(&self, lane: JobLane) -> bool {
-        match lane {
-            JobLane::Recap => RecapLane.runs(self),
-            JobLane::Index => IndexLane.runs(self),
-        }
-    }
-
-    /// Marks `chat` as running a job of `lane` here; the chat stays in
-    /// memory meanwhile (an index job's batch must not find it evicted
-    /// and cut again from the store).
-    fn lane_started(&self, lane: JobLane, chat: &ChatKey) {
-        self.inner.cache.job_started(chat);
-        self.jobs().lane(lane).busy.lock().insert(chat.clone());
-    }
-
-    /// The end of [`Engine::lane_started`].
-    fn lane_ended(&self, lane: JobLane, chat: &ChatKey) {
-        self.jobs().lane(lane).busy.lock().remove(chat);
-        self.inner.cache.job_ended(chat);
-    }
-
-    /// The chats running a job of `lane` here now.
-    fn lane_busy(&self, lane: JobLane) -> std::collections::HashSet<ChatKey> {
-        self.jobs().lane(lane).busy.lock().clone()
-    }
-
     /// One lane's runner (see [`Engine::run_jobs`]).
     async fn run_lane(self, lane: JobLane, shutdown: CancellationToken) {
         let mut attempts = JoinSet::new();
         let mut next_purge = Instant::now();
-        let runs = self.lane_runs(lane);
+        let runs = lane_runs(self.jobs(), lane);
         if runs && !self.shared() {
             self.recover_orphans(lane).await;
         }
@@ -105,7 +87,7 @@ impl Engine {
         let mut last_served: Option<ChatKey> = None;
         loop {
             if lane == JobLane::Recap && Instant::now() >= next_purge {
-                self.purge_jobs().await;
+                self.jobs().purge_jobs().await;
                 next_purge = Instant::now() + PURGE_EVERY;
             }
             while attempts.try_join_next().is_some() {}
@@ -119,12 +101,12 @@ impl Engine {
                 None
             };
             let picked = match &permit {
-                Some(_) => self.pick_chat(lane, &mut last_served).await,
+                Some(_) => self.jobs().pick_chat(lane, &mut last_served).await,
                 None => None,
             };
             match (picked, permit) {
                 (Some(chat), Some(permit)) => {
-                    self.lane_started(lane, &chat);
+                    self.jobs().started(lane, &chat);
                     let engine = self.clone();
                     attempts.spawn(async move {
                         let run = match lane {
@@ -148,14 +130,14 @@ impl Engine {
                                 .lock()
                                 .insert(chat.clone(), Instant::now() + IDLE_PAUSE);
                         }
-                        engine.lane_ended(lane, &chat);
+                        engine.jobs().ended(lane, &chat);
                         if started {
-                            engine.jobs().lane(lane).wake.notify_one();
+                            engine.jobs().wake(lane);
                         }
                     });
                 }
                 _ => {
-                    let pause = self.until_next_due(lane).await;
+                    let pause = self.jobs().until_next_due(lane).await;
                     tokio::select! {
                         () = self.jobs().lane(lane).wake.notified() => {}
                         () = tokio::time::sleep(pause) => {}
@@ -167,74 +149,6 @@ impl Engine {
         }
         attempts.abort_all();
         while attempts.join_next().await.is_some() {}
-    }
-
-    /// The next chat to serve: the first, in chat order after the one
-    /// served last (round-robin, wrapping around), that has a runnable job
-    /// and is neither being served now nor paused after having nothing to
-    /// start. The store is read a page of chats at a time from there, so
-    /// chats that cannot start (disabled ones, say), however many, never
-    /// hide the others.
-    async fn pick_chat(&self, lane: JobLane, last_served: &mut Option<ChatKey>) -> Option<ChatKey> {
-        let now = Instant::now();
-        let idle = {
-            let mut idle = self.jobs().lane(lane).idle.lock();
-            idle.retain(|_, until| *until > now);
-            idle.clone()
-        };
-        let busy = self.lane_busy(lane);
-        let mut from = last_served.clone();
-        let mut wrapped = from.is_none();
-        let mut seen = 0;
-        loop {
-            let page = match self
-                .inner
-                .store
-                .runnable_jobs(self.now(), LOOK_AHEAD, from.as_ref(), lane)
-                .await
-            {
-                Ok(page) => page,
-                Err(error) => {
-                    tracing::warn!(%error, "could not read the job queue; retrying");
-                    return None;
-                }
-            };
-            seen += page.len();
-            let full = page.len() == LOOK_AHEAD;
-            let last = page.last().map(|job| job.chat.clone());
-            if let Some(job) = page
-                .into_iter()
-                .find(|job| !busy.contains(&job.chat) && !idle.contains_key(&job.chat))
-            {
-                metrics::gauge!(telemetry::JOBS_QUEUED).set(seen as f64);
-                *last_served = Some(job.chat.clone());
-                return Some(job.chat);
-            }
-            match (full, wrapped) {
-                // More chats after this page.
-                (true, _) => from = last,
-                // The end: start again from the first chat, once.
-                (false, false) => {
-                    from = None;
-                    wrapped = true;
-                }
-                (false, true) => {
-                    metrics::gauge!(telemetry::JOBS_QUEUED).set(seen as f64);
-                    return None;
-                }
-            }
-        }
-    }
-
-    /// How long to wait before looking at the queue again: until the next
-    /// job falls due (times already past belong to chats being served or
-    /// paused, whose end wakes the runner), at most [`POLL`].
-    async fn until_next_due(&self, lane: JobLane) -> Duration {
-        let now = self.now();
-        match self.inner.store.next_job_due(now, lane).await {
-            Ok(Some(due_us)) => POLL.min(due_us.since(now)).max(Duration::from_millis(1)),
-            _ => POLL,
-        }
     }
 
     /// At start with a store only this process writes: every RUNNING job
@@ -298,13 +212,82 @@ impl Engine {
         .await
         .map(|_| ())
     }
+}
+
+impl Jobs {
+    /// The next chat to serve: the first, in chat order after the one
+    /// served last (round-robin, wrapping around), that has a runnable job
+    /// and is neither being served now nor paused after having nothing to
+    /// start. The store is read a page of chats at a time from there, so
+    /// chats that cannot start (disabled ones, say), however many, never
+    /// hide the others.
+    async fn pick_chat(&self, lane: JobLane, last_served: &mut Option<ChatKey>) -> Option<ChatKey> {
+        let now = Instant::now();
+        let idle = {
+            let mut idle = self.lane(lane).idle.lock();
+            idle.retain(|_, until| *until > now);
+            idle.clone()
+        };
+        let busy = self.busy(lane);
+        let mut from = last_served.clone();
+        let mut wrapped = from.is_none();
+        let mut seen = 0;
+        loop {
+            let page = match self
+                .store()
+                .runnable_jobs(self.clock_now(), LOOK_AHEAD, from.as_ref(), lane)
+                .await
+            {
+                Ok(page) => page,
+                Err(error) => {
+                    tracing::warn!(%error, "could not read the job queue; retrying");
+                    return None;
+                }
+            };
+            seen += page.len();
+            let full = page.len() == LOOK_AHEAD;
+            let last = page.last().map(|job| job.chat.clone());
+            if let Some(job) = page
+                .into_iter()
+                .find(|job| !busy.contains(&job.chat) && !idle.contains_key(&job.chat))
+            {
+                metrics::gauge!(telemetry::JOBS_QUEUED).set(seen as f64);
+                *last_served = Some(job.chat.clone());
+                return Some(job.chat);
+            }
+            match (full, wrapped) {
+                // More chats after this page.
+                (true, _) => from = last,
+                // The end: start again from the first chat, once.
+                (false, false) => {
+                    from = None;
+                    wrapped = true;
+                }
+                (false, true) => {
+                    metrics::gauge!(telemetry::JOBS_QUEUED).set(seen as f64);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// How long to wait before looking at the queue again: until the next
+    /// job falls due (times already past belong to chats being served or
+    /// paused, whose end wakes the runner), at most [`POLL`].
+    async fn until_next_due(&self, lane: JobLane) -> Duration {
+        let now = self.clock_now();
+        match self.store().next_job_due(now, lane).await {
+            Ok(Some(due_us)) => POLL.min(due_us.since(now)).max(Duration::from_millis(1)),
+            _ => POLL,
+        }
+    }
 
     /// Removes finished jobs older than `--job-retention`.
     async fn purge_jobs(&self) {
         let write = Write::PurgeJobs {
-            finished_before_us: self.now().saturating_sub(self.jobs().queue.retention),
+            finished_before_us: self.clock_now().saturating_sub(self.queue().retention),
         };
-        if let Err(error) = self.inner.store.commit(vec![write]).await {
+        if let Err(error) = self.store().commit(vec![write]).await {
             tracing::warn!(%error, "could not remove old finished jobs");
         }
     }

@@ -1,19 +1,25 @@
 //! What the engine's job machinery holds: the LLM and the embeddings
-//! endpoint it was given ([`JobsConfig`]), and each lane's runner state
-//! ([`JobsRuntime`], [`LaneRunner`]).
+//! endpoint it was given ([`JobsConfig`]), and the [`Jobs`] handle over
+//! each lane's runner state ([`LaneRunner`]), the WatchJobs channel and
+//! the chats that want an index job.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, Semaphore, broadcast};
 
 use crate::domain::ids::ChatKey;
-use crate::domain::jobs::JobLane;
+use crate::domain::jobs::{Job, JobLane};
 use crate::llm::{EmbeddingClient, EmbeddingSetup, LlmClient, LlmSetup};
+use crate::telemetry;
 use crate::wall_clock::{SystemClock, WallClock};
 
 use super::QueueOptions;
+use crate::domain::time::UnixMicros;
+use crate::engine::EngineError;
+use crate::engine::cache::ChatCache;
+use crate::store::ChatStore;
 
 /// What writes recaps: the LLM client, and its options (model, attempts,
 /// back-off, concurrency...).
@@ -64,21 +70,56 @@ impl Default for JobsConfig {
     }
 }
 
-/// The engine's job machinery.
-pub(in crate::engine) struct JobsRuntime {
+/// The job machinery: what writes recaps and indexes passages, the queue's
+/// options, this process's lease owner, each lane's runner state, the
+/// WatchJobs channel and the chats that want an index job.
+///
+/// A handle, cheap to clone (one `Arc` inside, like mini-redis's `Db`):
+/// every clone shares one state, so the engine holds one and a task that
+/// needs only the job machinery can hold its own without holding the
+/// whole engine. It knows only parts below the engine's
+/// chats: the store (the queue's reads), the wall clock and the chat
+/// cache (to keep a chat that runs a job in memory); what it is told (a
+/// committed job, a chat that wants indexing) it passes on to the runners
+/// and the WatchJobs readers. What locks and commits a chat is the
+/// engine's, which holds this handle.
+#[derive(Clone)]
+pub(in crate::engine) struct Jobs {
+    shared: Arc<Shared>,
+}
+
+/// What every clone of a [`Jobs`] handle shares.
+struct Shared {
+    /// The store, for the queue's reads (runnable jobs, the next due).
+    store: Arc<dyn ChatStore>,
+    /// The engine's wall clock.
+    wall_clock: Arc<dyn WallClock>,
+    /// The chat cache, which keeps a chat running a job in memory.
+    cache: ChatCache,
+    /// Whether other replicas write the store too (then a RUNNING job
+    /// another run of this process claimed may still be running there).
+    replicated: bool,
     /// What writes recaps; `None` without an LLM.
-    pub writer: Option<RecapWriter>,
+    writer: Option<RecapWriter>,
     /// Retention, lease, per-chat limit.
-    pub queue: QueueOptions,
+    queue: QueueOptions,
     /// This process's lease owner name (random per start).
-    pub owner: String,
+    owner: String,
     /// What indexes passages; `None` without an embeddings endpoint.
-    pub embedder: Option<Embedder>,
+    embedder: Option<Embedder>,
     /// The recap lane's runner state (`--llm-concurrency`).
-    pub recap: LaneRunner,
+    recap: LaneRunner,
     /// The index lane's runner state (index jobs run beside recap jobs,
     /// with their own concurrency: `--embedding-concurrency`).
-    pub index: LaneRunner,
+    index: LaneRunner,
+    /// Every job state change this process made or heard of, in order per
+    /// job, for WatchJobs.
+    changes: broadcast::Sender<Arc<Job>>,
+    /// Chats whose recall index lacks vectors and that have no index job:
+    /// the index runner queues one for each (see `jobs::index`).
+    index_wanted: Mutex<HashSet<ChatKey>>,
+    /// Wakes the index runner: a chat was added to `index_wanted`.
+    index_wake: Notify,
 }
 
 /// One lane's runner state.
@@ -105,8 +146,17 @@ impl LaneRunner {
     }
 }
 
-impl JobsRuntime {
-    pub fn new(config: JobsConfig) -> JobsRuntime {
+impl Jobs {
+    /// The job machinery of `config` over `store` (`shared`: other
+    /// replicas write it too) and the chat `cache`, with a WatchJobs
+    /// channel that holds `changes_buffer` changes for a slow reader.
+    pub fn new(
+        config: JobsConfig,
+        changes_buffer: usize,
+        store: Arc<dyn ChatStore>,
+        shared: bool,
+        cache: ChatCache,
+    ) -> Jobs {
         let concurrency = config
             .writer
             .as_ref()
@@ -115,21 +165,164 @@ impl JobsRuntime {
             .embedder
             .as_ref()
             .map_or(1, |e| e.setup.concurrency.max(1));
-        JobsRuntime {
-            index: LaneRunner::new(index_concurrency),
-            embedder: config.embedder,
-            writer: config.writer,
-            queue: config.queue,
-            recap: LaneRunner::new(concurrency),
-            owner: format!("{:016x}", rand::random::<u64>()),
+        let (changes, _) = broadcast::channel(changes_buffer);
+        Jobs {
+            shared: Arc::new(Shared {
+                store,
+                wall_clock: config.wall_clock,
+                cache,
+                replicated: shared,
+                index: LaneRunner::new(index_concurrency),
+                embedder: config.embedder,
+                writer: config.writer,
+                queue: config.queue,
+                recap: LaneRunner::new(concurrency),
+                owner: format!("{:016x}", rand::random::<u64>()),
+                changes,
+                index_wanted: Mutex::new(HashSet::new()),
+                index_wake: Notify::new(),
+            }),
         }
+    }
+
+    /// What writes recaps; `None` without an LLM.
+    pub fn writer(&self) -> Option<&RecapWriter> {
+        self.shared.writer.as_ref()
+    }
+
+    /// What writes recaps, or the error of a request that needs one
+    /// without an LLM.
+    pub fn require_writer(&self) -> Result<&RecapWriter, EngineError> {
+        self.writer().ok_or_else(EngineError::no_llm)
+    }
+
+    /// What indexes passages; `None` without an embeddings endpoint.
+    pub fn embedder(&self) -> Option<&Embedder> {
+        self.shared.embedder.as_ref()
+    }
+
+    /// The store the queue is read from.
+    pub fn store(&self) -> &Arc<dyn ChatStore> {
+        &self.shared.store
+    }
+
+    /// Whether other replicas write the store too.
+    pub fn replicated(&self) -> bool {
+        self.shared.replicated
+    }
+
+    /// Now on the engine's wall clock.
+    pub fn clock_now(&self) -> UnixMicros {
+        self.shared.wall_clock.now()
+    }
+
+    /// Marks `chat` as running a job of `lane` here; the chat stays in
+    /// memory meanwhile (an index job's batch must not find it evicted
+    /// and cut again from the store).
+    pub fn started(&self, lane: JobLane, chat: &ChatKey) {
+        self.shared.cache.job_started(chat);
+        self.lane(lane).busy.lock().insert(chat.clone());
+    }
+
+    /// The end of [`Jobs::started`].
+    pub fn ended(&self, lane: JobLane, chat: &ChatKey) {
+        self.lane(lane).busy.lock().remove(chat);
+        self.shared.cache.job_ended(chat);
+    }
+
+    /// Retention, lease, per-chat limit.
+    pub fn queue(&self) -> &QueueOptions {
+        &self.shared.queue
+    }
+
+    /// This process's lease owner name.
+    pub fn owner(&self) -> &str {
+        &self.shared.owner
     }
 
     /// The runner state of `lane`.
     pub fn lane(&self, lane: JobLane) -> &LaneRunner {
         match lane {
-            JobLane::Recap => &self.recap,
-            JobLane::Index => &self.index,
+            JobLane::Recap => &self.shared.recap,
+            JobLane::Index => &self.shared.index,
         }
+    }
+
+    /// Wakes `lane`'s runner: a job was queued or became runnable.
+    pub fn wake(&self, lane: JobLane) {
+        self.lane(lane).wake.notify_one();
+    }
+
+    /// The chats running a job of `lane` here now.
+    pub fn busy(&self, lane: JobLane) -> HashSet<ChatKey> {
+        self.lane(lane).busy.lock().clone()
+    }
+
+    /// Logs, counts and tells WatchJobs readers one job change (committed),
+    /// and wakes its lane's runner when the job may still run.
+    pub fn announce(&self, job: Job) {
+        metrics::counter!(
+            telemetry::JOB_TRANSITIONS,
+            "kind" => job.kind.name(),
+            "state" => job.state.name()
+        )
+        .increment(1);
+        tracing::info!(
+            chat = %job.chat,
+            job = %job.id,
+            kind = job.kind.name(),
+            state = job.state.name(),
+            message = %job.message_id,
+            attempts = job.attempts,
+            last_error = %job.last_error,
+            result = %job.result,
+            "job"
+        );
+        if !job.state.is_terminal() {
+            self.wake(JobLane::of(job.kind));
+        }
+        self.tell(job);
+    }
+
+    /// Tells WatchJobs readers one job change, as it is (a change another
+    /// replica made, which this one neither logs nor counts).
+    pub fn tell(&self, job: Job) {
+        let _ = self.shared.changes.send(Arc::new(job));
+    }
+
+    /// A new WatchJobs reader's end of the channel.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Job>> {
+        self.shared.changes.subscribe()
+    }
+
+    /// Whether any WatchJobs reader listens now.
+    pub fn watched(&self) -> bool {
+        self.shared.changes.receiver_count() > 0
+    }
+
+    /// Asks the index runner to queue an index job for `chat` (it checks
+    /// again under the chat's lock).
+    pub fn want_index(&self, chat: &ChatKey) {
+        if self.shared.index_wanted.lock().insert(chat.clone()) {
+            self.shared.index_wake.notify_one();
+        }
+    }
+
+    /// Names `chat` to the index runner without waking it (it is about to
+    /// look).
+    pub fn want_index_quietly(&self, chat: ChatKey) {
+        self.shared.index_wanted.lock().insert(chat);
+    }
+
+    /// The chats that want an index job, taken; when none do, waits until
+    /// one is named and answers empty.
+    pub async fn take_wanted_index(&self) -> Vec<ChatKey> {
+        let wanted: Vec<ChatKey> = std::mem::take(&mut *self.shared.index_wanted.lock())
+            .into_iter()
+            .collect();
+        if wanted.is_empty() {
+            self.shared.index_wake.notified().await;
+        }
+        wanted
     }
 }

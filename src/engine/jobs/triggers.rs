@@ -46,7 +46,7 @@ impl Engine {
         }
         let mut writes = queue::job_writes(&changed);
         let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
-        if self.jobs().writer.is_none() {
+        if self.jobs().writer().is_none() {
             return Ok((writes, announce));
         }
         let settings = resident.effective(&self.global(&chat_id.tenant));
@@ -56,7 +56,7 @@ impl Engine {
         if !settings.chat_enabled(resident.settings().enabled) {
             return Ok((writes, announce));
         }
-        let options = self.jobs().queue;
+        let options = *self.jobs().queue();
         if trigger == Trigger::MessageReceived
             && settings.auto_scene_break_detection
             && writing::detection_ready(chat, &settings)

@@ -29,7 +29,7 @@ async fn finished_jobs_go_once_older_than_the_retention_on_the_engines_clock() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::new(UnixMicros(1_000_000_000_000));
     let engine = engine_at(&dir, &clock).await;
-    let retention = engine.jobs().queue.retention;
+    let retention = engine.jobs().queue().retention;
     let start = clock.now();
     let writes = [
         job("done", JobState::Succeeded, start),
@@ -54,7 +54,7 @@ async fn finished_jobs_go_once_older_than_the_retention_on_the_engines_clock() {
 
     // Exactly the retention later, the finished job is not yet older.
     clock.advance(retention);
-    engine.purge_jobs().await;
+    engine.jobs().purge_jobs().await;
     assert!(
         kept("done").await,
         "a job finished exactly the retention ago stays"
@@ -62,7 +62,7 @@ async fn finished_jobs_go_once_older_than_the_retention_on_the_engines_clock() {
 
     // One µs more and it goes; a job that never finished stays.
     clock.advance(Duration::from_micros(1));
-    engine.purge_jobs().await;
+    engine.jobs().purge_jobs().await;
     assert!(!kept("done").await, "the finished job is purged");
     assert!(
         kept("waiting").await,
