@@ -9,7 +9,8 @@ mod.rs). An edge A -> B when a file of A names B through `super::B`,
 
 Methods hide ties that paths do not show (every part extends `Engine`), so
 the commit path is also checked by method: a `self.name(` call in a file of
-`commit` naming a method defined in `jobs`, `debounce` or `recall` fails the
+`commit` naming a method defined in `jobs`, `debounce` or `recall`, or
+reaching the job machinery's handle (`inner.jobs`, `.jobs()`), fails the
 check (a commit says what follows; its caller does it)."""
 import os, re, sys, itertools
 root = sys.argv[1] if len(sys.argv) > 1 else 'src/engine'
@@ -94,6 +95,10 @@ for path in sources('commit'):
         owners = defined.get(name, set())
         if 'commit' not in owners:
             ties |= {(name, m) for m in owners & FORBIDDEN}
+    # The parts' handles: reaching the job machinery through its handle
+    # (`inner.jobs`, `.jobs()`) is a tie too.
+    for handle in set(re.findall(r'(?:\binner\.jobs\b|\.jobs\(\))', text)):
+        ties.add((handle, 'jobs'))
 print('commit path calls into jobs/debounce/recall:',
       ', '.join(f'{n} ({m})' for n, m in sorted(ties)) if ties else 'none')
 sys.exit(1 if sccs or ties else 0)

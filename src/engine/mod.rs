@@ -55,10 +55,10 @@
 //!    [`QueueOptions`], [`RecapWriter`]). Its state is one handle,
 //!    `jobs::Jobs` (cheap to clone, one `Arc` inside): the LLM and
 //!    embeddings clients, the lanes' runner state, the WatchJobs channel
-//!    and the chats that want an index job; it knows nothing of the chats
-//!    (it holds the store, the wall clock and the chat cache, parts
-//!    below it). The driver's parts that need no locked chat are its
-//!    methods; what locks and commits a chat (claim, apply, lease
+//!    and the chats that want an index job; it takes no chat's lock
+//!    itself (it holds the store, the wall clock and the chat cache,
+//!    parts below it). The driver's parts that lock no chat are its
+//!    methods (some are handed a locked chat's state by their caller); what locks and commits a chat (claim, apply, lease
 //!    renewal, the job requests) is still `impl Engine` over it. Then
 //!    [`publish`], [`files`], [`settings_ops`], [`lifecycle`],
 //!    [`refreshes`], [`replicas`], [`job_watch`], which use the parts

@@ -5,7 +5,7 @@
 //! One index job per chat at most is open. It is queued when a commit
 //! leaves the chat's recall index with passages lacking vectors
 //! (`recall_enabled`, an embeddings endpoint configured), and at start for
-//! chats that still have some (`Engine::catch_up_recall`). Each attempt
+//! chats that still have some (`Engine::queue_index_jobs`). Each attempt
 //! claims a batch under the chat's lock (RUNNING, under a lease and a
 //! fence, by the driver recap jobs share, [`super::lane`]), asks with the
 //! lock released, and applies under the lock again: a vector lands only if its passage still has the

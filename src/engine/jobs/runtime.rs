@@ -79,7 +79,9 @@ impl Default for JobsConfig {
 /// needs only the job machinery can hold its own without holding the
 /// whole engine. It knows only parts below the engine's
 /// chats: the store (the queue's reads), the wall clock and the chat
-/// cache (to keep a chat that runs a job in memory); what it is told (a
+/// cache (to keep a chat that runs a job in memory). It takes no chat's
+/// lock; some methods are handed a locked chat's state by their caller
+/// and run under that caller's lock. What it is told (a
 /// committed job, a chat that wants indexing) it passes on to the runners
 /// and the WatchJobs readers. What locks and commits a chat is the
 /// engine's, which holds this handle.
@@ -147,14 +149,14 @@ impl LaneRunner {
 }
 
 impl Jobs {
-    /// The job machinery of `config` over `store` (`shared`: other
+    /// The job machinery of `config` over `store` (`replicated`: other
     /// replicas write it too) and the chat `cache`, with a WatchJobs
     /// channel that holds `changes_buffer` changes for a slow reader.
     pub fn new(
         config: JobsConfig,
         changes_buffer: usize,
         store: Arc<dyn ChatStore>,
-        shared: bool,
+        replicated: bool,
         cache: ChatCache,
     ) -> Jobs {
         let concurrency = config
@@ -171,7 +173,7 @@ impl Jobs {
                 store,
                 wall_clock: config.wall_clock,
                 cache,
-                replicated: shared,
+                replicated,
                 index: LaneRunner::new(index_concurrency),
                 embedder: config.embedder,
                 writer: config.writer,
