@@ -293,11 +293,7 @@ pub(super) fn record_retry(
     job.last_error = queue::short(reason);
     if job.attempts >= retries.max_attempts {
         let result = format!("gave up after {} attempts", job.attempts);
-        let ended = queue::end_with_dependents(resident, at, JobState::Failed, &result, now);
-        return (
-            job_commit(Vec::new(), Next::Nothing, ended, Vec::new()),
-            true,
-        );
+        return (end(resident, at, JobState::Failed, &result, now), true);
     }
     // A server asking for more than an hour is not waited for longer: the
     // job would sit unseen.
@@ -321,7 +317,19 @@ pub(super) fn record_retry(
 /// The job fails with the jobs that wait for it (its `last_error` already
 /// set).
 pub(super) fn fail(resident: &mut Resident, at: usize, result: &str, now: UnixMicros) -> Commit {
-    let ended = queue::end_with_dependents(resident, at, JobState::Failed, result, now);
+    end(resident, at, JobState::Failed, result, now)
+}
+
+/// The job ends in `state` with `result`, and the jobs that wait for it
+/// with it: the commit of a job settled without an answer.
+pub(super) fn end(
+    resident: &mut Resident,
+    at: usize,
+    state: JobState,
+    result: &str,
+    now: UnixMicros,
+) -> Commit {
+    let ended = queue::end_with_dependents(resident, at, state, result, now);
     job_commit(Vec::new(), Next::Nothing, ended, Vec::new())
 }
 

@@ -32,7 +32,7 @@ use crate::telemetry;
 use super::super::slot::Resident;
 use super::super::{Engine, EngineError, Next};
 use super::Jobs;
-use super::apply::{Retries, fail, job_commit};
+use super::apply::{self, Retries, fail, job_commit};
 use super::failure::Endpoint;
 use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
 use super::queue::{self, Enqueue, Origin, Queued};
@@ -233,18 +233,12 @@ impl Lane for IndexLane {
             now,
         } = preparing;
         if !settings.recall_enabled {
-            let ended = queue::end_with_dependents(
+            return Ok(Prepared::Settled(apply::end(
                 resident,
                 at,
                 JobState::Cancelled,
                 "recall_enabled is off for the chat",
                 now,
-            );
-            return Ok(Prepared::Settled(job_commit(
-                Vec::new(),
-                Next::Nothing,
-                ended,
-                Vec::new(),
             )));
         }
         let batch_size = engine
@@ -260,18 +254,12 @@ impl Lane for IndexLane {
             .synced(&chat, settings, engine.recall_model())
             .missing(&chat, batch_size);
         if passages.is_empty() {
-            let ended = queue::end_with_dependents(
+            return Ok(Prepared::Settled(apply::end(
                 resident,
                 at,
                 JobState::Succeeded,
                 "every passage has its vector",
                 now,
-            );
-            return Ok(Prepared::Settled(job_commit(
-                Vec::new(),
-                Next::Nothing,
-                ended,
-                Vec::new(),
             )));
         }
         let read: BTreeSet<&str> = passages.iter().map(|p| p.key.message_id.as_str()).collect();

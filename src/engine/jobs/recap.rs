@@ -16,9 +16,9 @@ use crate::domain::tokens;
 use crate::domain::writing::{self, Answer, AnswerCheck, Candidates, PrepareError};
 use crate::llm::{AnswerSchema, CompletionRequest};
 
-use super::super::{Engine, EngineError, Next};
+use super::super::{Engine, EngineError};
 use super::Jobs;
-use super::apply::{Retries, job_commit};
+use super::apply::{self, Retries};
 use super::failure::{Endpoint, JobFailure};
 use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
 use super::queue;
@@ -117,12 +117,8 @@ impl Lane for RecapLane {
                     if state == JobState::Failed {
                         resident.jobs[at].last_error = queue::short(&reason);
                     }
-                    let ended = queue::end_with_dependents(resident, at, state, &reason, now);
-                    return Ok(Prepared::Settled(job_commit(
-                        Vec::new(),
-                        Next::Nothing,
-                        ended,
-                        Vec::new(),
+                    return Ok(Prepared::Settled(apply::end(
+                        resident, at, state, &reason, now,
                     )));
                 }
             };
