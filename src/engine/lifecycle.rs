@@ -8,7 +8,7 @@
 //! chats' update path like every change of a chat). A chat re-created under the same id later
 //! starts from the tombstone, so its revisions never go back. Other
 //! replicas learn of a deletion as of any change: the claim moves the
-//! chat's clock, they re-read it and find the tombstone
+//! chat's version, they re-read it and find the tombstone
 //! ([`Engine::load_into`] offers its injections).
 
 use std::time::Duration;

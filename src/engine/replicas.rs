@@ -51,9 +51,9 @@ impl Engine {
         }
     }
 
-    /// Re-reads a chat another replica moved to `clock`, if this
+    /// Re-reads a chat another replica moved to `version`, if this
     /// replica holds an older state of it or someone here watches it.
-    async fn catch_up(&self, chat_id: &ChatKey, clock: u64, cause: &'static str) {
+    async fn catch_up(&self, chat_id: &ChatKey, version: u64, cause: &'static str) {
         // WatchJobs readers learn of other replicas' job changes by this
         // re-read too, so they count as watching every chat.
         let everything_watched =
@@ -65,7 +65,7 @@ impl Engine {
         };
         let mut guard = slot.lock().await;
         match guard.as_ref() {
-            Some(held) if held.version >= clock => return,
+            Some(held) if held.version >= version => return,
             None if !everything_watched && slot.latest.receiver_count() == 0 => {
                 slot.behind.store(true, Ordering::Release);
                 return;

@@ -386,7 +386,8 @@ fn answer_effect(job: &Job, answer: &Answer) -> (String, Option<(String, Message
             Next::Refresh(Trigger::RecapGenerated),
         ),
         Answer::Recap(_) => (String::new(), None, Next::Refresh(Trigger::RecapGenerated)),
-        // Lore answers are applied to the chat's book (`lore_apply`).
+        // Lore answers are applied to the chat's book (`LoreApply`,
+        // jobs/lore/effects.rs).
         Answer::Lore(_) => (String::new(), None, Next::Nothing),
     }
 }

@@ -112,17 +112,23 @@ pub(super) enum Prepared<A> {
 
 /// The locked chat whose due job at `at` a lane prepares.
 pub(super) struct Preparing<'a> {
+    /// The chat.
     pub chat_id: &'a ChatKey,
+    /// The chat's state, locked.
     pub resident: &'a mut Resident,
+    /// The job's index in `resident.jobs`.
     pub at: usize,
     /// The chat's effective settings.
     pub settings: &'a Settings,
+    /// The wall clock's now, for the rows this writes.
     pub now: UnixMicros,
 }
 
 /// A job this runner claimed (under its new fence), with what to ask.
 pub(super) struct Claimed<A> {
+    /// The job as claimed (RUNNING, its new fence and lease).
     pub job: Job,
+    /// What the lane asks its endpoint.
     pub ask: A,
 }
 
@@ -172,10 +178,15 @@ impl<T> Outcome<T> {
 /// The locked chat an answer is applied to, its job at `at` still this
 /// runner's.
 pub(super) struct Applying<'a> {
+    /// The chat.
     pub chat_id: &'a ChatKey,
+    /// Its slot, for the commit.
     pub slot: Arc<ChatSlot>,
+    /// The chat, locked and loaded.
     pub chat: LoadedChat,
+    /// The job's index in the chat's jobs.
     pub at: usize,
+    /// The wall clock's now, for the rows this writes.
     pub now: UnixMicros,
 }
 

@@ -28,7 +28,10 @@ pub(super) struct RecapLane;
 
 /// What a recap or lore job asks the LLM.
 pub(super) struct RecapAsk {
+    /// The request sent to the LLM.
     pub request: CompletionRequest,
+    /// A scene-break detection's candidate messages, which its answer
+    /// picks from.
     pub candidates: Option<Candidates>,
     /// What the answer is checked against before it may land.
     pub check: AnswerCheck,
