@@ -4,42 +4,15 @@
 //! Duplicate member names resolve as JavaScript's `JSON.parse` resolves
 //! them: the last value wins and sits where the name first appeared.
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// The members of one JSON object, in file order, values as their text.
 pub(in crate::world_info) type Members<'a> = Vec<(String, &'a RawValue)>;
 
-/// Members read through serde with their text kept.
-struct Read<'a>(Members<'a>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Read<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Read<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut members = Vec::new();
-                while let Some(member) = map.next_entry::<String, &'de RawValue>()? {
-                    members.push(member);
-                }
-                Ok(Read(members))
-            }
-        }
-        deserializer.deserialize_map(Visit)
-    }
-}
-
 /// The members of the JSON object `text` (duplicates as written); an error
 /// when `text` is not one JSON object.
 pub(in crate::world_info) fn members(text: &str) -> Result<Members<'_>, serde_json::Error> {
-    serde_json::from_str::<Read>(text).map(|r| r.0)
+    crate::verbatim::members(text)
 }
 
 /// The elements of the JSON array `text`; `None` when it is not one.
