@@ -130,12 +130,19 @@ mod tests {
 
     #[test]
     fn counts_this_process_cpu_time() {
+        // The kernel counts CPU time in clock ticks (10 ms): work until one
+        // passes (a fixed loop may finish inside one tick on a fast core),
+        // for at most 10 s of wall time on a loaded machine.
         let before = cpu_ns(std::process::id()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut x = 0u64;
-        for i in 0..5_000_000u64 {
-            x = x.wrapping_add(i * i);
+        while cpu_ns(std::process::id()).unwrap() <= before && std::time::Instant::now() < deadline
+        {
+            for i in 0..1_000_000u64 {
+                x = x.wrapping_add(i * i);
+            }
+            std::hint::black_box(x);
         }
-        std::hint::black_box(x);
         assert!(cpu_ns(std::process::id()).unwrap() > before);
     }
 
