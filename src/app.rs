@@ -19,7 +19,7 @@ use tonic_health::server::HealthReporter;
 use crate::config::{Config, Durability, EmbeddingSetup, LlmSetup, MetricsListen, StartupFiles};
 use crate::domain::settings::Settings;
 use crate::domain::tokens;
-use crate::engine::{Embedder, Engine, EngineError, JobsConfig, RecapWriter};
+use crate::engine::{Embedder, Engine, EngineError, EngineOptions, RecapWriter};
 use crate::grpc::observe;
 use crate::grpc::pb::event_service_server::EventServiceServer;
 use crate::grpc::pb::injection_service_server::InjectionServiceServer;
@@ -170,8 +170,14 @@ impl App {
         let embedder = embedder(embedding)?;
         let engine = start_engine(&config, stores, writer, embedder).await?;
         serve_metrics(&config, &engine)?;
-        let follower = changes
-            .map(|changes| tokio::spawn(engine.clone().follow(changes, config.resync_interval)));
+        let follower = changes.map(|changes| {
+            tokio::spawn(
+                engine
+                    .chats()
+                    .clone()
+                    .follow(changes, config.resync_interval),
+            )
+        });
         refresh_owed(&engine).await?;
         let (listener, local_addr) = bind(config.listen).await?;
         let inspector_listener = match config.web.inspector_listen {
@@ -271,7 +277,7 @@ impl App {
         {
             tracing::error!(%error, "chat retention failed");
         }
-        engine.flush_debounced().await;
+        engine.chats().flush_debounced().await;
         drop(engine);
         if tokio::time::timeout(Duration::from_secs(5), store.close())
             .await
@@ -319,19 +325,15 @@ async fn start_engine(
     if let Some(e) = &embedder {
         tracing::info!(url = %e.setup.base_url, model = %e.setup.model, "recall indexes passages with the embeddings endpoint");
     }
-    let jobs_config = JobsConfig {
+    let options = EngineOptions {
+        limits: config.limits(),
+        lorebooks: config.lorebooks.limits(),
         writer,
         embedder,
         queue: config.llm.queue(),
-        ..JobsConfig::default()
+        ..EngineOptions::default()
     };
-    let engine = Engine::with_lorebooks(
-        stores,
-        config.limits(),
-        jobs_config,
-        config.lorebooks.limits(),
-    )
-    .await?;
+    let engine = Engine::new(stores, options).await?;
     tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
         .await
         .map_err(|e| AppError::Startup(e.to_string()))?;
@@ -353,7 +355,7 @@ fn serve_metrics(config: &Config, engine: &Engine) -> Result<(), AppError> {
 /// Runs the debounced refreshes that a stop (a crash, a shutdown past its
 /// grace) left owing, before the first request.
 async fn refresh_owed(engine: &Engine) -> Result<(), AppError> {
-    let owed = engine.refresh_owed().await?;
+    let owed = engine.chats().refresh_owed().await?;
     if owed > 0 {
         tracing::info!(
             chats = owed,
@@ -376,10 +378,15 @@ struct Background {
 /// chats with no change for that long.
 fn start_background(config: &Config, engine: &Engine) -> Background {
     let stop_jobs = CancellationToken::new();
-    let jobs = tokio::spawn(engine.clone().run_jobs(stop_jobs.clone()));
+    let jobs = tokio::spawn(engine.jobs().clone().run_jobs(stop_jobs.clone()));
     let retention = config.chat_retention.map(|retention| {
         tracing::info!(?retention, "chats with no change for that long are deleted");
-        tokio::spawn(engine.clone().run_retention(retention, stop_jobs.clone()))
+        tokio::spawn(
+            engine
+                .chats()
+                .clone()
+                .run_retention(retention, stop_jobs.clone()),
+        )
     });
     Background {
         jobs,

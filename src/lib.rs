@@ -21,7 +21,12 @@
 //!   held in memory kept within a byte budget (least recently used out,
 //!   reloaded on demand), chat deletion with its tombstones and the
 //!   retention of quiet chats, and, with a shared store, following the
-//!   other replicas' commits.
+//!   other replicas' commits. Its parts are handles of their own, each
+//!   holding only the parts below it: [`engine::Lorebooks`], the job
+//!   queue's state, [`engine::Chats`] (the chats and their one update
+//!   path), [`engine::JobDriver`] (the job requests and runners) and
+//!   [`engine::WorldInfo`]; [`engine::Engine`] is the facade that hands
+//!   them out.
 //! - [`store`]: two async traits, [`store::ChatStore`] (chat state and
 //!   group commit; both stores) and [`store::ReplicaStore`] (the feed of
 //!   other replicas' commits; PostgreSQL only), the embedded SQLite store,

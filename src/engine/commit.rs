@@ -1,4 +1,4 @@
-//! The end of every chat operation, [`Engine::commit_locked`], in three
+//! The end of every chat operation, [`Chats::commit_locked`], in three
 //! steps: work out the chat's new row (running the refresh the operation
 //! asked for), commit it with the operation's writes, then update memory
 //! and tell subscribers. Several operations of one chat may share the steps
@@ -26,7 +26,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 
 use super::slot::{ChatSlot, LoadedChat, Resident};
-use super::{Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::chat::Chat;
 use crate::domain::ids::{ChatKey, ClaimKey};
 use crate::domain::jobs::Job;
@@ -46,7 +46,7 @@ pub(super) use erase::deleted_injections;
 /// path does not name recall.
 pub(super) trait TierSource: Sync {
     /// The recall tier's lines for a refresh of the locked chat `key`,
-    /// best first (see `Engine::recall_tier_lines`).
+    /// best first (see `Chats::recall_tier_lines`).
     fn tier_lines(
         &self,
         key: &ChatKey,
@@ -109,7 +109,7 @@ pub(super) struct Erasure {
 }
 
 /// Operations on one locked chat, changed in memory and planned, that
-/// commit together: one group, so one fsync (see [`Engine::stage`]).
+/// commit together: one group, so one fsync (see [`Chats::stage`]).
 pub(super) struct Pending {
     /// The chat's effective settings, the same for every operation of the
     /// group.
@@ -122,7 +122,7 @@ pub(super) struct Pending {
     outcomes: Vec<Outcome>,
 }
 
-/// What [`Engine::commit_locked`] commits, and how: built with
+/// What [`Chats::commit_locked`] commits, and how: built with
 /// [`Commit::one`], [`Commit::group`] or [`Commit::erase`], then
 /// [`Commit::with_jobs`] and [`Commit::in_caller_task`] where they apply.
 pub(super) struct Commit {
@@ -141,7 +141,7 @@ enum Work {
     /// One operation whose change the chat already holds: its rows, and
     /// the refresh it asks for.
     One { writes: Vec<Write>, next: Next },
-    /// Operations already planned with [`Engine::stage`].
+    /// Operations already planned with [`Chats::stage`].
     Group(Pending),
     /// The chat's deletion: its rows erased, a tombstone left, with the
     /// chat's own lorebook when named.
@@ -215,7 +215,7 @@ struct Outcome {
     schedule: Option<Trigger>,
 }
 
-impl Engine {
+impl Chats {
     /// Commits `commit` on the locked chat, in the current task: the
     /// chat's row and the operations' rows in one group; then memory takes
     /// the new row and subscribers get the new injections. Answers with
@@ -292,7 +292,7 @@ impl Engine {
     }
 
     /// A group of operations on the locked chat, empty: operations join it
-    /// with [`Engine::stage`] and commit together with [`Commit::group`].
+    /// with [`Chats::stage`] and commit together with [`Commit::group`].
     pub(super) fn pending(&self, slot: &ChatSlot, resident: &Resident) -> Pending {
         Pending {
             settings: resident.effective(&self.global(&slot.key.tenant)),
@@ -336,7 +336,7 @@ impl Engine {
     /// row; then updates memory and tells subscribers, operation by
     /// operation in order. Answers with what follows, `revision` its
     /// answer. On a store error memory is left as it was, for
-    /// [`Engine::commit_locked`] to drop.
+    /// [`Chats::commit_locked`] to drop.
     async fn commit_pending(
         &self,
         slot: &Arc<ChatSlot>,

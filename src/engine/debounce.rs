@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use super::commit::{Commit, Debounced};
 use super::slot::{ChatSlot, Debounce, LoadedChat, Resident};
-use super::{Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::refresh::Trigger;
 use crate::store::StoreError;
 use crate::telemetry;
 
-impl Engine {
+impl Chats {
     pub(super) fn schedule_debounce(
         &self,
         slot: &Arc<ChatSlot>,

@@ -8,9 +8,10 @@
 use std::sync::Arc;
 
 use super::chats::Change;
+use super::chats::ChatPlace;
 use super::commit::Commit;
 use super::slot::Resident;
-use super::{ChatPlace, Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::Trigger;
@@ -60,7 +61,7 @@ enum Held {
     Built(Arc<Chat>),
 }
 
-impl Engine {
+impl Chats {
     /// Replaces a chat (created when new) with one read from a SillyTavern
     /// file: all its messages and running-recap versions, and its World
     /// Info state as the file has it (the chat's `world_info_chat_book`

@@ -13,8 +13,9 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_stream::Stream;
 use tokio_util::sync::ReusableBoxFuture;
 
+use super::EngineError;
 use super::fanout::Permit;
-use super::{Engine, EngineError};
+use super::jobs::JobDriver;
 use crate::domain::ids::Tenant;
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::time::UnixMicros;
@@ -109,7 +110,7 @@ impl Sent {
 /// a new WatchJobs call (after a ListJobs) is how it catches up.
 pub struct JobUpdates {
     _permit: Permit,
-    engine: Engine,
+    driver: JobDriver,
     tenant: Tenant,
     /// Only these chats' jobs; empty: all the tenant's.
     chats: Arc<HashSet<String>>,
@@ -133,7 +134,7 @@ pub struct JobUpdates {
     ended: bool,
 }
 
-impl Engine {
+impl JobDriver {
     /// Opens a WatchJobs stream of `tenant`'s jobs in `chat_ids` (ids
     /// already checked; empty: every chat of the tenant). Changes published
     /// from this call on are sent. `connection` identifies the client
@@ -145,14 +146,15 @@ impl Engine {
         connection: Option<SocketAddr>,
     ) -> Result<JobUpdates, EngineError> {
         let permit = self
+            .chats
             .inner
             .subscribers
-            .admit(&self.inner.limits, connection)?;
-        let caught_up_us = self.now();
-        let receiver = self.inner.jobs.subscribe();
+            .admit(self.chats.limits(), connection)?;
+        let caught_up_us = self.chats.now();
+        let receiver = self.jobs().subscribe();
         Ok(JobUpdates {
             _permit: permit,
-            engine: self.clone(),
+            driver: self.clone(),
             tenant: tenant.clone(),
             chats: Arc::new(chat_ids.into_iter().collect()),
             next: ReusableBoxFuture::new(receive(receiver)),
@@ -190,7 +192,7 @@ impl Engine {
         };
         let mut found = Vec::new();
         loop {
-            let page = self.inner.store.list_jobs(&query).await?;
+            let page = self.chats.store().list_jobs(&query).await?;
             let last_page = page.len() < RESYNC_PAGE;
             query.after = page.last().map(|job| (job.created_us, job.id.clone()));
             found.extend(
@@ -214,7 +216,7 @@ impl Engine {
     /// after committing it.
     #[cfg(test)]
     pub(crate) fn publish_job_change(&self, job: Job) {
-        self.inner.jobs.tell(job);
+        self.jobs().tell(job);
     }
 }
 
@@ -256,10 +258,10 @@ impl JobUpdates {
     /// subscription.
     fn start_resync(&mut self, fresh_at_us: UnixMicros) {
         let since_us = self.caught_up_us.saturating_sub(RESYNC_MARGIN);
-        let engine = self.engine.clone();
+        let driver = self.driver.clone();
         let tenant = self.tenant.clone();
         let chats = self.chats.clone();
-        let read = async move { engine.jobs_changed_since(&tenant, &chats, since_us).await };
+        let read = async move { driver.jobs_changed_since(&tenant, &chats, since_us).await };
         self.resync = Some((Box::pin(read), fresh_at_us));
     }
 
@@ -302,7 +304,7 @@ impl Stream for JobUpdates {
                 this.record(&job);
                 return Poll::Ready(Some(Ok(job)));
             }
-            let polled_at_us = this.engine.now();
+            let polled_at_us = this.driver.chats.now();
             let Poll::Ready((received, receiver)) = this.next.poll(cx) else {
                 // Everything published before the poll has been received.
                 this.caught_up_us = polled_at_us;
@@ -317,7 +319,7 @@ impl Stream for JobUpdates {
                     }
                 }
                 Err(RecvError::Lagged(skipped)) => {
-                    let fresh_at_us = this.engine.now();
+                    let fresh_at_us = this.driver.chats.now();
                     this.next.set(receive(receiver.resubscribe()));
                     tracing::debug!(skipped, "WatchJobs reader fell behind; re-reading its jobs");
                     this.start_resync(fresh_at_us);

@@ -9,7 +9,7 @@
 //! starts from the tombstone, so its revisions never go back. Other
 //! replicas learn of a deletion as of any change: the claim moves the
 //! chat's version, they re-read it and find the tombstone
-//! ([`Engine::load_into`] offers its injections).
+//! ([`Chats::load_into`] offers its injections).
 
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::chats::Change;
 use super::commit::{Commit, Erasure};
 use super::slot::{ChatSlot, Resident};
-use super::{Engine, EngineError};
+use super::{Chats, EngineError};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::time::UnixMicros;
@@ -88,7 +88,7 @@ const RETENTION_BATCH: usize = 64;
 /// The pause between two batches of a retention pass.
 const RETENTION_PAUSE: Duration = Duration::from_millis(50);
 
-impl Engine {
+impl Chats {
     /// Deletes a chat (DeleteChat): answers with the revision of its last
     /// injection once the erasure is durable.
     ///
@@ -258,7 +258,7 @@ pub fn retention_period(retention: Duration) -> Duration {
 /// A job of a deleted chat as WatchJobs readers last see it: CANCELLED
 /// (its row is gone with the chat).
 fn ended_by_deletion(mut job: Job, now_us: UnixMicros) -> Job {
-    super::jobs::finish(
+    super::job_queue::finish(
         &mut job,
         JobState::Cancelled,
         "its chat was deleted",

@@ -1,12 +1,12 @@
 //! The engine's chat operations, one per API call (settings ones are in
 //! `settings_ops`): each locks its chat, applies the domain change, and lets
-//! [`Engine::commit`] refresh and commit.
+//! [`Chats::commit`] refresh and commit.
 
 use std::sync::Arc;
 
 use super::chats::Change;
 use super::commit::Commit;
-use super::{Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::chat::{Changes, Chat};
 use crate::domain::ids::{ChatKey, Tenant};
@@ -96,7 +96,7 @@ fn recap_list(chat: &Chat) -> RecapList {
     }
 }
 
-impl Engine {
+impl Chats {
     /// A message's current-swipe data.
     pub async fn message_data(
         &self,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::slot::Resident;
-use super::{Engine, EngineError};
+use super::{Chats, EngineError};
 use crate::domain::ids::ChatKey;
 use crate::domain::prompt::{self, PromptMessage};
 use crate::domain::refresh::{Injection, InjectionKey};
@@ -14,7 +14,7 @@ use crate::domain::settings::Settings;
 #[derive(Debug, Clone)]
 pub struct ChatPrompt {
     /// The chat's injections, `auto_recap_scene`, `auto_recap_messages`
-    /// then `auto_recap_recall` (each as [`Engine::injection`] answers it).
+    /// then `auto_recap_recall` (each as [`Chats::injection`] answers it).
     pub injections: [Arc<Injection>; 3],
     /// The history to render: the request's, its linked entries carrying
     /// the stored messages' hidden state, or, when the request gave none,
@@ -52,7 +52,7 @@ pub(super) fn stored_injection(
     Arc::new(unrefreshed)
 }
 
-impl Engine {
+impl Chats {
     /// A chat's part of a rendered prompt ([`ChatPrompt`]), read under the
     /// chat's lock so the injections, the transcript and the hidden state
     /// (by hand, and auto-hide with the chat's current settings) agree.

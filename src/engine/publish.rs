@@ -18,10 +18,11 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use super::chats::ChatPlace;
 use super::commit::{Commit, Pending};
 use super::ops::writes_for;
 use super::slot::{Answer, ChatSlot, LoadedChat, QueuedPublish, Resident};
-use super::{ChatPlace, Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::chat::{Chat, ChatEvent};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::Job;
@@ -74,7 +75,7 @@ impl From<EngineError> for Refused {
     }
 }
 
-impl Engine {
+impl Chats {
     /// Applies one chat event; answers with the chat's revision once the
     /// event is durable and, for an immediate trigger, refreshed.
     pub async fn publish(&self, chat_id: &ChatKey, event: ChatEvent) -> Result<u64, EngineError> {
@@ -300,8 +301,10 @@ impl Engine {
             .as_ref()
             .map(|chat| writes_for(chat_id, chat, &changes))
             .unwrap_or_default();
+        let global = self.global(&chat_id.tenant);
         let (job_writes, jobs) = self
-            .jobs_after_event(chat_id, resident, trigger, &changes)
+            .jobs()
+            .after_event(chat_id, resident, trigger, &changes, &global)
             .map_err(|error| Refused {
                 error,
                 spoiled: true,

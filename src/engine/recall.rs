@@ -1,7 +1,7 @@
 //! Recall in the engine: a chat's passages searched for a client
-//! ([`Engine::recall`], RecallService), the other chats a chat's recall
+//! ([`Chats::recall`], RecallService), the other chats a chat's recall
 //! also searches (`recall_chats`), and the recall tier's lines for a
-//! refresh ([`Engine::recall_tier_lines`], which the commit reads through
+//! refresh ([`Chats::recall_tier_lines`], which the commit reads through
 //! its [`TierSource`], implemented here).
 //!
 //! Each chat's passages are ranked in its own index; hits of several chats
@@ -25,7 +25,7 @@ use crate::telemetry;
 
 use super::commit::TierSource;
 use super::slot::Resident;
-use super::{Engine, EngineError};
+use super::{Chats, EngineError};
 
 /// The hits Recall answers with when the request names no limit.
 pub const DEFAULT_RECALL_LIMIT: usize = 10;
@@ -69,7 +69,7 @@ struct Search {
     exclude_recent: bool,
 }
 
-impl Engine {
+impl Chats {
     /// Recall: the passages of `chat_id` (and of its `recall_chats`) that
     /// best match `request.query`, or, with an empty query, the chat's
     /// current moment as the recall tier sees it.
@@ -84,11 +84,14 @@ impl Engine {
     ) -> Result<RecallAnswer, EngineError> {
         let global = self.global(&chat_id.tenant);
         // The query's direction first, with no lock held.
-        let direction = match (&self.inner.query_embedder, request.query.trim().is_empty()) {
+        let direction = match (
+            self.jobs().embedder().map(|e| &e.client),
+            request.query.trim().is_empty(),
+        ) {
             (Some(client), false) => Some(embed_query(client, &request.query).await?),
             _ => None,
         };
-        let model = self.recall_model().to_owned();
+        let model = self.jobs().recall_model().to_owned();
         let started = Instant::now();
         let (search, settings, own, used_vectors) = self
             .read_chat(chat_id, |resident| {
@@ -178,7 +181,7 @@ impl Engine {
         chat: &Chat,
         settings: &Settings,
     ) -> Vec<TierLine> {
-        let model = self.recall_model();
+        let model = self.jobs().recall_model();
         let mut recall = resident.recall.lock();
         let index = recall.synced(chat, settings, model);
         let moment = tier::moment_query(chat, index, settings);
@@ -280,7 +283,7 @@ async fn embed_query(
 }
 
 /// The commit's refreshes read the recall tier's lines here.
-impl TierSource for Engine {
+impl TierSource for Chats {
     fn tier_lines(
         &self,
         key: &ChatKey,

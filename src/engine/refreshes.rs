@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use super::chats::Change;
 use super::commit::Commit;
-use super::{Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
 
 /// How many chats a global change refreshes at the same time.
 const PARALLEL_REFRESHES: usize = 32;
 
-impl Engine {
+impl Chats {
     /// Refreshes a known chat now; `NotFound` for an unknown one.
     pub(super) async fn refresh_chat(
         &self,

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::{Engine, EngineError};
+use super::{Chats, EngineError};
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::Job;
 use crate::store::Change;
 use crate::telemetry;
 
-impl Engine {
+impl Chats {
     /// Follows other replicas' commits until `changes` ends (the store
     /// closed) or the task is aborted (shutdown); resyncs every
     /// `resync_every` as well.

@@ -5,7 +5,7 @@
 use super::chats::Change;
 use super::commit::Commit;
 use super::slot::Resident;
-use super::{Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::refresh::Trigger;
@@ -22,7 +22,7 @@ pub struct SettingsUpdate {
     pub clear: Vec<String>,
 }
 
-impl Engine {
+impl Chats {
     /// A tenant's global settings (`None`) or a chat's effective settings.
     pub async fn settings(
         &self,
@@ -104,7 +104,7 @@ impl Engine {
 
     /// Stores a tenant's new global settings (and that every chat of the
     /// tenant owes a refresh): a tenant's write, not a chat's, so not
-    /// through [`Engine::commit`]; each chat's refresh then is. With a shared store the settings are read
+    /// through [`Chats::commit`]; each chat's refresh then is. With a shared store the settings are read
     /// afresh and the change claims the tenant's settings, so two replicas
     /// changing them at once cannot lose either change.
     async fn store_global_settings(
@@ -215,7 +215,7 @@ impl Engine {
     /// Sets a chat's own enabled state, whatever the global toggle says
     /// (a settings import's `chats_enabled`: it never changes the global
     /// switch); immediate refresh if the chat is known. Answers as
-    /// [`Engine::set_chat_enabled`].
+    /// [`Chats::set_chat_enabled`].
     pub async fn set_chat_own_enabled(
         &self,
         chat_id: &ChatKey,

@@ -144,9 +144,12 @@ pub(in crate::engine) async fn engine(dir: &tempfile::TempDir) -> (Engine, Arc<F
         panic: AtomicBool::new(false),
         commits: AtomicU64::new(0),
     });
-    let engine = Engine::new(Stores::single(store.clone()), Limits::default())
-        .await
-        .unwrap();
+    let engine = Engine::new(
+        Stores::single(store.clone()),
+        crate::engine::EngineOptions::default(),
+    )
+    .await
+    .unwrap();
     (engine, store)
 }
 
@@ -159,17 +162,13 @@ pub(in crate::engine) async fn engine_at(
     let store = crate::store::SqliteStore::open(dir.path(), true)
         .await
         .unwrap();
-    let jobs = crate::engine::JobsConfig {
+    let options = crate::engine::EngineOptions {
         wall_clock: Arc::new(clock.clone()),
-        ..crate::engine::JobsConfig::default()
+        ..crate::engine::EngineOptions::default()
     };
-    Engine::with_jobs(
-        crate::store::Stores::single(Arc::new(store)),
-        crate::domain::Limits::default(),
-        jobs,
-    )
-    .await
-    .unwrap()
+    Engine::new(crate::store::Stores::single(Arc::new(store)), options)
+        .await
+        .unwrap()
 }
 
 pub(in crate::engine) fn key(chat: &str) -> ChatKey {
@@ -192,6 +191,7 @@ pub(in crate::engine) async fn debounce(engine: &Engine, ms: u64) {
         ..Default::default()
     };
     engine
+        .chats()
         .update_settings(
             &Tenant::default(),
             None,
@@ -210,6 +210,7 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     let (engine, store) = engine(&dir).await;
     debounce(&engine, 50).await;
     engine
+        .chats()
         .publish(&key("c"), ChatEvent::ChatChanged(vec![message("a")]))
         .await
         .unwrap();
@@ -217,7 +218,9 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     // The caller gives up while the commit is in progress.
     let cancelled = tokio::time::timeout(
         Duration::from_millis(50),
-        engine.publish(&key("c"), ChatEvent::MessageSent(message("b"))),
+        engine
+            .chats()
+            .publish(&key("c"), ChatEvent::MessageSent(message("b"))),
     )
     .await;
     assert!(cancelled.is_err(), "the call was cut short");
@@ -226,6 +229,7 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let injection = loop {
         let injection = engine
+            .chats()
             .injection(&key("c"), InjectionKey::Scene)
             .await
             .unwrap();
@@ -234,7 +238,7 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    assert!(engine.message_data(&key("c"), "b").await.is_ok());
+    assert!(engine.chats().message_data(&key("c"), "b").await.is_ok());
     assert_eq!(
         (injection.revision, injection.trigger),
         (2, Some(Trigger::MessageSent))
@@ -243,11 +247,12 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     // A Refresh cut short during its commit still lands, in memory, on
     // disk and for subscribers.
     let mut updates = engine
+        .chats()
         .subscribe(&Tenant::default(), &[key("c")], None)
         .await
         .unwrap();
     let cancelled =
-        tokio::time::timeout(Duration::from_millis(50), engine.refresh(&key("c"))).await;
+        tokio::time::timeout(Duration::from_millis(50), engine.chats().refresh(&key("c"))).await;
     assert!(cancelled.is_err());
     use tokio_stream::StreamExt;
     assert_eq!(updates.next().await.unwrap().revision, 2);
@@ -262,6 +267,7 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
     store.delay_ms.store(0, Ordering::SeqCst);
     assert_eq!(
         engine
+            .chats()
             .injection(&key("c"), InjectionKey::Scene)
             .await
             .unwrap()
@@ -282,11 +288,13 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
     let (engine, store) = engine(&dir).await;
     debounce(&engine, 100).await;
     engine
+        .chats()
         .publish(&key("c"), ChatEvent::ChatChanged(vec![message("a")]))
         .await
         .unwrap();
     // Acknowledged, debounced: a refresh is owed.
     engine
+        .chats()
         .publish(&key("c"), ChatEvent::MessageSent(message("b")))
         .await
         .unwrap();
@@ -296,6 +304,7 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
         ..Default::default()
     };
     let error = engine
+        .chats()
         .set_message_data(&key("c"), "b", &data)
         .await
         .unwrap_err();
@@ -304,6 +313,7 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
         EngineError::Store(StoreError::Database { .. })
     ));
     let error = engine
+        .chats()
         .publish(&key("c"), ChatEvent::MessageSent(message("x")))
         .await
         .unwrap_err();
@@ -311,13 +321,19 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
     store.fail.store(false, Ordering::SeqCst);
     // Memory was re-read from disk: no trace of the refused writes...
     assert_eq!(
-        engine.message_data(&key("c"), "b").await.unwrap().memory,
+        engine
+            .chats()
+            .message_data(&key("c"), "b")
+            .await
+            .unwrap()
+            .memory,
         None
     );
-    assert!(engine.message_data(&key("c"), "x").await.is_err());
+    assert!(engine.chats().message_data(&key("c"), "x").await.is_err());
     // ...and the owed refresh of the acknowledged message still comes.
     tokio::time::sleep(Duration::from_millis(400)).await;
     let injection = engine
+        .chats()
         .injection(&key("c"), InjectionKey::Scene)
         .await
         .unwrap();
@@ -331,6 +347,7 @@ async fn a_global_change_marks_every_chat_owed_until_refreshed() {
     let (engine, store) = engine(&dir).await;
     for chat in ["a", "b", "c"] {
         engine
+            .chats()
             .publish(&key(chat), ChatEvent::RefreshRequested)
             .await
             .unwrap();
@@ -339,6 +356,7 @@ async fn a_global_change_marks_every_chat_owed_until_refreshed() {
     assert!(store.chats_owing_refresh().await.unwrap().is_empty());
     for chat in ["a", "b", "c"] {
         let injection = engine
+            .chats()
             .injection(&key(chat), InjectionKey::Scene)
             .await
             .unwrap();
@@ -367,27 +385,36 @@ async fn reads_of_unknown_chats_do_not_stay_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, _store) = engine(&dir).await;
     engine
+        .chats()
         .publish(&key("real"), ChatEvent::RefreshRequested)
         .await
         .unwrap();
     for i in 0..1000 {
         let id = key(&format!("made-up-{i}"));
-        assert!(engine.injection(&id, InjectionKey::Scene).await.is_err());
-        assert!(engine.message_data(&id, "m").await.is_err());
-        assert!(engine.list_recaps(&id).await.is_err());
-        assert!(engine.inclusion(&id).await.is_err());
+        assert!(
+            engine
+                .chats()
+                .injection(&id, InjectionKey::Scene)
+                .await
+                .is_err()
+        );
+        assert!(engine.chats().message_data(&id, "m").await.is_err());
+        assert!(engine.chats().list_recaps(&id).await.is_err());
+        assert!(engine.chats().inclusion(&id).await.is_err());
         engine
+            .chats()
             .settings(&Tenant::default(), Some(&id))
             .await
             .unwrap();
     }
     assert_eq!(
-        engine.inner.cache.slots().len(),
+        engine.chats().inner.cache.slots().len(),
         1,
         "only the real chat stays"
     );
     assert_eq!(
         engine
+            .chats()
             .injection(&key("real"), InjectionKey::Scene)
             .await
             .unwrap()
@@ -401,6 +428,7 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, store) = engine(&dir).await;
     engine
+        .chats()
         .publish(&key("c"), ChatEvent::ChatChanged(vec![message("a")]))
         .await
         .unwrap();
@@ -410,10 +438,12 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
     store.panic.store(true, Ordering::SeqCst);
     let chat = key("c");
     let (panicked, queued_read) = tokio::join!(
-        engine.publish(&chat, ChatEvent::MessageSent(message("b"))),
+        engine
+            .chats()
+            .publish(&chat, ChatEvent::MessageSent(message("b"))),
         async {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            engine.message_data(&chat, "b").await
+            engine.chats().message_data(&chat, "b").await
         }
     );
     let error = panicked.unwrap_err();
@@ -425,6 +455,7 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
     assert!(queued_read.is_err(), "{queued_read:?}");
     store.delay_ms.store(0, Ordering::SeqCst);
     engine
+        .chats()
         .publish(&chat, ChatEvent::MessageSent(message("x")))
         .await
         .unwrap();
@@ -433,10 +464,11 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
     assert_eq!(ids, ["a", "x"]);
     // The chat goes on.
     engine
+        .chats()
         .publish(&key("c"), ChatEvent::MessageSent(message("b")))
         .await
         .unwrap();
-    assert!(engine.message_data(&key("c"), "b").await.is_ok());
+    assert!(engine.chats().message_data(&key("c"), "b").await.is_ok());
 }
 
 #[tokio::test]
@@ -449,6 +481,7 @@ async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
         clear: vec![],
     };
     engine
+        .chats()
         .update_settings(
             &tenant,
             None,
@@ -460,22 +493,29 @@ async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
         .await
         .unwrap();
     engine
+        .chats()
         .publish(&key("known"), ChatEvent::ChatChanged(vec![message("a")]))
         .await
         .unwrap();
     // A chat not yet known: the global switch flips, revision 0.
     assert_eq!(
-        engine.set_chat_enabled(&key("new"), false).await.unwrap(),
+        engine
+            .chats()
+            .set_chat_enabled(&key("new"), false)
+            .await
+            .unwrap(),
         (false, 0)
     );
     assert!(
         !engine
+            .chats()
             .settings(&tenant, None)
             .await
             .unwrap()
             .global_toggle_state
     );
     let known = engine
+        .chats()
         .injection(&key("known"), InjectionKey::Scene)
         .await
         .unwrap();
@@ -483,11 +523,16 @@ async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
         (known.enabled, known.trigger),
         (false, Some(Trigger::SettingsChanged))
     );
-    let (enabled, revision) = engine.set_chat_enabled(&key("known"), false).await.unwrap();
+    let (enabled, revision) = engine
+        .chats()
+        .set_chat_enabled(&key("known"), false)
+        .await
+        .unwrap();
     assert_eq!((enabled, revision), (false, known.revision + 1));
     // The chat's own value was not stored: with the global toggle off,
     // default_chat_enabled (true) decides.
     engine
+        .chats()
         .update_settings(
             &tenant,
             None,
@@ -499,12 +544,14 @@ async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
         .await
         .unwrap();
     let known = engine
+        .chats()
         .injection(&key("known"), InjectionKey::Scene)
         .await
         .unwrap();
     assert!(known.enabled);
     assert!(
         !engine
+            .chats()
             .settings(&tenant, None)
             .await
             .unwrap()
@@ -523,6 +570,7 @@ async fn set_chat_enabled_under_the_toggle_changes_the_switch_the_chat_follows()
     };
     // The tenant's switch is off; both chats follow a toggle, A its own.
     engine
+        .chats()
         .update_settings(
             &tenant,
             None,
@@ -535,6 +583,7 @@ async fn set_chat_enabled_under_the_toggle_changes_the_switch_the_chat_follows()
         .unwrap();
     for (chat, own_switch) in [("a", Some(false)), ("b", None)] {
         engine
+            .chats()
             .update_settings(
                 &tenant,
                 Some(&key(chat)),
@@ -547,21 +596,36 @@ async fn set_chat_enabled_under_the_toggle_changes_the_switch_the_chat_follows()
             .await
             .unwrap();
     }
-    let (enabled, _) = engine.set_chat_enabled(&key("a"), true).await.unwrap();
+    let (enabled, _) = engine
+        .chats()
+        .set_chat_enabled(&key("a"), true)
+        .await
+        .unwrap();
     assert!(enabled, "A follows its own switch, which was turned on");
     let settings = |chat: &'static str| {
         let engine = engine.clone();
         let tenant = tenant.clone();
-        async move { engine.settings(&tenant, Some(&key(chat))).await.unwrap() }
+        async move {
+            engine
+                .chats()
+                .settings(&tenant, Some(&key(chat)))
+                .await
+                .unwrap()
+        }
     };
     assert!(settings("a").await.global_toggle_state);
     // B follows the tenant's switch, which A's call left off.
     assert!(!settings("b").await.global_toggle_state);
     // B's call turns the tenant's switch on.
-    let (enabled, _) = engine.set_chat_enabled(&key("b"), true).await.unwrap();
+    let (enabled, _) = engine
+        .chats()
+        .set_chat_enabled(&key("b"), true)
+        .await
+        .unwrap();
     assert!(enabled);
     assert!(
         engine
+            .chats()
             .settings(&tenant, None)
             .await
             .unwrap()
@@ -577,18 +641,22 @@ async fn an_import_the_store_refuses_leaves_nothing_and_a_stored_one_is_held_onc
     let file = "{\"chat_metadata\":{}}\n{\"name\":\"U\",\"is_user\":true,\"mes\":\"hi\"}\n";
     let imported = || parse_st_chat(file, &Limits::default()).unwrap();
     store.fail.store(true, Ordering::SeqCst);
-    let failed = engine.import_chat(&key("c"), imported()).await;
+    let failed = engine.chats().import_chat(&key("c"), imported()).await;
     assert!(matches!(failed, Err(EngineError::Store(_))), "{failed:?}");
     store.fail.store(false, Ordering::SeqCst);
-    assert!(engine.chat_snapshot(&key("c")).await.is_err());
+    assert!(engine.chats().chat_snapshot(&key("c")).await.is_err());
     assert_eq!(store.chat_count().await.unwrap(), 0);
     assert_eq!(
-        engine.import_chat(&key("c"), imported()).await.unwrap(),
+        engine
+            .chats()
+            .import_chat(&key("c"), imported())
+            .await
+            .unwrap(),
         (1, 0)
     );
     // Memory holds the chat once: the store and the import let go of it,
     // so the chat's next change copies nothing.
-    let snapshot = engine.chat_snapshot(&key("c")).await.unwrap();
+    let snapshot = engine.chats().chat_snapshot(&key("c")).await.unwrap();
     assert_eq!(Arc::strong_count(&snapshot.chat), 2);
 }
 

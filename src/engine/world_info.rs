@@ -23,7 +23,7 @@ use super::commit::Commit;
 use super::ops::known_chat_ref;
 use super::prompt::{ChatPrompt, stored_injection};
 use super::slot::LoadedChat;
-use super::{Engine, EngineError, Next};
+use super::{Chats, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
 use crate::domain::prompt::{self, ExtensionPrompt, PromptMessage};
@@ -113,7 +113,25 @@ impl BookNames {
     }
 }
 
-impl Engine {
+/// World Info's part: one activation of a chat's books over its messages,
+/// with the chat's timed effects committed through the chats' update
+/// path. A handle, cheap to clone: the chats (and, through them, the
+/// lorebooks) and the scans' gate (threads and per-tenant shares).
+#[derive(Clone)]
+pub struct WorldInfo {
+    chats: Chats,
+    gate: Arc<ScanGate>,
+}
+
+impl WorldInfo {
+    /// World Info over `chats`, its scans let through `gate`.
+    pub(super) fn new(chats: Chats, gate: ScanGate) -> WorldInfo {
+        WorldInfo {
+            chats,
+            gate: Arc::new(gate),
+        }
+    }
+
     /// One World Info activation for a chat ([`WorldInfoScan`]), with the
     /// books its settings name (books the tenant does not have are
     /// skipped). Unless `dry_run`, the chat's timed effects after the scan
@@ -135,25 +153,28 @@ impl Engine {
         request: &ScanRequest,
     ) -> Result<WorldInfoScan, EngineError> {
         let cancel = CancelOnDrop::new();
-        let global = self.global(&chat_id.tenant);
+        let global = self.chats.global(&chat_id.tenant);
         let names = self
+            .chats
             .read_chat(chat_id, |resident| {
                 known_chat_ref(resident, chat_id)?;
                 Ok(BookNames::of(&resident.effective(&global)))
             })
             .await?;
         let books: Arc<[(String, Arc<Book>)]> = self
+            .chats
             .lorebooks()
             .lorebooks_for_scan(&chat_id.tenant, &names.all())
             .await?
             .into();
-        let permits = Arc::new(self.inner.scan_gate.enter(&chat_id.tenant).await);
+        let permits = Arc::new(self.gate.enter(&chat_id.tenant).await);
         let (books, permits, cancel) = (&books, &permits, &cancel);
-        self.update_async(chat_id, |_, locked| {
-            self.scan_locked(chat_id, locked, request, books, permits, cancel)
-        })
-        .await
-        .map(|(scan, _)| scan)
+        self.chats
+            .update_async(chat_id, |_, locked| {
+                self.scan_locked(chat_id, locked, request, books, permits, cancel)
+            })
+            .await
+            .map(|(scan, _)| scan)
     }
 
     /// One attempt's scan of the locked chat, with the commit of the
@@ -167,7 +188,7 @@ impl Engine {
         permits: &Arc<ScanPermits>,
         cancel: &CancelOnDrop,
     ) -> Result<(LoadedChat, Change<WorldInfoScan>), EngineError> {
-        let global = self.global(&chat_id.tenant);
+        let global = self.chats.global(&chat_id.tenant);
         let resident = &mut *locked;
         let settings = resident.effective(&global);
         let chat = known_chat_ref(resident, chat_id)?;
@@ -236,14 +257,14 @@ impl Engine {
                 .map_or(u32::MAX, |t| u32::try_from(t).unwrap_or(u32::MAX)),
             timed,
             seed,
-            limits: self.lorebooks().limits().scan,
+            limits: self.chats.lorebooks().limits().scan,
         };
         // The chat stays locked while its scan runs on a scan thread (the
         // timed effects it advances are committed below, one scan after
         // the other); the async worker is free meanwhile.
         let thread_permits = permits.clone();
         let cancelled = cancel.flag();
-        let timeout = self.lorebooks().limits().scan_pool.timeout;
+        let timeout = self.chats.lorebooks().limits().scan_pool.timeout;
         let (history, outcome) = tokio::task::spawn_blocking(move || {
             let _permits = thread_permits;
             job.run(&cancelled, timeout)

@@ -35,7 +35,10 @@ async fn store(
     imported: ImportedChat,
 ) -> Result<pb::ImportChatResponse, Status> {
     let warnings = imported.warnings.clone();
-    let (messages, recaps) = engine.import_chat(&tenant.chat(&chat_id), imported).await?;
+    let (messages, recaps) = engine
+        .chats()
+        .import_chat(&tenant.chat(&chat_id), imported)
+        .await?;
     Ok(pb::ImportChatResponse {
         chat_id,
         message_count: u32::try_from(messages).unwrap_or(u32::MAX),
@@ -96,7 +99,7 @@ pub async fn export(
     pb::ExportChatRequest { chat_id }: pb::ExportChatRequest,
 ) -> Result<pb::ExportChatResponse, Status> {
     convert::chat_id(&chat_id).map_err(domain_status)?;
-    let jsonl = engine.export_chat(&tenant.chat(&chat_id)).await?;
+    let jsonl = engine.chats().export_chat(&tenant.chat(&chat_id)).await?;
     Ok(pb::ExportChatResponse { jsonl })
 }
 
@@ -112,7 +115,7 @@ pub async fn export_stream(
     shutdown: CancellationToken,
 ) -> Result<ExportStream, Status> {
     convert::chat_id(&chat_id).map_err(domain_status)?;
-    let snapshot = engine.chat_snapshot(&tenant.chat(&chat_id)).await?;
+    let snapshot = engine.chats().chat_snapshot(&tenant.chat(&chat_id)).await?;
     let (sender, receiver) = tokio::sync::mpsc::channel(EXPORT_CHUNKS_AHEAD);
     // Set by the writer once the whole file is sent: a writer that stops
     // short (a panic) must not end the stream as if the file were whole.

@@ -114,7 +114,11 @@ impl PromptService for PromptApi {
             extra: scanned,
             texts,
         };
-        let scan = self.engine.scan_world_info(&chat, &request).await?;
+        let scan = self
+            .engine
+            .world_info()
+            .scan_world_info(&chat, &request)
+            .await?;
         let mut prompts = Vec::with_capacity(extra.len() + 2);
         prompts.extend(scan.prompt.injections.iter().map(|i| i.extension_prompt()));
         prompts.extend(extra);

@@ -43,7 +43,7 @@ impl RecallService for RecallApi {
         let chat_id = scoped(&tenant, &chat_id)?;
         let request = recall_request(query, limit, min_score, self.engine.limits().max_text_bytes)
             .map_err(domain_status)?;
-        let answer = self.engine.recall(&chat_id, &request).await?;
+        let answer = self.engine.chats().recall(&chat_id, &request).await?;
         Ok(Response::new(answer.into()))
     }
 }

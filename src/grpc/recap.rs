@@ -50,6 +50,7 @@ impl RecapService for RecapApi {
         convert::message_id(&message_id).map_err(domain_status)?;
         let job = self
             .engine
+            .jobs()
             .generate_scene_recap(&chat_id, &message_id)
             .await?;
         Ok(Response::new((&job).into()))
@@ -61,7 +62,7 @@ impl RecapService for RecapApi {
     ) -> Result<Response<pb::Job>, Status> {
         let (tenant, pb::DetectSceneBreaksRequest { chat_id }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let job = self.engine.detect_scene_breaks(&chat_id).await?;
+        let job = self.engine.jobs().detect_scene_breaks(&chat_id).await?;
         Ok(Response::new((&job).into()))
     }
 
@@ -80,6 +81,7 @@ impl RecapService for RecapApi {
         convert::message_id(&message_id).map_err(domain_status)?;
         let job = self
             .engine
+            .jobs()
             .generate_running_recap(&chat_id, &message_id)
             .await?;
         Ok(Response::new((&job).into()))
@@ -98,7 +100,11 @@ impl RecapService for RecapApi {
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
         convert::message_id(&message_id).map_err(domain_status)?;
-        let job = self.engine.generate_lore(&chat_id, &message_id).await?;
+        let job = self
+            .engine
+            .jobs()
+            .generate_lore(&chat_id, &message_id)
+            .await?;
         Ok(Response::new((&job).into()))
     }
 
@@ -123,6 +129,7 @@ impl RecapService for RecapApi {
         .map_err(domain_status)?;
         let jobs = self
             .engine
+            .jobs()
             .generate_message_recaps(&chat_id, &message_ids)
             .await?;
         Ok(Response::new(pb::ListJobsResponse {
@@ -162,7 +169,7 @@ impl RecapService for RecapApi {
             after,
             changed_since_us: None,
         };
-        let mut jobs = self.engine.list_jobs(&query).await?;
+        let mut jobs = self.engine.jobs().list_jobs(&query).await?;
         let next_page_token = if jobs.len() > limit {
             jobs.truncate(limit);
             jobs.last().map(convert::page_token).unwrap_or_default()
@@ -181,7 +188,7 @@ impl RecapService for RecapApi {
     ) -> Result<Response<pb::Job>, Status> {
         let (tenant, pb::CancelJobRequest { job_id }) = split(request);
         convert::job_id(&job_id).map_err(domain_status)?;
-        let job = self.engine.cancel_job(&tenant, &job_id).await?;
+        let job = self.engine.jobs().cancel_job(&tenant, &job_id).await?;
         Ok(Response::new((&job).into()))
     }
 
@@ -191,7 +198,7 @@ impl RecapService for RecapApi {
     ) -> Result<Response<pb::Job>, Status> {
         let (tenant, pb::RetryJobRequest { job_id }) = split(request);
         convert::job_id(&job_id).map_err(domain_status)?;
-        let job = self.engine.retry_job(&tenant, &job_id).await?;
+        let job = self.engine.jobs().retry_job(&tenant, &job_id).await?;
         Ok(Response::new((&job).into()))
     }
 
@@ -210,7 +217,10 @@ impl RecapService for RecapApi {
             ids::check_chat_id,
         )
         .map_err(domain_status)?;
-        let updates = self.engine.watch_jobs(&tenant, chat_ids, connection)?;
+        let updates = self
+            .engine
+            .jobs()
+            .watch_jobs(&tenant, chat_ids, connection)?;
         Ok(Response::new(JobStream::new(
             updates,
             self.shutdown.clone().cancelled_owned(),

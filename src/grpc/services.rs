@@ -61,7 +61,7 @@ impl EventService for EventApi {
         let (chat_id, event) =
             convert::event(event, self.engine.limits()).map_err(domain_status)?;
         let chat_id = tenant.chat(&chat_id);
-        let revision = self.engine.publish(&chat_id, event).await?;
+        let revision = self.engine.chats().publish(&chat_id, event).await?;
         Ok(Response::new(pb::PublishResponse { revision }))
     }
 }
@@ -91,7 +91,7 @@ impl MemoryService for MemoryApi {
     ) -> Result<Response<pb::DeleteChatResponse>, Status> {
         let (tenant, pb::DeleteChatRequest { chat_id }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let revision = self.engine.delete_chat(&chat_id).await?;
+        let revision = self.engine.chats().delete_chat(&chat_id).await?;
         Ok(Response::new(pb::DeleteChatResponse { revision }))
     }
 
@@ -111,6 +111,7 @@ impl MemoryService for MemoryApi {
         // One more than the page, to know whether another page follows.
         let mut chats = self
             .engine
+            .chats()
             .list_chats(&tenant, after.as_deref(), limit + 1)
             .await?;
         let next_page_token = if chats.len() > limit {
@@ -145,6 +146,7 @@ impl MemoryService for MemoryApi {
         let update = data.unwrap_or_default().into();
         let data = self
             .engine
+            .chats()
             .set_message_data(&chat_id, &message_id, &update)
             .await?;
         Ok(Response::new(data.into()))
@@ -163,7 +165,11 @@ impl MemoryService for MemoryApi {
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
         convert::message_id(&message_id).map_err(domain_status)?;
-        let data = self.engine.message_data(&chat_id, &message_id).await?;
+        let data = self
+            .engine
+            .chats()
+            .message_data(&chat_id, &message_id)
+            .await?;
         Ok(Response::new(data.into()))
     }
 
@@ -180,7 +186,11 @@ impl MemoryService for MemoryApi {
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
         convert::message_id(&message_id).map_err(domain_status)?;
-        let data = self.engine.clear_memory(&chat_id, &message_id).await?;
+        let data = self
+            .engine
+            .chats()
+            .clear_memory(&chat_id, &message_id)
+            .await?;
         Ok(Response::new(data.into()))
     }
 
@@ -191,7 +201,7 @@ impl MemoryService for MemoryApi {
         let (tenant, request) = split(request);
         let (chat_id, recap) = convert::new_recap(request).map_err(domain_status)?;
         let chat_id = tenant.chat(&chat_id);
-        let version = self.engine.add_recap(&chat_id, recap).await?;
+        let version = self.engine.chats().add_recap(&chat_id, recap).await?;
         Ok(Response::new((&version).into()))
     }
 
@@ -201,7 +211,7 @@ impl MemoryService for MemoryApi {
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
         let (tenant, pb::SelectRunningRecapRequest { chat_id, version }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let list = self.engine.select_recap(&chat_id, version).await?;
+        let list = self.engine.chats().select_recap(&chat_id, version).await?;
         Ok(Response::new((&list).into()))
     }
 
@@ -211,7 +221,7 @@ impl MemoryService for MemoryApi {
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
         let (tenant, pb::DeleteRunningRecapRequest { chat_id, version }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let list = self.engine.delete_recap(&chat_id, version).await?;
+        let list = self.engine.chats().delete_recap(&chat_id, version).await?;
         Ok(Response::new((&list).into()))
     }
 
@@ -263,7 +273,7 @@ impl MemoryService for MemoryApi {
     ) -> Result<Response<pb::ListRunningRecapsResponse>, Status> {
         let (tenant, pb::ListRunningRecapsRequest { chat_id }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let list = self.engine.list_recaps(&chat_id).await?;
+        let list = self.engine.chats().list_recaps(&chat_id).await?;
         Ok(Response::new((&list).into()))
     }
 }
@@ -298,7 +308,7 @@ impl SettingsService for SettingsApi {
     ) -> Result<Response<pb::Settings>, Status> {
         let (tenant, pb::GetSettingsRequest { chat_id }) = split(request);
         let chat = optional_chat(&chat_id)?.map(|c| tenant.chat(c));
-        let settings = self.engine.settings(&tenant, chat.as_ref()).await?;
+        let settings = self.engine.chats().settings(&tenant, chat.as_ref()).await?;
         Ok(Response::new((&settings).into()))
     }
 
@@ -321,6 +331,7 @@ impl SettingsService for SettingsApi {
         };
         let settings = self
             .engine
+            .chats()
             .update_settings(&tenant, chat.as_ref(), update)
             .await?;
         Ok(Response::new((&settings).into()))
@@ -343,6 +354,7 @@ impl SettingsService for SettingsApi {
         };
         let settings = self
             .engine
+            .chats()
             .update_settings(&tenant, chat.as_ref(), update)
             .await?;
         // Each chat's own state, in the caller's tenant; a chat import
@@ -350,6 +362,7 @@ impl SettingsService for SettingsApi {
         for (id, enabled) in &imported.chats_enabled {
             if chat_id.is_empty() || *id == chat_id {
                 self.engine
+                    .chats()
                     .set_chat_own_enabled(&tenant.chat(id), *enabled)
                     .await?;
             }
@@ -366,7 +379,11 @@ impl SettingsService for SettingsApi {
     ) -> Result<Response<pb::SetChatEnabledResponse>, Status> {
         let (tenant, pb::SetChatEnabledRequest { chat_id, enabled }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let (enabled, revision) = self.engine.set_chat_enabled(&chat_id, enabled).await?;
+        let (enabled, revision) = self
+            .engine
+            .chats()
+            .set_chat_enabled(&chat_id, enabled)
+            .await?;
         Ok(Response::new(pb::SetChatEnabledResponse {
             enabled,
             revision,
@@ -408,7 +425,7 @@ impl InjectionService for InjectionApi {
                 ))
             })?,
         };
-        let injection = self.engine.injection(&chat_id, key).await?;
+        let injection = self.engine.chats().injection(&chat_id, key).await?;
         Ok(Response::new(WireInjection(injection)))
     }
 
@@ -418,7 +435,7 @@ impl InjectionService for InjectionApi {
     ) -> Result<Response<WireInjection>, Status> {
         let (tenant, pb::RefreshRequest { chat_id }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let injection = self.engine.refresh(&chat_id).await?;
+        let injection = self.engine.chats().refresh(&chat_id).await?;
         Ok(Response::new(WireInjection(injection)))
     }
 
@@ -428,7 +445,7 @@ impl InjectionService for InjectionApi {
     ) -> Result<Response<pb::GetInclusionResponse>, Status> {
         let (tenant, pb::GetInclusionRequest { chat_id }) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
-        let lines = self.engine.inclusion(&chat_id).await?;
+        let lines = self.engine.chats().inclusion(&chat_id).await?;
         Ok(Response::new(pb::GetInclusionResponse {
             messages: lines.iter().map(Into::into).collect(),
         }))
@@ -461,7 +478,11 @@ impl InjectionService for InjectionApi {
                 unique.push(tenant.chat(&chat_id));
             }
         }
-        let updates = self.engine.subscribe(&tenant, &unique, connection).await?;
+        let updates = self
+            .engine
+            .chats()
+            .subscribe(&tenant, &unique, connection)
+            .await?;
         let stream = InjectionStream::new(
             updates,
             max_updates,

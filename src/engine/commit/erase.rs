@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::super::slot::{ChatSlot, Resident};
-use super::super::{Engine, EngineError};
+use super::super::{Chats, EngineError};
 use super::{Committed, Erased, Erasure};
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::{Injection, InjectionKey};
 use crate::store::{self, Tombstone, Write};
 use crate::telemetry;
 
-impl Engine {
+impl Chats {
     /// Erases the locked chat in one commit that leaves its tombstone (and
     /// deletes its own lorebook, when named and stored), then empties its
     /// memory and tells its subscribers.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::super::slot::{ChatSlot, Resident};
-use super::super::{Engine, Next};
+use super::super::{Chats, Next};
 use super::{Outcome, TierSource};
 use crate::domain::recall;
 use crate::domain::refresh::{self, Injection, RefreshContext};
@@ -14,7 +14,7 @@ use crate::domain::tokens;
 use crate::store::ChatMeta;
 use crate::telemetry;
 
-impl Engine {
+impl Chats {
     /// Step one: the chat's new row, from `base` (its row before the
     /// operation). Runs the refresh `next` asks for (a disabled chat is
     /// refreshed only by immediate triggers; a debounced trigger with no

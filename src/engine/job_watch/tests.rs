@@ -21,26 +21,32 @@ use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobState};
 use crate::domain::time::UnixMicros;
 use crate::domain::{DomainError, Limits};
-use crate::engine::{Engine, EngineError, JOB_CHANGES_BUFFER, JobsConfig};
+use crate::engine::{Engine, EngineError, JOB_CHANGES_BUFFER};
 use crate::store::{StoreError, Stores};
 use crate::wall_clock::{ManualClock, WallClock};
 
 async fn engine(dir: &tempfile::TempDir, limits: Limits) -> (Engine, Arc<JobsStore>) {
     let store = Arc::new(JobsStore::open(dir.path()).await);
-    let engine = Engine::new(Stores::single(store.clone()), limits)
-        .await
-        .expect("engine starts");
+    let engine = Engine::new(
+        Stores::single(store.clone()),
+        crate::engine::EngineOptions {
+            limits,
+            ..crate::engine::EngineOptions::default()
+        },
+    )
+    .await
+    .expect("engine starts");
     (engine, store)
 }
 
 /// [`engine`] with the default limits on a wall clock the test sets.
 async fn engine_on(dir: &tempfile::TempDir, clock: &ManualClock) -> (Engine, Arc<JobsStore>) {
     let store = Arc::new(JobsStore::open(dir.path()).await);
-    let jobs = JobsConfig {
+    let options = crate::engine::EngineOptions {
         wall_clock: Arc::new(clock.clone()),
-        ..JobsConfig::default()
+        ..crate::engine::EngineOptions::default()
     };
-    let engine = Engine::with_jobs(Stores::single(store.clone()), Limits::default(), jobs)
+    let engine = Engine::new(Stores::single(store.clone()), options)
         .await
         .expect("engine starts");
     (engine, store)
@@ -74,7 +80,7 @@ fn moved(job: &Job, state: JobState, updated_us: i64) -> Job {
 /// Commits `job` (to the fake store) and publishes it, as the engine does.
 fn change(engine: &Engine, store: &JobsStore, job: &Job) {
     store.put(job.clone());
-    engine.publish_job_change(job.clone());
+    engine.jobs().publish_job_change(job.clone());
 }
 
 /// The next item if one is ready now; `None` when the stream would wait.
@@ -97,6 +103,7 @@ async fn a_reader_that_keeps_up_sees_every_state_of_its_chats_only() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, store) = engine(&dir, Limits::default()).await;
     let mut updates = engine
+        .jobs()
         .watch_jobs(&Tenant::default(), vec!["a".into()], None)
         .unwrap();
     let t = now_us();
@@ -132,7 +139,10 @@ async fn a_reader_that_keeps_up_sees_every_state_of_its_chats_only() {
 async fn no_chat_named_means_every_chat_of_the_callers_tenant() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, store) = engine(&dir, Limits::default()).await;
-    let mut updates = engine.watch_jobs(&tenant("t2"), vec![], None).unwrap();
+    let mut updates = engine
+        .jobs()
+        .watch_jobs(&tenant("t2"), vec![], None)
+        .unwrap();
     let t = now_us();
     change(&engine, &store, &job("a", "default-tenant", t));
     for (chat, id) in [("a", "x"), ("b", "y")] {
@@ -153,7 +163,10 @@ async fn a_reader_far_behind_ends_at_each_jobs_latest_state() {
     let clock = ManualClock::new(UnixMicros(1_700_000_000_000_000));
     let (engine, store) = engine_on(&dir, &clock).await;
     let opened = clock.now();
-    let mut updates = engine.watch_jobs(&Tenant::default(), vec![], None).unwrap();
+    let mut updates = engine
+        .jobs()
+        .watch_jobs(&Tenant::default(), vec![], None)
+        .unwrap();
     let t = opened.0;
     // Read before the lag: one job that changes on, one that does not.
     let changing = job("a", "changing", t);
@@ -241,6 +254,7 @@ async fn after_a_re_read_the_channels_older_changes_are_passed_over() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, store) = engine(&dir, Limits::default()).await;
     let mut updates = engine
+        .jobs()
         .watch_jobs(&Tenant::default(), vec!["a".into()], None)
         .unwrap();
     let t = now_us();
@@ -265,8 +279,12 @@ async fn after_a_re_read_the_channels_older_changes_are_passed_over() {
     assert_eq!(store.queries()[0].chat_id.as_deref(), Some("a"));
     // Its changes arrive now: the older one and the one the re-read sent
     // are passed over, a newer one is sent.
-    engine.publish_job_change(moved(&late, JobState::Running, t + 400));
-    engine.publish_job_change(moved(&late, JobState::Succeeded, t + 500));
+    engine
+        .jobs()
+        .publish_job_change(moved(&late, JobState::Running, t + 400));
+    engine
+        .jobs()
+        .publish_job_change(moved(&late, JobState::Succeeded, t + 500));
     assert!(ready(&mut updates).is_none());
     change(&engine, &store, &moved(&late, JobState::Pending, t + 600));
     assert_eq!(
@@ -279,7 +297,10 @@ async fn after_a_re_read_the_channels_older_changes_are_passed_over() {
 async fn a_failed_re_read_ends_the_stream_with_its_error() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, store) = engine(&dir, Limits::default()).await;
-    let mut updates = engine.watch_jobs(&Tenant::default(), vec![], None).unwrap();
+    let mut updates = engine
+        .jobs()
+        .watch_jobs(&Tenant::default(), vec![], None)
+        .unwrap();
     store.fail_reads.store(true, Ordering::SeqCst);
     let busy = job("a", "busy", now_us());
     for i in 0..=JOB_CHANGES_BUFFER as i64 {
@@ -309,6 +330,7 @@ async fn watch_jobs_and_subscribe_share_the_subscriber_limits() {
     let b: SocketAddr = "127.0.0.1:1002".parse().unwrap();
     let c: SocketAddr = "127.0.0.1:1003".parse().unwrap();
     let first = engine
+        .jobs()
         .watch_jobs(&Tenant::default(), vec![], Some(a))
         .unwrap();
     let refused = |result: Result<JobUpdates, EngineError>| {
@@ -317,16 +339,17 @@ async fn watch_jobs_and_subscribe_share_the_subscriber_limits() {
             Err(EngineError::Domain(DomainError::ResourceExhausted(_)))
         )
     };
-    assert!(refused(engine.watch_jobs(
+    assert!(refused(engine.jobs().watch_jobs(
         &Tenant::default(),
         vec![],
         Some(a)
     )));
     let _subscribed = engine
+        .chats()
         .subscribe(&Tenant::default(), &[], Some(b))
         .await
         .unwrap();
-    assert!(refused(engine.watch_jobs(
+    assert!(refused(engine.jobs().watch_jobs(
         &Tenant::default(),
         vec![],
         Some(c)
@@ -334,6 +357,7 @@ async fn watch_jobs_and_subscribe_share_the_subscriber_limits() {
     drop(first);
     assert!(
         engine
+            .jobs()
             .watch_jobs(&Tenant::default(), vec![], Some(c))
             .is_ok()
     );
@@ -343,7 +367,10 @@ async fn watch_jobs_and_subscribe_share_the_subscriber_limits() {
 async fn the_record_of_what_was_sent_forgets_what_no_re_read_can_return() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, _store) = engine(&dir, Limits::default()).await;
-    let mut updates = engine.watch_jobs(&Tenant::default(), vec![], None).unwrap();
+    let mut updates = engine
+        .jobs()
+        .watch_jobs(&Tenant::default(), vec![], None)
+        .unwrap();
     let recent = moved(&job("a", "recent", now_us()), JobState::Running, now_us());
     updates.record(&recent);
     let old_us = now_us() - 2 * RESYNC_MARGIN_US;

@@ -20,16 +20,16 @@ use crate::store::Write;
 use super::super::commit::Commit;
 use super::super::ops::writes_for;
 use super::super::slot::Resident;
-use super::super::{Engine, EngineError, Next};
-use super::Jobs;
+use super::super::{EngineError, Next};
 use super::failure::JobFailure;
 use super::lane::Applying;
 use super::queue::{self, Changed, Enqueue, Origin, Queued};
+use super::{JobDriver, Jobs};
 
 /// The longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 
-impl Engine {
+impl JobDriver {
     /// Under the chat's lock again, the job still this runner's: applies
     /// `answer` (a lore answer to the chat's book, held until the commit
     /// is durable) and commits.
@@ -49,17 +49,17 @@ impl Engine {
             let applied = self
                 .take_lore_answer(chat_id, &mut chat, at, answer, now)
                 .await?;
-            self.commit(&slot, chat, applied.commit).await?;
+            self.chats.commit(&slot, chat, applied.commit).await?;
             // Durable: the book's new state is cached before its lock goes.
             if let Some(written) = applied.written {
-                self.lorebooks().keep_written_book(written);
+                self.chats.lorebooks().keep_written_book(written);
             }
             super::lore::count_outcomes(&applied.outcomes);
             drop(applied.held);
             return Ok(());
         }
         let commit = self.take_answer(chat_id, &mut chat, at, answer, now)?;
-        self.commit(&slot, chat, commit).await.map(|_| ())
+        self.chats.commit(&slot, chat, commit).await.map(|_| ())
     }
 
     /// An answer: discarded (and the work queued again) when what the job
@@ -116,7 +116,7 @@ impl Engine {
         answer: &Answer,
         now: UnixMicros,
     ) -> Result<Vec<Job>, EngineError> {
-        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
         let mut fresh = Vec::new();
         match (answer, job.kind) {
             (Answer::Break(candidate), _) => {

@@ -5,7 +5,7 @@
 //! One index job per chat at most is open. It is queued when a commit
 //! leaves the chat's recall index with passages lacking vectors
 //! (`recall_enabled`, an embeddings endpoint configured), and at start for
-//! chats that still have some (`Engine::queue_index_jobs`). Each attempt
+//! chats that still have some (`JobDriver::queue_index_jobs`). Each attempt
 //! claims a batch under the chat's lock (RUNNING, under a lease and a
 //! fence, by the driver recap jobs share, [`super::lane`]), asks with the
 //! lock released, and applies under the lock again: a vector lands only if its passage still has the
@@ -30,12 +30,12 @@ use crate::store::Write;
 use crate::telemetry;
 
 use super::super::slot::Resident;
-use super::super::{Engine, EngineError, Next};
-use super::Jobs;
+use super::super::{EngineError, Next};
 use super::apply::{self, Retries, fail, job_commit};
 use super::failure::Endpoint;
 use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
 use super::queue::{self, Enqueue, Origin, Queued};
+use super::{JobDriver, Jobs};
 
 /// What a batch's answer keeps: the vectors whose passages are unchanged
 /// (attached to `index`), how many were discarded, the trims of the texts
@@ -84,17 +84,17 @@ fn keep_vectors(
     Ok((stored, discarded, trims, index.missing_count()))
 }
 
-impl Engine {
+impl JobDriver {
     /// The index lane's queuer, until the runner stops it: first every
     /// chat the store holds whose settings have `recall_enabled` (imported
     /// and existing chats catch up), then each chat
     /// [`Jobs::want_index`] names, as they come; each checked again
-    /// under its lock ([`Engine::queue_index_job`]).
+    /// under its lock ([`JobDriver::queue_index_job`]).
     pub(super) async fn queue_index_jobs(&self) {
         self.want_recall_chats().await;
         loop {
             for chat in self.jobs().take_wanted_index().await {
-                if let Err(error) = self.retrying(|| self.queue_index_job(&chat)).await {
+                if let Err(error) = self.chats.retrying(|| self.queue_index_job(&chat)).await {
                     tracing::warn!(%chat, %error, "could not queue an index job; the next change asks again");
                 }
             }
@@ -105,7 +105,7 @@ impl Engine {
     /// `recall_enabled` to the queuer (read from the settings rows, without
     /// loading the chats).
     async fn want_recall_chats(&self) {
-        let store = &self.inner.store;
+        let store = &self.chats.store();
         let chats = match store
             .quiet_chats(UnixMicros(i64::MAX), usize::MAX >> 1)
             .await
@@ -130,7 +130,7 @@ impl Engine {
                         continue;
                     }
                 };
-            let global = self.global(&tenant);
+            let global = self.chats.global(&tenant);
             for chat in chats {
                 let recall = match own.get(&chat) {
                     Some(settings) => global.settings.with(&settings.overrides).recall_enabled,
@@ -157,13 +157,13 @@ impl Engine {
         &self,
         chat_id: &ChatKey,
     ) -> Result<Option<Job>, EngineError> {
-        if !self.indexing() {
+        if !self.chats.indexing() {
             return Ok(None);
         }
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
+        let slot = self.chats.slot(chat_id);
+        let mut guard = self.chats.lock(&slot).await?;
         let resident = &mut *guard;
-        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
         let Some(chat) = resident.chat.clone() else {
             return Ok(None);
         };
@@ -179,20 +179,20 @@ impl Engine {
                 return Ok(None);
             }
             recall
-                .synced(&chat, &settings, self.recall_model())
+                .synced(&chat, &settings, self.jobs().recall_model())
                 .missing_count()
         };
         if missing == 0 {
             return Ok(None);
         }
-        let now = self.now();
+        let now = self.chats.now();
         let work = Enqueue::new(chat_id, JobKind::Index, "", Origin::Automatic, now);
         let queued = queue::queue(resident, self.jobs().queue(), work)?;
         let Queued::New(job) = queued else {
             return Ok(None);
         };
         let commit = job_commit(Vec::new(), Next::Nothing, Vec::new(), vec![job.clone()]);
-        self.commit(&slot, guard, commit).await?;
+        self.chats.commit(&slot, guard, commit).await?;
         Ok(Some(job))
     }
 }
@@ -222,7 +222,7 @@ impl Lane for IndexLane {
     /// ask (or recall was turned off).
     async fn prepare(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         preparing: Preparing<'_>,
     ) -> Result<Prepared<Vec<PendingChunk>>, EngineError> {
         let Preparing {
@@ -251,7 +251,7 @@ impl Lane for IndexLane {
         let passages = resident
             .recall
             .lock()
-            .synced(&chat, settings, engine.recall_model())
+            .synced(&chat, settings, engine.jobs().recall_model())
             .missing(&chat, batch_size);
         if passages.is_empty() {
             return Ok(Prepared::Settled(apply::end(
@@ -283,7 +283,7 @@ impl Lane for IndexLane {
     /// Asks the embeddings endpoint for the batch's vectors.
     async fn work(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         chat: &ChatKey,
         claimed: &Claimed<Vec<PendingChunk>>,
     ) -> Outcome<Vec<Vec<f32>>> {
@@ -322,7 +322,7 @@ impl Lane for IndexLane {
     /// moves the job on (PENDING for the next batch, or SUCCEEDED).
     async fn apply(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         applying: Applying<'_>,
         claimed: &Claimed<Vec<PendingChunk>>,
         vectors: &Vec<Vec<f32>>,
@@ -335,11 +335,11 @@ impl Lane for IndexLane {
             now,
         } = applying;
         let resident = &mut *guard;
-        let settings = resident.effective(&engine.global(&chat_id.tenant));
+        let settings = resident.effective(&engine.chats.global(&chat_id.tenant));
         let Some(chat) = resident.chat.clone() else {
             return Err(EngineError::unknown_chat(chat_id));
         };
-        let model = engine.recall_model().to_owned();
+        let model = engine.jobs().recall_model().to_owned();
         let kept = {
             let mut recall = resident.recall.lock();
             let index = recall.synced(&chat, &settings, &model);
@@ -354,7 +354,7 @@ impl Lane for IndexLane {
                 resident.jobs[at].last_error = queue::short(&reason);
                 resident.recall.lock().indexing_failed = true;
                 let commit = fail(resident, at, "vectors of another dimension", now);
-                return engine.commit(&slot, guard, commit).await.map(|_| ());
+                return engine.chats.commit(&slot, guard, commit).await.map(|_| ());
             }
         };
         // The tier's query is made of the latest messages: new vectors of
@@ -404,6 +404,7 @@ impl Lane for IndexLane {
             vec![(job.clone(), fence)]
         };
         engine
+            .chats
             .commit(&slot, guard, job_commit(writes, next, changed, Vec::new()))
             .await
             .map(|_| ())

@@ -30,11 +30,11 @@ use crate::telemetry;
 
 use super::super::commit::Commit;
 use super::super::slot::{ChatSlot, LoadedChat, Resident};
-use super::super::{Engine, EngineError, Next};
-use super::Jobs;
+use super::super::{EngineError, Next};
 use super::apply::{Retries, fail, job_commit, record_retry};
 use super::failure::{Endpoint, JobFailure};
 use super::queue;
+use super::{JobDriver, Jobs};
 
 /// One lane of jobs (recap and lore jobs with the LLM; index jobs with the
 /// embeddings endpoint): what the driver needs of it.
@@ -64,14 +64,14 @@ pub(super) trait Lane: Sync {
     /// that settles it (or makes it wait) without a request.
     fn prepare(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         preparing: Preparing<'_>,
     ) -> impl Future<Output = Result<Prepared<Self::Ask>, EngineError>> + Send;
 
     /// Asks the endpoint (the driver renews the lease meanwhile).
     fn work(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         chat: &ChatKey,
         claimed: &Claimed<Self::Ask>,
     ) -> impl Future<Output = Outcome<Self::Answer>> + Send;
@@ -87,7 +87,7 @@ pub(super) trait Lane: Sync {
     /// `answer` and commits.
     fn apply(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         applying: Applying<'_>,
         claimed: &Claimed<Self::Ask>,
         answer: &Self::Answer,
@@ -210,7 +210,7 @@ impl Drop for StopOnDrop {
     }
 }
 
-impl Engine {
+impl JobDriver {
     /// Starts the next runnable job of `lane` in `chat`, if any, and sees
     /// it through. Returns whether a job was started or settled (false:
     /// the chat had nothing to do now). `permit` is one of the lane's
@@ -221,7 +221,7 @@ impl Engine {
         chat: &ChatKey,
         permit: OwnedSemaphorePermit,
     ) -> Result<bool, EngineError> {
-        let claimed = match self.retrying(|| self.claim_next(lane, chat)).await {
+        let claimed = match self.chats.retrying(|| self.claim_next(lane, chat)).await {
             Ok(Step::Idle) => return Ok(false),
             Ok(Step::Settled) => return Ok(true),
             Ok(Step::Claimed(claimed)) => claimed,
@@ -240,6 +240,7 @@ impl Engine {
         .increment(1);
         drop(permit);
         match self
+            .chats
             .retrying(|| self.apply_outcome(lane, chat, &claimed, &outcome))
             .await
         {
@@ -262,17 +263,17 @@ impl Engine {
         if !lane.runs(self.jobs()) {
             return Ok(Step::Idle);
         }
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
+        let slot = self.chats.slot(chat_id);
+        let mut guard = self.chats.lock(&slot).await?;
         let resident = &mut *guard;
-        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
         let Some(chat) = resident.chat.clone() else {
             return Ok(Step::Idle);
         };
         if !settings.chat_enabled(resident.settings().enabled) {
             return Ok(Step::Idle);
         }
-        let now = self.now();
+        let now = self.chats.now();
         let Some(at) = self.jobs().next_runnable(lane, resident, &chat, now) else {
             return Ok(Step::Idle);
         };
@@ -285,7 +286,7 @@ impl Engine {
         };
         let (read, message_id, ask) = match lane.prepare(self, preparing).await? {
             Prepared::Settled(commit) => {
-                self.commit(&slot, guard, commit).await?;
+                self.chats.commit(&slot, guard, commit).await?;
                 return Ok(Step::Settled);
             }
             Prepared::Ask {
@@ -316,7 +317,7 @@ impl Engine {
             vec![(claimed.clone(), fence)],
             Vec::new(),
         );
-        self.commit(&slot, guard, commit).await?;
+        self.chats.commit(&slot, guard, commit).await?;
         Ok(Step::Claimed(Box::new(Claimed { job: claimed, ask })))
     }
 
@@ -329,8 +330,8 @@ impl Engine {
         claimed: &Claimed<L::Ask>,
         outcome: &Outcome<L::Answer>,
     ) -> Result<(), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut chat = self.lock(&slot).await?;
+        let slot = self.chats.slot(chat_id);
+        let mut chat = self.chats.lock(&slot).await?;
         let Some(at) = chat
             .jobs
             .iter()
@@ -338,7 +339,7 @@ impl Engine {
         else {
             return Err(StoreError::Fenced(claimed.job.id.clone()).into());
         };
-        let now = self.now();
+        let now = self.chats.now();
         let commit = match outcome {
             Outcome::Answer(answer) => {
                 let applying = Applying {
@@ -365,7 +366,7 @@ impl Engine {
                 fail(&mut chat, at, L::REFUSED, now)
             }
         };
-        self.commit(&slot, chat, commit).await.map(|_| ())
+        self.chats.commit(&slot, chat, commit).await.map(|_| ())
     }
 
     /// Renews `job`'s lease every third of `--job-lease` until the
@@ -381,6 +382,7 @@ impl Engine {
             loop {
                 tokio::time::sleep(every).await;
                 if let Err(error) = engine
+                    .chats
                     .retrying(|| engine.renew_lease(&chat, &id, fence))
                     .await
                 {
@@ -397,8 +399,8 @@ impl Engine {
         job_id: &str,
         fence: u64,
     ) -> Result<(), EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
+        let slot = self.chats.slot(chat_id);
+        let mut guard = self.chats.lock(&slot).await?;
         let resident = &mut *guard;
         let lasts = self.jobs().queue().lease;
         let Some(job) = resident
@@ -409,13 +411,14 @@ impl Engine {
             return Ok(());
         };
         if let Some(lease) = &mut job.lease {
-            lease.until_us = self.now().saturating_add(lasts);
+            lease.until_us = self.chats.now().saturating_add(lasts);
         }
         let write = Write::Job {
             job: job.clone(),
             expect_fence: Some(fence),
         };
-        self.commit(&slot, guard, Commit::one(vec![write], Next::Nothing))
+        self.chats
+            .commit(&slot, guard, Commit::one(vec![write], Next::Nothing))
             .await?;
         Ok(())
     }

@@ -30,7 +30,8 @@ use crate::store::{StoreError, Write};
 use super::super::commit::Commit;
 use super::super::lorebooks::{HeldBook, naming_the_flag, templated_name};
 use super::super::slot::Resident;
-use super::super::{Engine, EngineError, Next};
+use super::super::{EngineError, Next};
+use super::JobDriver;
 use super::apply::{fail, job_commit};
 use super::failure::JobFailure;
 use super::queue::{self, Changed, LoreWork, Queued};
@@ -82,15 +83,15 @@ impl LoreApplied<'_> {
 }
 
 /// The lore limits of `settings` under the operator's book limits.
-pub(super) fn lore_limits(settings: &Settings, engine: &Engine) -> LoreLimits {
+pub(super) fn lore_limits(settings: &Settings, engine: &JobDriver) -> LoreLimits {
     LoreLimits {
         max_entries: settings.lore_max_entries as usize,
         max_keys: settings.lore_max_keys as usize,
-        book: engine.lorebooks().limits().book,
+        book: engine.chats.lorebooks().limits().book,
     }
 }
 
-impl Engine {
+impl JobDriver {
     /// The chat's lore book as it is now, for a lore job's request: `None`
     /// before it exists.
     pub(super) async fn lore_book_for_request(
@@ -101,7 +102,8 @@ impl Engine {
         if settings.world_info_chat_book.is_empty() {
             return Ok(None);
         }
-        self.lorebooks()
+        self.chats
+            .lorebooks()
             .book_now(&chat_id.tenant, &settings.world_info_chat_book)
             .await
     }
@@ -194,6 +196,7 @@ impl Engine {
         );
         Ok(Target {
             name: self
+                .chats
                 .lorebooks()
                 .free_book_name(&chat_id.tenant, &wanted)
                 .await?,
@@ -212,7 +215,7 @@ impl Engine {
         answer: &LoreAnswer,
         now: UnixMicros,
     ) -> Result<LoreApplied<'_>, EngineError> {
-        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
         let job = resident.jobs[at].clone();
         let chat = resident
             .chat
@@ -257,6 +260,7 @@ impl Engine {
         // A book the chat names but the tenant does not have (yet) is
         // created too, and counted as any new book.
         let held = match self
+            .chats
             .lorebooks()
             .hold_book(&chat_id.tenant, &target.name)
             .await
@@ -398,7 +402,8 @@ impl Engine {
         if !settings.world_info_persona_book.is_empty() {
             names.push(settings.world_info_persona_book.clone());
         }
-        self.lorebooks()
+        self.chats
+            .lorebooks()
             .lorebooks_for_scan(&chat_id.tenant, &names)
             .await
     }

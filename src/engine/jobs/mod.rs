@@ -18,40 +18,45 @@ mod failure;
 mod index;
 mod lane;
 mod lore;
-mod options;
-mod queue;
 mod recap;
 mod runner;
-mod runtime;
-mod triggers;
 
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
 use crate::domain::message::MessageData;
 use crate::domain::refresh::Trigger;
-use crate::domain::time::UnixMicros;
 use crate::store::{JobQuery, Write};
 
 use super::commit::Commit;
+use super::job_queue::Jobs;
+use super::job_queue::queue::{self, Enqueue, Origin, Queued};
 use super::ops::{known_chat, known_chat_ref};
-use super::{Engine, EngineError, Next};
-pub use options::QueueOptions;
-use queue::{Enqueue, Origin};
-pub(super) use queue::{Queued, finish};
-pub(super) use runtime::Jobs;
-pub use runtime::{Embedder, JobsConfig, RecapWriter};
+use super::{Chats, EngineError, Next};
 
-/// A fresh job id: its creation time then randomness, in hex, so ids sort
-/// roughly by age and never collide.
-fn new_job_id(now_us: UnixMicros) -> String {
-    format!("{:013x}{:016x}", now_us.0.max(0), rand::random::<u64>())
+/// The job queue's part: the requests clients make (generate, list,
+/// cancel, retry) and the runners that claim, work and apply jobs lane by
+/// lane (one driver over the [`lane`] trait, the fences in one place).
+///
+/// A handle, cheap to clone (it holds a [`Chats`], one `Arc`): each
+/// runner task holds its own. It locks and commits chats through the
+/// chats' update path and reaches the job machinery's state
+/// ([`Jobs`]) and the lorebooks through them; nothing below holds a
+/// `JobDriver`, so no chat operation can start a job's work.
+#[derive(Clone)]
+pub struct JobDriver {
+    pub(in crate::engine) chats: Chats,
 }
 
-impl Engine {
-    /// The job machinery's handle.
-    fn jobs(&self) -> &Jobs {
-        &self.inner.jobs
+impl JobDriver {
+    /// The driver over `chats`.
+    pub(super) fn new(chats: Chats) -> JobDriver {
+        JobDriver { chats }
+    }
+
+    /// The job machinery's state.
+    pub(in crate::engine) fn jobs(&self) -> &Jobs {
+        self.chats.jobs()
     }
 
     /// Queues one job of `kind` on `message_id` at a client's request,
@@ -64,68 +69,71 @@ impl Engine {
         prepare: impl Fn(&mut super::slot::Resident) -> Result<PreparedRequest, EngineError>,
     ) -> Result<Job, EngineError> {
         self.jobs().require_writer()?;
-        self.retrying(|| async {
-            let slot = self.slot(chat_id);
-            let mut guard = self.lock(&slot).await?;
-            let resident = &mut *guard;
-            known_chat_ref(resident, chat_id)?;
-            let now = self.now();
-            if let Some(existing) = resident
-                .jobs
-                .iter_mut()
-                .find(|j| j.same_work(kind, message_id, ""))
-            {
-                // A request is for now: a job waiting (debounce, back-off)
-                // is made due.
-                if existing.state != JobState::Pending || existing.not_before_us <= now {
-                    return Ok(existing.clone());
+        self.chats
+            .retrying(|| async {
+                let slot = self.chats.slot(chat_id);
+                let mut guard = self.chats.lock(&slot).await?;
+                let resident = &mut *guard;
+                known_chat_ref(resident, chat_id)?;
+                let now = self.chats.now();
+                if let Some(existing) = resident
+                    .jobs
+                    .iter_mut()
+                    .find(|j| j.same_work(kind, message_id, ""))
+                {
+                    // A request is for now: a job waiting (debounce, back-off)
+                    // is made due.
+                    if existing.state != JobState::Pending || existing.not_before_us <= now {
+                        return Ok(existing.clone());
+                    }
+                    existing.not_before_us = now;
+                    queue::touch(existing, now);
+                    let job = existing.clone();
+                    let write = Write::Job {
+                        job: job.clone(),
+                        expect_fence: Some(job.fence),
+                    };
+                    let commit =
+                        Commit::one(vec![write], Next::Nothing).with_jobs(vec![job.clone()]);
+                    self.chats.commit(&slot, guard, commit).await?;
+                    self.jobs().wake(JobLane::Recap);
+                    return Ok(job);
                 }
-                existing.not_before_us = now;
-                queue::touch(existing, now);
-                let job = existing.clone();
-                let write = Write::Job {
-                    job: job.clone(),
-                    expect_fence: Some(job.fence),
+                // Refused before the chat is touched: nothing is left half done.
+                queue::check_room(resident, self.jobs().queue(), chat_id, 1)?;
+                let PreparedRequest {
+                    mut writes,
+                    next,
+                    depends_on,
+                } = prepare(resident)?;
+                let work =
+                    Enqueue::new(chat_id, kind, message_id, Origin::Request, self.chats.now())
+                        .after(depends_on);
+                let queued = queue::queue(resident, self.jobs().queue(), work)?;
+                let (job, fresh) = match queued {
+                    Queued::Existing(job) => (job, None),
+                    Queued::New(job) => (job.clone(), Some(job)),
+                    Queued::Dropped => {
+                        return Err(EngineError::Panicked("a requested job was dropped".into()));
+                    }
                 };
-                let commit = Commit::one(vec![write], Next::Nothing).with_jobs(vec![job.clone()]);
-                self.commit(&slot, guard, commit).await?;
-                self.jobs().wake(JobLane::Recap);
-                return Ok(job);
-            }
-            // Refused before the chat is touched: nothing is left half done.
-            queue::check_room(resident, self.jobs().queue(), chat_id, 1)?;
-            let PreparedRequest {
-                mut writes,
-                next,
-                depends_on,
-            } = prepare(resident)?;
-            let work = Enqueue::new(chat_id, kind, message_id, Origin::Request, self.now())
-                .after(depends_on);
-            let queued = queue::queue(resident, self.jobs().queue(), work)?;
-            let (job, fresh) = match queued {
-                Queued::Existing(job) => (job, None),
-                Queued::New(job) => (job.clone(), Some(job)),
-                Queued::Dropped => {
-                    return Err(EngineError::Panicked("a requested job was dropped".into()));
+                if fresh.is_none() && writes.is_empty() {
+                    return Ok(job);
                 }
-            };
-            if fresh.is_none() && writes.is_empty() {
-                return Ok(job);
-            }
-            let mut announce = Vec::new();
-            if let Some(fresh) = fresh {
-                writes.push(Write::Job {
-                    job: fresh.clone(),
-                    expect_fence: None,
-                });
-                announce.push(fresh);
-            }
-            let commit = Commit::one(writes, next).with_jobs(announce);
-            self.commit(&slot, guard, commit).await?;
-            self.jobs().wake(JobLane::Recap);
-            Ok(job)
-        })
-        .await
+                let mut announce = Vec::new();
+                if let Some(fresh) = fresh {
+                    writes.push(Write::Job {
+                        job: fresh.clone(),
+                        expect_fence: None,
+                    });
+                    announce.push(fresh);
+                }
+                let commit = Commit::one(writes, next).with_jobs(announce);
+                self.chats.commit(&slot, guard, commit).await?;
+                self.jobs().wake(JobLane::Recap);
+                Ok(job)
+            })
+            .await
     }
 
     /// GenerateSceneRecap: makes `message_id` a visible scene break if it
@@ -235,60 +243,62 @@ impl Engine {
         message_ids: &[String],
     ) -> Result<Vec<Job>, EngineError> {
         self.jobs().require_writer()?;
-        self.retrying(|| async {
-            let slot = self.slot(chat_id);
-            let mut guard = self.lock(&slot).await?;
-            let resident = &mut *guard;
-            let chat = known_chat_ref(resident, chat_id)?;
-            for id in message_ids {
-                chat.message_data(id)?;
-            }
-            let new = message_ids
-                .iter()
-                .filter(|id| {
-                    !resident
-                        .jobs
-                        .iter()
-                        .any(|j| j.same_work(JobKind::MessageRecap, id, ""))
-                })
-                .count();
-            // All or none: refused before any is queued.
-            queue::check_room(resident, self.jobs().queue(), chat_id, new)?;
-            let now = self.now();
-            let mut jobs = Vec::with_capacity(message_ids.len());
-            let mut fresh = Vec::new();
-            for id in message_ids {
-                let work = Enqueue::new(chat_id, JobKind::MessageRecap, id, Origin::Request, now);
-                match queue::queue(resident, self.jobs().queue(), work)? {
-                    Queued::Existing(job) => jobs.push(job),
-                    Queued::New(job) => {
-                        jobs.push(job.clone());
-                        fresh.push(job);
-                    }
-                    Queued::Dropped => {}
+        self.chats
+            .retrying(|| async {
+                let slot = self.chats.slot(chat_id);
+                let mut guard = self.chats.lock(&slot).await?;
+                let resident = &mut *guard;
+                let chat = known_chat_ref(resident, chat_id)?;
+                for id in message_ids {
+                    chat.message_data(id)?;
                 }
-            }
-            if fresh.is_empty() {
-                return Ok(jobs);
-            }
-            let writes = fresh
-                .iter()
-                .map(|job| Write::Job {
-                    job: job.clone(),
-                    expect_fence: None,
-                })
-                .collect();
-            let commit = Commit::one(writes, Next::Nothing).with_jobs(fresh);
-            self.commit(&slot, guard, commit).await?;
-            self.jobs().wake(JobLane::Recap);
-            Ok(jobs)
-        })
-        .await
+                let new = message_ids
+                    .iter()
+                    .filter(|id| {
+                        !resident
+                            .jobs
+                            .iter()
+                            .any(|j| j.same_work(JobKind::MessageRecap, id, ""))
+                    })
+                    .count();
+                // All or none: refused before any is queued.
+                queue::check_room(resident, self.jobs().queue(), chat_id, new)?;
+                let now = self.chats.now();
+                let mut jobs = Vec::with_capacity(message_ids.len());
+                let mut fresh = Vec::new();
+                for id in message_ids {
+                    let work =
+                        Enqueue::new(chat_id, JobKind::MessageRecap, id, Origin::Request, now);
+                    match queue::queue(resident, self.jobs().queue(), work)? {
+                        Queued::Existing(job) => jobs.push(job),
+                        Queued::New(job) => {
+                            jobs.push(job.clone());
+                            fresh.push(job);
+                        }
+                        Queued::Dropped => {}
+                    }
+                }
+                if fresh.is_empty() {
+                    return Ok(jobs);
+                }
+                let writes = fresh
+                    .iter()
+                    .map(|job| Write::Job {
+                        job: job.clone(),
+                        expect_fence: None,
+                    })
+                    .collect();
+                let commit = Commit::one(writes, Next::Nothing).with_jobs(fresh);
+                self.chats.commit(&slot, guard, commit).await?;
+                self.jobs().wake(JobLane::Recap);
+                Ok(jobs)
+            })
+            .await
     }
 
     /// ListJobs: a page of the tenant's jobs, newest first.
     pub async fn list_jobs(&self, query: &JobQuery) -> Result<Vec<Job>, EngineError> {
-        Ok(self.inner.store.list_jobs(query).await?)
+        Ok(self.chats.store().list_jobs(query).await?)
     }
 
     /// CancelJob: a PENDING or RUNNING job ends CANCELLED (a running
@@ -296,42 +306,44 @@ impl Engine {
     /// for it.
     pub async fn cancel_job(&self, tenant: &Tenant, job_id: &str) -> Result<Job, EngineError> {
         let stored = self
-            .inner
-            .store
+            .chats
+            .store()
             .job(tenant, job_id)
             .await?
             .ok_or_else(|| EngineError::unknown_job(job_id))?;
         let chat_id = stored.chat.clone();
-        self.retrying(|| async {
-            let slot = self.slot(&chat_id);
-            let mut guard = self.lock(&slot).await?;
-            let resident = &mut *guard;
-            let Some(at) = resident.jobs.iter().position(|j| j.id == job_id) else {
-                return Err(DomainError::FailedPrecondition(format!(
-                    "job {job_id:?} has already finished"
-                ))
-                .into());
-            };
-            let now = self.now();
-            let changed = queue::end_with_dependents(
-                resident,
-                at,
-                JobState::Cancelled,
-                "cancelled by CancelJob",
-                now,
-            );
-            let writes = queue::job_writes(&changed);
-            let announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
-            let job = announce[0].clone();
-            self.commit(
-                &slot,
-                guard,
-                Commit::one(writes, Next::Nothing).with_jobs(announce),
-            )
-            .await?;
-            Ok(job)
-        })
-        .await
+        self.chats
+            .retrying(|| async {
+                let slot = self.chats.slot(&chat_id);
+                let mut guard = self.chats.lock(&slot).await?;
+                let resident = &mut *guard;
+                let Some(at) = resident.jobs.iter().position(|j| j.id == job_id) else {
+                    return Err(DomainError::FailedPrecondition(format!(
+                        "job {job_id:?} has already finished"
+                    ))
+                    .into());
+                };
+                let now = self.chats.now();
+                let changed = queue::end_with_dependents(
+                    resident,
+                    at,
+                    JobState::Cancelled,
+                    "cancelled by CancelJob",
+                    now,
+                );
+                let writes = queue::job_writes(&changed);
+                let announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
+                let job = announce[0].clone();
+                self.chats
+                    .commit(
+                        &slot,
+                        guard,
+                        Commit::one(writes, Next::Nothing).with_jobs(announce),
+                    )
+                    .await?;
+                Ok(job)
+            })
+            .await
     }
 
     /// RetryJob: a FAILED or CANCELLED job runs again with its attempts
@@ -343,8 +355,8 @@ impl Engine {
             self.jobs().require_writer()?;
         }
         let stored = self
-            .inner
-            .store
+            .chats
+            .store()
             .job(tenant, job_id)
             .await?
             .ok_or_else(|| EngineError::unknown_job(job_id))?;
@@ -356,96 +368,96 @@ impl Engine {
             self.jobs().require_writer()?;
         }
         let chat_id = stored.chat.clone();
-        self.retrying(|| async {
-            // Read again inside each attempt: another replica may have moved it.
-            let mut job = self
-                .inner
-                .store
-                .job(tenant, job_id)
-                .await?
-                .ok_or_else(|| EngineError::unknown_job(job_id))?;
-            if !matches!(job.state, JobState::Failed | JobState::Cancelled) {
-                return Err(DomainError::FailedPrecondition(format!(
-                    "job {job_id:?} is {}; only a failed or cancelled job can be retried",
-                    job.state.name()
-                ))
-                .into());
-            }
-            let waiting = self
-                .inner
-                .store
-                .list_jobs(&JobQuery {
-                    tenant: tenant.clone(),
-                    chat_id: Some(chat_id.id.clone()),
-                    states: vec![JobState::Cancelled],
-                    limit: self.jobs().queue().max_jobs_per_chat,
-                    after: None,
-                    changed_since_us: None,
-                })
-                .await?
-                .into_iter()
-                .filter(|j| j.cancelled_by.as_deref() == Some(job_id));
-            let slot = self.slot(&chat_id);
-            let mut guard = self.lock(&slot).await?;
-            let resident = &mut *guard;
-            known_chat_ref(resident, &chat_id)?;
-            if let Some(other) = resident
-                .jobs
-                .iter()
-                .find(|j| j.same_work(job.kind, &job.message_id, &job.subject))
-            {
-                return Err(DomainError::FailedPrecondition(format!(
-                    "job {:?} already does this work",
-                    other.id
-                ))
-                .into());
-            }
-            let now = self.now();
-            job.chat = chat_id.clone();
-            let mut again = vec![job];
-            for mut dependent in waiting {
-                // Work queued again meanwhile is not queued twice.
-                if resident
+        self.chats
+            .retrying(|| async {
+                // Read again inside each attempt: another replica may have moved it.
+                let mut job = self
+                    .chats
+                    .store()
+                    .job(tenant, job_id)
+                    .await?
+                    .ok_or_else(|| EngineError::unknown_job(job_id))?;
+                if !matches!(job.state, JobState::Failed | JobState::Cancelled) {
+                    return Err(DomainError::FailedPrecondition(format!(
+                        "job {job_id:?} is {}; only a failed or cancelled job can be retried",
+                        job.state.name()
+                    ))
+                    .into());
+                }
+                let waiting = self
+                    .chats
+                    .store()
+                    .list_jobs(&JobQuery {
+                        tenant: tenant.clone(),
+                        chat_id: Some(chat_id.id.clone()),
+                        states: vec![JobState::Cancelled],
+                        limit: self.jobs().queue().max_jobs_per_chat,
+                        after: None,
+                        changed_since_us: None,
+                    })
+                    .await?
+                    .into_iter()
+                    .filter(|j| j.cancelled_by.as_deref() == Some(job_id));
+                let slot = self.chats.slot(&chat_id);
+                let mut guard = self.chats.lock(&slot).await?;
+                let resident = &mut *guard;
+                known_chat_ref(resident, &chat_id)?;
+                if let Some(other) = resident
                     .jobs
                     .iter()
-                    .any(|j| j.same_work(dependent.kind, &dependent.message_id, &dependent.subject))
+                    .find(|j| j.same_work(job.kind, &job.message_id, &job.subject))
                 {
-                    continue;
+                    return Err(DomainError::FailedPrecondition(format!(
+                        "job {:?} already does this work",
+                        other.id
+                    ))
+                    .into());
                 }
-                dependent.chat = chat_id.clone();
-                again.push(dependent);
-            }
-            queue::check_room(resident, self.jobs().queue(), &chat_id, again.len())?;
-            // Oldest first, as the chat's job list is kept.
-            again.sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
-            let mut writes = Vec::new();
-            for job in &mut again {
-                let fence = job.fence;
-                queue::requeue(job, now);
-                writes.push(Write::Job {
-                    job: job.clone(),
-                    expect_fence: Some(fence),
-                });
-            }
-            resident.jobs.extend(again.iter().cloned());
-            resident
-                .jobs
-                .sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
-            let retried = again
-                .iter()
-                .find(|j| j.id == job_id)
-                .cloned()
-                .ok_or_else(|| EngineError::Panicked("retried job lost".into()))?;
-            self.commit(
-                &slot,
-                guard,
-                Commit::one(writes, Next::Nothing).with_jobs(again),
-            )
-            .await?;
-            self.jobs().wake(JobLane::Recap);
-            Ok(retried)
-        })
-        .await
+                let now = self.chats.now();
+                job.chat = chat_id.clone();
+                let mut again = vec![job];
+                for mut dependent in waiting {
+                    // Work queued again meanwhile is not queued twice.
+                    if resident.jobs.iter().any(|j| {
+                        j.same_work(dependent.kind, &dependent.message_id, &dependent.subject)
+                    }) {
+                        continue;
+                    }
+                    dependent.chat = chat_id.clone();
+                    again.push(dependent);
+                }
+                queue::check_room(resident, self.jobs().queue(), &chat_id, again.len())?;
+                // Oldest first, as the chat's job list is kept.
+                again.sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
+                let mut writes = Vec::new();
+                for job in &mut again {
+                    let fence = job.fence;
+                    queue::requeue(job, now);
+                    writes.push(Write::Job {
+                        job: job.clone(),
+                        expect_fence: Some(fence),
+                    });
+                }
+                resident.jobs.extend(again.iter().cloned());
+                resident
+                    .jobs
+                    .sort_by(|a, b| (a.created_us, &a.id).cmp(&(b.created_us, &b.id)));
+                let retried = again
+                    .iter()
+                    .find(|j| j.id == job_id)
+                    .cloned()
+                    .ok_or_else(|| EngineError::Panicked("retried job lost".into()))?;
+                self.chats
+                    .commit(
+                        &slot,
+                        guard,
+                        Commit::one(writes, Next::Nothing).with_jobs(again),
+                    )
+                    .await?;
+                self.jobs().wake(JobLane::Recap);
+                Ok(retried)
+            })
+            .await
     }
 }
 

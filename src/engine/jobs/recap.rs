@@ -16,12 +16,12 @@ use crate::domain::tokens;
 use crate::domain::writing::{self, Answer, AnswerCheck, Candidates, PrepareError};
 use crate::llm::{AnswerSchema, CompletionRequest};
 
-use super::super::{Engine, EngineError};
-use super::Jobs;
+use super::super::EngineError;
 use super::apply::{self, Retries};
 use super::failure::{Endpoint, JobFailure};
 use super::lane::{Applying, Claimed, Lane, Outcome, Prepared, Preparing};
 use super::queue;
+use super::{JobDriver, Jobs};
 
 /// The recap lane (see the module documentation).
 pub(super) struct RecapLane;
@@ -76,7 +76,7 @@ impl Lane for RecapLane {
     /// one, is settled).
     async fn prepare(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         preparing: Preparing<'_>,
     ) -> Result<Prepared<RecapAsk>, EngineError> {
         let Preparing {
@@ -159,7 +159,7 @@ impl Lane for RecapLane {
     /// Asks the LLM, and judges its answer.
     async fn work(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         chat: &ChatKey,
         claimed: &Claimed<RecapAsk>,
     ) -> Outcome<Answer> {
@@ -169,7 +169,7 @@ impl Lane for RecapLane {
         let started = Instant::now();
         let outcome = match writer.client.complete(&claimed.ask.request).await {
             Ok(completion) => judge_answer(
-                engine.limits().max_text_bytes,
+                engine.chats.limits().max_text_bytes,
                 chat,
                 claimed,
                 &completion.text,
@@ -190,7 +190,7 @@ impl Lane for RecapLane {
 
     async fn apply(
         &self,
-        engine: &Engine,
+        engine: &JobDriver,
         applying: Applying<'_>,
         _claimed: &Claimed<RecapAsk>,
         answer: &Answer,

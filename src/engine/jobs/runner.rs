@@ -17,8 +17,9 @@ use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
 
+use super::super::Next;
 use super::super::commit::Commit;
-use super::super::{Engine, Next};
+use super::JobDriver;
 use super::Jobs;
 use super::index::IndexLane;
 use super::lane::Lane;
@@ -48,7 +49,7 @@ fn lane_runs(jobs: &Jobs, lane: JobLane) -> bool {
     }
 }
 
-impl Engine {
+impl JobDriver {
     /// Runs the job queue until `shutdown`, one runner per lane (recap and
     /// lore jobs with the LLM; index jobs with the embeddings endpoint),
     /// then stops every attempt under way and waits for them (a stopped
@@ -63,12 +64,12 @@ impl Engine {
         );
     }
 
-    /// One lane's runner (see [`Engine::run_jobs`]).
+    /// One lane's runner (see [`JobDriver::run_jobs`]).
     async fn run_lane(self, lane: JobLane, shutdown: CancellationToken) {
         let mut attempts = JoinSet::new();
         let mut next_purge = Instant::now();
         let runs = lane_runs(self.jobs(), lane);
-        if runs && !self.shared() {
+        if runs && !self.chats.shared() {
             self.recover_orphans(lane).await;
         }
         if lane == JobLane::Index && runs {
@@ -157,8 +158,8 @@ impl Engine {
     /// fence moves).
     async fn recover_orphans(&self, lane: JobLane) {
         let jobs = match self
-            .inner
-            .store
+            .chats
+            .store()
             .runnable_jobs(UnixMicros(i64::MAX), usize::MAX >> 1, None, lane)
             .await
         {
@@ -172,7 +173,11 @@ impl Engine {
         // need not be the one left RUNNING.
         let chats: BTreeSet<ChatKey> = jobs.into_iter().map(|job| job.chat).collect();
         for chat in chats {
-            if let Err(error) = self.retrying(|| self.requeue_running(&chat, lane)).await {
+            if let Err(error) = self
+                .chats
+                .retrying(|| self.requeue_running(&chat, lane))
+                .await
+            {
                 tracing::warn!(%chat, %error, "could not put an interrupted job back in the queue");
             }
         }
@@ -183,10 +188,10 @@ impl Engine {
         chat_id: &ChatKey,
         lane: JobLane,
     ) -> Result<(), super::super::EngineError> {
-        let slot = self.slot(chat_id);
-        let mut guard = self.lock(&slot).await?;
+        let slot = self.chats.slot(chat_id);
+        let mut guard = self.chats.lock(&slot).await?;
         let resident = &mut *guard;
-        let now = self.now();
+        let now = self.chats.now();
         let mut changed = Vec::new();
         for job in &mut resident.jobs {
             if job.state == JobState::Running && JobLane::of(job.kind) == lane {
@@ -204,13 +209,14 @@ impl Engine {
         }
         let writes = queue::job_writes(&changed);
         let announce = changed.into_iter().map(|(job, _)| job).collect();
-        self.commit(
-            &slot,
-            guard,
-            Commit::one(writes, Next::Nothing).with_jobs(announce),
-        )
-        .await
-        .map(|_| ())
+        self.chats
+            .commit(
+                &slot,
+                guard,
+                Commit::one(writes, Next::Nothing).with_jobs(announce),
+            )
+            .await
+            .map(|_| ())
     }
 }
 

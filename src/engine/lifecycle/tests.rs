@@ -32,12 +32,14 @@ async fn retention_deletes_exactly_the_chats_quiet_since_the_cut_off_on_the_engi
     let stop = CancellationToken::new();
     let publish = async |chat: &str, id: &str| {
         engine
+            .chats()
             .publish(&key(chat), ChatEvent::MessageSent(message(id)))
             .await
             .unwrap();
     };
     let listed = async || {
         let chats = engine
+            .chats()
             .list_chats(&Tenant::default(), None, 10)
             .await
             .unwrap();
@@ -59,6 +61,7 @@ async fn retention_deletes_exactly_the_chats_quiet_since_the_cut_off_on_the_engi
     clock.advance(retention);
     publish("busy", "b2").await;
     engine
+        .chats()
         .retention_pass(clock.now().saturating_sub(retention), &stop)
         .await;
     assert_eq!(
@@ -70,15 +73,23 @@ async fn retention_deletes_exactly_the_chats_quiet_since_the_cut_off_on_the_engi
     // One µs more and "quiet" goes; "busy" changed since and stays.
     clock.advance(Duration::from_micros(1));
     engine
+        .chats()
         .retention_pass(clock.now().saturating_sub(retention), &stop)
         .await;
     let busy_at = start.saturating_add(retention);
     assert_eq!(listed().await, [("busy".to_owned(), busy_at)]);
-    assert!(engine.message_data(&key("quiet"), "q1").await.is_err());
+    assert!(
+        engine
+            .chats()
+            .message_data(&key("quiet"), "q1")
+            .await
+            .is_err()
+    );
 
     // Once "busy" is quiet for longer than the retention, it goes too.
     clock.advance(retention);
     engine
+        .chats()
         .retention_pass(clock.now().saturating_sub(retention), &stop)
         .await;
     assert!(listed().await.is_empty());

@@ -110,7 +110,7 @@ async fn open_engine(dir: &std::path::Path) -> Engine {
     let store = crate::store::SqliteStore::open(dir, false).await.unwrap();
     Engine::new(
         crate::store::Stores::single(Arc::new(store)),
-        crate::domain::Limits::default(),
+        crate::engine::EngineOptions::default(),
     )
     .await
     .unwrap()

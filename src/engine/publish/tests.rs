@@ -21,10 +21,11 @@ async fn chat_holding(
     dir: &tempfile::TempDir,
     debounce_ms: u64,
     first: &str,
-) -> (super::Engine, Arc<Faulty>) {
+) -> (crate::engine::Engine, Arc<Faulty>) {
     let (engine, store) = engine(dir).await;
     debounce(&engine, debounce_ms).await;
     engine
+        .chats()
         .publish(&key("c"), ChatEvent::ChatChanged(vec![message(first)]))
         .await
         .unwrap();
@@ -33,12 +34,16 @@ async fn chat_holding(
 
 /// Publishes `count` messages `m0`.. on chat "c" at once, each from a task
 /// of its own; the answers in publishing order.
-async fn publish_at_once(engine: &super::Engine, count: usize) -> Vec<Result<u64, EngineError>> {
+async fn publish_at_once(
+    engine: &crate::engine::Engine,
+    count: usize,
+) -> Vec<Result<u64, EngineError>> {
     let calls: Vec<_> = (0..count)
         .map(|i| {
             let engine = engine.clone();
             tokio::spawn(async move {
                 engine
+                    .chats()
                     .publish(&key("c"), ChatEvent::MessageSent(message(&format!("m{i}"))))
                     .await
             })
@@ -58,6 +63,7 @@ async fn events_of_one_chat_at_once_share_commits_and_apply_in_order() {
     // tells where it was applied.
     let (engine, store) = chat_holding(&dir, 0, "a").await;
     let mut all_chats = engine
+        .chats()
         .subscribe(&Tenant::default(), &[], None)
         .await
         .unwrap();
@@ -114,6 +120,7 @@ async fn a_failed_group_fails_every_event_and_memory_stays_as_disk() {
     for i in 0..12 {
         assert!(
             engine
+                .chats()
                 .message_data(&key("c"), &format!("m{i}"))
                 .await
                 .is_err()
@@ -121,7 +128,7 @@ async fn a_failed_group_fails_every_event_and_memory_stays_as_disk() {
     }
     let answers = publish_at_once(&engine, 12).await;
     assert!(answers.iter().all(Result::is_ok), "{answers:?}");
-    let export = engine.export_chat(&key("c")).await.unwrap();
+    let export = engine.chats().export_chat(&key("c")).await.unwrap();
     assert_eq!(String::from_utf8(export).unwrap().lines().count(), 1 + 13);
 }
 
@@ -148,6 +155,7 @@ async fn a_refused_event_fails_alone_in_its_group() {
     for i in 0..8 {
         assert!(
             engine
+                .chats()
                 .message_data(&key("c"), &format!("m{i}"))
                 .await
                 .is_ok()
@@ -179,6 +187,7 @@ async fn an_event_whose_caller_left_before_its_turn_is_never_applied() {
         let engine = engine.clone();
         tokio::spawn(async move {
             engine
+                .chats()
                 .publish(&key("c"), ChatEvent::MessageSent(message("slow")))
                 .await
         })
@@ -187,7 +196,9 @@ async fn an_event_whose_caller_left_before_its_turn_is_never_applied() {
     // ...while "gone" waits its turn, and its caller gives up.
     let gone = tokio::time::timeout(
         Duration::from_millis(50),
-        engine.publish(&key("c"), ChatEvent::MessageSent(message("gone"))),
+        engine
+            .chats()
+            .publish(&key("c"), ChatEvent::MessageSent(message("gone"))),
     )
     .await;
     assert!(gone.is_err(), "the call was cut short");
@@ -195,9 +206,16 @@ async fn an_event_whose_caller_left_before_its_turn_is_never_applied() {
     store.delay_ms.store(0, Ordering::SeqCst);
     // The next event finds nothing left waiting: "gone" never lands.
     engine
+        .chats()
         .publish(&key("c"), ChatEvent::MessageSent(message("next")))
         .await
         .unwrap();
-    assert!(engine.message_data(&key("c"), "gone").await.is_err());
-    assert!(engine.message_data(&key("c"), "next").await.is_ok());
+    assert!(
+        engine
+            .chats()
+            .message_data(&key("c"), "gone")
+            .await
+            .is_err()
+    );
+    assert!(engine.chats().message_data(&key("c"), "next").await.is_ok());
 }

@@ -22,7 +22,15 @@ async fn engine(dir: &tempfile::TempDir, budget: usize) -> Engine {
         max_resident_bytes: budget,
         ..Limits::default()
     };
-    Engine::new(Stores::single(store), limits).await.unwrap()
+    Engine::new(
+        Stores::single(store),
+        crate::engine::EngineOptions {
+            limits,
+            ..crate::engine::EngineOptions::default()
+        },
+    )
+    .await
+    .unwrap()
 }
 
 fn key(chat: &str) -> ChatKey {
@@ -47,12 +55,13 @@ fn transcript(n: usize) -> ChatEvent {
 }
 
 fn resident(engine: &Engine, chat: &str) -> bool {
-    engine.inner.cache.resident(&key(chat)).is_some()
+    engine.chats().inner.cache.resident(&key(chat)).is_some()
 }
 
 /// The sum of every slot's estimate, counted apart from the total.
 fn counted(engine: &Engine) -> usize {
     engine
+        .chats()
         .inner
         .cache
         .slots()
@@ -65,10 +74,18 @@ fn counted(engine: &Engine) -> usize {
 async fn the_total_is_the_sum_of_the_slots_and_follows_the_chats_size() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir, 0).await;
-    engine.publish(&key("small"), transcript(2)).await.unwrap();
-    let small = engine.inner.cache.total();
-    engine.publish(&key("big"), transcript(40)).await.unwrap();
-    let both = engine.inner.cache.total();
+    engine
+        .chats()
+        .publish(&key("small"), transcript(2))
+        .await
+        .unwrap();
+    let small = engine.chats().inner.cache.total();
+    engine
+        .chats()
+        .publish(&key("big"), transcript(40))
+        .await
+        .unwrap();
+    let both = engine.chats().inner.cache.total();
     assert_eq!(both, counted(&engine));
     // Forty messages of 1,000 bytes: at least their text, and not wildly more.
     let big = both - small;
@@ -77,9 +94,13 @@ async fn the_total_is_the_sum_of_the_slots_and_follows_the_chats_size() {
         "{big} bytes for 40 KB of text"
     );
     // The big chat shrinks to one message: its estimate follows.
-    engine.publish(&key("big"), transcript(1)).await.unwrap();
-    assert!(engine.inner.cache.total() < small + 10_000);
-    assert_eq!(engine.inner.cache.total(), counted(&engine));
+    engine
+        .chats()
+        .publish(&key("big"), transcript(1))
+        .await
+        .unwrap();
+    assert!(engine.chats().inner.cache.total() < small + 10_000);
+    assert_eq!(engine.chats().inner.cache.total(), counted(&engine));
 }
 
 #[tokio::test]
@@ -89,17 +110,20 @@ async fn past_the_budget_the_least_recently_used_chats_go_first() {
     let engine = engine(&dir, 150_000).await;
     for i in 0..10 {
         engine
+            .chats()
             .publish(&key(&format!("c{i}")), transcript(10))
             .await
             .unwrap();
     }
     // c0 is used again: now c1 is the least recently used.
     engine
+        .chats()
         .injection(&key("c0"), InjectionKey::Scene)
         .await
         .unwrap();
     for i in 10..14 {
         engine
+            .chats()
             .publish(&key(&format!("c{i}")), transcript(10))
             .await
             .unwrap();
@@ -107,16 +131,20 @@ async fn past_the_budget_the_least_recently_used_chats_go_first() {
     assert!(resident(&engine, "c0"), "used again: kept");
     assert!(!resident(&engine, "c1"), "least recently used: dropped");
     assert!(resident(&engine, "c13"), "just written: kept");
-    let total = engine.inner.cache.total();
+    let total = engine.chats().inner.cache.total();
     assert!(total <= 150_000, "{total} over the budget");
     assert_eq!(total, counted(&engine));
     // A dropped chat comes back as it was.
     let again = engine
+        .chats()
         .injection(&key("c1"), InjectionKey::Scene)
         .await
         .unwrap();
     assert_eq!(again.revision, 1);
-    assert_eq!(engine.inclusion(&key("c1")).await.unwrap().len(), 10);
+    assert_eq!(
+        engine.chats().inclusion(&key("c1")).await.unwrap().len(),
+        10
+    );
 }
 
 #[tokio::test]
@@ -125,10 +153,12 @@ async fn watched_and_debouncing_chats_are_never_dropped() {
     // A 1-byte budget: everything that may go, goes.
     let engine = engine(&dir, 1).await;
     engine
+        .chats()
         .publish(&key("watched"), transcript(3))
         .await
         .unwrap();
     let updates = engine
+        .chats()
         .subscribe(&Tenant::default(), &[key("watched")], None)
         .await
         .unwrap();
@@ -137,6 +167,7 @@ async fn watched_and_debouncing_chats_are_never_dropped() {
         ..Default::default()
     };
     engine
+        .chats()
         .update_settings(
             &Tenant::default(),
             Some(&key("owing")),
@@ -147,8 +178,13 @@ async fn watched_and_debouncing_chats_are_never_dropped() {
         )
         .await
         .unwrap();
-    engine.publish(&key("owing"), transcript(3)).await.unwrap();
     engine
+        .chats()
+        .publish(&key("owing"), transcript(3))
+        .await
+        .unwrap();
+    engine
+        .chats()
         .publish(
             &key("owing"),
             ChatEvent::MessageSent(
@@ -165,6 +201,7 @@ async fn watched_and_debouncing_chats_are_never_dropped() {
         .unwrap();
     for i in 0..5 {
         engine
+            .chats()
             .publish(&key(&format!("other{i}")), transcript(3))
             .await
             .unwrap();
@@ -175,7 +212,11 @@ async fn watched_and_debouncing_chats_are_never_dropped() {
     assert!(!resident(&engine, "other0") && !resident(&engine, "other3"));
     drop(updates);
     // Unwatched now: the next pass drops it.
-    engine.publish(&key("other9"), transcript(1)).await.unwrap();
+    engine
+        .chats()
+        .publish(&key("other9"), transcript(1))
+        .await
+        .unwrap();
     assert!(!resident(&engine, "watched"));
     assert!(resident(&engine, "owing"), "its refresh is still pending");
 }
@@ -184,18 +225,23 @@ async fn watched_and_debouncing_chats_are_never_dropped() {
 async fn an_empty_slot_costs_its_own_bytes_and_leaving_gives_them_back() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir, 0).await;
-    assert_eq!(engine.inner.cache.total(), 0);
+    assert_eq!(engine.chats().inner.cache.total(), 0);
     // A read of an unknown chat makes a slot, then drops it.
     assert!(
         engine
+            .chats()
             .injection(&key("nobody"), InjectionKey::Scene)
             .await
             .is_err()
     );
-    assert_eq!(engine.inner.cache.total(), 0);
-    engine.publish(&key("one"), transcript(1)).await.unwrap();
-    let one = engine.inner.cache.resident(&key("one")).unwrap();
-    assert!(engine.inner.cache.total() > one.bytes_with(None));
+    assert_eq!(engine.chats().inner.cache.total(), 0);
+    engine
+        .chats()
+        .publish(&key("one"), transcript(1))
+        .await
+        .unwrap();
+    let one = engine.chats().inner.cache.resident(&key("one")).unwrap();
+    assert!(engine.chats().inner.cache.total() > one.bytes_with(None));
 }
 
 #[tokio::test]
@@ -205,20 +251,29 @@ async fn an_all_chats_stream_that_fell_behind_gets_the_latest_of_dropped_chats_t
     // Every chat leaves memory after each call.
     let engine = engine(&dir, 1).await;
     let mut stream = engine
+        .chats()
         .subscribe(&Tenant::default(), &[], None)
         .await
         .unwrap();
     let mut latest = std::collections::HashMap::new();
     for i in 0..20 {
         let chat = format!("quiet{i}");
-        let revision = engine.publish(&key(&chat), transcript(1)).await.unwrap();
+        let revision = engine
+            .chats()
+            .publish(&key(&chat), transcript(1))
+            .await
+            .unwrap();
         latest.insert(chat, revision);
     }
     // More refreshes of another chat than the stream holds, none read
     // yet: the quiet chats' only updates fall out of it.
-    engine.publish(&key("busy"), transcript(1)).await.unwrap();
-    for _ in 0..super::super::ALL_CHATS_BUFFER + 10 {
-        let injection = engine.refresh(&key("busy")).await.unwrap();
+    engine
+        .chats()
+        .publish(&key("busy"), transcript(1))
+        .await
+        .unwrap();
+    for _ in 0..crate::engine::chats::ALL_CHATS_BUFFER + 10 {
+        let injection = engine.chats().refresh(&key("busy")).await.unwrap();
         latest.insert("busy".to_owned(), injection.revision);
     }
     assert!(

@@ -1,5 +1,5 @@
 //! ScanWorldInfo: one World Info activation for a chat, checked and
-//! converted here, run by the engine ([`Engine::scan_world_info`]).
+//! converted here, run by the engine ([`WorldInfo::scan_world_info`]).
 
 use tonic::Status;
 
@@ -35,6 +35,6 @@ pub(super) async fn scan_world_info(
         extra: prompt::extension_prompts(extra, limits).map_err(domain_status)?,
         texts: world_info::texts(texts, limits).map_err(domain_status)?,
     };
-    let scan = engine.scan_world_info(&chat, &request).await?;
+    let scan = engine.world_info().scan_world_info(&chat, &request).await?;
     Ok(world_info::scan_response(&scan.activated, &scan.placement))
 }

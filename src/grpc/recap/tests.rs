@@ -30,9 +30,15 @@ struct Fixture {
 async fn fixture(limits: Limits) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(JobsStore::open(dir.path()).await);
-    let engine = Engine::new(Stores::single(store.clone()), limits)
-        .await
-        .unwrap();
+    let engine = Engine::new(
+        Stores::single(store.clone()),
+        crate::engine::EngineOptions {
+            limits,
+            ..crate::engine::EngineOptions::default()
+        },
+    )
+    .await
+    .unwrap();
     let shutdown = CancellationToken::new();
     Fixture {
         api: RecapApi::new(engine.clone(), shutdown.clone()),
@@ -337,12 +343,14 @@ async fn watch_jobs_streams_the_callers_changes_until_shutdown() {
         .await
         .unwrap()
         .into_inner();
-    f.engine.publish_job_change(job("", "c", "not-mine", 1));
+    f.engine
+        .jobs()
+        .publish_job_change(job("", "c", "not-mine", 1));
     let mut mine = job("t2", "c", "mine", 1_500_000);
-    f.engine.publish_job_change(mine.clone());
+    f.engine.jobs().publish_job_change(mine.clone());
     mine.state = JobState::Running;
     mine.attempts = 1;
-    f.engine.publish_job_change(mine);
+    f.engine.jobs().publish_job_change(mine);
     let first = stream.next().await.unwrap().unwrap();
     assert_eq!(
         (

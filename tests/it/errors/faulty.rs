@@ -9,11 +9,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
 
-use recapd::domain::Limits;
 use recapd::domain::ids::{ChatKey, Tenant};
 use recapd::domain::jobs::Job;
 use recapd::domain::time::UnixMicros;
 use recapd::engine::Engine;
+use recapd::engine::EngineOptions;
 use recapd::grpc::observe::ObserveLayer;
 use recapd::grpc::pb::event_service_server::EventServiceServer;
 use recapd::grpc::pb::injection_service_server::InjectionServiceServer;
@@ -183,7 +183,7 @@ pub async fn start(data_dir: &Path) -> (Server, Arc<Faulty>) {
             .expect("the store opens"),
         fault: Mutex::new(Fault::None),
     });
-    let engine = Engine::new(Stores::single(store.clone()), Limits::default())
+    let engine = Engine::new(Stores::single(store.clone()), EngineOptions::default())
         .await
         .expect("the engine starts");
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -184,7 +184,7 @@ async fn replica(store: recapd::store::PgStore) -> recapd::engine::Engine {
             chats: store.clone(),
             replicas: Some(store),
         },
-        recapd::domain::Limits::default(),
+        recapd::engine::EngineOptions::default(),
     )
     .await
     .expect("the engine starts")

@@ -22,9 +22,9 @@ use crate::telemetry;
 
 use super::super::super::EngineError;
 use super::super::super::slot::Resident;
-use super::super::QueueOptions;
 use super::super::queue::{self, LoreWork, Queued};
 use super::entity_subject;
+use crate::engine::QueueOptions;
 
 /// What one answer did to the book, for the job's result and metrics.
 #[derive(Default)]

@@ -29,7 +29,7 @@ async fn finished_jobs_go_once_older_than_the_retention_on_the_engines_clock() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::new(UnixMicros(1_000_000_000_000));
     let engine = engine_at(&dir, &clock).await;
-    let retention = engine.jobs().queue().retention;
+    let retention = engine.jobs().jobs().queue().retention;
     let start = clock.now();
     let writes = [
         job("done", JobState::Succeeded, start),
@@ -41,9 +41,10 @@ async fn finished_jobs_go_once_older_than_the_retention_on_the_engines_clock() {
         expect_fence: None,
     })
     .collect();
-    engine.inner.store.commit(writes).await.unwrap();
+    engine.chats().inner.store.commit(writes).await.unwrap();
     let kept = async |id: &str| {
         engine
+            .chats()
             .inner
             .store
             .job(&Tenant::default(), id)
@@ -54,7 +55,7 @@ async fn finished_jobs_go_once_older_than_the_retention_on_the_engines_clock() {
 
     // Exactly the retention later, the finished job is not yet older.
     clock.advance(retention);
-    engine.jobs().purge_jobs().await;
+    engine.jobs().jobs().purge_jobs().await;
     assert!(
         kept("done").await,
         "a job finished exactly the retention ago stays"
@@ -62,7 +63,7 @@ async fn finished_jobs_go_once_older_than_the_retention_on_the_engines_clock() {
 
     // One µs more and it goes; a job that never finished stays.
     clock.advance(Duration::from_micros(1));
-    engine.jobs().purge_jobs().await;
+    engine.jobs().jobs().purge_jobs().await;
     assert!(!kept("done").await, "the finished job is purged");
     assert!(
         kept("waiting").await,

@@ -14,9 +14,9 @@ use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
 
-use super::super::EngineError;
-use super::super::slot::Resident;
 use super::new_job_id;
+use crate::engine::EngineError;
+use crate::engine::slot::Resident;
 
 /// Who asks for a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

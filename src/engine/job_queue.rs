@@ -1,7 +1,15 @@
-//! What the engine's job machinery holds: the LLM and the embeddings
-//! endpoint it was given ([`JobsConfig`]), and the [`Jobs`] handle over
-//! each lane's runner state ([`LaneRunner`]), the WatchJobs channel and
-//! the chats that want an index job.
+//! The job queue's state and rules, below the chats: what the engine's
+//! job machinery holds (the LLM and the embeddings endpoint it was given,
+//! [`JobsSetup`]), the [`Jobs`] handle over each lane's runner state
+//! ([`LaneRunner`]), the WatchJobs channel and the chats that want an
+//! index job; the queue's rules ([`queue`]: how a job is queued, ended
+//! and retried in a chat's state) and what chat events do to jobs
+//! ([`triggers`]). A chat's commit writes its jobs through these; the
+//! driver that claims and works them ([`super::jobs`]) is above the chats.
+
+mod options;
+pub(in crate::engine) mod queue;
+mod triggers;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -13,13 +21,20 @@ use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobLane};
 use crate::llm::{EmbeddingClient, EmbeddingSetup, LlmClient, LlmSetup};
 use crate::telemetry;
-use crate::wall_clock::{SystemClock, WallClock};
+use crate::wall_clock::WallClock;
 
-use super::QueueOptions;
 use crate::domain::time::UnixMicros;
 use crate::engine::EngineError;
 use crate::engine::cache::ChatCache;
 use crate::store::ChatStore;
+pub use options::QueueOptions;
+pub(in crate::engine) use queue::finish;
+
+/// A fresh job id: its creation time then randomness, in hex, so ids sort
+/// roughly by age and never collide.
+pub(in crate::engine) fn new_job_id(now_us: UnixMicros) -> String {
+    format!("{:013x}{:016x}", now_us.0.max(0), rand::random::<u64>())
+}
 
 /// What writes recaps: the LLM client, and its options (model, attempts,
 /// back-off, concurrency...).
@@ -41,33 +56,24 @@ pub struct Embedder {
     pub setup: EmbeddingSetup,
 }
 
-/// What the engine needs to run jobs: the LLM (none: no recaps are written, but
-/// jobs can still be listed, watched and cancelled), the embeddings endpoint
-/// (none: recall searches by keyword alone), the queue's options, and the
-/// wall clock the engine reads.
-#[derive(Clone)]
-pub struct JobsConfig {
-    /// The LLM; `None` without `--llm-url`.
+/// What [`Jobs::new`] builds the job machinery from.
+pub(in crate::engine) struct JobsSetup {
+    /// What writes recaps; `None` without an LLM.
     pub writer: Option<RecapWriter>,
-    /// The embeddings endpoint; `None` without `--embedding-url`.
+    /// What indexes passages; `None` without an embeddings endpoint.
     pub embedder: Option<Embedder>,
     /// Retention, lease, per-chat limit.
     pub queue: QueueOptions,
-    /// What time it is, for every instant the engine stores or compares
-    /// (job times, activity, retention cut-offs): the system's by default,
-    /// a [`crate::wall_clock::ManualClock`] in tests that set the time.
+    /// The engine's wall clock.
     pub wall_clock: Arc<dyn WallClock>,
-}
-
-impl Default for JobsConfig {
-    fn default() -> JobsConfig {
-        JobsConfig {
-            writer: None,
-            embedder: None,
-            queue: QueueOptions::default(),
-            wall_clock: Arc::new(SystemClock),
-        }
-    }
+    /// How many changes the WatchJobs channel holds for a slow reader.
+    pub changes_buffer: usize,
+    /// The store, for the queue's reads.
+    pub store: Arc<dyn ChatStore>,
+    /// Whether other replicas write the store too.
+    pub replicated: bool,
+    /// The chat cache (keeps a chat running a job in memory).
+    pub cache: ChatCache,
 }
 
 /// The job machinery: what writes recaps and indexes passages, the queue's
@@ -149,35 +155,31 @@ impl LaneRunner {
 }
 
 impl Jobs {
-    /// The job machinery of `config` over `store` (`replicated`: other
-    /// replicas write it too) and the chat `cache`, with a WatchJobs
-    /// channel that holds `changes_buffer` changes for a slow reader.
-    pub fn new(
-        config: JobsConfig,
-        changes_buffer: usize,
-        store: Arc<dyn ChatStore>,
-        replicated: bool,
-        cache: ChatCache,
-    ) -> Jobs {
-        let concurrency = config
-            .writer
-            .as_ref()
-            .map_or(1, |g| g.setup.concurrency.max(1));
-        let index_concurrency = config
-            .embedder
-            .as_ref()
-            .map_or(1, |e| e.setup.concurrency.max(1));
+    /// The job machinery `setup` describes.
+    pub fn new(setup: JobsSetup) -> Jobs {
+        let JobsSetup {
+            writer,
+            embedder,
+            queue,
+            wall_clock,
+            changes_buffer,
+            store,
+            replicated,
+            cache,
+        } = setup;
+        let concurrency = writer.as_ref().map_or(1, |g| g.setup.concurrency.max(1));
+        let index_concurrency = embedder.as_ref().map_or(1, |e| e.setup.concurrency.max(1));
         let (changes, _) = broadcast::channel(changes_buffer);
         Jobs {
             shared: Arc::new(Shared {
                 store,
-                wall_clock: config.wall_clock,
+                wall_clock,
                 cache,
                 replicated,
                 index: LaneRunner::new(index_concurrency),
-                embedder: config.embedder,
-                writer: config.writer,
-                queue: config.queue,
+                embedder,
+                writer,
+                queue,
                 recap: LaneRunner::new(concurrency),
                 owner: format!("{:016x}", rand::random::<u64>()),
                 changes,
@@ -185,6 +187,12 @@ impl Jobs {
                 index_wake: Notify::new(),
             }),
         }
+    }
+
+    /// The embeddings model whose vectors recall uses; empty without an
+    /// embeddings endpoint.
+    pub fn recall_model(&self) -> &str {
+        self.embedder().map_or("", |e| e.setup.model.as_str())
     }
 
     /// What writes recaps; `None` without an LLM.

@@ -13,21 +13,24 @@ use crate::domain::refresh::Trigger;
 use crate::domain::writing;
 use crate::store::Write;
 
-use super::super::slot::Resident;
-use super::super::{Engine, EngineError};
+use super::Jobs;
 use super::queue::{self, Enqueue, Origin, Queued};
+use crate::engine::EngineError;
+use crate::engine::global_settings::GlobalSettings;
+use crate::engine::slot::Resident;
 
-impl Engine {
+impl Jobs {
     /// The job writes an event's `changes` (made by `trigger`) call for,
     /// and the jobs to announce once they are committed.
-    pub(in crate::engine) fn jobs_after_event(
+    pub(in crate::engine) fn after_event(
         &self,
         chat_id: &ChatKey,
         resident: &mut Resident,
         trigger: Trigger,
         changes: &Changes,
+        global: &GlobalSettings,
     ) -> Result<(Vec<Write>, Vec<Job>), EngineError> {
-        let now = self.now();
+        let now = self.clock_now();
         let mut changed = Vec::new();
         for removed in &changes.messages_removed {
             while let Some(at) = resident
@@ -46,17 +49,17 @@ impl Engine {
         }
         let mut writes = queue::job_writes(&changed);
         let mut announce: Vec<Job> = changed.into_iter().map(|(job, _)| job).collect();
-        if self.jobs().writer().is_none() {
+        if self.writer().is_none() {
             return Ok((writes, announce));
         }
-        let settings = resident.effective(&self.global(&chat_id.tenant));
+        let settings = resident.effective(global);
         let Some(chat) = resident.chat.as_deref() else {
             return Ok((writes, announce));
         };
         if !settings.chat_enabled(resident.settings().enabled) {
             return Ok((writes, announce));
         }
-        let options = *self.jobs().queue();
+        let options = *self.queue();
         if trigger == Trigger::MessageReceived
             && settings.auto_scene_break_detection
             && writing::detection_ready(chat, &settings)
