@@ -5,8 +5,9 @@
 //! SillyTavern user would see them.
 //!
 //! Expected results cite SillyTavern 1.18.0 (commit 51ad27f):
-//! `world-info.js:N` (WI), `script.js:N` (SC), or the facts file
-//! /work/shared/reference/world-info.md (§N).
+//! `world-info.js:N` (WI) or `script.js:N` (SC); `§N` is the section of
+//! the developers' World Info notes the case checks (what users read is
+//! docs/world-info.md).
 
 use std::path::{Path, PathBuf};
 
