@@ -97,14 +97,19 @@ cached() {
         rm -rf "$dir" "$dir".tmp.*
         tmp=$(mktemp -d "$dir.tmp.XXXXXX")
         printf 'cache: building %s (%s)\n' "$dir" "$id" >&2
-        local t0=$SECONDS status
+        local t0=$SECONDS status errexit=${-//[^e]/}
         # A subshell with `set -e` of its own: in a command substitution
         # bash turns `set -e` off, and a failed step must never be cached.
+        # The caller's `set -e` is off around it (restored below), so a
+        # failure reaches the clean-up; `|| status=$?` would not do: bash
+        # ignores `set -e` inside anything left of `||`.
+        set +e
         (
             set -e
             "$builder" "$tmp" >&2
         )
         status=$?
+        [ -z "$errexit" ] || set -e
         if [ "$status" -ne 0 ]; then
             printf 'cache: building %s failed\n' "$dir" >&2
             rm -rf "$tmp"
