@@ -31,7 +31,7 @@ fn context(settings: &Settings) -> RefreshContext<'_> {
 
 fn refreshes(c: &mut Criterion) {
     let settings = Settings::default();
-    tokens::warm_up(settings.tokenizer);
+    tokens::warm_up(settings.inclusion.tokenizer);
     let mut group = c.benchmark_group("refresh");
     group.sample_size(20);
     for n in [1_000, 10_000, 100_000] {
@@ -45,7 +45,7 @@ fn refreshes(c: &mut Criterion) {
                 |(rows, versions)| {
                     let chat = Chat::from_parts(rows, versions, Some(0));
                     refresh(&chat, context(&settings), |t| {
-                        tokens::count(settings.tokenizer, t)
+                        tokens::count(settings.inclusion.tokenizer, t)
                     })
                 },
                 BatchSize::LargeInput,
@@ -53,7 +53,7 @@ fn refreshes(c: &mut Criterion) {
         });
         // After one change: append a message and refresh (text unchanged).
         let previous = refresh(&chat, context(&settings), |t| {
-            tokens::count(settings.tokenizer, t)
+            tokens::count(settings.inclusion.tokenizer, t)
         });
         let mut chat = chat;
         let mut next_id = n;
@@ -69,7 +69,7 @@ fn refreshes(c: &mut Criterion) {
                     if t == previous.text {
                         previous.token_count
                     } else {
-                        tokens::count(settings.tokenizer, t)
+                        tokens::count(settings.inclusion.tokenizer, t)
                     }
                 })
             })
@@ -87,7 +87,7 @@ fn inclusion(c: &mut Criterion) {
     group.sample_size(20);
     for n in [1_000, 10_000] {
         let mut chat = fixtures::build_chat(n);
-        count_texts(&mut chat, settings.tokenizer);
+        count_texts(&mut chat, settings.inclusion.tokenizer);
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| compute_inclusion(black_box(&chat), &settings))
         });

@@ -17,7 +17,7 @@ use recapd::domain::tokens;
 use recapd::domain::world_info::entry::Entry;
 use recapd::domain::world_info::scan::{
     CharacterStrategy, CompiledKeys, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits,
-    ScanMessage, ScanSettings, check_world_info,
+    ScanMessage, WorldInfoSettings, check_world_info,
 };
 use recapd::domain::world_info::timed::TimedState;
 use recapd::domain::world_info::types::GenerationType;
@@ -62,12 +62,12 @@ fn read_chat(all: &[synth::Entity]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn settings(depth: u32) -> ScanSettings {
-    ScanSettings {
+fn settings(depth: u32) -> WorldInfoSettings {
+    WorldInfoSettings {
         depth,
         min_activations: 0,
         min_activations_depth_max: 0,
-        budget_percent: 25,
+        budget: 25,
         budget_cap: 0,
         include_names: true,
         recursive: true,
@@ -76,6 +76,7 @@ fn settings(depth: u32) -> ScanSettings {
         use_group_scoring: false,
         character_strategy: CharacterStrategy::CharacterFirst,
         max_recursion_steps: 0,
+        ..WorldInfoSettings::default()
     }
 }
 
@@ -84,8 +85,8 @@ fn settings(depth: u32) -> ScanSettings {
 static KEYS: std::sync::LazyLock<CompiledKeys> = std::sync::LazyLock::new(CompiledKeys::default);
 
 /// One activation; returns how many entries it activated.
-fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &ScanSettings) -> usize {
-    let tokenizer = Settings::default().tokenizer;
+fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &WorldInfoSettings) -> usize {
+    let tokenizer = Settings::default().inclusion.tokenizer;
     let count = |text: &str| tokens::count(tokenizer, text);
     let substitute = |text: &str| text.to_owned();
     let timed = TimedState::default();
@@ -120,7 +121,7 @@ fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &ScanSettings
 }
 
 fn world_info(c: &mut Criterion) {
-    tokens::warm_up(Settings::default().tokenizer);
+    tokens::warm_up(Settings::default().inclusion.tokenizer);
     let all = synth::entities(SEED, 10_000);
     let chat = read_chat(&all);
     let messages: Vec<ScanMessage<'_>> = chat

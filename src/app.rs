@@ -334,7 +334,7 @@ async fn start_engine(
         ..EngineOptions::default()
     };
     let engine = Engine::new(stores, options).await?;
-    tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().tokenizer))
+    tokio::task::spawn_blocking(|| tokens::warm_up(Settings::default().inclusion.tokenizer))
         .await
         .map_err(|e| AppError::Startup(e.to_string()))?;
     Ok(engine)

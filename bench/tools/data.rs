@@ -33,7 +33,7 @@ pub struct BigChat {
 
 pub fn big_chat(args: BigChat) -> Result<(), Error> {
     let settings = Settings::default();
-    tokens::warm_up(settings.tokenizer);
+    tokens::warm_up(settings.inclusion.tokenizer);
     let mut chat = build_chat(args.messages);
 
     // Cold load: the rows from disk back into a chat.
@@ -77,7 +77,7 @@ pub fn big_chat(args: BigChat) -> Result<(), Error> {
     // One appended message, then the refresh it leads to, as the engine runs
     // it: the injection's token count is reused while its text is unchanged.
     let mut previous = refresh(&chat, context(&settings, 1), |t| {
-        tokens::count(settings.tokenizer, t)
+        tokens::count(settings.inclusion.tokenizer, t)
     });
     let mut samples = Vec::with_capacity(args.appends);
     for i in 0..args.appends {
@@ -87,7 +87,7 @@ pub fn big_chat(args: BigChat) -> Result<(), Error> {
             if text == previous.text {
                 previous.token_count
             } else {
-                tokens::count(settings.tokenizer, text)
+                tokens::count(settings.inclusion.tokenizer, text)
             }
         });
         samples.push(started.elapsed());

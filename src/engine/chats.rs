@@ -324,7 +324,7 @@ impl Chats {
         if loaded.meta.needs_refresh && loaded.chat.is_some() {
             let settings = loaded.effective(&self.global(tenant));
             if settings.chat_enabled(loaded.settings().enabled) {
-                let debounce = Duration::from_millis(settings.debounce_ms);
+                let debounce = Duration::from_millis(settings.chat.debounce_ms);
                 let delay = match (self.shared(), loaded.changed_ms) {
                     (true, Some(changed)) => {
                         let due = changed

@@ -393,7 +393,7 @@ impl Chats {
                 }
                 debounce = Some(Debounced {
                     trigger,
-                    delay: Duration::from_millis(settings.debounce_ms),
+                    delay: Duration::from_millis(settings.chat.debounce_ms),
                     coalesced: 0,
                 });
             }
@@ -472,7 +472,7 @@ impl Chats {
         resident.meta = meta;
         if let Some(injection) = fresh.first() {
             resident.cancel_debounce();
-            resident.counted_with = Some(settings.tokenizer);
+            resident.counted_with = Some(settings.inclusion.tokenizer);
             tracing::debug!(
                 chat = %slot.key,
                 trigger = ?injection.trigger,
@@ -504,7 +504,7 @@ impl Chats {
     /// index job of the chat is open (then the index runner should queue
     /// one).
     fn wants_indexing(&self, resident: &Resident, settings: &Settings) -> bool {
-        if !self.indexing() || !settings.recall_enabled || resident.chat.is_none() {
+        if !self.indexing() || !settings.recall.enabled || resident.chat.is_none() {
             return false;
         }
         if resident.jobs.iter().any(|job| job.kind.is_index()) {

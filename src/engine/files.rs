@@ -102,6 +102,7 @@ impl Chats {
     ) -> Result<Change<Imported<'_>>, EngineError> {
         let auto_hide = resident
             .effective(&self.global(&chat_id.tenant))
+            .inclusion
             .auto_hide_scene_count;
         let chat = match held.lock().take().ok_or_else(EngineError::import_lost)? {
             Held::Parsed(imported) => Arc::new(imported.into_chat(auto_hide)),
@@ -149,7 +150,7 @@ impl Chats {
                 .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
             Ok(ChatSnapshot {
                 chat,
-                auto_hide_scene_count: resident.effective(&global).auto_hide_scene_count,
+                auto_hide_scene_count: resident.effective(&global).inclusion.auto_hide_scene_count,
                 world_info: ChatWorldInfo {
                     book: resident.settings().overrides.world_info_chat_book.clone(),
                     timed: resident.meta.world_info_timed.clone(),

@@ -157,7 +157,8 @@ impl Chats {
             Some(name)
                 if resident
                     .effective(&self.global(&slot.key.tenant))
-                    .lore_delete_book_with_chat =>
+                    .lore
+                    .delete_book_with_chat =>
             {
                 Some(name.clone())
             }

@@ -252,7 +252,7 @@ impl Chats {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             let settings = resident.effective(&global);
-            let kind = settings.tokenizer;
+            let kind = settings.inclusion.tokenizer;
             let uncounted = known_chat_ref(resident, chat_id)?
                 .messages()
                 .any(|(_, m)| m.text_tokens.map(|(k, _)| k) != Some(kind));

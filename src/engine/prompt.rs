@@ -75,7 +75,7 @@ impl Chats {
                 .chat
                 .as_ref()
                 .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
-            let scene_count = settings.auto_hide_scene_count;
+            let scene_count = settings.inclusion.auto_hide_scene_count;
             if history.is_empty() {
                 history = prompt::chat_history(chat, scene_count);
             } else {

@@ -125,7 +125,7 @@ impl Chats {
             .into_iter()
             .map(|hit| (chat_id.id.clone(), hit))
             .collect();
-        for other in settings.recall_chats.ids() {
+        for other in settings.recall.chats.ids() {
             if *other == chat_id.id {
                 continue;
             }
@@ -162,7 +162,7 @@ impl Chats {
         let hits = found
             .into_iter()
             .map(|(chat_id, hit)| RecallHit {
-                tokens: tokens::count(settings.tokenizer, &hit.text),
+                tokens: tokens::count(settings.inclusion.tokenizer, &hit.text),
                 chat_id,
                 hit,
             })
@@ -194,7 +194,7 @@ impl Chats {
         );
         let mut lines = tier::tier_lines(chat, own);
         drop(recall);
-        for other in settings.recall_chats.ids() {
+        for other in settings.recall.chats.ids() {
             if *other == key.id {
                 continue;
             }

@@ -184,7 +184,7 @@ impl Chats {
         let (follows_toggle, own_switch) = self
             .read_chat(chat_id, |resident| {
                 Ok((
-                    resident.effective(&global).use_global_toggle_state,
+                    resident.effective(&global).chat.use_global_toggle_state,
                     resident.settings().overrides.global_toggle_state.is_some(),
                 ))
             })

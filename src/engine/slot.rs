@@ -379,7 +379,7 @@ impl RecallState {
     /// and the vectors of `model` (the embeddings model; empty without
     /// one, which no vector matches).
     pub fn synced(&mut self, chat: &Chat, settings: &Settings, model: &str) -> &mut RecallIndex {
-        let chunk_chars = settings.recall_chunk_chars as usize;
+        let chunk_chars = settings.recall.chunk_chars as usize;
         let stored = &mut self.stored;
         let index = self.index.get_or_insert_with(|| {
             Box::new(RecallIndex::build(

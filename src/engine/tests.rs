@@ -512,6 +512,7 @@ async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
             .settings(&tenant, None)
             .await
             .unwrap()
+            .chat
             .global_toggle_state
     );
     let known = engine
@@ -555,6 +556,7 @@ async fn set_chat_enabled_under_the_global_toggle_sets_the_global_switch() {
             .settings(&tenant, None)
             .await
             .unwrap()
+            .chat
             .global_toggle_state
     );
 }
@@ -613,9 +615,9 @@ async fn set_chat_enabled_under_the_toggle_changes_the_switch_the_chat_follows()
                 .unwrap()
         }
     };
-    assert!(settings("a").await.global_toggle_state);
+    assert!(settings("a").await.chat.global_toggle_state);
     // B follows the tenant's switch, which A's call left off.
-    assert!(!settings("b").await.global_toggle_state);
+    assert!(!settings("b").await.chat.global_toggle_state);
     // B's call turns the tenant's switch on.
     let (enabled, _) = engine
         .chats()
@@ -629,6 +631,7 @@ async fn set_chat_enabled_under_the_toggle_changes_the_switch_the_chat_follows()
             .settings(&tenant, None)
             .await
             .unwrap()
+            .chat
             .global_toggle_state
     );
 }

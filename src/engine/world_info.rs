@@ -31,7 +31,6 @@ use crate::domain::refresh::InjectionKey;
 use crate::domain::settings::Settings;
 use crate::domain::world_info::book::Book;
 use crate::domain::world_info::place::{Placement, place};
-use crate::domain::world_info::scan::ScanSettings;
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::world_info::types::{Activated, GenerationType, ScanTexts};
 use crate::domain::writing::macros;
@@ -90,10 +89,10 @@ struct BookNames {
 impl BookNames {
     fn of(settings: &Settings) -> BookNames {
         BookNames {
-            chat: settings.world_info_chat_book.clone(),
-            persona: settings.world_info_persona_book.clone(),
-            global: settings.world_info_global_books.names().to_vec(),
-            character: settings.world_info_character_books.names().to_vec(),
+            chat: settings.world_info.chat_book.clone(),
+            persona: settings.world_info.persona_book.clone(),
+            global: settings.world_info.global_books.names().to_vec(),
+            character: settings.world_info.character_books.names().to_vec(),
         }
     }
 
@@ -192,7 +191,7 @@ impl WorldInfo {
         let resident = &mut *locked;
         let settings = resident.effective(&global);
         let chat = known_chat_ref(resident, chat_id)?;
-        let scene_count = settings.auto_hide_scene_count;
+        let scene_count = settings.inclusion.auto_hide_scene_count;
         let mut history = request.history.clone();
         if history.is_empty() {
             history = prompt::chat_history(chat, scene_count);
@@ -242,7 +241,7 @@ impl WorldInfo {
             seed => seed,
         };
         let job = ScanJob {
-            settings: ScanSettings::from(&*settings),
+            settings: settings.world_info.clone(),
             names: BookNames::of(&settings),
             books: books.clone(),
             history,
@@ -251,8 +250,9 @@ impl WorldInfo {
             user_name: user_name.clone(),
             char_name: char_name.clone(),
             generation_type: request.generation_type,
-            tokenizer: settings.tokenizer,
+            tokenizer: settings.inclusion.tokenizer,
             max_context_tokens: settings
+                .inclusion
                 .max_context_tokens
                 .map_or(u32::MAX, |t| u32::try_from(t).unwrap_or(u32::MAX)),
             timed,

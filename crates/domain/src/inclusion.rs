@@ -67,27 +67,28 @@ pub fn check_exclusion(
     if data.exclude == Some(true) {
         return Some(Exclusion::Excluded);
     }
-    if message.is_user && !settings.include_user_messages {
+    if message.is_user && !settings.inclusion.include_user_messages {
         return Some(Exclusion::UserMessage);
     }
     if message.is_thoughts {
         return Some(Exclusion::Thoughts);
     }
-    if hidden && !settings.include_system_messages {
+    if hidden && !settings.inclusion.include_system_messages {
         return Some(Exclusion::Hidden);
     }
-    if message.is_narrator && !settings.include_narrator_messages {
+    if message.is_narrator && !settings.inclusion.include_narrator_messages {
         return Some(Exclusion::Narrator);
     }
     if settings
+        .chat
         .disabled_character_keys
         .iter()
         .any(|key| *key == message.character_key)
     {
         return Some(Exclusion::CharacterDisabled);
     }
-    if settings.message_length_threshold > 0
-        && u64::from(text_tokens()) < settings.message_length_threshold
+    if settings.inclusion.message_length_threshold > 0
+        && u64::from(text_tokens()) < settings.inclusion.message_length_threshold
     {
         return Some(Exclusion::BelowLengthThreshold);
     }
@@ -131,8 +132,8 @@ fn text_tokens(message: &Message, kind: TokenizerKind) -> u32 {
 /// newest first with `\n` stays within the budget; after the first one that
 /// would exceed it, no older message is included. Returned in chat order.
 pub fn compute_inclusion(chat: &Chat, settings: &Settings) -> Vec<MessageInclusion> {
-    let kind = settings.tokenizer;
-    let hidden_prefix = auto_hide(chat, settings.auto_hide_scene_count);
+    let kind = settings.inclusion.tokenizer;
+    let hidden_prefix = auto_hide(chat, settings.inclusion.auto_hide_scene_count);
     let limit = settings.token_limit();
     let mut joined = JoinedCount::new(kind);
     let mut limit_reached = false;
@@ -144,7 +145,8 @@ pub fn compute_inclusion(chat: &Chat, settings: &Settings) -> Vec<MessageInclusi
             let token_count = text_tokens(message, kind);
             let excluded =
                 check_exclusion(message, hidden, settings, || token_count).or_else(|| {
-                    let Some(memory) = message.data().memory_text(settings.show_prefill) else {
+                    let Some(memory) = message.data().memory_text(settings.inclusion.show_prefill)
+                    else {
                         return Some(Exclusion::NoMemory);
                     };
                     if limit_reached {

@@ -226,22 +226,22 @@ impl Injection {
     ) -> Injection {
         let (position, depth, role, scan) = match key {
             InjectionKey::Scene if enabled => (
-                settings.position,
-                settings.depth,
-                settings.role,
-                settings.scan,
+                settings.injection.position,
+                settings.injection.depth,
+                settings.injection.role,
+                settings.injection.scan,
             ),
-            InjectionKey::Messages if enabled && settings.message_recaps_enabled => (
-                settings.message_recaps_position,
-                settings.message_recaps_depth,
-                settings.message_recaps_role,
-                settings.message_recaps_scan,
+            InjectionKey::Messages if enabled && settings.tier.enabled => (
+                settings.tier.position,
+                settings.tier.depth,
+                settings.tier.role,
+                settings.tier.scan,
             ),
-            InjectionKey::Recall if enabled && settings.recall_enabled => (
-                settings.recall_position,
-                settings.recall_depth,
-                settings.recall_role,
-                settings.recall_scan,
+            InjectionKey::Recall if enabled && settings.recall.enabled => (
+                settings.recall.position,
+                settings.recall.depth,
+                settings.recall.role,
+                settings.recall.scan,
             ),
             InjectionKey::Scene | InjectionKey::Messages | InjectionKey::Recall => DISABLED_PLACE,
         };
@@ -334,13 +334,20 @@ pub fn refresh(
     count_tokens: impl FnOnce(&str) -> u32,
 ) -> Injection {
     let s = ctx.settings;
-    let hidden = auto_hide(chat, s.auto_hide_scene_count);
+    let hidden = auto_hide(chat, s.inclusion.auto_hide_scene_count);
     let auto_hidden_count = u32::try_from(hidden.count).unwrap_or(u32::MAX);
     let (text, position, depth, role, scan, version) = if ctx.enabled {
         let current = chat.recaps().current();
-        let text = template::render(&s.template, current.map(|v| v.content.as_str()));
+        let text = template::render(&s.injection.template, current.map(|v| v.content.as_str()));
         let version = current.filter(|_| !text.is_empty()).map(|v| v.version);
-        (text, s.position, s.depth, s.role, s.scan, version)
+        (
+            text,
+            s.injection.position,
+            s.injection.depth,
+            s.injection.role,
+            s.injection.scan,
+            version,
+        )
     } else {
         let (position, depth, role, scan) = DISABLED_PLACE;
         (String::new(), position, depth, role, scan, None)
@@ -381,29 +388,29 @@ pub fn refresh_message_recaps(
     count_tokens: impl FnOnce(&str) -> u32,
 ) -> Injection {
     let s = ctx.settings;
-    let hidden = auto_hide(chat, s.auto_hide_scene_count);
-    let (text, position, depth, role, scan) = if ctx.enabled && s.message_recaps_enabled {
+    let hidden = auto_hide(chat, s.inclusion.auto_hide_scene_count);
+    let (text, position, depth, role, scan) = if ctx.enabled && s.tier.enabled {
         let lines = compute_inclusion(chat, s);
         let recaps: Vec<String> = lines
             .iter()
             .filter(|line| line.included)
             .filter_map(|line| {
                 chat.message(&line.message_id)
-                    .and_then(|(_, m)| m.data().memory_text(s.show_prefill))
+                    .and_then(|(_, m)| m.data().memory_text(s.inclusion.show_prefill))
             })
             .collect();
         let joined = recaps.join("\n");
         let text = template::render_with(
-            &s.message_recaps_template,
+            &s.tier.template,
             template::MESSAGE_RECAPS_PLACEHOLDER,
             Some(&joined),
         );
         (
             text,
-            s.message_recaps_position,
-            s.message_recaps_depth,
-            s.message_recaps_role,
-            s.message_recaps_scan,
+            s.tier.position,
+            s.tier.depth,
+            s.tier.role,
+            s.tier.scan,
         )
     } else {
         let (position, depth, role, scan) = DISABLED_PLACE;

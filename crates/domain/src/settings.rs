@@ -2,9 +2,14 @@
 //! settings and a chat's overrides combine into the effective settings.
 //!
 //! Every setting is declared once, in the table of `settings/fields.rs`
-//! (which says how to add one); [`Settings`], [`SettingsPatch`],
-//! [`ApiSettings`] and their field-by-field operations are generated from
-//! it by `settings/declare.rs`. What spans several fields
+//! (which says how to add one), in the group of the feature that owns it;
+//! [`Settings`] (one field per group: [`InjectionSettings`],
+//! [`InclusionSettings`], [`ChatSettings`], [`TierSettings`],
+//! [`WritingSettings`], [`WorldInfoSettings`], [`LoreSettings`],
+//! [`RecallSettings`]), the flat [`SettingsPatch`] and [`ApiSettings`]
+//! (the API's and the store's form, one field per setting) and their
+//! field-by-field operations are generated from it by
+//! `settings/declare.rs`. What spans several fields
 //! ([`Settings::validate`], [`Settings::token_limit`],
 //! [`Settings::chat_enabled`]) is written here by hand.
 
@@ -172,9 +177,9 @@ impl Settings {
     /// Checks rules that span several fields: a PERCENT budget needs
     /// `max_context_tokens`.
     pub fn validate(&self) -> Result<(), DomainError> {
-        if self.message_recap_context_type == ContextType::Percent
-            && self.message_recap_context_limit.is_some()
-            && self.max_context_tokens.is_none()
+        if self.inclusion.message_recap_context_type == ContextType::Percent
+            && self.inclusion.message_recap_context_limit.is_some()
+            && self.inclusion.max_context_tokens.is_none()
         {
             return Err(DomainError::invalid(
                 "message_recap_context_limit",
@@ -187,13 +192,13 @@ impl Settings {
     /// The message-recap token budget: `None` when unlimited; for PERCENT,
     /// `floor(max_context_tokens * limit / 100)`.
     pub fn token_limit(&self) -> Option<u64> {
-        let limit = self.message_recap_context_limit?;
-        match self.message_recap_context_type {
+        let limit = self.inclusion.message_recap_context_limit?;
+        match self.inclusion.message_recap_context_type {
             ContextType::Absolute => Some(limit),
             ContextType::Percent => {
                 // validate() makes max_context_tokens present; treat a missing
                 // one as a zero-sized context rather than panicking.
-                let context = u128::from(self.max_context_tokens.unwrap_or(0));
+                let context = u128::from(self.inclusion.max_context_tokens.unwrap_or(0));
                 let budget = context * u128::from(limit) / 100;
                 Some(u64::try_from(budget).unwrap_or(u64::MAX))
             }
@@ -203,10 +208,10 @@ impl Settings {
     /// Whether memory is enabled for a chat whose own state is `chat_state`:
     /// `use_global_toggle_state ? global_toggle_state : (chat_state ?? default_chat_enabled)`.
     pub fn chat_enabled(&self, chat_state: Option<bool>) -> bool {
-        if self.use_global_toggle_state {
-            self.global_toggle_state
+        if self.chat.use_global_toggle_state {
+            self.chat.global_toggle_state
         } else {
-            chat_state.unwrap_or(self.default_chat_enabled)
+            chat_state.unwrap_or(self.chat.default_chat_enabled)
         }
     }
 }

@@ -31,7 +31,7 @@ impl Chats {
         let enabled = settings.chat_enabled(resident.settings().enabled);
         let next = match next {
             Next::Debounce(_) if !enabled => Next::Nothing,
-            Next::Debounce(trigger) if settings.debounce_ms == 0 => Next::Refresh(trigger),
+            Next::Debounce(trigger) if settings.chat.debounce_ms == 0 => Next::Refresh(trigger),
             other => other,
         };
         let mut outcome = Outcome {
@@ -80,10 +80,10 @@ impl Chats {
             return;
         };
         let settings = ctx.settings;
-        let same_tokenizer = resident.counted_with == Some(settings.tokenizer);
+        let same_tokenizer = resident.counted_with == Some(settings.inclusion.tokenizer);
         let count = |previous: Option<&Injection>, text: &str| match previous {
             Some(p) if p.text == text && same_tokenizer => p.token_count,
-            _ => tokens::count(settings.tokenizer, text),
+            _ => tokens::count(settings.inclusion.tokenizer, text),
         };
         let started = Instant::now();
         let previous = outcome.meta.injection.as_deref();
@@ -95,7 +95,7 @@ impl Chats {
         outcome.meta.injection = Some(injection.clone());
         outcome.fresh.push(injection);
         let previous = outcome.meta.message_injection.as_deref();
-        if settings.message_recaps_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
+        if settings.tier.enabled || previous.is_some_and(|p| !p.text.is_empty()) {
             let ctx = RefreshContext {
                 revision: previous.map_or(outcome.meta.message_revision_floor, |p| p.revision) + 1,
                 ..ctx
@@ -107,16 +107,16 @@ impl Chats {
             outcome.fresh.push(tier);
         }
         let previous = outcome.meta.recall_injection.as_deref();
-        if settings.recall_enabled || previous.is_some_and(|p| !p.text.is_empty()) {
+        if settings.recall.enabled || previous.is_some_and(|p| !p.text.is_empty()) {
             let ctx = RefreshContext {
                 revision: previous.map_or(outcome.meta.recall_revision_floor, |p| p.revision) + 1,
                 ..ctx
             };
             let started = Instant::now();
-            let lines = (ctx.enabled && settings.recall_enabled)
+            let lines = (ctx.enabled && settings.recall.enabled)
                 .then(|| tiers.tier_lines(ctx.chat, resident, chat, settings));
             let tier = Arc::new(recall::tier::refresh_recall(chat, lines, ctx, |text| {
-                tokens::count(settings.tokenizer, text)
+                tokens::count(settings.inclusion.tokenizer, text)
             }));
             metrics::histogram!(telemetry::RECALL_TIER_DURATION)
                 .record(started.elapsed().as_secs_f64());

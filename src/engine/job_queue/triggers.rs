@@ -61,10 +61,10 @@ impl Jobs {
         }
         let options = *self.queue();
         if trigger == Trigger::MessageReceived
-            && settings.auto_scene_break_detection
+            && settings.writing.auto_scene_break_detection
             && writing::detection_ready(chat, &settings)
         {
-            let due = now.saturating_add(Duration::from_millis(settings.debounce_ms));
+            let due = now.saturating_add(Duration::from_millis(settings.chat.debounce_ms));
             let pending = resident
                 .jobs
                 .iter_mut()
@@ -103,9 +103,9 @@ impl Jobs {
             return Ok((writes, announce));
         };
         if matches!(trigger, Trigger::MessageSent | Trigger::MessageReceived)
-            && settings.auto_message_recaps
+            && settings.writing.auto_message_recaps
         {
-            let lag = settings.message_recap_lag as usize;
+            let lag = settings.writing.message_recap_lag as usize;
             let target = chat
                 .messages()
                 .rev()

@@ -120,7 +120,7 @@ impl JobDriver {
         let mut fresh = Vec::new();
         match (answer, job.kind) {
             (Answer::Break(candidate), _) => {
-                if settings.auto_scene_recap {
+                if settings.writing.auto_scene_recap {
                     fresh.extend(self.jobs().follow_up(
                         resident,
                         chat_id,
@@ -147,7 +147,7 @@ impl JobDriver {
                 }
             }
             (Answer::SceneRecap { .. }, _) => {
-                if settings.auto_running_recap {
+                if settings.writing.auto_running_recap {
                     fresh.extend(self.jobs().follow_up(
                         resident,
                         chat_id,
@@ -157,7 +157,7 @@ impl JobDriver {
                         now,
                     )?);
                 }
-                if settings.auto_lore {
+                if settings.lore.auto {
                     fresh.extend(self.jobs().follow_up(
                         resident,
                         chat_id,

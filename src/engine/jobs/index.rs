@@ -133,8 +133,8 @@ impl JobDriver {
             let global = self.chats.global(&tenant);
             for chat in chats {
                 let recall = match own.get(&chat) {
-                    Some(settings) => global.settings.with(&settings.overrides).recall_enabled,
-                    None => global.settings.recall_enabled,
+                    Some(settings) => global.settings.with(&settings.overrides).recall.enabled,
+                    None => global.settings.recall.enabled,
                 };
                 if recall {
                     wanted += 1;
@@ -167,7 +167,7 @@ impl JobDriver {
         let Some(chat) = resident.chat.clone() else {
             return Ok(None);
         };
-        if !settings.recall_enabled
+        if !settings.recall.enabled
             || !settings.chat_enabled(resident.settings().enabled)
             || resident.jobs.iter().any(|j| j.kind.is_index())
         {
@@ -232,7 +232,7 @@ impl Lane for IndexLane {
             settings,
             now,
         } = preparing;
-        if !settings.recall_enabled {
+        if !settings.recall.enabled {
             return Ok(Prepared::Settled(apply::end(
                 resident,
                 at,
@@ -363,7 +363,7 @@ impl Lane for IndexLane {
             .messages()
             .rev()
             .filter(|(_, m)| indexable(m))
-            .take(settings.recall_query_messages as usize)
+            .take(settings.recall.query_messages as usize)
             .map(|(_, m)| m.id.as_str())
             .collect();
         let touches_query = stored

@@ -85,8 +85,8 @@ impl LoreApplied<'_> {
 /// The lore limits of `settings` under the operator's book limits.
 pub(super) fn lore_limits(settings: &Settings, engine: &JobDriver) -> LoreLimits {
     LoreLimits {
-        max_entries: settings.lore_max_entries as usize,
-        max_keys: settings.lore_max_keys as usize,
+        max_entries: settings.lore.max_entries as usize,
+        max_keys: settings.lore.max_keys as usize,
         book: engine.chats.lorebooks().limits().book,
     }
 }
@@ -99,12 +99,12 @@ impl JobDriver {
         chat_id: &ChatKey,
         settings: &Settings,
     ) -> Result<Option<Arc<Book>>, EngineError> {
-        if settings.world_info_chat_book.is_empty() {
+        if settings.world_info.chat_book.is_empty() {
             return Ok(None);
         }
         self.chats
             .lorebooks()
-            .book_now(&chat_id.tenant, &settings.world_info_chat_book)
+            .book_now(&chat_id.tenant, &settings.world_info.chat_book)
             .await
     }
 
@@ -123,7 +123,7 @@ impl JobDriver {
         now: UnixMicros,
     ) -> Result<Option<Commit>, EngineError> {
         let job = &resident.jobs[at];
-        let threshold = settings.lore_compaction_threshold as usize;
+        let threshold = settings.lore.compaction_threshold as usize;
         let (Some(book), Some(task)) = (book, job.lore.as_ref()) else {
             return Ok(None);
         };
@@ -133,9 +133,9 @@ impl JobDriver {
         let Some(uid) = task.uid.clone() else {
             return Ok(None);
         };
-        let registry = Registry::of(book, &settings.lore_entity_types);
+        let registry = Registry::of(book, &settings.lore.entity_types);
         let too_long = registry.get(&uid).is_some_and(|entry| {
-            tokens::count(settings.tokenizer, &entry.content) as usize > threshold
+            tokens::count(settings.inclusion.tokenizer, &entry.content) as usize > threshold
         });
         if !too_long || edit::is_locked(book, &uid) {
             return Ok(None);
@@ -181,15 +181,15 @@ impl JobDriver {
         resident: &Resident,
         settings: &Settings,
     ) -> Result<Target, EngineError> {
-        if !settings.world_info_chat_book.is_empty() {
+        if !settings.world_info.chat_book.is_empty() {
             return Ok(Target {
-                name: settings.world_info_chat_book.clone(),
+                name: settings.world_info.chat_book.clone(),
                 attached: true,
             });
         }
         let names = resident.chat.as_deref().map(speakers).unwrap_or_default();
         let wanted = templated_name(
-            &settings.lore_book_name_template,
+            &settings.lore.book_name_template,
             chat_id,
             &names.user,
             &names.char,
@@ -252,7 +252,7 @@ impl JobDriver {
         // Read before the book is held: holding a book's lock (and the
         // tenant's lock of new books) while waiting for other books' locks
         // could deadlock with an import that holds those.
-        let sources = if settings.lore_seed_from_active_books {
+        let sources = if settings.lore.seed_from_active_books {
             self.seed_sources(chat_id, &settings).await?
         } else {
             Vec::new()
@@ -397,10 +397,10 @@ impl JobDriver {
         chat_id: &ChatKey,
         settings: &Settings,
     ) -> Result<Vec<(String, Arc<Book>)>, EngineError> {
-        let mut names: Vec<String> = settings.world_info_global_books.names().to_vec();
-        names.extend(settings.world_info_character_books.names().iter().cloned());
-        if !settings.world_info_persona_book.is_empty() {
-            names.push(settings.world_info_persona_book.clone());
+        let mut names: Vec<String> = settings.world_info.global_books.names().to_vec();
+        names.extend(settings.world_info.character_books.names().iter().cloned());
+        if !settings.world_info.persona_book.is_empty() {
+            names.push(settings.world_info.persona_book.clone());
         }
         self.chats
             .lorebooks()

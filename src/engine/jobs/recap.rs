@@ -105,9 +105,9 @@ impl Lane for RecapLane {
         let lore = LoreInput {
             task: job.lore.as_ref(),
             book: book.as_deref(),
-            book_name: &settings.world_info_chat_book,
+            book_name: &settings.world_info.chat_book,
         };
-        let count = |text: &str| tokens::count(settings.tokenizer, text) as usize;
+        let count = |text: &str| tokens::count(settings.inclusion.tokenizer, text) as usize;
         let prepared =
             match writing::prepare(job.kind, chat, settings, &job.message_id, &lore, &count) {
                 Ok(prepared) => prepared,
@@ -125,24 +125,24 @@ impl Lane for RecapLane {
                     )));
                 }
             };
-        let model = if settings.llm_model.is_empty() {
+        let model = if settings.writing.llm_model.is_empty() {
             let writer = engine.jobs().writer();
             writer.map_or_else(String::new, |writer| writer.setup.model.clone())
         } else {
-            settings.llm_model.clone()
+            settings.writing.llm_model.clone()
         };
         tracing::debug!(chat = %chat_id, job = %job.id, prompt = %prepared.request, "job prompt");
         let request = CompletionRequest {
             model,
             prompt: prepared.request,
-            max_tokens: settings.llm_max_tokens,
-            temperature: settings.llm_temperature.map(|t| t.value()),
+            max_tokens: settings.writing.llm_max_tokens,
+            temperature: settings.writing.llm_temperature.map(|t| t.value()),
             answer_schema: Some(AnswerSchema {
                 name: prepared.schema_name.to_owned(),
                 schema: prepared.schema,
             }),
-            structured_output: settings.llm_structured_output,
-            max_tokens_field: settings.llm_max_tokens_field,
+            structured_output: settings.writing.llm_structured_output,
+            max_tokens_field: settings.writing.llm_max_tokens_field,
             purpose: job.kind.name(),
         };
         Ok(Prepared::Ask {

@@ -16,7 +16,7 @@ use crate::domain::tokens;
 use crate::domain::world_info::book::Book;
 use crate::domain::world_info::scan::{
     CharacterSubject, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits, ScanMessage,
-    ScanOutcome, ScanSettings, ScanStop, check_world_info,
+    ScanOutcome, ScanStop, WorldInfoSettings, check_world_info,
 };
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::world_info::types::{GenerationType, ScanTexts};
@@ -28,7 +28,7 @@ use super::BookNames;
 /// Everything one activation reads, owned, so it can cross to its thread.
 pub(super) struct ScanJob {
     /// The scan's settings.
-    pub(super) settings: ScanSettings,
+    pub(super) settings: WorldInfoSettings,
     /// The books the chat's settings name, by role.
     pub(super) names: BookNames,
     /// The books loaded for the scan (shared with the other attempts).

@@ -122,25 +122,30 @@ impl Wire for ChatIds {
 /// the table's rows (only the names are used here).
 macro_rules! wire_settings {
     ($(
-        $(#[$attr:meta])*
-        $name:ident: $ty:ty = $default:expr $(, checked by $check:expr)?;
+        $(#[$group_attr:meta])*
+        $group:ident: $Group:ident {
+            $(
+                $(#[$attr:meta])*
+                $name:ident => $field:ident: $ty:ty = $default:expr $(, checked by $check:expr)?;
+            )*
+        }
     )*) => {
         /// A settings update from the wire: every present field checked
         /// (enums first, then the domain's range checks, in field order).
         pub fn settings_patch(settings: Option<pb::Settings>) -> Result<SettingsPatch, DomainError> {
-            let pb::Settings { $($name),* } = settings.unwrap_or_default();
+            let pb::Settings { $($($name,)*)* } = settings.unwrap_or_default();
             SettingsPatch::from_api(ApiSettings {
-                $($name: $name
+                $($($name: $name
                     .map(|value| Wire::from_pb(concat!("settings.", stringify!($name)), value))
-                    .transpose()?,)*
+                    .transpose()?,)*)*
             })
         }
 
         impl From<&Settings> for pb::Settings {
             fn from(settings: &Settings) -> Self {
-                let ApiSettings { $($name),* } = settings.to_api();
+                let ApiSettings { $($($name,)*)* } = settings.to_api();
                 pb::Settings {
-                    $($name: $name.map(Wire::into_pb),)*
+                    $($($name: $name.map(Wire::into_pb),)*)*
                 }
             }
         }

@@ -11,26 +11,25 @@ fn settings_round_trip_through_the_wire() {
 
 #[test]
 fn changed_and_optional_settings_round_trip_through_the_wire() {
-    let s = Settings {
-        role: Role::Assistant,
-        message_recap_context_limit: Some(40),
-        max_context_tokens: Some(u64::MAX),
-        disabled_character_keys: vec!["bob".into()],
-        debounce_ms: 0,
-        ..Settings::default()
+    let s = {
+        let mut settings = Settings::default();
+        settings.injection.role = Role::Assistant;
+        settings.inclusion.message_recap_context_limit = Some(40);
+        settings.inclusion.max_context_tokens = Some(u64::MAX);
+        settings.chat.disabled_character_keys = vec!["bob".into()];
+        settings.chat.debounce_ms = 0;
+        settings
     };
     let wire = pb::Settings::from(&s);
     assert_eq!(wire.role, Some(pb::InjectionRole::Assistant as i32));
     assert_eq!(wire.max_context_tokens, Some(i64::MAX), "saturates");
     let back = Settings::default().with(&settings_patch(Some(wire)).unwrap());
-    assert_eq!(back.max_context_tokens, Some(i64::MAX as u64));
-    assert_eq!(
-        back,
-        Settings {
-            max_context_tokens: Some(i64::MAX as u64),
-            ..s
-        }
-    );
+    assert_eq!(back.inclusion.max_context_tokens, Some(i64::MAX as u64));
+    assert_eq!(back, {
+        let mut settings = s;
+        settings.inclusion.max_context_tokens = Some(i64::MAX as u64);
+        settings
+    });
     // Unset optional settings are absent on the wire.
     let defaults = pb::Settings::from(&Settings::default());
     assert_eq!(defaults.max_context_tokens, None);
@@ -99,13 +98,14 @@ fn unknown_and_unspecified_enums_and_bad_numbers_are_refused_by_name() {
 #[test]
 fn world_info_settings_round_trip_and_unspecified_strategy_is_refused() {
     use crate::domain::settings::{BookNames, CharacterStrategy};
-    let s = Settings {
-        world_info_depth: 7,
-        world_info_character_strategy: CharacterStrategy::Evenly,
-        world_info_global_books: BookNames(vec!["Eldoria".into()]),
-        world_info_character_books: BookNames(vec![]),
-        world_info_chat_book: "chat lore".into(),
-        ..Settings::default()
+    let s = {
+        let mut settings = Settings::default();
+        settings.world_info.depth = 7;
+        settings.world_info.character_strategy = CharacterStrategy::Evenly;
+        settings.world_info.global_books = BookNames(vec!["Eldoria".into()]);
+        settings.world_info.character_books = BookNames(vec![]);
+        settings.world_info.chat_book = "chat lore".into();
+        settings
     };
     let wire = pb::Settings::from(&s);
     assert_eq!(

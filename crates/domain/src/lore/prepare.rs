@@ -127,7 +127,7 @@ pub fn prepare(
             let scene = scene?;
             let entity = task_entity(lore)?;
             let book = lore.book.ok_or_else(nothing_listed)?;
-            let registry = Registry::of(book, &settings.lore_entity_types);
+            let registry = Registry::of(book, &settings.lore.entity_types);
             let candidates = lore.task.map_or(&[][..], |t| t.candidates.as_slice());
             let listed: Vec<String> = registry
                 .listed(candidates, MAX_LISTED)
@@ -175,7 +175,7 @@ pub fn prepare(
                 ..ReadSet::default()
             };
             let old = entry.content.trim().chars().count();
-            let ratio = settings.running_recap_min_ratio.0;
+            let ratio = settings.writing.running_recap_min_ratio.0;
             let max_chars = usize::try_from(recap_max_chars(settings)).unwrap_or(usize::MAX);
             let wanted = u64::try_from(old).unwrap_or(u64::MAX) * u64::from(ratio) / 1000;
             let rule = LoreRule::Merge {
@@ -243,7 +243,8 @@ pub fn scene_unchanged(read: &ReadSet, chat: &Chat, message_id: &str) -> bool {
 /// `{{lore_entity_types}}`.
 fn type_lines(settings: &Settings) -> String {
     let lines: Vec<String> = settings
-        .lore_entity_types
+        .lore
+        .entity_types
         .types()
         .iter()
         .map(|t| format!("- {}: {}", t.name, t.description))
@@ -254,7 +255,8 @@ fn type_lines(settings: &Settings) -> String {
 /// The setting's type names.
 fn names_of_types(settings: &Settings) -> Vec<String> {
     settings
-        .lore_entity_types
+        .lore
+        .entity_types
         .types()
         .iter()
         .map(|t| t.name.clone())
@@ -298,7 +300,7 @@ fn task_entry(
             lore.book_name
         ))
     })?;
-    Ok((Registry::of(book, &settings.lore_entity_types), uid))
+    Ok((Registry::of(book, &settings.lore.entity_types), uid))
 }
 
 /// Entry `uid`, when it exists and is not locked.

@@ -36,7 +36,8 @@ pub fn answer_schema(kind: JobKind, settings: &Settings, uids: &[String]) -> (&'
     match step {
         LoreStep::Extract => {
             let types: Vec<&str> = settings
-                .lore_entity_types
+                .lore
+                .entity_types
                 .types()
                 .iter()
                 .map(|t| t.name.as_str())

@@ -54,11 +54,12 @@ fn story() -> Chat {
 }
 
 fn settings() -> Settings {
-    Settings {
-        recall_enabled: true,
-        recall_query_messages: 1,
-        recall_exclude_recent: 1,
-        ..Settings::default()
+    {
+        let mut settings = Settings::default();
+        settings.recall.enabled = true;
+        settings.recall.query_messages = 1;
+        settings.recall.exclude_recent = 1;
+        settings
     }
 }
 
@@ -198,9 +199,10 @@ fn scene_recaps_are_found_under_their_scene_break() {
     let hits = moment_hits(
         &chat,
         &index,
-        &Settings {
-            recall_min_score: Milli(0),
-            ..settings()
+        &{
+            let mut settings = settings();
+            settings.recall.min_score = Milli(0);
+            settings
         },
         10,
     );
@@ -216,10 +218,11 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
     let chat = story();
     let index = RecallIndex::build(&chat, 1000, "", Vec::new());
     let key = ChatKey::default();
-    let s = Settings {
-        recall_max_tokens: 15,
-        recall_template: "Recalled:\n{{recall}}".into(),
-        ..settings()
+    let s = {
+        let mut settings = settings();
+        settings.recall.max_tokens = 15;
+        settings.recall.template = "Recalled:\n{{recall}}".into();
+        settings
     };
     let ctx = RefreshContext {
         chat: &key,
@@ -240,11 +243,12 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
     );
     assert_eq!(
         (tier.position, tier.depth),
-        (s.recall_position, s.recall_depth)
+        (s.recall.position, s.recall.depth)
     );
-    let off = Settings {
-        recall_enabled: false,
-        ..s.clone()
+    let off = {
+        let mut settings = s.clone();
+        settings.recall.enabled = false;
+        settings
     };
     let tier = refresh_recall(
         &chat,
@@ -300,9 +304,10 @@ fn timing_of_a_search_over_a_large_chat() {
     let started = std::time::Instant::now();
     let index = RecallIndex::build(&chat, 1000, "m", stored);
     println!("build {:?}", started.elapsed());
-    let settings = Settings {
-        recall_enabled: true,
-        ..Settings::default()
+    let settings = {
+        let mut settings = Settings::default();
+        settings.recall.enabled = true;
+        settings
     };
     for _ in 0..3 {
         let started = std::time::Instant::now();

@@ -39,7 +39,7 @@ pub struct MomentQuery {
 
 /// The query of `chat`'s current moment under `settings`.
 pub fn moment_query(chat: &Chat, index: &RecallIndex, settings: &Settings) -> MomentQuery {
-    let wanted = settings.recall_query_messages as usize;
+    let wanted = settings.recall.query_messages as usize;
     let recent: Vec<(i64, &crate::message::Message)> = chat
         .messages()
         .rev()
@@ -53,7 +53,7 @@ pub fn moment_query(chat: &Chat, index: &RecallIndex, settings: &Settings) -> Mo
         .collect::<Vec<_>>()
         .join("\n");
     let vector = index.direction(recent.iter().map(|(_, m)| m.id.as_str()));
-    let window = settings.recall_exclude_recent as usize;
+    let window = settings.recall.exclude_recent as usize;
     let exclude_from_seq = if window == 0 {
         None
     } else {
@@ -92,8 +92,8 @@ pub fn moment_search<'q>(
         exclude_from_seq: moment.exclude_from_seq.filter(|_| exclude),
         exclude_ids: &[],
         limit,
-        min_score: settings.recall_min_score.value() as f32,
-        min_similarity: settings.recall_min_similarity.value() as f32,
+        min_score: settings.recall.min_score.value() as f32,
+        min_similarity: settings.recall.min_similarity.value() as f32,
     }
 }
 
@@ -157,8 +157,8 @@ pub fn refresh_recall(
     mut count_tokens: impl FnMut(&str) -> u32,
 ) -> Injection {
     let s = ctx.settings;
-    let hidden = auto_hide(chat, s.auto_hide_scene_count);
-    let on = ctx.enabled && s.recall_enabled;
+    let hidden = auto_hide(chat, s.inclusion.auto_hide_scene_count);
+    let on = ctx.enabled && s.recall.enabled;
     let (text, position, depth, role, scan) = match lines.filter(|_| on) {
         Some(found) => {
             let mut lines = Vec::new();
@@ -166,26 +166,26 @@ pub fn refresh_recall(
             // Lines are counted until the budget is spent or
             // MAX_TIER_CANDIDATES were looked at: counting tokens is the
             // tier's main cost.
-            let budget = u64::from(s.recall_max_tokens);
+            let budget = u64::from(s.recall.max_tokens);
             for TierLine { line, .. } in found.into_iter().take(MAX_TIER_CANDIDATES) {
                 if used >= budget {
                     break;
                 }
                 let tokens = u64::from(count_tokens(&line));
-                if used + tokens > u64::from(s.recall_max_tokens) {
+                if used + tokens > u64::from(s.recall.max_tokens) {
                     continue;
                 }
                 used += tokens;
                 lines.push(line);
             }
             let joined = lines.join("\n\n");
-            let text = template::render_with(&s.recall_template, RECALL_PLACEHOLDER, Some(&joined));
+            let text = template::render_with(&s.recall.template, RECALL_PLACEHOLDER, Some(&joined));
             (
                 text,
-                s.recall_position,
-                s.recall_depth,
-                s.recall_role,
-                s.recall_scan,
+                s.recall.position,
+                s.recall.depth,
+                s.recall.role,
+                s.recall.scan,
             )
         }
         None => {

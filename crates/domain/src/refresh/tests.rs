@@ -192,7 +192,7 @@ fn the_message_recap_tier_lists_included_recaps_oldest_first() {
     );
     assert_eq!(tier.token_count, tier.text.len() as u32);
     // The budget of the inclusion pass applies: room for "fourth" alone.
-    let room = u64::from(crate::tokens::count(on.tokenizer, "fourth"));
+    let room = u64::from(crate::tokens::count(on.inclusion.tokenizer, "fourth"));
     let tight = on.with(&SettingsPatch {
         message_recap_context_limit: Some(room),
         ..Default::default()

@@ -48,7 +48,7 @@ impl Candidates {
     /// when some break is valid (the newest eligible candidate is then at
     /// or after the earliest allowed break).
     pub fn ready(&self, settings: &Settings) -> bool {
-        self.eligible_count() > settings.scene_break_min_messages as usize
+        self.eligible_count() > settings.writing.scene_break_min_messages as usize
     }
 
     /// The candidate at chat index `n` if `n` is a valid break: an eligible

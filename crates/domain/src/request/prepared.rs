@@ -70,16 +70,16 @@ impl PrepareError {
 pub(crate) fn instructions(kind: JobKind, settings: &Settings) -> &str {
     match kind.request() {
         RequestKind::Recap(step) => match step {
-            RecapStep::DetectSceneBreak => &settings.scene_break_prompt,
-            RecapStep::SceneRecap => &settings.scene_recap_prompt,
-            RecapStep::RunningRecap => &settings.running_recap_prompt,
-            RecapStep::MessageRecap => &settings.message_recap_prompt,
+            RecapStep::DetectSceneBreak => &settings.writing.scene_break_prompt,
+            RecapStep::SceneRecap => &settings.writing.scene_recap_prompt,
+            RecapStep::RunningRecap => &settings.writing.running_recap_prompt,
+            RecapStep::MessageRecap => &settings.writing.message_recap_prompt,
         },
         RequestKind::Lore(step) => match step {
-            LoreStep::Extract => &settings.lore_extract_prompt,
-            LoreStep::Resolve => &settings.lore_resolve_prompt,
-            LoreStep::Merge => &settings.lore_merge_prompt,
-            LoreStep::Compact => &settings.lore_compact_prompt,
+            LoreStep::Extract => &settings.lore.extract_prompt,
+            LoreStep::Resolve => &settings.lore.resolve_prompt,
+            LoreStep::Merge => &settings.lore.merge_prompt,
+            LoreStep::Compact => &settings.lore.compact_prompt,
         },
         RequestKind::Embeddings => "",
     }
@@ -116,8 +116,9 @@ pub(crate) struct Bound<'a> {
 impl<'a> Bound<'a> {
     /// The bound `settings` set, counted with `count_tokens`.
     pub(crate) fn of(settings: &'a Settings, count_tokens: &'a dyn Fn(&str) -> usize) -> Bound<'a> {
-        let limit = settings.max_context_tokens.map(|max| {
-            usize::try_from(max.saturating_sub(settings.llm_max_tokens)).unwrap_or(usize::MAX)
+        let limit = settings.inclusion.max_context_tokens.map(|max| {
+            usize::try_from(max.saturating_sub(settings.writing.llm_max_tokens))
+                .unwrap_or(usize::MAX)
         });
         Bound {
             limit,
@@ -151,8 +152,8 @@ impl<'a> Bound<'a> {
     fn explained(&self) -> String {
         format!(
             "max_context_tokens {} - llm_max_tokens {}",
-            self.settings.max_context_tokens.unwrap_or(0),
-            self.settings.llm_max_tokens
+            self.settings.inclusion.max_context_tokens.unwrap_or(0),
+            self.settings.writing.llm_max_tokens
         )
     }
 }

@@ -16,6 +16,7 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 /// `llm_max_tokens * `[`CHARS_PER_TOKEN`], at least 1.
 pub fn recap_max_chars(settings: &Settings) -> u64 {
     settings
+        .writing
         .llm_max_tokens
         .saturating_mul(CHARS_PER_TOKEN)
         .max(1)

@@ -12,36 +12,56 @@ macro_rules! declare_settings {
     (@check) => { Ok };
     (@check $check:expr) => { $check };
     ($(
-        $(#[$attr:meta])*
-        $name:ident: $ty:ty = $default:expr $(, checked by $check:expr)?;
+        $(#[$group_attr:meta])*
+        $group:ident: $Group:ident {
+            $(
+                $(#[$attr:meta])*
+                $name:ident => $field:ident: $ty:ty = $default:expr $(, checked by $check:expr)?;
+            )*
+        }
     )*) => {
-        /// Fully resolved settings: what a refresh of one chat runs with.
-        #[derive(Debug, Clone, PartialEq, Eq)]
+        /// Fully resolved settings: what a refresh of one chat runs with,
+        /// one group per feature (the API and the stored patches are flat:
+        /// [`SettingsPatch`], [`ApiSettings`]).
+        #[derive(Debug, Clone, Default, PartialEq, Eq)]
         pub struct Settings {
-            $($(#[$attr])* pub $name: $ty,)*
+            $($(#[$group_attr])* pub $group: $Group,)*
         }
 
-        impl Default for Settings {
-            fn default() -> Self {
-                Settings { $($name: $default,)* }
+        $(
+            $(#[$group_attr])*
+            #[derive(Debug, Clone, PartialEq, Eq)]
+            pub struct $Group {
+                $(
+                    $(#[$attr])*
+                    #[doc = concat!("\n\nIn the API: `", stringify!($name), "`.")]
+                    pub $field: $ty,
+                )*
             }
-        }
+
+            impl Default for $Group {
+                fn default() -> Self {
+                    $Group { $($field: $default,)* }
+                }
+            }
+        )*
 
         /// A partial update of [`Settings`]: `None` leaves a field as it is.
         /// Stored (as JSON, one key per field, `null` when absent) as the
         /// global settings (over the defaults) and as a chat's overrides.
+        /// Flat, one field per setting named as in the API.
         #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(default)]
         pub struct SettingsPatch {
-            $(
-                #[doc = concat!("Sets [`Settings::", stringify!($name), "`] when present.")]
+            $($(
+                #[doc = concat!("Sets [`", stringify!($Group), "::", stringify!($field), "`] when present.")]
                 pub $name: Option<<$ty as SettingValue>::Set>,
-            )*
+            )*)*
         }
 
         impl crate::footprint::Footprint for SettingsPatch {
             fn heap_bytes(&self) -> usize {
-                0 $(+ crate::footprint::Footprint::heap_bytes(&self.$name))*
+                0 $($(+ crate::footprint::Footprint::heap_bytes(&self.$name))*)*
             }
         }
 
@@ -51,28 +71,33 @@ macro_rules! declare_settings {
         /// API carries `llm_temperature` as a float.)
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct ApiSettings {
-            $(
-                #[doc = concat!("[`Settings::", stringify!($name), "`] in the API's form.")]
+            $($(
+                #[doc = concat!("[`", stringify!($Group), "::", stringify!($field), "`] in the API's form.")]
                 pub $name: Option<<$ty as SettingValue>::Api>,
-            )*
+            )*)*
         }
 
         /// The names of the settings fields, as spelled in the API, in field order.
-        pub const FIELD_NAMES: [&str; [$(stringify!($name)),*].len()] =
-            [$(stringify!($name)),*];
+        pub const FIELD_NAMES: [&str; [$($(stringify!($name)),*),*].len()] =
+            [$($(stringify!($name)),*),*];
 
         impl Settings {
             /// These settings with every field present in `patch` replaced.
             pub fn with(&self, patch: &SettingsPatch) -> Settings {
                 Settings {
-                    $($name: SettingValue::overlay(self.$name.clone(), patch.$name.clone()),)*
+                    $($group: $Group {
+                        $($field: SettingValue::overlay(
+                            self.$group.$field.clone(),
+                            patch.$name.clone(),
+                        ),)*
+                    },)*
                 }
             }
 
             /// Every field in the API's form (unset optional fields absent).
             pub fn to_api(&self) -> ApiSettings {
                 ApiSettings {
-                    $($name: SettingValue::to_api(&self.$name),)*
+                    $($($name: SettingValue::to_api(&self.$group.$field),)*)*
                 }
             }
         }
@@ -80,17 +105,17 @@ macro_rules! declare_settings {
         impl SettingsPatch {
             /// Layers `update` over this patch: fields present in `update` win.
             pub fn merge(&mut self, update: &SettingsPatch) {
-                $(
+                $($(
                     if update.$name.is_some() {
                         self.$name.clone_from(&update.$name);
                     }
-                )*
+                )*)*
             }
 
             /// Removes the field named `name` (one of [`FIELD_NAMES`]) from the patch.
             pub fn clear(&mut self, name: &str) -> Result<(), DomainError> {
                 match name {
-                    $(stringify!($name) => self.$name = None,)*
+                    $($(stringify!($name) => self.$name = None,)*)*
                     other => {
                         return Err(DomainError::invalid(
                             "clear",
@@ -106,7 +131,7 @@ macro_rules! declare_settings {
             /// error.
             pub fn from_api(api: ApiSettings) -> Result<SettingsPatch, DomainError> {
                 Ok(SettingsPatch {
-                    $($name: checked(api.$name, declare_settings!(@check $($check)?))?,)*
+                    $($($name: checked(api.$name, declare_settings!(@check $($check)?))?,)*)*
                 })
             }
         }

@@ -196,20 +196,28 @@ fn api_checks_name_the_field_as_before() {
 #[test]
 fn defaults_match_the_documented_table() {
     let s = Settings::default();
-    assert_eq!(s.position, Position::BeforePrompt);
-    assert_eq!(s.depth, 2);
-    assert_eq!(s.role, Role::System);
-    assert!(!s.scan);
-    assert!(s.template.starts_with("# Story Memory"));
-    assert!(s.template.ends_with("{{running_recap}}"));
-    assert!(s.include_user_messages && s.include_system_messages && s.include_narrator_messages);
-    assert_eq!(s.message_length_threshold, 0);
+    assert_eq!(s.injection.position, Position::BeforePrompt);
+    assert_eq!(s.injection.depth, 2);
+    assert_eq!(s.injection.role, Role::System);
+    assert!(!s.injection.scan);
+    assert!(s.injection.template.starts_with("# Story Memory"));
+    assert!(s.injection.template.ends_with("{{running_recap}}"));
+    assert!(
+        s.inclusion.include_user_messages
+            && s.inclusion.include_system_messages
+            && s.inclusion.include_narrator_messages
+    );
+    assert_eq!(s.inclusion.message_length_threshold, 0);
     assert_eq!(s.token_limit(), None);
-    assert_eq!(s.auto_hide_scene_count, 2);
-    assert!(!s.show_prefill);
-    assert!(s.default_chat_enabled && !s.use_global_toggle_state && s.global_toggle_state);
-    assert_eq!(s.tokenizer, TokenizerKind::O200kBase);
-    assert_eq!(s.debounce_ms, 300);
+    assert_eq!(s.inclusion.auto_hide_scene_count, 2);
+    assert!(!s.inclusion.show_prefill);
+    assert!(
+        s.chat.default_chat_enabled
+            && !s.chat.use_global_toggle_state
+            && s.chat.global_toggle_state
+    );
+    assert_eq!(s.inclusion.tokenizer, TokenizerKind::O200kBase);
+    assert_eq!(s.chat.debounce_ms, 300);
 }
 
 #[test]
@@ -306,25 +314,25 @@ fn world_info_defaults_are_sillytaverns_code_defaults() {
     // world-info.js:69-82 at 51ad27f (the code's defaults; docs/settings.md
     // says why not the shipped settings.json's).
     let s = Settings::default();
-    assert_eq!(s.world_info_depth, 2);
-    assert_eq!(s.world_info_min_activations, 0);
-    assert_eq!(s.world_info_min_activations_depth_max, 0);
-    assert_eq!(s.world_info_budget, 25);
-    assert_eq!(s.world_info_budget_cap, 0);
-    assert!(s.world_info_include_names);
-    assert!(!s.world_info_recursive);
-    assert!(!s.world_info_case_sensitive);
-    assert!(!s.world_info_match_whole_words);
-    assert!(!s.world_info_use_group_scoring);
+    assert_eq!(s.world_info.depth, 2);
+    assert_eq!(s.world_info.min_activations, 0);
+    assert_eq!(s.world_info.min_activations_depth_max, 0);
+    assert_eq!(s.world_info.budget, 25);
+    assert_eq!(s.world_info.budget_cap, 0);
+    assert!(s.world_info.include_names);
+    assert!(!s.world_info.recursive);
+    assert!(!s.world_info.case_sensitive);
+    assert!(!s.world_info.match_whole_words);
+    assert!(!s.world_info.use_group_scoring);
     assert_eq!(
-        s.world_info_character_strategy,
+        s.world_info.character_strategy,
         CharacterStrategy::CharacterFirst
     );
-    assert_eq!(s.world_info_max_recursion_steps, 0);
-    assert_eq!(s.world_info_global_books, BookNames::default());
-    assert_eq!(s.world_info_character_books, BookNames::default());
-    assert_eq!(s.world_info_chat_book, "");
-    assert_eq!(s.world_info_persona_book, "");
+    assert_eq!(s.world_info.max_recursion_steps, 0);
+    assert_eq!(s.world_info.global_books, BookNames::default());
+    assert_eq!(s.world_info.character_books, BookNames::default());
+    assert_eq!(s.world_info.chat_book, "");
+    assert_eq!(s.world_info.persona_book, "");
 }
 
 #[test]
@@ -387,12 +395,12 @@ fn book_settings_take_valid_names_and_empty_means_none() {
     })
     .unwrap();
     let s = Settings::default().with(&patch);
-    assert_eq!(s.world_info_global_books.names(), ["Eldoria", "ดาบ 剣"]);
-    assert!(s.world_info_character_books.names().is_empty());
+    assert_eq!(s.world_info.global_books.names(), ["Eldoria", "ดาบ 剣"]);
+    assert!(s.world_info.character_books.names().is_empty());
     assert_eq!(
         (
-            s.world_info_chat_book.as_str(),
-            s.world_info_persona_book.as_str()
+            s.world_info.chat_book.as_str(),
+            s.world_info.persona_book.as_str()
         ),
         ("", "Me")
     );

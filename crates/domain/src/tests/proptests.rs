@@ -176,7 +176,7 @@ fn check_invariants(chat: &Chat, settings: &Settings) {
         assert!(versions.is_empty());
     }
     // Auto-hide hides a prefix.
-    let hidden = auto_hide(chat, settings.auto_hide_scene_count);
+    let hidden = auto_hide(chat, settings.inclusion.auto_hide_scene_count);
     let flags: Vec<bool> = chat.messages().map(|(seq, _)| hidden.hides(seq)).collect();
     assert!(
         flags.windows(2).all(|w| w[0] || !w[1]),
@@ -192,12 +192,12 @@ fn check_invariants(chat: &Chat, settings: &Settings) {
             .filter(|l| l.included)
             .map(|l| {
                 chat.message(&l.message_id)
-                    .and_then(|(_, m)| m.data().memory_text(settings.show_prefill))
+                    .and_then(|(_, m)| m.data().memory_text(settings.inclusion.show_prefill))
                     .unwrap_or_default()
             })
             .collect();
         let joined = included.join("\n");
-        assert!(u64::from(tokens::count(settings.tokenizer, &joined)) <= limit);
+        assert!(u64::from(tokens::count(settings.inclusion.tokenizer, &joined)) <= limit);
         let mut limit_hit = false;
         for line in lines.iter().rev() {
             if line.excluded == Some(Exclusion::TokenLimit) {
@@ -223,10 +223,10 @@ proptest! {
             apply(&mut chat, &mut settings, step);
             check_invariants(&chat, &settings);
             let ctx = RefreshContext { chat: &crate::ids::ChatKey::untenanted("c"), settings: &settings, enabled: true, revision: revision + 1, trigger: Trigger::RefreshRequested, now_us: UnixMicros(0) };
-            let injection = refresh(&chat, ctx, |t| tokens::count(settings.tokenizer, t));
+            let injection = refresh(&chat, ctx, |t| tokens::count(settings.inclusion.tokenizer, t));
             prop_assert_eq!(injection.revision, revision + 1);
             revision = injection.revision;
-            prop_assert_eq!(injection.auto_hidden_count as usize, auto_hide(&chat, settings.auto_hide_scene_count).count);
+            prop_assert_eq!(injection.auto_hidden_count as usize, auto_hide(&chat, settings.inclusion.auto_hide_scene_count).count);
         }
     }
 }

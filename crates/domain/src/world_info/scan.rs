@@ -26,7 +26,6 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
 use crate::DomainError;
-use crate::settings::Settings;
 
 use super::entry::Entry;
 use super::entry::js::array_index;
@@ -57,83 +56,11 @@ pub use regex::CompiledKeys;
 /// SillyTavern's `sortFn` under V8's sort, for placement's own sort too.
 pub(crate) use sort::sort_by_order_desc;
 
-/// How character and global books mix (`world_info_character_strategy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CharacterStrategy {
-    /// 0: one list sorted by order.
-    Evenly,
-    /// 1: character books first, each part sorted by order.
-    #[default]
-    CharacterFirst,
-    /// 2: global books first.
-    GlobalFirst,
-}
-
-impl CharacterStrategy {
-    /// SillyTavern's number for it; any other number reads as
-    /// [`CharacterStrategy::Evenly`], as SillyTavern's default branch does
-    /// (world-info.js:4505-4508).
-    pub fn from_number(n: i64) -> CharacterStrategy {
-        match n {
-            1 => CharacterStrategy::CharacterFirst,
-            2 => CharacterStrategy::GlobalFirst,
-            _ => CharacterStrategy::Evenly,
-        }
-    }
-}
-
-/// The global World Info settings a scan reads (names after SillyTavern's
-/// `world_info_*`; facts §2 "Global settings").
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScanSettings {
-    /// Messages scanned (`world_info_depth`).
-    pub depth: u32,
-    /// Activations wanted before deeper history is scanned; 0: off.
-    pub min_activations: u32,
-    /// Deepest min-activations scan; 0: the chat's length.
-    pub min_activations_depth_max: u32,
-    /// Budget in percent of the context.
-    pub budget_percent: u32,
-    /// Budget cap in tokens; 0: none.
-    pub budget_cap: u32,
-    /// Messages are scanned as `name: text`.
-    pub include_names: bool,
-    /// Activated content is scanned again (recursion).
-    pub recursive: bool,
-    /// Keys match case-sensitively unless the entry says otherwise.
-    pub case_sensitive: bool,
-    /// Keys match whole words unless the entry says otherwise.
-    pub match_whole_words: bool,
-    /// Inclusion groups keep their best-scoring members.
-    pub use_group_scoring: bool,
-    /// How character and global books mix.
-    pub character_strategy: CharacterStrategy,
-    /// Most passes; 0: no cap.
-    pub max_recursion_steps: u32,
-}
-
-impl From<&Settings> for ScanSettings {
-    /// The scan's settings from recapd's `world_info_*` settings (the one
-    /// place they are read, so that no caller copies them by hand).
-    fn from(settings: &Settings) -> ScanSettings {
-        ScanSettings {
-            depth: settings.world_info_depth,
-            min_activations: settings.world_info_min_activations,
-            min_activations_depth_max: settings.world_info_min_activations_depth_max,
-            budget_percent: settings.world_info_budget,
-            budget_cap: settings.world_info_budget_cap,
-            include_names: settings.world_info_include_names,
-            recursive: settings.world_info_recursive,
-            case_sensitive: settings.world_info_case_sensitive,
-            match_whole_words: settings.world_info_match_whole_words,
-            use_group_scoring: settings.world_info_use_group_scoring,
-            character_strategy: CharacterStrategy::from_number(
-                settings.world_info_character_strategy.st_number(),
-            ),
-            max_recursion_steps: settings.world_info_max_recursion_steps,
-        }
-    }
-}
+/// A scan reads the chat's World Info settings as they are
+/// ([`WorldInfoSettings`]: SillyTavern's `world_info_*` globals, names
+/// after them; facts §2 "Global settings"); the books they name are loaded
+/// by the caller and handed in as [`ScanBooks`].
+pub use crate::settings::{CharacterStrategy, WorldInfoSettings};
 
 /// One book: its name and its entries.
 #[derive(Debug, Clone, Copy)]
@@ -274,7 +201,7 @@ impl Default for ScanLimits {
 /// Everything one scan reads.
 pub struct ScanInput<'a> {
     /// The settings.
-    pub settings: &'a ScanSettings,
+    pub settings: &'a WorldInfoSettings,
     /// The books that apply.
     pub books: ScanBooks<'a>,
     /// The chat's messages that are not hidden, OLDEST FIRST (the scan

@@ -26,13 +26,13 @@ pub fn detection_candidates(chat: &Chat, settings: &Settings) -> Candidates {
             eligible: true,
         })
         .collect();
-    let offset = settings.scene_break_offset as usize;
+    let offset = settings.writing.scene_break_offset as usize;
     let eligible_end = list.len().saturating_sub(offset);
     for candidate in &mut list[eligible_end..] {
         candidate.eligible = false;
     }
     let earliest_allowed_break = list
-        .get(settings.scene_break_min_messages as usize)
+        .get(settings.writing.scene_break_min_messages as usize)
         .map(|c| c.index);
     Candidates {
         list,
@@ -43,9 +43,9 @@ pub fn detection_candidates(chat: &Chat, settings: &Settings) -> Candidates {
 /// `detection_candidates(chat, settings).ready(settings)` without copying
 /// any text: what a trigger asks at every new message.
 pub fn detection_ready(chat: &Chat, settings: &Settings) -> bool {
-    let needed = (settings.scene_break_min_messages as usize)
+    let needed = (settings.writing.scene_break_min_messages as usize)
         .saturating_add(1)
-        .saturating_add(settings.scene_break_offset as usize);
+        .saturating_add(settings.writing.scene_break_offset as usize);
     open_scene(chat, settings)
         .nth(needed.saturating_sub(1))
         .is_some()
@@ -56,7 +56,7 @@ fn open_scene<'a>(
     chat: &'a Chat,
     settings: &Settings,
 ) -> impl Iterator<Item = (usize, &'a Message)> + 'a {
-    let hide = auto_hide(chat, settings.auto_hide_scene_count);
+    let hide = auto_hide(chat, settings.inclusion.auto_hide_scene_count);
     let last_break = chat.scene_breaks().iter().next_back().copied();
     chat.messages_after(last_break)
         .filter(move |(_, seq, message)| {

@@ -133,7 +133,7 @@ fn detection(
     bound: &Bound<'_>,
 ) -> Result<Prepared, PrepareError> {
     let all = detection_candidates(chat, settings);
-    let min = settings.scene_break_min_messages as usize;
+    let min = settings.writing.scene_break_min_messages as usize;
     if !all.ready(settings) {
         return Err(PrepareError::NothingToDo(format!(
             "no break possible yet: the open scene has {} eligible messages, a break needs {}",
@@ -147,7 +147,7 @@ fn detection(
             .map(|e| e.to_string())
             .unwrap_or_default();
         expand(
-            &settings.scene_break_prompt,
+            &settings.writing.scene_break_prompt,
             &[
                 (MESSAGES, &candidate_lines(&shown.list)),
                 (EARLIEST_ALLOWED_BREAK, &earliest),
@@ -226,7 +226,7 @@ fn scene_recap(
 ) -> Result<Prepared, PrepareError> {
     let scene = Scene::of(chat, message_id)?;
     let request = expand(
-        &settings.scene_recap_prompt,
+        &settings.writing.scene_recap_prompt,
         &[
             (SCENE_MESSAGES, &scene.lines()),
             (USER, &names.user),
@@ -261,7 +261,7 @@ fn merge(
         })?;
     let base = merge_base(chat, message_id);
     let request = expand(
-        &settings.running_recap_prompt,
+        &settings.writing.running_recap_prompt,
         &[
             (SCENE_RECAP, scene_recap),
             (
@@ -284,10 +284,10 @@ fn merge(
     };
     let mut merge = prepared(request, read, message_id.to_owned(), None);
     merge.check = merge_check(
-        &settings.running_recap_prompt,
+        &settings.writing.running_recap_prompt,
         base.map_or("", |v| v.content.as_str()),
         scene_recap,
-        settings.running_recap_min_ratio.0,
+        settings.writing.running_recap_min_ratio.0,
         usize::try_from(recap_max_chars(settings)).unwrap_or(usize::MAX),
     );
     Ok(merge)
@@ -309,7 +309,7 @@ fn message_recap(
         )));
     }
     let request = expand(
-        &settings.message_recap_prompt,
+        &settings.writing.message_recap_prompt,
         &[
             (MESSAGE, message.text()),
             (USER, &names.user),

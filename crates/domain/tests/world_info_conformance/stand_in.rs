@@ -1,7 +1,7 @@
 //! What the oracle gave SillyTavern in place of its tokenizer, its macros
 //! and its settings screen; recapd gets the same.
 
-use recapd_domain::world_info::scan::{CharacterStrategy, ScanSettings};
+use recapd_domain::world_info::scan::{CharacterStrategy, WorldInfoSettings};
 use serde_json::Value;
 
 /// JavaScript's `\s` (the oracle's tokenizer splits on it).
@@ -49,8 +49,8 @@ pub(crate) fn replace_ci(text: &str, pattern: &str, with: &str) -> String {
 /// the case's members applied as `setWorldInfoSettings` reads them.
 pub(crate) fn settings_from(
     members: &serde_json::Map<String, Value>,
-    base: ScanSettings,
-) -> ScanSettings {
+    base: WorldInfoSettings,
+) -> WorldInfoSettings {
     let mut s = base;
     let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let uint = |v: &Value| {
@@ -73,7 +73,7 @@ pub(crate) fn settings_from(
             "world_info_depth" => s.depth = uint(v),
             "world_info_min_activations" => s.min_activations = uint(v),
             "world_info_min_activations_depth_max" => s.min_activations_depth_max = uint(v),
-            "world_info_budget" => s.budget_percent = uint(v),
+            "world_info_budget" => s.budget = uint(v),
             "world_info_budget_cap" => s.budget_cap = uint(v),
             "world_info_include_names" => s.include_names = truthy(v),
             "world_info_recursive" => s.recursive = truthy(v),
@@ -81,7 +81,8 @@ pub(crate) fn settings_from(
             "world_info_match_whole_words" => s.match_whole_words = truthy(v),
             "world_info_use_group_scoring" => s.use_group_scoring = truthy(v),
             "world_info_character_strategy" => {
-                s.character_strategy = CharacterStrategy::from_number(num(v) as i64)
+                s.character_strategy = CharacterStrategy::from_st_number(num(v) as i64)
+                    .unwrap_or(CharacterStrategy::Evenly)
             }
             "world_info_max_recursion_steps" => s.max_recursion_steps = uint(v),
             other => panic!("the runner knows no setting {other} (add it here)"),
@@ -90,12 +91,12 @@ pub(crate) fn settings_from(
     s
 }
 
-pub(crate) fn js_defaults() -> ScanSettings {
-    ScanSettings {
+pub(crate) fn js_defaults() -> WorldInfoSettings {
+    WorldInfoSettings {
         depth: 2,
         min_activations: 0,
         min_activations_depth_max: 0,
-        budget_percent: 25,
+        budget: 25,
         budget_cap: 0,
         include_names: true,
         recursive: false,
@@ -104,5 +105,6 @@ pub(crate) fn js_defaults() -> ScanSettings {
         use_group_scoring: false,
         character_strategy: CharacterStrategy::CharacterFirst,
         max_recursion_steps: 0,
+        ..WorldInfoSettings::default()
     }
 }

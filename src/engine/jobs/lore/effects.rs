@@ -140,7 +140,7 @@ impl LoreApply<'_> {
     /// compactions it needs queued: the jobs it queued.
     pub(super) fn change_book(&mut self, answer: &LoreAnswer) -> Result<Vec<Job>, EngineError> {
         let mut fresh = self.effect(answer)?;
-        let (types, limits) = (&self.settings.lore_entity_types, self.limits);
+        let (types, limits) = (&self.settings.lore.entity_types, self.limits);
         for merged in edit::deduplicate(&mut self.book, types, limits)? {
             self.effects.changed = true;
             self.effects.touched.push(merged.kept.clone());
@@ -159,7 +159,7 @@ impl LoreApply<'_> {
     /// leads to.
     fn effect(&mut self, answer: &LoreAnswer) -> Result<Vec<Job>, EngineError> {
         let (settings, limits) = (self.settings, self.limits);
-        let types = &settings.lore_entity_types;
+        let types = &settings.lore.entity_types;
         let task = self.job.lore.clone().unwrap_or_default();
         let mut fresh = Vec::new();
         match answer {
@@ -313,7 +313,7 @@ impl LoreApply<'_> {
                 &mut self.book,
                 &uid,
                 &names_of(&entity),
-                &self.settings.lore_entity_types,
+                &self.settings.lore.entity_types,
                 self.limits,
             )? {
                 self.effects.changed = true;
@@ -349,18 +349,18 @@ impl LoreApply<'_> {
     /// `lore_compaction_threshold` tokens.
     fn compactions_due(&mut self) -> Result<Vec<Job>, EngineError> {
         let settings = self.settings;
-        let threshold = settings.lore_compaction_threshold as usize;
+        let threshold = settings.lore.compaction_threshold as usize;
         if threshold == 0 || self.effects.touched.is_empty() {
             return Ok(Vec::new());
         }
         let mut works = Vec::new();
-        let registry = Registry::of(&self.book, &settings.lore_entity_types);
+        let registry = Registry::of(&self.book, &settings.lore.entity_types);
         for uid in &self.effects.touched {
             let Some(entry) = registry.get(uid) else {
                 continue;
             };
             if entry.locked
-                || tokens::count(settings.tokenizer, &entry.content) as usize <= threshold
+                || tokens::count(settings.inclusion.tokenizer, &entry.content) as usize <= threshold
             {
                 continue;
             }
@@ -440,7 +440,7 @@ fn create(
     }
     // Past this, a refusal is the operator's limits: this entity is
     // skipped, the answer's others still land.
-    match edit::create_entry(book, entity, &settings.lore_entity_types, limits) {
+    match edit::create_entry(book, entity, &settings.lore.entity_types, limits) {
         Ok(uid) => {
             effects.changed = true;
             effects.touched.push(uid.clone());

@@ -38,14 +38,15 @@ fn story() -> (Chat, Settings) {
         .hidden(&[4])
         .scene_recap(5, "They met at the inn.")
         .build();
-    let s = Settings {
-        lore_extract_prompt:
-            "{{scene_messages}}|{{scene_recap}}|{{lore_entity_types}}|{{user}}/{{char}}".into(),
-        lore_resolve_prompt: "{{entity_type}} {{entity_name}}: {{entity}}\n{{lore_registry}}"
-            .into(),
-        lore_merge_prompt: "{{entity_name}}\n{{entry}}\n+\n{{entity}}".into(),
-        lore_compact_prompt: "{{entity_type}} {{entity_name}}: {{entry}}".into(),
-        ..settings(1, 1)
+    let s = {
+        let mut settings = settings(1, 1);
+        settings.lore.extract_prompt =
+            "{{scene_messages}}|{{scene_recap}}|{{lore_entity_types}}|{{user}}/{{char}}".into();
+        settings.lore.resolve_prompt =
+            "{{entity_type}} {{entity_name}}: {{entity}}\n{{lore_registry}}".into();
+        settings.lore.merge_prompt = "{{entity_name}}\n{{entry}}\n+\n{{entity}}".into();
+        settings.lore.compact_prompt = "{{entity_type}} {{entity_name}}: {{entry}}".into();
+        settings
     };
     (c, s)
 }
@@ -59,7 +60,7 @@ fn book_with_mira() -> (Book, String) {
             "Mira",
             &["Mira is an apprentice.", "She has a scar."],
         ),
-        &Settings::default().lore_entity_types,
+        &Settings::default().lore.entity_types,
         &LIMITS,
     )
     .unwrap();
@@ -123,7 +124,7 @@ fn a_resolution_lists_the_candidates_first_and_allows_only_their_uids() {
     let inn = create_entry(
         &mut book,
         &entity("location", "Inn", &["An inn."]),
-        &s.lore_entity_types,
+        &s.lore.entity_types,
         &LIMITS,
     )
     .unwrap();
@@ -261,7 +262,7 @@ fn a_compaction_reads_only_its_entry_and_must_shorten_it() {
 #[test]
 fn a_lore_request_past_the_bound_is_too_long() {
     let (c, mut s) = story();
-    s.max_context_tokens = Some(s.llm_max_tokens + 3);
+    s.inclusion.max_context_tokens = Some(s.writing.llm_max_tokens + 3);
     let err = prepare(
         JobKind::LoreExtract,
         &c,

@@ -101,9 +101,10 @@ fn auto_hidden_messages_are_left_out_as_the_count_says() {
 fn hidden_messages_are_those_get_inclusion_reports_hidden() {
     let chat = chat();
     for count in 0..4 {
-        let settings = Settings {
-            auto_hide_scene_count: count,
-            ..Default::default()
+        let settings = {
+            let mut settings = Settings::default();
+            settings.inclusion.auto_hide_scene_count = count;
+            settings
         };
         let visible: Vec<String> = compute_inclusion(&chat, &settings)
             .into_iter()

@@ -19,7 +19,7 @@ use super::buffer::Buffer;
 use super::interrupt::Interrupt;
 use super::keys::{Matcher, Who};
 use super::sort::sort_by_order_desc;
-use super::{Cand, ScanSettings, js_random};
+use super::{Cand, WorldInfoSettings, js_random};
 
 /// What the group step needs of the scan.
 pub(crate) struct GroupContext<'s, 'a, 'b, R: RngCore> {
@@ -38,7 +38,7 @@ pub(crate) struct GroupContext<'s, 'a, 'b, R: RngCore> {
     /// The pass is a min-activations pass.
     pub(crate) min_activations: bool,
     /// The settings.
-    pub(crate) settings: &'s ScanSettings,
+    pub(crate) settings: &'s WorldInfoSettings,
     /// The scan's random numbers.
     pub(crate) rng: &'s mut R,
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::world_info::entry::{Entry, is_js_space};
 
-use super::ScanSettings;
+use super::WorldInfoSettings;
 use super::buffer::Haystack;
 use super::regex::{CompiledKeys, KeyRegex, parse_key_regex};
 
@@ -15,7 +15,7 @@ use super::regex::{CompiledKeys, KeyRegex, parse_key_regex};
 /// keys, each looked up once per scan, and the regex keys that overran
 /// their bound.
 pub(crate) struct Matcher<'a> {
-    settings: &'a ScanSettings,
+    settings: &'a WorldInfoSettings,
     substitute: &'a dyn Fn(&str) -> String,
     backtrack_limit: usize,
     /// [`super::ScanLimits::regex_work_limit`].
@@ -43,7 +43,7 @@ pub(crate) struct Who<'e> {
 impl<'a> Matcher<'a> {
     /// A matcher for one scan.
     pub(crate) fn new(
-        settings: &'a ScanSettings,
+        settings: &'a WorldInfoSettings,
         substitute: &'a dyn Fn(&str) -> String,
         backtrack_limit: usize,
         work_limit: u64,

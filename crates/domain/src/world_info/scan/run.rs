@@ -125,7 +125,7 @@ pub(crate) fn passes<R: RngCore>(
         input.limits.regex_work_limit,
     );
     let budget = budget(
-        settings.budget_percent,
+        settings.budget,
         input.max_context_tokens,
         settings.budget_cap,
     );

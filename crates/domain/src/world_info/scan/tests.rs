@@ -29,12 +29,12 @@ pub(super) mod support {
     }
 
     /// SillyTavern's JS defaults (world-info.js:69-82).
-    pub(crate) fn settings() -> ScanSettings {
-        ScanSettings {
+    pub(crate) fn settings() -> WorldInfoSettings {
+        WorldInfoSettings {
             depth: 2,
             min_activations: 0,
             min_activations_depth_max: 0,
-            budget_percent: 25,
+            budget: 25,
             budget_cap: 0,
             include_names: true,
             recursive: false,
@@ -43,6 +43,7 @@ pub(super) mod support {
             use_group_scoring: false,
             character_strategy: CharacterStrategy::CharacterFirst,
             max_recursion_steps: 0,
+            ..WorldInfoSettings::default()
         }
     }
 
@@ -58,7 +59,7 @@ pub(super) mod support {
 
     /// A scan's knobs, with defaults.
     pub(crate) struct Run<'a> {
-        pub(crate) settings: ScanSettings,
+        pub(crate) settings: WorldInfoSettings,
         pub(crate) books: Vec<(&'a str, &'a [Entry])>,
         pub(crate) messages: Vec<(&'a str, &'a str)>,
         pub(crate) prompts: Vec<String>,

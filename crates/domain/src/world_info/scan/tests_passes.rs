@@ -270,7 +270,7 @@ fn books_are_loaded_once_and_ordered_by_role_and_strategy() {
         r#"{"uid":0,"constant":true,"content":"p","order":1}"#,
     )];
     let books = |strategy| {
-        let s = ScanSettings {
+        let s = WorldInfoSettings {
             character_strategy: strategy,
             ..settings()
         };

@@ -69,9 +69,9 @@ fn auto_hidden_messages_are_not_candidates() {
     // visible break is auto-hidden; the candidates are only after it.
     let chat = test_chat(8).breaks(&[2, 4]).build();
     let mut s = settings(0, 1);
-    s.auto_hide_scene_count = 1;
+    s.inclusion.auto_hide_scene_count = 1;
     assert_eq!(indexes(&detection_candidates(&chat, &s)), [5, 6, 7]);
-    s.auto_hide_scene_count = 0;
+    s.inclusion.auto_hide_scene_count = 0;
     assert_eq!(indexes(&detection_candidates(&chat, &s)), [5, 6, 7]);
 }
 

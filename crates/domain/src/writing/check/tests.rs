@@ -31,10 +31,10 @@ fn placeholders_are_found_and_the_defaults_offer_none_to_copy() {
     assert!(placeholders("a </think> b <\nc> d <x").is_empty());
     let s = Settings::default();
     for instructions in [
-        &s.scene_break_prompt,
-        &s.scene_recap_prompt,
-        &s.running_recap_prompt,
-        &s.message_recap_prompt,
+        &s.writing.scene_break_prompt,
+        &s.writing.scene_recap_prompt,
+        &s.writing.running_recap_prompt,
+        &s.writing.message_recap_prompt,
     ] {
         assert_eq!(placeholders(instructions), Vec::<String>::new());
     }

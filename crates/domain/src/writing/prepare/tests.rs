@@ -17,9 +17,10 @@ fn run(kind: JobKind, c: &Chat, s: &Settings, id: &str) -> Result<Prepared, Prep
 }
 
 fn detect_settings(offset: u32, min: u32, prompt: &str) -> Settings {
-    Settings {
-        scene_break_prompt: prompt.to_owned(),
-        ..settings(offset, min)
+    {
+        let mut settings = settings(offset, min);
+        settings.writing.scene_break_prompt = prompt.to_owned();
+        settings
     }
 }
 
@@ -84,8 +85,8 @@ fn an_over_long_detection_drops_its_oldest_candidates_keeping_eligibility() {
     // 20 candidates, offset 2, min 3: the prompt is one line per candidate.
     let c = chat(20).build();
     let mut s = detect_settings(2, 3, "{{messages}}");
-    s.llm_max_tokens = 100;
-    s.max_context_tokens = Some(110);
+    s.writing.llm_max_tokens = 100;
+    s.inclusion.max_context_tokens = Some(110);
     let p = run(JobKind::DetectSceneBreak, &c, &s, "").unwrap();
     assert_eq!(shown(&p), (10..20).collect::<Vec<_>>());
     assert_eq!(lines(&p.request), 10);
@@ -105,10 +106,10 @@ fn an_over_long_detection_drops_its_oldest_candidates_keeping_eligibility() {
     assert!(candidates.valid_break(9).is_none(), "dropped");
 
     // Six lines is the least: min + 1 eligible and the two ineligible.
-    s.max_context_tokens = Some(106);
+    s.inclusion.max_context_tokens = Some(106);
     let p = run(JobKind::DetectSceneBreak, &c, &s, "").unwrap();
     assert_eq!(shown(&p), (14..20).collect::<Vec<_>>());
-    s.max_context_tokens = Some(105);
+    s.inclusion.max_context_tokens = Some(105);
     let err = run(JobKind::DetectSceneBreak, &c, &s, "").unwrap_err();
     let PrepareError::TooLong(reason) = err else {
         panic!("expected TooLong, got {err:?}");
@@ -121,7 +122,7 @@ fn an_over_long_detection_drops_its_oldest_candidates_keeping_eligibility() {
     );
 
     // Without max_context_tokens nothing is dropped.
-    s.max_context_tokens = None;
+    s.inclusion.max_context_tokens = None;
     assert_eq!(
         shown(&run(JobKind::DetectSceneBreak, &c, &s, "").unwrap()).len(),
         20
@@ -132,8 +133,8 @@ fn an_over_long_detection_drops_its_oldest_candidates_keeping_eligibility() {
 fn an_answer_budget_larger_than_the_context_leaves_no_room() {
     let c = chat(20).build();
     let mut s = detect_settings(2, 3, "{{messages}}");
-    s.llm_max_tokens = 2000;
-    s.max_context_tokens = Some(1000);
+    s.writing.llm_max_tokens = 2000;
+    s.inclusion.max_context_tokens = Some(1000);
     assert!(matches!(
         run(JobKind::DetectSceneBreak, &c, &s, ""),
         Err(PrepareError::TooLong(_))
@@ -141,9 +142,10 @@ fn an_answer_budget_larger_than_the_context_leaves_no_room() {
 }
 
 fn scene_settings(prompt: &str) -> Settings {
-    Settings {
-        scene_recap_prompt: prompt.to_owned(),
-        ..Settings::default()
+    {
+        let mut settings = Settings::default();
+        settings.writing.scene_recap_prompt = prompt.to_owned();
+        settings
     }
 }
 
@@ -173,7 +175,7 @@ fn a_scene_recap_shows_the_scene_after_the_previous_break_through_its_own() {
 fn a_scene_recap_ignores_auto_hide_and_reads_a_hidden_break() {
     let c = chat(12).breaks(&[2, 6, 9]).hidden(&[6]).build();
     let mut s = scene_settings("{{scene_messages}}");
-    s.auto_hide_scene_count = 1;
+    s.inclusion.auto_hide_scene_count = 1;
     let p = run(JobKind::SceneRecap, &c, &s, "m6").unwrap();
     assert_eq!(p.request, "Bob: text 3\nAnn: text 4\nBob: text 5");
     assert_eq!(read_ids(&p), ["m3", "m4", "m5", "m6"], "the break too");
@@ -205,9 +207,10 @@ fn a_scene_recap_needs_a_visible_break_with_visible_messages() {
 }
 
 fn merge_settings(prompt: &str) -> Settings {
-    Settings {
-        running_recap_prompt: prompt.to_owned(),
-        ..Settings::default()
+    {
+        let mut settings = Settings::default();
+        settings.writing.running_recap_prompt = prompt.to_owned();
+        settings
     }
 }
 
@@ -261,9 +264,10 @@ fn a_message_recap_shows_the_text_as_written() {
         .text(2, "Line one\nsays {{char}}")
         .text(3, "  \n")
         .build();
-    let s = Settings {
-        message_recap_prompt: "{{char}}: {{message}}".to_owned(),
-        ..Settings::default()
+    let s = {
+        let mut settings = Settings::default();
+        settings.writing.message_recap_prompt = "{{char}}: {{message}}".to_owned();
+        settings
     };
     let p = run(JobKind::MessageRecap, &c, &s, "m2").unwrap();
     assert_eq!(p.request, "Bob: Line one\nsays {{char}}");
@@ -281,13 +285,14 @@ fn a_message_recap_shows_the_text_as_written() {
 #[test]
 fn other_kinds_fail_over_the_bound_instead_of_shortening() {
     let c = chat(6).breaks(&[4]).scene_recap(4, "r").build();
-    let mut s = Settings {
-        scene_recap_prompt: "{{scene_messages}}".to_owned(),
-        running_recap_prompt: "a\nb\n{{scene_recap}}".to_owned(),
-        message_recap_prompt: "a\nb\n{{message}}".to_owned(),
-        llm_max_tokens: 10,
-        max_context_tokens: Some(13),
-        ..Settings::default()
+    let mut s = {
+        let mut settings = Settings::default();
+        settings.writing.scene_recap_prompt = "{{scene_messages}}".to_owned();
+        settings.writing.running_recap_prompt = "a\nb\n{{scene_recap}}".to_owned();
+        settings.writing.message_recap_prompt = "a\nb\n{{message}}".to_owned();
+        settings.writing.llm_max_tokens = 10;
+        settings.inclusion.max_context_tokens = Some(13);
+        settings
     };
     // The scene has five lines, the others three: a limit of 3.
     let err = run(JobKind::SceneRecap, &c, &s, "m4").unwrap_err();
@@ -299,7 +304,7 @@ fn other_kinds_fail_over_the_bound_instead_of_shortening() {
     );
     assert!(run(JobKind::RunningRecap, &c, &s, "m4").is_ok());
     assert!(run(JobKind::MessageRecap, &c, &s, "m1").is_ok());
-    s.max_context_tokens = Some(12);
+    s.inclusion.max_context_tokens = Some(12);
     assert!(matches!(
         run(JobKind::RunningRecap, &c, &s, "m4"),
         Err(PrepareError::TooLong(_))

@@ -63,9 +63,10 @@ fn a_detection_without_candidates_allows_only_false() {
 
 #[test]
 fn recap_schemas_bound_their_texts_by_the_answer_limit() {
-    let s = Settings {
-        llm_max_tokens: 300,
-        ..Settings::default()
+    let s = {
+        let mut settings = Settings::default();
+        settings.writing.llm_max_tokens = 300;
+        settings
     };
     for (kind, name) in [
         (JobKind::SceneRecap, "scene_recap"),

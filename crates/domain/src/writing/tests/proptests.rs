@@ -38,13 +38,14 @@ fn chat_of(kinds: &[u8]) -> crate::chat::Chat {
 }
 
 fn settings_of(offset: u32, min: u32, auto_hide: u32, limit: Option<u64>) -> Settings {
-    Settings {
-        scene_break_offset: offset,
-        scene_break_min_messages: min,
-        auto_hide_scene_count: auto_hide,
-        max_context_tokens: limit,
-        llm_max_tokens: 10,
-        ..Settings::default()
+    {
+        let mut settings = Settings::default();
+        settings.writing.scene_break_offset = offset;
+        settings.writing.scene_break_min_messages = min;
+        settings.inclusion.auto_hide_scene_count = auto_hide;
+        settings.inclusion.max_context_tokens = limit;
+        settings.writing.llm_max_tokens = 10;
+        settings
     }
 }
 

@@ -10,10 +10,11 @@ use crate::time::UnixMillis;
 /// Settings with the given `scene_break_offset` and
 /// `scene_break_min_messages`, the rest default.
 pub(crate) fn settings(offset: u32, min: u32) -> Settings {
-    Settings {
-        scene_break_offset: offset,
-        scene_break_min_messages: min,
-        ..Settings::default()
+    {
+        let mut settings = Settings::default();
+        settings.writing.scene_break_offset = offset;
+        settings.writing.scene_break_min_messages = min;
+        settings
     }
 }
 
