@@ -53,15 +53,18 @@ pub(in crate::engine) const ALL_CHATS_BUFFER: usize = 4096;
 /// job task holds its own.
 #[derive(Clone)]
 pub struct Chats {
+    /// The state every clone shares.
     pub(in crate::engine) inner: Arc<ChatsInner>,
 }
 
 /// What every clone of a [`Chats`] handle shares.
 pub(in crate::engine) struct ChatsInner {
+    /// The store of chats and jobs.
     pub(in crate::engine) store: Arc<dyn ChatStore>,
     /// The replica feed when other replicas write the store too: commits
     /// then claim their chat.
     pub(in crate::engine) replicas: Option<Arc<dyn ReplicaStore>>,
+    /// Limits on client text and on what the server holds.
     pub(in crate::engine) limits: Limits,
     /// Chats the store holds (for `max_chats`): counted up when a chat is
     /// created here, down when it is deleted here.
@@ -76,6 +79,7 @@ pub(in crate::engine) struct ChatsInner {
     /// One global-settings change at a time in this process (taken before
     /// any chat's lock, never after).
     pub(in crate::engine) global_changes: tokio::sync::Mutex<()>,
+    /// Every new injection of any chat, for the all-chats subscribers.
     pub(in crate::engine) all_chats: broadcast::Sender<Arc<Injection>>,
     /// The job machinery's state: what commits announce, the chats that
     /// want an index job, the LLM and embeddings clients.
@@ -112,17 +116,26 @@ impl Drop for ChatPlace<'_> {
     }
 }
 
-/// What [`Chats::new`] is built from: the stores, the limits, the tenants'
-/// global settings and the chats stored, as read at start.
+/// What [`Chats::new`] is built from: the stores and limits, what the
+/// store held at start, and the parts below the chats.
 pub(in crate::engine) struct ChatsSetup {
+    /// The store of chats and jobs.
     pub store: Arc<dyn ChatStore>,
+    /// The replica feed when other replicas write the store too.
     pub replicas: Option<Arc<dyn ReplicaStore>>,
+    /// Limits on client text and on what the server holds.
     pub limits: Limits,
+    /// Every tenant's global settings, as the store held them at start.
     pub global: Vec<TenantSettings>,
+    /// The chats the store held at start (for `max_chats`).
     pub chats_known: usize,
+    /// The chat cache (shared with the job queue's state).
     pub cache: ChatCache,
+    /// The job queue's state.
     pub jobs: Jobs,
+    /// The wall clock.
     pub wall_clock: Arc<dyn WallClock>,
+    /// The tenants' lorebooks.
     pub lorebooks: Lorebooks,
 }
 
@@ -242,7 +255,7 @@ impl Chats {
         }
     }
 
-    /// The chat's slot (see [`cache::ChatCache::slot`]).
+    /// The chat's slot (see [`ChatCache::slot`]).
     pub(in crate::engine) fn slot(&self, chat: &ChatKey) -> Arc<ChatSlot> {
         self.inner.cache.slot(chat)
     }

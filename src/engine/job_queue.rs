@@ -81,16 +81,16 @@ pub(in crate::engine) struct JobsSetup {
 /// WatchJobs channel and the chats that want an index job.
 ///
 /// A handle, cheap to clone (one `Arc` inside, like mini-redis's `Db`):
-/// every clone shares one state, so the engine holds one and a task that
-/// needs only the job machinery can hold its own without holding the
-/// whole engine. It knows only parts below the engine's
-/// chats: the store (the queue's reads), the wall clock and the chat
-/// cache (to keep a chat that runs a job in memory). It takes no chat's
-/// lock; some methods are handed a locked chat's state by their caller
-/// and run under that caller's lock. What it is told (a
-/// committed job, a chat that wants indexing) it passes on to the runners
-/// and the WatchJobs readers. What locks and commits a chat is the
-/// engine's, which holds this handle.
+/// every clone shares one state. [`super::Chats`] holds it (a commit
+/// announces the jobs it wrote through it), and the job driver reaches it
+/// through the chats. It knows only parts below the chats: the store (the
+/// queue's reads), the wall clock and the chat cache (to keep a chat that
+/// runs a job in memory). It takes no chat's lock; some methods are handed
+/// a locked chat's state by their caller and run under that caller's
+/// lock. What it is told (a committed job, a chat that wants indexing) it
+/// passes on to the runners and the WatchJobs readers. What locks and
+/// commits a chat is the chats' update path and the job driver
+/// ([`super::JobDriver`]).
 #[derive(Clone)]
 pub(in crate::engine) struct Jobs {
     shared: Arc<Shared>,

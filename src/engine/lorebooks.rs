@@ -187,10 +187,10 @@ enum BookWrite {
 /// The tenants' lorebooks: a handle over the store they are kept in, the
 /// per-book locks, the parsed-book cache and the operator's lorebook
 /// limits. Cheap to clone (one `Arc`), like mini-redis's `Db`: the locks
-/// and the cache must be one per process, so the engine and
-/// `LorebookApi` each hold a clone of the same handle (the job runners
-/// reach it through `Engine::lorebooks`).
-/// It holds no chat and no engine: a lorebook never needs a chat's lock.
+/// and the cache must be one per process, so the chats
+/// ([`super::Chats`]) and `LorebookApi` each hold a clone of the same
+/// handle (the job runners and World Info reach it through the chats).
+/// It holds no chat: a lorebook never needs a chat's lock.
 #[derive(Clone)]
 pub struct Lorebooks {
     inner: Arc<Books>,

@@ -15,7 +15,8 @@
 //!
 //! # Parts, and the one way they depend on each other
 //!
-//! The engine is four handles, each cheap to clone and owning its state;
+//! The engine is five parts that are handles, each cheap to clone and
+//! owning its state;
 //! a part holds the handles of the parts below it and nothing above, so
 //! the compiler keeps the arrows one way. [`Engine`] is the facade over
 //! them that the gRPC layer and the app reach the parts through.
@@ -42,7 +43,10 @@
 //!   a [`Chats`] and the scans' gate.
 //!
 //! Modules, from the bottom up; each uses only modules above it in this
-//! list (checked by `scripts/engine-modules.py`: no import cycle):
+//! list by path (checked by `scripts/engine-modules.py`: no import cycle).
+//! Within the chats' modules (item 7) methods call each other both ways
+//! (`Chats::lock` schedules an owed debounced refresh; a load re-reads
+//! the global settings); between the parts, the handles keep the arrows.
 //!
 //! 1. [`errors`]: [`EngineError`]; `global_settings`: a tenant's global
 //!    settings as held.
@@ -208,7 +212,7 @@ impl Default for EngineOptions {
 }
 
 /// The engine: a facade over its parts, which the gRPC layer and the app
-/// reach through it. Cheap to clone (three handles, each one `Arc`).
+/// reach through it. Cheap to clone (three handles, a few `Arc`s).
 ///
 /// It owns no state of its own: [`Chats`] holds the chats (and, below
 /// them, the lorebooks and the job machinery's state), [`JobDriver`] runs

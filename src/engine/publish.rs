@@ -301,10 +301,10 @@ impl Chats {
             .as_ref()
             .map(|chat| writes_for(chat_id, chat, &changes))
             .unwrap_or_default();
-        let global = self.global(&chat_id.tenant);
+        let global = || self.global(&chat_id.tenant);
         let (job_writes, jobs) = self
             .jobs()
-            .after_event(chat_id, resident, trigger, &changes, &global)
+            .after_event(chat_id, resident, trigger, &changes, global)
             .map_err(|error| Refused {
                 error,
                 spoiled: true,

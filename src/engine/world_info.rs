@@ -241,7 +241,7 @@ impl WorldInfo {
             seed => seed,
         };
         let job = ScanJob {
-            settings: settings.world_info.clone(),
+            settings: Arc::clone(&settings),
             names: BookNames::of(&settings),
             books: books.clone(),
             history,

@@ -5,9 +5,7 @@
 //! SillyTavern user would see them.
 //!
 //! Expected results cite SillyTavern 1.18.0 (commit 51ad27f):
-//! `world-info.js:N` (WI) or `script.js:N` (SC); `§N` is the section of
-//! the developers' World Info notes the case checks (what users read is
-//! docs/world-info.md).
+//! `world-info.js:N` (WI) or `script.js:N` (SC).
 
 use std::path::{Path, PathBuf};
 

@@ -21,14 +21,16 @@ use crate::engine::slot::Resident;
 
 impl Jobs {
     /// The job writes an event's `changes` (made by `trigger`) call for,
-    /// and the jobs to announce once they are committed.
+    /// and the jobs to announce once they are committed. `global` gives
+    /// the tenant's global settings; it is called only when an LLM writes
+    /// recaps (a Publish without one reads no settings here).
     pub(in crate::engine) fn after_event(
         &self,
         chat_id: &ChatKey,
         resident: &mut Resident,
         trigger: Trigger,
         changes: &Changes,
-        global: &GlobalSettings,
+        global: impl FnOnce() -> GlobalSettings,
     ) -> Result<(Vec<Write>, Vec<Job>), EngineError> {
         let now = self.clock_now();
         let mut changed = Vec::new();
@@ -52,7 +54,7 @@ impl Jobs {
         if self.writer().is_none() {
             return Ok((writes, announce));
         }
-        let settings = resident.effective(global);
+        let settings = resident.effective(&global());
         let Some(chat) = resident.chat.as_deref() else {
             return Ok((writes, announce));
         };

@@ -1,10 +1,10 @@
 //! Recaps written by recapd: the job queue's operations (queue, cancel,
-//! retry, list), what it holds ([`runtime`]), the runners that take
-//! runnable jobs round-robin over chats ([`runner`]), the one driver that
-//! claims, works and applies a job of any lane ([`lane`]), the lanes
-//! ([`recap`]: recap and lore jobs with the LLM; [`index`]: index jobs
-//! with the embeddings endpoint), and what events do to jobs
-//! ([`triggers`]).
+//! retry, list), the runners that take runnable jobs round-robin over
+//! chats ([`runner`]), the one driver that claims, works and applies a job
+//! of any lane ([`lane`]) and the lanes ([`recap`]: recap and lore jobs
+//! with the LLM; [`index`]: index jobs with the embeddings endpoint). What
+//! the queue holds, its rules and what events do to jobs are below the
+//! chats, in [`super::job_queue`].
 //!
 //! Every change of a job is made under its chat's lock and committed
 //! through the chat's commit path, together with the chat writes it goes
@@ -45,6 +45,8 @@ use super::{Chats, EngineError, Next};
 /// `JobDriver`, so no chat operation can start a job's work.
 #[derive(Clone)]
 pub struct JobDriver {
+    /// The chats whose jobs it runs (and, through them, the job queue's
+    /// state and the lorebooks).
     pub(in crate::engine) chats: Chats,
 }
 

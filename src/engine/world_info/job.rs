@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use crate::domain::DomainError;
 use crate::domain::prompt::PromptMessage;
-use crate::domain::settings::TokenizerKind;
+use crate::domain::settings::{Settings, TokenizerKind};
 use crate::domain::tokens;
 use crate::domain::world_info::book::Book;
 use crate::domain::world_info::scan::{
     CharacterSubject, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits, ScanMessage,
-    ScanOutcome, ScanStop, WorldInfoSettings, check_world_info,
+    ScanOutcome, ScanStop, check_world_info,
 };
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::world_info::types::{GenerationType, ScanTexts};
@@ -27,8 +27,9 @@ use super::BookNames;
 
 /// Everything one activation reads, owned, so it can cross to its thread.
 pub(super) struct ScanJob {
-    /// The scan's settings.
-    pub(super) settings: WorldInfoSettings,
+    /// The chat's effective settings (the scan reads their World Info
+    /// group).
+    pub(super) settings: Arc<Settings>,
     /// The books the chat's settings name, by role.
     pub(super) names: BookNames,
     /// The books loaded for the scan (shared with the other attempts).
@@ -145,7 +146,7 @@ impl ScanJob {
         };
         let count_tokens = |text: &str| tokens::count(tokenizer, text);
         let outcome = check_world_info(ScanInput {
-            settings: &settings,
+            settings: &settings.world_info,
             books: scan_books,
             messages: &messages,
             texts: GlobalTexts {

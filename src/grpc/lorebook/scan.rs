@@ -1,5 +1,5 @@
 //! ScanWorldInfo: one World Info activation for a chat, checked and
-//! converted here, run by the engine ([`WorldInfo::scan_world_info`]).
+//! converted here, run by the engine ([`crate::engine::WorldInfo::scan_world_info`]).
 
 use tonic::Status;
 

@@ -58,7 +58,7 @@ pub(crate) use sort::sort_by_order_desc;
 
 /// A scan reads the chat's World Info settings as they are
 /// ([`WorldInfoSettings`]: SillyTavern's `world_info_*` globals, names
-/// after them; facts §2 "Global settings"); the books they name are loaded
+/// after them, world-info.js:69-82); the books they name are loaded
 /// by the caller and handed in as [`ScanBooks`].
 pub use crate::settings::{CharacterStrategy, WorldInfoSettings};
 
@@ -78,7 +78,7 @@ pub struct ScanBook<'a> {
 }
 
 /// Which books apply, by role; [`ScanBooks::new`] applies SillyTavern's
-/// load-once rules (facts §4, world-info.js:4363-4476): a chat book that is
+/// load-once rules (world-info.js:4363-4476): a chat book that is
 /// also global is skipped; a persona book that is the chat's or global is
 /// skipped; a character book that is global, the chat's or the persona's,
 /// or named twice, is skipped.
