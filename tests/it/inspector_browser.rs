@@ -230,6 +230,7 @@ async fn seed(clients: &mut Clients) -> Value {
         clients
             .memory
             .set_message_data(pb::SetMessageDataRequest {
+                edit: false,
                 chat_id: CHAT.into(),
                 message_id: id.into(),
                 data: Some(data(memory, scene)),

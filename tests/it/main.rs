@@ -36,6 +36,7 @@ mod recall;
 mod recap_jobs;
 mod replicas;
 mod residency;
+mod scene_versions;
 mod settings_import;
 mod shutdown;
 mod slow_subscribers;

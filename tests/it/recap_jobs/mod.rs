@@ -293,6 +293,7 @@ pub async fn data_of(server: &mut Server, chat: &str, message: &str) -> pb::Mess
     server
         .memory
         .get_message_data(pb::GetMessageDataRequest {
+            swipe_id: None,
             chat_id: chat.into(),
             message_id: message.into(),
         })
