@@ -405,7 +405,7 @@ const GENERATION: &str = include_str!(concat!(
 
 /// The keys of [`GENERATION`] that recapd reads; every other one is in
 /// `ignored_keys`.
-const GENERATION_READ: [&str; 19] = [
+const GENERATION_READ: [&str; 20] = [
     "auto_hide_scene_count",
     "auto_scene_break_generate_recap",
     "auto_scene_break_message_offset",
@@ -420,6 +420,7 @@ const GENERATION_READ: [&str; 19] = [
     "message_length_threshold",
     "running_scene_recap_auto_generate",
     "running_scene_recap_depth",
+    "running_scene_recap_exclude_latest",
     "running_scene_recap_position",
     "running_scene_recap_role",
     "running_scene_recap_scan",
@@ -477,6 +478,11 @@ async fn the_generation_switches_and_counts_land_in_recapds_settings() {
         global.auto_running_recap,
         Some(false),
         "running_scene_recap_auto_generate"
+    );
+    assert_eq!(
+        global.running_recap_exclude_latest,
+        Some(2),
+        "running_scene_recap_exclude_latest"
     );
     assert_eq!(
         global.template.as_deref(),

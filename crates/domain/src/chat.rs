@@ -210,6 +210,11 @@ impl Chat {
         self.messages.get(seq).map(|m| (seq, m))
     }
 
+    /// The message at position key `seq`.
+    pub fn message_at(&self, seq: i64) -> Option<&Message> {
+        self.messages.get(seq)
+    }
+
     /// Positions of visible scene breaks, in chat order.
     pub fn scene_breaks(&self) -> &BTreeSet<i64> {
         &self.scene_breaks

@@ -271,6 +271,11 @@ pub fn check_message_recap_lag(value: i32) -> Result<u32, DomainError> {
     in_range("settings.message_recap_lag", value, 0, 100)
 }
 
+/// Checks a wire `running_recap_exclude_latest`: 0..=100.
+pub fn check_exclude_latest(value: i32) -> Result<u32, DomainError> {
+    in_range("settings.running_recap_exclude_latest", value, 0, 100)
+}
+
 /// Checks a wire `llm_max_tokens`: 1..=1000000.
 pub fn check_llm_max_tokens(value: i64) -> Result<u64, DomainError> {
     u64::try_from(value)

@@ -61,6 +61,12 @@ impl Lane for RecapLane {
             .depends_on
             .as_ref()
             .is_some_and(|dep| jobs.iter().any(|j| &j.id == dep));
+        // A regeneration reads every scene recap: it waits for all scene
+        // work of the chat.
+        let scene_work_open = job.kind == JobKind::RegenerateRunningRecap
+            && jobs
+                .iter()
+                .any(|other| other.id != job.id && scene_work(other));
         let earlier_scene_open = job.kind == JobKind::RunningRecap
             && position(&job.message_id).is_some_and(|here| {
                 jobs.iter().any(|other| {
@@ -69,7 +75,7 @@ impl Lane for RecapLane {
                         && position(&other.message_id).is_some_and(|there| there < here)
                 })
             });
-        !waiting && !earlier_scene_open
+        !waiting && !earlier_scene_open && !scene_work_open
     }
 
     /// Builds the job's request (a job that needs none, or cannot have

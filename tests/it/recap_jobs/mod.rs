@@ -26,6 +26,7 @@ mod failures;
 mod order;
 mod pipeline;
 mod private_errors;
+mod regenerate;
 mod restart;
 mod stale;
 mod structured;

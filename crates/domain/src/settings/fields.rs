@@ -162,6 +162,10 @@ macro_rules! settings_table {
                 /// (in thousandths) of the characters of the version it builds on
                 /// plus the scene recap; 0 turns the check off.
                 running_recap_min_ratio => running_recap_min_ratio: Milli = Milli(200), checked by check_min_ratio;
+                /// RegenerateRunningRecap holds back the newest this many scenes
+                /// (when there are more); merges record it as `excluded_count`.
+                running_recap_exclude_latest => running_recap_exclude_latest: u32 = 1,
+                    checked by check_exclude_latest;
             }
             /// SillyTavern's World Info: how a scan reads the chat and which books it reads (world-info.js:69-82 at 51ad27f).
             world_info: WorldInfoSettings {
