@@ -129,8 +129,12 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
     if let Some(existing) = INSTALLED.get() {
         return Ok(*existing);
     }
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+        format!(
+            "cannot listen on {addr}: {e} (another recapd on this machine? give this one \
+             --metrics-listen with another address, or off)"
+        )
+    })?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     // The exporter binds its own socket: free ours just before (this only
     // exists to report a taken port as a clear error, and to resolve port 0).

@@ -28,6 +28,7 @@ mod lore;
 mod lorebooks;
 mod message_tier;
 mod metrics;
+mod metrics_port;
 mod pg_restart;
 mod prompt;
 mod push_and_persistence;
