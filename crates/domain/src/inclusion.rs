@@ -4,8 +4,8 @@
 use super::autohide::auto_hide;
 use super::chat::Chat;
 use super::message::Message;
-use super::settings::{Settings, TokenizerKind};
-use super::tokens::{self, JoinedCount};
+use super::settings::Settings;
+use super::tokens::{Counter, JoinedCount};
 
 /// Why a message's recap is left out; the first rule that hits wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,20 +110,22 @@ pub struct MessageInclusion {
     pub excluded: Option<Exclusion>,
 }
 
-/// Fills every message's cached text token count for `kind`; only messages
-/// whose text changed since (or that were never counted) are tokenised.
-pub fn count_texts(chat: &mut Chat, kind: TokenizerKind) {
+/// Fills every message's cached text token count for `counter`; only
+/// messages whose text changed since (or that were never counted with it)
+/// are tokenised.
+pub fn count_texts(chat: &mut Chat, counter: &Counter) {
+    let key = counter.key();
     for message in chat.messages_mut() {
-        if message.text_tokens.map(|(k, _)| k) != Some(kind) {
-            message.text_tokens = Some((kind, tokens::count(kind, message.text())));
+        if message.text_tokens.map(|(k, _)| k) != Some(key) {
+            message.text_tokens = Some((key, counter.count(message.text())));
         }
     }
 }
 
-fn text_tokens(message: &Message, kind: TokenizerKind) -> u32 {
+fn text_tokens(message: &Message, counter: &Counter) -> u32 {
     match message.text_tokens {
-        Some((k, n)) if k == kind => n,
-        _ => tokens::count(kind, message.text()),
+        Some((k, n)) if k == counter.key() => n,
+        _ => counter.count(message.text()),
     }
 }
 
@@ -131,18 +133,22 @@ fn text_tokens(message: &Message, kind: TokenizerKind) -> u32 {
 /// with a memory is included while the token count of the memories joined
 /// newest first with `\n` stays within the budget; after the first one that
 /// would exceed it, no older message is included. Returned in chat order.
-pub fn compute_inclusion(chat: &Chat, settings: &Settings) -> Vec<MessageInclusion> {
-    let kind = settings.inclusion.tokenizer;
+/// Every count is made with `counter`, the chat's tokenizer.
+pub fn compute_inclusion(
+    chat: &Chat,
+    settings: &Settings,
+    counter: &Counter,
+) -> Vec<MessageInclusion> {
     let hidden_prefix = auto_hide(chat, settings.inclusion.auto_hide_scene_count);
     let limit = settings.token_limit();
-    let mut joined = JoinedCount::new(kind);
+    let mut joined = JoinedCount::new(counter);
     let mut limit_reached = false;
     let mut lines: Vec<MessageInclusion> = chat
         .messages()
         .rev()
         .map(|(seq, message)| {
             let hidden = message.hidden || hidden_prefix.hides(seq);
-            let token_count = text_tokens(message, kind);
+            let token_count = text_tokens(message, counter);
             let excluded =
                 check_exclusion(message, hidden, settings, || token_count).or_else(|| {
                     let Some(memory) = message.data().memory_text(settings.inclusion.show_prefill)
