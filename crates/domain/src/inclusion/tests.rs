@@ -233,3 +233,49 @@ fn hidden_counts_hand_hides_and_auto_hide_and_token_count_is_the_text() {
     assert_eq!(hidden, [true, false, true, false, false]);
     assert_eq!(lines[0].token_count, 2);
 }
+
+/// A loaded tokenizer: one token per word and per line break, and one
+/// more for a text that starts with a line break (so counts are not a sum
+/// over the joined parts).
+struct Words;
+impl crate::tokens::CountTokens for Words {
+    fn count(&self, text: &str) -> u32 {
+        let words = text.split_whitespace().count();
+        let breaks = text.matches('\n').count();
+        (words + breaks + usize::from(text.starts_with('\n'))) as u32
+    }
+}
+
+#[test]
+fn with_a_loaded_tokenizer_the_budget_stops_where_counting_each_joined_text_does() {
+    let counter = Counter::loaded("words", std::sync::Arc::new(Words));
+    let texts = ["a", "b c", "d e f", "n\no", "g h i j", "k", "l m"];
+    for n in [0, 1, 2, 3, 7, 20, 45] {
+        let ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+        let messages = ids.iter().map(|id| msg(id, "text")).collect();
+        let memories: Vec<(&str, &str)> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), texts[i % texts.len()]))
+            .collect();
+        let c = chat(messages, &memories);
+        for limit in [0, 1, 2, 3, 5, 8, 13, 21, 40, 80, 1000] {
+            let s = Settings::default().with(&SettingsPatch {
+                message_recap_context_limit: Some(limit),
+                ..Default::default()
+            });
+            // The extension's rule, counting every joined text whole.
+            let mut joined: Vec<&str> = Vec::new();
+            let mut expected = vec!["token_limit"; n];
+            for (i, (_, memory)) in memories.iter().enumerate().rev() {
+                joined.push(memory);
+                if u64::from(counter.count(&joined.join("\n"))) > limit {
+                    break;
+                }
+                expected[i] = "included";
+            }
+            let lines = compute_inclusion(&c, &s, &counter);
+            assert_eq!(reasons(&lines), expected, "{n} memories, limit {limit}");
+        }
+    }
+}
