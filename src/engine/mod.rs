@@ -337,6 +337,9 @@ impl Engine {
         for reason in ["api", "retention"] {
             metrics::counter!(telemetry::CHATS_DELETED, "reason" => reason).increment(0);
         }
+        for reason in ["load", "encode"] {
+            metrics::counter!(telemetry::TOKENIZER_FALLBACKS, "reason" => reason).increment(0);
+        }
     }
 }
 
