@@ -112,6 +112,12 @@ pub const WORLD_INFO_REGEX_OVERRUNS: &str = "recapd_world_info_regex_overruns_to
 /// RESOURCE_EXHAUSTED) or `cancelled` (the call went away: its client
 /// reset it or its deadline passed).
 pub const WORLD_INFO_SCANS_INTERRUPTED: &str = "recapd_world_info_scans_interrupted_total";
+/// Counter of token counts made with o200k_base instead of a chat's
+/// HUGGING_FACE tokenizer, labelled `reason`: `load` (its file could not be
+/// loaded: no `--tokenizers-dir`, a file gone or unreadable; once per
+/// counter resolved, at most one load try a minute per name) or `encode`
+/// (the tokenizer failed on one text).
+pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.
 const SECONDS_BUCKETS: [f64; 14] = [

@@ -274,18 +274,20 @@ impl Chats {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             let settings = resident.effective(&global);
-            let kind = settings.inclusion.tokenizer;
+            let counter = self.counter(&settings);
+            let key = counter.key();
             let uncounted = known_chat_ref(resident, chat_id)?
                 .messages()
-                .any(|(_, m)| m.text_tokens.map(|(k, _)| k) != Some(kind));
+                .any(|(_, m)| m.text_tokens.map(|(k, _)| k) != Some(key));
             // Counted texts are kept in the chat; a chat that needs none
             // stays shared (an export under way is not copied).
             if uncounted {
-                inclusion::count_texts(known_chat(resident, chat_id)?, kind);
+                inclusion::count_texts(known_chat(resident, chat_id)?, &counter);
             }
             Ok(inclusion::compute_inclusion(
                 known_chat_ref(resident, chat_id)?,
                 &settings,
+                &counter,
             ))
         })
         .await

@@ -10,6 +10,7 @@ mod api_inclusion;
 mod api_message_data;
 mod api_settings;
 mod api_subscribe;
+mod api_tokenizers;
 mod chat_lifecycle;
 mod cli_chats;
 mod cli_durations;

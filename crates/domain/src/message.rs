@@ -3,7 +3,7 @@
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
-use super::settings::TokenizerKind;
+use super::tokens::CounterKey;
 use super::verbatim::{StMessage, StSwipe, has, swipe_has};
 use super::{DomainError, Limits, ids};
 
@@ -338,10 +338,10 @@ pub struct Message {
     /// Index of the current swipe ([`Message::current_swipe`] as a
     /// `usize`); 32 bits keep a message within 136 bytes.
     pub swipe_id: u32,
-    /// Token count of the current text, cached per vocabulary; cleared
-    /// whenever the text changes.
+    /// Token count of the current text, cached per counter (by its key);
+    /// cleared whenever the text changes.
     #[serde(skip)]
-    pub text_tokens: Option<(TokenizerKind, u32)>,
+    pub text_tokens: Option<(CounterKey, u32)>,
     /// What the message's line in a SillyTavern file had that recapd keeps
     /// as it was, for the export; `None` for messages made through the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,6 @@ use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
 use crate::domain::lore::prepare::LoreInput;
-use crate::domain::tokens;
 use crate::domain::writing::{self, Answer, AnswerCheck, Candidates, PrepareError};
 use crate::llm::{AnswerSchema, CompletionRequest};
 
@@ -113,7 +112,8 @@ impl Lane for RecapLane {
             book: book.as_deref(),
             book_name: &settings.world_info.chat_book,
         };
-        let count = |text: &str| tokens::count(settings.inclusion.tokenizer, text) as usize;
+        let counter = engine.chats.counter(settings);
+        let count = |text: &str| counter.count(text) as usize;
         let prepared =
             match writing::prepare(job.kind, chat, settings, &job.message_id, &lore, &count) {
                 Ok(prepared) => prepared,

@@ -85,8 +85,12 @@ macro_rules! settings_table {
                 /// The model's context size, needed by PERCENT budgets.
                 max_context_tokens => max_context_tokens: Option<u64> = None,
                     checked by non_negative("settings.max_context_tokens");
-                /// Vocabulary for every token count of the chat.
+                /// What counts every token of the chat.
                 tokenizer => tokenizer: TokenizerKind = TokenizerKind::O200kBase;
+                /// The `tokenizer.json` HUGGING_FACE counts with, by its file
+                /// stem in the server's tokenizers directory; empty: none.
+                tokenizer_name => tokenizer_name: String = String::new(),
+                    checked by tokenizer_name("settings.tokenizer_name");
                 /// Auto-hide keeps this many scenes visible; 0 disables auto-hide.
                 auto_hide_scene_count => auto_hide_scene_count: u32 = 2, checked by check_scene_count;
                 /// Whether `prefill` is put in front of a message's memory.
