@@ -17,8 +17,8 @@ export function mountApp(root, api) {
 
   /** @type {ReturnType<typeof mountChat> | null} */
   let chat = null;
-  /** @type {string | null} */
-  let openId = null;
+  /** @type {string | null | undefined} the chat shown; undefined before the first route */
+  let openId;
 
   const list = mountChatList(nav, api, { hrefFor: (id) => chatHref(id) });
 

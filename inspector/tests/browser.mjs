@@ -207,6 +207,9 @@ async function run() {
     const kept = await page.evaluate(() => ({ session: sessionStorage.length, local: localStorage.length }));
     if (kept.session !== 1 || kept.local !== 0) throw new Error(`the token is not kept in sessionStorage alone: ${JSON.stringify(kept)}`);
   }
+  // No chat open yet: the page says how to pick one and what the addresses are.
+  await waitText('[data-testid="no-chat"]', "Pick a chat in the list", "the page with no chat open");
+  await waitText('[data-testid="no-chat"]', "#/chat/<chat id>/<view>", "the addresses on the page with no chat open");
   await shot("chats.png");
 
   // ---- 3. find the chat, open it, see the inclusion marks
@@ -333,13 +336,13 @@ async function sceneActions(id, msg) {
   await waitText(`${scene} [data-testid="scene-recap"]`, "No scene recap yet", "the new scene break");
 
   await button(`Rename the scene of message ${id}`).click();
-  await page.getByLabel(`Name of the scene ending at message ${id}`).fill(SCENE_NAME);
+  await page.getByLabel(`Name of the scene ending at message ${id}`, { exact: true }).fill(SCENE_NAME);
   await page.getByRole("button", { name: "Save name" }).click();
   await waitText(`${scene} [data-testid="scene-name"]`, SCENE_NAME, "the renamed scene");
 
   for (const [i, text] of SCENE_TEXTS.entries()) {
     await page.getByRole("button", { name: new RegExp(`^(Edit|Write) the scene recap of message ${id}$`) }).click();
-    await page.getByLabel(`Scene recap of message ${id}`).fill(text);
+    await page.getByLabel(`Scene recap of message ${id}`, { exact: true }).fill(text);
     await page.getByRole("button", { name: "Save as a new version" }).click();
     await waitText(`${scene} [data-testid="scene-recap"]`, text, `the scene recap's edit ${i + 1}`);
     await waitText(`${scene} [data-testid="scene-version"]`, `Version ${i + 1} of ${i + 1}`, `the versions after edit ${i + 1}`);
@@ -381,7 +384,7 @@ async function sceneActions(id, msg) {
 async function handEdit(id, error, msg) {
   await waitText(`${msg(id)} .recap-error`, error, "the seeded recap error");
   await page.getByRole("button", { name: `Edit the recap of message ${id}`, exact: true }).click();
-  await page.getByLabel(`Recap of message ${id}`).fill(MEMORY_TEXT);
+  await page.getByLabel(`Recap of message ${id}`, { exact: true }).fill(MEMORY_TEXT);
   await page.getByRole("button", { name: "Save recap" }).click();
   await waitText(`${msg(id)} .recap-text`, MEMORY_TEXT, "the recap edited by hand");
   await waitText(`${msg(id)} .msg-recap`, "edited by hand", "the hand edit's mark");
