@@ -350,8 +350,21 @@ async function sceneActions(id, msg) {
   if (!(await button(`Next version of the scene recap of message ${id}`).isDisabled())) {
     throw new Error("the newest scene-recap version can go to a next one");
   }
-  await button(`Previous version of the scene recap of message ${id}`).click();
+  // By keyboard; the focus stays on that message's items after the page
+  // draws the change.
+  await button(`Previous version of the scene recap of message ${id}`).focus();
+  await page.keyboard.press("Enter");
   await waitText(`${scene} [data-testid="scene-version"]`, "Version 1 of 2", "the first version, selected");
+  try {
+    await page.waitForFunction(
+      (mid) => document.activeElement?.closest("[data-message-id]")?.getAttribute("data-message-id") === mid,
+      id,
+      { timeout: WAIT },
+    );
+  } catch {
+    const at = await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 200));
+    throw new Error(`after the version change the focus left message ${id}: ${at}`);
+  }
   await waitText(`${scene} [data-testid="scene-recap"]`, SCENE_TEXTS[0], "the first version's text");
   await page.locator(scene).scrollIntoViewIfNeeded();
   await shot("scene-versions.png");

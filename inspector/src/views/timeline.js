@@ -77,6 +77,11 @@ export function mountTimeline(panel, ctx) {
     )
   );
   const list = h("ol", { class: "timeline", "data-testid": "timeline" });
+  /** @type {HTMLElement | null} */
+  let lastFocused = null;
+  list.addEventListener("focusin", (e) => {
+    if (e.target instanceof HTMLElement) lastFocused = e.target;
+  });
   const more = h("div", { class: "timeline-more" });
   replace(
     panel,
@@ -170,7 +175,38 @@ export function mountTimeline(panel, ctx) {
       if (m.sceneBreak) items.push(sceneItem(m, sceneEnv));
     }
     if (items.length === 0) items.push(h("li", { class: "muted" }, messages.length ? "No message matches." : "This chat has no messages."));
+    // A keyboard user keeps their place: the button that had the focus
+    // (each names its message) has it again, or else its message.
+    // (A button disabled while its call ran may have lost the focus to the
+    // page: the last one focused in the list stands for it then.)
+    const active = document.activeElement;
+    const focused =
+      active instanceof HTMLElement && list.contains(active)
+        ? active
+        : (active === null || active === document.body) && lastFocused && list.contains(lastFocused)
+          ? lastFocused
+          : null;
+    const label = focused?.getAttribute("aria-label") ?? null;
+    const item = /** @type {HTMLElement | null | undefined} */ (focused?.closest("[data-message-id]"));
     replace(list, items);
+    if (focused) refocus(label, item?.dataset.messageId ?? null);
+  }
+
+  /**
+   * @param {string | null} label the aria-label of the button to focus
+   * @param {string | null} messageId else the item of this message
+   */
+  function refocus(label, messageId) {
+    const button = label ? [...list.querySelectorAll("button")].find((b) => b.getAttribute("aria-label") === label && !b.disabled) : undefined;
+    if (button) {
+      button.focus({ preventScroll: true });
+      return;
+    }
+    const el = messageId ? [...list.querySelectorAll("[data-message-id]")].find((e) => /** @type {HTMLElement} */ (e).dataset.messageId === messageId) : undefined;
+    if (el instanceof HTMLElement) {
+      el.tabIndex = -1;
+      el.focus({ preventScroll: true });
+    }
   }
 
   /** @param {import("../chat-file.js").TimelineMessage} m */
