@@ -177,13 +177,16 @@ export function mountTimeline(panel, ctx) {
     if (items.length === 0) items.push(h("li", { class: "muted" }, messages.length ? "No message matches." : "This chat has no messages."));
     // A keyboard user keeps their place: the button that had the focus
     // (each names its message) has it again, or else its message.
-    // (A button disabled while its call ran may have lost the focus to the
-    // page: the last one focused in the list stands for it then.)
+    // (A button disabled while its call runs loses the focus to the page:
+    // it stands for the focus then, but not a button the user has left.)
     const active = document.activeElement;
     const focused =
       active instanceof HTMLElement && list.contains(active)
         ? active
-        : (active === null || active === document.body) && lastFocused && list.contains(lastFocused)
+        : (active === null || active === document.body) &&
+            lastFocused instanceof HTMLButtonElement &&
+            lastFocused.disabled &&
+            list.contains(lastFocused)
           ? lastFocused
           : null;
     const label = focused?.getAttribute("aria-label") ?? null;
