@@ -386,6 +386,19 @@ async function sceneActions(id, msg) {
     }
   }
   if (data.sceneBreakVisible === false) throw new Error(`GetMessageData(${id}): the scene break is not visible`);
+
+  // Unmarked, the break is kept hidden with its name and recap; marked
+  // again, it is back as it was.
+  await button(`Unmark scene break at message ${id}`).click();
+  await page.waitForSelector(`${scene}[data-visible="no"]`, { timeout: WAIT });
+  await waitText(scene, SCENE_NAME, "the unmarked break's name");
+  const hidden = await step("data", id);
+  if (hidden.sceneBreak !== true || hidden.sceneBreakVisible !== false || hidden.sceneRecapMemory !== SCENE_TEXTS[0]) {
+    throw new Error(`GetMessageData(${id}) after unmarking: ${JSON.stringify(hidden)}`);
+  }
+  await button(`Mark scene break again at message ${id}`).click();
+  await page.waitForSelector(`${scene}[data-visible="yes"]`, { timeout: WAIT });
+  await waitText(`${scene} [data-testid="scene-version"]`, "Version 1 of 2", "the break marked again");
 }
 
 /**
