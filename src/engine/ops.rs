@@ -123,12 +123,18 @@ impl Chats {
         edit: bool,
     ) -> Result<MessageData, EngineError> {
         update.check(self.limits())?;
+        let max_bytes = self.limits().max_text_bytes;
         self.change_message_data(chat_id, message_id, |chat| {
-            if edit {
-                chat.edit_message_data(message_id, update)
+            let mut changes = if edit {
+                chat.edit_message_data(message_id, update)?
             } else {
-                chat.set_message_data(message_id, update)
-            }
+                chat.set_message_data(message_id, update)?
+            };
+            changes.messages_put.extend(
+                chat.fit_scene_recap_versions(message_id, max_bytes)?
+                    .messages_put,
+            );
+            Ok(changes)
         })
         .await
     }

@@ -187,7 +187,7 @@ pub fn compute_inclusion(
 /// With a tiktoken vocabulary each memory is joined in turn and only the
 /// newest end of the text is counted ([`JoinedCount`]). A loaded
 /// tokenizer's pieces are not known, so there the joined texts are
-/// counted whole, and the cut is searched for: the prefixes of 1, 2, 4...
+/// counted whole, and the cut is searched for: the prefixes of 1, 3, 7...
 /// memories until one is over the limit, then halving between the last
 /// two. That takes about `2 log2(n)` counts instead of `n`, each of a
 /// text not much longer than the part that fits, so a chat of many

@@ -177,21 +177,7 @@ impl MessageData {
                 limits.check_text(field, text)?;
             }
         }
-        if let Some(versions) = &self.scene_recap_versions {
-            if versions.len() > MAX_SCENE_RECAP_VERSIONS {
-                return Err(DomainError::invalid(
-                    "data.scene_recap_versions",
-                    format!(
-                        "{} versions is over the maximum of {MAX_SCENE_RECAP_VERSIONS}",
-                        versions.len()
-                    ),
-                ));
-            }
-            for text in versions {
-                limits.check_text("data.scene_recap_versions[]", text)?;
-            }
-        }
-        Ok(())
+        self.check_scene_recap_versions(limits)
     }
 }
 

@@ -97,6 +97,7 @@ impl JobDriver {
             answer,
             data,
             exclude_latest,
+            max_text_bytes: self.chats.limits().max_text_bytes,
             now,
         };
         match write_answer(chat_id, resident, answered) {
@@ -435,6 +436,8 @@ struct Answered<'a> {
     data: Option<(String, MessageData)>,
     /// The chat's `running_recap_exclude_latest` (running-recap kinds).
     exclude_latest: u32,
+    /// The text limit, which a scene's versions together keep to.
+    max_text_bytes: usize,
     now: UnixMicros,
 }
 
@@ -455,6 +458,7 @@ fn write_answer(
         answer,
         data,
         exclude_latest,
+        max_text_bytes,
         now,
     } = answered;
     let chat = resident
@@ -465,7 +469,11 @@ fn write_answer(
     let mut writes = Vec::new();
     let mut result = None;
     if let Some((message_id, update)) = &data {
-        let changes = chat.set_message_data(message_id, update)?;
+        let mut changes = chat.set_message_data(message_id, update)?;
+        changes.messages_put.extend(
+            chat.fit_scene_recap_versions(message_id, max_text_bytes)?
+                .messages_put,
+        );
         writes.extend(writes_for(chat_id, chat, &changes));
     }
     let Answer::Recap(text) = answer else {
@@ -475,13 +483,21 @@ fn write_answer(
         JobKind::RunningRecap => {
             let base = writing::merge_base(chat, &job.message_id);
             let new = writing::merged_recap(base, &job.message_id, text.clone(), exclude_latest);
-            let keep = writing::current_covers_later_scene(chat, &job.message_id)
-                .then(|| chat.recaps().current_version())
-                .flatten();
+            // The current version stays only while a later scene is left
+            // to merge again up to it (else this merge is the newest).
+            let keep = writing::rebuild_next(chat, &job.message_id)
+                .and_then(|_| chat.recaps().current_version());
             (new, keep)
         }
+        // The scenes the request was made of (its read set, in chat
+        // order), not those of the chat now.
         JobKind::RegenerateRunningRecap => {
-            let scenes = writing::regeneration_scenes(chat, exclude_latest);
+            let scenes: Vec<&str> = job
+                .read
+                .messages
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .collect();
             (
                 writing::regenerated_recap(&scenes, exclude_latest, text.clone()),
                 None,

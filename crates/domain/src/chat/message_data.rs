@@ -103,9 +103,31 @@ impl Chat {
         let seq = self.seq_of(message_id)?;
         let mut data = self.message_data(message_id)?.clone();
         change(&mut data)?;
+        if &data == self.message_data(message_id)? {
+            // Nothing to write (an edit to the same text, say).
+            return Ok(Changes::default());
+        }
         self.update(seq, |m| {
             *m.data_mut() = data;
             m.data_changed();
+        })
+    }
+
+    /// Lets go of a message's oldest scene-recap versions until they fit
+    /// in `max_bytes` together ([`MessageData::fit_scene_recap_versions`]);
+    /// the caller gives its text limit, so that every export imports again.
+    pub fn fit_scene_recap_versions(
+        &mut self,
+        message_id: &str,
+        max_bytes: usize,
+    ) -> Result<Changes, DomainError> {
+        let mut data = self.message_data(message_id)?.clone();
+        if !data.fit_scene_recap_versions(max_bytes) {
+            return Ok(Changes::default());
+        }
+        self.change_data(message_id, |current| {
+            *current = data;
+            Ok(())
         })
     }
 

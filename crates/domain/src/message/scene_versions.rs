@@ -9,7 +9,7 @@
 //! the file had it until it is changed.
 
 use super::MessageData;
-use crate::DomainError;
+use crate::{DomainError, Limits};
 
 /// The most versions one scene keeps: adding one past it lets go of the
 /// oldest.
@@ -33,12 +33,74 @@ impl MessageData {
     /// The versions as recapd reads them: the stored list, or, for data
     /// that never had one, the scene recap alone (none when it is unset
     /// or empty, as the extension starts a list from an empty recap).
+    /// An empty list reads as none, as the extension reads it.
     pub fn scene_recap_version_list(&self) -> Vec<String> {
         match (&self.scene_recap_versions, &self.scene_recap_memory) {
-            (Some(versions), _) => versions.clone(),
-            (None, Some(memory)) if !memory.is_empty() => vec![memory.clone()],
-            (None, _) => Vec::new(),
+            (Some(versions), _) if !versions.is_empty() => versions.clone(),
+            (_, Some(memory)) if !memory.is_empty() => vec![memory.clone()],
+            (_, _) => Vec::new(),
         }
+    }
+
+    /// Lets go of the oldest versions (never the current one) until the
+    /// versions together take at most `max_bytes` (the text limit: what
+    /// an import of the exported file accepts). Whether any went.
+    pub fn fit_scene_recap_versions(&mut self, max_bytes: usize) -> bool {
+        let Some(versions) = self.scene_recap_versions.as_mut() else {
+            return false;
+        };
+        let mut index = self
+            .scene_recap_current_index
+            .and_then(|i| usize::try_from(i).ok())
+            .unwrap_or(0);
+        let mut total: usize = versions.iter().map(String::len).sum();
+        let mut dropped = false;
+        let mut oldest = 0;
+        while total > max_bytes && versions.len() > 1 && oldest < versions.len() {
+            if oldest == index {
+                oldest += 1;
+                continue;
+            }
+            total -= versions[oldest].len();
+            versions.remove(oldest);
+            if oldest < index {
+                index -= 1;
+            }
+            dropped = true;
+        }
+        if dropped {
+            self.scene_recap_current_index = Some(u32::try_from(index).unwrap_or(u32::MAX));
+        }
+        dropped
+    }
+
+    /// Refuses versions an update gives that an import of the exported
+    /// file would refuse: more than [`MAX_SCENE_RECAP_VERSIONS`], or
+    /// together over the text limit.
+    pub(super) fn check_scene_recap_versions(&self, limits: &Limits) -> Result<(), DomainError> {
+        let Some(versions) = &self.scene_recap_versions else {
+            return Ok(());
+        };
+        if versions.len() > MAX_SCENE_RECAP_VERSIONS {
+            return Err(DomainError::invalid(
+                "data.scene_recap_versions",
+                format!(
+                    "{} versions is over the maximum of {MAX_SCENE_RECAP_VERSIONS}",
+                    versions.len()
+                ),
+            ));
+        }
+        let total: usize = versions.iter().map(String::len).sum();
+        if total > limits.max_text_bytes {
+            return Err(DomainError::invalid(
+                "data.scene_recap_versions",
+                format!(
+                    "the versions total {total} bytes, over the maximum of {} bytes",
+                    limits.max_text_bytes
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The index of the current version in

@@ -341,3 +341,45 @@ fn an_edit_clears_what_the_extensions_edit_memory_clears() {
     assert_eq!(data.exclude, Some(false));
     assert_eq!(data.scene_recap_memory.as_deref(), Some("They met."));
 }
+
+#[test]
+fn versions_fit_the_text_limit_and_the_current_one_stays() {
+    let mut data = MessageData::default();
+    for recap in ["aaaa", "bbbb", "cccc"] {
+        data.merge(&scene(recap)).unwrap();
+    }
+    data.select_scene_recap_version(0).unwrap();
+    assert!(data.fit_scene_recap_versions(8));
+    assert_eq!(
+        data.scene_recap_versions,
+        Some(vec!["aaaa".into(), "cccc".into()])
+    );
+    assert_eq!(data.scene_recap_current_index, Some(0));
+    assert_eq!(data.scene_recap_memory.as_deref(), Some("aaaa"));
+    assert!(!data.fit_scene_recap_versions(8), "it fits: nothing goes");
+    // An update whose versions an import would refuse is refused.
+    let limits = Limits {
+        max_text_bytes: 6,
+        ..Limits::default()
+    };
+    let err = MessageData {
+        scene_recap_versions: Some(vec!["abcd".into(), "efgh".into()]),
+        ..MessageData::default()
+    }
+    .check(&limits)
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("data.scene_recap_versions"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_version_list_reads_as_the_scene_recap_alone() {
+    let mut data = MessageData {
+        scene_recap_versions: Some(Vec::new()),
+        ..scene("From a file.")
+    };
+    data.select_scene_recap_version(0).unwrap();
+    assert_eq!(data.scene_recap_versions, Some(vec!["From a file.".into()]));
+}

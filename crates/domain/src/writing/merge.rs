@@ -125,17 +125,35 @@ pub fn scene_recaps_text(scenes: &[&Message]) -> String {
 }
 
 /// The version a regeneration adds with the model's `content`: it covers
-/// `scenes` (from the chat's start to the last of them), records the
-/// setting it held back by as `excluded_count` (the setting, as the
-/// extension records it, not the number held back), and becomes current.
-pub fn regenerated_recap(scenes: &[&Message], exclude_latest: u32, content: String) -> NewRecap {
+/// the scenes whose break ids are `scene_ids` (in chat order: from the
+/// chat's start to the last of them), records the setting it held back by
+/// as `excluded_count` (the setting, as the extension records it, not the
+/// number held back), and becomes current.
+pub fn regenerated_recap(scene_ids: &[&str], exclude_latest: u32, content: String) -> NewRecap {
     NewRecap {
         content,
-        scene_count: u32::try_from(scenes.len()).unwrap_or(u32::MAX),
+        scene_count: u32::try_from(scene_ids.len()).unwrap_or(u32::MAX),
         excluded_count: exclude_latest,
         prev_scene_message_id: None,
-        new_scene_message_id: scenes.last().map(|m| m.id.as_str().to_owned()),
+        new_scene_message_id: scene_ids.last().map(|id| (*id).to_owned()),
     }
+}
+
+/// Whether the scene recaps a regeneration read (`scene_ids`, with the
+/// fingerprint of their text, `read_fingerprint`) are still those of the
+/// chat: every scene there, with the same recap and name.
+pub fn regeneration_unchanged(
+    chat: &Chat,
+    scene_ids: &[&str],
+    read_fingerprint: Option<u64>,
+) -> bool {
+    let scenes: Option<Vec<&Message>> = scene_ids
+        .iter()
+        .map(|id| chat.message(id).map(|(_, m)| m))
+        .collect();
+    scenes.is_some_and(|scenes| {
+        Some(crate::jobs::fingerprint_text(&scene_recaps_text(&scenes))) == read_fingerprint
+    })
 }
 
 #[cfg(test)]

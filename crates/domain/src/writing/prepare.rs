@@ -121,8 +121,10 @@ pub fn read_unchanged(kind: JobKind, read: &ReadSet, chat: &Chat, message_id: &s
     }
     if kind == JobKind::RegenerateRunningRecap {
         // It edits the current version: another current one since is a
-        // change.
-        return chat.recaps().current_version() == read.recap_version;
+        // change, and so is another recap or name of a scene it read.
+        let scenes: Vec<&str> = read.messages.iter().map(|(id, _)| id.as_str()).collect();
+        return chat.recaps().current_version() == read.recap_version
+            && super::merge::regeneration_unchanged(chat, &scenes, read.scene_recap);
     }
     if kind != JobKind::RunningRecap {
         return true;

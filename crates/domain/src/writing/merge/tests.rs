@@ -121,7 +121,7 @@ fn a_regeneration_holds_back_the_newest_scenes_only_when_there_are_more() {
         "[Scene 1]\nThey meet.\n\n[Scene 2]\nThey race."
     );
     assert_eq!(
-        regenerated_recap(&scenes, 1, "rebuilt".into()),
+        regenerated_recap(&["m2", "m5"], 1, "rebuilt".into()),
         NewRecap {
             content: "rebuilt".into(),
             scene_count: 2,
@@ -130,4 +130,15 @@ fn a_regeneration_holds_back_the_newest_scenes_only_when_there_are_more() {
             new_scene_message_id: Some("m5".into()),
         }
     );
+}
+
+#[test]
+fn a_regeneration_is_stale_when_a_scene_it_read_changed() {
+    let c = three_scenes().build();
+    let scenes = regeneration_scenes(&c, 1);
+    let read = Some(crate::jobs::fingerprint_text(&scene_recaps_text(&scenes)));
+    assert!(regeneration_unchanged(&c, &["m2", "m5"], read));
+    let renamed = three_scenes().scene_recap(5, "They race again.").build();
+    assert!(!regeneration_unchanged(&renamed, &["m2", "m5"], read));
+    assert!(!regeneration_unchanged(&c, &["m2", "gone"], read));
 }
