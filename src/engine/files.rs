@@ -101,7 +101,7 @@ impl Chats {
         world_info: &ChatWorldInfo,
     ) -> Result<Change<Imported<'_>>, EngineError> {
         let auto_hide = resident
-            .effective(&self.global(&chat_id.tenant))
+            .effective(&self.global(&chat_id.tenant), &chat_id.id)
             .inclusion
             .auto_hide_scene_count;
         let chat = match held.lock().take().ok_or_else(EngineError::import_lost)? {
@@ -150,7 +150,10 @@ impl Chats {
                 .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
             Ok(ChatSnapshot {
                 chat,
-                auto_hide_scene_count: resident.effective(&global).inclusion.auto_hide_scene_count,
+                auto_hide_scene_count: resident
+                    .effective(&global, &chat_id.id)
+                    .inclusion
+                    .auto_hide_scene_count,
                 world_info: ChatWorldInfo {
                     book: resident.settings().overrides.world_info_chat_book.clone(),
                     timed: resident.meta.world_info_timed.clone(),

@@ -156,7 +156,7 @@ impl Chats {
         match &resident.meta.lore_book {
             Some(name)
                 if resident
-                    .effective(&self.global(&slot.key.tenant))
+                    .effective(&self.global(&slot.key.tenant), &slot.key.id)
                     .lore
                     .delete_book_with_chat =>
             {

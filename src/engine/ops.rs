@@ -236,7 +236,7 @@ impl Chats {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             known_chat_ref(resident, chat_id)?;
-            let settings = resident.effective(&global);
+            let settings = resident.effective(&global, &chat_id.id);
             Ok(stored_injection(resident, chat_id, &settings, key))
         })
         .await
@@ -251,7 +251,7 @@ impl Chats {
     pub async fn inclusion(&self, chat_id: &ChatKey) -> Result<Vec<MessageInclusion>, EngineError> {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
-            let settings = resident.effective(&global);
+            let settings = resident.effective(&global, &chat_id.id);
             let kind = settings.inclusion.tokenizer;
             let uncounted = known_chat_ref(resident, chat_id)?
                 .messages()

@@ -25,6 +25,7 @@ use crate::domain::chat::Chat;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobLane, JobState};
 use crate::domain::message::Message;
+use crate::domain::profiles::Profiles;
 use crate::domain::recall::{Source, StoredVector};
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
@@ -99,6 +100,15 @@ pub struct ChatMeta {
     /// deleted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lore_book: Option<String>,
+    /// The character the chat is with (its key, SillyTavern's avatar file
+    /// name): ChatChanged's `character_key`, or an import's character
+    /// messages'. Decides its character's profile binding. `None`: unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub character_key: Option<String>,
+    /// The group the chat is in, as ChatChanged or ImportChat said (a chat
+    /// a group lists is in it without this). `None`: none said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
 }
 
 /// A chat's own settings: its overrides of the global settings and its
@@ -183,6 +193,15 @@ pub enum Write {
         tenant: Tenant,
         /// The settings.
         patch: SettingsPatch,
+    },
+    /// Replaces a tenant's settings profiles, their bindings and its groups
+    /// (one row per tenant). Committed with a claim of the tenant's global
+    /// settings, and told to other replicas as a change of them.
+    Profiles {
+        /// The tenant.
+        tenant: Tenant,
+        /// Its profiles, bindings and groups.
+        profiles: Profiles,
     },
     /// Marks every chat of a tenant as owing a refresh (a global change is
     /// committed before its refreshes run; a crash in between leaves them
@@ -396,6 +415,33 @@ pub struct TenantSettings {
     pub patch: SettingsPatch,
     /// Their claim clock, read with them (0 for single-writer stores).
     pub clock: u64,
+    /// Its settings profiles, bindings and groups (claimed and told with
+    /// the global settings).
+    pub profiles: Profiles,
+}
+
+/// Joins the global settings rows with the profiles rows and their claim
+/// clocks (a tenant may have either alone), in tenant order.
+pub(crate) fn with_profiles(
+    mut settings: Vec<TenantSettings>,
+    profiles: Vec<(Tenant, Profiles, u64)>,
+) -> Vec<TenantSettings> {
+    for (tenant, profiles, clock) in profiles {
+        match settings.iter_mut().find(|s| s.tenant == tenant) {
+            Some(held) => {
+                held.profiles = profiles;
+                held.clock = held.clock.max(clock);
+            }
+            None => settings.push(TenantSettings {
+                tenant,
+                profiles,
+                clock,
+                ..TenantSettings::default()
+            }),
+        }
+    }
+    settings.sort_by(|a, b| a.tenant.name().cmp(b.tenant.name()));
+    settings
 }
 
 /// What other replicas committed, as told by a shared store. A hint only:
@@ -422,7 +468,7 @@ pub trait ChatStore: Send + Sync + 'static {
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError>;
     /// A chat's rows and settings as one consistent read.
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError>;
-    /// Every tenant's global settings.
+    /// Every tenant's global settings, with its profiles.
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError>;
     /// How many chats the store holds, all tenants together.
     async fn chat_count(&self) -> Result<usize, StoreError>;

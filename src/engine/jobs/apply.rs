@@ -116,7 +116,7 @@ impl JobDriver {
         answer: &Answer,
         now: UnixMicros,
     ) -> Result<Vec<Job>, EngineError> {
-        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant), &chat_id.id);
         let mut fresh = Vec::new();
         match (answer, job.kind) {
             (Answer::Break(candidate), _) => {
