@@ -61,6 +61,20 @@ enum Held {
     Built(Arc<Chat>),
 }
 
+/// The character of an imported chat: the `original_avatar` (character
+/// key) of its character messages (neither the user's nor the narrator's)
+/// when they all that have one have the same; `None` when none has one or
+/// they differ (a group chat).
+pub fn imported_character(chat: &Chat) -> Option<String> {
+    let mut keys = chat
+        .messages()
+        .map(|(_, m)| m)
+        .filter(|m| !m.is_user && !m.is_narrator && !m.character_key.is_empty())
+        .map(|m| m.character_key.as_str());
+    let first = keys.next()?;
+    keys.all(|key| key == first).then(|| first.to_owned())
+}
+
 impl Chats {
     /// Replaces a chat (created when new) with one read from a SillyTavern
     /// file: all its messages and running-recap versions, and its World
@@ -74,13 +88,26 @@ impl Chats {
     pub async fn import_chat(
         &self,
         chat_id: &ChatKey,
+        imported: ImportedChat,
+    ) -> Result<(usize, usize), EngineError> {
+        self.import_chat_in_group(chat_id, imported, None).await
+    }
+
+    /// [`Chats::import_chat`], the chat then in group `group_id` when
+    /// given (else in the group it was in). Either way the chat's
+    /// character becomes its character messages' one
+    /// ([`imported_character`]).
+    pub async fn import_chat_in_group(
+        &self,
+        chat_id: &ChatKey,
         mut imported: ImportedChat,
+        group_id: Option<String>,
     ) -> Result<(usize, usize), EngineError> {
         let world_info = std::mem::take(&mut imported.world_info);
         let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
         let (counts, place) = self
             .update(chat_id, |_, resident| {
-                self.import_into(chat_id, resident, &held, &world_info)
+                self.import_into(chat_id, resident, &held, (&world_info, &group_id))
             })
             .await?;
         if let Some(place) = place {
@@ -98,7 +125,7 @@ impl Chats {
         chat_id: &ChatKey,
         resident: &mut Resident,
         held: &parking_lot::Mutex<Option<Held>>,
-        world_info: &ChatWorldInfo,
+        (world_info, group_id): (&ChatWorldInfo, &Option<String>),
     ) -> Result<Change<Imported<'_>>, EngineError> {
         let auto_hide = resident
             .effective(&self.global(&chat_id.tenant), &chat_id.id)
@@ -132,8 +159,13 @@ impl Chats {
                 settings: own,
             });
         }
-        // The chat's row, written by the commit, carries the timed effects.
+        // The chat's row, written by the commit, carries the timed effects
+        // and the chat's character.
         resident.meta.world_info_timed.clone_from(&world_info.timed);
+        resident.meta.character_key = imported_character(&chat);
+        if group_id.is_some() {
+            resident.meta.group_id.clone_from(group_id);
+        }
         let counts = (chat.len(), chat.recaps().versions().count());
         resident.chat = Some(chat);
         let commit = Commit::one(writes, Next::Refresh(Trigger::ChatChanged));

@@ -9,7 +9,9 @@ use super::status::domain_status;
 use crate::auth::Tenant;
 use crate::domain::DomainError;
 use crate::domain::profiles::{self, BindTarget, Group, Profiles};
-use crate::engine::{Engine, ProfileChange};
+use crate::domain::settings::SettingsPatch;
+use crate::domain::st_settings::ImportedProfiles;
+use crate::engine::{Engine, ProfileChange, SettingsUpdate};
 
 /// A profile as the API shows it.
 fn profile(name: &str, profiles: &Profiles) -> Result<pb::Profile, Status> {
@@ -220,4 +222,101 @@ pub(super) async fn set_group_members(
     )
     .await?;
     Ok(Response::new(group(&group_id, &changed)?))
+}
+
+/// Stores what an extension settings import read of profiles (see
+/// `ImportSettingsRequest.json`). A tenant-wide import (`chat` `None`)
+/// stores the groups' disabled characters (added to each group's disabled
+/// members; a group not known yet is created), the profiles and the
+/// character bindings; a `chat_profiles` key that is a known group id
+/// (after those) binds the group, any other key sets that chat's own
+/// `profile`. A chat's import applies its own `chat_profiles` entry only.
+/// A binding to a profile that neither the tenant nor the import has is
+/// left out and listed in `ignored` (`character_profiles.<key>`,
+/// `chat_profiles.<key>`), which is sorted again.
+pub(super) async fn import_extension_profiles(
+    engine: &Engine,
+    tenant: &Tenant,
+    chat: Option<&str>,
+    imported: ImportedProfiles,
+    ignored: &mut Vec<String>,
+) -> Result<(), Status> {
+    let ImportedProfiles {
+        profiles: new_profiles,
+        character_profiles,
+        chat_profiles,
+        disabled_group_characters,
+    } = imported;
+    let held = engine.chats().profiles(tenant);
+    let exists = |name: &str| {
+        held.profiles.contains_key(name) || new_profiles.iter().any(|(n, _)| n == name)
+    };
+    let mut groups = held
+        .groups
+        .keys()
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>();
+    if chat.is_none() {
+        groups.extend(disabled_group_characters.iter().map(|(id, _)| id.clone()));
+    }
+    let mut bindings = Vec::new();
+    let mut chat_choices = Vec::new();
+    for (key, profile) in character_profiles {
+        if chat.is_some() {
+            continue;
+        }
+        if exists(&profile) {
+            bindings.push((BindTarget::Character(key), profile));
+        } else {
+            ignored.push(format!("character_profiles.{key}"));
+        }
+    }
+    for (key, profile) in chat_profiles {
+        if chat.is_some_and(|only| only != key) {
+            continue;
+        }
+        if !exists(&profile) {
+            ignored.push(format!("chat_profiles.{key}"));
+        } else if chat.is_none() && groups.contains(&key) {
+            bindings.push((BindTarget::Group(key), profile));
+        } else {
+            chat_choices.push((key, profile));
+        }
+    }
+    ignored.sort();
+    if chat.is_none() {
+        if !disabled_group_characters.is_empty() {
+            change(
+                engine,
+                tenant,
+                ProfileChange::AddDisabledMembers(disabled_group_characters),
+            )
+            .await?;
+        }
+        if !new_profiles.is_empty() || !bindings.is_empty() {
+            change(
+                engine,
+                tenant,
+                ProfileChange::Import {
+                    profiles: new_profiles,
+                    bindings,
+                },
+            )
+            .await?;
+        }
+    }
+    for (id, profile) in chat_choices {
+        let update = SettingsUpdate {
+            patch: SettingsPatch {
+                profile: Some(profile),
+                ..SettingsPatch::default()
+            },
+            clear: Vec::new(),
+        };
+        engine
+            .chats()
+            .update_settings(tenant, Some(&tenant.chat(&id)), update)
+            .await?;
+    }
+    Ok(())
 }

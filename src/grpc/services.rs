@@ -356,7 +356,8 @@ impl SettingsService for SettingsApi {
             .limits()
             .check_text("json", &json)
             .map_err(domain_status)?;
-        let imported = import_st_settings(&json).map_err(domain_status)?;
+        let mut imported = import_st_settings(&json).map_err(domain_status)?;
+        let extension_profiles = std::mem::take(&mut imported.profiles);
         let update = SettingsUpdate {
             patch: imported.patch,
             clear: imported.clear,
@@ -376,6 +377,21 @@ impl SettingsService for SettingsApi {
                     .await?;
             }
         }
+        let scope = (!chat_id.is_empty()).then_some(chat_id.as_str());
+        profiles::import_extension_profiles(
+            &self.engine,
+            &tenant,
+            scope,
+            extension_profiles,
+            &mut imported.ignored_keys,
+        )
+        .await?;
+        // A chat's answer shows its profile's settings when the import
+        // gave it one.
+        let settings = match chat {
+            Some(chat) => self.engine.chats().settings(&tenant, Some(&chat)).await?,
+            None => settings,
+        };
         Ok(Response::new(pb::ImportSettingsResponse {
             settings: Some((&settings).into()),
             ignored_keys: imported.ignored_keys,

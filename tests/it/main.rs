@@ -29,6 +29,7 @@ mod lorebooks;
 mod message_tier;
 mod metrics;
 mod pg_restart;
+mod profiles;
 mod prompt;
 mod push_and_persistence;
 mod rebinding;

@@ -36,6 +36,7 @@ async fn a_sillytavern_chat_imports_with_its_recaps_and_exports_back() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "harbour".into(),
             jsonl: file.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -124,6 +125,7 @@ async fn a_sillytavern_chat_imports_with_its_recaps_and_exports_back() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "copy".into(),
             jsonl: exported.clone(),
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -171,6 +173,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "c".into(),
             jsonl: fixture("bob-short"),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -194,6 +197,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "c".into(),
             jsonl: broken,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -209,6 +213,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "d".into(),
             jsonl: vec![0xff, 0xfe],
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -278,6 +283,7 @@ async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportCh
         .import_chat(pb::ImportChatRequest {
             chat_id: chat.into(),
             jsonl,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -368,6 +374,7 @@ async fn invalid_utf8_is_refused_naming_its_line() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "broken".into(),
             jsonl: file,
+            ..Default::default()
         })
         .await
         .unwrap_err();
