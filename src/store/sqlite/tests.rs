@@ -391,3 +391,4 @@ mod job_rows;
 mod jobs;
 mod lifecycle;
 mod recall;
+mod profiles;

@@ -477,5 +477,5 @@ async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
         )
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION.to_string());
-    assert_eq!(SCHEMA_VERSION, 7);
+    assert_eq!(SCHEMA_VERSION, 8);
 }
