@@ -372,7 +372,10 @@ async fn a_version_5_database_migrates_and_then_keeps_vectors() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(version, crate::store::sqlite::schema::SCHEMA_VERSION.to_string());
+    assert_eq!(
+        version,
+        crate::store::sqlite::schema::SCHEMA_VERSION.to_string()
+    );
     drop(conn);
     // Opening again finds the latest version and keeps what it holds.
     let store = SqliteStore::open(dir.path(), true).await.unwrap();
