@@ -21,7 +21,7 @@ pub enum ProfileChange {
         /// Its name.
         name: String,
         /// Its settings.
-        settings: SettingsPatch,
+        settings: Box<SettingsPatch>,
     },
     /// Deletes a profile.
     Delete {
@@ -67,7 +67,7 @@ pub enum ProfileChange {
 impl ProfileChange {
     fn apply(self, profiles: &mut Profiles) -> Result<(), DomainError> {
         match self {
-            ProfileChange::Put { name, settings } => profiles.put_profile(&name, settings),
+            ProfileChange::Put { name, settings } => profiles.put_profile(&name, *settings),
             ProfileChange::Delete { name } => profiles.delete_profile(&name),
             ProfileChange::Bind { target, profile } => profiles.bind(&target, &profile),
             ProfileChange::PutGroup { id, group } => profiles.put_group(&id, group),

@@ -76,7 +76,7 @@ pub(super) async fn put_profile(
         tenant,
         ProfileChange::Put {
             name: name.clone(),
-            settings,
+            settings: Box::new(settings),
         },
     )
     .await?;

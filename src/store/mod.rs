@@ -38,6 +38,7 @@ pub mod group_commit;
 pub mod lorebooks;
 mod migrations;
 pub mod postgres;
+mod profiles;
 pub mod sqlite;
 mod vectors;
 
@@ -47,6 +48,7 @@ pub use lorebooks::{
     StoredLorebook,
 };
 pub use postgres::PgStore;
+pub(crate) use profiles::with_profiles;
 pub use sqlite::SqliteStore;
 
 /// A chat's own row: its latest injections and refresh bookkeeping.
@@ -418,30 +420,6 @@ pub struct TenantSettings {
     /// Its settings profiles, bindings and groups (claimed and told with
     /// the global settings).
     pub profiles: Profiles,
-}
-
-/// Joins the global settings rows with the profiles rows and their claim
-/// clocks (a tenant may have either alone), in tenant order.
-pub(crate) fn with_profiles(
-    mut settings: Vec<TenantSettings>,
-    profiles: Vec<(Tenant, Profiles, u64)>,
-) -> Vec<TenantSettings> {
-    for (tenant, profiles, clock) in profiles {
-        match settings.iter_mut().find(|s| s.tenant == tenant) {
-            Some(held) => {
-                held.profiles = profiles;
-                held.clock = held.clock.max(clock);
-            }
-            None => settings.push(TenantSettings {
-                tenant,
-                profiles,
-                clock,
-                ..TenantSettings::default()
-            }),
-        }
-    }
-    settings.sort_by(|a, b| a.tenant.name().cmp(b.tenant.name()));
-    settings
 }
 
 /// What other replicas committed, as told by a shared store. A hint only:

@@ -39,7 +39,7 @@ async fn a_chats_character_and_group_choose_its_profile_and_a_change_refreshes_i
                 &tenant,
                 ProfileChange::Put {
                     name: name.into(),
-                    settings: depth(d),
+                    settings: Box::new(depth(d)),
                 },
             )
             .await
@@ -98,7 +98,7 @@ async fn a_chats_character_and_group_choose_its_profile_and_a_change_refreshes_i
             &tenant,
             ProfileChange::Put {
                 name: "party".into(),
-                settings: depth(4),
+                settings: Box::new(depth(4)),
             },
         )
         .await
@@ -131,7 +131,7 @@ async fn a_profile_change_whose_commit_fails_changes_nothing() {
             &tenant,
             ProfileChange::Put {
                 name: "p".into(),
-                settings: depth(5),
+                settings: Box::new(depth(5)),
             },
         )
         .await;
@@ -151,7 +151,7 @@ async fn a_profile_change_whose_commit_fails_changes_nothing() {
             &tenant,
             ProfileChange::Put {
                 name: "pct".into(),
-                settings: percent,
+                settings: Box::new(percent),
             },
         )
         .await;

@@ -98,8 +98,10 @@ fn each_exclusion_rule_in_order() {
 
     // A disabled group member: left out in the group's chats only (the
     // resolved settings carry the group's disabled members).
-    let mut in_group = Settings::default();
-    in_group.group_disabled_members = vec!["bob.png".into()];
+    let in_group = Settings {
+        group_disabled_members: vec!["bob.png".into()],
+        ..Settings::default()
+    };
     assert_eq!(
         check_exclusion(&bob, false, &in_group, || 3),
         Some(Exclusion::DisabledGroupMember)
