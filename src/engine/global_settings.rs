@@ -67,6 +67,14 @@ impl GlobalSettings {
     }
 }
 
+impl GlobalSettings {
+    /// The group a chat is in: the one it says, else the one that lists it.
+    pub fn group_of<'a>(&'a self, chat: ChatIdentity<'a>) -> Option<&'a str> {
+        let tenant = &self.profiles;
+        tenant.profiles.group_of(chat, &tenant.chat_groups)
+    }
+}
+
 impl std::ops::Deref for GlobalSettings {
     type Target = SettingsPatch;
 

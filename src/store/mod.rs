@@ -325,6 +325,10 @@ pub struct ChatListing {
     /// Its own settings, when it has some (they decide whether it is
     /// enabled, with the tenant's global settings).
     pub settings: Option<ChatSettings>,
+    /// Its row's [`ChatMeta::character_key`].
+    pub character_key: Option<String>,
+    /// Its row's [`ChatMeta::group_id`].
+    pub group_id: Option<String>,
 }
 
 /// A whole chat shared with the store for [`Write::ReplaceChat`]; two are

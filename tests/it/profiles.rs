@@ -182,6 +182,32 @@ async fn a_chats_own_profile_beats_its_groups_which_beats_its_characters() {
     // The chat's own overrides beat its profile.
     update(&mut s, "alice-alone", depth(9), &[]).await.unwrap();
     assert_eq!(settings_of(&mut s, "alice-alone").await.depth, Some(9));
+    // ListChats shows each chat's character and group.
+    let listed = s
+        .memory
+        .list_chats(pb::ListChatsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let shown: Vec<(&str, &str, &str)> = listed
+        .chats
+        .iter()
+        .map(|c| {
+            (
+                c.chat_id.as_str(),
+                c.character_key.as_str(),
+                c.group_id.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("alice-alone", "alice.png", ""),
+            ("party-2", "alice.png", "1700000000000"),
+            ("party-chat", "alice.png", "1700000000000"),
+        ]
+    );
 }
 
 #[tokio::test]

@@ -305,6 +305,8 @@ async fn list_chats_pages_one_tenants_chats_by_chat_id_bytes() {
             revision: 14,
             updated_us: UnixMicros(104),
             settings: Some(settings(false)),
+            character_key: None,
+            group_id: None,
         }
     );
     let b = all.iter().find(|c| c.chat_id == "b").unwrap();
