@@ -16,7 +16,7 @@ use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::Trigger;
 use crate::domain::st_chat::world_info::ChatWorldInfo;
-use crate::domain::st_chat::{ImportedChat, st_chat_lines};
+use crate::domain::st_chat::{ImportedChat, st_chat_lines_of};
 use crate::store::{SharedChat, Write};
 
 /// A chat as it was at one moment, shared rather than copied (later
@@ -34,17 +34,20 @@ pub struct ChatSnapshot {
     /// the global value: in SillyTavern the chat book belongs to the chat)
     /// and its timed effects.
     pub world_info: ChatWorldInfo,
+    /// Whether the chat is in a group (its header is then a group chat's).
+    pub group_chat: bool,
 }
 
 impl ChatSnapshot {
     /// The lines of the chat's SillyTavern file, without their newlines,
     /// made one at a time (the one place exports write a chat).
     pub fn lines<'a>(&'a self, chat_id: &'a str) -> impl Iterator<Item = String> + 'a {
-        st_chat_lines(
+        st_chat_lines_of(
             chat_id,
             &self.chat,
             self.auto_hide_scene_count,
             &self.world_info,
+            self.group_chat,
         )
     }
 }
@@ -190,6 +193,13 @@ impl Chats {
                     book: resident.settings().overrides.world_info_chat_book.clone(),
                     timed: resident.meta.world_info_timed.clone(),
                 },
+                group_chat: global
+                    .group_of(crate::domain::profiles::ChatIdentity {
+                        chat_id: &chat_id.id,
+                        character_key: None,
+                        group_id: resident.meta.group_id.as_deref(),
+                    })
+                    .is_some(),
             })
         })
         .await

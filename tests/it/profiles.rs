@@ -277,6 +277,26 @@ async fn a_disabled_group_member_is_left_out_in_the_group_chat_only() {
         reasons(&mut s, "bob-alone").await,
         expect_reasons(&[("a", "included"), ("b", "included")])
     );
+    // The group chat exports with SillyTavern's group chat header; the
+    // one-on-one chat without it.
+    for (chat, group_header) in [("party", true), ("bob-alone", false)] {
+        let file = s
+            .memory
+            .export_chat(pb::ExportChatRequest {
+                chat_id: chat.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .jsonl;
+        let first = String::from_utf8(file).unwrap();
+        let first = first.lines().next().unwrap().to_owned();
+        assert_eq!(
+            first.starts_with(r#"{"user_name":"unused","character_name":"unused""#),
+            group_header,
+            "{chat}: {first}"
+        );
+    }
     // Enabling him again (SetGroupMembers) brings his memory back.
     let g = s
         .settings
@@ -478,6 +498,23 @@ async fn an_imported_chat_takes_its_characters_profile_and_a_given_group() {
         assert_eq!(
             settings_of(&mut s, chat).await.depth,
             Some(expected),
+            "{chat}"
+        );
+        // An imported file's header is exported as the file had it, in a
+        // group or not.
+        let exported = s
+            .memory
+            .export_chat(pb::ExportChatRequest {
+                chat_id: chat.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .jsonl;
+        assert!(
+            String::from_utf8(exported)
+                .unwrap()
+                .starts_with(r#"{"user_name":"Ann","character_name":"Alice""#),
             "{chat}"
         );
     }
