@@ -469,6 +469,35 @@ async fn import_settings_reads_the_extensions_profiles_and_bindings() {
     assert_eq!(settings_of(&mut s, "party").await.depth, Some(8));
     open(&mut s, "alice-chat", "alice.png", "").await;
     assert_eq!(settings_of(&mut s, "alice-chat").await.depth, Some(9));
+
+    // A chat's import applies only that chat's entry, and no profile.
+    let chat_json = r#"{
+        "profiles": {"Other": {"running_scene_recap_depth": 1}},
+        "chat_profiles": {"other-chat": "Deep", "solo-chat": "Group"}
+    }"#;
+    let imported = s
+        .settings
+        .import_settings(pb::ImportSettingsRequest {
+            chat_id: "other-chat".into(),
+            json: chat_json.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let answered = imported.settings.unwrap();
+    assert_eq!(
+        (answered.depth, answered.profile.as_deref()),
+        (Some(9), Some("Deep"))
+    );
+    let solo = settings_of(&mut s, "solo-chat").await;
+    assert_eq!(solo.profile.as_deref(), Some("Default"), "unchanged");
+    let listed = s
+        .settings
+        .list_profiles(pb::ListProfilesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.profiles.len(), 3, "no profile from a chat's import");
 }
 
 #[tokio::test]
