@@ -18,8 +18,13 @@ mod fixtures;
 
 static CHAT: std::sync::LazyLock<ChatKey> = std::sync::LazyLock::new(|| ChatKey::untenanted("c"));
 
+/// The default vocabulary's counter.
+static COUNTER: std::sync::LazyLock<recapd::domain::tokens::Counter> =
+    std::sync::LazyLock::new(recapd::domain::tokens::Counter::default);
+
 fn context(settings: &Settings) -> RefreshContext<'_> {
     RefreshContext {
+        counter: &COUNTER,
         chat: &CHAT,
         settings,
         enabled: true,
@@ -87,9 +92,9 @@ fn inclusion(c: &mut Criterion) {
     group.sample_size(20);
     for n in [1_000, 10_000] {
         let mut chat = fixtures::build_chat(n);
-        count_texts(&mut chat, settings.inclusion.tokenizer);
+        count_texts(&mut chat, &COUNTER);
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| compute_inclusion(black_box(&chat), &settings))
+            b.iter(|| compute_inclusion(black_box(&chat), &settings, &COUNTER))
         });
     }
     group.finish();

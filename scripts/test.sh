@@ -177,6 +177,11 @@ refused=$("${grpcurl[@]}" -d '{"chat_id":"alice-1"}' "127.0.0.1:$port" recap.v1.
 grep -q 'FailedPrecondition' <<<"$refused" || { echo "grpcurl: DetectSceneBreaks without an LLM: $refused"; exit 1; }
 echo "grpcurl: OK"
 
+echo "-- the World Info walk-through (docs/world-info.md), as written"
+command -v jq >/dev/null || apt_install jq
+python3 scripts/walkthrough.py docs/world-info.md "A walk-through with grpcurl" \
+    "127.0.0.1:$port" "$tools/venv/bin/grpcurl"
+
 echo "-- python example"
 rm -rf examples/python/gen && mkdir -p examples/python/gen
 "$tools/venv/bin/python" -m grpc_tools.protoc -I proto \

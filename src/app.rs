@@ -32,6 +32,7 @@ use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{
     EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecallApi, RecapApi, SettingsApi,
 };
+use crate::model_tokenizers::Tokenizers;
 use crate::store::postgres::PgOptions;
 use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
 use crate::telemetry;
@@ -331,6 +332,7 @@ async fn start_engine(
         writer,
         embedder,
         queue: config.llm.queue(),
+        tokenizers: Tokenizers::new(config.tokenizers()),
         ..EngineOptions::default()
     };
     let engine = Engine::new(stores, options).await?;

@@ -417,6 +417,24 @@ pub struct Config {
           value_parser = parse_chat_retention)]
     pub chat_retention: Option<Duration>,
 
+    /// Directory of Hugging Face `tokenizer.json` files that the
+    /// HUGGING_FACE tokenizer setting can name: `tokenizer_name` `NAME`
+    /// reads `DIR/NAME.json`. Unset: HUGGING_FACE is refused.
+    #[arg(long, env = "RECAPD_TOKENIZERS_DIR", value_name = "DIR")]
+    pub tokenizers_dir: Option<PathBuf>,
+
+    /// The largest tokenizer file read from --tokenizers-dir, in bytes with
+    /// an optional KiB/MiB/GiB suffix.
+    #[arg(long, env = "RECAPD_MAX_TOKENIZER_FILE", default_value = "64MiB",
+          value_parser = parse_size)]
+    pub max_tokenizer_file: u64,
+
+    /// The most tokenizers from --tokenizers-dir kept loaded at once (the
+    /// least recently used goes first; a large one takes tens of MB).
+    #[arg(long, env = "RECAPD_MAX_CACHED_TOKENIZERS", default_value_t = 8,
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub max_cached_tokenizers: u64,
+
     /// Recaps written by recapd: the LLM and the job queue.
     #[command(flatten)]
     pub llm: LlmOptions,
@@ -546,6 +564,15 @@ impl Config {
             max_subscribers: size(self.max_subscribers),
             max_subscribers_per_connection: size(self.max_subscribers_per_connection),
             max_resident_bytes: size(self.max_resident_memory),
+        }
+    }
+
+    /// Where the model tokenizers are, and how many are kept loaded.
+    pub fn tokenizers(&self) -> crate::model_tokenizers::TokenizerSetup {
+        crate::model_tokenizers::TokenizerSetup {
+            dir: self.tokenizers_dir.clone(),
+            max_file_bytes: self.max_tokenizer_file,
+            max_cached: usize::try_from(self.max_cached_tokenizers).unwrap_or(8),
         }
     }
 

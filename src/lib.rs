@@ -45,7 +45,8 @@
 //! the metrics;
 //! [`llm`] sends one request to an OpenAI-compatible LLM and judges its
 //! failure retryable or fatal; [`wall_clock`] is the one wall clock (tests
-//! hand the engine one they set); [`tls_common`] holds what the TLS
+//! hand the engine one they set); [`model_tokenizers`] loads the model
+//! tokenizers (`tokenizer.json`) chats may count with; [`tls_common`] holds what the TLS
 //! clients share; and [`app::App`] wires everything together (tests build it on port 0).
 //!
 //! Apart from the server: [`cli`] holds the client side of the tool
@@ -66,6 +67,7 @@ pub mod error_id;
 pub mod grpc;
 pub mod inspector;
 pub mod llm;
+pub mod model_tokenizers;
 pub mod store;
 pub mod telemetry;
 pub mod tls_common;

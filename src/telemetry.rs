@@ -112,6 +112,12 @@ pub const WORLD_INFO_REGEX_OVERRUNS: &str = "recapd_world_info_regex_overruns_to
 /// RESOURCE_EXHAUSTED) or `cancelled` (the call went away: its client
 /// reset it or its deadline passed).
 pub const WORLD_INFO_SCANS_INTERRUPTED: &str = "recapd_world_info_scans_interrupted_total";
+/// Counter of token counts made with o200k_base instead of a chat's
+/// HUGGING_FACE tokenizer, labelled `reason`: `load` (its file could not be
+/// loaded: no `--tokenizers-dir`, a file gone or unreadable; once per
+/// counter resolved, at most one load try a minute per name) or `encode`
+/// (the tokenizer failed on one text).
+pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.
 const SECONDS_BUCKETS: [f64; 14] = [
@@ -129,8 +135,12 @@ pub fn install(addr: SocketAddr) -> Result<SocketAddr, String> {
     if let Some(existing) = INSTALLED.get() {
         return Ok(*existing);
     }
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+        format!(
+            "cannot listen on {addr}: {e} (another recapd on this machine? give this one \
+             --metrics-listen with another address, or off)"
+        )
+    })?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     // The exporter binds its own socket: free ours just before (this only
     // exists to report a taken port as a clear error, and to resolve port 0).

@@ -107,8 +107,13 @@ pub fn big_chat(args: BigChat) -> Result<(), Error> {
 
 static BIG: std::sync::LazyLock<ChatKey> = std::sync::LazyLock::new(|| ChatKey::untenanted("big"));
 
+/// The default vocabulary's counter.
+static COUNTER: std::sync::LazyLock<recapd::domain::tokens::Counter> =
+    std::sync::LazyLock::new(recapd::domain::tokens::Counter::default);
+
 fn context(settings: &Settings, revision: u64) -> RefreshContext<'_> {
     RefreshContext {
+        counter: &COUNTER,
         chat: &BIG,
         settings,
         enabled: true,

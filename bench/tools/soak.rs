@@ -81,6 +81,7 @@ async fn chat_worker(
         };
         memory
             .set_message_data(pb::SetMessageDataRequest {
+                edit: false,
                 chat_id: chat.clone(),
                 message_id: format!("m{n}"),
                 data: Some(data),

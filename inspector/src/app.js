@@ -17,8 +17,8 @@ export function mountApp(root, api) {
 
   /** @type {ReturnType<typeof mountChat> | null} */
   let chat = null;
-  /** @type {string | null} */
-  let openId = null;
+  /** @type {string | null | undefined} the chat shown; undefined before the first route */
+  let openId;
 
   const list = mountChatList(nav, api, { hrefFor: (id) => chatHref(id) });
 
@@ -27,9 +27,28 @@ export function mountApp(root, api) {
       content,
       h(
         "div",
-        { class: "empty-state" },
+        { class: "empty-state", "data-testid": "no-chat" },
         h("h2", null, "No chat open"),
-        h("p", null, "Pick a chat in the list to see its messages, what recapd injects for it and why, and its jobs."),
+        h(
+          "p",
+          null,
+          "Pick a chat in the list on the left: type part of its id in “Search chats” to narrow the list, then open it. " +
+            "You see its messages and what recapd made of them, what it injects and why, its running recap, and the jobs writing its recaps.",
+        ),
+        h(
+          "p",
+          null,
+          "Each view of a chat has an address of its own, ",
+          h("code", null, "#/chat/<chat id>/<view>"),
+          ", to bookmark or share; the views are ",
+          TABS.map((t, i) => [i ? ", " : "", h("code", null, t.id)]),
+          ". An address without a view opens the timeline.",
+        ),
+        h(
+          "p",
+          { class: "muted" },
+          "An empty list means this tenant has no chat yet: a chat appears once a client sends recapd its messages (a chat_changed event) or imports a chat file (ImportChat).",
+        ),
       ),
     );
   }

@@ -16,6 +16,9 @@
  * @property {boolean} [scene_break_visible]
  * @property {string} [scene_break_name]
  * @property {string} [scene_recap_memory]
+ * @property {string[]} [scene_recap_versions] every scene recap the scene
+ *   had, oldest first (none listed for one stored before versions)
+ * @property {number} [scene_recap_current_index] the shown one of them
  *
  * @typedef {object} TimelineMessage
  * @property {number} index 0-based position in the chat
@@ -136,6 +139,10 @@ function message(i, inc, line, extra, autoHiddenCount) {
       scene_break_visible: data.scene_break_visible === false ? false : undefined,
       scene_break_name: str(data.scene_break_name),
       scene_recap_memory: str(data.scene_recap_memory),
+      scene_recap_versions: Array.isArray(data.scene_recap_versions)
+        ? data.scene_recap_versions.map((/** @type {unknown} */ v) => (typeof v === "string" ? v : ""))
+        : [],
+      scene_recap_current_index: Number.isInteger(data.scene_recap_current_index) ? data.scene_recap_current_index : undefined,
     },
   };
 }

@@ -14,11 +14,18 @@
 // Steps, in order, and the answers they want:
 //   ready          → {chatId, includedMessageId, excludedMessageId,
 //                     hiddenMessageId (hidden by hand, outside auto-hide's
-//                     prefix), injectionText, excludedReason (optional)}
+//                     prefix), injectionText, excludedReason (optional),
+//                     sceneMessageId (no scene break, and none after
+//                     `publish`), editMessageId (a recap whose `error` is
+//                     set), editError (that error)}
 //   publish        → {injectionText}: the injection changed to hold it
 //   job            → {jobId}: a job whose LLM call is held
 //   release        → {}: the call let go, the job will succeed
 //   edited <text>  → {ok: true} once the injection holds <text>, or {error}
+//   data <id>      → message <id>'s MessageData as GetMessageData answers
+//                    it (proto JSON names; an unset field is null)
+//   recaps         → {currentVersion (null for none), versions: [numbers]}
+//                    as ListRunningRecaps answers
 // The seeded messages should be among the chat's newest 200 (the timeline
 // shows those first).
 import { chromium } from "playwright-core";
@@ -35,6 +42,9 @@ const ANSWER_WAIT = 120_000; // the caller's answer to a STEP
 const WHOLE_RUN = 300_000;
 
 const EDITED_TEXT = "Edited in the inspector: the letter is under the floorboard.";
+const SCENE_NAME = "The rider at the gate";
+const SCENE_TEXTS = ["Dawn: a rider in black waits at the gate.", "Dawn: the rider asks for the letter by name."];
+const MEMORY_TEXT = "Bob names the inn, by hand this time.";
 
 const log = (...args) => console.error("[browser]", ...args);
 
@@ -150,7 +160,7 @@ async function run() {
   mkdirSync(SHOTS, { recursive: true });
 
   const seed = await step("ready");
-  for (const key of ["chatId", "includedMessageId", "excludedMessageId", "hiddenMessageId", "injectionText"]) {
+  for (const key of ["chatId", "includedMessageId", "excludedMessageId", "hiddenMessageId", "injectionText", "sceneMessageId", "editMessageId", "editError"]) {
     if (typeof seed[key] !== "string" || !seed[key]) throw new Error(`STEP ready: the answer has no ${key}`);
   }
 
@@ -197,6 +207,9 @@ async function run() {
     const kept = await page.evaluate(() => ({ session: sessionStorage.length, local: localStorage.length }));
     if (kept.session !== 1 || kept.local !== 0) throw new Error(`the token is not kept in sessionStorage alone: ${JSON.stringify(kept)}`);
   }
+  // No chat open yet: the page says how to pick one and what the addresses are.
+  await waitText('[data-testid="no-chat"]', "Pick a chat in the list", "the page with no chat open");
+  await waitText('[data-testid="no-chat"]', "#/chat/<chat id>/<view>", "the addresses on the page with no chat open");
   await shot("chats.png");
 
   // ---- 3. find the chat, open it, see the inclusion marks
@@ -277,6 +290,21 @@ async function run() {
   const edited = await step("edited", EDITED_TEXT);
   if (edited.error || edited.ok !== true) throw new Error(`STEP edited: ${edited.error ?? JSON.stringify(edited)}`);
 
+  // ---- 8. a scene in the timeline: marked, renamed, its recap written
+  // twice, then back to the first version
+  await openTab("Timeline");
+  await sceneActions(seed.sceneMessageId, msg);
+
+  // ---- 9. a recap edited by hand: edited, its error gone
+  await handEdit(seed.editMessageId, seed.editError, msg);
+
+  // ---- 10. a running-recap version deleted, once confirmed
+  await openTab("Running recap");
+  await deleteVersion();
+
+  // ---- 11. jobs started from the page, shown with the job the RPC returned
+  await startJobs(seed.sceneMessageId);
+
   // ---- 8. World Info and recall, when this server has them (optional)
   await optionalView("World Info", '[data-testid="wi-scan"]', "world-info.png");
   await optionalView("Recall", '[data-testid="recall-hits"]', "recall.png");
@@ -289,6 +317,177 @@ async function run() {
   }
 
   if (pageErrors.length) throw new Error(`the page reported errors: ${pageErrors.join(" | ")}`);
+}
+
+/**
+ * Marks a message as a scene break, renames the scene, writes its scene
+ * recap twice (two versions) and goes back to the first; GetMessageData
+ * must agree.
+ * @param {string} id
+ * @param {(id: string) => string} msg
+ */
+async function sceneActions(id, msg) {
+  const button = (name) => page.getByRole("button", { name, exact: true });
+  const scene = `[data-testid="scene-break"][data-message-id=${q(id)}]`;
+  await page.waitForSelector(msg(id), { timeout: WAIT });
+  if ((await page.locator(scene).count()) !== 0) throw new Error(`message ${id} is already a scene break`);
+  await button(`Mark scene break at message ${id}`).click();
+  await page.waitForSelector(`${scene}[data-visible="yes"]`, { timeout: WAIT });
+  await waitText(`${scene} [data-testid="scene-recap"]`, "No scene recap yet", "the new scene break");
+
+  await button(`Rename the scene of message ${id}`).click();
+  await page.getByLabel(`Name of the scene ending at message ${id}`, { exact: true }).fill(SCENE_NAME);
+  await page.getByRole("button", { name: "Save name" }).click();
+  await waitText(`${scene} [data-testid="scene-name"]`, SCENE_NAME, "the renamed scene");
+
+  for (const [i, text] of SCENE_TEXTS.entries()) {
+    await page.getByRole("button", { name: new RegExp(`^(Edit|Write) the scene recap of message ${id}$`) }).click();
+    await page.getByLabel(`Scene recap of message ${id}`, { exact: true }).fill(text);
+    await page.getByRole("button", { name: "Save as a new version" }).click();
+    await waitText(`${scene} [data-testid="scene-recap"]`, text, `the scene recap's edit ${i + 1}`);
+    await waitText(`${scene} [data-testid="scene-version"]`, `Version ${i + 1} of ${i + 1}`, `the versions after edit ${i + 1}`);
+  }
+  if (!(await button(`Next version of the scene recap of message ${id}`).isDisabled())) {
+    throw new Error("the newest scene-recap version can go to a next one");
+  }
+  // By keyboard; the focus stays on that message's items after the page
+  // draws the change.
+  await button(`Previous version of the scene recap of message ${id}`).focus();
+  await page.keyboard.press("Enter");
+  await waitText(`${scene} [data-testid="scene-version"]`, "Version 1 of 2", "the first version, selected");
+  try {
+    await page.waitForFunction(
+      (mid) => document.activeElement?.closest("[data-message-id]")?.getAttribute("data-message-id") === mid,
+      id,
+      { timeout: WAIT },
+    );
+  } catch {
+    const at = await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 200));
+    throw new Error(`after the version change the focus left message ${id}: ${at}`);
+  }
+  await waitText(`${scene} [data-testid="scene-recap"]`, SCENE_TEXTS[0], "the first version's text");
+  // The list may be drawn anew meanwhile: the scroll is for the screenshot only.
+  await page.locator(scene).scrollIntoViewIfNeeded({ timeout: 2000 }).catch(() => {});
+  await shot("scene-versions.png");
+
+  const data = await step("data", id);
+  const want = {
+    sceneBreak: true,
+    sceneBreakName: SCENE_NAME,
+    sceneRecapMemory: SCENE_TEXTS[0],
+    sceneRecapVersions: SCENE_TEXTS,
+    // Unset reads as 0.
+    sceneRecapCurrentIndex: 0,
+  };
+  data.sceneRecapCurrentIndex ??= 0;
+  for (const [key, value] of Object.entries(want)) {
+    if (JSON.stringify(data[key]) !== JSON.stringify(value)) {
+      throw new Error(`GetMessageData(${id}).${key} is ${JSON.stringify(data[key])}, the page set ${JSON.stringify(value)}`);
+    }
+  }
+  if (data.sceneBreakVisible === false) throw new Error(`GetMessageData(${id}): the scene break is not visible`);
+
+  // Unmarked, the break is kept hidden with its name and recap; marked
+  // again, it is back as it was.
+  await button(`Unmark scene break at message ${id}`).click();
+  await page.waitForSelector(`${scene}[data-visible="no"]`, { timeout: WAIT });
+  await waitText(scene, SCENE_NAME, "the unmarked break's name");
+  const hidden = await step("data", id);
+  if (hidden.sceneBreak !== true || hidden.sceneBreakVisible !== false || hidden.sceneRecapMemory !== SCENE_TEXTS[0]) {
+    throw new Error(`GetMessageData(${id}) after unmarking: ${JSON.stringify(hidden)}`);
+  }
+  await button(`Mark scene break again at message ${id}`).click();
+  await page.waitForSelector(`${scene}[data-visible="yes"]`, { timeout: WAIT });
+  await waitText(`${scene} [data-testid="scene-version"]`, "Version 1 of 2", "the break marked again");
+}
+
+/**
+ * Edits a recap that has an error: the page sends a hand edit, after which
+ * the recap is marked edited and the error is gone, here and in the API.
+ * @param {string} id
+ * @param {string} error the seeded error
+ * @param {(id: string) => string} msg
+ */
+async function handEdit(id, error, msg) {
+  await waitText(`${msg(id)} .recap-error`, error, "the seeded recap error");
+  await page.getByRole("button", { name: `Edit the recap of message ${id}`, exact: true }).click();
+  await page.getByLabel(`Recap of message ${id}`, { exact: true }).fill(MEMORY_TEXT);
+  await page.getByRole("button", { name: "Save recap" }).click();
+  await waitText(`${msg(id)} .recap-text`, MEMORY_TEXT, "the recap edited by hand");
+  await waitText(`${msg(id)} .msg-recap`, "edited by hand", "the hand edit's mark");
+  await page.waitForFunction((sel) => document.querySelector(sel) === null, `${msg(id)} .recap-error`, { timeout: WAIT });
+  const data = await step("data", id);
+  if (data.memory !== MEMORY_TEXT || data.edited !== true || data.error !== null) {
+    throw new Error(`GetMessageData(${id}) after the hand edit: memory ${JSON.stringify(data.memory)}, edited ${data.edited}, error ${JSON.stringify(data.error)}`);
+  }
+}
+
+/**
+ * Deletes a running-recap version that is not current: refused once at
+ * the confirmation (nothing deleted), then confirmed.
+ */
+async function deleteVersion() {
+  const before = await step("recaps");
+  const victim = before.versions.find((v) => v !== before.currentVersion);
+  if (victim === undefined) throw new Error(`no version to delete besides the current one: ${JSON.stringify(before)}`);
+  const row = `[data-testid="recap-versions"] tr[data-version=${q(victim)}]`;
+  await page.waitForSelector(row, { timeout: WAIT });
+  const del = page.getByRole("button", { name: `Delete version ${victim}`, exact: true });
+
+  /** @type {string[]} */
+  const asked = [];
+  const refuse = (dialog) => {
+    asked.push(dialog.message());
+    dialog.dismiss();
+  };
+  page.once("dialog", refuse);
+  await del.click();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="recap-versions"] button[aria-busy]'), null, { timeout: WAIT });
+  if (asked.length !== 1 || !asked[0].includes(`Delete running-recap version ${victim}?`)) {
+    throw new Error(`deleting asked ${JSON.stringify(asked)}`);
+  }
+  const kept = await step("recaps");
+  if (!kept.versions.includes(victim)) throw new Error(`version ${victim} was deleted though the confirmation was refused`);
+
+  page.once("dialog", (dialog) => dialog.accept());
+  await del.click();
+  await page.waitForFunction((sel) => document.querySelector(sel) === null, row, { timeout: WAIT });
+  const after = await step("recaps");
+  if (after.versions.includes(victim)) throw new Error(`version ${victim} is still listed by ListRunningRecaps: ${JSON.stringify(after)}`);
+  if (after.currentVersion !== before.currentVersion) {
+    throw new Error(`deleting version ${victim} changed the current version from ${before.currentVersion} to ${after.currentVersion}`);
+  }
+  await shot("running-recap-deleted.png");
+}
+
+/**
+ * Starts the running recap's regeneration, a detection and a scene recap
+ * from the page: each shows the job the RPC returned, and the Jobs view
+ * opens at the regeneration.
+ * @param {string} sceneId a visible scene break
+ */
+async function startJobs(sceneId) {
+  const started = async (button, where) => {
+    await button.click();
+    const id = page.locator(`${where} [data-testid="started-job-id"]`).first();
+    await id.waitFor({ timeout: WAIT });
+    const jobId = (await id.textContent())?.trim();
+    if (!jobId) throw new Error(`${where}: no job shown`);
+    return jobId;
+  };
+  const recapPanel = '[role="tabpanel"]:not([hidden])';
+  const regen = await started(page.getByRole("button", { name: /^Regenerate from all scenes/ }), recapPanel);
+  await waitText(recapPanel, "REGENERATE_RUNNING_RECAP", "the regeneration's job kind");
+  await page.getByRole("button", { name: `Follow it in Jobs: job ${regen}`, exact: true }).click();
+  await page.waitForSelector(`[data-testid="job"][data-job-id=${q(regen)}].job-target`, { timeout: WAIT });
+
+  await openTab("Timeline");
+  const detect = await started(page.getByRole("button", { name: /^Detect scene breaks/ }), recapPanel);
+  const scene = `[data-testid="scene-break"][data-message-id=${q(sceneId)}]`;
+  const recap = await started(page.getByRole("button", { name: `Generate scene recap of message ${sceneId}'s scene (a job)`, exact: true }), scene);
+  log(`jobs started from the page: regeneration ${regen}, detection ${detect}, scene recap ${recap}`);
+  if (new Set([regen, detect, recap]).size !== 3) throw new Error(`the three jobs are not distinct: ${regen}, ${detect}, ${recap}`);
+  await shot("jobs-started.png");
 }
 
 /**

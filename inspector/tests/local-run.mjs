@@ -30,6 +30,8 @@ const serveOnly = process.argv.includes("--serve");
 const bin = process.argv.slice(2).find((a) => !a.startsWith("--")) ?? join(process.env.CARGO_TARGET_DIR ?? join(repo, "target"), "debug", "recapd");
 const TOKEN = "inspector-test-token-0123456789";
 const CHAT = "inn-chat-1";
+/** The error of m1's last recap attempt: the page's hand edit removes it. */
+const RECAP_ERROR = "The LLM timed out.";
 const log = (...a) => console.error("[local-run]", ...a);
 
 function freePort() {
@@ -111,7 +113,7 @@ async function main() {
     m("m3", "Bob", "A courier came at dawn. He hid the letter somewhere in this room and left."),
     m("m4", "Alice", "Then I will search the room tonight.", { isUser: true }),
   ] } } } });
-  await memory.setMessageData({ chatId: CHAT, messageId: "m1", data: { memory: "Bob welcomes Alice to the Crooked Lantern inn." } });
+  await memory.setMessageData({ chatId: CHAT, messageId: "m1", data: { memory: "Bob welcomes Alice to the Crooked Lantern inn.", error: RECAP_ERROR } });
   await memory.setMessageData({ chatId: CHAT, messageId: "m2", data: { memory: "Alice asks about a letter.", exclude: true } });
   await memory.setMessageData({ chatId: CHAT, messageId: "m3", data: { memory: "A courier hid a letter in the room.", sceneBreak: true, sceneBreakName: "Arrival at the inn", sceneRecapMemory: "Alice arrives at the inn; a courier hid a letter for her in the room." } });
   // A book that applies, the message-recap and recall tiers on: every view has something to show.
@@ -151,7 +153,10 @@ async function main() {
     const [, name, rest] = /^STEP (\S+) ?(.*)$/.exec(line) ?? [];
     if (line === "DONE") done = true;
     else if (name === "ready") {
-      answer({ chatId: CHAT, includedMessageId: "m1", excludedMessageId: "m2", hiddenMessageId: "m0", injectionText: first });
+      answer({
+        chatId: CHAT, includedMessageId: "m1", excludedMessageId: "m2", hiddenMessageId: "m0", injectionText: first,
+        sceneMessageId: "m4", editMessageId: "m1", editError: RECAP_ERROR,
+      });
     } else if (name === "publish") {
       const next = "Alice came to the inn; Bob told her the courier hid the letter in her room.";
       await memory.addRunningRecap({ chatId: CHAT, content: next, sceneCount: 1, newSceneMessageId: "m3" });
@@ -168,6 +173,13 @@ async function main() {
     } else if (name === "edited") {
       const inj = await injection.getInjection({ chatId: CHAT });
       answer(inj.text.includes(rest) ? { ok: true } : { error: `the injection does not hold it: ${inj.text}` });
+    } else if (name === "data") {
+      const d = await memory.getMessageData({ chatId: CHAT, messageId: rest });
+      const keys = ["memory", "error", "edited", "prefill", "sceneBreak", "sceneBreakVisible", "sceneBreakName", "sceneRecapMemory", "sceneRecapVersions", "sceneRecapCurrentIndex"];
+      answer(Object.fromEntries(keys.map((k) => [k, d[k] ?? null])));
+    } else if (name === "recaps") {
+      const list = await memory.listRunningRecaps({ chatId: CHAT });
+      answer({ currentVersion: list.currentVersion ?? null, versions: list.versions.map((v) => v.version) });
     }
   }
   const code = await new Promise((r) => (child.exitCode !== null ? r(child.exitCode) : child.on("exit", r)));

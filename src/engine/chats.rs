@@ -37,9 +37,11 @@ use super::slot::{ChatSlot, LoadedChat, Locked, Resident};
 use super::{EngineError, TAKEOVER_GRACE};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::refresh::{Injection, Trigger};
-use crate::domain::settings::SettingsPatch;
+use crate::domain::settings::{Settings, SettingsPatch};
 use crate::domain::time::{UnixMicros, UnixMillis};
+use crate::domain::tokens::Counter;
 use crate::domain::{DomainError, Limits};
+use crate::model_tokenizers::Tokenizers;
 use crate::store::{ChatStore, ReplicaStore, TenantSettings};
 use crate::telemetry;
 use crate::wall_clock::WallClock;
@@ -93,6 +95,8 @@ pub(in crate::engine) struct ChatsInner {
     /// Whether an embeddings endpoint is configured (a commit then asks
     /// for indexing when the chat's recall index lacks vectors).
     indexing: bool,
+    /// The model tokenizers chats may count with.
+    tokenizers: Tokenizers,
 }
 
 /// A reserved place for a new chat (see [`Chats::reserve_chat`]).
@@ -137,6 +141,8 @@ pub(in crate::engine) struct ChatsSetup {
     pub wall_clock: Arc<dyn WallClock>,
     /// The tenants' lorebooks.
     pub lorebooks: Lorebooks,
+    /// The model tokenizers chats may count with.
+    pub tokenizers: Tokenizers,
 }
 
 impl Chats {
@@ -152,6 +158,7 @@ impl Chats {
             jobs,
             wall_clock,
             lorebooks,
+            tokenizers,
         } = setup;
         let (all_chats, _) = broadcast::channel(ALL_CHATS_BUFFER);
         let indexing = jobs.embedder().is_some();
@@ -179,6 +186,7 @@ impl Chats {
                 wall_clock,
                 lorebooks,
                 indexing,
+                tokenizers,
             }),
         }
     }
@@ -186,6 +194,18 @@ impl Chats {
     /// Limits on client text.
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
+    }
+
+    /// What counts the tokens of a chat with `settings`: its tokenizer,
+    /// loaded if it is a model's own (o200k_base when that fails; see
+    /// [`Tokenizers::counter`]).
+    pub(in crate::engine) fn counter(&self, settings: &Settings) -> Counter {
+        self.inner.tokenizers.counter(&settings.inclusion)
+    }
+
+    /// The model tokenizers chats may count with.
+    pub(in crate::engine) fn tokenizers(&self) -> &Tokenizers {
+        &self.inner.tokenizers
     }
 
     /// The tenants' lorebooks.

@@ -34,6 +34,7 @@ use crate::domain::recall::tier::TierLine;
 use crate::domain::refresh::{Injection, Trigger};
 use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
+use crate::domain::tokens::CounterKey;
 use crate::store::{ChatMeta, StoreError, Tombstone, Write};
 
 mod erase;
@@ -213,6 +214,8 @@ struct Outcome {
     fresh: Vec<Arc<Injection>>,
     /// A debounced refresh to (re)schedule with this trigger.
     schedule: Option<Trigger>,
+    /// The counter the fresh injections' token counts were made with.
+    counted_with: Option<CounterKey>,
 }
 
 impl Chats {
@@ -387,7 +390,7 @@ impl Chats {
                 // A refresh covers the debounced refreshes asked before it.
                 debounce = None;
             }
-            if let Some(trigger) = self.publish_committed(slot, resident, &settings, outcome) {
+            if let Some(trigger) = self.publish_committed(slot, resident, outcome) {
                 if debounce.is_some() || resident.debounce.is_some() {
                     coalesced += 1;
                 }
@@ -460,19 +463,19 @@ impl Chats {
         &self,
         slot: &Arc<ChatSlot>,
         resident: &mut Resident,
-        settings: &Settings,
         outcome: Outcome,
     ) -> Option<Trigger> {
         let Outcome {
             meta,
             fresh,
             schedule,
+            counted_with,
         } = outcome;
         resident.persisted |= resident.chat.is_some();
         resident.meta = meta;
         if let Some(injection) = fresh.first() {
             resident.cancel_debounce();
-            resident.counted_with = Some(settings.inclusion.tokenizer);
+            resident.counted_with = counted_with;
             tracing::debug!(
                 chat = %slot.key,
                 trigger = ?injection.trigger,

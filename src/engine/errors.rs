@@ -4,6 +4,7 @@
 
 use crate::domain::DomainError;
 use crate::domain::ids::ChatKey;
+use crate::model_tokenizers::TokenizerError;
 use crate::store::StoreError;
 
 /// Why an engine operation failed. Nothing of a failed operation is applied.
@@ -50,6 +51,18 @@ impl EngineError {
             "recapd has no embeddings endpoint to index passages with (start it with --embedding-url)"
                 .into(),
         )
+        .into()
+    }
+
+    /// A settings update named a tokenizer that cannot be used: without
+    /// `--tokenizers-dir` FAILED_PRECONDITION, otherwise INVALID_ARGUMENT
+    /// on `settings.tokenizer_name` (its file is missing, unreadable, too
+    /// large or not a tokenizer).
+    pub(super) fn tokenizer(error: TokenizerError) -> EngineError {
+        match error {
+            TokenizerError::NoDirectory => DomainError::FailedPrecondition(error.to_string()),
+            other => DomainError::invalid("settings.tokenizer_name", other.to_string()),
+        }
         .into()
     }
 

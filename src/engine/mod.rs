@@ -144,6 +144,7 @@ use std::time::Duration;
 
 use crate::domain::Limits;
 use crate::domain::refresh::Trigger;
+use crate::model_tokenizers::Tokenizers;
 use crate::store::Stores;
 use crate::telemetry;
 use crate::wall_clock::{SystemClock, WallClock};
@@ -198,6 +199,9 @@ pub struct EngineOptions {
     /// (job times, activity, retention cut-offs): the system's by default,
     /// a [`crate::wall_clock::ManualClock`] in tests that set the time.
     pub wall_clock: Arc<dyn WallClock>,
+    /// The model tokenizers chats may count with (`--tokenizers-dir`);
+    /// none by default.
+    pub tokenizers: Tokenizers,
 }
 
 impl Default for EngineOptions {
@@ -209,6 +213,7 @@ impl Default for EngineOptions {
             embedder: None,
             queue: QueueOptions::default(),
             wall_clock: Arc::new(SystemClock),
+            tokenizers: Tokenizers::default(),
         }
     }
 }
@@ -243,6 +248,7 @@ impl Engine {
             embedder,
             queue,
             wall_clock,
+            tokenizers,
         } = options;
         let global = store.global_settings().await?;
         let chats_known = store.chat_count().await?;
@@ -270,6 +276,7 @@ impl Engine {
             jobs,
             wall_clock,
             lorebooks,
+            tokenizers,
         });
         Ok(Engine {
             jobs: JobDriver::new(chats.clone()),
@@ -331,6 +338,9 @@ impl Engine {
         metrics::counter!(telemetry::CHAT_LOADS).increment(0);
         for reason in ["api", "retention"] {
             metrics::counter!(telemetry::CHATS_DELETED, "reason" => reason).increment(0);
+        }
+        for reason in ["load", "encode"] {
+            metrics::counter!(telemetry::TOKENIZER_FALLBACKS, "reason" => reason).increment(0);
         }
     }
 }

@@ -97,30 +97,52 @@ fn recap_list(chat: &Chat) -> RecapList {
 }
 
 impl Chats {
-    /// A message's current-swipe data.
+    /// A message's data: of its current swipe, or of swipe `swipe_id`.
     pub async fn message_data(
         &self,
         chat_id: &ChatKey,
         message_id: &str,
+        swipe_id: Option<u32>,
     ) -> Result<MessageData, EngineError> {
         self.read_chat(chat_id, |resident| {
             Ok(known_chat_ref(resident, chat_id)?
-                .message_data(message_id)?
+                .swipe_data(message_id, swipe_id)?
                 .clone())
         })
         .await
     }
 
-    /// Sets present fields on a message's current swipe (debounced refresh).
+    /// Sets present fields on a message's current swipe (debounced
+    /// refresh); with `edit`, its memory as a hand edit
+    /// ([`Chat::edit_message_data`]).
     pub async fn set_message_data(
         &self,
         chat_id: &ChatKey,
         message_id: &str,
         update: &MessageData,
+        edit: bool,
     ) -> Result<MessageData, EngineError> {
         update.check(self.limits())?;
         self.change_message_data(chat_id, message_id, |chat| {
-            chat.set_message_data(message_id, update)
+            if edit {
+                chat.edit_message_data(message_id, update)
+            } else {
+                chat.set_message_data(message_id, update)
+            }
+        })
+        .await
+    }
+
+    /// Makes another scene-recap version of a message's current swipe
+    /// current (debounced refresh).
+    pub async fn select_scene_recap_version(
+        &self,
+        chat_id: &ChatKey,
+        message_id: &str,
+        index: u32,
+    ) -> Result<MessageData, EngineError> {
+        self.change_message_data(chat_id, message_id, |chat| {
+            chat.select_scene_recap_version(message_id, index)
         })
         .await
     }
@@ -252,18 +274,20 @@ impl Chats {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             let settings = resident.effective(&global, &chat_id.id);
-            let kind = settings.inclusion.tokenizer;
+            let counter = self.counter(&settings);
+            let key = counter.key();
             let uncounted = known_chat_ref(resident, chat_id)?
                 .messages()
-                .any(|(_, m)| m.text_tokens.map(|(k, _)| k) != Some(kind));
+                .any(|(_, m)| m.text_tokens.map(|(k, _)| k) != Some(key));
             // Counted texts are kept in the chat; a chat that needs none
             // stays shared (an export under way is not copied).
             if uncounted {
-                inclusion::count_texts(known_chat(resident, chat_id)?, kind);
+                inclusion::count_texts(known_chat(resident, chat_id)?, &counter);
             }
             Ok(inclusion::compute_inclusion(
                 known_chat_ref(resident, chat_id)?,
                 &settings,
+                &counter,
             ))
         })
         .await

@@ -19,7 +19,6 @@ use crate::domain::recall::search::{Hit, RecallQuery};
 use crate::domain::recall::tier::{self, MomentQuery, TierLine};
 use crate::domain::recall::{MAX_HITS, RecallIndex};
 use crate::domain::settings::Settings;
-use crate::domain::tokens;
 use crate::llm::LlmError;
 use crate::telemetry;
 
@@ -159,10 +158,11 @@ impl Chats {
             "vectors" => if used_vectors { "true" } else { "false" }
         )
         .record(started.elapsed().as_secs_f64());
+        let counter = self.counter(&settings);
         let hits = found
             .into_iter()
             .map(|(chat_id, hit)| RecallHit {
-                tokens: tokens::count(settings.inclusion.tokenizer, &hit.text),
+                tokens: counter.count(&hit.text),
                 chat_id,
                 hit,
             })

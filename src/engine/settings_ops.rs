@@ -52,6 +52,15 @@ impl Chats {
         if let Some(template) = &patch.template {
             self.limits().check_text("settings.template", template)?;
         }
+        if let Some(name) = patch.tokenizer_name.clone().filter(|n| !n.is_empty()) {
+            // Read the file now, off the async workers and before any lock:
+            // the check under the chat's lock then finds it loaded. Its
+            // errors are the check's to report.
+            let tokenizers = self.tokenizers().clone();
+            tokio::task::spawn_blocking(move || tokenizers.preload(&name))
+                .await
+                .map_err(EngineError::from_join)?;
+        }
         let Some(chat_id) = chat_id else {
             // In a task of its own: once the global change is durable, every
             // chat's refresh runs even if the caller goes away.
@@ -86,6 +95,9 @@ impl Chats {
             };
             let effective = (*global.resolve(identity, Some(&own.overrides))).clone();
             effective.validate()?;
+            if names_tokenizer(patch, clear) {
+                self.check_tokenizer(&effective)?;
+            }
             let commit = set_own_settings(resident, chat_id, own);
             Ok(Change::Commit(commit, effective))
         })
@@ -137,6 +149,9 @@ impl Chats {
         global.merge(patch);
         let resolved = Settings::default().with(&global);
         resolved.validate()?;
+        if names_tokenizer(patch, clear) {
+            self.check_tokenizer(&resolved)?;
+        }
         let overrides = self.inner.store.chat_settings_of(tenant).await?;
         for (chat, own) in overrides {
             resolved
@@ -241,6 +256,27 @@ impl Chats {
             Ok(Change::Commit(commit, effective))
         })
         .await
+    }
+}
+
+/// Whether an update sets or clears the tokenizer: then the tokenizer it
+/// leads to is checked (loaded), so the caller that named it hears of a
+/// missing file. Other updates do not fail for a file gone since.
+fn names_tokenizer(patch: &SettingsPatch, clear: &[String]) -> bool {
+    patch.tokenizer.is_some()
+        || patch.tokenizer_name.is_some()
+        || clear
+            .iter()
+            .any(|name| name == "tokenizer" || name == "tokenizer_name")
+}
+
+impl Chats {
+    /// Checks that `settings`' tokenizer can be used (see
+    /// [`EngineError::tokenizer`]).
+    fn check_tokenizer(&self, settings: &Settings) -> Result<(), EngineError> {
+        self.tokenizers()
+            .check(&settings.inclusion)
+            .map_err(EngineError::tokenizer)
     }
 }
 

@@ -21,8 +21,9 @@ use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
 use crate::domain::recall::{RecallIndex, StoredVector};
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
-use crate::domain::settings::{Settings, TokenizerKind};
+use crate::domain::settings::Settings;
 use crate::domain::time::{UnixMicros, UnixMillis};
+use crate::domain::tokens::CounterKey;
 use crate::store::{self, ChatMeta, ChatSettings};
 
 /// What a watch channel's shared state costs besides the value it holds:
@@ -329,8 +330,8 @@ pub(super) struct Resident {
     /// Bumped at every (re)scheduling of the debounce timer, which carries
     /// it: a timer whose ticket is not the latest does nothing.
     pub debounce_ticket: u64,
-    /// Tokenizer the latest injection's `token_count` was counted with.
-    pub counted_with: Option<TokenizerKind>,
+    /// The counter the latest injection's `token_count` was counted with.
+    pub counted_with: Option<CounterKey>,
     /// Whether the store holds the chat's row as `meta` is (so an
     /// operation that leaves `meta` as it is need not write it again).
     pub persisted: bool,

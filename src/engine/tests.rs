@@ -238,7 +238,13 @@ async fn a_cancelled_call_still_commits_refreshes_and_publishes() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    assert!(engine.chats().message_data(&key("c"), "b").await.is_ok());
+    assert!(
+        engine
+            .chats()
+            .message_data(&key("c"), "b", None)
+            .await
+            .is_ok()
+    );
     assert_eq!(
         (injection.revision, injection.trigger),
         (2, Some(Trigger::MessageSent))
@@ -305,7 +311,7 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
     };
     let error = engine
         .chats()
-        .set_message_data(&key("c"), "b", &data)
+        .set_message_data(&key("c"), "b", &data, false)
         .await
         .unwrap_err();
     assert!(matches!(
@@ -323,13 +329,19 @@ async fn a_failed_commit_is_unavailable_and_leaves_memory_as_disk() {
     assert_eq!(
         engine
             .chats()
-            .message_data(&key("c"), "b")
+            .message_data(&key("c"), "b", None)
             .await
             .unwrap()
             .memory,
         None
     );
-    assert!(engine.chats().message_data(&key("c"), "x").await.is_err());
+    assert!(
+        engine
+            .chats()
+            .message_data(&key("c"), "x", None)
+            .await
+            .is_err()
+    );
     // ...and the owed refresh of the acknowledged message still comes.
     tokio::time::sleep(Duration::from_millis(400)).await;
     let injection = engine
@@ -398,7 +410,7 @@ async fn reads_of_unknown_chats_do_not_stay_in_memory() {
                 .await
                 .is_err()
         );
-        assert!(engine.chats().message_data(&id, "m").await.is_err());
+        assert!(engine.chats().message_data(&id, "m", None).await.is_err());
         assert!(engine.chats().list_recaps(&id).await.is_err());
         assert!(engine.chats().inclusion(&id).await.is_err());
         engine
@@ -443,7 +455,7 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
             .publish(&chat, ChatEvent::MessageSent(message("b"))),
         async {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            engine.chats().message_data(&chat, "b").await
+            engine.chats().message_data(&chat, "b", None).await
         }
     );
     let error = panicked.unwrap_err();
@@ -468,7 +480,13 @@ async fn a_panic_in_the_commit_path_fails_that_call_only() {
         .publish(&key("c"), ChatEvent::MessageSent(message("b")))
         .await
         .unwrap();
-    assert!(engine.chats().message_data(&key("c"), "b").await.is_ok());
+    assert!(
+        engine
+            .chats()
+            .message_data(&key("c"), "b", None)
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]

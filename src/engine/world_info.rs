@@ -250,7 +250,7 @@ impl WorldInfo {
             user_name: user_name.clone(),
             char_name: char_name.clone(),
             generation_type: request.generation_type,
-            tokenizer: settings.inclusion.tokenizer,
+            counter: self.chats.counter(&settings),
             max_context_tokens: settings
                 .inclusion
                 .max_context_tokens

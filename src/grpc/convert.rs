@@ -205,6 +205,8 @@ impl From<pb::MessageData> for MessageData {
             scene_break_name,
             scene_recap_memory,
             is_auto_recap_system_memory,
+            scene_recap_versions,
+            scene_recap_current_index,
         } = data;
         MessageData {
             memory,
@@ -218,6 +220,12 @@ impl From<pb::MessageData> for MessageData {
             scene_break_name,
             scene_recap_memory,
             is_auto_recap_system_memory,
+            // A repeated field has no presence: an empty list is "not
+            // given" (an empty list cannot be set; an empty scene recap
+            // can).
+            scene_recap_versions: (!scene_recap_versions.is_empty())
+                .then_some(scene_recap_versions),
+            scene_recap_current_index,
         }
     }
 }
@@ -236,6 +244,8 @@ impl From<MessageData> for pb::MessageData {
             scene_break_name,
             scene_recap_memory,
             is_auto_recap_system_memory,
+            scene_recap_versions,
+            scene_recap_current_index,
         } = data;
         pb::MessageData {
             memory,
@@ -249,6 +259,8 @@ impl From<MessageData> for pb::MessageData {
             scene_break_name,
             scene_recap_memory,
             is_auto_recap_system_memory,
+            scene_recap_versions: scene_recap_versions.unwrap_or_default(),
+            scene_recap_current_index,
         }
     }
 }

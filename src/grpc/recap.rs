@@ -87,6 +87,20 @@ impl RecapService for RecapApi {
         Ok(Response::new((&job).into()))
     }
 
+    async fn regenerate_running_recap(
+        &self,
+        request: Request<pb::RegenerateRunningRecapRequest>,
+    ) -> Result<Response<pb::Job>, Status> {
+        let (tenant, pb::RegenerateRunningRecapRequest { chat_id }) = split(request);
+        let chat_id = scoped(&tenant, &chat_id)?;
+        let job = self
+            .engine
+            .jobs()
+            .regenerate_running_recap(&chat_id)
+            .await?;
+        Ok(Response::new((&job).into()))
+    }
+
     async fn generate_lore(
         &self,
         request: Request<pb::GenerateLoreRequest>,

@@ -148,6 +148,7 @@ impl MemoryService for MemoryApi {
                 chat_id,
                 message_id,
                 data,
+                edit,
             },
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
@@ -156,7 +157,7 @@ impl MemoryService for MemoryApi {
         let data = self
             .engine
             .chats()
-            .set_message_data(&chat_id, &message_id, &update)
+            .set_message_data(&chat_id, &message_id, &update, edit)
             .await?;
         Ok(Response::new(data.into()))
     }
@@ -170,6 +171,7 @@ impl MemoryService for MemoryApi {
             pb::GetMessageDataRequest {
                 chat_id,
                 message_id,
+                swipe_id,
             },
         ) = split(request);
         let chat_id = scoped(&tenant, &chat_id)?;
@@ -177,7 +179,29 @@ impl MemoryService for MemoryApi {
         let data = self
             .engine
             .chats()
-            .message_data(&chat_id, &message_id)
+            .message_data(&chat_id, &message_id, swipe_id)
+            .await?;
+        Ok(Response::new(data.into()))
+    }
+
+    async fn select_scene_recap_version(
+        &self,
+        request: Request<pb::SelectSceneRecapVersionRequest>,
+    ) -> Result<Response<pb::MessageData>, Status> {
+        let (
+            tenant,
+            pb::SelectSceneRecapVersionRequest {
+                chat_id,
+                message_id,
+                index,
+            },
+        ) = split(request);
+        let chat_id = scoped(&tenant, &chat_id)?;
+        convert::message_id(&message_id).map_err(domain_status)?;
+        let data = self
+            .engine
+            .chats()
+            .select_scene_recap_version(&chat_id, &message_id, index)
             .await?;
         Ok(Response::new(data.into()))
     }

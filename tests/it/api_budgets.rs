@@ -21,6 +21,7 @@ fn tokens_with(tokenizer: pb::Tokenizer, text: &str) -> u32 {
         pb::Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
         pb::Tokenizer::P50kBase => tiktoken_rs::p50k_base_singleton(),
         pb::Tokenizer::R50kBase => tiktoken_rs::r50k_base_singleton(),
+        pb::Tokenizer::HuggingFace => panic!("a model's tokenizer: see api_tokenizers"),
     };
     bpe.encode_ordinary(text).len() as u32
 }

@@ -228,6 +228,8 @@ async fn message_swiped_makes_new_swipes_and_switches_back_to_old_ones() {
         scene_break_visible: Some(true),
         scene_break_name: Some("The harbour".into()),
         scene_recap_memory: Some("Bob reached the harbour.".into()),
+        scene_recap_versions: vec!["Bob reached the harbour.".into()],
+        scene_recap_current_index: Some(0),
         ..Default::default()
     };
     set_data(&mut s, "c", "m", first_data.clone()).await;
@@ -245,6 +247,8 @@ async fn message_swiped_makes_new_swipes_and_switches_back_to_old_ones() {
         scene_break_visible: Some(true),
         scene_break_name: Some("The harbour".into()),
         scene_recap_memory: Some("Bob reached the harbour.".into()),
+        scene_recap_versions: vec!["Bob reached the harbour.".into()],
+        scene_recap_current_index: Some(0),
         exclude: Some(false),
         edited: Some(false),
         ..Default::default()

@@ -85,6 +85,8 @@ fn full_data() -> pb::MessageData {
         scene_break_name: Some("Chapter 1".into()),
         scene_recap_memory: Some("scene recap".into()),
         is_auto_recap_system_memory: Some(false),
+        scene_recap_versions: vec!["scene recap".into()],
+        scene_recap_current_index: Some(0),
     }
 }
 

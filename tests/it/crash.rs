@@ -63,6 +63,7 @@ async fn run_client(channel: Channel, chat: String, ledger: Arc<Mutex<Ledger>>) 
                     ..Default::default()
                 };
                 let request = pb::SetMessageDataRequest {
+                    edit: false,
                     chat_id: chat.clone(),
                     message_id: format!("m{n}"),
                     data: Some(data),
@@ -129,6 +130,7 @@ async fn verify(channel: Channel, chat: &str, ledger: &Ledger) {
     for (n, id) in ids.iter().enumerate() {
         let data = memory
             .get_message_data(pb::GetMessageDataRequest {
+                swipe_id: None,
                 chat_id: chat.into(),
                 message_id: id.clone(),
             })

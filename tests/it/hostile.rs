@@ -301,6 +301,7 @@ async fn hostile_requests_get_clear_codes_and_change_nothing() {
     let data = server
         .memory
         .get_message_data(pb::GetMessageDataRequest {
+            swipe_id: None,
             chat_id: "victim".into(),
             message_id: "m1".into(),
         })

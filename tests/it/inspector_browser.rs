@@ -12,7 +12,11 @@
 //! must follow without a reload), `job` and `release` (a recap job whose
 //! LLM call is held, then let go: PENDING or RUNNING, then SUCCEEDED),
 //! `edited <text>` (the page added a running-recap version: checked here
-//! through gRPC). It prints `DONE` at the end.
+//! through gRPC), `data <id>` (a message's data as GetMessageData answers
+//! it, for the script to compare with what the page did: a scene marked,
+//! renamed and its recap versions flipped; a recap edited by hand) and
+//! `recaps` (the running-recap versions, around the page's deletion). It
+//! prints `DONE` at the end.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -40,6 +44,8 @@ const TOKEN: &str = "inspector-test-token-0123456789";
 const CHAT: &str = "tavern-1";
 const FIRST_RECAP: &str = "Night one: the party reached the Gilded Goose at dusk.";
 const SECOND_RECAP: &str = "Day two: Mara hid the letter under the floorboard.";
+/// The error of m1's last recap attempt: the page's hand edit removes it.
+const RECAP_ERROR: &str = "The LLM timed out.";
 /// How long the whole browser session may take.
 const SESSION: Duration = Duration::from_secs(240);
 
@@ -227,12 +233,17 @@ async fn seed(clients: &mut Clients) -> Value {
             Some(("The letter", SECOND_RECAP)),
         ),
     ] {
+        let error = (id == "m1").then(|| RECAP_ERROR.to_owned());
         clients
             .memory
             .set_message_data(pb::SetMessageDataRequest {
+                edit: false,
                 chat_id: CHAT.into(),
                 message_id: id.into(),
-                data: Some(data(memory, scene)),
+                data: Some(pb::MessageData {
+                    error,
+                    ..data(memory, scene)
+                }),
             })
             .await
             .expect("message data");
@@ -279,6 +290,54 @@ async fn seed(clients: &mut Clients) -> Value {
         "excludedReason": excluded.excluded_reason,
         "hiddenMessageId": hidden.message_id,
         "injectionText": SECOND_RECAP,
+        // No break, and none after the publish step deletes m5 and the job
+        // step makes m7 one.
+        "sceneMessageId": "m6",
+        "editMessageId": "m1",
+        "editError": RECAP_ERROR,
+    })
+}
+
+/// A message's data as GetMessageData answers it, in the proto's JSON
+/// names (an unset field is null).
+async fn message_data(clients: &mut Clients, message_id: &str) -> Value {
+    let d = clients
+        .memory
+        .get_message_data(pb::GetMessageDataRequest {
+            chat_id: CHAT.into(),
+            message_id: message_id.into(),
+            swipe_id: None,
+        })
+        .await
+        .expect("message data")
+        .into_inner();
+    json!({
+        "memory": d.memory,
+        "error": d.error,
+        "edited": d.edited,
+        "prefill": d.prefill,
+        "sceneBreak": d.scene_break,
+        "sceneBreakVisible": d.scene_break_visible,
+        "sceneBreakName": d.scene_break_name,
+        "sceneRecapMemory": d.scene_recap_memory,
+        "sceneRecapVersions": d.scene_recap_versions,
+        "sceneRecapCurrentIndex": d.scene_recap_current_index,
+    })
+}
+
+/// The running-recap versions' numbers and the current one.
+async fn running_recaps(clients: &mut Clients) -> Value {
+    let list = clients
+        .memory
+        .list_running_recaps(pb::ListRunningRecapsRequest {
+            chat_id: CHAT.into(),
+        })
+        .await
+        .expect("running recaps")
+        .into_inner();
+    json!({
+        "currentVersion": list.current_version,
+        "versions": list.versions.iter().map(|v| v.version).collect::<Vec<_>>(),
     })
 }
 
@@ -368,6 +427,11 @@ async fn the_inspector_shows_and_steers_recapd_in_a_real_browser() {
                         .into_inner();
                     json!({ "jobId": job.job_id })
                 }
+                ("STEP", "data") => {
+                    let id = detail.strip_prefix("data").unwrap_or_default().trim();
+                    message_data(&mut clients, id).await
+                }
+                ("STEP", "recaps") => running_recaps(&mut clients).await,
                 ("STEP", "release") => {
                     released.store(true, Ordering::SeqCst);
                     json!({})
@@ -412,6 +476,9 @@ async fn the_inspector_shows_and_steers_recapd_in_a_real_browser() {
         "injection",
         "jobs",
         "running-recap",
+        "scene-versions",
+        "running-recap-deleted",
+        "jobs-started",
     ] {
         assert!(
             screenshots.join(format!("{view}.png")).is_file(),

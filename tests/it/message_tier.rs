@@ -11,6 +11,7 @@ async fn set_memory(server: &mut Server, id: &str, memory: &str) {
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: "c".into(),
             message_id: id.into(),
             data: Some(pb::MessageData {

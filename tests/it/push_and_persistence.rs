@@ -124,6 +124,7 @@ async fn a_debounced_burst_makes_exactly_one_refresh() {
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: "c".into(),
             message_id: "u5".into(),
             data: Some(pb::MessageData {
@@ -170,6 +171,7 @@ async fn data_and_revisions_survive_a_restart_and_an_owed_refresh_runs_once() {
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: "c".into(),
             message_id: "m2".into(),
             data: Some(pb::MessageData {
@@ -226,6 +228,7 @@ async fn data_and_revisions_survive_a_restart_and_an_owed_refresh_runs_once() {
     let data = server
         .memory
         .get_message_data(pb::GetMessageDataRequest {
+            swipe_id: None,
             chat_id: "c".into(),
             message_id: "m2".into(),
         })

@@ -408,7 +408,7 @@ const GENERATION: &str = include_str!(concat!(
 
 /// The keys of [`GENERATION`] that recapd reads; every other one is in
 /// `ignored_keys`.
-const GENERATION_READ: [&str; 23] = [
+const GENERATION_READ: [&str; 24] = [
     "auto_hide_scene_count",
     "character_profiles",
     "chat_profiles",
@@ -427,6 +427,7 @@ const GENERATION_READ: [&str; 23] = [
     "message_length_threshold",
     "running_scene_recap_auto_generate",
     "running_scene_recap_depth",
+    "running_scene_recap_exclude_latest",
     "running_scene_recap_position",
     "running_scene_recap_role",
     "running_scene_recap_scan",
@@ -484,6 +485,11 @@ async fn the_generation_switches_and_counts_land_in_recapds_settings() {
         global.auto_running_recap,
         Some(false),
         "running_scene_recap_auto_generate"
+    );
+    assert_eq!(
+        global.running_recap_exclude_latest,
+        Some(2),
+        "running_scene_recap_exclude_latest"
     );
     assert_eq!(
         global.template.as_deref(),

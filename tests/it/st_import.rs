@@ -67,6 +67,7 @@ async fn a_sillytavern_chat_imports_with_its_recaps_and_exports_back() {
         let data = server
             .memory
             .get_message_data(pb::GetMessageDataRequest {
+                swipe_id: None,
                 chat_id: "harbour".into(),
                 message_id: m.message_id.clone(),
             })
@@ -182,6 +183,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
     let err = server
         .memory
         .get_message_data(pb::GetMessageDataRequest {
+            swipe_id: None,
             chat_id: "c".into(),
             message_id: "old".into(),
         })

@@ -18,7 +18,8 @@ fn fixture(name: &str) -> Vec<u8> {
     .unwrap()
 }
 
-fn lines(jsonl: &[u8]) -> Vec<Value> {
+/// The JSON lines of a chat file (a byte-order mark and blank lines left out).
+pub fn lines(jsonl: &[u8]) -> Vec<Value> {
     let text = std::str::from_utf8(jsonl).unwrap();
     text.strip_prefix('\u{feff}')
         .unwrap_or(text)
@@ -35,7 +36,8 @@ fn assert_same_lines(what: &str, expected: &[Value], got: &[Value]) {
     }
 }
 
-async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportChatResponse {
+/// Imports `jsonl` as `chat`.
+pub async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportChatResponse {
     server
         .memory
         .import_chat(pb::ImportChatRequest {
@@ -48,7 +50,8 @@ async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportCh
         .into_inner()
 }
 
-async fn export(server: &mut Server, chat: &str) -> Vec<Value> {
+/// Exports `chat`: its JSON lines.
+pub async fn export(server: &mut Server, chat: &str) -> Vec<Value> {
     let jsonl = server
         .memory
         .export_chat(pb::ExportChatRequest {
@@ -412,7 +415,8 @@ async fn scenes(server: &mut Server, chat: &str) -> Vec<(u32, String, String)> {
         .collect()
 }
 
-fn jsonl_of(lines: &[Value]) -> Vec<u8> {
+/// A chat file of `lines`.
+pub fn jsonl_of(lines: &[Value]) -> Vec<u8> {
     lines
         .iter()
         .map(|l| format!("{l}\n"))

@@ -186,6 +186,7 @@ async fn every_rpc_stays_inside_its_tenant() {
         globex
             .memory
             .get_message_data(pb::GetMessageDataRequest {
+                swipe_id: None,
                 chat_id: "shared-name".into(),
                 message_id: "m1".into(),
             })
@@ -195,6 +196,7 @@ async fn every_rpc_stays_inside_its_tenant() {
         globex
             .memory
             .set_message_data(pb::SetMessageDataRequest {
+                edit: false,
                 chat_id: "shared-name".into(),
                 message_id: "m1".into(),
                 data: Some(pb::MessageData {
@@ -347,6 +349,7 @@ async fn every_rpc_stays_inside_its_tenant() {
     let data = acme
         .memory
         .get_message_data(pb::GetMessageDataRequest {
+            swipe_id: None,
             chat_id: "shared-name".into(),
             message_id: "m1".into(),
         })

@@ -345,6 +345,7 @@ async fn scene_breaks(
     for index in 0..messages {
         let data = memory
             .get_message_data(pb::GetMessageDataRequest {
+                swipe_id: None,
                 chat_id: chat_id.to_owned(),
                 message_id: chat::message_id(index),
             })

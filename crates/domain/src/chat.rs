@@ -11,7 +11,7 @@ use compact_str::CompactString;
 
 use super::DomainError;
 use super::footprint::{Footprint, btree_bytes};
-use super::message::{Message, MessageData, Swipe};
+use super::message::{Message, Swipe};
 use super::recaps::{NewRecap, RecapVersion, RunningRecaps};
 use super::time::UnixMillis;
 use super::verbatim::StFile;
@@ -19,6 +19,7 @@ use id_index::IdIndex;
 use message_list::MessageList;
 
 mod id_index;
+mod message_data;
 mod message_list;
 
 /// One chat event, with its messages already checked ([`super::message::NewMessage::build`]).
@@ -209,6 +210,11 @@ impl Chat {
         self.messages.get(seq).map(|m| (seq, m))
     }
 
+    /// The message at position key `seq`.
+    pub fn message_at(&self, seq: i64) -> Option<&Message> {
+        self.messages.get(seq)
+    }
+
     /// Positions of visible scene breaks, in chat order.
     pub fn scene_breaks(&self) -> &BTreeSet<i64> {
         &self.scene_breaks
@@ -312,38 +318,6 @@ impl Chat {
             ChatEvent::MoreMessagesLoaded(messages) => self.prepend(messages),
             ChatEvent::RefreshRequested => Ok(Changes::default()),
         }
-    }
-
-    /// The current swipe's data of a message.
-    pub fn message_data(&self, message_id: &str) -> Result<&MessageData, DomainError> {
-        let seq = self.seq_of(message_id)?;
-        // The index holds only positions in the list (its invariant).
-        self.messages
-            .get(seq)
-            .map(Message::data)
-            .ok_or_else(|| DomainError::NotFound(format!("message {message_id:?}")))
-    }
-
-    /// Sets the present fields of `update` on a message's current swipe.
-    pub fn set_message_data(
-        &mut self,
-        message_id: &str,
-        update: &MessageData,
-    ) -> Result<Changes, DomainError> {
-        let seq = self.seq_of(message_id)?;
-        self.update(seq, |m| {
-            m.data_mut().merge(update);
-            m.data_changed();
-        })
-    }
-
-    /// ST-Auto-Recap's `clear_memory` on a message's current swipe.
-    pub fn clear_memory(&mut self, message_id: &str) -> Result<Changes, DomainError> {
-        let seq = self.seq_of(message_id)?;
-        self.update(seq, |m| {
-            m.data_mut().clear_memory();
-            m.data_changed();
-        })
     }
 
     /// Adds a running-recap version; its scene message ids must exist.

@@ -4,8 +4,8 @@
 use super::autohide::auto_hide;
 use super::chat::Chat;
 use super::message::Message;
-use super::settings::{Settings, TokenizerKind};
-use super::tokens::{self, JoinedCount};
+use super::settings::Settings;
+use super::tokens::{Counter, JoinedCount};
 
 /// Why a message's recap is left out; the first rule that hits wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,20 +122,22 @@ pub struct MessageInclusion {
     pub excluded: Option<Exclusion>,
 }
 
-/// Fills every message's cached text token count for `kind`; only messages
-/// whose text changed since (or that were never counted) are tokenised.
-pub fn count_texts(chat: &mut Chat, kind: TokenizerKind) {
+/// Fills every message's cached text token count for `counter`; only
+/// messages whose text changed since (or that were never counted with it)
+/// are tokenised.
+pub fn count_texts(chat: &mut Chat, counter: &Counter) {
+    let key = counter.key();
     for message in chat.messages_mut() {
-        if message.text_tokens.map(|(k, _)| k) != Some(kind) {
-            message.text_tokens = Some((kind, tokens::count(kind, message.text())));
+        if message.text_tokens.map(|(k, _)| k) != Some(key) {
+            message.text_tokens = Some((key, counter.count(message.text())));
         }
     }
 }
 
-fn text_tokens(message: &Message, kind: TokenizerKind) -> u32 {
+fn text_tokens(message: &Message, counter: &Counter) -> u32 {
     match message.text_tokens {
-        Some((k, n)) if k == kind => n,
-        _ => tokens::count(kind, message.text()),
+        Some((k, n)) if k == counter.key() => n,
+        _ => counter.count(message.text()),
     }
 }
 
@@ -143,37 +145,33 @@ fn text_tokens(message: &Message, kind: TokenizerKind) -> u32 {
 /// with a memory is included while the token count of the memories joined
 /// newest first with `\n` stays within the budget; after the first one that
 /// would exceed it, no older message is included. Returned in chat order.
-pub fn compute_inclusion(chat: &Chat, settings: &Settings) -> Vec<MessageInclusion> {
-    let kind = settings.inclusion.tokenizer;
+/// Every count is made with `counter`, the chat's tokenizer (see
+/// [`memories_within`] for how the budget is counted).
+pub fn compute_inclusion(
+    chat: &Chat,
+    settings: &Settings,
+    counter: &Counter,
+) -> Vec<MessageInclusion> {
     let hidden_prefix = auto_hide(chat, settings.inclusion.auto_hide_scene_count);
-    let limit = settings.token_limit();
-    let mut joined = JoinedCount::new(kind);
-    let mut limit_reached = false;
+    // Newest first: each message's line, and the memories that the budget
+    // decides on (the line's index and the memory).
+    let mut candidates: Vec<(usize, String)> = Vec::new();
     let mut lines: Vec<MessageInclusion> = chat
         .messages()
         .rev()
-        .map(|(seq, message)| {
+        .enumerate()
+        .map(|(at, (seq, message))| {
             let hidden = message.hidden || hidden_prefix.hides(seq);
-            let token_count = text_tokens(message, kind);
-            let excluded =
-                check_exclusion(message, hidden, settings, || token_count).or_else(|| {
-                    let Some(memory) = message.data().memory_text(settings.inclusion.show_prefill)
-                    else {
-                        return Some(Exclusion::NoMemory);
-                    };
-                    if limit_reached {
-                        return Some(Exclusion::TokenLimit);
+            let token_count = text_tokens(message, counter);
+            let excluded = check_exclusion(message, hidden, settings, || token_count).or_else(
+                || match message.data().memory_text(settings.inclusion.show_prefill) {
+                    Some(memory) => {
+                        candidates.push((at, memory));
+                        None
                     }
-                    if let Some(limit) = limit {
-                        let next = joined.peek(&memory);
-                        if next.total > limit {
-                            limit_reached = true;
-                            return Some(Exclusion::TokenLimit);
-                        }
-                        joined.accept(next);
-                    }
-                    None
-                });
+                    None => Some(Exclusion::NoMemory),
+                },
+            );
             MessageInclusion {
                 message_id: message.id.as_str().to_owned(),
                 included: excluded.is_none(),
@@ -183,8 +181,73 @@ pub fn compute_inclusion(chat: &Chat, settings: &Settings) -> Vec<MessageInclusi
             }
         })
         .collect();
+    if let Some(limit) = settings.token_limit() {
+        let within = memories_within(&candidates, limit, counter);
+        for (at, _) in &candidates[within..] {
+            lines[*at].included = false;
+            lines[*at].excluded = Some(Exclusion::TokenLimit);
+        }
+    }
     lines.reverse();
     lines
+}
+
+/// How many of `memories` (newest first) are included: the longest run
+/// from the first whose `\n`-joined text has at most `limit` tokens, cut
+/// at the first memory that would take it over.
+///
+/// With a tiktoken vocabulary each memory is joined in turn and only the
+/// newest end of the text is counted ([`JoinedCount`]). A loaded
+/// tokenizer's pieces are not known, so there the joined texts are
+/// counted whole, and the cut is searched for: the prefixes of 1, 2, 4...
+/// memories until one is over the limit, then halving between the last
+/// two. That takes about `2 log2(n)` counts instead of `n`, each of a
+/// text not much longer than the part that fits, so a chat of many
+/// memories under a large budget is not counted quadratically. It relies
+/// on a longer text never having fewer tokens, true of every tokenizer
+/// recapd knows of (a join could only merge pieces across its `\n`, by a
+/// token at most).
+fn memories_within(memories: &[(usize, String)], limit: u64, counter: &Counter) -> usize {
+    if counter.tiktoken_kind().is_some() {
+        let mut joined = JoinedCount::new(counter);
+        for (count, (_, memory)) in memories.iter().enumerate() {
+            let next = joined.peek(memory);
+            if next.total > limit {
+                return count;
+            }
+            joined.accept(next);
+        }
+        return memories.len();
+    }
+    let fits = |n: usize| {
+        let text: Vec<&str> = memories[..n].iter().map(|(_, m)| m.as_str()).collect();
+        u64::from(counter.count(&text.join("\n"))) <= limit
+    };
+    // The largest n known to fit, and the smallest known not to.
+    let (mut fit, mut over) = (0, None);
+    let mut step = 1;
+    while fit < memories.len() {
+        let n = (fit + step).min(memories.len());
+        if fits(n) {
+            fit = n;
+            step *= 2;
+        } else {
+            over = Some(n);
+            break;
+        }
+    }
+    let Some(mut over) = over else {
+        return fit;
+    };
+    while over - fit > 1 {
+        let middle = fit + (over - fit) / 2;
+        if fits(middle) {
+            fit = middle;
+        } else {
+            over = middle;
+        }
+    }
+    fit
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ pub enum JobKind {
     RunningRecap,
     /// Writes one message's `memory`.
     MessageRecap,
+    /// Rebuilds the running recap from every scene recap at once
+    /// (RegenerateRunningRecap; the extension's bulk path).
+    RegenerateRunningRecap,
     /// Reads a scene (and its recap) and answers the entities it
     /// establishes or changes, for the chat's lorebook.
     LoreExtract,
@@ -54,7 +57,7 @@ pub enum JobKind {
 
 impl JobKind {
     /// Every kind, for metrics labels.
-    pub const ALL: [JobKind; 9] = [
+    pub const ALL: [JobKind; 10] = [
         JobKind::DetectSceneBreak,
         JobKind::SceneRecap,
         JobKind::RunningRecap,
@@ -64,6 +67,7 @@ impl JobKind {
         JobKind::LoreMerge,
         JobKind::LoreCompact,
         JobKind::Index,
+        JobKind::RegenerateRunningRecap,
     ];
 
     /// What a job of this kind asks, and of whom: the one table from a job
@@ -76,6 +80,9 @@ impl JobKind {
             JobKind::SceneRecap => RequestKind::Recap(RecapStep::SceneRecap),
             JobKind::RunningRecap => RequestKind::Recap(RecapStep::RunningRecap),
             JobKind::MessageRecap => RequestKind::Recap(RecapStep::MessageRecap),
+            JobKind::RegenerateRunningRecap => {
+                RequestKind::Recap(RecapStep::RegenerateRunningRecap)
+            }
             JobKind::LoreExtract => RequestKind::Lore(LoreStep::Extract),
             JobKind::LoreResolve => RequestKind::Lore(LoreStep::Resolve),
             JobKind::LoreMerge => RequestKind::Lore(LoreStep::Merge),
@@ -105,6 +112,7 @@ impl JobKind {
             JobKind::SceneRecap => "scene_recap",
             JobKind::RunningRecap => "running_recap",
             JobKind::MessageRecap => "message_recap",
+            JobKind::RegenerateRunningRecap => "regenerate_running_recap",
             JobKind::LoreExtract => "lore_extract",
             JobKind::LoreResolve => "lore_resolve",
             JobKind::LoreMerge => "lore_merge",
@@ -125,6 +133,7 @@ impl JobKind {
             JobKind::LoreMerge => 7,
             JobKind::LoreCompact => 8,
             JobKind::Index => 9,
+            JobKind::RegenerateRunningRecap => 10,
         }
     }
 
@@ -157,6 +166,8 @@ pub enum RecapStep {
     RunningRecap,
     /// [`JobKind::MessageRecap`].
     MessageRecap,
+    /// [`JobKind::RegenerateRunningRecap`].
+    RegenerateRunningRecap,
 }
 
 /// The step of the lore pipeline a lore job runs (see [`crate::lore`]).

@@ -3,11 +3,15 @@
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
-use super::settings::TokenizerKind;
+use super::tokens::CounterKey;
 use super::verbatim::{StMessage, StSwipe, has, swipe_has};
 use super::{DomainError, Limits, ids};
 
+mod scene_versions;
 mod swipes;
+
+pub use scene_versions::MAX_SCENE_RECAP_VERSIONS;
+use scene_versions::SceneRecapUpdate;
 
 pub use swipes::Swipes;
 
@@ -41,11 +45,18 @@ pub struct MessageData {
     pub scene_recap_memory: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_auto_recap_system_memory: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scene_recap_versions: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scene_recap_current_index: Option<u32>,
 }
 
 impl MessageData {
-    /// Sets every field that is present in `update`.
-    pub fn merge(&mut self, update: &MessageData) {
+    /// Sets every field that is present in `update`, or none when the
+    /// scene-recap fields are refused (see
+    /// [`MessageData::merge_scene_recap`]'s rules: a scene recap that
+    /// differs from the current one is a new version).
+    pub fn merge(&mut self, update: &MessageData) -> Result<(), DomainError> {
         let MessageData {
             memory,
             prefill,
@@ -58,7 +69,14 @@ impl MessageData {
             scene_break_name,
             scene_recap_memory,
             is_auto_recap_system_memory,
+            scene_recap_versions,
+            scene_recap_current_index,
         } = update;
+        self.merge_scene_recap(SceneRecapUpdate {
+            versions: scene_recap_versions.as_ref(),
+            index: *scene_recap_current_index,
+            memory: scene_recap_memory.as_ref(),
+        })?;
         macro_rules! take {
             ($($field:ident),*) => { $(if $field.is_some() { self.$field = $field.clone(); })* };
         }
@@ -72,9 +90,29 @@ impl MessageData {
             scene_break,
             scene_break_visible,
             scene_break_name,
-            scene_recap_memory,
             is_auto_recap_system_memory
         );
+        Ok(())
+    }
+
+    /// ST-Auto-Recap's `edit_memory`, a memory edited by hand: nothing when
+    /// `text` is the memory already; else the memory becomes `text`, the
+    /// error, reasoning and prefill are unset, `edited` says whether the
+    /// text is non-empty, and `exclude` is cleared when the new or the old
+    /// memory is empty.
+    pub fn edit_memory(&mut self, text: &str) {
+        let old = self.memory.as_deref().unwrap_or("");
+        if old == text {
+            return;
+        }
+        if old.is_empty() || text.is_empty() {
+            self.exclude = Some(false);
+        }
+        self.memory = Some(text.to_owned());
+        self.error = None;
+        self.reasoning = None;
+        self.prefill = None;
+        self.edited = Some(!text.is_empty());
     }
 
     /// ST-Auto-Recap's `clear_memory`: unsets memory, error, reasoning and
@@ -139,6 +177,20 @@ impl MessageData {
                 limits.check_text(field, text)?;
             }
         }
+        if let Some(versions) = &self.scene_recap_versions {
+            if versions.len() > MAX_SCENE_RECAP_VERSIONS {
+                return Err(DomainError::invalid(
+                    "data.scene_recap_versions",
+                    format!(
+                        "{} versions is over the maximum of {MAX_SCENE_RECAP_VERSIONS}",
+                        versions.len()
+                    ),
+                ));
+            }
+            for text in versions {
+                limits.check_text("data.scene_recap_versions[]", text)?;
+            }
+        }
         Ok(())
     }
 }
@@ -156,11 +208,13 @@ static NO_DATA: MessageData = MessageData {
     scene_break_name: None,
     scene_recap_memory: None,
     is_auto_recap_system_memory: None,
+    scene_recap_versions: None,
+    scene_recap_current_index: None,
 };
 
 /// A swipe's recap data, boxed and only when it holds something: most
 /// swipes carry none, and a resident chat then pays one pointer for it
-/// instead of the 152 bytes of a [`MessageData`]. Reads (and compares,
+/// instead of the 184 bytes of a [`MessageData`]. Reads (and compares,
 /// and is stored) as a [`MessageData`]; changing it through `DerefMut`
 /// boxes it.
 #[derive(Clone, Default)]
@@ -284,10 +338,10 @@ pub struct Message {
     /// Index of the current swipe ([`Message::current_swipe`] as a
     /// `usize`); 32 bits keep a message within 136 bytes.
     pub swipe_id: u32,
-    /// Token count of the current text, cached per vocabulary; cleared
-    /// whenever the text changes.
+    /// Token count of the current text, cached per counter (by its key);
+    /// cleared whenever the text changes.
     #[serde(skip)]
-    pub text_tokens: Option<(TokenizerKind, u32)>,
+    pub text_tokens: Option<(CounterKey, u32)>,
     /// What the message's line in a SillyTavern file had that recapd keeps
     /// as it was, for the export; `None` for messages made through the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,7 @@ use super::settings::ExtensionPrompt;
 use super::settings::{Position, Role, Settings};
 use super::template;
 use super::time::UnixMicros;
+use super::tokens::Counter;
 
 /// The extension-prompt key recapd's injection is registered under.
 pub const INJECTION_KEY: &str = "auto_recap_scene";
@@ -314,6 +315,9 @@ pub struct RefreshContext<'a> {
     pub chat: &'a ChatKey,
     /// Its effective settings.
     pub settings: &'a Settings,
+    /// What counts its tokens (the tokenizer its settings name, as the
+    /// caller resolved it).
+    pub counter: &'a Counter,
     /// Whether memory is enabled for it ([`Settings::chat_enabled`]).
     pub enabled: bool,
     /// The revision the result gets.
@@ -390,7 +394,7 @@ pub fn refresh_message_recaps(
     let s = ctx.settings;
     let hidden = auto_hide(chat, s.inclusion.auto_hide_scene_count);
     let (text, position, depth, role, scan) = if ctx.enabled && s.tier.enabled {
-        let lines = compute_inclusion(chat, s);
+        let lines = compute_inclusion(chat, s, ctx.counter);
         let recaps: Vec<String> = lines
             .iter()
             .filter(|line| line.included)

@@ -92,7 +92,8 @@ pub enum ContextType {
     Absolute,
 }
 
-/// A tiktoken vocabulary.
+/// What counts a chat's tokens: a tiktoken vocabulary, or a model's own
+/// tokenizer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TokenizerKind {
     /// GPT-4o's vocabulary; the default.
@@ -103,6 +104,9 @@ pub enum TokenizerKind {
     P50kBase,
     /// GPT-3's vocabulary.
     R50kBase,
+    /// A model's own tokenizer: the `tokenizer.json` named by
+    /// `tokenizer_name`, in the server's tokenizers directory.
+    HuggingFace,
 }
 
 /// How a job asks the LLM for a JSON answer (`response_format`).
@@ -151,6 +155,7 @@ pub mod entity_types;
 mod fields;
 mod lore_instructions;
 mod recall;
+mod tokenizer;
 mod values;
 mod world_info;
 mod writing_instructions;
@@ -162,6 +167,7 @@ pub use recall::{
 
 pub use crate::settings_table;
 use declare::{checked, declare_settings};
+pub use tokenizer::{MAX_TOKENIZER_NAME_BYTES, check_tokenizer_name, tokenizer_name};
 pub use values::SettingValue;
 pub use world_info::{
     BookNames, CharacterStrategy, MAX_BOOK_NAME_BYTES, MAX_BOOKS_PER_LIST, WI_BUDGET_CAP_MAX,
@@ -175,8 +181,17 @@ settings_table!(declare_settings);
 
 impl Settings {
     /// Checks rules that span several fields: a PERCENT budget needs
-    /// `max_context_tokens`.
+    /// `max_context_tokens`; the HUGGING_FACE tokenizer needs
+    /// `tokenizer_name`.
     pub fn validate(&self) -> Result<(), DomainError> {
+        if self.inclusion.tokenizer == TokenizerKind::HuggingFace
+            && self.inclusion.tokenizer_name.is_empty()
+        {
+            return Err(DomainError::invalid(
+                "settings.tokenizer_name",
+                "the HUGGING_FACE tokenizer needs a tokenizer_name",
+            ));
+        }
         if self.inclusion.message_recap_context_type == ContextType::Percent
             && self.inclusion.message_recap_context_limit.is_some()
             && self.inclusion.max_context_tokens.is_none()
@@ -278,6 +293,11 @@ pub fn check_min_messages(value: i32) -> Result<u32, DomainError> {
 /// Checks a wire `message_recap_lag`: 0..=100.
 pub fn check_message_recap_lag(value: i32) -> Result<u32, DomainError> {
     in_range("settings.message_recap_lag", value, 0, 100)
+}
+
+/// Checks a wire `running_recap_exclude_latest`: 0..=100.
+pub fn check_exclude_latest(value: i32) -> Result<u32, DomainError> {
+    in_range("settings.running_recap_exclude_latest", value, 0, 100)
 }
 
 /// Checks a wire `llm_max_tokens`: 1..=1000000.

@@ -125,7 +125,16 @@ impl Footprint for MessageData {
             scene_break_name,
             scene_recap_memory,
             is_auto_recap_system_memory: _,
+            scene_recap_versions,
+            scene_recap_current_index: _,
         } = self;
+        let versions = scene_recap_versions.as_ref().map_or(0, |versions| {
+            allocation_bytes(versions.capacity() * std::mem::size_of::<String>())
+                + versions
+                    .iter()
+                    .map(|v| allocation_bytes(v.capacity()))
+                    .sum::<usize>()
+        });
         [
             memory,
             prefill,
@@ -136,7 +145,8 @@ impl Footprint for MessageData {
         ]
         .into_iter()
         .map(Footprint::heap_bytes)
-        .sum()
+        .sum::<usize>()
+            + versions
     }
 }
 

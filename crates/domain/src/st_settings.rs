@@ -65,7 +65,7 @@ type Reader = fn(&mut SettingsPatch, &str, &Value) -> Result<(), DomainError>;
 
 /// The extension's keys recapd reads: each with the recapd settings field
 /// it sets (and that a `null` clears) and how its value is read.
-const KEYS: [(&str, &str, Reader); 22] = [
+const KEYS: [(&str, &str, Reader); 23] = [
     ("running_scene_recap_position", "position", |p, k, v| {
         p.position = Some(position(k, v)?);
         Ok(())
@@ -215,6 +215,15 @@ const KEYS: [(&str, &str, Reader); 22] = [
         "auto_running_recap",
         |p, k, v| {
             p.auto_running_recap = Some(boolean(k, v)?);
+            Ok(())
+        },
+    ),
+    (
+        "running_scene_recap_exclude_latest",
+        "running_recap_exclude_latest",
+        |p, k, v| {
+            p.running_recap_exclude_latest =
+                Some(checked_count(k, v, settings::check_exclude_latest)?);
             Ok(())
         },
     ),

@@ -1,5 +1,12 @@
-//! Token counting with tiktoken's vocabularies, and [`JoinedCount`], which
-//! counts a growing `\n`-joined text exactly without re-counting its start.
+//! Token counting: tiktoken's vocabularies, or a tokenizer the caller
+//! loaded ([`Counter`]); and [`JoinedCount`], which counts a growing
+//! `\n`-joined text exactly, without re-counting its start when the
+//! vocabulary is tiktoken's.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::num::NonZeroU32;
+use std::sync::Arc;
 
 use tiktoken_rs::CoreBPE;
 
@@ -7,7 +14,9 @@ use super::settings::TokenizerKind;
 
 fn bpe(kind: TokenizerKind) -> &'static CoreBPE {
     match kind {
-        TokenizerKind::O200kBase => tiktoken_rs::o200k_base_singleton(),
+        TokenizerKind::O200kBase | TokenizerKind::HuggingFace => {
+            tiktoken_rs::o200k_base_singleton()
+        }
         TokenizerKind::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
         TokenizerKind::P50kBase => tiktoken_rs::p50k_base_singleton(),
         TokenizerKind::R50kBase => tiktoken_rs::r50k_base_singleton(),
@@ -19,7 +28,10 @@ pub fn warm_up(kind: TokenizerKind) {
     let _ = bpe(kind);
 }
 
-/// The number of tokens of `text`, special-token markers counted as text.
+/// The number of tokens of `text` with `kind`'s tiktoken vocabulary,
+/// special-token markers counted as text. A kind whose tokenizer is loaded
+/// by the caller (`HuggingFace`) counts with o200k_base here, its fallback:
+/// a chat's counts go through its [`Counter`].
 pub fn count(kind: TokenizerKind, text: &str) -> u32 {
     if text.is_empty() {
         return 0;
@@ -27,8 +39,115 @@ pub fn count(kind: TokenizerKind, text: &str) -> u32 {
     u32::try_from(bpe(kind).count_ordinary(text)).unwrap_or(u32::MAX)
 }
 
+/// A tokenizer the caller loaded (a model's own, say), counting
+/// synchronously. Implementations never panic and bound their work by the
+/// text's length.
+pub trait CountTokens: Send + Sync {
+    /// The number of tokens of `text`, special tokens not added.
+    fn count(&self, text: &str) -> u32;
+}
+
+/// What a chat's token counts are made with: a tiktoken vocabulary, or a
+/// tokenizer the caller loaded, known by a name. Cheap to clone.
+#[derive(Clone)]
+pub struct Counter {
+    how: How,
+    key: CounterKey,
+}
+
+#[derive(Clone)]
+enum How {
+    Tiktoken(TokenizerKind),
+    Loaded(Arc<dyn CountTokens>),
+}
+
+/// Tells counters apart, for caches of counts: two counters with the same
+/// key count alike. Four bytes, never zero (so an `Option` of a key and a
+/// count stays eight bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CounterKey(NonZeroU32);
+
+impl Counter {
+    /// Counts with `kind`'s tiktoken vocabulary (o200k_base for a kind
+    /// whose tokenizer is loaded by the caller, as [`count`]).
+    pub fn tiktoken(kind: TokenizerKind) -> Counter {
+        let kind = match kind {
+            TokenizerKind::HuggingFace => TokenizerKind::O200kBase,
+            other => other,
+        };
+        let number = match kind {
+            TokenizerKind::O200kBase | TokenizerKind::HuggingFace => 1,
+            TokenizerKind::Cl100kBase => 2,
+            TokenizerKind::P50kBase => 3,
+            TokenizerKind::R50kBase => 4,
+        };
+        Counter {
+            how: How::Tiktoken(kind),
+            key: CounterKey(NonZeroU32::MIN.saturating_add(number - 1)),
+        }
+    }
+
+    /// Counts with `counter`, a tokenizer loaded by the caller and known
+    /// as `name` (equal names must count alike). Its key is a 31-bit hash
+    /// of the name, so two names could share a key: the cost is a cached
+    /// count reused across them, only until the text changes.
+    pub fn loaded(name: &str, counter: Arc<dyn CountTokens>) -> Counter {
+        let mut hasher = std::hash::DefaultHasher::new();
+        name.hash(&mut hasher);
+        // The high bit set: never zero, never a tiktoken key (1..=4).
+        let number = (hasher.finish() as u32) | 0x8000_0000;
+        Counter {
+            how: How::Loaded(counter),
+            key: CounterKey(NonZeroU32::new(number).unwrap_or(NonZeroU32::MAX)),
+        }
+    }
+
+    /// The number of tokens of `text`.
+    pub fn count(&self, text: &str) -> u32 {
+        if text.is_empty() {
+            return 0;
+        }
+        match &self.how {
+            How::Tiktoken(kind) => count(*kind, text),
+            How::Loaded(counter) => counter.count(text),
+        }
+    }
+
+    /// Tells this counter apart from others.
+    pub fn key(&self) -> CounterKey {
+        self.key
+    }
+
+    /// The tiktoken vocabulary this counter uses; `None` for a loaded one.
+    pub fn tiktoken_kind(&self) -> Option<TokenizerKind> {
+        match &self.how {
+            How::Tiktoken(kind) => Some(*kind),
+            How::Loaded(_) => None,
+        }
+    }
+}
+
+impl Default for Counter {
+    /// o200k_base, the default setting's vocabulary.
+    fn default() -> Counter {
+        Counter::tiktoken(TokenizerKind::O200kBase)
+    }
+}
+
+impl fmt::Debug for Counter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.how {
+            How::Tiktoken(kind) => write!(f, "Counter::Tiktoken({kind:?})"),
+            How::Loaded(_) => write!(f, "Counter::Loaded({:?})", self.key),
+        }
+    }
+}
+
 /// The exact token count of `part0 + "\n" + part1 + "\n" + ...`, grown one
-/// part at a time while counting only the newest end of the text.
+/// part at a time while counting only the newest end of the text (with a
+/// tiktoken vocabulary; a loaded tokenizer's pieces are not known, so with
+/// one every peek counts the whole joined text: correct, and quadratic in
+/// the parts joined).
 ///
 /// tiktoken splits text with a regex into pieces and encodes each piece on
 /// its own, so the count of a text is the sum of the counts of two halves
@@ -40,7 +159,7 @@ pub fn count(kind: TokenizerKind, text: &str) -> u32 {
 /// kept as a number; only the text after it (the tail) is counted again.
 #[derive(Debug, Clone)]
 pub struct JoinedCount {
-    kind: TokenizerKind,
+    counter: Counter,
     settled_tokens: u64,
     tail: String,
     tail_tokens: u64,
@@ -57,10 +176,10 @@ pub struct NextCount {
 }
 
 impl JoinedCount {
-    /// An empty text counted with `kind`.
-    pub fn new(kind: TokenizerKind) -> Self {
+    /// An empty text counted with `counter`.
+    pub fn new(counter: &Counter) -> Self {
         JoinedCount {
-            kind,
+            counter: counter.clone(),
             settled_tokens: 0,
             tail: String::new(),
             tail_tokens: 0,
@@ -81,7 +200,7 @@ impl JoinedCount {
             tail.push('\n');
         }
         tail.push_str(part);
-        let tail_tokens = u64::from(count(self.kind, &tail));
+        let tail_tokens = u64::from(self.counter.count(&tail));
         NextCount {
             total: self.settled_tokens + tail_tokens,
             tail,
@@ -92,12 +211,16 @@ impl JoinedCount {
     /// Joins the part that `next` was peeked for.
     pub fn accept(&mut self, next: NextCount) {
         self.parts += 1;
-        match last_stable_cut(&next.tail) {
+        let cut = self
+            .counter
+            .tiktoken_kind()
+            .and_then(|_| last_stable_cut(&next.tail));
+        match cut {
             Some(cut) => {
                 let (settled, tail) = next.tail.split_at(cut);
-                self.settled_tokens += u64::from(count(self.kind, settled));
+                self.settled_tokens += u64::from(self.counter.count(settled));
                 self.tail = tail.to_owned();
-                self.tail_tokens = u64::from(count(self.kind, &self.tail));
+                self.tail_tokens = u64::from(self.counter.count(&self.tail));
             }
             None => {
                 self.tail = next.tail;

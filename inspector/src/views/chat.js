@@ -23,8 +23,10 @@ import { mountSettings } from "./settings.js";
  * @property {import("../injection-store.js").InjectionStore} store
  * @property {() => void} changed tells the page the chat changed (an edit)
  * @property {(messageId: string) => void} showMessage opens the timeline at a message
+ * @property {(jobId: string) => void} showJob opens the Jobs view at a job
  *
- * @typedef {{ refresh?: () => unknown, dispose?: () => void, live?: boolean, reveal?: (messageId: string) => void }} View
+ * @typedef {{ refresh?: () => unknown, dispose?: () => void, live?: boolean, reveal?: (id: string) => void }} View
+ *   `reveal` shows a message (the timeline) or a job (the jobs)
  */
 
 /** The views, in tab order; `needs` names the client a view cannot do without. */
@@ -55,6 +57,10 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
     showMessage: (messageId) => {
       select("timeline", true);
       entries.get("timeline")?.view?.reveal?.(messageId);
+    },
+    showJob: (jobId) => {
+      select("jobs", true);
+      entries.get("jobs")?.view?.reveal?.(jobId);
     },
   };
 

@@ -1,7 +1,7 @@
 // Jobs, live: RecapService.ListJobs for what exists, RecapService.WatchJobs
 // (server stream over gRPC-Web) for every change after, for this chat or
 // every chat of the tenant; with their errors and results, and RetryJob /
-// CancelJob.
+// CancelJob. The other views' job buttons open it at the job they started.
 import { h, replace, field, badge, timeEl, messageLink } from "../dom.js";
 import { describeError, followStream } from "../api.js";
 import { notify, showError } from "../notices.js";
@@ -22,6 +22,10 @@ export function mountJobs(panel, ctx) {
   /** @type {AbortController | null} */
   let stream = null;
   let listSeq = 0;
+  /** @type {string | null} the job last asked for (ctx.showJob), marked */
+  let target = null;
+  /** @type {string | null} that job, until it is listed and shown */
+  let pendingReveal = null;
 
   const scopeSel = /** @type {HTMLSelectElement} */ (
     h("select", { "data-testid": "jobs-scope" }, h("option", { value: "chat" }, "This chat"), h("option", { value: "all" }, "Every chat"))
@@ -125,6 +129,28 @@ export function mountJobs(panel, ctx) {
       return;
     }
     replace(list, shown.map(jobItem));
+    if (pendingReveal !== null) showTarget();
+  }
+
+  /**
+   * Shows a job: any state listed, the job marked, scrolled to and focused
+   * (once it is listed, when it is not yet).
+   * @param {string} jobId
+   */
+  function reveal(jobId) {
+    target = jobId;
+    pendingReveal = jobId;
+    if (stateSel.value) stateSel.value = "";
+    render();
+  }
+
+  function showTarget() {
+    const el = [...list.querySelectorAll('[data-testid="job"]')].find((e) => /** @type {HTMLElement} */ (e).dataset.jobId === pendingReveal);
+    if (!(el instanceof HTMLElement)) return;
+    pendingReveal = null;
+    el.tabIndex = -1;
+    el.scrollIntoView({ block: "center" });
+    el.focus({ preventScroll: true });
   }
 
   /** @param {any} j */
@@ -140,7 +166,7 @@ export function mountJobs(panel, ctx) {
     }
     return h(
       "li",
-      { class: "job", "data-testid": "job", dataset: { jobId: j.jobId, state: s } },
+      { class: `job${j.jobId === target ? " job-target" : ""}`, "data-testid": "job", dataset: { jobId: j.jobId, state: s } },
       h(
         "div",
         { class: "job-head" },
@@ -185,6 +211,7 @@ export function mountJobs(panel, ctx) {
   follow();
   return {
     refresh: () => list_(),
+    reveal,
     dispose: () => stream?.abort(),
   };
 }

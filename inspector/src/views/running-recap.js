@@ -2,11 +2,14 @@
 // (MemoryService.ListRunningRecaps), the difference between any two, what
 // each version changed from the one before (with the scene recap it merged,
 // read with GetMessageData), and the edits the API allows: make a version
-// current (SelectRunningRecap), add a new version (AddRunningRecap).
-import { h, replace, field, timeEl, badge, uid, messageLink } from "../dom.js";
+// current (SelectRunningRecap), add a new version (AddRunningRecap), delete
+// one (DeleteRunningRecap, once confirmed), and have recapd rebuild it from
+// every scene recap (RegenerateRunningRecap, a job).
+import { h, replace, field, timeEl, badge, uid, messageLink, actionButton } from "../dom.js";
 import { describeError } from "../api.js";
 import { notify, showError } from "../notices.js";
 import { renderDiff } from "../diff-view.js";
+import { jobButton } from "../job-start.js";
 
 /**
  * @param {HTMLElement} panel
@@ -29,7 +32,28 @@ export function mountRunningRecap(panel, ctx) {
   const addBox = h("div", { class: "add-version" });
   replace(
     panel,
-    h("div", { class: "panel-head" }, h("h3", null, "Running recap")),
+    h(
+      "div",
+      { class: "panel-head" },
+      h("h3", null, "Running recap"),
+      api.clients.recap
+        ? jobButton(ctx, {
+            label: "Regenerate from all scenes",
+            ariaLabel: "Regenerate from all scenes: a new running-recap version from every scene recap (a job)",
+            doing: "Starting the running recap's regeneration",
+            start: () => api.clients.recap.regenerateRunningRecap({ chatId }),
+            testid: "regenerate-recap",
+            className: "",
+          })
+        : null,
+    ),
+    api.clients.recap
+      ? h(
+          "p",
+          { class: "muted small" },
+          "Regenerating writes a new current version from the scene recaps in chat order, editing the current one; the newest scenes the setting running_recap_exclude_latest names are held back.",
+        )
+      : null,
     currentBox,
     h("h4", null, "Versions"),
     table,
@@ -104,9 +128,14 @@ export function mountRunningRecap(panel, ctx) {
         h(
           "td",
           null,
-          isCurrent
-            ? null
-            : h("button", { type: "button", class: "small", onclick: () => select(v.version) , "aria-label": `Make version ${v.version} current` }, "Make current"),
+          h(
+            "span",
+            { class: "row" },
+            isCurrent
+              ? null
+              : h("button", { type: "button", class: "small", onclick: () => select(v.version), "aria-label": `Make version ${v.version} current` }, "Make current"),
+            actionButton("Delete", () => remove(v.version, isCurrent), { class: "small", "aria-label": `Delete version ${v.version}` }),
+          ),
           changes,
         ),
       );
@@ -231,6 +260,32 @@ export function mountRunningRecap(panel, ctx) {
       render();
     } catch (err) {
       showError(`Making version ${version} current`, err);
+    }
+  }
+
+  /**
+   * Deletes a version once the user confirms it.
+   * @param {number} version
+   * @param {boolean} isCurrent
+   */
+  async function remove(version, isCurrent) {
+    const others = data.versions.filter((v) => v.version !== version).map((v) => v.version);
+    const then = !isCurrent
+      ? ""
+      : others.length
+        ? ` It is the current version: version ${Math.max(...others)} becomes current.`
+        : " It is the only version: nothing will be injected from the running recap.";
+    if (!window.confirm(`Delete running-recap version ${version}? This cannot be undone.${then}`)) return;
+    try {
+      const res = await api.clients.memory.deleteRunningRecap({ chatId, version });
+      data = res;
+      shown = "";
+      openChanges.delete(version);
+      notify(`Version ${version} deleted; recapd refreshed the injection.`);
+      ctx.changed();
+      render();
+    } catch (err) {
+      showError(`Deleting version ${version}`, err);
     }
   }
 

@@ -1,7 +1,8 @@
 // A chat's messages as a timeline, each with what the inclusion pass
 // computed (included, excluded and why, hidden by hand or by auto-hide),
-// its recap (editable), and the scene breaks with their names and scene
-// recaps.
+// its recap (editable by hand), and the scene breaks with their names and
+// scene recaps (views/timeline-scene.js: marking, renaming, scene-recap
+// versions). Scene-break detection starts from here (DetectSceneBreaks).
 //
 // Read with two calls: InjectionService.GetInclusion (every message's id,
 // inclusion, hidden state and tokens, in chat order) and
@@ -13,6 +14,9 @@ import { describeError } from "../api.js";
 import { explainExclusion, count, truncate } from "../format.js";
 import { notify, showError } from "../notices.js";
 import { loadChatFile } from "../chat-file.js";
+import { fromMessageData, isVisibleBreak } from "../scene.js";
+import { jobButton } from "../job-start.js";
+import { sceneItem, markButton } from "./timeline-scene.js";
 
 const PAGE = 200;
 const TEXT_PREVIEW = 600;
@@ -37,6 +41,28 @@ export function mountTimeline(panel, ctx) {
   let shownSignature = "";
   /** @type {string | null} a message to show once the messages are read */
   let pendingReveal = null;
+  const forms = {
+    open() {
+      editing += 1;
+    },
+    close() {
+      editing = Math.max(0, editing - 1);
+      if (editing === 0 && pendingLoad) load();
+    },
+  };
+  /** @type {import("./timeline-scene.js").SceneEnv} */
+  const sceneEnv = {
+    ctx,
+    forms,
+    jobs: new Map(),
+    saved: () => {
+      pendingLoad = true;
+      if (editing === 0) {
+        render();
+        load();
+      }
+    },
+  };
 
   const summary = h("p", { class: "muted", role: "status" }, "Reading the messages…");
   const filterSelect = /** @type {HTMLSelectElement} */ (
@@ -51,10 +77,34 @@ export function mountTimeline(panel, ctx) {
     )
   );
   const list = h("ol", { class: "timeline", "data-testid": "timeline" });
+  /** @type {HTMLElement | null} */
+  let lastFocused = null;
+  list.addEventListener("focusin", (e) => {
+    if (e.target instanceof HTMLElement) lastFocused = e.target;
+  });
   const more = h("div", { class: "timeline-more" });
   replace(
     panel,
-    h("div", { class: "panel-head" }, h("h3", null, "Timeline"), h("div", { class: "inline-fields" }, field("Show", filterSelect))),
+    h(
+      "div",
+      { class: "panel-head" },
+      h("h3", null, "Timeline"),
+      h(
+        "div",
+        { class: "inline-fields" },
+        field("Show", filterSelect),
+        api.clients.recap
+          ? jobButton(ctx, {
+              label: "Detect scene breaks",
+              ariaLabel: "Detect scene breaks in the open scene now (a job)",
+              doing: "Starting the scene-break detection",
+              start: () => api.clients.recap.detectSceneBreaks({ chatId }),
+              testid: "detect-breaks",
+              className: "",
+            })
+          : null,
+      ),
+    ),
     h(
       "p",
       { class: "muted small" },
@@ -104,7 +154,7 @@ export function mountTimeline(panel, ctx) {
   function render() {
     const included = messages.filter((m) => m.included).length;
     const hidden = messages.filter((m) => m.hidden).length;
-    const scenes = messages.filter((m) => m.sceneBreak).length;
+    const scenes = messages.filter((m) => isVisibleBreak(m.data)).length;
     summary.textContent =
       `${count(messages.length, "message")}: ${included} recaps included, ${messages.length - included} excluded, ` +
       `${hidden} hidden, ${count(scenes, "scene break")}.`;
@@ -122,10 +172,44 @@ export function mountTimeline(panel, ctx) {
     const items = [];
     for (const m of selected.slice(start)) {
       items.push(messageItem(m));
-      if (m.sceneBreak) items.push(sceneItem(m));
+      if (m.sceneBreak) items.push(sceneItem(m, sceneEnv));
     }
     if (items.length === 0) items.push(h("li", { class: "muted" }, messages.length ? "No message matches." : "This chat has no messages."));
+    // A keyboard user keeps their place: the button that had the focus
+    // (each names its message) has it again, or else its message.
+    // (A button disabled while its call runs loses the focus to the page:
+    // it stands for the focus then, but not a button the user has left.)
+    const active = document.activeElement;
+    const focused =
+      active instanceof HTMLElement && list.contains(active)
+        ? active
+        : (active === null || active === document.body) &&
+            lastFocused instanceof HTMLButtonElement &&
+            lastFocused.disabled &&
+            list.contains(lastFocused)
+          ? lastFocused
+          : null;
+    const label = focused?.getAttribute("aria-label") ?? null;
+    const item = /** @type {HTMLElement | null | undefined} */ (focused?.closest("[data-message-id]"));
     replace(list, items);
+    if (focused) refocus(label, item?.dataset.messageId ?? null);
+  }
+
+  /**
+   * @param {string | null} label the aria-label of the button to focus
+   * @param {string | null} messageId else the item of this message
+   */
+  function refocus(label, messageId) {
+    const button = label ? [...list.querySelectorAll("button")].find((b) => b.getAttribute("aria-label") === label && !b.disabled) : undefined;
+    if (button) {
+      button.focus({ preventScroll: true });
+      return;
+    }
+    const el = messageId ? [...list.querySelectorAll("[data-message-id]")].find((e) => /** @type {HTMLElement} */ (e).dataset.messageId === messageId) : undefined;
+    if (el instanceof HTMLElement) {
+      el.tabIndex = -1;
+      el.focus({ preventScroll: true });
+    }
   }
 
   /** @param {import("../chat-file.js").TimelineMessage} m */
@@ -165,6 +249,7 @@ export function mountTimeline(panel, ctx) {
         h("code", { class: "small", title: "Message id" }, m.id),
         h("span", { class: "muted small" }, `${m.tokenCount} tokens`),
         m.swipes > 1 ? h("span", { class: "muted small" }, `swipe ${m.swipeId + 1} of ${m.swipes}`) : null,
+        m.data.scene_break ? null : h("span", { class: "msg-actions" }, markButton(m, sceneEnv)),
       ),
       h("div", { class: "msg-badges" }, badges),
       text,
@@ -179,14 +264,15 @@ export function mountTimeline(panel, ctx) {
     const setOpen = (/** @type {boolean} */ on) => {
       if (on === open) return;
       open = on;
-      editing += on ? 1 : -1;
-      if (!on && editing === 0 && pendingLoad) load();
+      if (on) forms.open();
+      else forms.close();
     };
     const show = () => {
       setOpen(false);
       replace(
         box,
         h("span", { class: "label" }, "Recap"),
+        m.data.edited ? badge("edited by hand", "muted") : null,
         m.data.memory ? h("p", { class: "recap-text" }, m.data.memory) : h("p", { class: "recap-text muted" }, "none"),
         h(
           "span",
@@ -217,7 +303,7 @@ export function mountTimeline(panel, ctx) {
             class: "edit-form",
             onsubmit: (/** @type {Event} */ e) => {
               e.preventDefault();
-              save({ memory: area.value }, "recap saved");
+              save({ memory: area.value }, "recap saved (edited by hand)", true);
             },
             onkeydown: (/** @type {KeyboardEvent} */ e) => {
               if (e.key === "Escape") show();
@@ -232,12 +318,14 @@ export function mountTimeline(panel, ctx) {
     /**
      * @param {Record<string, unknown>} data
      * @param {string} done
+     * @param {boolean} [byHand] a hand edit of the memory (SetMessageData
+     *   `edit`: the error, reasoning and prefill go, `edited` is set)
      */
-    const save = async (data, done) => {
+    const save = async (data, done, byHand = false) => {
       for (const b of box.querySelectorAll("button")) /** @type {HTMLButtonElement} */ (b).disabled = true;
       try {
-        const after = await api.clients.memory.setMessageData({ chatId, messageId: m.id, data });
-        m.data = { ...m.data, memory: after.memory, exclude: after.exclude, error: after.error };
+        const after = await api.clients.memory.setMessageData({ chatId, messageId: m.id, data, edit: byHand });
+        m.data = fromMessageData(after);
         notify(`Message ${m.id}: ${done}. recapd refreshes the chat shortly.`);
         ctx.changed();
         pendingLoad = true;
@@ -250,20 +338,6 @@ export function mountTimeline(panel, ctx) {
     };
     show();
     return box;
-  }
-
-  /** @param {import("../chat-file.js").TimelineMessage} m */
-  function sceneItem(m) {
-    const name = m.data.scene_break_name || "(unnamed scene)";
-    return h(
-      "li",
-      { class: "scene-break", "data-testid": "scene-break", dataset: { messageId: m.id } },
-      h("h4", null, "Scene break: ", name),
-      m.data.scene_break_visible === false ? h("p", { class: "small muted" }, "Not visible: auto-hide does not count it.") : null,
-      m.data.scene_recap_memory
-        ? h("p", { class: "scene-recap" }, h("span", { class: "label" }, "Scene recap "), m.data.scene_recap_memory)
-        : h("p", { class: "muted small" }, "No scene recap yet."),
-    );
   }
 
   load();

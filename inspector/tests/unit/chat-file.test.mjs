@@ -70,3 +70,18 @@ test("reads again when the two answers do not line up, then falls back to the in
   assert.equal(fallback[0].id, "m0");
   assert.match(fallback[0].text, /unavailable/);
 });
+
+test("scene-recap versions and the shown index come from the file; absent ones read as none", async () => {
+  const api = fakeApi(
+    [[
+      { mes: "a", extra: { auto_recap_memory: { scene_break: true, scene_recap_memory: "two", scene_recap_versions: ["one", "two", 3], scene_recap_current_index: 1 } } },
+      { mes: "b", extra: { auto_recap_memory: { scene_break: true, scene_recap_memory: "old", scene_recap_current_index: "1" } } },
+    ]],
+    [[inc("m0"), inc("m1")]],
+  );
+  const out = await loadChatFile(api, "c", 0);
+  assert.deepEqual(out[0].data.scene_recap_versions, ["one", "two", ""]);
+  assert.equal(out[0].data.scene_recap_current_index, 1);
+  assert.deepEqual(out[1].data.scene_recap_versions, []);
+  assert.equal(out[1].data.scene_recap_current_index, undefined);
+});

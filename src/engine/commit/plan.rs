@@ -10,7 +10,6 @@ use super::{Outcome, TierSource};
 use crate::domain::recall;
 use crate::domain::refresh::{self, Injection, RefreshContext};
 use crate::domain::settings::Settings;
-use crate::domain::tokens;
 use crate::store::ChatMeta;
 use crate::telemetry;
 
@@ -38,13 +37,16 @@ impl Chats {
             meta: base.clone(),
             fresh: Vec::new(),
             schedule: None,
+            counted_with: None,
         };
         let Some(chat) = &resident.chat else {
             return outcome;
         };
         match next {
             Next::Refresh(trigger) => {
+                let counter = self.counter(settings);
                 let ctx = RefreshContext {
+                    counter: &counter,
                     chat: &slot.key,
                     settings,
                     enabled,
@@ -80,10 +82,12 @@ impl Chats {
             return;
         };
         let settings = ctx.settings;
-        let same_tokenizer = resident.counted_with == Some(settings.inclusion.tokenizer);
+        let counter = ctx.counter;
+        let same_tokenizer = resident.counted_with == Some(counter.key());
+        outcome.counted_with = Some(counter.key());
         let count = |previous: Option<&Injection>, text: &str| match previous {
             Some(p) if p.text == text && same_tokenizer => p.token_count,
-            _ => tokens::count(settings.inclusion.tokenizer, text),
+            _ => counter.count(text),
         };
         let started = Instant::now();
         let previous = outcome.meta.injection.as_deref();
@@ -116,7 +120,7 @@ impl Chats {
             let lines = (ctx.enabled && settings.recall.enabled)
                 .then(|| tiers.tier_lines(ctx.chat, resident, chat, settings));
             let tier = Arc::new(recall::tier::refresh_recall(chat, lines, ctx, |text| {
-                tokens::count(settings.inclusion.tokenizer, text)
+                counter.count(text)
             }));
             metrics::histogram!(telemetry::RECALL_TIER_DURATION)
                 .record(started.elapsed().as_secs_f64());

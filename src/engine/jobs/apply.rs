@@ -83,7 +83,23 @@ impl JobDriver {
             return self.jobs().discard_stale(chat_id, resident, at, &job, now);
         }
         let (result, data, next) = answer_effect(&job, answer);
-        match write_answer(chat_id, resident, &job, answer, data, now) {
+        let exclude_latest = match job.kind {
+            JobKind::RunningRecap | JobKind::RegenerateRunningRecap => {
+                resident
+                    .effective(&self.chats.global(&chat_id.tenant), &chat_id.id)
+                    .writing
+                    .running_recap_exclude_latest
+            }
+            _ => 0,
+        };
+        let answered = Answered {
+            job: &job,
+            answer,
+            data,
+            exclude_latest,
+            now,
+        };
+        match write_answer(chat_id, resident, answered) {
             Ok((writes, written)) => {
                 let result = written.unwrap_or(result);
                 let ended =
@@ -107,7 +123,8 @@ impl JobDriver {
 
     /// The jobs that follow from an applied answer: the scene recap of a
     /// break found and the next detection; the running recap's merge of a
-    /// scene recap written.
+    /// scene recap written; the merge of the next scene after a merge of a
+    /// scene before the current version's.
     fn follow_ups(
         &self,
         chat_id: &ChatKey,
@@ -163,6 +180,24 @@ impl JobDriver {
                         chat_id,
                         JobKind::LoreExtract,
                         &job.message_id,
+                        Origin::Automatic,
+                        now,
+                    )?);
+                }
+            }
+            // A merge of a scene before the current version's scene goes
+            // on with the next scene, up to the current version's.
+            (Answer::Recap(_), JobKind::RunningRecap) => {
+                let chat = resident
+                    .chat
+                    .as_deref()
+                    .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
+                if let Some(next) = writing::rebuild_next(chat, &job.message_id) {
+                    fresh.extend(self.jobs().follow_up(
+                        resident,
+                        chat_id,
+                        JobKind::RunningRecap,
+                        &next,
                         Origin::Automatic,
                         now,
                     )?);
@@ -392,18 +427,36 @@ fn answer_effect(job: &Job, answer: &Answer) -> (String, Option<(String, Message
     }
 }
 
+/// An answer to write, with what writing it needs.
+struct Answered<'a> {
+    job: &'a Job,
+    answer: &'a Answer,
+    /// The message data the answer sets.
+    data: Option<(String, MessageData)>,
+    /// The chat's `running_recap_exclude_latest` (running-recap kinds).
+    exclude_latest: u32,
+    now: UnixMicros,
+}
+
 /// Writes an answer into the chat: its message data, and for a running
-/// recap the merged version (whose result text it returns). Neither change
-/// touches the chat before its checks pass, so a refusal leaves memory as
-/// the store holds it. A new version is dated `now`.
+/// recap the merged (or regenerated) version, whose result text it
+/// returns. A merge of a scene before the current version's keeps that
+/// version current (the scenes after it are merged again: see
+/// [`writing::rebuild_next`]). Neither change touches the chat before its
+/// checks pass, so a refusal leaves memory as the store holds it. A new
+/// version is dated `now`.
 fn write_answer(
     chat_id: &ChatKey,
     resident: &mut Resident,
-    job: &Job,
-    answer: &Answer,
-    data: Option<(String, MessageData)>,
-    now: UnixMicros,
+    answered: Answered<'_>,
 ) -> Result<(Vec<Write>, Option<String>), DomainError> {
+    let Answered {
+        job,
+        answer,
+        data,
+        exclude_latest,
+        now,
+    } = answered;
     let chat = resident
         .chat
         .as_mut()
@@ -415,15 +468,39 @@ fn write_answer(
         let changes = chat.set_message_data(message_id, update)?;
         writes.extend(writes_for(chat_id, chat, &changes));
     }
-    if let (Answer::Recap(text), JobKind::RunningRecap) = (answer, job.kind) {
-        let base = writing::merge_base(chat, &job.message_id).cloned();
-        let new = writing::merged_recap(base.as_ref(), &job.message_id, text.clone());
-        let (version, changes) = chat.add_recap(new, now.to_millis())?;
-        writes.extend(writes_for(chat_id, chat, &changes));
-        result = Some(format!(
-            "running recap version {version}: {}",
-            queue::short(text)
-        ));
+    let Answer::Recap(text) = answer else {
+        return Ok((writes, result));
+    };
+    let (new, keep_current) = match job.kind {
+        JobKind::RunningRecap => {
+            let base = writing::merge_base(chat, &job.message_id);
+            let new = writing::merged_recap(base, &job.message_id, text.clone(), exclude_latest);
+            let keep = writing::current_covers_later_scene(chat, &job.message_id)
+                .then(|| chat.recaps().current_version())
+                .flatten();
+            (new, keep)
+        }
+        JobKind::RegenerateRunningRecap => {
+            let scenes = writing::regeneration_scenes(chat, exclude_latest);
+            (
+                writing::regenerated_recap(&scenes, exclude_latest, text.clone()),
+                None,
+            )
+        }
+        _ => return Ok((writes, result)),
+    };
+    let (version, changes) = chat.add_recap(new, now.to_millis())?;
+    if let Some(current) = keep_current {
+        chat.select_recap(current)?;
     }
+    writes.extend(writes_for(chat_id, chat, &changes));
+    result = Some(match keep_current {
+        Some(current) => format!(
+            "running recap version {version} (version {current}, which ends at a later scene, \
+             stays current while the scenes after this one are merged again): {}",
+            queue::short(text)
+        ),
+        None => format!("running recap version {version}: {}", queue::short(text)),
+    });
     Ok((writes, result))
 }

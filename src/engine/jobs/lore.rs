@@ -22,7 +22,6 @@ use crate::domain::lore::registry::Registry;
 use crate::domain::lore::{Entity, LoreAnswer, LoreTask};
 use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
-use crate::domain::tokens;
 use crate::domain::world_info::book::Book;
 use crate::domain::writing::{self, macros::speakers};
 use crate::store::{StoreError, Write};
@@ -134,9 +133,10 @@ impl JobDriver {
             return Ok(None);
         };
         let registry = Registry::of(book, &settings.lore.entity_types);
-        let too_long = registry.get(&uid).is_some_and(|entry| {
-            tokens::count(settings.inclusion.tokenizer, &entry.content) as usize > threshold
-        });
+        let counter = self.chats.counter(settings);
+        let too_long = registry
+            .get(&uid)
+            .is_some_and(|entry| counter.count(&entry.content) as usize > threshold);
         if !too_long || edit::is_locked(book, &uid) {
             return Ok(None);
         }
@@ -335,11 +335,13 @@ impl JobDriver {
         // list: a refusal (or an error) takes them off again, so the list
         // stays what the store holds.
         let queued_before = resident.jobs.len();
+        let counter = self.chats.counter(&settings);
         let mut apply = LoreApply {
             chat_id,
             resident: &mut *resident,
             job: &job,
             settings: &settings,
+            counter: &counter,
             limits: &limits,
             queue: self.jobs().queue(),
             book,

@@ -207,6 +207,28 @@ impl JobDriver {
         .await
     }
 
+    /// RegenerateRunningRecap: queues the rebuild of the running recap from
+    /// every scene recap at once (FAILED_PRECONDITION when no scene has
+    /// one).
+    pub async fn regenerate_running_recap(&self, chat: &ChatKey) -> Result<Job, EngineError> {
+        self.request_job(chat, JobKind::RegenerateRunningRecap, "", |resident| {
+            let chat_ref = known_chat_ref(resident, chat)?;
+            let scenes = chat_ref
+                .scene_breaks()
+                .iter()
+                .filter_map(|seq| chat_ref.message_at(*seq))
+                .any(|m| m.data().has_scene_recap());
+            if !scenes {
+                return Err(DomainError::FailedPrecondition(
+                    "no scene of the chat has a recap to build the running recap from".to_owned(),
+                )
+                .into());
+            }
+            Ok(PreparedRequest::default())
+        })
+        .await
+    }
+
     /// GenerateLore: queues the lore extraction of the scene ending at break
     /// `message_id`; it waits for a scene recap of that break still under
     /// way.

@@ -12,7 +12,6 @@ use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{Job, JobKind, JobLane, JobState};
 use crate::domain::lore::prepare::LoreInput;
-use crate::domain::tokens;
 use crate::domain::writing::{self, Answer, AnswerCheck, Candidates, PrepareError};
 use crate::llm::{AnswerSchema, CompletionRequest};
 
@@ -61,6 +60,12 @@ impl Lane for RecapLane {
             .depends_on
             .as_ref()
             .is_some_and(|dep| jobs.iter().any(|j| &j.id == dep));
+        // A regeneration reads every scene recap: it waits for all scene
+        // work of the chat.
+        let scene_work_open = job.kind == JobKind::RegenerateRunningRecap
+            && jobs
+                .iter()
+                .any(|other| other.id != job.id && scene_work(other));
         let earlier_scene_open = job.kind == JobKind::RunningRecap
             && position(&job.message_id).is_some_and(|here| {
                 jobs.iter().any(|other| {
@@ -69,7 +74,7 @@ impl Lane for RecapLane {
                         && position(&other.message_id).is_some_and(|there| there < here)
                 })
             });
-        !waiting && !earlier_scene_open
+        !waiting && !earlier_scene_open && !scene_work_open
     }
 
     /// Builds the job's request (a job that needs none, or cannot have
@@ -107,7 +112,8 @@ impl Lane for RecapLane {
             book: book.as_deref(),
             book_name: &settings.world_info.chat_book,
         };
-        let count = |text: &str| tokens::count(settings.inclusion.tokenizer, text) as usize;
+        let counter = engine.chats.counter(settings);
+        let count = |text: &str| counter.count(text) as usize;
         let prepared =
             match writing::prepare(job.kind, chat, settings, &job.message_id, &lore, &count) {
                 Ok(prepared) => prepared,

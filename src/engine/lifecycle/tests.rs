@@ -81,7 +81,7 @@ async fn retention_deletes_exactly_the_chats_quiet_since_the_cut_off_on_the_engi
     assert!(
         engine
             .chats()
-            .message_data(&key("quiet"), "q1")
+            .message_data(&key("quiet"), "q1", None)
             .await
             .is_err()
     );

@@ -121,7 +121,7 @@ async fn a_failed_group_fails_every_event_and_memory_stays_as_disk() {
         assert!(
             engine
                 .chats()
-                .message_data(&key("c"), &format!("m{i}"))
+                .message_data(&key("c"), &format!("m{i}"), None)
                 .await
                 .is_err()
         );
@@ -156,7 +156,7 @@ async fn a_refused_event_fails_alone_in_its_group() {
         assert!(
             engine
                 .chats()
-                .message_data(&key("c"), &format!("m{i}"))
+                .message_data(&key("c"), &format!("m{i}"), None)
                 .await
                 .is_ok()
         );
@@ -213,9 +213,15 @@ async fn an_event_whose_caller_left_before_its_turn_is_never_applied() {
     assert!(
         engine
             .chats()
-            .message_data(&key("c"), "gone")
+            .message_data(&key("c"), "gone", None)
             .await
             .is_err()
     );
-    assert!(engine.chats().message_data(&key("c"), "next").await.is_ok());
+    assert!(
+        engine
+            .chats()
+            .message_data(&key("c"), "next", None)
+            .await
+            .is_ok()
+    );
 }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::domain::DomainError;
 use crate::domain::prompt::PromptMessage;
-use crate::domain::settings::{Settings, TokenizerKind};
-use crate::domain::tokens;
+use crate::domain::settings::Settings;
+use crate::domain::tokens::Counter;
 use crate::domain::world_info::book::Book;
 use crate::domain::world_info::scan::{
     CharacterSubject, GlobalTexts, ScanBook, ScanBooks, ScanInput, ScanLimits, ScanMessage,
@@ -46,8 +46,8 @@ pub(super) struct ScanJob {
     pub(super) char_name: String,
     /// The generation's type.
     pub(super) generation_type: GenerationType,
-    /// The chat's tokenizer.
-    pub(super) tokenizer: TokenizerKind,
+    /// What counts the chat's tokens.
+    pub(super) counter: Counter,
     /// Context size minus response tokens.
     pub(super) max_context_tokens: u32,
     /// The chat's timed effects as stored.
@@ -103,7 +103,7 @@ impl ScanJob {
             user_name,
             char_name,
             generation_type,
-            tokenizer,
+            counter,
             max_context_tokens,
             timed,
             seed,
@@ -144,7 +144,16 @@ impl ScanJob {
         } else {
             &texts.character_filter_name
         };
-        let count_tokens = |text: &str| tokens::count(tokenizer, text);
+        // The scan's contract: never more tokens than bytes (its budget
+        // check skips counting while the bytes stay under the budget).
+        // tiktoken's vocabularies keep it; a model's tokenizer may not (a
+        // SentencePiece one can give "1" two tokens), so its count is
+        // capped at the bytes: only texts of a few bytes differ.
+        let count_tokens = |text: &str| {
+            counter
+                .count(text)
+                .min(u32::try_from(text.len()).unwrap_or(u32::MAX))
+        };
         let outcome = check_world_info(ScanInput {
             settings: &settings.world_info,
             books: scan_books,

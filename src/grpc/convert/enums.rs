@@ -76,6 +76,7 @@ impl From<pb::Tokenizer> for TokenizerKind {
             pb::Tokenizer::Cl100kBase => TokenizerKind::Cl100kBase,
             pb::Tokenizer::P50kBase => TokenizerKind::P50kBase,
             pb::Tokenizer::R50kBase => TokenizerKind::R50kBase,
+            pb::Tokenizer::HuggingFace => TokenizerKind::HuggingFace,
         }
     }
 }
@@ -87,6 +88,7 @@ impl From<TokenizerKind> for pb::Tokenizer {
             TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
             TokenizerKind::P50kBase => pb::Tokenizer::P50kBase,
             TokenizerKind::R50kBase => pb::Tokenizer::R50kBase,
+            TokenizerKind::HuggingFace => pb::Tokenizer::HuggingFace,
         }
     }
 }

@@ -80,6 +80,7 @@ impl From<JobKind> for pb::JobKind {
             JobKind::LoreMerge => pb::JobKind::LoreMerge,
             JobKind::LoreCompact => pb::JobKind::LoreCompact,
             JobKind::Index => pb::JobKind::Index,
+            JobKind::RegenerateRunningRecap => pb::JobKind::RegenerateRunningRecap,
         }
     }
 }
@@ -116,6 +117,7 @@ pub fn job_kind(field: &str, value: i32) -> Result<JobKind, DomainError> {
         pb::JobKind::LoreMerge => JobKind::LoreMerge,
         pb::JobKind::LoreCompact => JobKind::LoreCompact,
         pb::JobKind::Index => JobKind::Index,
+        pb::JobKind::RegenerateRunningRecap => JobKind::RegenerateRunningRecap,
     })
 }
 

@@ -110,6 +110,7 @@ pub async fn try_set_data(
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: chat.into(),
             message_id: id.into(),
             data: Some(data),
@@ -145,6 +146,7 @@ pub async fn try_data(
     server
         .memory
         .get_message_data(pb::GetMessageDataRequest {
+            swipe_id: None,
             chat_id: chat.into(),
             message_id: id.into(),
         })

@@ -180,6 +180,12 @@ impl MemoryService for FakeChats {
     ) -> Result<Response<pb::MessageData>, Status> {
         unimplemented()
     }
+    async fn select_scene_recap_version(
+        &self,
+        _: Request<pb::SelectSceneRecapVersionRequest>,
+    ) -> Result<Response<pb::MessageData>, Status> {
+        unimplemented()
+    }
     async fn clear_memory(
         &self,
         _: Request<pb::ClearMemoryRequest>,

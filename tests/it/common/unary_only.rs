@@ -92,6 +92,12 @@ impl MemoryService for UnaryOnly {
     ) -> Result<Response<pb::MessageData>, Status> {
         unimplemented()
     }
+    async fn select_scene_recap_version(
+        &self,
+        _: Request<pb::SelectSceneRecapVersionRequest>,
+    ) -> Result<Response<pb::MessageData>, Status> {
+        unimplemented()
+    }
     async fn clear_memory(
         &self,
         _: Request<pb::ClearMemoryRequest>,

@@ -41,6 +41,7 @@ async fn generate_lore_refuses_what_is_not_a_visible_scene_break_and_queues_noth
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: "errs".into(),
             message_id: "m5".into(),
             data: Some(pb::MessageData {

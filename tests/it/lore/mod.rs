@@ -189,6 +189,7 @@ pub async fn make_break(server: &mut Server, chat: &str, message: &str) {
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: chat.into(),
             message_id: message.into(),
             data: Some(pb::MessageData {

@@ -176,6 +176,7 @@ async fn a_scene_recap_rewritten_during_the_extraction_makes_it_read_the_scene_a
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: "recap".into(),
             message_id: "m3".into(),
             data: Some(pb::MessageData {

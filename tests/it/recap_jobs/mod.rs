@@ -26,6 +26,7 @@ mod failures;
 mod order;
 mod pipeline;
 mod private_errors;
+mod regenerate;
 mod restart;
 mod stale;
 mod structured;
@@ -293,6 +294,7 @@ pub async fn data_of(server: &mut Server, chat: &str, message: &str) -> pb::Mess
     server
         .memory
         .get_message_data(pb::GetMessageDataRequest {
+            swipe_id: None,
             chat_id: chat.into(),
             message_id: message.into(),
         })

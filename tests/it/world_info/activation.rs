@@ -226,6 +226,7 @@ async fn recapds_own_injections_and_extra_prompts_are_scanned_only_when_flagged(
     server
         .memory
         .set_message_data(pb::SetMessageDataRequest {
+            edit: false,
             chat_id: "c".into(),
             message_id: "m1".into(),
             data: Some(pb::MessageData {

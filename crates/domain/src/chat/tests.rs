@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::Limits;
+use crate::message::MessageData;
 use crate::message::NewMessage;
 use crate::time::UnixMillis;
 
@@ -142,13 +143,17 @@ fn a_new_swipe_copies_the_data_but_the_memory_and_old_swipes_keep_theirs() {
             edited: Some(false),
             scene_break: Some(true),
             scene_recap_memory: Some("scene".into()),
+            scene_recap_versions: Some(vec!["scene".into()]),
+            scene_recap_current_index: Some(0),
             ..Default::default()
         }
     );
     assert_eq!(chat.message("a").unwrap().1.text(), "second");
     assert_eq!(chat.scene_breaks().len(), 1, "the scene break carries over");
     chat.apply(swipe(0, "")).unwrap();
-    assert_eq!(chat.message_data("a").unwrap(), &data);
+    let mut first = MessageData::default();
+    first.merge(&data).unwrap();
+    assert_eq!(chat.message_data("a").unwrap(), &first);
     assert_eq!(chat.message("a").unwrap().1.text(), "a");
     let err = chat.apply(swipe(5, "")).unwrap_err();
     assert!(err.to_string().contains("swipe_id"), "{err}");

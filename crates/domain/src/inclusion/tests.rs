@@ -133,7 +133,7 @@ fn without_a_limit_every_eligible_memory_is_included() {
         vec![msg("a", "x"), msg("b", "y"), msg("c", "z")],
         &[("a", "recap a"), ("c", "recap c")],
     );
-    let lines = compute_inclusion(&c, &Settings::default());
+    let lines = compute_inclusion(&c, &Settings::default(), &crate::tokens::Counter::default());
     assert_eq!(reasons(&lines), ["included", "no_memory", "included"]);
     assert_eq!(lines[0].message_id, "a");
 }
@@ -148,7 +148,11 @@ fn a_shown_prefill_without_memory_counts_as_the_memory() {
     c.set_message_data("a", &prefill).unwrap();
     let hidden_prefill = Settings::default();
     assert_eq!(
-        reasons(&compute_inclusion(&c, &hidden_prefill)),
+        reasons(&compute_inclusion(
+            &c,
+            &hidden_prefill,
+            &crate::tokens::Counter::default()
+        )),
         ["no_memory", "no_memory"]
     );
     let shown = hidden_prefill.with(&SettingsPatch {
@@ -156,7 +160,11 @@ fn a_shown_prefill_without_memory_counts_as_the_memory() {
         ..Default::default()
     });
     assert_eq!(
-        reasons(&compute_inclusion(&c, &shown)),
+        reasons(&compute_inclusion(
+            &c,
+            &shown,
+            &crate::tokens::Counter::default()
+        )),
         ["included", "no_memory"]
     );
 }
@@ -175,12 +183,15 @@ fn the_budget_stops_at_the_first_memory_that_would_exceed_it() {
         &memories,
     );
     let three = "alpha beta gamma\none\nalpha beta gamma";
-    let budget = u64::from(tokens::count(TokenizerKind::O200kBase, three));
+    let budget = u64::from(crate::tokens::count(
+        crate::settings::TokenizerKind::O200kBase,
+        three,
+    ));
     let s = Settings::default().with(&SettingsPatch {
         message_recap_context_limit: Some(budget),
         ..Default::default()
     });
-    let lines = compute_inclusion(&c, &s);
+    let lines = compute_inclusion(&c, &s, &crate::tokens::Counter::default());
     // d, c, b fit exactly; a would exceed.
     assert_eq!(
         reasons(&lines),
@@ -192,7 +203,11 @@ fn the_budget_stops_at_the_first_memory_that_would_exceed_it() {
     });
     // b exceeds; a would fit on its own but comes after the limit was hit.
     assert_eq!(
-        reasons(&compute_inclusion(&c, &tight)),
+        reasons(&compute_inclusion(
+            &c,
+            &tight,
+            &crate::tokens::Counter::default()
+        )),
         ["token_limit", "token_limit", "included", "included"]
     );
     let percent = s.with(&SettingsPatch {
@@ -202,7 +217,11 @@ fn the_budget_stops_at_the_first_memory_that_would_exceed_it() {
         ..Default::default()
     });
     assert_eq!(
-        reasons(&compute_inclusion(&c, &percent)),
+        reasons(&compute_inclusion(
+            &c,
+            &percent,
+            &crate::tokens::Counter::default()
+        )),
         ["token_limit"; 4]
     );
 }
@@ -228,9 +247,55 @@ fn hidden_counts_hand_hides_and_auto_hide_and_token_count_is_the_text() {
         };
         c.set_message_data(id, &data).unwrap();
     }
-    count_texts(&mut c, TokenizerKind::O200kBase);
-    let lines = compute_inclusion(&c, &Settings::default());
+    count_texts(&mut c, &crate::tokens::Counter::default());
+    let lines = compute_inclusion(&c, &Settings::default(), &crate::tokens::Counter::default());
     let hidden: Vec<bool> = lines.iter().map(|l| l.hidden).collect();
     assert_eq!(hidden, [true, false, true, false, false]);
     assert_eq!(lines[0].token_count, 2);
+}
+
+/// A loaded tokenizer: one token per word and per line break, and one
+/// more for a text that starts with a line break (so counts are not a sum
+/// over the joined parts).
+struct Words;
+impl crate::tokens::CountTokens for Words {
+    fn count(&self, text: &str) -> u32 {
+        let words = text.split_whitespace().count();
+        let breaks = text.matches('\n').count();
+        (words + breaks + usize::from(text.starts_with('\n'))) as u32
+    }
+}
+
+#[test]
+fn with_a_loaded_tokenizer_the_budget_stops_where_counting_each_joined_text_does() {
+    let counter = Counter::loaded("words", std::sync::Arc::new(Words));
+    let texts = ["a", "b c", "d e f", "n\no", "g h i j", "k", "l m"];
+    for n in [0, 1, 2, 3, 7, 20, 45] {
+        let ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+        let messages = ids.iter().map(|id| msg(id, "text")).collect();
+        let memories: Vec<(&str, &str)> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), texts[i % texts.len()]))
+            .collect();
+        let c = chat(messages, &memories);
+        for limit in [0, 1, 2, 3, 5, 8, 13, 21, 40, 80, 1000] {
+            let s = Settings::default().with(&SettingsPatch {
+                message_recap_context_limit: Some(limit),
+                ..Default::default()
+            });
+            // The extension's rule, counting every joined text whole.
+            let mut joined: Vec<&str> = Vec::new();
+            let mut expected = vec!["token_limit"; n];
+            for (i, (_, memory)) in memories.iter().enumerate().rev() {
+                joined.push(memory);
+                if u64::from(counter.count(&joined.join("\n"))) > limit {
+                    break;
+                }
+                expected[i] = "included";
+            }
+            let lines = compute_inclusion(&c, &s, &counter);
+            assert_eq!(reasons(&lines), expected, "{n} memories, limit {limit}");
+        }
+    }
 }

@@ -60,6 +60,8 @@ fn every_field() -> MessageData {
         scene_break_name: Some("The library".into()),
         scene_recap_memory: Some("They met.".into()),
         is_auto_recap_system_memory: Some(true),
+        scene_recap_versions: Some(vec!["They met.".into()]),
+        scene_recap_current_index: Some(0),
     }
 }
 
@@ -79,6 +81,8 @@ fn clearing_the_memory_and_a_new_swipe_keep_everything_but_the_memory_fields() {
                 scene_break_name: None,
                 scene_recap_memory: None,
                 is_auto_recap_system_memory: None,
+                scene_recap_versions: None,
+                scene_recap_current_index: None,
                 ..every_field()
             },
             MessageData {
@@ -95,6 +99,8 @@ fn clearing_the_memory_and_a_new_swipe_keep_everything_but_the_memory_fields() {
                 scene_break_name: Some("The library".into()),
                 scene_recap_memory: Some("They met.".into()),
                 is_auto_recap_system_memory: Some(true),
+                scene_recap_versions: Some(vec!["They met.".into()]),
+                scene_recap_current_index: Some(0),
                 ..cleared.clone()
             },
         ),
@@ -219,4 +225,119 @@ fn rows_written_before_read_the_same_and_rows_leave_out_data_never_set() {
     );
     assert_eq!(serde_json::to_string(&two).unwrap(), row);
     assert_eq!(serde_json::from_str::<Message>(&row).unwrap(), two);
+}
+
+fn scene(recap: &str) -> MessageData {
+    MessageData {
+        scene_recap_memory: Some(recap.into()),
+        ..MessageData::default()
+    }
+}
+
+#[test]
+fn a_new_scene_recap_is_a_new_current_version_and_the_same_one_changes_nothing() {
+    let mut data = MessageData::default();
+    data.merge(&scene("First.")).unwrap();
+    assert_eq!(data.scene_recap_versions, Some(vec!["First.".to_owned()]));
+    assert_eq!(data.scene_recap_current_index, Some(0));
+    data.merge(&scene("Second.")).unwrap();
+    data.merge(&scene("Second.")).unwrap();
+    assert_eq!(
+        data.scene_recap_versions,
+        Some(vec!["First.".to_owned(), "Second.".to_owned()])
+    );
+    assert_eq!(data.scene_recap_current_index, Some(1));
+    assert_eq!(data.scene_recap_memory.as_deref(), Some("Second."));
+}
+
+#[test]
+fn a_scene_recap_from_before_versions_is_the_first_version() {
+    // Rows recapd stored before it kept versions have the recap alone.
+    let mut data = scene("Old.");
+    assert_eq!(data.scene_recap_version_list(), vec!["Old.".to_owned()]);
+    data.merge(&scene("New.")).unwrap();
+    assert_eq!(
+        data.scene_recap_versions,
+        Some(vec!["Old.".to_owned(), "New.".to_owned()])
+    );
+}
+
+#[test]
+fn selecting_a_version_makes_its_text_the_scene_recap() {
+    let mut data = MessageData::default();
+    for recap in ["A", "B", "C"] {
+        data.merge(&scene(recap)).unwrap();
+    }
+    data.select_scene_recap_version(0).unwrap();
+    assert_eq!(data.scene_recap_memory.as_deref(), Some("A"));
+    assert_eq!(data.scene_recap_current_index, Some(0));
+    let err = data.select_scene_recap_version(3).unwrap_err();
+    assert!(err.to_string().contains("3 is not an index"), "{err}");
+    assert_eq!(data.scene_recap_memory.as_deref(), Some("A"));
+    // A new recap while an older version is shown goes to the end.
+    data.merge(&scene("D")).unwrap();
+    assert_eq!(data.scene_recap_current_index, Some(3));
+}
+
+#[test]
+fn a_given_list_replaces_the_versions_and_a_bad_index_changes_nothing() {
+    let mut data = MessageData::default();
+    data.merge(&scene("A")).unwrap();
+    let list = MessageData {
+        scene_recap_versions: Some(vec!["X".into(), "Y".into()]),
+        ..MessageData::default()
+    };
+    data.merge(&list).unwrap();
+    assert_eq!(data.scene_recap_memory.as_deref(), Some("Y"));
+    let bad = MessageData {
+        scene_recap_current_index: Some(2),
+        memory: Some("m".into()),
+        ..MessageData::default()
+    };
+    let err = data.merge(&bad).unwrap_err();
+    assert!(
+        err.to_string().contains("data.scene_recap_current_index"),
+        "{err}"
+    );
+    assert_eq!(data.memory, None, "a refused update sets nothing");
+    let pick = MessageData {
+        scene_recap_current_index: Some(0),
+        ..MessageData::default()
+    };
+    data.merge(&pick).unwrap();
+    assert_eq!(data.scene_recap_memory.as_deref(), Some("X"));
+}
+
+#[test]
+fn the_oldest_versions_go_past_the_maximum() {
+    let mut data = MessageData::default();
+    for i in 0..=MAX_SCENE_RECAP_VERSIONS {
+        data.merge(&scene(&format!("v{i}"))).unwrap();
+    }
+    let versions = data.scene_recap_versions.as_ref().unwrap();
+    assert_eq!(versions.len(), MAX_SCENE_RECAP_VERSIONS);
+    assert_eq!(versions[0], "v1");
+    assert_eq!(
+        data.scene_recap_current_index,
+        Some(u32::try_from(MAX_SCENE_RECAP_VERSIONS - 1).unwrap())
+    );
+}
+
+#[test]
+fn an_edit_clears_what_the_extensions_edit_memory_clears() {
+    let mut data = every_field();
+    data.edit_memory("m");
+    assert_eq!(data, every_field(), "the same text changes nothing");
+    data.edit_memory("by hand");
+    assert_eq!(data.memory.as_deref(), Some("by hand"));
+    assert_eq!(
+        (&data.error, &data.reasoning, &data.prefill),
+        (&None, &None, &None)
+    );
+    assert_eq!(data.edited, Some(true));
+    assert_eq!(data.exclude, Some(true), "both texts non-empty: kept");
+    data.edit_memory("");
+    assert_eq!(data.edited, Some(false));
+    assert_eq!(data.exclude, Some(false));
+    assert_eq!(data.scene_recap_memory.as_deref(), Some("They met."));
 }

@@ -225,6 +225,7 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
         settings
     };
     let ctx = RefreshContext {
+        counter: &crate::tokens::Counter::default(),
         chat: &key,
         settings: &s,
         enabled: true,
@@ -254,6 +255,7 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
         &chat,
         lines(&chat, &off),
         RefreshContext {
+            counter: &crate::tokens::Counter::default(),
             settings: &off,
             ..ctx
         },

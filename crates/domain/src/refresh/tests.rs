@@ -6,9 +6,11 @@ use crate::settings::SettingsPatch;
 use crate::time::{UnixMicros, UnixMillis};
 
 static CHAT: std::sync::LazyLock<ChatKey> = std::sync::LazyLock::new(|| ChatKey::untenanted("c"));
+static COUNTER: std::sync::LazyLock<Counter> = std::sync::LazyLock::new(Counter::default);
 
 fn ctx(settings: &Settings, enabled: bool) -> RefreshContext<'_> {
     RefreshContext {
+        counter: &COUNTER,
         chat: &CHAT,
         settings,
         enabled,

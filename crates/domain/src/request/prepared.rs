@@ -72,7 +72,11 @@ pub(crate) fn instructions(kind: JobKind, settings: &Settings) -> &str {
         RequestKind::Recap(step) => match step {
             RecapStep::DetectSceneBreak => &settings.writing.scene_break_prompt,
             RecapStep::SceneRecap => &settings.writing.scene_recap_prompt,
-            RecapStep::RunningRecap => &settings.writing.running_recap_prompt,
+            // A regeneration is a merge of every scene at once, with the
+            // merge's instructions.
+            RecapStep::RunningRecap | RecapStep::RegenerateRunningRecap => {
+                &settings.writing.running_recap_prompt
+            }
             RecapStep::MessageRecap => &settings.writing.message_recap_prompt,
         },
         RequestKind::Lore(step) => match step {

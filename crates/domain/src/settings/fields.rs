@@ -85,8 +85,12 @@ macro_rules! settings_table {
                 /// The model's context size, needed by PERCENT budgets.
                 max_context_tokens => max_context_tokens: Option<u64> = None,
                     checked by non_negative("settings.max_context_tokens");
-                /// Vocabulary for every token count of the chat.
+                /// What counts every token of the chat.
                 tokenizer => tokenizer: TokenizerKind = TokenizerKind::O200kBase;
+                /// The `tokenizer.json` HUGGING_FACE counts with, by its file
+                /// stem in the server's tokenizers directory; empty: none.
+                tokenizer_name => tokenizer_name: String = String::new(),
+                    checked by tokenizer_name("settings.tokenizer_name");
                 /// Auto-hide keeps this many scenes visible; 0 disables auto-hide.
                 auto_hide_scene_count => auto_hide_scene_count: u32 = 2, checked by check_scene_count;
                 /// Whether `prefill` is put in front of a message's memory.
@@ -167,6 +171,10 @@ macro_rules! settings_table {
                 /// (in thousandths) of the characters of the version it builds on
                 /// plus the scene recap; 0 turns the check off.
                 running_recap_min_ratio => running_recap_min_ratio: Milli = Milli(200), checked by check_min_ratio;
+                /// RegenerateRunningRecap holds back the newest this many scenes
+                /// (when there are more); merges record it as `excluded_count`.
+                running_recap_exclude_latest => running_recap_exclude_latest: u32 = 1,
+                    checked by check_exclude_latest;
             }
             /// SillyTavern's World Info: how a scan reads the chat and which books it reads (world-info.js:69-82 at 51ad27f).
             world_info: WorldInfoSettings {

@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use super::read::{bad, checked_text, object, read};
 use super::verbatim::{FileSwipe, Kept, OwnData, StMessage, StSwipe, has, members, swipe_has};
 use super::{DATA_KEY, ID_KEY, message_id};
-use crate::message::{Message, MessageData, Swipe, Swipes};
+use crate::message::{MAX_SCENE_RECAP_VERSIONS, Message, MessageData, Swipe, Swipes};
 use crate::{DomainError, Limits, ids};
 
 /// ST-Auto-Recap's data of one swipe (the members of
@@ -44,6 +44,15 @@ fn data_of(
             "scene_break" => set!(scene_break, flag),
             "scene_break_visible" => set!(scene_break_visible, flag),
             "is_auto_recap_system_memory" => set!(is_auto_recap_system_memory, flag),
+            "scene_recap_versions" => {
+                data.scene_recap_versions = versions_of(line, &what, value, limits)?;
+                data.scene_recap_versions.is_some()
+            }
+            "scene_recap_current_index" => {
+                data.scene_recap_current_index =
+                    read::<u32>(line, &what, value, "a version index")?;
+                data.scene_recap_current_index.is_some()
+            }
             _ => false,
         };
         if !known {
@@ -51,6 +60,39 @@ fn data_of(
         }
     }
     Ok((data, Kept::object(&kept)))
+}
+
+/// `scene_recap_versions`: every version's text checked, and at most
+/// [`MAX_SCENE_RECAP_VERSIONS`] of them.
+fn versions_of(
+    line: usize,
+    what: &str,
+    value: &RawValue,
+    limits: &Limits,
+) -> Result<Option<Vec<String>>, DomainError> {
+    let versions: Option<Vec<String>> = read(line, what, value, "an array of strings")?;
+    if let Some(versions) = &versions {
+        if versions.len() > MAX_SCENE_RECAP_VERSIONS {
+            return Err(bad(
+                line,
+                format!(
+                    "{what} has {} versions, over the maximum of {MAX_SCENE_RECAP_VERSIONS}",
+                    versions.len()
+                ),
+            ));
+        }
+        let total: usize = versions.iter().map(String::len).sum();
+        if total > limits.max_text_bytes {
+            return Err(bad(
+                line,
+                format!(
+                    "{what} totals {total} bytes, over the text limit of {} bytes",
+                    limits.max_text_bytes
+                ),
+            ));
+        }
+    }
+    Ok(versions)
 }
 
 /// The members of a message's `extra`.

@@ -23,7 +23,15 @@ use crate::recaps::RecapVersion;
 
 /// `extra.auto_recap_memory`: the fields that are set, then the kept ones.
 /// Destructured whole, so a new field breaks the build until it is written.
-fn data_json(data: &MessageData, kept: Option<&Kept>) -> String {
+///
+/// Scene-recap versions are written where the extension keeps them. Data
+/// that has a scene recap but never had versions (recapd's rows from
+/// before it kept versions) gets the recap as its one version, unless the
+/// data came from a file that had it that way (`from_file`): the extension
+/// would otherwise empty the scene recap when it first shows the message.
+/// The extension's older mirror `scene_break_recap`, kept from a file, is
+/// written as the current scene recap.
+fn data_json(data: &MessageData, kept: Option<&Kept>, from_file: bool) -> String {
     let MessageData {
         memory,
         prefill,
@@ -36,6 +44,8 @@ fn data_json(data: &MessageData, kept: Option<&Kept>) -> String {
         scene_break_name,
         scene_recap_memory,
         is_auto_recap_system_memory,
+        scene_recap_versions,
+        scene_recap_current_index,
     } = data;
     let mut obj = Obj::new();
     macro_rules! put {
@@ -56,11 +66,38 @@ fn data_json(data: &MessageData, kept: Option<&Kept>) -> String {
         scene_break_visible,
         scene_break_name,
         scene_recap_memory,
-        is_auto_recap_system_memory
+        is_auto_recap_system_memory,
+        scene_recap_versions,
+        scene_recap_current_index
     );
-    obj.kept(kept);
+    if scene_recap_versions.is_none() && !from_file && data.has_scene_recap() {
+        obj.put("scene_recap_versions", &data.scene_recap_version_list());
+        obj.put("scene_recap_current_index", &0u32);
+    }
+    match (kept, scene_recap_versions.is_some()) {
+        (Some(kept), true) => {
+            let members = kept.members();
+            let mut rest = Vec::with_capacity(members.len());
+            for (key, value) in members {
+                if key == SCENE_BREAK_RECAP_KEY {
+                    obj.put(
+                        SCENE_BREAK_RECAP_KEY,
+                        scene_recap_memory.as_deref().unwrap_or(""),
+                    );
+                } else {
+                    rest.push((key, value));
+                }
+            }
+            obj.kept(Kept::object(&rest).as_ref());
+        }
+        (kept, _) => obj.kept(kept),
+    }
     obj.finish()
 }
+
+/// The extension's older copy of a scene recap, kept in step with the
+/// current version on export.
+const SCENE_BREAK_RECAP_KEY: &str = "scene_break_recap";
 
 fn has_data(data: &MessageData) -> bool {
     data != &MessageData::default()
@@ -267,7 +304,7 @@ fn message_line(m: &Message, index: usize, auto_hidden: bool) -> String {
     }
     let message_data = st.and_then(|st| st.data.as_ref());
     if had(has::DATA) || has_data(m.data()) || message_data.is_some() {
-        extra.put_raw(DATA_KEY, &data_json(m.data(), message_data));
+        extra.put_raw(DATA_KEY, &data_json(m.data(), message_data, had(has::DATA)));
     }
     extra.kept(st.and_then(|st| st.extra.as_ref()));
     if had(has::EXTRA) || !imported || !extra.is_empty() {
@@ -328,7 +365,10 @@ fn swipe_entry(swipe: &Swipe, current: bool) -> String {
         Some(OwnData::Kept(own)) => extra.put_raw(DATA_KEY, own.get()),
         None => {
             if had(swipe_has::DATA) || has_data(&swipe.data) || kept.is_some() {
-                extra.put_raw(DATA_KEY, &data_json(&swipe.data, kept));
+                extra.put_raw(
+                    DATA_KEY,
+                    &data_json(&swipe.data, kept, had(swipe_has::DATA)),
+                );
             }
         }
     }

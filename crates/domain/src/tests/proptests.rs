@@ -184,7 +184,7 @@ fn check_invariants(chat: &Chat, settings: &Settings) {
     );
     assert_eq!(flags.iter().filter(|h| **h).count(), hidden.count);
     // Inclusion obeys the budget and stops at the first memory over it.
-    let lines = compute_inclusion(chat, settings);
+    let lines = compute_inclusion(chat, settings, &crate::tokens::Counter::default());
     if let Some(limit) = settings.token_limit() {
         let included: Vec<String> = lines
             .iter()
@@ -222,7 +222,7 @@ proptest! {
         for step in steps {
             apply(&mut chat, &mut settings, step);
             check_invariants(&chat, &settings);
-            let ctx = RefreshContext { chat: &crate::ids::ChatKey::untenanted("c"), settings: &settings, enabled: true, revision: revision + 1, trigger: Trigger::RefreshRequested, now_us: UnixMicros(0) };
+            let ctx = RefreshContext { counter: &crate::tokens::Counter::default(), chat: &crate::ids::ChatKey::untenanted("c"), settings: &settings, enabled: true, revision: revision + 1, trigger: Trigger::RefreshRequested, now_us: UnixMicros(0) };
             let injection = refresh(&chat, ctx, |t| tokens::count(settings.inclusion.tokenizer, t));
             prop_assert_eq!(injection.revision, revision + 1);
             revision = injection.revision;

@@ -42,7 +42,7 @@ fn joined_count_equals_counting_the_joined_text() {
     let mut rng = Lcg(7);
     for round in 0..1500 {
         let kind = KINDS[round % KINDS.len()];
-        let mut joined = JoinedCount::new(kind);
+        let mut joined = JoinedCount::new(&Counter::tiktoken(kind));
         let mut text = String::new();
         for i in 0..(1 + rng.next(8)) {
             let part = random_text(&mut rng);
@@ -69,7 +69,7 @@ fn joined_count_equals_counting_the_joined_text() {
 
 #[test]
 fn joined_count_cuts_text_without_spaces_at_the_joins() {
-    let mut joined = JoinedCount::new(TokenizerKind::O200kBase);
+    let mut joined = JoinedCount::new(&Counter::default());
     for _ in 0..50 {
         let next = joined.peek("彼女は市場でパンを買った。");
         joined.accept(next);
@@ -79,10 +79,82 @@ fn joined_count_cuts_text_without_spaces_at_the_joins() {
 
 #[test]
 fn joined_count_keeps_only_a_short_tail() {
-    let mut joined = JoinedCount::new(TokenizerKind::O200kBase);
+    let mut joined = JoinedCount::new(&Counter::default());
     for _ in 0..50 {
         let next = joined.peek("she went to the market and bought bread");
         joined.accept(next);
     }
     assert!(joined.tail.len() < 20, "tail {:?}", joined.tail);
+}
+
+/// A loaded tokenizer whose count is not a sum over pieces: one token per
+/// run of characters of the same kind (letter, digit, space, other), so a
+/// join can merge or split runs. JoinedCount must not cut its text.
+struct Runs;
+impl CountTokens for Runs {
+    fn count(&self, text: &str) -> u32 {
+        let class = |c: char| {
+            if c.is_alphabetic() {
+                0
+            } else if c.is_numeric() {
+                1
+            } else if c.is_whitespace() {
+                2
+            } else {
+                3
+            }
+        };
+        let mut runs = 0;
+        let mut last = None;
+        for c in text.chars() {
+            if last != Some(class(c)) {
+                runs += 1;
+                last = Some(class(c));
+            }
+        }
+        runs
+    }
+}
+
+#[test]
+fn joined_count_with_a_loaded_tokenizer_counts_the_whole_text() {
+    let counter = Counter::loaded("runs", std::sync::Arc::new(Runs));
+    let mut rng = Lcg(11);
+    for _ in 0..300 {
+        let mut joined = JoinedCount::new(&counter);
+        let mut text = String::new();
+        for i in 0..(1 + rng.next(8)) {
+            let part = random_text(&mut rng);
+            if i > 0 {
+                text.push('\n');
+            }
+            text.push_str(&part);
+            let next = joined.peek(&part);
+            assert_eq!(next.total, u64::from(counter.count(&text)), "{text:?}");
+            joined.accept(next);
+            assert_eq!(joined.total(), u64::from(counter.count(&text)), "{text:?}");
+        }
+    }
+}
+
+#[test]
+fn counters_are_told_apart_by_their_keys() {
+    let a = Counter::loaded("a", std::sync::Arc::new(Runs));
+    let b = Counter::loaded("b", std::sync::Arc::new(Runs));
+    assert_eq!(
+        a.key(),
+        Counter::loaded("a", std::sync::Arc::new(Runs)).key()
+    );
+    assert_ne!(a.key(), b.key());
+    let tiktoken: Vec<_> = KINDS.iter().map(|k| Counter::tiktoken(*k).key()).collect();
+    for (i, key) in tiktoken.iter().enumerate() {
+        assert_ne!(*key, a.key());
+        assert_eq!(tiktoken.iter().filter(|k| *k == key).count(), 1, "{i}");
+    }
+    // A kind whose tokenizer is loaded by the caller falls back to o200k.
+    assert_eq!(
+        Counter::tiktoken(TokenizerKind::HuggingFace).key(),
+        Counter::default().key()
+    );
+    assert_eq!(Counter::default().count("hello world"), 2);
 }

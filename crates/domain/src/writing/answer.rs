@@ -83,7 +83,9 @@ pub fn parse_answer(
             };
             Ok(Answer::SceneRecap { name, recap })
         }
-        RequestKind::Recap(RecapStep::RunningRecap | RecapStep::MessageRecap) => {
+        RequestKind::Recap(
+            RecapStep::RunningRecap | RecapStep::RegenerateRunningRecap | RecapStep::MessageRecap,
+        ) => {
             let object = find_object(text, &[RECAP_KEY])?;
             recap(&object).map(Answer::Recap)
         }

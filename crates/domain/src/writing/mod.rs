@@ -25,7 +25,10 @@ pub mod schema;
 pub use answer::{Answer, parse_answer};
 pub use candidates::{Candidate, Candidates, detection_candidates, detection_ready};
 pub use check::AnswerCheck;
-pub use merge::{merge_base, merged_recap};
+pub use merge::{
+    current_covers_later_scene, merge_base, merged_recap, rebuild_next, regenerated_recap,
+    regeneration_scenes, scene_recaps_text,
+};
 pub use prepare::{PrepareError, Prepared, prepare, read_unchanged};
 
 #[cfg(test)]

@@ -92,12 +92,16 @@ pub fn prepare(
         RecapStep::DetectSceneBreak => detection(chat, settings, &names, &bound),
         RecapStep::SceneRecap => scene_recap(chat, settings, &names, message_id, &bound),
         RecapStep::RunningRecap => merge(chat, settings, &names, message_id, &bound),
+        RecapStep::RegenerateRunningRecap => regenerate(chat, settings, &names, &bound),
         RecapStep::MessageRecap => message_recap(chat, settings, &names, message_id, &bound),
     }?;
     let (name, schema) = answer_schema(kind, settings, prepared.candidates.as_ref());
     prepared.schema_name = name;
     prepared.schema = schema;
-    if kind != JobKind::RunningRecap {
+    if !matches!(
+        kind,
+        JobKind::RunningRecap | JobKind::RegenerateRunningRecap
+    ) {
         prepared.check = check_for(kind, instructions(kind, settings));
     }
     Ok(prepared)
@@ -114,6 +118,11 @@ pub fn read_unchanged(kind: JobKind, read: &ReadSet, chat: &Chat, message_id: &s
     }
     if kind.is_lore() {
         return crate::lore::prepare::scene_unchanged(read, chat, message_id);
+    }
+    if kind == JobKind::RegenerateRunningRecap {
+        // It edits the current version: another current one since is a
+        // change.
+        return chat.recaps().current_version() == read.recap_version;
     }
     if kind != JobKind::RunningRecap {
         return true;
@@ -291,6 +300,57 @@ fn merge(
         usize::try_from(recap_max_chars(settings)).unwrap_or(usize::MAX),
     );
     Ok(merge)
+}
+
+/// A regeneration: every scene recap but the newest
+/// `running_recap_exclude_latest` ([`super::regeneration_scenes`]) in one
+/// request with the merge's instructions, the scenes in the scene-recap
+/// macro and the current version in the running-recap macro (it edits the
+/// current version, as the extension's bulk path does). NothingToDo when
+/// no scene has a recap.
+fn regenerate(
+    chat: &Chat,
+    settings: &Settings,
+    names: &Speakers,
+    bound: &Bound<'_>,
+) -> Result<Prepared, PrepareError> {
+    let scenes = super::regeneration_scenes(chat, settings.writing.running_recap_exclude_latest);
+    if scenes.is_empty() {
+        return Err(PrepareError::NothingToDo(
+            "no scene has a recap to build the running recap from".to_owned(),
+        ));
+    }
+    let scene_recaps = super::scene_recaps_text(&scenes);
+    let current = chat.recaps().current();
+    let base = current.map_or("", |v| v.content.as_str());
+    let request = expand(
+        &settings.writing.running_recap_prompt,
+        &[
+            (SCENE_RECAP, &scene_recaps),
+            (CURRENT_RUNNING_RECAP, base),
+            (USER, &names.user),
+            (CHAR, &names.char),
+        ],
+    );
+    bound.check(&request)?;
+    let read = ReadSet {
+        messages: scenes
+            .iter()
+            .map(|m| (m.id.as_str().to_owned(), fingerprint(m)))
+            .collect(),
+        recap_version: chat.recaps().current_version(),
+        scene_recap: Some(fingerprint_text(&scene_recaps)),
+        entry: None,
+    };
+    let mut regenerate = prepared(request, read, String::new(), None);
+    regenerate.check = merge_check(
+        &settings.writing.running_recap_prompt,
+        base,
+        &scene_recaps,
+        settings.writing.running_recap_min_ratio.0,
+        usize::try_from(recap_max_chars(settings)).unwrap_or(usize::MAX),
+    );
+    Ok(regenerate)
 }
 
 fn message_recap(

@@ -72,7 +72,7 @@ pub fn answer_schema(
                 "recap": recap,
             })),
         ),
-        RequestKind::Recap(RecapStep::RunningRecap) => {
+        RequestKind::Recap(RecapStep::RunningRecap | RecapStep::RegenerateRunningRecap) => {
             ("running_recap", object(json!({ "recap": recap })))
         }
         RequestKind::Recap(RecapStep::MessageRecap) => {

@@ -16,7 +16,7 @@ use crate::domain::lore::registry::Registry;
 use crate::domain::lore::{Entity, LoreAnswer, LoreTask, Skipped};
 use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
-use crate::domain::tokens;
+use crate::domain::tokens::Counter;
 use crate::domain::world_info::book::Book;
 use crate::telemetry;
 
@@ -123,6 +123,8 @@ pub(super) struct LoreApply<'a> {
     pub job: &'a Job,
     /// The chat's effective settings.
     pub settings: &'a Settings,
+    /// What counts the chat's tokens.
+    pub counter: &'a Counter,
     /// The lore limits of those settings under the operator's.
     pub limits: &'a LoreLimits,
     /// The queue's options (the per-chat limit).
@@ -359,9 +361,7 @@ impl LoreApply<'_> {
             let Some(entry) = registry.get(uid) else {
                 continue;
             };
-            if entry.locked
-                || tokens::count(settings.inclusion.tokenizer, &entry.content) as usize <= threshold
-            {
+            if entry.locked || self.counter.count(&entry.content) as usize <= threshold {
                 continue;
             }
             works.push(LoreWork {

@@ -85,7 +85,7 @@ fn kinds_and_states_round_trip_and_unspecified_or_unknown_is_refused_by_name() {
             .to_string()
             .contains("UNSPECIFIED")
     );
-    assert!(job_kind("kind", 10).is_err());
+    assert!(job_kind("kind", 11).is_err());
     assert_eq!(job_states(&[]).unwrap(), []);
 }
 

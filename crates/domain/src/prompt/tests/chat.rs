@@ -106,11 +106,12 @@ fn hidden_messages_are_those_get_inclusion_reports_hidden() {
             settings.inclusion.auto_hide_scene_count = count;
             settings
         };
-        let visible: Vec<String> = compute_inclusion(&chat, &settings)
-            .into_iter()
-            .filter(|line| !line.hidden)
-            .map(|line| line.message_id)
-            .collect();
+        let visible: Vec<String> =
+            compute_inclusion(&chat, &settings, &crate::tokens::Counter::default())
+                .into_iter()
+                .filter(|line| !line.hidden)
+                .map(|line| line.message_id)
+                .collect();
         assert_eq!(ids(&chat_history(&chat, count)), visible, "count {count}");
     }
 }
