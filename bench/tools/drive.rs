@@ -84,6 +84,7 @@ pub async fn prepare(args: Prepare) -> Result<(), Error> {
                             text: "Hello".into(),
                             ..Default::default()
                         }],
+                        ..Default::default()
                     })),
                 };
                 events
@@ -174,6 +175,7 @@ pub async fn unary(args: Unary) -> Result<(), Error> {
                 chat_id: chat_of(caller),
                 kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
                     messages: vec![],
+                    ..Default::default()
                 })),
             };
             events

@@ -26,6 +26,7 @@ pub async fn import_chat(
                 String::new()
             },
             chunk: chunk.to_vec(),
+            ..Default::default()
         })
         .collect();
     let answer = memory

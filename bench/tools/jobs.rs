@@ -113,7 +113,10 @@ pub async fn jobs(args: Jobs) -> Result<(), Error> {
             .publish(pb::PublishRequest {
                 event: Some(pb::Event {
                     chat_id: chat.clone(),
-                    kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged { messages })),
+                    kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
+                        messages,
+                        ..Default::default()
+                    })),
                 }),
             })
             .await?;

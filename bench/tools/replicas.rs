@@ -150,6 +150,7 @@ pub async fn replicas(args: Replicas) -> Result<(), Error> {
             chat_id: chat_id.clone(),
             kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
                 messages: vec![],
+                ..Default::default()
             })),
         };
         revision[chat] = events

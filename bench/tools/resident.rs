@@ -129,7 +129,10 @@ async fn write_chats(args: &Resident, channel: Channel) -> Result<Written, Error
                 bytes += messages.iter().map(|m| m.text.len() as u64).sum::<u64>();
                 let event = pb::Event {
                     chat_id: chat_id(&prefix, chat),
-                    kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged { messages })),
+                    kind: Some(pb::event::Kind::ChatChanged(pb::ChatChanged {
+                        messages,
+                        ..Default::default()
+                    })),
                 };
                 let answer = events
                     .publish(pb::PublishRequest { event: Some(event) })

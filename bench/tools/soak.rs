@@ -55,7 +55,7 @@ async fn chat_worker(
     events
         .publish(publish(
             &chat,
-            pb::event::Kind::ChatChanged(pb::ChatChanged { messages: vec![] }),
+            pb::event::Kind::ChatChanged(pb::ChatChanged::default()),
         ))
         .await?;
     let mut n: u64 = 0;

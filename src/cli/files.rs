@@ -78,6 +78,8 @@ async fn import_streamed(
             let message = pb::ImportChatStreamRequest {
                 chat_id: first.take().unwrap_or_default(),
                 chunk,
+                // The CLI imports chats without their group.
+                group_id: String::new(),
             };
             if chunks.send(message).await.is_err() || read == 0 {
                 return;
@@ -110,6 +112,7 @@ async fn import_unary(
         pb::ImportChatRequest {
             chat_id: chat_id.to_owned(),
             jsonl,
+            group_id: String::new(),
         },
         token,
     )?;

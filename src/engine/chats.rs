@@ -173,7 +173,10 @@ impl Chats {
                 global: RwLock::new(
                     global
                         .into_iter()
-                        .map(|g| (g.tenant, (g.clock, GlobalSettings::new(g.patch))))
+                        .map(|g| {
+                            let global = GlobalSettings::new(g.patch, g.profiles);
+                            (g.tenant, (g.clock, global))
+                        })
                         .collect(),
                 ),
                 global_changes: tokio::sync::Mutex::new(()),
@@ -259,15 +262,17 @@ impl Chats {
             .map_or(0, |(clock, _)| *clock)
     }
 
-    /// Keeps `patch` as the tenant's global settings unless newer ones are
-    /// held (a slow re-read must not undo a change made since).
+    /// Keeps `patch` and `profiles` as the tenant's global settings and
+    /// profiles unless newer ones are held (a slow re-read must not undo a
+    /// change made since).
     pub(in crate::engine) fn set_global(
         &self,
         tenant: &Tenant,
         patch: SettingsPatch,
+        profiles: crate::domain::profiles::Profiles,
         settings_clock: u64,
     ) {
-        let global = GlobalSettings::new(patch);
+        let global = GlobalSettings::new(patch, profiles);
         let mut globals = self.inner.global.write();
         let held = globals.get(tenant).map(|(g, _)| *g);
         if held.is_none_or(|held| held <= settings_clock) {
@@ -355,7 +360,7 @@ impl Chats {
             }
         }
         if loaded.meta.needs_refresh && loaded.chat.is_some() {
-            let settings = loaded.effective(&self.global(tenant));
+            let settings = loaded.effective(&self.global(tenant), &slot.key.id);
             if settings.chat_enabled(loaded.settings().enabled) {
                 let debounce = Duration::from_millis(settings.chat.debounce_ms);
                 let delay = match (self.shared(), loaded.changed_ms) {

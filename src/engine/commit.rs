@@ -298,7 +298,7 @@ impl Chats {
     /// with [`Chats::stage`] and commit together with [`Commit::group`].
     pub(super) fn pending(&self, slot: &ChatSlot, resident: &Resident) -> Pending {
         Pending {
-            settings: resident.effective(&self.global(&slot.key.tenant)),
+            settings: resident.effective(&self.global(&slot.key.tenant), &slot.key.id),
             writes: Vec::new(),
             changed_at: None,
             outcomes: Vec::new(),

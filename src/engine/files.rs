@@ -16,7 +16,7 @@ use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::Trigger;
 use crate::domain::st_chat::world_info::ChatWorldInfo;
-use crate::domain::st_chat::{ImportedChat, st_chat_lines};
+use crate::domain::st_chat::{ImportedChat, st_chat_lines_of};
 use crate::store::{SharedChat, Write};
 
 /// A chat as it was at one moment, shared rather than copied (later
@@ -34,17 +34,20 @@ pub struct ChatSnapshot {
     /// the global value: in SillyTavern the chat book belongs to the chat)
     /// and its timed effects.
     pub world_info: ChatWorldInfo,
+    /// Whether the chat is in a group (its header is then a group chat's).
+    pub group_chat: bool,
 }
 
 impl ChatSnapshot {
     /// The lines of the chat's SillyTavern file, without their newlines,
     /// made one at a time (the one place exports write a chat).
     pub fn lines<'a>(&'a self, chat_id: &'a str) -> impl Iterator<Item = String> + 'a {
-        st_chat_lines(
+        st_chat_lines_of(
             chat_id,
             &self.chat,
             self.auto_hide_scene_count,
             &self.world_info,
+            self.group_chat,
         )
     }
 }
@@ -61,6 +64,20 @@ enum Held {
     Built(Arc<Chat>),
 }
 
+/// The character of an imported chat: the `original_avatar` (character
+/// key) of its character messages (neither the user's nor the narrator's)
+/// when they all that have one have the same; `None` when none has one or
+/// they differ (a group chat).
+pub fn imported_character(chat: &Chat) -> Option<String> {
+    let mut keys = chat
+        .messages()
+        .map(|(_, m)| m)
+        .filter(|m| !m.is_user && !m.is_narrator && !m.character_key.is_empty())
+        .map(|m| m.character_key.as_str());
+    let first = keys.next()?;
+    keys.all(|key| key == first).then(|| first.to_owned())
+}
+
 impl Chats {
     /// Replaces a chat (created when new) with one read from a SillyTavern
     /// file: all its messages and running-recap versions, and its World
@@ -74,13 +91,26 @@ impl Chats {
     pub async fn import_chat(
         &self,
         chat_id: &ChatKey,
+        imported: ImportedChat,
+    ) -> Result<(usize, usize), EngineError> {
+        self.import_chat_in_group(chat_id, imported, None).await
+    }
+
+    /// [`Chats::import_chat`], the chat then in group `group_id` when
+    /// given (else in the group it was in). Either way the chat's
+    /// character becomes its character messages' one
+    /// ([`imported_character`]).
+    pub async fn import_chat_in_group(
+        &self,
+        chat_id: &ChatKey,
         mut imported: ImportedChat,
+        group_id: Option<String>,
     ) -> Result<(usize, usize), EngineError> {
         let world_info = std::mem::take(&mut imported.world_info);
         let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
         let (counts, place) = self
             .update(chat_id, |_, resident| {
-                self.import_into(chat_id, resident, &held, &world_info)
+                self.import_into(chat_id, resident, &held, (&world_info, &group_id))
             })
             .await?;
         if let Some(place) = place {
@@ -98,10 +128,10 @@ impl Chats {
         chat_id: &ChatKey,
         resident: &mut Resident,
         held: &parking_lot::Mutex<Option<Held>>,
-        world_info: &ChatWorldInfo,
+        (world_info, group_id): (&ChatWorldInfo, &Option<String>),
     ) -> Result<Change<Imported<'_>>, EngineError> {
         let auto_hide = resident
-            .effective(&self.global(&chat_id.tenant))
+            .effective(&self.global(&chat_id.tenant), &chat_id.id)
             .inclusion
             .auto_hide_scene_count;
         let chat = match held.lock().take().ok_or_else(EngineError::import_lost)? {
@@ -132,8 +162,13 @@ impl Chats {
                 settings: own,
             });
         }
-        // The chat's row, written by the commit, carries the timed effects.
+        // The chat's row, written by the commit, carries the timed effects
+        // and the chat's character.
         resident.meta.world_info_timed.clone_from(&world_info.timed);
+        resident.meta.character_key = imported_character(&chat);
+        if group_id.is_some() {
+            resident.meta.group_id.clone_from(group_id);
+        }
         let counts = (chat.len(), chat.recaps().versions().count());
         resident.chat = Some(chat);
         let commit = Commit::one(writes, Next::Refresh(Trigger::ChatChanged));
@@ -150,11 +185,21 @@ impl Chats {
                 .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
             Ok(ChatSnapshot {
                 chat,
-                auto_hide_scene_count: resident.effective(&global).inclusion.auto_hide_scene_count,
+                auto_hide_scene_count: resident
+                    .effective(&global, &chat_id.id)
+                    .inclusion
+                    .auto_hide_scene_count,
                 world_info: ChatWorldInfo {
                     book: resident.settings().overrides.world_info_chat_book.clone(),
                     timed: resident.meta.world_info_timed.clone(),
                 },
+                group_chat: global
+                    .group_of(crate::domain::profiles::ChatIdentity {
+                        chat_id: &chat_id.id,
+                        character_key: None,
+                        group_id: resident.meta.group_id.as_deref(),
+                    })
+                    .is_some(),
             })
         })
         .await

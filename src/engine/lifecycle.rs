@@ -60,6 +60,10 @@ pub struct ChatSummary {
     pub enabled: bool,
     /// When it last changed, µs since the epoch.
     pub updated_us: UnixMicros,
+    /// The character it is with, when known.
+    pub character_key: Option<String>,
+    /// The group it is in (its own, else the one listing it), if any.
+    pub group_id: Option<String>,
 }
 
 /// The tombstone a chat's erasure leaves: the next revision of each
@@ -156,7 +160,7 @@ impl Chats {
         match &resident.meta.lore_book {
             Some(name)
                 if resident
-                    .effective(&self.global(&slot.key.tenant))
+                    .effective(&self.global(&slot.key.tenant), &slot.key.id)
                     .lore
                     .delete_book_with_chat =>
             {
@@ -180,13 +184,21 @@ impl Chats {
             .into_iter()
             .map(|chat| {
                 let own = chat.settings.unwrap_or_default();
-                let settings = global.settings.with(&own.overrides);
+                let identity = crate::domain::profiles::ChatIdentity {
+                    chat_id: &chat.chat_id,
+                    character_key: chat.character_key.as_deref(),
+                    group_id: chat.group_id.as_deref(),
+                };
+                let settings = global.resolve(identity, Some(&own.overrides));
+                let group_id = global.group_of(identity).map(str::to_owned);
                 ChatSummary {
                     enabled: settings.chat_enabled(own.enabled),
-                    chat_id: chat.chat_id,
                     message_count: chat.message_count,
                     revision: chat.revision,
                     updated_us: chat.updated_us,
+                    character_key: chat.character_key,
+                    group_id,
+                    chat_id: chat.chat_id,
                 }
             })
             .collect())

@@ -68,7 +68,7 @@
 //!    by method).
 //! 7. [`chats`] and the chat operations that extend it: [`recall`],
 //!    [`debounce`], [`prompt`], [`ops`], [`publish`], [`files`],
-//!    [`settings_ops`], [`lifecycle`], [`refreshes`], [`replicas`].
+//!    [`settings_ops`], [`profile_ops`], [`lifecycle`], [`refreshes`], [`replicas`].
 //!    [`Chats::commit`] commits and carries out what follows while the
 //!    chat is still locked (`Jobs::announce`, `Jobs::want_index`, the
 //!    debounce timer).
@@ -128,6 +128,7 @@ mod jobs;
 mod lifecycle;
 mod lorebooks;
 mod ops;
+mod profile_ops;
 mod prompt;
 mod publish;
 mod recall;
@@ -162,6 +163,7 @@ pub use lorebooks::{
     MAX_NAME_BYTES as MAX_LOREBOOK_NAME_BYTES, ScanPool, check_name as check_lorebook_name,
 };
 pub use ops::RecapList;
+pub use profile_ops::ProfileChange;
 pub use prompt::ChatPrompt;
 pub use recall::{DEFAULT_RECALL_LIMIT, RecallAnswer, RecallHit, RecallRequest};
 pub use settings_ops::SettingsUpdate;

@@ -264,7 +264,7 @@ impl Chats {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
             known_chat_ref(resident, chat_id)?;
-            let settings = resident.effective(&global);
+            let settings = resident.effective(&global, &chat_id.id);
             Ok(stored_injection(resident, chat_id, &settings, key))
         })
         .await
@@ -279,7 +279,7 @@ impl Chats {
     pub async fn inclusion(&self, chat_id: &ChatKey) -> Result<Vec<MessageInclusion>, EngineError> {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
-            let settings = resident.effective(&global);
+            let settings = resident.effective(&global, &chat_id.id);
             let counter = self.counter(&settings);
             let key = counter.key();
             let uncounted = known_chat_ref(resident, chat_id)?

@@ -70,7 +70,7 @@ impl Chats {
     ) -> Result<ChatPrompt, EngineError> {
         let global = self.global(&chat_id.tenant);
         self.read_chat(chat_id, |resident| {
-            let settings = resident.effective(&global);
+            let settings = resident.effective(&global, &chat_id.id);
             let chat = resident
                 .chat
                 .as_ref()

@@ -94,7 +94,7 @@ impl Chats {
         let started = Instant::now();
         let (search, settings, own, used_vectors) = self
             .read_chat(chat_id, |resident| {
-                let settings = resident.effective(&global);
+                let settings = resident.effective(&global, &chat_id.id);
                 let chat = resident
                     .chat
                     .clone()
@@ -131,7 +131,7 @@ impl Chats {
             let key = chat_id.tenant.chat(other);
             let hits = self
                 .read_chat(&key, |resident| {
-                    let own = resident.effective(&global);
+                    let own = resident.effective(&global, &key.id);
                     Ok(resident.chat.clone().map(|chat| {
                         let mut recall = resident.recall.lock();
                         let index = recall.synced(&chat, &own, &model);
@@ -212,7 +212,7 @@ impl Chats {
                 continue;
             };
             // The other chat's passages are cut by its own settings.
-            let own = resident.effective(&self.global(&other_key.tenant));
+            let own = resident.effective(&self.global(&other_key.tenant), &other_key.id);
             let mut recall = resident.recall.lock();
             let index = recall.synced(&other_chat, &own, model);
             let hits = index.search(

@@ -143,7 +143,7 @@ impl Chats {
     /// change made since) are kept.
     pub(super) async fn reload_global_settings(&self) -> Result<(), EngineError> {
         for global in self.inner.store.global_settings().await? {
-            self.set_global(&global.tenant, global.patch, global.clock);
+            self.set_global(&global.tenant, global.patch, global.profiles, global.clock);
         }
         Ok(())
     }

@@ -34,7 +34,7 @@ impl Chats {
             return Ok((*global.settings).clone());
         };
         self.read_chat(chat_id, |resident| {
-            Ok((*resident.effective(&global)).clone())
+            Ok((*resident.effective(&global, &chat_id.id)).clone())
         })
         .await
     }
@@ -88,7 +88,12 @@ impl Chats {
                 own.overrides.clear(name)?;
             }
             own.overrides.merge(patch);
-            let effective = global.settings.with(&own.overrides);
+            let identity = crate::domain::profiles::ChatIdentity {
+                chat_id: &chat_id.id,
+                character_key: resident.meta.character_key.as_deref(),
+                group_id: resident.meta.group_id.as_deref(),
+            };
+            let effective = (*global.resolve(identity, Some(&own.overrides))).clone();
             effective.validate()?;
             if names_tokenizer(patch, clear) {
                 self.check_tokenizer(&effective)?;
@@ -174,7 +179,8 @@ impl Chats {
         ]);
         self.inner.store.commit(writes).await?;
         let committed = if self.shared() { clock + 1 } else { 0 };
-        self.set_global(tenant, global, committed);
+        let profiles = self.global(tenant).profiles.profiles.clone();
+        self.set_global(tenant, global, profiles, committed);
         Ok(resolved)
     }
 
@@ -199,7 +205,10 @@ impl Chats {
         let (follows_toggle, own_switch) = self
             .read_chat(chat_id, |resident| {
                 Ok((
-                    resident.effective(&global).chat.use_global_toggle_state,
+                    resident
+                        .effective(&global, &chat_id.id)
+                        .chat
+                        .use_global_toggle_state,
                     resident.settings().overrides.global_toggle_state.is_some(),
                 ))
             })
@@ -218,7 +227,7 @@ impl Chats {
             return self
                 .read_chat(chat_id, |resident| {
                     let enabled = resident
-                        .effective(&global)
+                        .effective(&global, &chat_id.id)
                         .chat_enabled(resident.settings().enabled);
                     Ok((enabled, resident.meta.revision))
                 })
@@ -241,7 +250,9 @@ impl Chats {
             let mut own = resident.settings().clone();
             own.enabled = Some(enabled);
             let commit = set_own_settings(resident, chat_id, own);
-            let effective = resident.effective(&global).chat_enabled(Some(enabled));
+            let effective = resident
+                .effective(&global, &chat_id.id)
+                .chat_enabled(Some(enabled));
             Ok(Change::Commit(commit, effective))
         })
         .await

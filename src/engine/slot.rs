@@ -515,13 +515,16 @@ impl Resident {
         self.own_settings = (settings != ChatSettings::default()).then(|| Box::new(settings));
     }
 
-    /// The chat's effective settings over its tenant's `global` ones: those
-    /// themselves, shared, for a chat without settings of its own.
-    pub fn effective(&self, global: &GlobalSettings) -> Arc<Settings> {
-        match &self.own_settings {
-            None => global.settings.clone(),
-            Some(own) => Arc::new(global.settings.with(&own.overrides)),
-        }
+    /// The effective settings of the chat `chat_id` over its tenant's
+    /// `global` ones and profiles: those themselves, shared, for a chat
+    /// without settings of its own of a tenant without profiles.
+    pub fn effective(&self, global: &GlobalSettings, chat_id: &str) -> Arc<Settings> {
+        let chat = crate::domain::profiles::ChatIdentity {
+            chat_id,
+            character_key: self.meta.character_key.as_deref(),
+            group_id: self.meta.group_id.as_deref(),
+        };
+        global.resolve(chat, self.own_settings.as_deref().map(|own| &own.overrides))
     }
 
     /// The estimated bytes this state holds beyond its place in the slot:
@@ -537,6 +540,8 @@ impl Resident {
             + self.meta.message_injection.heap_bytes()
             + self.meta.world_info_timed.heap_bytes()
             + self.meta.lore_book.heap_bytes()
+            + self.meta.character_key.heap_bytes()
+            + self.meta.group_id.heap_bytes()
             + self.own_settings.as_deref().map_or(0, |s| {
                 allocation_bytes(size_of::<ChatSettings>()) + s.overrides.heap_bytes()
             })

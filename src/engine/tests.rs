@@ -516,5 +516,6 @@ async fn an_import_the_store_refuses_leaves_nothing_and_a_stored_one_is_held_onc
     assert_eq!(Arc::strong_count(&snapshot.chat), 2);
 }
 
+mod profiles;
 mod residency;
 mod toggles;

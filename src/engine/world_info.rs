@@ -157,7 +157,7 @@ impl WorldInfo {
             .chats
             .read_chat(chat_id, |resident| {
                 known_chat_ref(resident, chat_id)?;
-                Ok(BookNames::of(&resident.effective(&global)))
+                Ok(BookNames::of(&resident.effective(&global, &chat_id.id)))
             })
             .await?;
         let books: Arc<[(String, Arc<Book>)]> = self
@@ -189,7 +189,7 @@ impl WorldInfo {
     ) -> Result<(LoadedChat, Change<WorldInfoScan>), EngineError> {
         let global = self.chats.global(&chat_id.tenant);
         let resident = &mut *locked;
-        let settings = resident.effective(&global);
+        let settings = resident.effective(&global, &chat_id.id);
         let chat = known_chat_ref(resident, chat_id)?;
         let scene_count = settings.inclusion.auto_hide_scene_count;
         let mut history = request.history.clone();

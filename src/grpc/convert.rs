@@ -28,7 +28,7 @@ pub use jobs::{
 };
 /// Page tokens' hex form, shared with the lorebook service's tokens.
 pub(crate) use jobs::{hex, unhex};
-pub use settings::settings_patch;
+pub use settings::{patch_settings, settings_patch};
 
 /// The wire timestamp of an instant stored in milliseconds.
 pub fn timestamp(at: UnixMillis) -> Timestamp {
@@ -103,6 +103,32 @@ fn required_message(
     new_message(message, field, limits)
 }
 
+/// What a `ChatChanged` event says of its chat's character and group
+/// (each `None` when empty: left as it is), checked; `(None, None)` for
+/// any other event.
+pub fn chat_identity(
+    event: Option<&pb::Event>,
+) -> Result<(Option<String>, Option<String>), DomainError> {
+    let Some(pb::Event {
+        kind: Some(pb::event::Kind::ChatChanged(changed)),
+        ..
+    }) = event
+    else {
+        return Ok((None, None));
+    };
+    let given = |field: &str, value: &str| -> Result<Option<String>, DomainError> {
+        if value.is_empty() {
+            return Ok(None);
+        }
+        ids::check_chat_id(field, value)?;
+        Ok(Some(value.to_owned()))
+    };
+    Ok((
+        given("event.chat_changed.character_key", &changed.character_key)?,
+        given("event.chat_changed.group_id", &changed.group_id)?,
+    ))
+}
+
 /// A `Publish` event: its chat id and the checked domain event.
 pub fn event(
     event: Option<pb::Event>,
@@ -115,9 +141,16 @@ pub fn event(
     let kind = kind.ok_or_else(|| DomainError::invalid("event.kind", "is required (one of chat_changed, message_sent, message_received, message_edited, message_deleted, message_swiped, more_messages_loaded, refresh_requested)"))?;
     let event =
         match kind {
-            Kind::ChatChanged(pb::ChatChanged { messages }) => ChatEvent::ChatChanged(
-                new_messages(messages, "event.chat_changed.messages", limits)?,
-            ),
+            // The chat's character and group are read by `chat_identity`.
+            Kind::ChatChanged(pb::ChatChanged {
+                messages,
+                character_key: _,
+                group_id: _,
+            }) => ChatEvent::ChatChanged(new_messages(
+                messages,
+                "event.chat_changed.messages",
+                limits,
+            )?),
             Kind::MessageSent(pb::MessageSent { message }) => ChatEvent::MessageSent(
                 required_message(message, "event.message_sent.message", limits)?,
             ),

@@ -33,11 +33,16 @@ async fn store(
     tenant: &Tenant,
     chat_id: String,
     imported: ImportedChat,
+    group_id: String,
 ) -> Result<pb::ImportChatResponse, Status> {
     let warnings = imported.warnings.clone();
     let (messages, recaps) = engine
         .chats()
-        .import_chat(&tenant.chat(&chat_id), imported)
+        .import_chat_in_group(
+            &tenant.chat(&chat_id),
+            imported,
+            Some(group_id).filter(|g| !g.is_empty()),
+        )
         .await?;
     Ok(pb::ImportChatResponse {
         chat_id,
@@ -51,9 +56,14 @@ async fn store(
 pub async fn import(
     engine: &Engine,
     tenant: &Tenant,
-    pb::ImportChatRequest { chat_id, jsonl }: pb::ImportChatRequest,
+    pb::ImportChatRequest {
+        chat_id,
+        jsonl,
+        group_id,
+    }: pb::ImportChatRequest,
 ) -> Result<pb::ImportChatResponse, Status> {
     convert::chat_id(&chat_id).map_err(domain_status)?;
+    optional_group(&group_id)?;
     let mut reader = ChatReader::new(*engine.limits());
     reader.push(&jsonl).map_err(domain_status)?;
     drop(jsonl);
@@ -62,6 +72,7 @@ pub async fn import(
         tenant,
         chat_id,
         reader.finish().map_err(domain_status)?,
+        group_id,
     )
     .await
 }
@@ -77,7 +88,9 @@ pub async fn import_stream(
         Status::invalid_argument("chat_id: the stream ended before its first message")
     })?;
     convert::chat_id(&first.chat_id).map_err(domain_status)?;
+    optional_group(&first.group_id)?;
     let chat_id = first.chat_id;
+    let group_id = first.group_id;
     let mut reader = ChatReader::new(*engine.limits());
     reader.push(&first.chunk).map_err(domain_status)?;
     while let Some(next) = chunks.message().await? {
@@ -88,8 +101,17 @@ pub async fn import_stream(
         tenant,
         chat_id,
         reader.finish().map_err(domain_status)?,
+        group_id,
     )
     .await
+}
+
+/// Checks a request's optional `group_id` (the id rules when not empty).
+fn optional_group(group_id: &str) -> Result<(), Status> {
+    if !group_id.is_empty() {
+        crate::domain::profiles::check_name("group_id", group_id).map_err(domain_status)?;
+    }
+    Ok(())
 }
 
 /// ExportChat: the whole file in one message.

@@ -5,6 +5,7 @@ pub mod convert;
 mod files;
 mod lorebook;
 pub mod observe;
+mod profiles;
 mod prompt;
 mod recall;
 mod recap;

@@ -11,6 +11,7 @@ use super::pb::event_service_server::EventService;
 use super::pb::injection_service_server::InjectionService;
 use super::pb::memory_service_server::MemoryService;
 use super::pb::settings_service_server::SettingsService;
+use super::profiles;
 use super::status::domain_status;
 use super::stream::InjectionStream;
 use super::wire::WireInjection;
@@ -58,10 +59,18 @@ impl EventService for EventApi {
         request: Request<pb::PublishRequest>,
     ) -> Result<Response<pb::PublishResponse>, Status> {
         let (tenant, pb::PublishRequest { event }) = split(request);
+        let (character_key, group_id) =
+            convert::chat_identity(event.as_ref()).map_err(domain_status)?;
         let (chat_id, event) =
             convert::event(event, self.engine.limits()).map_err(domain_status)?;
         let chat_id = tenant.chat(&chat_id);
         let revision = self.engine.chats().publish(&chat_id, event).await?;
+        if character_key.is_some() || group_id.is_some() {
+            self.engine
+                .chats()
+                .set_chat_identity(&chat_id, character_key, group_id)
+                .await?;
+        }
         Ok(Response::new(pb::PublishResponse { revision }))
     }
 }
@@ -371,7 +380,8 @@ impl SettingsService for SettingsApi {
             .limits()
             .check_text("json", &json)
             .map_err(domain_status)?;
-        let imported = import_st_settings(&json).map_err(domain_status)?;
+        let mut imported = import_st_settings(&json).map_err(domain_status)?;
+        let extension_profiles = std::mem::take(&mut imported.profiles);
         let update = SettingsUpdate {
             patch: imported.patch,
             clear: imported.clear,
@@ -391,10 +401,97 @@ impl SettingsService for SettingsApi {
                     .await?;
             }
         }
+        let scope = (!chat_id.is_empty()).then_some(chat_id.as_str());
+        profiles::import_extension_profiles(
+            &self.engine,
+            &tenant,
+            scope,
+            extension_profiles,
+            &mut imported.ignored_keys,
+        )
+        .await?;
+        // A chat's answer shows its profile's settings when the import
+        // gave it one.
+        let settings = match chat {
+            Some(chat) => self.engine.chats().settings(&tenant, Some(&chat)).await?,
+            None => settings,
+        };
         Ok(Response::new(pb::ImportSettingsResponse {
             settings: Some((&settings).into()),
             ignored_keys: imported.ignored_keys,
         }))
+    }
+
+    async fn put_profile(
+        &self,
+        request: Request<pb::PutProfileRequest>,
+    ) -> Result<Response<pb::Profile>, Status> {
+        let (tenant, request) = split(request);
+        profiles::put_profile(&self.engine, &tenant, request).await
+    }
+
+    async fn get_profile(
+        &self,
+        request: Request<pb::GetProfileRequest>,
+    ) -> Result<Response<pb::Profile>, Status> {
+        let (tenant, request) = split(request);
+        profiles::get_profile(&self.engine, &tenant, request)
+    }
+
+    async fn list_profiles(
+        &self,
+        request: Request<pb::ListProfilesRequest>,
+    ) -> Result<Response<pb::ListProfilesResponse>, Status> {
+        let (tenant, pb::ListProfilesRequest {}) = split(request);
+        Ok(profiles::list_profiles(&self.engine, &tenant))
+    }
+
+    async fn delete_profile(
+        &self,
+        request: Request<pb::DeleteProfileRequest>,
+    ) -> Result<Response<pb::DeleteProfileResponse>, Status> {
+        let (tenant, request) = split(request);
+        profiles::delete_profile(&self.engine, &tenant, request).await
+    }
+
+    async fn bind_profile(
+        &self,
+        request: Request<pb::BindProfileRequest>,
+    ) -> Result<Response<pb::BindProfileResponse>, Status> {
+        let (tenant, request) = split(request);
+        profiles::bind_profile(&self.engine, &tenant, request).await
+    }
+
+    async fn import_group(
+        &self,
+        request: Request<pb::ImportGroupRequest>,
+    ) -> Result<Response<pb::Group>, Status> {
+        let (tenant, request) = split(request);
+        profiles::import_group(&self.engine, &tenant, request).await
+    }
+
+    async fn get_group(
+        &self,
+        request: Request<pb::GetGroupRequest>,
+    ) -> Result<Response<pb::Group>, Status> {
+        let (tenant, request) = split(request);
+        profiles::get_group(&self.engine, &tenant, request)
+    }
+
+    async fn list_groups(
+        &self,
+        request: Request<pb::ListGroupsRequest>,
+    ) -> Result<Response<pb::ListGroupsResponse>, Status> {
+        let (tenant, pb::ListGroupsRequest {}) = split(request);
+        Ok(profiles::list_groups(&self.engine, &tenant))
+    }
+
+    async fn set_group_members(
+        &self,
+        request: Request<pb::SetGroupMembersRequest>,
+    ) -> Result<Response<pb::Group>, Status> {
+        let (tenant, request) = split(request);
+        profiles::set_group_members(&self.engine, &tenant, request).await
     }
 
     async fn set_chat_enabled(

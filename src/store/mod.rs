@@ -25,6 +25,7 @@ use crate::domain::chat::Chat;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::jobs::{Job, JobLane, JobState};
 use crate::domain::message::Message;
+use crate::domain::profiles::Profiles;
 use crate::domain::recall::{Source, StoredVector};
 use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Injection;
@@ -37,6 +38,7 @@ pub mod group_commit;
 pub mod lorebooks;
 mod migrations;
 pub mod postgres;
+mod profiles;
 pub mod sqlite;
 mod vectors;
 
@@ -46,6 +48,7 @@ pub use lorebooks::{
     StoredLorebook,
 };
 pub use postgres::PgStore;
+pub(crate) use profiles::with_profiles;
 pub use sqlite::SqliteStore;
 
 /// A chat's own row: its latest injections and refresh bookkeeping.
@@ -99,6 +102,15 @@ pub struct ChatMeta {
     /// deleted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lore_book: Option<String>,
+    /// The character the chat is with (its key, SillyTavern's avatar file
+    /// name): ChatChanged's `character_key`, or an import's character
+    /// messages'. Decides its character's profile binding. `None`: unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub character_key: Option<String>,
+    /// The group the chat is in, as ChatChanged or ImportChat said (a chat
+    /// a group lists is in it without this). `None`: none said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
 }
 
 /// A chat's own settings: its overrides of the global settings and its
@@ -183,6 +195,15 @@ pub enum Write {
         tenant: Tenant,
         /// The settings.
         patch: SettingsPatch,
+    },
+    /// Replaces a tenant's settings profiles, their bindings and its groups
+    /// (one row per tenant). Committed with a claim of the tenant's global
+    /// settings, and told to other replicas as a change of them.
+    Profiles {
+        /// The tenant.
+        tenant: Tenant,
+        /// Its profiles, bindings and groups.
+        profiles: Profiles,
     },
     /// Marks every chat of a tenant as owing a refresh (a global change is
     /// committed before its refreshes run; a crash in between leaves them
@@ -304,6 +325,10 @@ pub struct ChatListing {
     /// Its own settings, when it has some (they decide whether it is
     /// enabled, with the tenant's global settings).
     pub settings: Option<ChatSettings>,
+    /// Its row's [`ChatMeta::character_key`].
+    pub character_key: Option<String>,
+    /// Its row's [`ChatMeta::group_id`].
+    pub group_id: Option<String>,
 }
 
 /// A whole chat shared with the store for [`Write::ReplaceChat`]; two are
@@ -396,6 +421,9 @@ pub struct TenantSettings {
     pub patch: SettingsPatch,
     /// Their claim clock, read with them (0 for single-writer stores).
     pub clock: u64,
+    /// Its settings profiles, bindings and groups (claimed and told with
+    /// the global settings).
+    pub profiles: Profiles,
 }
 
 /// What other replicas committed, as told by a shared store. A hint only:
@@ -422,7 +450,7 @@ pub trait ChatStore: Send + Sync + 'static {
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError>;
     /// A chat's rows and settings as one consistent read.
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError>;
-    /// Every tenant's global settings.
+    /// Every tenant's global settings, with its profiles.
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError>;
     /// How many chats the store holds, all tenants together.
     async fn chat_count(&self) -> Result<usize, StoreError>;

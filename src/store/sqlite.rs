@@ -281,15 +281,29 @@ impl ChatStore for SqliteStore {
             let rows = stmt
                 .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
                 .map_err(&reading)?;
-            rows.map(|row| {
-                let (tenant, body) = row.map_err(&reading)?;
-                Ok(TenantSettings {
-                    tenant: Tenant(tenant),
-                    patch: from_json("global settings", &body)?,
-                    clock: 0,
+            let settings = rows
+                .map(|row| {
+                    let (tenant, body) = row.map_err(&reading)?;
+                    Ok(TenantSettings {
+                        tenant: Tenant(tenant),
+                        patch: from_json("global settings", &body)?,
+                        ..TenantSettings::default()
+                    })
                 })
-            })
-            .collect()
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let mut stmt = conn
+                .prepare_cached("SELECT tenant, body FROM profiles ORDER BY tenant")
+                .map_err(&reading)?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .map_err(&reading)?;
+            let profiles = rows
+                .map(|row| {
+                    let (tenant, body) = row.map_err(&reading)?;
+                    Ok((Tenant(tenant), from_json("profiles", &body)?, 0))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            Ok(super::with_profiles(settings, profiles))
         })
         .await
     }

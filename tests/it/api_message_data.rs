@@ -451,6 +451,7 @@ async fn an_imported_current_version_that_names_no_version_injects_nothing() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "c".into(),
             jsonl: file.as_bytes().to_vec(),
+            ..Default::default()
         })
         .await
         .unwrap();

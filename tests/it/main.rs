@@ -31,6 +31,7 @@ mod message_tier;
 mod metrics;
 mod metrics_port;
 mod pg_restart;
+mod profiles;
 mod prompt;
 mod push_and_persistence;
 mod rebinding;

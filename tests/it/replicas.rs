@@ -4,7 +4,9 @@
 //! consistent order, a debounced burst spread over replicas refreshes once,
 //! a replica cut off from the database answers UNAVAILABLE, loses nothing
 //! acknowledged and resyncs its subscribers, and a replica killed with
-//! SIGKILL leaves the others serving (and its owed refresh is run).
+//! SIGKILL leaves the others serving (and its owed refresh is run);
+//! global settings and profiles changed at once on two replicas are all
+//! kept.
 //! These tests always run: without a reachable database they fail.
 
 use std::collections::HashSet;
@@ -395,6 +397,83 @@ async fn global_changes_made_at_once_on_two_replicas_are_both_kept() {
             assert!(
                 Instant::now() < deadline,
                 "a replica's global change overwrote the other's: {seen:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let [a, b] = servers;
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Profiles are claimed and told like the global settings: changes made at
+/// once on two replicas are all kept, a replica hears the other's, and a
+/// chat held by one resolves through a profile the other made.
+#[tokio::test]
+async fn profile_changes_made_at_once_on_two_replicas_are_all_kept_and_seen() {
+    let (_dir, a, mut b) = two_replicas(0).await;
+    b.publish(
+        "c",
+        pb::event::Kind::ChatChanged(pb::ChatChanged {
+            messages: vec![message("m0", "hello")],
+            character_key: "alice.png".into(),
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+    let put = |mut server: Server, prefix: &'static str| async move {
+        for i in 1..=5 {
+            server
+                .settings
+                .put_profile(pb::PutProfileRequest {
+                    name: format!("{prefix}{i}"),
+                    settings: Some(pb::Settings {
+                        depth: Some(i),
+                        ..Default::default()
+                    }),
+                })
+                .await
+                .unwrap();
+        }
+        server
+    };
+    let (mut a, b) = tokio::join!(put(a, "a"), put(b, "b"));
+    a.settings
+        .bind_profile(pb::BindProfileRequest {
+            target: Some(pb::bind_profile_request::Target::CharacterKey(
+                "alice.png".into(),
+            )),
+            profile: "a4".into(),
+        })
+        .await
+        .unwrap();
+    let mut servers = [a, b];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for server in &mut servers {
+        loop {
+            let listed = server
+                .settings
+                .list_profiles(pb::ListProfilesRequest {})
+                .await
+                .unwrap()
+                .into_inner();
+            let chat = server
+                .settings
+                .get_settings(pb::GetSettingsRequest {
+                    chat_id: "c".into(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            if listed.profiles.len() == 10 && chat.depth == Some(4) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "a replica lost or never heard a profile change: {} profiles, depth {:?}",
+                listed.profiles.len(),
+                chat.depth
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -36,6 +36,7 @@ async fn a_sillytavern_chat_imports_with_its_recaps_and_exports_back() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "harbour".into(),
             jsonl: file.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -125,6 +126,7 @@ async fn a_sillytavern_chat_imports_with_its_recaps_and_exports_back() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "copy".into(),
             jsonl: exported.clone(),
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -172,6 +174,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "c".into(),
             jsonl: fixture("bob-short"),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -196,6 +199,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "c".into(),
             jsonl: broken,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -211,6 +215,7 @@ async fn importing_replaces_a_chat_and_a_bad_file_stores_nothing() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "d".into(),
             jsonl: vec![0xff, 0xfe],
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -280,6 +285,7 @@ async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportCh
         .import_chat(pb::ImportChatRequest {
             chat_id: chat.into(),
             jsonl,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -370,6 +376,7 @@ async fn invalid_utf8_is_refused_naming_its_line() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "broken".into(),
             jsonl: file,
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -43,6 +43,7 @@ pub async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::Impo
         .import_chat(pb::ImportChatRequest {
             chat_id: chat.into(),
             jsonl,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -389,6 +390,7 @@ async fn an_id_used_twice_refuses_the_file_naming_the_line() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "dup".into(),
             jsonl: file.into(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -89,6 +89,7 @@ async fn import_stream(
         .map(|c| pb::ImportChatStreamRequest {
             chat_id: String::new(),
             chunk: c.to_vec(),
+            ..Default::default()
         })
         .collect();
     if requests.is_empty() {
@@ -130,6 +131,7 @@ async fn chunks_split_inside_lines_and_characters_import_as_the_whole_file_does(
         .import_chat(pb::ImportChatRequest {
             chat_id: "whole".into(),
             jsonl: file.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -230,6 +232,7 @@ async fn a_failed_import_keeps_the_old_chat_and_creates_no_new_one() {
             .send(pb::ImportChatStreamRequest {
                 chat_id: chat.into(),
                 chunk: file[..file.len() / 2].to_vec(),
+                ..Default::default()
             })
             .await
             .unwrap();
@@ -314,6 +317,7 @@ async fn a_chat_over_the_unary_limit_round_trips_through_the_streams() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "big".into(),
             jsonl: file.clone(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -45,6 +45,7 @@ async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportCh
         .import_chat(pb::ImportChatRequest {
             chat_id: chat.into(),
             jsonl,
+            ..Default::default()
         })
         .await
         .unwrap()

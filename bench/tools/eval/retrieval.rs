@@ -161,6 +161,7 @@ async fn run_on(
         .import_chat(pb::ImportChatRequest {
             chat_id: chat_id.clone(),
             jsonl: chat::sillytavern_jsonl_with_ids(conversation).into_bytes(),
+            ..Default::default()
         })
         .await?
         .into_inner();

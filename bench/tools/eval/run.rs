@@ -123,6 +123,7 @@ async fn run_on(
         .import_chat(pb::ImportChatRequest {
             chat_id: chat_id.clone(),
             jsonl: chat::sillytavern_jsonl(conversation).into_bytes(),
+            ..Default::default()
         })
         .await?
         .into_inner();

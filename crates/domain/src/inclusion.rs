@@ -24,6 +24,9 @@ pub enum Exclusion {
     Narrator,
     /// Its character is in `disabled_character_keys`.
     CharacterDisabled,
+    /// Its character is a disabled member of the chat's group
+    /// ([`Settings::group_disabled_members`]).
+    DisabledGroupMember,
     /// Its text has fewer tokens than `message_length_threshold`.
     BelowLengthThreshold,
     /// It is eligible but has no memory.
@@ -44,6 +47,7 @@ impl Exclusion {
             Exclusion::Hidden => "include_system_messages",
             Exclusion::Narrator => "include_narrator_messages",
             Exclusion::CharacterDisabled => "disabled_character_keys",
+            Exclusion::DisabledGroupMember => "disabled_group_member",
             Exclusion::BelowLengthThreshold => "message_length_threshold",
             Exclusion::NoMemory => "no_memory",
             Exclusion::TokenLimit => "token_limit",
@@ -86,6 +90,14 @@ pub fn check_exclusion(
         .any(|key| *key == message.character_key)
     {
         return Some(Exclusion::CharacterDisabled);
+    }
+    if !message.character_key.is_empty()
+        && settings
+            .group_disabled_members
+            .iter()
+            .any(|key| *key == message.character_key)
+    {
+        return Some(Exclusion::DisabledGroupMember);
     }
     if settings.inclusion.message_length_threshold > 0
         && u64::from(text_tokens()) < settings.inclusion.message_length_threshold

@@ -18,6 +18,8 @@
 //! 2. [`settings`]: the settings, their defaults (the default instructions,
 //!    entity types and recall template included: a feature reads its
 //!    settings, settings never read a feature), validation and merging;
+//!    [`profiles`]: a tenant's settings profiles, their bindings and its
+//!    groups, and how a chat's settings resolve through them;
 //!    [`tokens`]: token counting with tiktoken's vocabularies.
 //! 3. Messages and chats: [`message`] (messages, swipes and the per-swipe
 //!    [`message::MessageData`]), [`recaps`] (the versioned running scene
@@ -56,6 +58,7 @@ pub mod inclusion;
 pub mod jobs;
 pub mod lore;
 pub mod message;
+pub mod profiles;
 pub mod prompt;
 pub mod recall;
 pub mod recaps;

@@ -231,6 +231,15 @@ impl Settings {
     }
 }
 
+/// Checks a `profile` setting: empty (no profile), or a profile name
+/// (the chat-id rules: at most 256 bytes, no control characters).
+pub fn check_profile_name(name: String) -> Result<String, DomainError> {
+    if !name.is_empty() {
+        crate::ids::check_chat_id("settings.profile", &name)?;
+    }
+    Ok(name)
+}
+
 /// Checks a wire `depth`: 0..=[`MAX_DEPTH`]; errors name `depth`.
 pub fn check_depth(value: i32) -> Result<u32, DomainError> {
     depth_in_range("depth")(value)

@@ -20,6 +20,10 @@
 //! and (from `settings.json`'s `extension_settings`) the book's name
 //! template and whether it goes with its chat are read ([`lore`]).
 //!
+//! The extension's profiles, their bindings and its groups' disabled
+//! characters are read into [`ImportedProfiles`] ([`profiles`]), for the
+//! caller to store.
+//!
 //! SillyTavern's own World Info settings are read too ([`world_info`]):
 //! its `settings.json` whole (`world_info_settings`, `power_user`; every
 //! other key of the file is reported as ignored), or its
@@ -48,8 +52,12 @@ pub struct ImportedSettings {
     pub chats_enabled: BTreeMap<String, bool>,
     /// Keys of the object that recapd does not use, sorted; members of
     /// SillyTavern's objects recapd reads part of as `object.member`
-    /// (`power_user.persona_description`).
+    /// (`power_user.persona_description`), and a profile's as
+    /// `profiles.<name>.<key>`.
     pub ignored_keys: Vec<String>,
+    /// The extension's profiles, bindings and group settings
+    /// ([`profiles`]).
+    pub profiles: ImportedProfiles,
 }
 
 /// Sets one field of a patch from an extension key's value (never `null`).
@@ -340,17 +348,35 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
         Ok(_) => return Err(DomainError::invalid("json", "must be a JSON object")),
         Err(e) => return Err(DomainError::invalid("json", format!("does not parse: {e}"))),
     };
+    read_flat(&object, true)
+}
+
+/// Reads a flat settings object: the top level (`top_level`), or one of
+/// its profiles (whose `chats_enabled` and profile keys are ignored).
+fn read_flat(
+    object: &Map<String, Value>,
+    top_level: bool,
+) -> Result<ImportedSettings, DomainError> {
     let mut imported = ImportedSettings {
         patch: SettingsPatch::default(),
         clear: Vec::new(),
         chats_enabled: BTreeMap::new(),
         ignored_keys: Vec::new(),
+        profiles: ImportedProfiles::default(),
     };
     // SillyTavern reads its World Info settings from `world_info_settings`
     // when present, else from the top level (script.js:7954 at 51ad27f).
-    let nested_world_info = world_info::has_settings_object(&object);
-    for (key, value) in &object {
+    let nested_world_info = world_info::has_settings_object(object);
+    for (key, value) in object {
         let k = key.as_str();
+        if !top_level && (k == "chats_enabled" || profiles::KEYS.contains(&k)) {
+            imported.ignored_keys.push(key.clone());
+            continue;
+        }
+        if profiles::KEYS.contains(&k) {
+            profiles::read_key(&mut imported, k, value)?;
+            continue;
+        }
         if k == "chats_enabled" {
             // `null` has no entries: no chat's state changes.
             if !value.is_null() {
@@ -390,7 +416,7 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
             read(&mut imported.patch, k, value)?;
         }
     }
-    lore::read_objects(&mut imported, &object)?;
+    lore::read_objects(&mut imported, object)?;
     imported.ignored_keys.sort();
     imported
         .clear
@@ -399,7 +425,10 @@ pub fn import_st_settings(json: &str) -> Result<ImportedSettings, DomainError> {
 }
 
 mod lore;
+pub mod profiles;
 mod world_info;
+
+pub use profiles::ImportedProfiles;
 
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,7 @@ fn an_id_cannot_break_a_line_or_a_column_and_plain_ids_are_unchanged() {
             seconds: 1_700_000_000,
             nanos: 0,
         }),
+        ..Default::default()
     });
     assert_eq!(
         line,

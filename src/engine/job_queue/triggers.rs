@@ -54,7 +54,7 @@ impl Jobs {
         if self.writer().is_none() {
             return Ok((writes, announce));
         }
-        let settings = resident.effective(&global());
+        let settings = resident.effective(&global(), &chat_id.id);
         let Some(chat) = resident.chat.as_deref() else {
             return Ok((writes, announce));
         };

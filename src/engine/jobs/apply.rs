@@ -86,7 +86,7 @@ impl JobDriver {
         let exclude_latest = match job.kind {
             JobKind::RunningRecap | JobKind::RegenerateRunningRecap => {
                 resident
-                    .effective(&self.chats.global(&chat_id.tenant))
+                    .effective(&self.chats.global(&chat_id.tenant), &chat_id.id)
                     .writing
                     .running_recap_exclude_latest
             }
@@ -134,7 +134,7 @@ impl JobDriver {
         answer: &Answer,
         now: UnixMicros,
     ) -> Result<Vec<Job>, EngineError> {
-        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant), &chat_id.id);
         let mut fresh = Vec::new();
         match (answer, job.kind) {
             (Answer::Break(candidate), _) => {

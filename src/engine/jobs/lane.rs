@@ -266,7 +266,7 @@ impl JobDriver {
         let slot = self.chats.slot(chat_id);
         let mut guard = self.chats.lock(&slot).await?;
         let resident = &mut *guard;
-        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant), &chat_id.id);
         let Some(chat) = resident.chat.clone() else {
             return Ok(Step::Idle);
         };

@@ -215,7 +215,7 @@ impl JobDriver {
         answer: &LoreAnswer,
         now: UnixMicros,
     ) -> Result<LoreApplied<'_>, EngineError> {
-        let settings = resident.effective(&self.chats.global(&chat_id.tenant));
+        let settings = resident.effective(&self.chats.global(&chat_id.tenant), &chat_id.id);
         let job = resident.jobs[at].clone();
         let chat = resident
             .chat

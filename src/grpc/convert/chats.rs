@@ -42,6 +42,8 @@ impl From<ChatSummary> for pb::ChatSummary {
             revision,
             enabled,
             updated_us,
+            character_key,
+            group_id,
         } = chat;
         pb::ChatSummary {
             chat_id,
@@ -49,6 +51,8 @@ impl From<ChatSummary> for pb::ChatSummary {
             revision,
             enabled,
             updated_at: Some(timestamp_us(updated_us)),
+            character_key: character_key.unwrap_or_default(),
+            group_id: group_id.unwrap_or_default(),
         }
     }
 }

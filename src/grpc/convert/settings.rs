@@ -141,6 +141,14 @@ macro_rules! wire_settings {
             })
         }
 
+        /// The fields a patch sets (a profile's), the others absent.
+        pub fn patch_settings(patch: &SettingsPatch) -> pb::Settings {
+            let ApiSettings { $($($name,)*)* } = patch.to_api();
+            pb::Settings {
+                $($($name: $name.map(Wire::into_pb),)*)*
+            }
+        }
+
         impl From<&Settings> for pb::Settings {
             fn from(settings: &Settings) -> Self {
                 let ApiSettings { $($($name,)*)* } = settings.to_api();

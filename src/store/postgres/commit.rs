@@ -95,7 +95,7 @@ impl PgCommitter {
         // version checked), with the book each names.
         let mut conditional: Vec<(usize, &str)> = Vec::new();
         for write in groups.iter().flatten() {
-            if let Write::GlobalSettings { tenant, .. } = write {
+            if let Write::GlobalSettings { tenant, .. } | Write::Profiles { tenant, .. } = write {
                 tenants.push(tenant.name().to_owned());
             }
             match write {

@@ -39,12 +39,16 @@ const QUIET_CHATS: &str = "SELECT a.tenant, a.chat_id FROM chat_activity a
      ORDER BY a.updated_us, a.tenant, a.chat_id
      LIMIT $2";
 
-/// The one member of a chat's row ListChats shows: its revision (0 when
-/// the row has none, as before the first refresh).
+/// The members of a chat's row ListChats shows: its revision (0 when the
+/// row has none, as before the first refresh), its character and group.
 #[derive(Deserialize)]
 struct RowRevision {
     #[serde(default)]
     revision: u64,
+    #[serde(default)]
+    character_key: Option<String>,
+    #[serde(default)]
+    group_id: Option<String>,
 }
 
 /// A count as an SQL `LIMIT`.
@@ -80,15 +84,17 @@ impl PgStore {
                 .map(|row| {
                     let chat_id: String = row.try_get(0).map_err(&reading)?;
                     let body: &str = row.try_get(1).map_err(&reading)?;
-                    let revision = from_json::<RowRevision>("chat row", body)?.revision;
+                    let row_meta = from_json::<RowRevision>("chat row", body)?;
                     let count: Option<i64> = row.try_get(2).map_err(&reading)?;
                     let updated_us: Option<i64> = row.try_get(3).map_err(&reading)?;
                     let settings: Option<&str> = row.try_get(4).map_err(&reading)?;
                     Ok(ChatListing {
                         chat_id,
                         message_count: count.map_or(0, as_u64),
-                        revision,
+                        revision: row_meta.revision,
                         updated_us: UnixMicros(updated_us.unwrap_or(0)),
+                        character_key: row_meta.character_key,
+                        group_id: row_meta.group_id,
                         settings: settings
                             .map(|body| from_json::<ChatSettings>("chat settings", body))
                             .transpose()?,

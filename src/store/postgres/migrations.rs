@@ -22,6 +22,7 @@ const MIGRATIONS: Migrations = Migrations(&[
     migration!(6, "lorebooks"),
     migration!(7, "recall"),
     migration!(8, "lorebook_edits"),
+    migration!(9, "profiles"),
 ]);
 
 /// `name` as an SQL identifier, quoted: `CREATE SCHEMA` takes no

@@ -336,15 +336,37 @@ impl ChatStore for PgStore {
                 )
                 .await
                 .map_err(pg_err("reading global settings"))?;
-            rows.iter()
+            let settings = rows
+                .iter()
                 .map(|r| {
                     Ok(TenantSettings {
                         tenant: Tenant(r.get(0)),
                         patch: from_json("global settings", r.get(1))?,
                         clock: as_u64(r.get(2)),
+                        ..TenantSettings::default()
                     })
                 })
-                .collect()
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let rows = client
+                .query(
+                    "SELECT p.tenant, p.body, coalesce(k.generation, 0)
+                     FROM profiles p LEFT JOIN settings_clock k USING (tenant)
+                     ORDER BY p.tenant",
+                    &[],
+                )
+                .await
+                .map_err(pg_err("reading profiles"))?;
+            let profiles = rows
+                .iter()
+                .map(|r| {
+                    Ok((
+                        Tenant(r.get(0)),
+                        from_json("profiles", r.get(1))?,
+                        as_u64(r.get(2)),
+                    ))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            Ok(crate::store::with_profiles(settings, profiles))
         })
         .await
     }

@@ -258,6 +258,14 @@ pub(super) fn statement(write: &Write) -> Result<Option<(&'static str, Vec<Param
                 Box::new(to_json("global settings", patch)?),
             ],
         ),
+        Write::Profiles { tenant, profiles } => (
+            "INSERT INTO profiles (tenant, body) VALUES ($1, $2)
+             ON CONFLICT (tenant) DO UPDATE SET body = $2",
+            vec![
+                text(tenant.name()),
+                Box::new(to_json("profiles", profiles)?),
+            ],
+        ),
         // Chat clocks are locked in chat order, byte by byte as claims are
         // sorted (hence the "C" collation), and moved on, so replicas
         // holding these chats re-read them (and see the refresh owed) before

@@ -151,7 +151,8 @@ pub(super) fn list_chats(
     // primary key from where the page starts.
     let sql = format!(
         "SELECT c.chat_id, coalesce(json_extract(c.body, '$.revision'), 0),
-                coalesce(a.message_count, 0), coalesce(a.updated_us, 0), s.body
+                coalesce(a.message_count, 0), coalesce(a.updated_us, 0), s.body,
+                json_extract(c.body, '$.character_key'), json_extract(c.body, '$.group_id')
          FROM chats c
          LEFT JOIN chat_activity a ON a.tenant = c.tenant AND a.chat_id = c.chat_id
          LEFT JOIN chat_settings s ON s.tenant = c.tenant AND s.chat_id = c.chat_id
@@ -171,6 +172,8 @@ pub(super) fn list_chats(
             r.get::<_, i64>(2)?,
             r.get::<_, i64>(3)?,
             r.get::<_, Option<String>>(4)?,
+            r.get::<_, Option<String>>(5)?,
+            r.get::<_, Option<String>>(6)?,
         ))
     };
     let rows = match after {
@@ -179,7 +182,8 @@ pub(super) fn list_chats(
     }
     .map_err(&listing)?;
     rows.map(|row| {
-        let (chat_id, revision, message_count, updated_us, settings) = row.map_err(&listing)?;
+        let (chat_id, revision, message_count, updated_us, settings, character_key, group_id) =
+            row.map_err(&listing)?;
         Ok(ChatListing {
             chat_id,
             message_count: u64::try_from(message_count).unwrap_or(0),
@@ -188,6 +192,8 @@ pub(super) fn list_chats(
             settings: settings
                 .map(|body| from_json::<ChatSettings>("chat settings", &body))
                 .transpose()?,
+            character_key,
+            group_id,
         })
     })
     .collect()

@@ -27,11 +27,12 @@ pub(super) const MIGRATIONS: Migrations = Migrations(&[
     migration!(5, "lorebooks"),
     migration!(6, "recall"),
     migration!(7, "lorebook_edits"),
+    migration!(8, "profiles"),
 ]);
 
 /// The schema this recapd writes (the last migration's version).
 #[cfg(test)]
-pub(super) const SCHEMA_VERSION: i64 = 7;
+pub(super) const SCHEMA_VERSION: i64 = 8;
 
 /// Opens the writing connection, creating or upgrading the schema, then
 /// checkpoints the WAL into the database file and empties it: the last run

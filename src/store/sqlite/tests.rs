@@ -390,4 +390,5 @@ async fn a_big_chat_decoded_on_the_reading_thread_loads_like_a_small_one() {
 mod job_rows;
 mod jobs;
 mod lifecycle;
+mod profiles;
 mod recall;

@@ -112,6 +112,7 @@ fn body_of(write: &Write) -> Result<Option<String>, StoreError> {
         Write::Message { message, .. } => to_json("message", message)?,
         Write::Recap { version, .. } => to_json("running recap", version)?,
         Write::GlobalSettings { patch, .. } => to_json("global settings", patch)?,
+        Write::Profiles { profiles, .. } => to_json("profiles", profiles)?,
         Write::ChatSettings { settings, .. } => to_json("chat settings", settings)?,
         Write::Job { job, .. } => to_json("job", job)?,
         // A whole chat's rows are serialised one at a time by the commit
@@ -403,6 +404,12 @@ fn apply(
             "INSERT INTO global_settings (tenant, body) VALUES (?1, ?2)
              ON CONFLICT (tenant) DO UPDATE SET body = ?2",
             params![tenant.name(), encoded.body("global settings", patch)?],
+        ),
+        Write::Profiles { tenant, profiles } => execute(
+            tx,
+            "INSERT INTO profiles (tenant, body) VALUES (?1, ?2)
+             ON CONFLICT (tenant) DO UPDATE SET body = ?2",
+            params![tenant.name(), encoded.body("profiles", profiles)?],
         ),
         Write::AllChatsOweRefresh { tenant } => execute(
             tx,

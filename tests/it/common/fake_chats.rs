@@ -47,6 +47,7 @@ impl FakeChats {
                         seconds: 1_700_000_000 + i64::from(i),
                         nanos: 0,
                     }),
+                    ..Default::default()
                 };
                 ((*id).to_owned(), summary)
             })

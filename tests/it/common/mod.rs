@@ -209,7 +209,10 @@ pub fn message(id: &str, text: &str) -> pb::Message {
 }
 
 pub fn chat_changed(messages: Vec<pb::Message>) -> pb::event::Kind {
-    pb::event::Kind::ChatChanged(pb::ChatChanged { messages })
+    pb::event::Kind::ChatChanged(pb::ChatChanged {
+        messages,
+        ..Default::default()
+    })
 }
 
 pub fn message_sent(id: &str, text: &str) -> pb::event::Kind {

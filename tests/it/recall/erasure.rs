@@ -117,6 +117,7 @@ async fn after_an_import_over_the_chat_every_passage_has_a_stored_vector() {
         .import_chat(pb::ImportChatRequest {
             chat_id: "story".into(),
             jsonl: file.into_bytes(),
+            ..Default::default()
         })
         .await
         .expect("imported over the chat");

@@ -677,9 +677,11 @@ async fn pg_empty_writes_and_500_vectors_of_384_dimensions_in_one_write() {
     store.close().await;
 }
 
-/// What migrations 8 and 7 add, undone: a schema of the latest
+/// What migrations 9, 8 and 7 add, undone: a schema of the latest
 /// migrations, taken back to where migration 6 left it.
 const UNDO_MIGRATION_7: &str = "
+DROP TABLE profiles;
+DELETE FROM schema_migrations WHERE version = 9;
 DROP TABLE lorebook_edits;
 ALTER TABLE lorebooks DROP COLUMN log_bytes;
 DELETE FROM schema_migrations WHERE version = 8;
@@ -700,7 +702,7 @@ async fn pg_a_schema_of_migration_6_migrates_and_then_keeps_vectors() {
             .expect("reads schema_migrations")
             .get(0)
     };
-    assert_eq!(latest().await, 8);
+    assert_eq!(latest().await, 9);
     client
         .batch_execute(UNDO_MIGRATION_7)
         .await
@@ -723,7 +725,7 @@ async fn pg_a_schema_of_migration_6_migrates_and_then_keeps_vectors() {
         .expect("rows of migration 6");
 
     let store = schema.store().await;
-    assert_eq!(latest().await, 8);
+    assert_eq!(latest().await, 9);
     let (live, gone) = (key("acme", "c"), key("acme", "gone"));
     let load = store.load(&live).await.unwrap();
     assert_eq!(load.chat.unwrap().meta.revision, 6);
@@ -762,7 +764,7 @@ async fn pg_a_schema_of_migration_6_migrates_and_then_keeps_vectors() {
     store.close().await;
     // Opening again finds migration 8 applied and keeps what it holds.
     let store = schema.store().await;
-    assert_eq!(latest().await, 8);
+    assert_eq!(latest().await, 9);
     assert_eq!(loaded(&store, &live).await, rows(&written));
     assert_eq!(store.load(&gone).await.unwrap().tombstone, Some(tombstone));
     store.close().await;

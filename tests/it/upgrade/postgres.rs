@@ -181,7 +181,7 @@ async fn a_schema_of_migration_2_is_upgraded_for_every_tenant() {
     write_postgres_v1(&schema).await;
     check_both_tenants(dir.path(), &schema.config(&dir.path().join("data"))).await;
 
-    assert_eq!(schema.latest_migration().await, 8);
+    assert_eq!(schema.latest_migration().await, 9);
     // Each tenant's chat got its activity: its messages, counted.
     let activity: Vec<(String, String, i64)> = schema
         .client
@@ -258,9 +258,11 @@ impl TestSchema {
     }
 }
 
-/// What migrations 8, 7, 6 and 5 add, undone: a schema of the latest
+/// What migrations 9, 8, 7, 6 and 5 add, undone: a schema of the latest
 /// migrations, taken back to where migration 4 left it.
 const UNDO_MIGRATION_5: &str = "
+DROP TABLE profiles;
+DELETE FROM schema_migrations WHERE version = 9;
 DROP TABLE lorebook_edits;
 DELETE FROM schema_migrations WHERE version = 8;
 DROP TABLE recall_vectors;
@@ -281,7 +283,7 @@ async fn a_schema_of_migration_4_gets_every_chats_activity() {
     }
     let schema = TestSchema::create().await;
     schema.store().await.close().await;
-    assert_eq!(schema.latest_migration().await, 8);
+    assert_eq!(schema.latest_migration().await, 9);
     schema
         .client
         .batch_execute(UNDO_MIGRATION_5)
@@ -335,7 +337,7 @@ async fn a_schema_of_migration_4_gets_every_chats_activity() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_micros() as i64;
-    assert_eq!(schema.latest_migration().await, 8);
+    assert_eq!(schema.latest_migration().await, 9);
 
     let t = store
         .list_chats(&Tenant("t".into()), None, 10)
@@ -452,10 +454,10 @@ async fn replicas_migrating_one_schema_at_once_apply_each_migration_once() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     // A later start finds the schema complete and changes nothing.
     let again = schema.store().await;
-    assert_eq!(schema.latest_migration().await, 8);
+    assert_eq!(schema.latest_migration().await, 9);
     for store in stores.iter().chain([&again]) {
         store.close().await;
     }

@@ -154,7 +154,7 @@ async fn a_database_of_schema_version_3_gets_chat_activity_for_every_tenant() {
     write_sqlite_v3(&data_dir);
     check_both_tenants(dir.path(), &test_config(&data_dir)).await;
     let (version, activity) = version_and_activity(&data_dir);
-    assert_eq!(version, "7");
+    assert_eq!(version, "8");
     assert_eq!(activity, backfilled_activity());
     let conn = rusqlite::Connection::open(data_dir.join(recapd::store::sqlite::DB_FILE)).unwrap();
     let tombstones: i64 = conn
@@ -176,7 +176,7 @@ async fn a_database_of_schema_version_1_is_upgraded_for_every_tenant() {
 
     // Upgraded through version 3 to 4: chat activity was backfilled too.
     let (version, activity) = version_and_activity(&data_dir);
-    assert_eq!(version, "7");
+    assert_eq!(version, "8");
     assert_eq!(activity, backfilled_activity());
     let conn = rusqlite::Connection::open(data_dir.join(recapd::store::sqlite::DB_FILE)).unwrap();
     let jobs: i64 = conn

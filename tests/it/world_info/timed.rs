@@ -42,6 +42,7 @@ async fn import(server: &mut Server, chat: &str, lines: &[Value]) {
         .import_chat(pb::ImportChatRequest {
             chat_id: chat.into(),
             jsonl: jsonl.into_bytes(),
+            ..Default::default()
         })
         .await
         .expect("import");

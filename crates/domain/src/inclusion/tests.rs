@@ -96,6 +96,26 @@ fn each_exclusion_rule_in_order() {
     );
     assert_eq!(check_exclusion(&plain, false, &no_bob, || 3), None);
 
+    // A disabled group member: left out in the group's chats only (the
+    // resolved settings carry the group's disabled members).
+    let in_group = Settings {
+        group_disabled_members: vec!["bob.png".into()],
+        ..Settings::default()
+    };
+    assert_eq!(
+        check_exclusion(&bob, false, &in_group, || 3),
+        Some(Exclusion::DisabledGroupMember)
+    );
+    assert_eq!(
+        Exclusion::DisabledGroupMember.reason(),
+        "disabled_group_member"
+    );
+    assert_eq!(
+        check_exclusion(&bob, false, &Settings::default(), || 3),
+        None
+    );
+    assert_eq!(check_exclusion(&plain, false, &in_group, || 3), None);
+
     let threshold = off(SettingsPatch {
         message_length_threshold: Some(4),
         ..Default::default()

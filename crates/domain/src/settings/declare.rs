@@ -26,6 +26,11 @@ macro_rules! declare_settings {
         #[derive(Debug, Clone, Default, PartialEq, Eq)]
         pub struct Settings {
             $($(#[$group_attr])* pub $group: $Group,)*
+            /// Not a setting: the disabled members of the chat's group
+            /// (character keys), whose messages the chat leaves out; set
+            /// when a chat's settings are resolved (`crate::profiles`),
+            /// empty for a chat in no group and in the global settings.
+            pub group_disabled_members: Vec<String>,
         }
 
         $(
@@ -91,6 +96,7 @@ macro_rules! declare_settings {
                             patch.$name.clone(),
                         ),)*
                     },)*
+                    group_disabled_members: self.group_disabled_members.clone(),
                 }
             }
 
@@ -103,6 +109,14 @@ macro_rules! declare_settings {
         }
 
         impl SettingsPatch {
+            /// The fields this patch sets, in the API's form (the others
+            /// absent).
+            pub fn to_api(&self) -> ApiSettings {
+                ApiSettings {
+                    $($($name: self.$name.as_ref().and_then(SettingValue::to_api),)*)*
+                }
+            }
+
             /// Layers `update` over this patch: fields present in `update` win.
             pub fn merge(&mut self, update: &SettingsPatch) {
                 $($(

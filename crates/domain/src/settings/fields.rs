@@ -109,6 +109,11 @@ macro_rules! settings_table {
                 disabled_character_keys => disabled_character_keys: Vec<String> = Vec::new();
                 /// Quiet time before a debounced refresh runs; 0 makes it immediate.
                 debounce_ms => debounce_ms: u64 = 300, checked by check_debounce_ms;
+                /// The settings profile the chat uses (see `profiles`): over a chat, its
+                /// own choice (empty: none, whatever its group's or character's binding);
+                /// in the global settings, the tenant's default profile; in effective
+                /// settings, the profile that applied (unset: none).
+                profile => profile: Option<String> = None, checked by check_profile_name;
             }
             /// The message-recap tier's injection (`auto_recap_messages`).
             tier: TierSettings {

@@ -100,7 +100,7 @@ pub mod world_info;
 mod write;
 
 pub use read::{ChatReader, parse_st_chat, parse_st_chat_bytes};
-pub use write::{st_chat_lines, write_st_chat};
+pub use write::{st_chat_lines, st_chat_lines_of, write_st_chat};
 
 #[cfg(test)]
 mod tests;

@@ -210,6 +210,23 @@ fn written_lines_are_the_written_file() {
 }
 
 #[test]
+fn a_group_chat_made_through_the_api_gets_sillytaverns_group_header() {
+    let chat = Chat::default();
+    let header = |group_chat| {
+        st_chat_lines_of("c", &chat, 0, &ChatWorldInfo::default(), group_chat)
+            .next()
+            .unwrap()
+    };
+    assert!(
+        header(true)
+            .starts_with(r#"{"user_name":"unused","character_name":"unused","chat_metadata":"#),
+        "{}",
+        header(true)
+    );
+    assert!(!header(false).contains("unused"), "{}", header(false));
+}
+
+#[test]
 fn a_line_that_never_ends_is_refused_once_it_passes_the_longest_line() {
     let limits = Limits {
         max_text_bytes: 16,

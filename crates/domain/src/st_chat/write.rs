@@ -133,8 +133,23 @@ pub fn st_chat_lines<'a>(
     auto_hide_scene_count: u32,
     world_info: &'a ChatWorldInfo,
 ) -> impl Iterator<Item = String> + 'a {
+    st_chat_lines_of(chat_id, chat, auto_hide_scene_count, world_info, false)
+}
+
+/// [`st_chat_lines`] of a chat that is a group chat when `group_chat`:
+/// the header recapd writes of its own (for a chat made through the API)
+/// then starts as SillyTavern's group chat files do, with `user_name` and
+/// `character_name` both `"unused"`. An imported file's header is written
+/// as the file had it either way.
+pub fn st_chat_lines_of<'a>(
+    chat_id: &'a str,
+    chat: &'a Chat,
+    auto_hide_scene_count: u32,
+    world_info: &'a ChatWorldInfo,
+    group_chat: bool,
+) -> impl Iterator<Item = String> + 'a {
     let hidden = auto_hide(chat, auto_hide_scene_count);
-    std::iter::once_with(move || header_line(chat_id, chat, world_info))
+    std::iter::once_with(move || header_line(chat_id, chat, world_info, group_chat))
         .flatten()
         .chain(
             chat.messages()
@@ -143,7 +158,12 @@ pub fn st_chat_lines<'a>(
         )
 }
 
-fn header_line(chat_id: &str, chat: &Chat, world_info: &ChatWorldInfo) -> Option<String> {
+fn header_line(
+    chat_id: &str,
+    chat: &Chat,
+    world_info: &ChatWorldInfo,
+    group_chat: bool,
+) -> Option<String> {
     let recaps = chat.recaps();
     let versions_exist = recaps.versions().next().is_some();
     let minimal = StHeader::default();
@@ -156,6 +176,10 @@ fn header_line(chat_id: &str, chat: &Chat, world_info: &ChatWorldInfo) -> Option
     };
     let needs_recaps = versions_exist || recaps.current_version().is_some();
     let mut top = Obj::new();
+    if group_chat && !imported {
+        top.put("user_name", "unused");
+        top.put("character_name", "unused");
+    }
     if header.had(header_has::METADATA) || needs_recaps || !imported || !world_info.is_empty() {
         let mut metadata = Obj::new();
         if header.had(header_has::RECAPS) || needs_recaps || !imported {

@@ -3,7 +3,7 @@ use super::*;
 #[test]
 fn versions_are_consecutive_from_one() {
     assert!(MIGRATIONS.check_numbering());
-    assert_eq!(MIGRATIONS.latest(), 8);
+    assert_eq!(MIGRATIONS.latest(), 9);
 }
 
 #[test]

@@ -305,6 +305,8 @@ async fn list_chats_pages_one_tenants_chats_by_chat_id_bytes() {
             revision: 14,
             updated_us: UnixMicros(104),
             settings: Some(settings(false)),
+            character_key: None,
+            group_id: None,
         }
     );
     let b = all.iter().find(|c| c.chat_id == "b").unwrap();
@@ -477,5 +479,5 @@ async fn a_version_3_database_gets_activity_for_every_chat_and_tombstones() {
         )
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION.to_string());
-    assert_eq!(SCHEMA_VERSION, 7);
+    assert_eq!(SCHEMA_VERSION, 8);
 }
