@@ -32,6 +32,7 @@ const REASONS = {
   include_system_messages: "hidden, and include_system_messages is off",
   include_narrator_messages: "a narrator message, and include_narrator_messages is off",
   disabled_character_keys: "its character is in disabled_character_keys",
+  disabled_group_member: "its character is disabled in this chat's group",
   message_length_threshold: "its text is shorter than message_length_threshold",
   no_memory: "it has no recap to include",
   token_limit: "over the token budget for message recaps",

@@ -7,6 +7,7 @@ import { ScalarType } from "@bufbuild/protobuf";
 import { h, replace, field, uid } from "../dom.js";
 import { describeError } from "../api.js";
 import { notify, showError } from "../notices.js";
+import { mountProfiles } from "./profiles.js";
 
 /** The settings shown, by group (proto field names). */
 const GROUPS = [
@@ -28,11 +29,32 @@ export function mountSettings(panel, ctx) {
   const { api, chatId } = ctx;
   const desc = api.registry.getMessage("recap.v1.Settings");
   const body = h("div", null, h("p", { class: "muted" }, "Reading the settings…"));
+  const extras = h("div", { "data-testid": "profiles-panel" });
+  /** @type {any} the chat's effective settings, as last read */
+  let shown = null;
+  /** @type {any} the global settings, as last read */
+  let shownGlobal = null;
+  /** @type {Array<{ f: any, read: () => unknown }>} the form's controls, as last rendered */
+  let formControls = [];
+  const profiles = mountProfiles(extras, ctx, {
+    inUse: () => shown?.profile,
+    formPatch: () => {
+      /** @type {Record<string, unknown>} */
+      const out = {};
+      for (const { f, read } of formControls) {
+        const v = read();
+        if (v !== undefined && !same(v, shownGlobal?.[f.localName])) out[f.localName] = v;
+      }
+      return out;
+    },
+    reload: () => load(),
+  });
   replace(
     panel,
     h("div", { class: "panel-head" }, h("h3", null, "Settings")),
     h("p", { class: "muted small" }, "This chat's effective settings (defaults, then the global settings, then the chat's own). Saving sets the changed ones for this chat only; recapd refreshes the chat at once."),
     body,
+    extras,
   );
 
   async function load() {
@@ -41,7 +63,10 @@ export function mountSettings(panel, ctx) {
         api.clients.settings.getSettings({ chatId }),
         api.clients.settings.getSettings({ chatId: "" }),
       ]);
+      shown = chat;
+      shownGlobal = global;
       render(chat, global);
+      await profiles.refresh();
     } catch (err) {
       replace(body, h("p", { class: "error-text" }, `Could not read the settings: ${describeError(err)}`));
     }
@@ -58,6 +83,7 @@ export function mountSettings(panel, ctx) {
     }
     /** @type {Array<{ f: any, read: () => unknown }>} */
     const controls = [];
+    formControls = controls;
     const groups = GROUPS.map(([title, names]) => {
       const rows = /** @type {string[]} */ (names).map((name) => {
         const f = desc.fields.find((x) => x.name === name);

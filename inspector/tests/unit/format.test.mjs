@@ -17,6 +17,7 @@ test("where an injection goes", () => {
 
 test("why a recap is left out; unknown reasons as they are", () => {
   assert.match(explainExclusion("token_limit"), /token budget/);
+  assert.match(explainExclusion("disabled_group_member"), /disabled in this chat's group/);
   assert.equal(explainExclusion("something_new"), "something_new");
 });
 
