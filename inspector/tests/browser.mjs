@@ -26,6 +26,11 @@
 //                    it (proto JSON names; an unset field is null)
 //   recaps         → {currentVersion (null for none), versions: [numbers]}
 //                    as ListRunningRecaps answers
+//   group          → {groupId, members: [character keys]}: a group, with
+//                    no disabled member, that lists the chat
+//   group-state    → {disabledMembers, profile} as GetGroup answers
+//   chat-profile   → {profile}: the chat's effective `profile` setting
+//                    (GetSettings; null when none applies)
 // The seeded messages should be among the chat's newest 200 (the timeline
 // shows those first).
 import { chromium } from "playwright-core";
@@ -305,6 +310,9 @@ async function run() {
   // ---- 11. jobs started from the page, shown with the job the RPC returned
   await startJobs(seed.sceneMessageId);
 
+  // ---- 12. profiles and the chat's group, in the settings view
+  await profilesAndGroup();
+
   // ---- 8. World Info and recall, when this server has them (optional)
   await optionalView("World Info", '[data-testid="wi-scan"]', "world-info.png");
   await optionalView("Recall", '[data-testid="recall-hits"]', "recall.png");
@@ -488,6 +496,45 @@ async function startJobs(sceneId) {
   log(`jobs started from the page: regeneration ${regen}, detection ${detect}, scene recap ${recap}`);
   if (new Set([regen, detect, recap]).size !== 3) throw new Error(`the three jobs are not distinct: ${regen}, ${detect}, ${recap}`);
   await shot("jobs-started.png");
+}
+
+/**
+ * In the settings view: creates a profile, makes it the chat's own, then
+ * disables a member of the chat's group; the API must agree. Last
+ * deletes the profile, once confirmed.
+ */
+async function profilesAndGroup() {
+  const PROFILE = "Quiet nights";
+  const { groupId, members } = await step("group");
+  if (!groupId || !Array.isArray(members) || members.length < 2) throw new Error(`STEP group: ${JSON.stringify({ groupId, members })}`);
+  await openTab("Settings");
+  await page.getByLabel("Profile name").fill(PROFILE);
+  await page.getByLabel("Profile settings (JSON)").fill('{"depth": 3}');
+  await page.getByRole("button", { name: "Save the profile", exact: true }).click();
+  const card = `[data-testid="profile"][data-profile=${q(PROFILE)}]`;
+  await waitText(card, '"depth": 3', "the new profile in the list");
+
+  await page.getByLabel("Profile for this chat").selectOption(PROFILE);
+  await page.getByRole("button", { name: "Set this chat's profile", exact: true }).click();
+  await waitText('[data-testid="profile-in-use"]', `In use: ${PROFILE}.`, "the chat's profile in use");
+  const chatProfile = await step("chat-profile");
+  if (chatProfile.profile !== PROFILE) throw new Error(`GetSettings says the chat's profile is ${JSON.stringify(chatProfile.profile)}`);
+
+  const member = members[1];
+  const box = page.getByLabel(`Disable ${member}`, { exact: true });
+  if (await box.isChecked()) throw new Error(`${member} is shown disabled before any change`);
+  await box.check();
+  await page.getByRole("button", { name: "Save disabled members", exact: true }).click();
+  await page.waitForSelector(`[data-testid="group-members"] input[data-member=${q(member)}]:checked`, { timeout: WAIT });
+  const group = await step("group-state");
+  if (JSON.stringify(group.disabledMembers) !== JSON.stringify([member])) {
+    throw new Error(`GetGroup's disabled members are ${JSON.stringify(group.disabledMembers)}, not [${member}]`);
+  }
+  await shot("settings-profiles.png");
+
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: `Delete the profile ${PROFILE}`, exact: true }).click();
+  await page.waitForSelector(card, { state: "detached", timeout: WAIT });
 }
 
 /**

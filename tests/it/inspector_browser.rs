@@ -15,7 +15,10 @@
 //! through gRPC), `data <id>` (a message's data as GetMessageData answers
 //! it, for the script to compare with what the page did: a scene marked,
 //! renamed and its recap versions flipped; a recap edited by hand) and
-//! `recaps` (the running-recap versions, around the page's deletion). It
+//! `recaps` (the running-recap versions, around the page's deletion),
+//! `group` (a group listing the chat, imported here), `group-state` and
+//! `chat-profile` (the group and the chat's profile through gRPC, after the
+//! page made a profile, gave it to the chat and disabled a member). It
 //! prints `DONE` at the end.
 
 use std::process::Stdio;
@@ -341,6 +344,53 @@ async fn running_recaps(clients: &mut Clients) -> Value {
     })
 }
 
+/// The group the settings view shows: two members, none disabled, listing the chat.
+const GROUP: &str = "tavern-party";
+const GROUP_MEMBERS: [&str; 2] = ["mara.png", "bob.png"];
+
+/// Imports the group that lists the chat; answers its id and members.
+async fn import_group(clients: &mut Clients) -> Value {
+    let file = json!({
+        "id": GROUP, "name": "The party", "members": GROUP_MEMBERS,
+        "disabled_members": [], "chats": [CHAT],
+    });
+    let group = clients
+        .settings
+        .import_group(pb::ImportGroupRequest {
+            json: file.to_string(),
+        })
+        .await
+        .expect("the group imported")
+        .into_inner();
+    json!({ "groupId": group.id, "members": group.members })
+}
+
+/// The group as GetGroup answers it.
+async fn group_state(clients: &mut Clients) -> Value {
+    let group = clients
+        .settings
+        .get_group(pb::GetGroupRequest {
+            group_id: GROUP.into(),
+        })
+        .await
+        .expect("the group")
+        .into_inner();
+    json!({ "disabledMembers": group.disabled_members, "profile": group.profile })
+}
+
+/// The chat's effective `profile` setting.
+async fn chat_profile(clients: &mut Clients) -> Value {
+    let settings = clients
+        .settings
+        .get_settings(pb::GetSettingsRequest {
+            chat_id: CHAT.into(),
+        })
+        .await
+        .expect("the chat's settings")
+        .into_inner();
+    json!({ "profile": settings.profile })
+}
+
 #[tokio::test]
 async fn the_inspector_shows_and_steers_recapd_in_a_real_browser() {
     let Ok(chromium) = std::env::var("RECAPD_TEST_CHROMIUM") else {
@@ -432,6 +482,9 @@ async fn the_inspector_shows_and_steers_recapd_in_a_real_browser() {
                     message_data(&mut clients, id).await
                 }
                 ("STEP", "recaps") => running_recaps(&mut clients).await,
+                ("STEP", "group") => import_group(&mut clients).await,
+                ("STEP", "group-state") => group_state(&mut clients).await,
+                ("STEP", "chat-profile") => chat_profile(&mut clients).await,
                 ("STEP", "release") => {
                     released.store(true, Ordering::SeqCst);
                     json!({})
