@@ -499,9 +499,9 @@ async function startJobs(sceneId) {
 }
 
 /**
- * In the settings view: creates a profile, makes it the chat's own, then
- * disables a member of the chat's group; the API must agree. Last
- * deletes the profile, once confirmed.
+ * In the settings view: creates a profile, makes it the chat's own,
+ * disables a member of the chat's group and binds the profile to the
+ * group; the API must agree. Last deletes the profile, once confirmed.
  */
 async function profilesAndGroup() {
   const PROFILE = "Quiet nights";
@@ -530,6 +530,15 @@ async function profilesAndGroup() {
   if (JSON.stringify(group.disabledMembers) !== JSON.stringify([member])) {
     throw new Error(`GetGroup's disabled members are ${JSON.stringify(group.disabledMembers)}, not [${member}]`);
   }
+  await page.getByLabel("Profile bound to this group").selectOption(PROFILE);
+  await page.getByRole("button", { name: "Bind to the group", exact: true }).click();
+  await page.waitForFunction(
+    (name) => document.querySelector('[data-testid="group-profile"]')?.value === name && !document.querySelector("button[aria-busy]"),
+    PROFILE,
+    { timeout: WAIT },
+  );
+  const bound = await step("group-state");
+  if (bound.profile !== PROFILE) throw new Error(`GetGroup's bound profile is ${JSON.stringify(bound.profile)}, not ${PROFILE}`);
   await shot("settings-profiles.png");
 
   page.once("dialog", (d) => d.accept());
