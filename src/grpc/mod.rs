@@ -3,6 +3,7 @@
 
 pub mod convert;
 mod files;
+mod injection;
 mod lorebook;
 pub mod observe;
 mod profiles;
@@ -15,11 +16,12 @@ mod stream;
 pub mod web;
 pub mod wire;
 
+pub use injection::InjectionApi;
 pub use lorebook::LorebookApi;
 pub use prompt::PromptApi;
 pub use recall::RecallApi;
 pub use recap::{JobStream, RecapApi};
-pub use services::{EventApi, InjectionApi, MemoryApi, SettingsApi};
+pub use services::{EventApi, MemoryApi, SettingsApi};
 pub use stream::InjectionStream;
 
 /// Code generated from `proto/recap/v1/recap.proto`.

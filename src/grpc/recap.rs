@@ -9,9 +9,10 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tonic::{Request, Response, Status};
 
 use super::convert;
+use super::injection::MAX_CHATS_PER_SUBSCRIBE;
 use super::pb;
 use super::pb::recap_service_server::RecapService;
-use super::services::{MAX_CHATS_PER_SUBSCRIBE, scoped, split};
+use super::services::{scoped, split};
 use super::status::domain_status;
 use crate::domain::ids;
 use crate::engine::{Engine, JobUpdates};
