@@ -32,7 +32,7 @@ use crate::grpc::pb::settings_service_server::SettingsServiceServer;
 use crate::grpc::{
     EventApi, InjectionApi, LorebookApi, MemoryApi, PromptApi, RecallApi, RecapApi, SettingsApi,
 };
-use crate::model_tokenizers::Tokenizers;
+use crate::model_tokenizers::{EndpointCounts, Tokenizers};
 use crate::store::postgres::PgOptions;
 use crate::store::{ChatStore, PgStore, SqliteStore, StoreError, Stores};
 use crate::telemetry;
@@ -87,6 +87,9 @@ pub struct App {
     /// The deletion of quiet chats (`--chat-retention`), stopped with the
     /// job runner.
     retention: Option<JoinHandle<()>>,
+    /// The LLM endpoint's token counts (LLM_ENDPOINT), stopped with the
+    /// job runner.
+    token_counts: JoinHandle<()>,
     /// Closed last, once every acknowledged write is durable.
     store: Arc<dyn ChatStore>,
 }
@@ -222,6 +225,7 @@ impl App {
             follower,
             jobs: (background.jobs, background.stop_jobs),
             retention: background.retention,
+            token_counts: background.token_counts,
             store,
         })
     }
@@ -251,6 +255,7 @@ impl App {
             follower,
             jobs: (jobs, stop_jobs),
             retention,
+            token_counts,
             store,
         } = self;
         set_all_not_serving(&health).await;
@@ -277,6 +282,9 @@ impl App {
             && let Err(error) = retention.await
         {
             tracing::error!(%error, "chat retention failed");
+        }
+        if let Err(error) = token_counts.await {
+            tracing::error!(%error, "token counting failed");
         }
         engine.chats().flush_debounced().await;
         drop(engine);
@@ -326,13 +334,14 @@ async fn start_engine(
     if let Some(e) = &embedder {
         tracing::info!(url = %e.setup.base_url, model = %e.setup.model, "recall indexes passages with the embeddings endpoint");
     }
+    let tokenizers = tokenizers(config, writer.as_ref());
     let options = EngineOptions {
         limits: config.limits(),
         lorebooks: config.lorebooks.limits(),
         writer,
         embedder,
         queue: config.llm.queue(),
-        tokenizers: Tokenizers::new(config.tokenizers()),
+        tokenizers,
         ..EngineOptions::default()
     };
     let engine = Engine::new(stores, options).await?;
@@ -340,6 +349,20 @@ async fn start_engine(
         .await
         .map_err(|e| AppError::Startup(e.to_string()))?;
     Ok(engine)
+}
+
+/// The model tokenizers of `config`, and with a recap `writer` the LLM
+/// endpoint's (the LLM_ENDPOINT tokenizer asks its `/tokenize`).
+fn tokenizers(config: &Config, writer: Option<&RecapWriter>) -> Tokenizers {
+    let setup = config.tokenizers();
+    let endpoint = writer.map(|writer| {
+        EndpointCounts::new(
+            writer.client.clone(),
+            &writer.setup.model,
+            setup.max_cached_counts,
+        )
+    });
+    Tokenizers::with_endpoint(setup, endpoint)
 }
 
 /// Serves Prometheus metrics at `--metrics-listen` (nothing when `off`),
@@ -367,12 +390,13 @@ async fn refresh_owed(engine: &Engine) -> Result<(), AppError> {
     Ok(())
 }
 
-/// The engine's background tasks: the job runner, and the deletion of
-/// quiet chats with `--chat-retention`; both stop when `stop_jobs` is
-/// cancelled.
+/// The engine's background tasks: the job runner, the deletion of quiet
+/// chats with `--chat-retention`, and the LLM endpoint's token counts; all
+/// stop when `stop_jobs` is cancelled.
 struct Background {
     jobs: JoinHandle<()>,
     retention: Option<JoinHandle<()>>,
+    token_counts: JoinHandle<()>,
     stop_jobs: CancellationToken,
 }
 
@@ -390,9 +414,11 @@ fn start_background(config: &Config, engine: &Engine) -> Background {
                 .run_retention(retention, stop_jobs.clone()),
         )
     });
+    let token_counts = tokio::spawn(engine.chats().clone().run_token_counts(stop_jobs.clone()));
     Background {
         jobs,
         retention,
+        token_counts,
         stop_jobs,
     }
 }

@@ -435,6 +435,14 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..=256))]
     pub max_cached_tokenizers: u64,
 
+    /// The most token counts of the LLM_ENDPOINT tokenizer kept (one per
+    /// model and text, about 40 bytes each; the least recently used goes
+    /// first). Size it above the texts your chats count between two
+    /// refreshes, or counts are asked again.
+    #[arg(long, env = "RECAPD_MAX_CACHED_TOKEN_COUNTS", default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_cached_token_counts: u64,
+
     /// Recaps written by recapd: the LLM and the job queue.
     #[command(flatten)]
     pub llm: LlmOptions,
@@ -573,6 +581,7 @@ impl Config {
             dir: self.tokenizers_dir.clone(),
             max_file_bytes: self.max_tokenizer_file,
             max_cached: usize::try_from(self.max_cached_tokenizers).unwrap_or(8),
+            max_cached_counts: usize::try_from(self.max_cached_token_counts).unwrap_or(100_000),
         }
     }
 

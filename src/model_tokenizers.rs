@@ -20,6 +20,13 @@
 //! Counting is `encode(text, false)` (no special tokens), with the file's
 //! truncation and padding turned off (a file made for an embedding model
 //! truncates at its context length, which would cap every count).
+//!
+//! The LLM_ENDPOINT tokenizer asks the LLM endpoint instead
+//! ([`EndpointCounts`], in `endpoint`).
+
+mod endpoint;
+
+pub use endpoint::{EndpointCounts, MAX_QUEUED_BYTES, MAX_QUEUED_TEXTS, MAX_TEXT_BYTES};
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -30,13 +37,20 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use crate::domain::ids::ChatKey;
 use crate::domain::settings::{InclusionSettings, TokenizerKind, check_tokenizer_name};
 use crate::domain::tokens::{self, CountTokens, Counter};
 use crate::telemetry;
 
 /// How long a tokenizer that failed to load is not tried again by
-/// [`Tokenizers::counter`] (each try would read the directory, and log).
+/// [`Tokenizers::counter`] (each try would read the directory, and log),
+/// and how long the LLM endpoint is not asked to count after a failure.
 pub const RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// The start of the name the LLM endpoint's counters are known by, the
+/// model following (counts are told apart by the name; no file stem holds
+/// a NUL).
+const ENDPOINT_COUNTER: &str = "\u{0}llm-endpoint:";
 
 /// Where the tokenizers are and how many the server keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +65,9 @@ pub struct TokenizerSetup {
     /// The most tokenizers kept loaded at once (a large one takes tens of
     /// MB in memory).
     pub max_cached: usize,
+    /// The most token counts of the LLM_ENDPOINT tokenizer kept (about 40
+    /// bytes each).
+    pub max_cached_counts: usize,
 }
 
 impl Default for TokenizerSetup {
@@ -59,6 +76,7 @@ impl Default for TokenizerSetup {
             dir: None,
             max_file_bytes: 64 * 1024 * 1024,
             max_cached: 8,
+            max_cached_counts: 100_000,
         }
     }
 }
@@ -92,6 +110,12 @@ pub enum TokenizerError {
         /// [`TokenizerSetup::max_file_bytes`].
         limit: u64,
     },
+    /// LLM_ENDPOINT on a server started without `--llm-url`.
+    #[error("recapd has no LLM endpoint to count tokens with (start it with --llm-url)")]
+    NoEndpoint,
+    /// The LLM endpoint refused to count (it has no `/tokenize`).
+    #[error("the LLM endpoint cannot count tokens: {0}")]
+    EndpointCannotCount(String),
     /// The file is not a tokenizer.json this server can run.
     #[error("{name:?} is not a tokenizer.json recapd can load: {reason}")]
     Invalid {
@@ -108,18 +132,19 @@ struct HuggingFace {
 }
 
 impl CountTokens for HuggingFace {
-    fn count(&self, text: &str) -> u32 {
+    fn count_final(&self, text: &str) -> (u32, bool) {
         // The library returns errors for what it cannot encode; a panic in
         // it is caught too, so that no text can take a request down. Both
         // fall back to o200k_base rather than count nothing.
         let encoded =
             std::panic::catch_unwind(AssertUnwindSafe(|| self.tokenizer.encode(text, false)));
         match encoded {
-            Ok(Ok(encoding)) => u32::try_from(encoding.len()).unwrap_or(u32::MAX),
+            Ok(Ok(encoding)) => (u32::try_from(encoding.len()).unwrap_or(u32::MAX), true),
             Ok(Err(_)) | Err(_) => {
                 metrics::counter!(telemetry::TOKENIZER_FALLBACKS, "reason" => "encode")
                     .increment(1);
-                tokens::count(TokenizerKind::O200kBase, text)
+                // Final: the same text fails the same way again.
+                (tokens::count(TokenizerKind::O200kBase, text), true)
             }
         }
     }
@@ -135,6 +160,8 @@ pub struct Tokenizers {
 struct Inner {
     setup: TokenizerSetup,
     cache: Mutex<Cache>,
+    /// The LLM endpoint's counts; `None` without `--llm-url`.
+    endpoint: Option<EndpointCounts>,
 }
 
 #[derive(Default)]
@@ -155,23 +182,60 @@ impl std::fmt::Debug for Tokenizers {
 }
 
 impl Tokenizers {
-    /// The tokenizers of `setup`'s directory (none loaded yet).
+    /// The tokenizers of `setup`'s directory (none loaded yet), without an
+    /// LLM endpoint.
     pub fn new(setup: TokenizerSetup) -> Tokenizers {
+        Tokenizers::with_endpoint(setup, None)
+    }
+
+    /// The tokenizers of `setup`'s directory, and `endpoint`'s for
+    /// LLM_ENDPOINT.
+    pub fn with_endpoint(setup: TokenizerSetup, endpoint: Option<EndpointCounts>) -> Tokenizers {
         Tokenizers {
             inner: Arc::new(Inner {
                 setup,
                 cache: Mutex::new(Cache::default()),
+                endpoint,
             }),
         }
     }
 
-    /// What counts the tokens of a chat with `inclusion`'s settings: its
-    /// tiktoken vocabulary, or its HUGGING_FACE tokenizer, loaded (once)
-    /// from the directory; o200k_base when that cannot be loaded (logged,
-    /// counted in `recapd_tokenizer_fallbacks_total`). May read a file:
-    /// the first use of a tokenizer after a start.
+    /// The LLM endpoint's counts, when the server has an LLM endpoint.
+    pub fn endpoint(&self) -> Option<&EndpointCounts> {
+        self.inner.endpoint.as_ref()
+    }
+
+    /// [`Tokenizers::counter_for`] with the default model and no chat to
+    /// refresh.
     pub fn counter(&self, inclusion: &InclusionSettings) -> Counter {
+        self.counter_for(inclusion, "", None)
+    }
+
+    /// What counts the tokens of a chat with `inclusion`'s settings: its
+    /// tiktoken vocabulary; its HUGGING_FACE tokenizer, loaded (once) from
+    /// the directory; or the LLM endpoint's, for `model` (empty: the
+    /// server's), which refreshes `waiter` once the texts it had to
+    /// estimate are counted. o200k_base when the tokenizer cannot be used
+    /// (logged, counted in `recapd_tokenizer_fallbacks_total`). May read a
+    /// file: the first use of a tokenizer after a start.
+    pub fn counter_for(
+        &self,
+        inclusion: &InclusionSettings,
+        model: &str,
+        waiter: Option<&ChatKey>,
+    ) -> Counter {
         match inclusion.tokenizer {
+            TokenizerKind::LlmEndpoint => match &self.inner.endpoint {
+                Some(endpoint) => Counter::loaded(
+                    &format!("{ENDPOINT_COUNTER}{model}"),
+                    endpoint.counter(model, waiter),
+                ),
+                None => {
+                    metrics::counter!(telemetry::TOKENIZER_FALLBACKS, "reason" => "no_endpoint")
+                        .increment(1);
+                    Counter::default()
+                }
+            },
             TokenizerKind::HuggingFace => {
                 let name = &inclusion.tokenizer_name;
                 match self.cached_or_load(name, false) {
@@ -190,10 +254,18 @@ impl Tokenizers {
     }
 
     /// Checks that `inclusion`'s tokenizer can be used, loading it now if
-    /// it is a HUGGING_FACE one (so its first count does not wait).
+    /// it is a HUGGING_FACE one (so its first count does not wait); an
+    /// LLM_ENDPOINT one needs an endpoint (whether it counts is
+    /// [`EndpointCounts::probe`]'s to tell).
     pub fn check(&self, inclusion: &InclusionSettings) -> Result<(), TokenizerError> {
-        if inclusion.tokenizer == TokenizerKind::HuggingFace {
-            self.cached_or_load(&inclusion.tokenizer_name, true)?;
+        match inclusion.tokenizer {
+            TokenizerKind::HuggingFace => {
+                self.cached_or_load(&inclusion.tokenizer_name, true)?;
+            }
+            TokenizerKind::LlmEndpoint if self.inner.endpoint.is_none() => {
+                return Err(TokenizerError::NoEndpoint);
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -113,10 +113,13 @@ pub const WORLD_INFO_REGEX_OVERRUNS: &str = "recapd_world_info_regex_overruns_to
 /// reset it or its deadline passed).
 pub const WORLD_INFO_SCANS_INTERRUPTED: &str = "recapd_world_info_scans_interrupted_total";
 /// Counter of token counts made with o200k_base instead of a chat's
-/// HUGGING_FACE tokenizer, labelled `reason`: `load` (its file could not be
-/// loaded: no `--tokenizers-dir`, a file gone or unreadable; once per
-/// counter resolved, at most one load try a minute per name) or `encode`
-/// (the tokenizer failed on one text).
+/// HUGGING_FACE or LLM_ENDPOINT tokenizer, labelled `reason`: `load` (its
+/// file could not be loaded: no `--tokenizers-dir`, a file gone or
+/// unreadable; once per counter resolved, at most one load try a minute
+/// per name), `encode` (the tokenizer failed on one text), `endpoint` (a
+/// `/tokenize` request failed: estimates for a minute), `queue_full` (a
+/// text not queued for the endpoint: too many waiting) or `no_endpoint`
+/// (LLM_ENDPOINT without `--llm-url`; once per counter resolved).
 pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.

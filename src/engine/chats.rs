@@ -200,7 +200,24 @@ impl Chats {
     /// loaded if it is a model's own (o200k_base when that fails; see
     /// [`Tokenizers::counter`]).
     pub(in crate::engine) fn counter(&self, settings: &Settings) -> Counter {
-        self.inner.tokenizers.counter(&settings.inclusion)
+        self.inner
+            .tokenizers
+            .counter_for(&settings.inclusion, &settings.writing.llm_model, None)
+    }
+
+    /// The counter of `chat`'s refresh: as [`Chats::counter`], and with
+    /// the LLM_ENDPOINT tokenizer the chat is refreshed again once the
+    /// texts this refresh estimated are counted.
+    pub(in crate::engine) fn refresh_counter(
+        &self,
+        settings: &Settings,
+        chat: &ChatKey,
+    ) -> Counter {
+        self.inner.tokenizers.counter_for(
+            &settings.inclusion,
+            &settings.writing.llm_model,
+            Some(chat),
+        )
     }
 
     /// The model tokenizers chats may count with.

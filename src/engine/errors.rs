@@ -55,12 +55,17 @@ impl EngineError {
     }
 
     /// A settings update named a tokenizer that cannot be used: without
-    /// `--tokenizers-dir` FAILED_PRECONDITION, otherwise INVALID_ARGUMENT
-    /// on `settings.tokenizer_name` (its file is missing, unreadable, too
+    /// `--tokenizers-dir` or `--llm-url`, or an LLM endpoint that cannot
+    /// count, FAILED_PRECONDITION; otherwise INVALID_ARGUMENT on
+    /// `settings.tokenizer_name` (its file is missing, unreadable, too
     /// large or not a tokenizer).
     pub(super) fn tokenizer(error: TokenizerError) -> EngineError {
         match error {
-            TokenizerError::NoDirectory => DomainError::FailedPrecondition(error.to_string()),
+            TokenizerError::NoDirectory
+            | TokenizerError::NoEndpoint
+            | TokenizerError::EndpointCannotCount(_) => {
+                DomainError::FailedPrecondition(error.to_string())
+            }
             other => DomainError::invalid("settings.tokenizer_name", other.to_string()),
         }
         .into()

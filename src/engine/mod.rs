@@ -339,7 +339,7 @@ impl Engine {
         for reason in ["api", "retention"] {
             metrics::counter!(telemetry::CHATS_DELETED, "reason" => reason).increment(0);
         }
-        for reason in ["load", "encode"] {
+        for reason in ["load", "encode", "endpoint", "queue_full", "no_endpoint"] {
             metrics::counter!(telemetry::TOKENIZER_FALLBACKS, "reason" => reason).increment(0);
         }
     }

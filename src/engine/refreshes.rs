@@ -40,6 +40,16 @@ impl Chats {
         trigger: Trigger,
     ) -> Result<(), EngineError> {
         let ids = self.inner.store.chats_of(tenant).await?;
+        self.refresh_chats(ids, trigger).await
+    }
+
+    /// Refreshes `ids`, a few at a time; the first error is returned after
+    /// all have been tried.
+    pub(super) async fn refresh_chats(
+        &self,
+        ids: Vec<ChatKey>,
+        trigger: Trigger,
+    ) -> Result<(), EngineError> {
         let permits = Arc::new(tokio::sync::Semaphore::new(PARALLEL_REFRESHES));
         let mut tasks = tokio::task::JoinSet::new();
         for id in ids {
@@ -57,6 +67,26 @@ impl Chats {
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Counts with the LLM endpoint the texts that refreshes estimated
+    /// (the LLM_ENDPOINT tokenizer), and refreshes their chats again once
+    /// counted, until `stop`; returns at once on a server without an LLM
+    /// endpoint.
+    pub async fn run_token_counts(self, stop: tokio_util::sync::CancellationToken) {
+        let Some(endpoint) = self.tokenizers().endpoint().cloned() else {
+            return;
+        };
+        let refresh = |chats: Vec<ChatKey>| {
+            let engine = self.clone();
+            async move {
+                // A chat deleted meanwhile has nothing to refresh.
+                if let Err(error) = engine.refresh_chats(chats, Trigger::TokensCounted).await {
+                    tracing::debug!(%error, "a refresh after token counts failed");
+                }
+            }
+        };
+        endpoint.run(refresh, stop).await;
     }
 
     /// Refreshes, once, every chat that owed a debounced refresh when the

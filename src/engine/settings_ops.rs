@@ -9,7 +9,9 @@ use super::{Chats, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::ids::{ChatKey, ClaimKey, Tenant};
 use crate::domain::refresh::Trigger;
-use crate::domain::settings::{Settings, SettingsPatch};
+use crate::domain::settings::{Settings, SettingsPatch, TokenizerKind};
+use crate::llm::{FailureKind, LlmError};
+use crate::model_tokenizers::TokenizerError;
 use crate::store::{ChatSettings, Write};
 
 /// A settings change: first the named fields are cleared, then the present
@@ -60,6 +62,10 @@ impl Chats {
             tokio::task::spawn_blocking(move || tokenizers.preload(&name))
                 .await
                 .map_err(EngineError::from_join)?;
+        }
+        if patch.tokenizer == Some(TokenizerKind::LlmEndpoint) {
+            self.probe_endpoint_tokenizer(patch.llm_model.as_deref().unwrap_or(""))
+                .await?;
         }
         let Some(chat_id) = chat_id else {
             // In a task of its own: once the global change is durable, every
@@ -271,6 +277,33 @@ fn names_tokenizer(patch: &SettingsPatch, clear: &[String]) -> bool {
 }
 
 impl Chats {
+    /// Asks the LLM endpoint to count a word with `model` (empty: the
+    /// server's) before a settings update names LLM_ENDPOINT: an endpoint
+    /// that answers 404, 405 or 501 has no `/tokenize` and the update is
+    /// refused (FAILED_PRECONDITION); one that cannot be reached now is
+    /// accepted (counts are estimated until it answers), with a warning.
+    async fn probe_endpoint_tokenizer(&self, model: &str) -> Result<(), EngineError> {
+        let Some(endpoint) = self.tokenizers().endpoint() else {
+            return Err(EngineError::tokenizer(TokenizerError::NoEndpoint));
+        };
+        match endpoint.probe(model).await {
+            Ok(_) => Ok(()),
+            Err(LlmError::Fatal {
+                kind: FailureKind::Status(status @ (404 | 405 | 501)),
+                ..
+            }) => Err(EngineError::tokenizer(TokenizerError::EndpointCannotCount(
+                format!("it answered {status} to POST /tokenize"),
+            ))),
+            Err(error) => {
+                tracing::warn!(
+                    reason = error.reason(),
+                    "the LLM endpoint did not count tokens; accepting LLM_ENDPOINT, whose counts are estimated until it does"
+                );
+                Ok(())
+            }
+        }
+    }
+
     /// Checks that `settings`' tokenizer can be used (see
     /// [`EngineError::tokenizer`]).
     fn check_tokenizer(&self, settings: &Settings) -> Result<(), EngineError> {

@@ -21,6 +21,7 @@ mod dialect;
 mod embeddings;
 mod fallback;
 mod setup;
+mod tokenize;
 mod transport;
 mod wire;
 
@@ -194,6 +195,8 @@ struct Inner {
     transport: Transport,
     /// `{base_url}/chat/completions`.
     endpoint: Url,
+    /// `/tokenize` at the server's root (the LLM_ENDPOINT tokenizer).
+    tokenize: Url,
     /// The forms this endpoint refused, per model (`AUTO` settings).
     learned: Learned,
 }
@@ -220,6 +223,7 @@ impl LlmClient {
     /// the key.
     pub fn new(setup: &LlmSetup) -> Result<LlmClient, String> {
         let endpoint = transport::endpoint(&setup.base_url, "/chat/completions", "--llm-url")?;
+        let tokenize = tokenize::tokenize_endpoint(&setup.base_url)?;
         let transport = Transport::new(&TransportSetup {
             url_flag: "--llm-url",
             api: "LLM",
@@ -233,6 +237,7 @@ impl LlmClient {
             inner: Arc::new(Inner {
                 transport,
                 endpoint,
+                tokenize,
                 learned: Learned::default(),
             }),
         })

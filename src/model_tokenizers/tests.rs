@@ -21,6 +21,7 @@ fn setup(dir: &std::path::Path) -> TokenizerSetup {
         dir: Some(dir.to_owned()),
         max_file_bytes: 4096,
         max_cached: 2,
+        ..TokenizerSetup::default()
     }
 }
 

@@ -22,6 +22,7 @@ fn tokens_with(tokenizer: pb::Tokenizer, text: &str) -> u32 {
         pb::Tokenizer::P50kBase => tiktoken_rs::p50k_base_singleton(),
         pb::Tokenizer::R50kBase => tiktoken_rs::r50k_base_singleton(),
         pb::Tokenizer::HuggingFace => panic!("a model's tokenizer: see api_tokenizers"),
+        pb::Tokenizer::LlmEndpoint => panic!("the LLM's tokenizer: see api_endpoint_tokenizer"),
     };
     bpe.encode_ordinary(text).len() as u32
 }

@@ -10,17 +10,6 @@ use crate::common::*;
 use recapd::grpc::pb;
 use tonic::Code;
 
-async fn settings_of(server: &mut Server, chat: &str) -> pb::Settings {
-    server
-        .settings
-        .get_settings(pb::GetSettingsRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .expect("get settings")
-        .into_inner()
-}
-
 /// Every `Settings` field has a row in the settings table of
 /// docs/settings.md, every row is a field, and a fresh server serves each
 /// documented default. Read through the proto's descriptors, so a new

@@ -174,14 +174,7 @@ async fn a_tokenizer_that_cannot_be_used_is_refused_to_the_caller_that_named_it(
         "settings.tokenizer_name",
     );
     // Nothing was applied.
-    let settings = s
-        .settings
-        .get_settings(pb::GetSettingsRequest {
-            chat_id: "c".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let settings = settings_of(&mut s, "c").await;
     assert_eq!(settings.tokenizer, Some(pb::Tokenizer::O200kBase as i32));
     assert_eq!(settings.tokenizer_name.as_deref(), Some(""));
     // The global settings take it as well.

@@ -5,6 +5,7 @@ mod common;
 
 mod api_budgets;
 mod api_enable_debounce;
+mod api_endpoint_tokenizer;
 mod api_events;
 mod api_inclusion;
 mod api_message_data;

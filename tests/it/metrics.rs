@@ -102,6 +102,7 @@ async fn a_fresh_server_shows_every_method_and_trigger_at_zero_before_any_call()
     expected.push(r#"recapd_jobs_dropped_total{kind="detect_scene_break"} 0"#.to_owned());
     // A model tokenizer's fallbacks, before any count.
     expected.push(r#"recapd_tokenizer_fallbacks_total{reason="load"} 0"#.to_owned());
+    expected.push(r#"recapd_tokenizer_fallbacks_total{reason="endpoint"} 0"#.to_owned());
     let lines: Vec<&str> = body.lines().collect();
     let missing: Vec<&String> = expected
         .iter()

@@ -58,17 +58,6 @@ async fn import_group(server: &mut Server, json: &str) -> Result<pb::Group, toni
         .map(|r| r.into_inner())
 }
 
-async fn settings_of(server: &mut Server, chat: &str) -> pb::Settings {
-    server
-        .settings
-        .get_settings(pb::GetSettingsRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .expect("get settings")
-        .into_inner()
-}
-
 /// Opens `chat` with one message, naming its character and group.
 async fn open(server: &mut Server, chat: &str, character_key: &str, group_id: &str) {
     let kind = pb::event::Kind::ChatChanged(pb::ChatChanged {

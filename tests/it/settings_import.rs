@@ -64,17 +64,6 @@ async fn import(
         .map(|r| r.into_inner())
 }
 
-async fn settings_of(server: &mut Server, chat: &str) -> pb::Settings {
-    server
-        .settings
-        .get_settings(pb::GetSettingsRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .expect("get settings")
-        .into_inner()
-}
-
 /// Opens each chat with one message, so that its injection can be read.
 async fn open(server: &mut Server, chats: &[&str]) {
     for chat in chats {

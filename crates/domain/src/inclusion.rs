@@ -129,7 +129,9 @@ pub fn count_texts(chat: &mut Chat, counter: &Counter) {
     let key = counter.key();
     for message in chat.messages_mut() {
         if message.text_tokens.map(|(k, _)| k) != Some(key) {
-            message.text_tokens = Some((key, counter.count(message.text())));
+            let (count, final_count) = counter.count_final(message.text());
+            // An estimate is not kept: the next count asks again.
+            message.text_tokens = final_count.then_some((key, count));
         }
     }
 }

@@ -79,6 +79,9 @@ pub enum Trigger {
     RecapGenerated,
     /// recapd indexed passages of the chat for recall.
     RecallIndexed,
+    /// The LLM endpoint counted texts that a refresh had to estimate (the
+    /// LLM_ENDPOINT tokenizer).
+    TokensCounted,
     /// The chat was deleted (DeleteChat or `--chat-retention`): the
     /// injection that says so. Not a refresh: not in [`Trigger::ALL`].
     ChatDeleted,
@@ -87,7 +90,7 @@ pub enum Trigger {
 impl Trigger {
     /// Every trigger a refresh runs with, in declaration order: the
     /// `trigger` labels the refresh counter shows from start-up.
-    pub const ALL: [Trigger; 14] = [
+    pub const ALL: [Trigger; 15] = [
         Trigger::ChatChanged,
         Trigger::MessageSent,
         Trigger::MessageReceived,
@@ -102,6 +105,7 @@ impl Trigger {
         Trigger::Startup,
         Trigger::RecapGenerated,
         Trigger::RecallIndexed,
+        Trigger::TokensCounted,
     ];
 
     /// The trigger of an event.
@@ -135,6 +139,7 @@ impl Trigger {
             Trigger::Startup => "startup",
             Trigger::RecapGenerated => "recap_generated",
             Trigger::RecallIndexed => "recall_indexed",
+            Trigger::TokensCounted => "tokens_counted",
             Trigger::ChatDeleted => "chat_deleted",
         }
     }

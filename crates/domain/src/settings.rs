@@ -107,6 +107,10 @@ pub enum TokenizerKind {
     /// A model's own tokenizer: the `tokenizer.json` named by
     /// `tokenizer_name`, in the server's tokenizers directory.
     HuggingFace,
+    /// The LLM endpoint's own tokenizer (llama.cpp's and vLLM's
+    /// `/tokenize`), asked once per text and remembered; a text not counted
+    /// yet is estimated with o200k_base until its count arrives.
+    LlmEndpoint,
 }
 
 /// How a job asks the LLM for a JSON answer (`response_format`).

@@ -14,7 +14,7 @@ use super::settings::TokenizerKind;
 
 fn bpe(kind: TokenizerKind) -> &'static CoreBPE {
     match kind {
-        TokenizerKind::O200kBase | TokenizerKind::HuggingFace => {
+        TokenizerKind::O200kBase | TokenizerKind::HuggingFace | TokenizerKind::LlmEndpoint => {
             tiktoken_rs::o200k_base_singleton()
         }
         TokenizerKind::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
@@ -30,7 +30,8 @@ pub fn warm_up(kind: TokenizerKind) {
 
 /// The number of tokens of `text` with `kind`'s tiktoken vocabulary,
 /// special-token markers counted as text. A kind whose tokenizer is loaded
-/// by the caller (`HuggingFace`) counts with o200k_base here, its fallback:
+/// by the caller (`HuggingFace`, `LlmEndpoint`) counts with o200k_base
+/// here, its fallback:
 /// a chat's counts go through its [`Counter`].
 pub fn count(kind: TokenizerKind, text: &str) -> u32 {
     if text.is_empty() {
@@ -44,7 +45,20 @@ pub fn count(kind: TokenizerKind, text: &str) -> u32 {
 /// text's length.
 pub trait CountTokens: Send + Sync {
     /// The number of tokens of `text`, special tokens not added.
-    fn count(&self, text: &str) -> u32;
+    fn count(&self, text: &str) -> u32 {
+        self.count_final(text).0
+    }
+
+    /// The number of tokens of `text`, and whether it is final: `false`
+    /// for an estimate that a later count of the same text may correct (a
+    /// tokenizer asked over the network, whose answer has not come yet).
+    /// An estimate must not be kept as the text's count.
+    fn count_final(&self, text: &str) -> (u32, bool);
+
+    /// Whether any count this counter gave was an estimate.
+    fn estimated(&self) -> bool {
+        false
+    }
 }
 
 /// What a chat's token counts are made with: a tiktoken vocabulary, or a
@@ -72,11 +86,11 @@ impl Counter {
     /// whose tokenizer is loaded by the caller, as [`count`]).
     pub fn tiktoken(kind: TokenizerKind) -> Counter {
         let kind = match kind {
-            TokenizerKind::HuggingFace => TokenizerKind::O200kBase,
+            TokenizerKind::HuggingFace | TokenizerKind::LlmEndpoint => TokenizerKind::O200kBase,
             other => other,
         };
         let number = match kind {
-            TokenizerKind::O200kBase | TokenizerKind::HuggingFace => 1,
+            TokenizerKind::O200kBase | TokenizerKind::HuggingFace | TokenizerKind::LlmEndpoint => 1,
             TokenizerKind::Cl100kBase => 2,
             TokenizerKind::P50kBase => 3,
             TokenizerKind::R50kBase => 4,
@@ -102,14 +116,30 @@ impl Counter {
         }
     }
 
-    /// The number of tokens of `text`.
+    /// The number of tokens of `text` (an estimate when the counter has
+    /// none yet: see [`Counter::count_final`]).
     pub fn count(&self, text: &str) -> u32 {
+        self.count_final(text).0
+    }
+
+    /// The number of tokens of `text`, and whether it is final (`false`:
+    /// an estimate, which a cache of counts must not keep).
+    pub fn count_final(&self, text: &str) -> (u32, bool) {
         if text.is_empty() {
-            return 0;
+            return (0, true);
         }
         match &self.how {
-            How::Tiktoken(kind) => count(*kind, text),
-            How::Loaded(counter) => counter.count(text),
+            How::Tiktoken(kind) => (count(*kind, text), true),
+            How::Loaded(counter) => counter.count_final(text),
+        }
+    }
+
+    /// Whether any count this counter gave was an estimate: counts cached
+    /// under its key would then be wrong, so a caller keeps none of them.
+    pub fn estimated(&self) -> bool {
+        match &self.how {
+            How::Tiktoken(_) => false,
+            How::Loaded(counter) => counter.estimated(),
         }
     }
 

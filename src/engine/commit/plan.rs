@@ -44,7 +44,7 @@ impl Chats {
         };
         match next {
             Next::Refresh(trigger) => {
-                let counter = self.counter(settings);
+                let counter = self.refresh_counter(settings, &slot.key);
                 let ctx = RefreshContext {
                     counter: &counter,
                     chat: &slot.key,
@@ -55,6 +55,11 @@ impl Chats {
                     now_us: self.now(),
                 };
                 self.refresh_into(&mut outcome, resident, ctx, tiers);
+                if counter.estimated() {
+                    // Estimates are not kept as counts: the next refresh
+                    // (once the endpoint has counted them) counts again.
+                    outcome.counted_with = None;
+                }
             }
             Next::Debounce(trigger) => {
                 outcome.meta.needs_refresh = true;

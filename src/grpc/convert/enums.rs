@@ -77,6 +77,7 @@ impl From<pb::Tokenizer> for TokenizerKind {
             pb::Tokenizer::P50kBase => TokenizerKind::P50kBase,
             pb::Tokenizer::R50kBase => TokenizerKind::R50kBase,
             pb::Tokenizer::HuggingFace => TokenizerKind::HuggingFace,
+            pb::Tokenizer::LlmEndpoint => TokenizerKind::LlmEndpoint,
         }
     }
 }
@@ -89,6 +90,7 @@ impl From<TokenizerKind> for pb::Tokenizer {
             TokenizerKind::P50kBase => pb::Tokenizer::P50kBase,
             TokenizerKind::R50kBase => pb::Tokenizer::R50kBase,
             TokenizerKind::HuggingFace => pb::Tokenizer::HuggingFace,
+            TokenizerKind::LlmEndpoint => pb::Tokenizer::LlmEndpoint,
         }
     }
 }
@@ -175,6 +177,7 @@ impl From<Trigger> for pb::RefreshTrigger {
             Trigger::Startup => pb::RefreshTrigger::Startup,
             Trigger::RecapGenerated => pb::RefreshTrigger::RecapGenerated,
             Trigger::RecallIndexed => pb::RefreshTrigger::RecallIndexed,
+            Trigger::TokensCounted => pb::RefreshTrigger::TokensCounted,
             Trigger::ChatDeleted => pb::RefreshTrigger::ChatDeleted,
         }
     }

@@ -176,6 +176,18 @@ pub async fn update(
         .map(|r| r.into_inner())
 }
 
+/// GetSettings of `chat` ("" = global): the effective settings.
+pub async fn settings_of(server: &mut Server, chat: &str) -> pb::Settings {
+    server
+        .settings
+        .get_settings(pb::GetSettingsRequest {
+            chat_id: chat.into(),
+        })
+        .await
+        .expect("get settings")
+        .into_inner()
+}
+
 pub async fn set_enabled(
     server: &mut Server,
     chat: &str,

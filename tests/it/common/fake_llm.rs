@@ -12,7 +12,11 @@
 //! assert!(fake.rejected().is_empty()); // every request was well formed
 //! ```
 //!
-//! Only `POST /v1/chat/completions` exists (anything else is 404). A body
+//! `POST /v1/chat/completions` exists, and `POST /tokenize` at the root
+//! as llama.cpp's server has it (`{"content": text}` answered
+//! `{"tokens": [...]}`, one token per character; see
+//! [`FakeLlm::tokenized`] and [`FakeLlm::refuse_tokenize`]); anything else
+//! is 404. A body
 //! that is not a well-formed request (a JSON object with a non-empty
 //! `model`, `messages` holding exactly one `user` message with string
 //! content, at most one of `max_tokens` and `max_completion_tokens`, a
@@ -47,6 +51,8 @@ use tokio_util::sync::CancellationToken;
 
 /// The path the fake answers, under [`FakeLlm::url`].
 const PATH: &str = "/v1/chat/completions";
+/// llama.cpp's tokenizer path, at the server's root.
+const TOKENIZE_PATH: &str = "/tokenize";
 
 /// A well-formed request, as the script sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,6 +174,10 @@ struct Shared {
     rejected: Mutex<Vec<String>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    /// The texts `/tokenize` was asked to count, in order.
+    tokenized: Mutex<Vec<String>>,
+    /// `/tokenize` answers 404 (as an endpoint without it).
+    tokenize_refused: std::sync::atomic::AtomicBool,
 }
 
 /// The running fake. Dropping it stops it too (without waiting).
@@ -193,6 +203,8 @@ impl FakeLlm {
             rejected: Mutex::new(Vec::new()),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            tokenized: Mutex::new(Vec::new()),
+            tokenize_refused: std::sync::atomic::AtomicBool::new(false),
         });
         let stop = CancellationToken::new();
         let server = tokio::spawn(serve(listener, shared.clone(), stop.clone()));
@@ -238,6 +250,21 @@ impl FakeLlm {
     /// Why each malformed request was answered 400 (or 404), in order.
     pub fn rejected(&self) -> Vec<String> {
         self.shared.rejected.lock().clone()
+    }
+
+    /// The texts `POST /tokenize` counted so far, in arrival order.
+    pub fn tokenized(&self) -> Vec<String> {
+        self.shared.tokenized.lock().clone()
+    }
+
+    /// From now on `/tokenize` answers 404, as an endpoint without it.
+    pub fn refuse_tokenize(&self) {
+        self.shared.tokenize_refused.store(true, Ordering::SeqCst);
+    }
+
+    /// The count the fake's `/tokenize` gives `text`: its characters.
+    pub fn token_count(text: &str) -> u32 {
+        u32::try_from(text.chars().count()).expect("test texts are short")
     }
 
     /// The most requests being answered at once so far.
@@ -310,6 +337,9 @@ async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let _counted = Counted::enter(&shared);
+    if request.method() == Method::POST && request.uri().path() == TOKENIZE_PATH {
+        return Ok(tokenize(&shared, request).await);
+    }
     if request.method() != Method::POST || request.uri().path() != PATH {
         let fault = format!("{} {}: no such endpoint", request.method(), request.uri());
         shared.rejected.lock().push(fault.clone());
@@ -342,6 +372,37 @@ async fn handle(
         reply = *next;
     }
     Ok(render(reply, &seen))
+}
+
+/// llama.cpp's `/tokenize`: `content` counted one token per character
+/// (`add_special` must be false: recapd counts without special tokens).
+async fn tokenize(shared: &Shared, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    if shared.tokenize_refused.load(Ordering::SeqCst) {
+        return error(StatusCode::NOT_FOUND, "File Not Found");
+    }
+    let body = match request.into_body().collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("unreadable body: {e}")),
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("not JSON: {e}")),
+    };
+    let (Some(text), Some(false)) = (
+        value.get("content").and_then(Value::as_str),
+        value.get("add_special").and_then(Value::as_bool),
+    ) else {
+        let fault = format!("/tokenize: no string `content` or `add_special` not false: {value}");
+        shared.rejected.lock().push(fault.clone());
+        return error(StatusCode::BAD_REQUEST, &fault);
+    };
+    shared.tokenized.lock().push(text.to_owned());
+    let tokens: Vec<u32> = text.chars().map(u32::from).collect();
+    respond(
+        StatusCode::OK,
+        json!({ "tokens": tokens }).to_string(),
+        None,
+    )
 }
 
 /// The request, if it is a well-formed chat-completions request.

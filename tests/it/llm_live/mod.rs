@@ -15,6 +15,7 @@ mod conversation;
 mod pipeline;
 mod proxy;
 mod recall;
+mod tokenize;
 
 use recapd::config::Cli;
 use recapd::domain::settings::{MaxTokensField, StructuredOutput};
@@ -32,13 +33,9 @@ pub fn endpoint() -> Option<(String, String)> {
     Some((url, model))
 }
 
-#[tokio::test]
-async fn a_real_llm_answers_a_short_prompt() {
-    let Some((url, model)) = endpoint() else {
-        return;
-    };
-    // The endpoint is read the way recapd reads --llm-url.
-    let options = Cli::from_args(["recapd", "--llm-url", &url, "--llm-model", &model])
+/// The endpoint's setup and client, read the way recapd reads --llm-url.
+pub fn client_of(url: &str, model: &str) -> (recapd::llm::LlmSetup, LlmClient) {
+    let options = Cli::from_args(["recapd", "--llm-url", url, "--llm-model", model])
         .expect("the options parse")
         .config
         .llm;
@@ -47,6 +44,15 @@ async fn a_real_llm_answers_a_short_prompt() {
         .expect("the setup is valid")
         .expect("--llm-url is set");
     let client = LlmClient::new(&setup).expect("the client builds");
+    (setup, client)
+}
+
+#[tokio::test]
+async fn a_real_llm_answers_a_short_prompt() {
+    let Some((url, model)) = endpoint() else {
+        return;
+    };
+    let (setup, client) = client_of(&url, &model);
     let answer = client
         .complete(&CompletionRequest {
             model: setup.model.clone(),

@@ -346,16 +346,7 @@ pub fn lorebooks(server: &Server) -> LorebookServiceClient<Channel> {
 }
 
 /// The chat's settings as GetSettings answers them for it.
-pub async fn chat_settings(server: &mut Server, chat: &str) -> pb::Settings {
-    server
-        .settings
-        .get_settings(pb::GetSettingsRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .expect("get settings")
-        .into_inner()
-}
+pub use crate::common::api::settings_of as chat_settings;
 
 /// The name of the chat's own book (`world_info_chat_book`); panics when
 /// it has none.

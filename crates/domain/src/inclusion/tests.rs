@@ -259,11 +259,40 @@ fn hidden_counts_hand_hides_and_auto_hide_and_token_count_is_the_text() {
 /// over the joined parts).
 struct Words;
 impl crate::tokens::CountTokens for Words {
-    fn count(&self, text: &str) -> u32 {
+    fn count_final(&self, text: &str) -> (u32, bool) {
         let words = text.split_whitespace().count();
         let breaks = text.matches('\n').count();
-        (words + breaks + usize::from(text.starts_with('\n'))) as u32
+        (
+            (words + breaks + usize::from(text.starts_with('\n'))) as u32,
+            true,
+        )
     }
+}
+
+/// A tokenizer whose counts are estimates until it has its answer (as the
+/// LLM endpoint's): one token per byte, never final.
+struct Estimating;
+impl crate::tokens::CountTokens for Estimating {
+    fn count_final(&self, text: &str) -> (u32, bool) {
+        (text.len() as u32, false)
+    }
+    fn estimated(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn an_estimated_count_is_not_kept_as_the_texts_count() {
+    let mut c = chat(vec![msg("a", "hello there"), msg("b", "hi")], &[]);
+    let estimating = Counter::loaded("estimating", std::sync::Arc::new(Estimating));
+    count_texts(&mut c, &estimating);
+    assert!(c.messages().all(|(_, m)| m.text_tokens.is_none()));
+    assert!(estimating.estimated());
+    // A final count is kept.
+    let words = Counter::loaded("words", std::sync::Arc::new(Words));
+    count_texts(&mut c, &words);
+    assert!(c.messages().all(|(_, m)| m.text_tokens.is_some()));
+    assert!(!words.estimated());
 }
 
 #[test]

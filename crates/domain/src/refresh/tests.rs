@@ -237,6 +237,7 @@ fn all_lists_every_trigger_once() {
         Trigger::Startup => 11,
         Trigger::RecapGenerated => 12,
         Trigger::RecallIndexed => 13,
+        Trigger::TokensCounted => 14,
         // Not a refresh: no place in ALL.
         Trigger::ChatDeleted => usize::MAX,
     };

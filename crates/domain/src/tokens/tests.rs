@@ -92,7 +92,7 @@ fn joined_count_keeps_only_a_short_tail() {
 /// join can merge or split runs. JoinedCount must not cut its text.
 struct Runs;
 impl CountTokens for Runs {
-    fn count(&self, text: &str) -> u32 {
+    fn count_final(&self, text: &str) -> (u32, bool) {
         let class = |c: char| {
             if c.is_alphabetic() {
                 0
@@ -112,7 +112,7 @@ impl CountTokens for Runs {
                 last = Some(class(c));
             }
         }
-        runs
+        (runs, true)
     }
 }
 
