@@ -6,9 +6,17 @@
 Takes the ```sh blocks of DOC's section HEADING (the `## ` heading's text),
 and runs each command in them from the repository's root, one after
 another, as a reader would: `127.0.0.1:50051` becomes ADDR and `grpcurl`
-the GRPCURL program. A command that fails fails the run, printing the
-command and what it said. Streaming calls (`/Subscribe`, `/WatchJobs`)
-run for two seconds. A `# => ...` comment after a command is its expected
+the GRPCURL program (wherever a command starts: at a line's start, after
+`|`, `;`, `&`, `(`, `while`, `until`, `do` or `then`); `recapd` is the
+one on PATH. A command that fails fails the run, printing the command and
+what it said. Streaming calls (`/Subscribe`, `/WatchJobs`) run for two
+seconds. A command may run for two minutes, a waiting step (a `while` or
+`until` loop, as a reader pastes to wait until `ListJobs` lists no job
+pending or running) for 30 minutes. The server itself (`recapd` followed
+by an option, `recapd --llm-url ...`, not a subcommand such as `recapd
+import`) is the one the reader leaves running in a terminal of its own:
+it is skipped, and the caller starts one with the same options at ADDR
+first. A `# => ...` comment after a command is its expected
 answer: every complete `"key":value` pair written in it (a string without
 `...`, a number, true or false) must be in the answer (grpcurl's spacing
 aside). Other comments are the reader's and are skipped.
@@ -22,6 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOC_ADDR = "127.0.0.1:50051"
 STREAMING = ("/Subscribe", "/WatchJobs")
+COMMAND_SECONDS = 120
+WAIT_SECONDS = 30 * 60
+GRPCURL = re.compile(r"(^|[|;&(]\s*|\n\s*|\b(?:while|until|do|then)\s+)grpcurl\b")
+SERVER = re.compile(r"^\s*recapd\s+-")
+WAITING = re.compile(r"^\s*(?:while|until)\b")
 PAIR = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)')
 
 
@@ -114,17 +127,21 @@ def expected_pairs(expectation):
 
 def run(command, expectation, addr, grpcurl):
     text = command.replace(DOC_ADDR, addr)
-    text = re.sub(r"(^|\|\s*|\n\s*)grpcurl\b", lambda m: m.group(1) + grpcurl, text)
+    text = GRPCURL.sub(lambda m: m.group(1) + grpcurl, text)
     streaming = any(s in text for s in STREAMING)
     if streaming:
         text = "timeout 2 " + text
-    result = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", text],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    seconds = WAIT_SECONDS if WAITING.match(text) else COMMAND_SECONDS
+    try:
+        result = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", text],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+        )
+    except subprocess.TimeoutExpired:
+        sys.exit(f"walkthrough: this command ran for more than {seconds} s:\n{command}")
     ok = result.returncode == 0 or (streaming and result.returncode == 124)
     if not ok:
         sys.exit(
@@ -148,6 +165,8 @@ def main():
     ran = 0
     for block in sh_blocks(lines):
         for command, expectation in commands(block):
+            if SERVER.match(command):
+                continue
             run(command, expectation, addr, grpcurl)
             ran += 1
     if ran == 0:
