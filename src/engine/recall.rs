@@ -15,8 +15,8 @@ use std::time::Instant;
 
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
-use crate::domain::recall::search::{Hit, RecallQuery};
-use crate::domain::recall::tier::{self, MomentQuery, TierLine};
+use crate::domain::recall::search::{Hit, RecallQuery, passage_key};
+use crate::domain::recall::tier::{self, AlreadyInjected, MomentQuery, TierLine};
 use crate::domain::recall::{MAX_HITS, RecallIndex};
 use crate::domain::settings::Settings;
 use crate::llm::LlmError;
@@ -152,6 +152,10 @@ impl Chats {
             );
         }
         found.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+        // Each chat's hits hold a passage once; several chats may still
+        // say the same thing.
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|(_, hit)| seen.insert(passage_key(&hit.text)));
         found.truncate(request.limit.clamp(1, MAX_HITS));
         metrics::histogram!(
             telemetry::RECALL_SEARCH_DURATION,
@@ -171,9 +175,10 @@ impl Chats {
     }
 
     /// The recall tier's lines for a refresh of the locked chat `key`
-    /// (its own hits for the moment, and those of its `recall_chats` that
-    /// are in memory with their lock free now; the others are loaded in
-    /// the background for the next refresh), best first.
+    /// (its own hits for the moment but those its running recap and
+    /// message-recap tier inject already, and those of its `recall_chats`
+    /// that are in memory with their lock free now; the others are loaded
+    /// in the background for the next refresh), best first.
     pub(super) fn recall_tier_lines(
         &self,
         key: &ChatKey,
@@ -192,8 +197,9 @@ impl Chats {
             chat,
             &tier::moment_search(&moment, settings, MAX_HITS, true),
         );
-        let mut lines = tier::tier_lines(chat, own);
         drop(recall);
+        let already = AlreadyInjected::of(chat, settings, &self.counter(settings));
+        let mut lines = tier::tier_lines(chat, own, &already);
         for other in settings.recall.chats.ids() {
             if *other == key.id {
                 continue;
@@ -219,7 +225,11 @@ impl Chats {
                 &other_chat,
                 &tier::moment_search(&moment, settings, MAX_HITS, false),
             );
-            lines.extend(tier::tier_lines(&other_chat, hits));
+            lines.extend(tier::tier_lines(
+                &other_chat,
+                hits,
+                &AlreadyInjected::default(),
+            ));
         }
         lines.sort_by(|a, b| b.score.total_cmp(&a.score));
         lines

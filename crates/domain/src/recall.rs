@@ -7,7 +7,7 @@
 //! [`index::RecallIndex`] holds every chunk twice over: its words for
 //! keyword search (BM25, [`keyword`]) and, once an embeddings endpoint
 //! has answered for it, its vector ([`vectors`]), searched exactly.
-//! [`search`] runs both and fuses them by reciprocal rank; [`tier`] turns
+//! [`search`] runs both and weighs them together; [`tier`] turns
 //! the best hits into the `auto_recap_recall` injection.
 //!
 //! A chunk is known by its [`ChunkKey`] (message, source, part) and its

@@ -156,7 +156,8 @@ async fn the_tier_is_placed_as_set_counts_its_own_revisions_and_empties_once_whe
 async fn the_budget_keeps_the_best_passage_that_fits_and_zero_injects_nothing() {
     let (_dir, mut server) = start_keyword().await;
     let best_line = said(1);
-    let budget = o200k(&best_line);
+    // The budget is the whole text's, the template's header included.
+    let budget = o200k(&format!("{HEADER}{best_line}"));
     assert!(
         o200k(&said(3)) > 0,
         "every other passage takes tokens, so none fits after the best"
@@ -167,10 +168,9 @@ async fn the_budget_keeps_the_best_passage_that_fits_and_zero_injects_nothing() 
         ..Default::default()
     };
     open(&mut server, "story", story(), settings).await;
-    assert_eq!(
-        tier(&mut server, "story").await.text,
-        format!("{HEADER}{best_line}")
-    );
+    let fitted = tier(&mut server, "story").await;
+    assert_eq!(fitted.text, format!("{HEADER}{best_line}"));
+    assert_eq!(fitted.token_count, budget, "the budget is met exactly");
 
     server
         .update_settings(

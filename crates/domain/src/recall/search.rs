@@ -1,22 +1,37 @@
 //! One search: keyword relevance and vector similarity, each ranked on its
-//! own, fused by reciprocal rank.
+//! own, then fused into one score.
 //!
-//! Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009) scores a
-//! chunk `1 / (60 + rank)` in each ranking it appears in and adds them
-//! up. It needs no calibration between BM25's unbounded scores and
-//! cosine similarities, which live on scales that differ per model and
-//! per chat, and it is what the hybrid search of most search engines
-//! does. recapd scales the sum so that 1.0 means "ranked first by every
-//! method used" (one method without an embeddings endpoint, two with
-//! one): a chunk first in one ranking only scores 0.5 with both in use.
-//! Each ranking keeps its best [`CANDIDATES`]; lower ranks would add less
-//! than 1/260 each.
+//! The fusion is a weighted sum of the two scores, each brought to 0..=1
+//! first: the BM25 score divided by the best BM25 score of the search, and
+//! the cosine similarity as it is (a passage under the similarity floor, or
+//! outside a ranking's best [`CANDIDATES`], scores 0 there). The keyword
+//! score weighs [`KEYWORD_WEIGHT`], the similarity the rest. The sum is
+//! scaled so that 1.0 means "the best of every ranking used" (with one
+//! ranking, a passage's score in it).
+//!
+//! Why not reciprocal rank fusion, which needs no calibration: it gives each
+//! ranking the same weight whatever its scores say, so a small embeddings
+//! model whose similarities are weak and broad (all-MiniLM-L6-v2 between a
+//! question and a short chat turn: many turns of a conversation above 0.25)
+//! pushes the passages keyword search found down. On LoCoMo it made hybrid
+//! recall worse than keyword search alone in every category (any@5 0.422
+//! against 0.574). A score, unlike a rank, says how sure each ranking is:
+//! a passage the vector ranking barely prefers gains little. The weight was
+//! fitted on half of LoCoMo's conversations and checked on the other half
+//! (docs/recall.md and BENCHMARKS.md give the figures).
+//!
+//! Identical passages (same text once whitespace and case are set aside)
+//! are returned once, the best placed one.
+
+use std::collections::{HashMap, HashSet};
 
 use super::index::Doc;
 use super::{ChunkKey, MAX_HITS};
 
-/// The rank constant of reciprocal rank fusion (the paper's 60).
-pub const RRF_K: f32 = 60.0;
+/// The weight of the keyword score in the fused score (the vector
+/// similarity's is `1 - KEYWORD_WEIGHT`), fitted on LoCoMo (see the module
+/// documentation).
+pub const KEYWORD_WEIGHT: f32 = 0.75;
 /// How many of each ranking's best are fused.
 pub const CANDIDATES: usize = 200;
 
@@ -61,6 +76,15 @@ pub struct Hit {
     pub score: f32,
 }
 
+/// What makes two passages the same passage: their words, whitespace runs
+/// made one space and letters lower case.
+pub fn passage_key(text: &str) -> String {
+    text.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The best of a ranking: `(slot, score)` sorted best first, at most
 /// [`CANDIDATES`], those `keep` refuses left out first.
 fn best(mut scored: Vec<(u32, f32)>, keep: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
@@ -74,11 +98,21 @@ fn best(mut scored: Vec<(u32, f32)>, keep: impl Fn(u32) -> bool) -> Vec<(u32, f3
     scored
 }
 
+/// One fused candidate: its slot, fused score, BM25 score and
+/// similarity.
+struct Fused {
+    slot: u32,
+    score: f32,
+    keyword: f32,
+    vector: Option<f32>,
+}
+
 /// Fuses the keyword scores and (with a direction) the vector scores of
-/// the index's slots into the query's hits, best first (ties: the newer
-/// message, then chunk order). `doc` gives a slot's chunk, `text` a
-/// chunk's text (read for the hits only: a lookup in the chat per scored
-/// passage would cost more than the search).
+/// the index's slots into the query's hits (see the module documentation),
+/// best first (ties: the newer message, then chunk order), identical
+/// passages once. `doc` gives a slot's chunk, `text` a chunk's text (read
+/// for the hits only, best first: a lookup in the chat per scored passage
+/// would cost more than the search).
 pub(super) fn fuse<'i>(
     keyword: Vec<(u32, f32)>,
     vector: Option<Vec<(u32, f32)>>,
@@ -92,49 +126,82 @@ pub(super) fn fuse<'i>(
                 && !query.exclude_ids.contains(&doc.key.message_id.as_str())
         })
     };
-    let lists = if vector.is_some() { 2.0 } else { 1.0 };
-    let top = lists / (RRF_K + 1.0);
-    let mut fused: std::collections::HashMap<u32, (f32, f32, Option<f32>)> =
-        std::collections::HashMap::new();
-    for (rank, (slot, score)) in best(keyword, keep).into_iter().enumerate() {
-        let entry = fused.entry(slot).or_insert((0.0, 0.0, None));
-        entry.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-        entry.1 = score;
+    let keyword = best(keyword, keep);
+    let vector = vector.map(|v| best(v, keep)).unwrap_or_default();
+    // Each ranking's best score (the lists are sorted best first); a
+    // ranking without candidates takes no part.
+    let best_keyword = keyword.first().map_or(0.0, |(_, s)| *s);
+    let best_vector = vector.first().map_or(0.0, |(_, s)| s.max(0.0));
+    let (keyword_weight, vector_weight) = match (best_keyword > 0.0, best_vector > 0.0) {
+        (true, true) => (KEYWORD_WEIGHT, 1.0 - KEYWORD_WEIGHT),
+        (true, false) => (1.0, 0.0),
+        (false, true) => (0.0, 1.0),
+        (false, false) => return Vec::new(),
+    };
+    // 1.0: the best BM25 score and the best similarity in one passage.
+    let top = keyword_weight + vector_weight * best_vector;
+    let mut fused: HashMap<u32, Fused> = HashMap::with_capacity(keyword.len() + vector.len());
+    for (slot, score) in keyword {
+        let part = if best_keyword > 0.0 {
+            keyword_weight * score / best_keyword
+        } else {
+            0.0
+        };
+        fused.insert(
+            slot,
+            Fused {
+                slot,
+                score: part,
+                keyword: score,
+                vector: None,
+            },
+        );
     }
-    for (rank, (slot, score)) in best(vector.unwrap_or_default(), keep)
-        .into_iter()
-        .enumerate()
-    {
-        let entry = fused.entry(slot).or_insert((0.0, 0.0, None));
-        entry.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-        entry.2 = Some(score);
+    for (slot, similarity) in vector {
+        let entry = fused.entry(slot).or_insert(Fused {
+            slot,
+            score: 0.0,
+            keyword: 0.0,
+            vector: None,
+        });
+        entry.score += vector_weight * similarity.max(0.0);
+        entry.vector = Some(similarity);
     }
-    let mut hits: Vec<Hit> = fused
-        .into_iter()
-        .filter_map(|(slot, (rrf, keyword_score, vector_score))| {
-            let doc = doc(slot)?;
-            let score = (rrf / top).min(1.0);
-            let text = if score >= query.min_score {
-                text(doc)?
-            } else {
-                ""
-            };
-            (score >= query.min_score).then(|| Hit {
-                key: doc.key.clone(),
-                seq: doc.seq,
-                text: text.to_owned(),
-                keyword_score,
-                vector_score,
-                score,
-            })
+    let mut ranked: Vec<(Fused, &Doc)> = fused
+        .into_values()
+        .filter_map(|mut f| {
+            f.score = (f.score / top).clamp(0.0, 1.0);
+            let doc = doc(f.slot)?;
+            (f.score >= query.min_score).then_some((f, doc))
         })
         .collect();
-    hits.sort_by(|a, b| {
+    ranked.sort_by(|(a, da), (b, db)| {
         b.score
             .total_cmp(&a.score)
-            .then(b.seq.cmp(&a.seq))
-            .then(a.key.cmp(&b.key))
+            .then(db.seq.cmp(&da.seq))
+            .then(da.key.cmp(&db.key))
     });
-    hits.truncate(query.limit.min(MAX_HITS));
+    let limit = query.limit.min(MAX_HITS);
+    let mut seen = HashSet::new();
+    let mut hits = Vec::with_capacity(limit);
+    for (f, doc) in ranked {
+        if hits.len() >= limit {
+            break;
+        }
+        let Some(text) = text(doc) else {
+            continue;
+        };
+        if !seen.insert(passage_key(text)) {
+            continue;
+        }
+        hits.push(Hit {
+            key: doc.key.clone(),
+            seq: doc.seq,
+            text: text.to_owned(),
+            keyword_score: f.keyword,
+            vector_score: f.vector,
+            score: f.score,
+        });
+    }
     hits
 }

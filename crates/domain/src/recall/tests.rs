@@ -4,7 +4,7 @@
 use super::MAX_HITS;
 use super::index::RecallIndex;
 use super::search::RecallQuery;
-use super::tier::{moment_hits, refresh_recall, tier_lines};
+use super::tier::{AlreadyInjected, moment_hits, refresh_recall, tier_lines};
 use super::{ChunkKey, Source, StoredVector};
 use crate::chat::{Chat, ChatEvent};
 use crate::ids::ChatKey;
@@ -12,6 +12,8 @@ use crate::message::{Message, MessageData, NewMessage};
 use crate::refresh::{InjectionKey, RefreshContext, Trigger};
 use crate::settings::{Milli, Settings};
 use crate::time::UnixMicros;
+
+mod fusion;
 
 fn message(id: &str, name: &str, text: &str) -> Message {
     NewMessage {
@@ -234,8 +236,13 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
         now_us: UnixMicros(5),
     };
     let count = |t: &str| t.split_whitespace().count() as u32;
-    let lines =
-        |chat: &Chat, s: &Settings| Some(tier_lines(chat, moment_hits(chat, &index, s, MAX_HITS)));
+    let lines = |chat: &Chat, s: &Settings| {
+        Some(tier_lines(
+            chat,
+            moment_hits(chat, &index, s, MAX_HITS),
+            &AlreadyInjected::default(),
+        ))
+    };
     let tier = refresh_recall(&chat, lines(&chat, &s), ctx, count);
     assert_eq!(tier.key, InjectionKey::Recall);
     assert_eq!(

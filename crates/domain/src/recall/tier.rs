@@ -10,19 +10,83 @@
 //! free of requests: it runs in memory, under the chat's lock. The
 //! messages of the prompt's recent window (the last
 //! `recall_exclude_recent` messages not hidden by hand) are left out of
-//! the results: the prompt has them already.
+//! the results: the prompt has them already. So are the passages the
+//! chat's other tiers inject already ([`AlreadyInjected`]): the scene
+//! recaps the running recap carries, and the messages whose recaps the
+//! message-recap tier holds.
+//!
+//! The tier holds each passage once (identical texts, whitespace and case
+//! aside, count as one), and as many as its token budget takes: the
+//! injected text, template included, has at most `recall_max_tokens`
+//! tokens, and no passage looked at and left out would have fitted.
+
+use std::collections::HashSet;
 
 use super::index::RecallIndex;
-use super::search::{Hit, RecallQuery};
+use super::search::{Hit, RecallQuery, passage_key};
 use super::{RECALL_PLACEHOLDER, Source, indexable};
 use crate::autohide::auto_hide;
 use crate::chat::Chat;
+use crate::inclusion::compute_inclusion;
 use crate::refresh::{Injection, InjectionKey, RefreshContext, disabled_place};
 use crate::settings::Settings;
 use crate::template;
+use crate::tokens::Counter;
 
-/// The most passages the tier looks at (best first) to fill its budget.
+/// The most distinct passages the tier looks at (best first) to fill its
+/// budget: counting tokens is the tier's main cost.
 pub const MAX_TIER_CANDIDATES: usize = 24;
+
+/// The separator of the tier's passages.
+const SEPARATOR: &str = "\n\n";
+
+/// What a chat's other tiers inject already, which its recall tier leaves
+/// out: the scene recaps the running recap carries (those of the scenes up
+/// to the one its current version was written through), and the passages
+/// of the messages whose recaps the message-recap tier includes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AlreadyInjected {
+    /// Scene recaps at or before this position are in the running recap.
+    recap_through: Option<i64>,
+    /// Messages whose recap the message-recap tier includes.
+    messages: HashSet<String>,
+}
+
+impl AlreadyInjected {
+    /// What `chat`'s running recap and message-recap tier inject under
+    /// `settings` while memory is enabled (`counter` counts the message
+    /// tier's budget, as that tier does).
+    pub fn of(chat: &Chat, settings: &Settings, counter: &Counter) -> AlreadyInjected {
+        let recap_through = chat
+            .recaps()
+            .current()
+            .filter(|v| !v.content.trim().is_empty())
+            .and_then(|v| v.new_scene_message_id.as_deref())
+            .and_then(|id| chat.message(id))
+            .map(|(seq, _)| seq);
+        let messages = if settings.tier.enabled {
+            compute_inclusion(chat, settings, counter)
+                .into_iter()
+                .filter(|line| line.included)
+                .map(|line| line.message_id)
+                .collect()
+        } else {
+            HashSet::new()
+        };
+        AlreadyInjected {
+            recap_through,
+            messages,
+        }
+    }
+
+    /// Whether `hit` is injected already by another tier.
+    pub fn covers(&self, hit: &Hit) -> bool {
+        match hit.key.source {
+            Source::SceneRecap => self.recap_through.is_some_and(|through| hit.seq <= through),
+            Source::Message => self.messages.contains(hit.key.message_id.as_str()),
+        }
+    }
+}
 
 /// The query of the chat's current moment (see the module
 /// documentation): its text, its direction, the position the recent
@@ -118,14 +182,20 @@ pub struct TierLine {
     pub score: f32,
     /// The passage as injected ([`hit_line`]).
     pub line: String,
+    /// What makes it the same passage as another ([`passage_key`] of its
+    /// text, the speaker's name left out).
+    pub passage: String,
 }
 
-/// The hits of `chat` as tier lines, best first.
-pub fn tier_lines(chat: &Chat, hits: Vec<Hit>) -> Vec<TierLine> {
+/// The hits of `chat` as tier lines, best first, those `already` covers
+/// left out.
+pub fn tier_lines(chat: &Chat, hits: Vec<Hit>, already: &AlreadyInjected) -> Vec<TierLine> {
     hits.into_iter()
+        .filter(|hit| !already.covers(hit))
         .map(|hit| TierLine {
             score: hit.score,
             line: hit_line(chat, &hit),
+            passage: passage_key(&hit.text),
         })
         .collect()
 }
@@ -144,12 +214,10 @@ pub fn hit_line(chat: &Chat, hit: &Hit) -> String {
 
 /// The recall tier of one refresh: with memory enabled and
 /// `recall_enabled`, the passages of `lines` (the moment's hits, best
-/// first, with those of other chats merged in), one per paragraph, as many
-/// as fit in `recall_max_tokens` (each line counted with `count_tokens`; a
-/// line that does not fit is skipped and smaller ones after it may still
-/// fit), through `recall_template`; otherwise (or `lines` `None`) empty
-/// text, registered like a disabled chat's. `ctx.revision` is the tier's
-/// own next revision.
+/// first, with those of other chats merged in), each once, one per
+/// paragraph, through `recall_template`, as many as fit (see [`fill`]);
+/// otherwise (or `lines` `None`) empty text, registered like a disabled
+/// chat's. `ctx.revision` is the tier's own next revision.
 pub fn refresh_recall(
     chat: &Chat,
     lines: Option<Vec<TierLine>>,
@@ -159,29 +227,17 @@ pub fn refresh_recall(
     let s = ctx.settings;
     let hidden = auto_hide(chat, s.inclusion.auto_hide_scene_count);
     let on = ctx.enabled && s.recall.enabled;
-    let (text, position, depth, role, scan) = match lines.filter(|_| on) {
+    let (text, token_count, position, depth, role, scan) = match lines.filter(|_| on) {
         Some(found) => {
-            let mut lines = Vec::new();
-            let mut used: u64 = 0;
-            // Lines are counted until the budget is spent or
-            // MAX_TIER_CANDIDATES were looked at: counting tokens is the
-            // tier's main cost.
-            let budget = u64::from(s.recall.max_tokens);
-            for TierLine { line, .. } in found.into_iter().take(MAX_TIER_CANDIDATES) {
-                if used >= budget {
-                    break;
-                }
-                let tokens = u64::from(count_tokens(&line));
-                if used + tokens > u64::from(s.recall.max_tokens) {
-                    continue;
-                }
-                used += tokens;
-                lines.push(line);
-            }
-            let joined = lines.join("\n\n");
-            let text = template::render_with(&s.recall.template, RECALL_PLACEHOLDER, Some(&joined));
+            let (text, tokens) = fill(
+                found,
+                &s.recall.template,
+                s.recall.max_tokens,
+                &mut count_tokens,
+            );
             (
                 text,
+                tokens,
                 s.recall.position,
                 s.recall.depth,
                 s.recall.role,
@@ -190,13 +246,8 @@ pub fn refresh_recall(
         }
         None => {
             let (position, depth, role, scan) = disabled_place();
-            (String::new(), position, depth, role, scan)
+            (String::new(), 0, position, depth, role, scan)
         }
-    };
-    let token_count = if text.is_empty() {
-        0
-    } else {
-        count_tokens(&text)
     };
     Injection {
         chat: ctx.chat.clone(),
@@ -216,4 +267,65 @@ pub fn refresh_recall(
         deleted: false,
         encoded: Default::default(),
     }
+}
+
+/// The tier's text from `found` (best first) through `template`, with its
+/// token count: the passages taken in order, each distinct passage once,
+/// each one kept when the whole text with it has at most `budget` tokens
+/// (counted with `count_tokens`) and skipped otherwise (a smaller one
+/// after it may still fit), until the budget is spent or
+/// [`MAX_TIER_CANDIDATES`] distinct passages were looked at. Each
+/// passage is counted alone first; the whole text is counted only when
+/// that count leaves room for it (with a token of slack at each of its
+/// two joins, where a tokenizer may merge across), so the text is counted
+/// about once per passage kept.
+pub fn fill(
+    found: Vec<TierLine>,
+    template: &str,
+    budget: u32,
+    count_tokens: &mut impl FnMut(&str) -> u32,
+) -> (String, u32) {
+    let render = |lines: &[String]| {
+        template::render_with(template, RECALL_PLACEHOLDER, Some(&lines.join(SEPARATOR)))
+    };
+    let mut seen = HashSet::new();
+    let mut lines: Vec<String> = Vec::new();
+    let (mut text, mut used) = (String::new(), 0u32);
+    // The template's own tokens: what the first passage is added to.
+    let mut base: Option<u32> = None;
+    let mut looked = 0;
+    for TierLine { line, passage, .. } in found {
+        if looked >= MAX_TIER_CANDIDATES || used >= budget {
+            break;
+        }
+        if !seen.insert(passage) {
+            continue;
+        }
+        looked += 1;
+        let alone = count_tokens(&line);
+        let before = if lines.is_empty() {
+            *base.get_or_insert_with(|| {
+                let empty = template.replace(RECALL_PLACEHOLDER, "");
+                if template.trim().is_empty() || empty.is_empty() {
+                    0
+                } else {
+                    count_tokens(&empty)
+                }
+            })
+        } else {
+            used + count_tokens(SEPARATOR)
+        };
+        if before.saturating_add(alone) > budget.saturating_add(2) {
+            continue;
+        }
+        lines.push(line);
+        let candidate = render(&lines);
+        let tokens = count_tokens(&candidate);
+        if tokens > budget {
+            lines.pop();
+            continue;
+        }
+        (text, used) = (candidate, tokens);
+    }
+    (text, used)
 }
