@@ -104,6 +104,7 @@ fn scan(entries: &[Entry], messages: &[ScanMessage<'_>], settings: &WorldInfoSet
             vec![],
         ),
         messages,
+        chat_len: messages.len(),
         texts: GlobalTexts::default(),
         scan_prompts: &[],
         generation_type: GenerationType::Normal,

@@ -30,7 +30,9 @@ use crate::domain::prompt::{self, ExtensionPrompt, PromptMessage};
 use crate::domain::refresh::InjectionKey;
 use crate::domain::settings::Settings;
 use crate::domain::world_info::book::Book;
+use crate::domain::world_info::entry::Entry;
 use crate::domain::world_info::place::{Placement, place};
+use crate::domain::world_info::scan::scan_reach;
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::world_info::types::{Activated, GenerationType, ScanTexts};
 use crate::domain::writing::macros;
@@ -51,6 +53,12 @@ pub struct ScanRequest {
     /// The history, as RenderPrompt takes it: empty means the chat's
     /// stored transcript; linked entries take the stored hidden state.
     pub history: Vec<PromptMessage>,
+    /// With an empty `history`: give the whole stored transcript back in
+    /// [`WorldInfoScan::prompt`] (RenderPrompt places it). Otherwise the
+    /// scan reads, and gives back, only the newest messages it can reach
+    /// ([`scan_reach`]), so a scan of a long chat costs what it does in a
+    /// short one.
+    pub whole_history: bool,
     /// The caller's extension prompts; those flagged `scan` are scanned.
     pub extra: Vec<ExtensionPrompt>,
     /// The character's and persona's texts and names.
@@ -61,7 +69,9 @@ pub struct ScanRequest {
 /// moment (for RenderPrompt, which places both).
 #[derive(Debug, Clone)]
 pub struct WorldInfoScan {
-    /// The chat's injections and the history scanned.
+    /// The chat's injections and the history scanned (only its newest
+    /// messages unless [`ScanRequest::whole_history`] or the request gave
+    /// one).
     pub prompt: ChatPrompt,
     /// The activated entries, in SillyTavern's order of activation.
     pub activated: Vec<Activated>,
@@ -193,10 +203,22 @@ impl WorldInfo {
         let chat = known_chat_ref(resident, chat_id)?;
         let scene_count = settings.inclusion.auto_hide_scene_count;
         let mut history = request.history.clone();
-        if history.is_empty() {
+        // Visible messages the scan counts without reading them.
+        let mut unread = 0;
+        if !history.is_empty() {
+            prompt::link_history(&mut history, chat, scene_count)?;
+        } else if request.whole_history {
             history = prompt::chat_history(chat, scene_count);
         } else {
-            prompt::link_history(&mut history, chat, scene_count)?;
+            let entries: Vec<Arc<[Entry]>> = books
+                .iter()
+                .map(|(name, book)| book.scan_entries(name))
+                .collect();
+            // One more than the scan reads: a swipe leaves the last out.
+            let reach = scan_reach(&settings.world_info, entries.iter().flat_map(|e| e.iter()));
+            let tail = prompt::chat_history_tail(chat, scene_count, reach.saturating_add(1));
+            unread = tail.visible - tail.messages.len();
+            history = tail.messages;
         }
         // A swipe replaces the last message: SillyTavern leaves it out of
         // the prompt and the scan (script.js:4438-4440).
@@ -245,6 +267,7 @@ impl WorldInfo {
             names: BookNames::of(&settings),
             books: books.clone(),
             history,
+            unread,
             scan_prompts,
             texts: request.texts.clone(),
             user_name: user_name.clone(),

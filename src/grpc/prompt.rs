@@ -111,6 +111,8 @@ impl PromptService for PromptApi {
             dry_run,
             seed,
             history,
+            // The rendered prompt places the whole transcript.
+            whole_history: true,
             extra: scanned,
             texts,
         };

@@ -77,7 +77,8 @@ pub struct Changes {
 /// Invariants: `index` maps exactly the ids in `messages` (see
 /// [`IdIndex`]); `scene_breaks`
 /// holds exactly the positions whose current swipe is a visible scene break;
-/// `message_heap` is the sum of [`held_bytes`] over `messages` (every
+/// `hidden_by_hand` exactly the positions of messages hidden by hand
+/// ([`Message::hidden`]); `message_heap` is the sum of [`held_bytes`] over `messages` (every
 /// message enters, changes and leaves through [`Chat::set_messages`],
 /// [`Chat::append`], [`Chat::prepend`], [`Chat::update`] and
 /// [`Chat::remove`], which keep it; [`Chat::messages_mut`] changes only
@@ -87,6 +88,9 @@ pub struct Chat {
     messages: MessageList,
     index: IdIndex,
     scene_breaks: BTreeSet<i64>,
+    /// Positions of the messages hidden by hand: counting the visible
+    /// messages reads these, not every message.
+    hidden_by_hand: BTreeSet<i64>,
     recaps: RunningRecaps,
     /// The heap the messages own: the running total behind
     /// [`Chat::resident_bytes`].
@@ -155,6 +159,7 @@ impl Chat {
         rows.reverse();
         rows.dedup_by_key(|(seq, _)| *seq);
         self.scene_breaks.clear();
+        self.hidden_by_hand.clear();
         self.counted_through.set(None);
         self.message_heap = 0;
         for (seq, message) in &mut rows {
@@ -186,12 +191,35 @@ impl Chat {
             .map(move |(i, (seq, m))| (first + i, seq, m))
     }
 
-    /// Messages in chat order, for changing cached values (token counts,
-    /// the hidden flag). Only inline fields may change through it: nothing
-    /// that owns heap (texts, ids, swipes, what a file had), or
-    /// [`Chat::resident_bytes`] would miss it.
+    /// Messages in chat order, for changing cached values (token counts).
+    /// Only inline fields other than [`Message::hidden`] may change
+    /// through it: nothing that owns heap (texts, ids, swipes, what a file
+    /// had), or [`Chat::resident_bytes`] would miss it; the hidden flag
+    /// changes through [`Chat::unhide_first`].
     pub fn messages_mut(&mut self) -> impl Iterator<Item = &mut Message> {
         self.messages.values_mut()
+    }
+
+    /// Shows the first `count` messages again (clears their
+    /// [`Message::hidden`]): an import takes a file's auto-hidden prefix
+    /// for auto-hide, not for hides made by hand.
+    pub fn unhide_first(&mut self, count: usize) {
+        for (seq, message) in self.messages.iter_mut().take(count) {
+            message.hidden = false;
+            self.hidden_by_hand.remove(&seq);
+        }
+    }
+
+    /// Number of messages hidden by hand after position `after` (all of
+    /// them when `None`): O(hidden messages), never O(messages).
+    pub fn hidden_by_hand_after(&self, after: Option<i64>) -> usize {
+        match after {
+            None => self.hidden_by_hand.len(),
+            Some(seq) => self
+                .hidden_by_hand
+                .range((std::ops::Bound::Excluded(seq), std::ops::Bound::Unbounded))
+                .count(),
+        }
     }
 
     /// Number of messages.
@@ -288,6 +316,7 @@ impl Chat {
             + self.messages.buffer_bytes()
             + self.index.heap_bytes()
             + btree_bytes::<i64, ()>(self.scene_breaks.len())
+            + btree_bytes::<i64, ()>(self.hidden_by_hand.len())
             + self.recaps.heap_bytes()
             + self.st_file.heap_bytes()
     }
@@ -370,6 +399,11 @@ impl Chat {
         } else {
             self.scene_breaks.remove(&seq);
         }
+        if message.hidden {
+            self.hidden_by_hand.insert(seq);
+        } else {
+            self.hidden_by_hand.remove(&seq);
+        }
         self.message_heap += held_bytes(message);
     }
 
@@ -379,6 +413,7 @@ impl Chat {
         self.prefix_changed_at(seq);
         self.index.remove(&message.id, seq);
         self.scene_breaks.remove(&seq);
+        self.hidden_by_hand.remove(&seq);
         self.message_heap -= held_bytes(&message);
         Some(message)
     }
@@ -400,7 +435,13 @@ impl Chat {
         let mut changes = Changes::default();
         changes.messages_put.insert(message.id.as_str().to_owned());
         let scene_break = message.data().is_visible_scene_break();
+        let hidden = message.hidden;
         self.message_heap = self.message_heap - held_before + held_bytes(message);
+        if hidden {
+            self.hidden_by_hand.insert(seq);
+        } else {
+            self.hidden_by_hand.remove(&seq);
+        }
         if scene_break {
             self.scene_breaks.insert(seq);
         } else {

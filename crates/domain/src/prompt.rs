@@ -433,6 +433,24 @@ impl<'a> ChatHides<'a> {
     fn hides(&self, seq: i64, message: &Message) -> bool {
         message.hidden || self.auto.hides(seq)
     }
+
+    /// Number of messages not hidden: those after the auto-hidden prefix
+    /// less those hidden by hand there. O(log n + hidden by hand).
+    fn visible_count(&self) -> usize {
+        let after_prefix = self.chat.len() - self.auto.count;
+        after_prefix - self.chat.hidden_by_hand_after(self.auto.through)
+    }
+}
+
+/// A stored message as prompt history (see [`chat_history`]).
+fn history_entry(message: &Message) -> PromptMessage {
+    PromptMessage {
+        role: stored_role(message),
+        name: message.name.as_str().to_owned(),
+        content: message.text().to_owned(),
+        hidden: false,
+        message_id: message.id.as_str().to_owned(),
+    }
 }
 
 /// The role a stored message speaks with in a prompt, as SillyTavern sends
@@ -453,17 +471,42 @@ pub fn stored_role(message: &Message) -> Role {
 /// its id as `message_id`. Messages hidden by hand or by auto-hide (with
 /// `auto_hide_scene_count`) are left out, as rendering would drop them.
 pub fn chat_history(chat: &Chat, auto_hide_scene_count: u32) -> Vec<PromptMessage> {
+    chat_history_tail(chat, auto_hide_scene_count, usize::MAX).messages
+}
+
+/// The newest messages of a chat's stored transcript as prompt history
+/// ([`HistoryTail::messages`]), with the number of visible messages the
+/// whole transcript holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryTail {
+    /// The last (at most) `limit` visible messages, oldest first, as
+    /// [`chat_history`] gives them.
+    pub messages: Vec<PromptMessage>,
+    /// How many visible messages the chat holds in all (at least
+    /// `messages.len()`).
+    pub visible: usize,
+}
+
+/// The last `limit` visible messages of a chat as [`chat_history`] gives
+/// them, and how many visible messages it holds: reads the messages from
+/// the end and stops at the `limit`-th visible one or at the auto-hidden
+/// prefix, so a scan that reads the newest few messages of a long chat
+/// costs what it does in a short one.
+pub fn chat_history_tail(chat: &Chat, auto_hide_scene_count: u32, limit: usize) -> HistoryTail {
     let hides = ChatHides::new(chat, auto_hide_scene_count);
-    chat.messages()
+    let mut messages: Vec<PromptMessage> = chat
+        .messages()
+        .rev()
+        .take_while(|(seq, _)| !hides.auto.hides(*seq))
         .filter(|(seq, message)| !hides.hides(*seq, message))
-        .map(|(_, message)| PromptMessage {
-            role: stored_role(message),
-            name: message.name.as_str().to_owned(),
-            content: message.text().to_owned(),
-            hidden: false,
-            message_id: message.id.as_str().to_owned(),
-        })
-        .collect()
+        .take(limit)
+        .map(|(_, message)| history_entry(message))
+        .collect();
+    messages.reverse();
+    HistoryTail {
+        messages,
+        visible: hides.visible_count(),
+    }
 }
 
 /// Links a request's history to the chat: every entry with a non-empty

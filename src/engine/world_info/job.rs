@@ -34,8 +34,12 @@ pub(super) struct ScanJob {
     pub(super) names: BookNames,
     /// The books loaded for the scan (shared with the other attempts).
     pub(super) books: Arc<[(String, Arc<Book>)]>,
-    /// The history scanned, given back with the outcome.
+    /// The history scanned, given back with the outcome: the chat's
+    /// newest messages, or all of them.
     pub(super) history: Vec<PromptMessage>,
+    /// Visible messages of the chat older than `history` (the scan counts
+    /// them, for timed effects and min activations).
+    pub(super) unread: usize,
     /// The extension prompts' texts the scan reads, substituted.
     pub(super) scan_prompts: Vec<String>,
     /// The caller's texts and names.
@@ -98,6 +102,7 @@ impl ScanJob {
             names,
             books,
             history,
+            unread,
             scan_prompts,
             texts,
             user_name,
@@ -158,6 +163,7 @@ impl ScanJob {
             settings: &settings.world_info,
             books: scan_books,
             messages: &messages,
+            chat_len: messages.len().saturating_add(unread),
             texts: GlobalTexts {
                 persona_description: &texts.persona_description,
                 character_description: &texts.character_description,

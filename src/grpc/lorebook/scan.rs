@@ -32,6 +32,8 @@ pub(super) async fn scan_world_info(
         dry_run,
         seed,
         history: prompt::history(history, true, limits).map_err(domain_status)?,
+        // The answer names the activated entries, not the history.
+        whole_history: false,
         extra: prompt::extension_prompts(extra, limits).map_err(domain_status)?,
         texts: world_info::texts(texts, limits).map_err(domain_status)?,
     };

@@ -304,3 +304,53 @@ async fn concurrent_generations_of_one_chat_leave_one_consistent_state() {
     assert_effect(&state["cooldown"]["Timed.0"], 1, 3, false);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_long_chats_scan_counts_the_messages_it_does_not_read() {
+    // A scan reads only the newest messages its depth reaches; the chat's
+    // length that delays and timed effects count is still all of it.
+    let (_dir, mut server) = start().await;
+    import_book(
+        &server,
+        "Late",
+        &book(&[(
+            "0",
+            json!({"key": ["comet"], "delay": 1400, "sticky": 2, "content": "The comet returns."}),
+        )]),
+    )
+    .await;
+    let header = json!({
+        "user_name": "User",
+        "character_name": "Seraphina",
+        "create_date": "2025-11-02@10h11m12s",
+        "chat_metadata": {"world_info": "Late"},
+    });
+    let message = |i: usize, mes: &str| json!({"name": "User", "is_user": true, "is_system": i == 3, "mes": mes, "extra": {}});
+    let mut file = vec![header];
+    file.extend((0..1500).map(|i| {
+        message(
+            i,
+            if i == 1499 {
+                "A comet!"
+            } else {
+                "Quiet night."
+            },
+        )
+    }));
+    import(&mut server, "long", &file).await;
+    assert_eq!(uids(&scan(&server, scan_request("long")).await), ["0"]);
+    // Started at the chat's length: 1,499 messages are not hidden.
+    let state = timed_state(&mut server, "long").await;
+    assert_effect(&state["sticky"]["Late.0"], 1499, 1501, false);
+    // A shorter chat than the delay activates nothing.
+    file.truncate(1300);
+    file.push(message(1300, "A comet!"));
+    import(&mut server, "short", &file).await;
+    assert!(
+        scan(&server, scan_request("short"))
+            .await
+            .activated
+            .is_empty()
+    );
+    server.stop().await;
+}

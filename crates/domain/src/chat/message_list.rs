@@ -98,6 +98,12 @@ impl MessageList {
         self.entries.iter_mut().map(|(_, m)| m)
     }
 
+    /// Messages in order with their positions, to change; the positions
+    /// stay.
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (i64, &mut Message)> {
+        self.entries.iter_mut().map(|(seq, m)| (*seq, m))
+    }
+
     /// Appends a message at `seq`, which must be after the last position.
     pub(super) fn push_back(&mut self, seq: i64, message: Message) {
         debug_assert!(self.last_seq().is_none_or(|last| last < seq));

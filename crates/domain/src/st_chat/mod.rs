@@ -80,9 +80,7 @@ impl ImportedChat {
         let mut chat = Chat::from_parts(self.messages, self.recaps, self.current);
         chat.set_st_file(Some(Arc::new(self.file)));
         let hidden = auto_hide(&chat, auto_hide_scene_count);
-        for message in chat.messages_mut().take(hidden.count) {
-            message.hidden = false;
-        }
+        chat.unhide_first(hidden.count);
         chat
     }
 }

@@ -198,15 +198,49 @@ impl Default for ScanLimits {
     }
 }
 
+/// How many of a chat's newest messages a scan with `settings` over
+/// `entries` can read: the deepest of the global depth, an entry's own
+/// scan depth and the depth min activations can go to (one past its
+/// maximum; the whole buffer when it has none), never more than the
+/// buffer holds (`MAX_SCAN_DEPTH`, 1,000). A caller may give the scan
+/// only that many messages ([`ScanInput::messages`]) and the same
+/// entries activate.
+pub fn scan_reach<'e>(
+    settings: &WorldInfoSettings,
+    entries: impl IntoIterator<Item = &'e Entry>,
+) -> usize {
+    let min_activations = match (settings.min_activations, settings.min_activations_depth_max) {
+        (0, _) => 0,
+        (_, 0) => buffer::MAX_SCAN_DEPTH,
+        (_, max) => usize::try_from(max).unwrap_or(usize::MAX).saturating_add(1),
+    };
+    let own_depths = entries
+        .into_iter()
+        .filter_map(|entry| entry.scan_depth)
+        .map(|depth| usize::try_from(depth).unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    usize::try_from(settings.depth)
+        .unwrap_or(usize::MAX)
+        .max(min_activations)
+        .max(own_depths)
+        .min(buffer::MAX_SCAN_DEPTH)
+}
+
 /// Everything one scan reads.
 pub struct ScanInput<'a> {
     /// The settings.
     pub settings: &'a WorldInfoSettings,
     /// The books that apply.
     pub books: ScanBooks<'a>,
-    /// The chat's messages that are not hidden, OLDEST FIRST (the scan
-    /// reverses them).
+    /// The chat's newest messages that are not hidden, OLDEST FIRST (the
+    /// scan reverses them): all of them, or at least the newest
+    /// [`scan_reach`] of them.
     pub messages: &'a [ScanMessage<'a>],
+    /// How many messages that are not hidden the chat holds in all (at
+    /// least `messages.len()`): timed effects and min activations count
+    /// them, whether or not `messages` carries them.
+    pub chat_len: usize,
     /// Texts entries may ask to scan.
     pub texts: GlobalTexts<'a>,
     /// Texts of every extension prompt flagged `scan` (already
@@ -346,7 +380,7 @@ pub fn check_world_info(input: ScanInput<'_>) -> Result<ScanOutcome, DomainError
         cands.clear();
     }
     let mut state = input.timed.clone();
-    let chat_len = input.messages.len();
+    let chat_len = input.chat_len.max(input.messages.len());
     let timed_entries: Vec<TimedEntry<'_>> = cands
         .iter()
         .map(|c| TimedEntry {

@@ -117,6 +117,29 @@ fn hidden_messages_are_those_get_inclusion_reports_hidden() {
 }
 
 #[test]
+fn a_tail_is_the_end_of_the_whole_history_and_counts_it() {
+    let mut chat = chat();
+    for round in 0..2 {
+        for count in 0..4 {
+            let whole = chat_history(&chat, count);
+            for limit in 0..9 {
+                let tail = chat_history_tail(&chat, count, limit);
+                let start = whole.len().saturating_sub(limit);
+                assert_eq!(tail.messages, whole[start..], "count {count} limit {limit}");
+                assert_eq!(tail.visible, whole.len(), "count {count} limit {limit}");
+            }
+        }
+        // The count follows the messages hidden by hand as they go.
+        if round == 0 {
+            chat.apply(ChatEvent::MessageDeleted {
+                message_id: "h3".into(),
+            })
+            .unwrap();
+        }
+    }
+}
+
+#[test]
 fn in_chat_depth_counts_the_visible_stored_messages() {
     let chat = chat();
     let history = chat_history(&chat, 2);

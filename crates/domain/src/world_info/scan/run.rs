@@ -327,7 +327,7 @@ pub(crate) fn passes<R: RngCore>(
             let depth = buffer.depth();
             let over_max = (settings.min_activations_depth_max > 0
                 && depth > i64::from(settings.min_activations_depth_max))
-                || depth > input.messages.len() as i64;
+                || depth > input.chat_len.max(input.messages.len()) as i64;
             if !over_max {
                 next = State::MinActivations;
                 buffer.advance();

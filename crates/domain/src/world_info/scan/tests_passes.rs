@@ -135,6 +135,59 @@ fn min_activations_scan_one_message_past_the_depth_cap() {
 }
 
 #[test]
+fn a_scan_given_its_reach_activates_what_a_scan_of_the_whole_chat_does() {
+    // recapd's own rule (`scan_reach`): a long chat's scan is given only
+    // its newest messages and the chat's length, and nothing changes.
+    let entries = [
+        entry(r#"{"uid":0,"key":["near"],"content":"a"}"#),
+        entry(r#"{"uid":1,"key":["deep"],"content":"b","scanDepth":40}"#),
+        entry(r#"{"uid":2,"key":["far"],"content":"c"}"#),
+        entry(r#"{"uid":3,"key":["ancient"],"content":"d"}"#),
+        entry(r#"{"uid":4,"key":["near"],"content":"e","delay":2500}"#),
+    ];
+    let texts: Vec<String> = (0..3000usize)
+        .map(|i| match 2999 - i {
+            1 => "near".to_string(),
+            30 => "deep".to_string(),
+            9 => "far".to_string(),
+            2000 => "ancient".to_string(),
+            from_end => format!("filler {from_end}"),
+        })
+        .collect();
+    let whole: Vec<(&str, &str)> = texts.iter().map(|t| ("U", t.as_str())).collect();
+    let mut cases = Vec::new();
+    for (min, max) in [(0, 0), (3, 10), (3, 5), (4, 0), (5, 0)] {
+        let mut settings = settings();
+        settings.min_activations = min;
+        settings.min_activations_depth_max = max;
+        cases.push(settings);
+    }
+    for settings in cases {
+        let mut run = Run::new(&entries, &whole);
+        run.settings = settings.clone();
+        // Min activations without a cap go on to the chat's length.
+        run.limits.max_passes = 10_000;
+        let full = run.go().expect("scan");
+        let reach = scan_reach(&settings, &entries);
+        run.messages = whole[whole.len() - reach..].to_vec();
+        run.chat_len = Some(whole.len());
+        let tail = run.go().expect("scan");
+        let uids = |out: &ScanOutcome| {
+            out.activated
+                .iter()
+                .map(|a| a.uid.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(uids(&tail), uids(&full), "{settings:?}");
+        assert_eq!(tail.passes, full.passes, "{settings:?}");
+        assert!(
+            uids(&full).contains(&"4".to_string()),
+            "the delay counts the whole chat"
+        );
+    }
+}
+
+#[test]
 fn max_recursion_steps_caps_the_passes() {
     // world-info.js:4656-4660.
     let entries = [
@@ -311,6 +364,7 @@ fn books_are_loaded_once_and_ordered_by_role_and_strategy() {
                 ],
             ),
             messages: &msgs,
+            chat_len: msgs.len(),
             texts: GlobalTexts::default(),
             scan_prompts: &[],
             generation_type: GenerationType::Normal,
