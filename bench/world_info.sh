@@ -10,6 +10,12 @@
 #                                  and 1000 with the 1,000-entry book
 #                                  (about 12 minutes: each configuration stops
 #                                  after 90 s of measured rounds)
+#   bench/world_info.sh --lengths [N,N,...]
+#                                  chats of 1,000, 10,000 and 100,000 messages
+#                                  (or the lengths given) side by side, one
+#                                  ScanWorldInfo each per round with a 20-entry
+#                                  book at depth 2 (issue 44: a scan costs the
+#                                  same at every length; about 3 minutes)
 #   bench/world_info.sh --smoke    tiny book and chat: checks that the harness works
 #
 # The targets (issue 29, 1,000 entries, depth 2, recursion on):
@@ -21,7 +27,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
-if [ $smoke -eq 1 ]; then
+if [ "${1:-}" = "--lengths" ]; then
+    ARGS=(--lengths "${2:-1000,10000,100000}" --rounds 3000 --warmup 100 --max-seconds 120)
+elif [ $smoke -eq 1 ]; then
     ARGS=(--entries 20,50 --depths 2,10 --depth-entries 50 --messages 300 --rounds 20 --warmup 2)
 else
     ARGS=(--entries 100,1000,10000 --depths 2,10,100,1000 --depth-entries 1000 --messages 10000 --rounds 400 --warmup 30)
@@ -43,6 +51,10 @@ listen=$(free_port); metrics=$(free_port)
 pid=$!
 wait_serving "127.0.0.1:$listen"
 "${load_cpu[@]}" "$tool" world-info --addr "127.0.0.1:$listen" --metrics "127.0.0.1:$metrics" "${ARGS[@]}" >"$results"
+if [ $smoke -eq 1 ]; then
+    # The --lengths harness too, on two small chats.
+    "${load_cpu[@]}" "$tool" world-info --addr "127.0.0.1:$listen" --lengths 100,300 --rounds 10 --warmup 2 >>"$results"
+fi
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 
 python3 - "$results" <<'PY'
@@ -63,6 +75,12 @@ for kind, r in rows:
               f"| {r['dry_p50_ms']} / {r['dry_p99_ms']} | {r['activation_in_server_mean_ms']} | {r['regex_overruns_per_activation']} "
               f"| {r['render_p50_ms']} / {r['render_p99_ms']} "
               f"| {r['base_p50_ms']} / {r['base_p99_ms']} | x{r['render_over_base_p99']} |")
+lengths = [r for kind, r in rows if kind == "world_info_length"]
+if lengths:
+    print(f"| messages | rounds | activated (mean) | ScanWorldInfo p50 / p99 ms | p50 ratio to {lengths[0]['messages']} messages |")
+    print("| --- | --- | --- | --- | --- |")
+    for r in lengths:
+        print(f"| {r['messages']} | {r['rounds']} | {r['activated_mean']} | {r['scan_p50_ms']} / {r['scan_p99_ms']} | x{r['p50_over_first']} |")
 head = [r for kind, r in rows if kind == "world_info" and r["entries"] == "1000" and r["depth"] == "2"]
 for r in head[:1]:
     print()

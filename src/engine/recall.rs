@@ -193,7 +193,9 @@ impl Chats {
         if moment.is_empty() {
             return Vec::new();
         }
-        let own = index.search(
+        // A refresh whose moment and index are as they were (a debounced
+        // trigger, a settings change elsewhere) searches nothing again.
+        let own = index.search_again(
             chat,
             &tier::moment_search(&moment, settings, MAX_HITS, true),
         );

@@ -12,6 +12,7 @@
 //! baseline under the same machine noise as the figures compared with it. Every call must answer OK; one line of
 //! `key=value` figures per configuration.
 
+mod lengths;
 mod synth;
 
 use std::time::{Duration, Instant};
@@ -70,6 +71,14 @@ pub struct WorldInfo {
     /// (`recapd_world_info_scan_duration_seconds`), apart from the call.
     #[arg(long)]
     metrics: Option<String>,
+    /// Chat lengths (messages) measured side by side instead of the book
+    /// sizes and depths: ScanWorldInfo at depth 2 with a book of
+    /// `--length-entries` entries, one chat per length.
+    #[arg(long, value_delimiter = ',')]
+    lengths: Vec<usize>,
+    /// The book size of `--lengths`.
+    #[arg(long, default_value_t = 20)]
+    length_entries: usize,
     /// Seed of the book and chat generators.
     #[arg(long, default_value_t = 29)]
     seed: u64,
@@ -92,6 +101,9 @@ pub async fn world_info(args: WorldInfo) -> Result<(), Error> {
         prompts: PromptServiceClient::new(channel.clone()).max_decoding_message_size(usize::MAX),
         settings: SettingsServiceClient::new(channel),
     };
+    if !args.lengths.is_empty() {
+        return lengths::lengths(&mut c, &args).await;
+    }
     let mut sizes = args.entries.clone();
     if !args.depths.is_empty() && !sizes.contains(&args.depth_entries) {
         sizes.push(args.depth_entries);

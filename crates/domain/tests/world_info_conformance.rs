@@ -157,6 +157,7 @@ fn run_case(case: &Case) -> String {
             settings: &settings,
             books: scan_books,
             messages: &messages,
+            chat_len: messages.len(),
             texts: GlobalTexts {
                 persona_description: &t.persona_description,
                 character_description: &t.character_description,

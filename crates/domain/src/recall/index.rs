@@ -15,10 +15,11 @@ use compact_str::CompactString;
 
 use super::chunk::chunks;
 use super::keyword::KeywordIndex;
-use super::search::{self, Hit, RecallQuery};
+use super::search::{self, CANDIDATES, Hit, RecallQuery};
 use super::vectors::{VectorSet, centroid};
 use super::{ChunkKey, Source, StoredVector, indexable};
 use crate::chat::Chat;
+use crate::footprint::Footprint;
 use crate::jobs::fingerprint_text;
 use crate::message::Message;
 
@@ -65,6 +66,48 @@ pub struct RecallIndex {
     all_dirty: bool,
     /// The heap `by_message` holds, kept as it changes (an estimate).
     message_bytes: usize,
+    /// The latest [`RecallIndex::search_again`]'s query and hits, until the
+    /// index changes.
+    last_search: Option<(SearchKey, Vec<Hit>)>,
+}
+
+/// A query as [`RecallIndex::search_again`] compares it (floats by their
+/// bits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SearchKey {
+    text: String,
+    vector: Option<Vec<u32>>,
+    exclude_from_seq: Option<i64>,
+    exclude_ids: Vec<String>,
+    limit: usize,
+    min_score: u32,
+    min_similarity: u32,
+}
+
+impl SearchKey {
+    fn of(query: &RecallQuery<'_>) -> SearchKey {
+        SearchKey {
+            text: query.text.to_owned(),
+            vector: query
+                .vector
+                .map(|v| v.iter().map(|x| x.to_bits()).collect()),
+            exclude_from_seq: query.exclude_from_seq,
+            exclude_ids: query
+                .exclude_ids
+                .iter()
+                .map(|id| (*id).to_owned())
+                .collect(),
+            limit: query.limit,
+            min_score: query.min_score.to_bits(),
+            min_similarity: query.min_similarity.to_bits(),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.text.capacity()
+            + self.vector.as_ref().map_or(0, |v| v.capacity() * 4)
+            + self.exclude_ids.iter().map(String::capacity).sum::<usize>()
+    }
 }
 
 /// The estimated heap of one message's entry in `by_message`.
@@ -132,6 +175,7 @@ impl RecallIndex {
     /// is cut again and every vector dropped (the store drops them too: an
     /// imported chat is indexed anew).
     pub fn mark_all(&mut self) {
+        self.last_search = None;
         self.all_dirty = true;
         self.dirty.clear();
         self.vectors = VectorSet::default();
@@ -142,6 +186,13 @@ impl RecallIndex {
     /// cuts every message again; a chunk keeps its vector while its text
     /// and the model stay the same).
     pub fn sync(&mut self, chat: &Chat, chunk_chars: usize, model: &str) {
+        let changes = model != self.model
+            || chunk_chars != self.chunk_chars
+            || self.all_dirty
+            || !self.dirty.is_empty();
+        if changes {
+            self.last_search = None;
+        }
         if model != self.model {
             self.model = model.to_owned();
             self.vectors = VectorSet::default();
@@ -181,7 +232,7 @@ impl RecallIndex {
         let mut kept = HashMap::new();
         for (slot, doc) in self.docs.iter().enumerate() {
             if let (Some(doc), Some(v)) = (doc, self.vectors.get(slot as u32)) {
-                kept.insert(doc.key.clone(), (doc.fingerprint, v.to_vec()));
+                kept.insert(doc.key.clone(), (doc.fingerprint, v));
             }
         }
         kept
@@ -246,7 +297,7 @@ impl RecallIndex {
         for slot in slots {
             if let Some(doc) = self.docs[slot as usize].take() {
                 if let Some(v) = self.vectors.get(slot) {
-                    kept.push((doc.key, (doc.fingerprint, v.to_vec())));
+                    kept.push((doc.key, (doc.fingerprint, v)));
                 }
                 self.vectors.remove(slot);
                 self.keyword.remove(slot);
@@ -337,7 +388,11 @@ impl RecallIndex {
             if let Some(doc) = &self.docs[*slot as usize]
                 && doc.key == *key
             {
-                return doc.fingerprint == fingerprint && self.vectors.put(*slot, vector);
+                let attached = doc.fingerprint == fingerprint && self.vectors.put(*slot, vector);
+                if attached {
+                    self.last_search = None;
+                }
+                return attached;
             }
         }
         false
@@ -362,7 +417,7 @@ impl RecallIndex {
                 }
             }
         }
-        centroid(vectors)
+        centroid(vectors.iter().map(Vec::as_slice))
     }
 
     /// The text of a chunk, read from `chat`.
@@ -375,17 +430,31 @@ impl RecallIndex {
     /// The best chunks for `query` (see [`search`]), read from `chat`
     /// (synced).
     pub fn search(&self, chat: &Chat, query: &RecallQuery<'_>) -> Vec<Hit> {
-        let keyword = self.keyword.scores(query.text);
-        let vector = query
-            .vector
-            .map(|q| self.vectors.similar(q, query.min_similarity));
-        search::fuse(
-            keyword,
-            vector,
-            query,
-            |slot| self.docs.get(slot as usize).and_then(Option::as_ref),
-            |doc| self.text_of(chat, doc),
-        )
+        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
+        let keep = search::keeper(query, doc);
+        let keyword = search::best(self.keyword.scores(query.text), CANDIDATES, &keep);
+        let vector = query.vector.map(|q| {
+            self.vectors
+                .similar(q, query.min_similarity, CANDIDATES, &keep)
+        });
+        search::fuse(keyword, vector, query, doc, |doc| self.text_of(chat, doc))
+    }
+
+    /// [`RecallIndex::search`], answered from the latest answer when the
+    /// query is the latest one's and the index has not changed since
+    /// (nothing was cut again, no vector attached): a refresh whose
+    /// moment and index are as they were searches nothing. `chat` must be
+    /// the chat the index was synced with.
+    pub fn search_again(&mut self, chat: &Chat, query: &RecallQuery<'_>) -> Vec<Hit> {
+        let key = SearchKey::of(query);
+        if let Some((last, hits)) = &self.last_search
+            && *last == key
+        {
+            return hits.clone();
+        }
+        let hits = self.search(chat, query);
+        self.last_search = Some((key, hits.clone()));
+        hits
     }
 
     /// Bytes the index holds on the heap (an estimate, kept as the index
@@ -393,7 +462,21 @@ impl RecallIndex {
     pub fn heap_bytes(&self) -> usize {
         let docs =
             self.docs.capacity() * std::mem::size_of::<Option<Doc>>() + self.free.capacity() * 4;
-        docs + self.message_bytes + self.keyword.heap_bytes() + self.vectors.heap_bytes()
+        let last_search = self.last_search.as_ref().map_or(0, |(key, hits)| {
+            key.heap_bytes()
+                + hits
+                    .iter()
+                    .map(|h| {
+                        std::mem::size_of::<Hit>()
+                            + h.text.capacity()
+                            + h.key.message_id.heap_bytes()
+                    })
+                    .sum::<usize>()
+        });
+        docs + self.message_bytes
+            + self.keyword.heap_bytes()
+            + self.vectors.heap_bytes()
+            + last_search
     }
 }
 

@@ -85,17 +85,77 @@ pub fn passage_key(text: &str) -> String {
         .join(" ")
 }
 
-/// The best of a ranking: `(slot, score)` sorted best first, at most
-/// [`CANDIDATES`], those `keep` refuses left out first.
-fn best(mut scored: Vec<(u32, f32)>, keep: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
-    scored.retain(|(slot, _)| keep(*slot));
-    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if scored.len() > CANDIDATES {
-        scored.select_nth_unstable_by(CANDIDATES - 1, order);
-        scored.truncate(CANDIDATES);
+/// Whether a slot may be a hit for `query`: its chunk exists and is
+/// neither in the recent window nor one of the excluded messages.
+pub(super) fn keeper<'i>(
+    query: &RecallQuery<'_>,
+    doc: impl Fn(u32) -> Option<&'i Doc>,
+) -> impl Fn(u32) -> bool {
+    let exclude_from_seq = query.exclude_from_seq;
+    let exclude_ids: Vec<String> = query
+        .exclude_ids
+        .iter()
+        .map(|id| (*id).to_owned())
+        .collect();
+    move |slot: u32| {
+        doc(slot).is_some_and(|doc| {
+            exclude_from_seq.is_none_or(|from| doc.seq < from)
+                && !exclude_ids
+                    .iter()
+                    .any(|id| id == doc.key.message_id.as_str())
+        })
     }
-    scored.sort_unstable_by(order);
-    scored
+}
+
+/// A scored slot in [`best`]'s heap: the worst on top (lower score, then
+/// the higher slot).
+#[derive(PartialEq)]
+struct Ranked(f32, u32);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Ranked) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
+    }
+}
+
+/// The best `k` of a ranking that `keep` lets through: `(slot, score)`
+/// sorted best first (ties: the lower slot). `keep` is asked only of the
+/// slots that would enter the best `k` so far, so a long ranking costs a
+/// comparison per slot, not a lookup.
+pub(super) fn best(
+    scored: impl IntoIterator<Item = (u32, f32)>,
+    k: usize,
+    keep: impl Fn(u32) -> bool,
+) -> Vec<(u32, f32)> {
+    let mut heap: std::collections::BinaryHeap<Ranked> =
+        std::collections::BinaryHeap::with_capacity(k + 1);
+    for (slot, score) in scored {
+        if k == 0 || score.is_nan() {
+            continue;
+        }
+        let enters = heap.len() < k
+            || heap
+                .peek()
+                .is_some_and(|worst| Ranked(score, slot) < *worst);
+        if enters && keep(slot) {
+            heap.push(Ranked(score, slot));
+            if heap.len() > k {
+                heap.pop();
+            }
+        }
+    }
+    heap.into_sorted_vec()
+        .into_iter()
+        .map(|Ranked(score, slot)| (slot, score))
+        .collect()
 }
 
 /// One fused candidate: its slot, fused score, BM25 score and
@@ -107,12 +167,13 @@ struct Fused {
     vector: Option<f32>,
 }
 
-/// Fuses the keyword scores and (with a direction) the vector scores of
-/// the index's slots into the query's hits (see the module documentation),
-/// best first (ties: the newer message, then chunk order), identical
-/// passages once. `doc` gives a slot's chunk, `text` a chunk's text (read
-/// for the hits only, best first: a lookup in the chat per scored passage
-/// would cost more than the search).
+/// Fuses the keyword ranking and (with a direction) the vector ranking of
+/// the index's slots, each its best [`CANDIDATES`] as [`best`] gives them
+/// (the query's exclusions applied), into the query's hits (see the module
+/// documentation), best first (ties: the newer message, then chunk order),
+/// identical passages once. `doc` gives a slot's chunk, `text` a chunk's
+/// text (read for the hits only, best first: a lookup in the chat per
+/// scored passage would cost more than the search).
 pub(super) fn fuse<'i>(
     keyword: Vec<(u32, f32)>,
     vector: Option<Vec<(u32, f32)>>,
@@ -120,14 +181,7 @@ pub(super) fn fuse<'i>(
     doc: impl Fn(u32) -> Option<&'i Doc>,
     text: impl Fn(&Doc) -> Option<&'i str>,
 ) -> Vec<Hit> {
-    let keep = |slot: u32| {
-        doc(slot).is_some_and(|doc| {
-            query.exclude_from_seq.is_none_or(|from| doc.seq < from)
-                && !query.exclude_ids.contains(&doc.key.message_id.as_str())
-        })
-    };
-    let keyword = best(keyword, keep);
-    let vector = vector.map(|v| best(v, keep)).unwrap_or_default();
+    let vector = vector.unwrap_or_default();
     // Each ranking's best score (the lists are sorted best first); a
     // ranking without candidates takes no part.
     let best_keyword = keyword.first().map_or(0.0, |(_, s)| *s);

@@ -328,3 +328,50 @@ fn timing_of_a_search_over_a_large_chat() {
         );
     }
 }
+
+#[test]
+fn a_search_asked_again_answers_as_before_until_the_index_changes() {
+    let mut chat = story();
+    let mut index = RecallIndex::build(&chat, 1000, "m", Vec::new());
+    let query = RecallQuery {
+        text: "sealed letter",
+        vector: None,
+        exclude_from_seq: None,
+        exclude_ids: &[],
+        limit: 10,
+        min_score: 0.0,
+        min_similarity: 0.0,
+    };
+    let first = index.search_again(&chat, &query);
+    assert_eq!(ids(&first)[..2], ["m6", "m2"]);
+    assert_eq!(index.search_again(&chat, &query), first);
+    // An edit cuts the message again: the next search sees it.
+    chat.apply(ChatEvent::MessageEdited {
+        message_id: "m4".into(),
+        text: "Another sealed letter, sealed twice: a sealed letter.".into(),
+    })
+    .expect("edits");
+    index.mark("m4");
+    index.sync(&chat, 1000, "m");
+    assert_eq!(ids(&index.search_again(&chat, &query))[0], "m4");
+    // So does a vector attached since.
+    let with_vector = RecallQuery {
+        vector: Some(&[1.0, 0.0]),
+        ..query
+    };
+    let before = index.search_again(&chat, &with_vector);
+    assert!(before.iter().all(|h| h.vector_score.is_none()));
+    let key = ChunkKey {
+        message_id: "m5".into(),
+        source: Source::Message,
+        part: 0,
+    };
+    let fingerprint = crate::jobs::fingerprint_text("Wolves howled all night.");
+    assert!(index.attach(&key, fingerprint, &[1.0, 0.0]));
+    let after = index.search_again(&chat, &with_vector);
+    let m5 = after
+        .iter()
+        .find(|h| h.key.message_id == "m5")
+        .expect("found by its vector");
+    assert!(m5.vector_score.is_some_and(|s| s > 0.99));
+}
