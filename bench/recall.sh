@@ -25,7 +25,8 @@
 # the tool reads recapd's own CPU time (/proc/<pid>/task/*/schedstat) per
 # call, per indexed passage, and per Refresh with and without the tier.
 #
-# Knobs (environment): PHASES ("growth throughput memory"), SIZES, SAMPLES,
+# Knobs (environment): KEYWORD_ONLY=1 (growth without an embeddings
+# endpoint: keyword search alone), PHASES ("growth throughput memory"), SIZES, SAMPLES,
 # ROUNDS, TP_CHATS, TP_MESSAGES, LATENCY_MS, CONCURRENCIES, REPEAT
 # (throughput runs of each configuration; the table gives each and their
 # median), MEM_MESSAGES, BUDGET_MIB. Raw lines in target/bench/recall.txt.
@@ -65,15 +66,16 @@ run() { # concurrency recapd-args... -- tool-args...: one recapd, one tool run
     while [ "$1" != "--" ]; do extra+=("$1"); shift; done; shift
     local listen metrics embed
     listen=$(free_port); metrics=$(free_port); embed=$(free_port)
+    local embedding=(--embedding-url "http://127.0.0.1:$embed/v1" --embedding-model bench) keyword=()
+    if [ "${KEYWORD_ONLY:-0}" = 1 ]; then embedding=(); keyword=(--keyword-only); fi
     rm -rf "$data/recapd"
     "${server_cpu[@]}" "$bin" --listen "127.0.0.1:$listen" --workers 1 --data-dir "$data/recapd" \
-        --metrics-listen "127.0.0.1:$metrics" --log-level warn "${extra[@]}" \
-        --embedding-url "http://127.0.0.1:$embed/v1" --embedding-model bench \
+        --metrics-listen "127.0.0.1:$metrics" --log-level warn "${extra[@]}" "${embedding[@]}" \
         --embedding-concurrency "$concurrency" --embedding-batch-size 32 >>"$out/recall-server.log" 2>&1 &
     pid=$!
     wait_serving "127.0.0.1:$listen"
     "${load_cpu[@]}" "$tool" recall --addr "127.0.0.1:$listen" --metrics "127.0.0.1:$metrics" \
-        --embed-listen "127.0.0.1:$embed" --pid "$pid" --concurrency "$concurrency" --batch 32 "$@" | tee -a "$results"
+        --embed-listen "127.0.0.1:$embed" --pid "$pid" --concurrency "$concurrency" --batch 32 "${keyword[@]}" "$@" | tee -a "$results"
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 }
 

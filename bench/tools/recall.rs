@@ -109,6 +109,10 @@ pub struct Recall {
     /// Seed of the texts.
     #[arg(long, default_value_t = 31)]
     seed: u64,
+    /// recapd runs without an embeddings endpoint (growth): keyword
+    /// search alone, nothing indexed.
+    #[arg(long)]
+    keyword_only: bool,
 }
 
 pub async fn recall(args: Recall) -> Result<(), Error> {
@@ -147,12 +151,14 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
     let import = c.import(&on, &file, n).await?;
     let cpu_imported = cpu_ms(args.pid)?;
     let indexing = Instant::now();
-    c.wait_indexed(
-        std::slice::from_ref(&on),
-        Duration::from_millis(50),
-        timeout,
-    )
-    .await?;
+    if !args.keyword_only {
+        c.wait_indexed(
+            std::slice::from_ref(&on),
+            Duration::from_millis(50),
+            timeout,
+        )
+        .await?;
+    }
     let index_s = indexing.elapsed().as_secs_f64();
     let indexed = fake.counts();
     let index_cpu_ms = cpu_ms(args.pid)? - cpu_imported;
@@ -202,7 +208,7 @@ async fn growth(args: &Recall, fake: &Fake, c: &mut Clients) -> Result<(), Error
     let recall_rounds = round.max(1) as f64;
     let recall_cpu_per_call = (cpu_ms(args.pid)? - recall_cpu) / (2 * moment.len()).max(1) as f64;
     let search_after = buckets(&crate::scrape::scrape(&args.metrics).await?, SEARCH);
-    if without_vectors > 0 {
+    if without_vectors > 0 && !args.keyword_only {
         return Err(format!("{without_vectors} Recall answers did not use vectors").into());
     }
 
