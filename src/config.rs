@@ -12,17 +12,19 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::ValueEnum;
 
 use crate::domain::Limits;
 use duration::seconds;
 
+mod cli;
 mod duration;
 mod embedding;
 mod llm;
 mod lorebooks;
 mod tokens;
 mod web;
+pub use cli::{ChatsAction, Cli, ClientArgs, ClientTls, Command};
 pub use duration::{BareUnit, parse_duration};
 pub use embedding::{EmbeddingOptions, EmbeddingSetup};
 pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
@@ -33,136 +35,6 @@ pub use web::{AllowedHost, AllowedOrigin, WebOptions};
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
 /// is bound or file written.
 pub const EXIT_INVALID_CONFIG: i32 = 64;
-
-/// The command line: serve (no subcommand) or a tool.
-#[derive(Debug, Clone, Parser)]
-#[command(
-    name = "recapd",
-    version,
-    about = "ST-Auto-Recap's memory injection as a gRPC sidecar"
-)]
-pub struct Cli {
-    /// What to do; without a subcommand recapd serves.
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    /// Server options.
-    #[command(flatten)]
-    pub config: Config,
-}
-
-/// Subcommands.
-#[derive(Debug, Clone, Subcommand)]
-pub enum Command {
-    /// Asks a running recapd's grpc.health.v1 service; exits 0 when it
-    /// reports SERVING, 1 otherwise.
-    Health {
-        /// Address of the server; defaults to --listen (0.0.0.0 and [::]
-        /// mean the local host).
-        #[arg(long)]
-        addr: Option<String>,
-        /// How to dial: plaintext, or TLS.
-        #[command(flatten)]
-        tls: ClientTls,
-    },
-    /// Loads SillyTavern chat files into a running recapd; each file's name
-    /// without `.jsonl` is its chat id (an existing chat is replaced).
-    Import {
-        /// Address of the server; defaults to --listen.
-        #[arg(long)]
-        addr: Option<String>,
-        /// Bearer token, when the server has --auth-tokens-file.
-        #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
-        token: Option<String>,
-        /// How to dial: plaintext, or TLS.
-        #[command(flatten)]
-        tls: ClientTls,
-        /// The files.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-    },
-    /// Writes a chat of a running recapd to stdout as a SillyTavern chat file.
-    Export {
-        /// Address of the server; defaults to --listen.
-        #[arg(long)]
-        addr: Option<String>,
-        /// Bearer token, when the server has --auth-tokens-file.
-        #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
-        token: Option<String>,
-        /// How to dial: plaintext, or TLS.
-        #[command(flatten)]
-        tls: ClientTls,
-        /// The chat.
-        chat: String,
-    },
-    /// Lists or deletes the chats of a running recapd (those of the
-    /// token's tenant).
-    Chats {
-        /// What to do with them.
-        #[command(subcommand)]
-        action: ChatsAction,
-    },
-}
-
-/// `recapd chats` subcommands: each is a client of a running recapd
-/// (`MemoryService.ListChats` / `DeleteChat`), see [`crate::cli::chats`].
-#[derive(Debug, Clone, Subcommand)]
-pub enum ChatsAction {
-    /// Prints every chat, all pages, ordered by chat id: a header, then one
-    /// tab-separated line per chat (id, messages, revision, enabled, last
-    /// change in RFC 3339, `-` when unknown). In an id, a tab, a newline, a
-    /// carriage return, any other control character and a backslash are
-    /// written `\t`, `\n`, `\r`, `\u{..}` and `\\`.
-    List {
-        /// Where and how to dial.
-        #[command(flatten)]
-        client: ClientArgs,
-    },
-    /// Deletes each chat for good, in order, printing the revision of its
-    /// last injection; an unknown chat is reported on stderr and the others
-    /// are still deleted; exit 1 when any failed.
-    Delete {
-        /// Where and how to dial.
-        #[command(flatten)]
-        client: ClientArgs,
-        /// The chats (a chat id starting with `-` goes after `--`).
-        #[arg(required = true, value_name = "CHAT")]
-        chats: Vec<String>,
-    },
-}
-
-/// Where and how a `recapd chats` subcommand dials: the address, the
-/// bearer token and the TLS flags, as for `import` and `export`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ClientArgs {
-    /// Address of the server; defaults to --listen.
-    #[arg(long)]
-    pub addr: Option<String>,
-    /// Bearer token, when the server has --auth-tokens-file.
-    #[arg(long, env = "RECAPD_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// How to dial: plaintext, or TLS.
-    #[command(flatten)]
-    pub tls: ClientTls,
-}
-
-/// How a tool subcommand dials the server (see [`crate::cli::connect`]):
-/// TLS with `--tls-ca` or `--tls`; without either, TLS exactly when the
-/// server configuration (`--tls-cert`) has it; plaintext otherwise.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ClientTls {
-    /// PEM file of the CA (or the server's own certificate) to trust: dial
-    /// over TLS. Without TLS flags, TLS when --tls-cert is set, trusting it.
-    #[arg(long, env = "RECAPD_TLS_CA")]
-    pub tls_ca: Option<PathBuf>,
-    /// Dial over TLS, trusting the system's root certificates.
-    #[arg(long)]
-    pub tls: bool,
-    /// The name the server's certificate must carry, when it is not the
-    /// host of --addr (a certificate of the --tls-ca file, trusted as it
-    /// is, needs none).
-    #[arg(long)]
-    pub tls_server_name: Option<String>,
-}
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -490,18 +362,6 @@ pub fn parse_chat_retention(text: &str) -> Result<Duration, String> {
             text.trim()
         )),
         retention => Ok(retention),
-    }
-}
-
-impl Cli {
-    /// Parses arguments (the first is the program name) with the environment
-    /// as fallback.
-    pub fn from_args<I, T>(args: I) -> Result<Cli, clap::Error>
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<std::ffi::OsString> + Clone,
-    {
-        Cli::try_parse_from(args)
     }
 }
 
