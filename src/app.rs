@@ -90,6 +90,9 @@ pub struct App {
     /// The LLM endpoint's token counts (LLM_ENDPOINT), stopped with the
     /// job runner.
     token_counts: JoinHandle<()>,
+    /// The tokenizers the stored settings name, loaded at start; stopped
+    /// with the job runner.
+    preload: JoinHandle<()>,
     /// Closed last, once every acknowledged write is durable.
     store: Arc<dyn ChatStore>,
 }
@@ -226,6 +229,7 @@ impl App {
             jobs: (background.jobs, background.stop_jobs),
             retention: background.retention,
             token_counts: background.token_counts,
+            preload: background.preload,
             store,
         })
     }
@@ -256,6 +260,7 @@ impl App {
             jobs: (jobs, stop_jobs),
             retention,
             token_counts,
+            preload,
             store,
         } = self;
         set_all_not_serving(&health).await;
@@ -285,6 +290,9 @@ impl App {
         }
         if let Err(error) = token_counts.await {
             tracing::error!(%error, "token counting failed");
+        }
+        if let Err(error) = preload.await {
+            tracing::error!(%error, "loading the tokenizers at start failed");
         }
         engine.chats().flush_debounced().await;
         drop(engine);
@@ -397,11 +405,13 @@ struct Background {
     jobs: JoinHandle<()>,
     retention: Option<JoinHandle<()>>,
     token_counts: JoinHandle<()>,
+    preload: JoinHandle<()>,
     stop_jobs: CancellationToken,
 }
 
-/// Starts the job runner and, with `--chat-retention`, the deletion of
-/// chats with no change for that long.
+/// Starts the job runner, the LLM endpoint's token counts, the loading of
+/// the tokenizers the settings name and, with `--chat-retention`, the
+/// deletion of chats with no change for that long.
 fn start_background(config: &Config, engine: &Engine) -> Background {
     let stop_jobs = CancellationToken::new();
     let jobs = tokio::spawn(engine.jobs().clone().run_jobs(stop_jobs.clone()));
@@ -415,10 +425,12 @@ fn start_background(config: &Config, engine: &Engine) -> Background {
         )
     });
     let token_counts = tokio::spawn(engine.chats().clone().run_token_counts(stop_jobs.clone()));
+    let preload = tokio::spawn(engine.chats().clone().preload_tokenizers(stop_jobs.clone()));
     Background {
         jobs,
         retention,
         token_counts,
+        preload,
         stop_jobs,
     }
 }

@@ -270,6 +270,16 @@ impl Tokenizers {
         Ok(())
     }
 
+    /// Whether HUGGING_FACE tokenizers can be loaded (`--tokenizers-dir`),
+    /// and how many are kept loaded at most.
+    pub fn loadable(&self) -> Option<usize> {
+        self.inner
+            .setup
+            .dir
+            .as_ref()
+            .map(|_| self.inner.setup.max_cached.max(1))
+    }
+
     /// Loads the tokenizer named `name` into the cache if it is not there
     /// (errors are left to [`Tokenizers::check`]). Reads a file: call it
     /// where blocking is allowed.

@@ -270,6 +270,11 @@ impl Chats {
             .unwrap_or_else(|| DEFAULT_GLOBAL.clone())
     }
 
+    /// The tenants whose global settings or profiles are held here.
+    pub(in crate::engine) fn tenants_with_settings(&self) -> Vec<Tenant> {
+        self.inner.global.read().keys().cloned().collect()
+    }
+
     /// The settings clock of the tenant's global settings held here.
     pub(in crate::engine) fn settings_clock(&self, tenant: &Tenant) -> u64 {
         self.inner

@@ -323,3 +323,57 @@ fn set_own_settings(resident: &mut Resident, chat_id: &ChatKey, own: ChatSetting
     }];
     Commit::one(writes, Next::Refresh(Trigger::SettingsChanged))
 }
+
+impl Chats {
+    /// Loads, off the async workers, the HUGGING_FACE tokenizers the
+    /// stored settings name (each tenant's global settings, its profiles
+    /// and its chats' own settings; at most `--max-cached-tokenizers` of
+    /// them), so that the first refresh of a chat after a start does not
+    /// read a tokenizer file under the chat's lock. Stops at `stop`. A
+    /// name that does not load is left to its first use (which logs it and
+    /// counts with o200k_base).
+    pub async fn preload_tokenizers(self, stop: tokio_util::sync::CancellationToken) {
+        let Some(most) = self.tokenizers().loadable() else {
+            return;
+        };
+        let mut names = std::collections::BTreeSet::new();
+        let mut tenants: std::collections::BTreeSet<Tenant> =
+            self.tenants_with_settings().into_iter().collect();
+        match self
+            .store()
+            .quiet_chats(crate::domain::time::UnixMicros(i64::MAX), usize::MAX >> 1)
+            .await
+        {
+            Ok(chats) => tenants.extend(chats.into_iter().map(|chat| chat.tenant)),
+            Err(error) => {
+                tracing::warn!(%error, "could not list the chats whose tokenizers to load at start");
+            }
+        }
+        for tenant in tenants {
+            let global = self.global(&tenant);
+            names.extend(global.patch.tokenizer_name.clone());
+            for patch in global.profiles.profiles.profiles.values() {
+                names.extend(patch.tokenizer_name.clone());
+            }
+            match self.store().chat_settings_of(&tenant).await {
+                Ok(rows) => names.extend(
+                    rows.into_iter()
+                        .filter_map(|(_, own)| own.overrides.tokenizer_name),
+                ),
+                Err(error) => {
+                    tracing::warn!(%tenant, %error, "could not read the chats' settings whose tokenizers to load at start");
+                }
+            }
+        }
+        for name in names.into_iter().filter(|n| !n.is_empty()).take(most) {
+            if stop.is_cancelled() {
+                return;
+            }
+            let tokenizers = self.tokenizers().clone();
+            if let Err(error) = tokio::task::spawn_blocking(move || tokenizers.preload(&name)).await
+            {
+                tracing::warn!(%error, "loading a tokenizer at start failed");
+            }
+        }
+    }
+}

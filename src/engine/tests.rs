@@ -519,3 +519,4 @@ async fn an_import_the_store_refuses_leaves_nothing_and_a_stored_one_is_held_onc
 mod profiles;
 mod residency;
 mod toggles;
+mod tokenizers;
