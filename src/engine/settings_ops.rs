@@ -286,7 +286,15 @@ impl Chats {
         let Some(endpoint) = self.tokenizers().endpoint() else {
             return Err(EngineError::tokenizer(TokenizerError::NoEndpoint));
         };
-        match endpoint.probe(model).await {
+        let probe = tokio::time::timeout(ENDPOINT_PROBE_WAIT, endpoint.probe(model));
+        let Ok(probed) = probe.await else {
+            tracing::warn!(
+                wait = ?ENDPOINT_PROBE_WAIT,
+                "the LLM endpoint did not answer POST /tokenize in time; accepting LLM_ENDPOINT, whose counts are estimated until it does"
+            );
+            return Ok(());
+        };
+        match probed {
             Ok(_) => Ok(()),
             Err(LlmError::Fatal {
                 kind: FailureKind::Status(status @ (404 | 405 | 501)),
@@ -323,6 +331,12 @@ fn set_own_settings(resident: &mut Resident, chat_id: &ChatKey, own: ChatSetting
     }];
     Commit::one(writes, Next::Refresh(Trigger::SettingsChanged))
 }
+
+/// The longest a settings change naming LLM_ENDPOINT waits for the
+/// endpoint's `/tokenize` (not `--llm-timeout`, which a recap may need
+/// whole): an endpoint that does not answer in time is accepted, as one
+/// that fails is, and counts are estimated until it counts.
+const ENDPOINT_PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Chats {
     /// Loads, off the async workers, the HUGGING_FACE tokenizers the

@@ -143,3 +143,31 @@ async fn an_endpoint_that_cannot_count_is_refused_and_one_that_goes_away_costs_e
         "--llm-url",
     );
 }
+
+#[tokio::test]
+async fn a_settings_change_waits_for_a_stuck_endpoint_a_few_seconds_at_most() {
+    // The probe of a change to LLM_ENDPOINT waits 5 s at most, not the
+    // recap requests' --llm-timeout: an endpoint that does not answer is
+    // accepted (its counts estimated until it answers).
+    let fake = FakeLlm::answering("unused").await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    config.llm.llm_url = Some(fake.url());
+    config.llm.llm_model = "fake-model".into();
+    config.llm.llm_timeout = std::time::Duration::from_secs(120);
+    let mut s = Server::start_with(config).await;
+    s.publish("c", chat_changed(vec![message("m0", TEXTS[0])]))
+        .await
+        .unwrap();
+    fake.delay_tokenize(std::time::Duration::from_secs(60));
+    let started = std::time::Instant::now();
+    let answered = update(&mut s, "c", llm_endpoint(), &[]).await.unwrap();
+    assert_eq!(answered.tokenizer, Some(pb::Tokenizer::LlmEndpoint as i32));
+    let waited = started.elapsed();
+    assert!(
+        waited < std::time::Duration::from_secs(15),
+        "waited {waited:?}"
+    );
+    let injection = refresh(&mut s, "c").await.unwrap();
+    assert_eq!(injection.token_count, o200k(&injection.text));
+}

@@ -178,6 +178,8 @@ struct Shared {
     tokenized: Mutex<Vec<String>>,
     /// `/tokenize` answers 404 (as an endpoint without it).
     tokenize_refused: std::sync::atomic::AtomicBool,
+    /// `/tokenize` answers only after this many milliseconds.
+    tokenize_delay_ms: std::sync::atomic::AtomicU64,
 }
 
 /// The running fake. Dropping it stops it too (without waiting).
@@ -205,6 +207,7 @@ impl FakeLlm {
             max_in_flight: AtomicUsize::new(0),
             tokenized: Mutex::new(Vec::new()),
             tokenize_refused: std::sync::atomic::AtomicBool::new(false),
+            tokenize_delay_ms: std::sync::atomic::AtomicU64::new(0),
         });
         let stop = CancellationToken::new();
         let server = tokio::spawn(serve(listener, shared.clone(), stop.clone()));
@@ -260,6 +263,13 @@ impl FakeLlm {
     /// From now on `/tokenize` answers 404, as an endpoint without it.
     pub fn refuse_tokenize(&self) {
         self.shared.tokenize_refused.store(true, Ordering::SeqCst);
+    }
+
+    /// From now on `/tokenize` answers only after `delay` (a slow or
+    /// stuck endpoint).
+    pub fn delay_tokenize(&self, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.shared.tokenize_delay_ms.store(ms, Ordering::SeqCst);
     }
 
     /// The count the fake's `/tokenize` gives `text`: its characters.
@@ -377,6 +387,10 @@ async fn handle(
 /// llama.cpp's `/tokenize`: `content` counted one token per character
 /// (`add_special` must be false: recapd counts without special tokens).
 async fn tokenize(shared: &Shared, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    let delay = shared.tokenize_delay_ms.load(Ordering::SeqCst);
+    if delay > 0 {
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
     if shared.tokenize_refused.load(Ordering::SeqCst) {
         return error(StatusCode::NOT_FOUND, "File Not Found");
     }
