@@ -217,7 +217,7 @@ impl WorldInfo {
             // One more than the scan reads: a swipe leaves the last out.
             let reach = scan_reach(&settings.world_info, entries.iter().flat_map(|e| e.iter()));
             let tail = prompt::chat_history_tail(chat, scene_count, reach.saturating_add(1));
-            unread = tail.visible - tail.messages.len();
+            unread = tail.visible.saturating_sub(tail.messages.len());
             history = tail.messages;
         }
         // A swipe replaces the last message: SillyTavern leaves it out of

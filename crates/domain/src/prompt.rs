@@ -437,8 +437,8 @@ impl<'a> ChatHides<'a> {
     /// Number of messages not hidden: those after the auto-hidden prefix
     /// less those hidden by hand there. O(log n + hidden by hand).
     fn visible_count(&self) -> usize {
-        let after_prefix = self.chat.len() - self.auto.count;
-        after_prefix - self.chat.hidden_by_hand_after(self.auto.through)
+        let after_prefix = self.chat.len().saturating_sub(self.auto.count);
+        after_prefix.saturating_sub(self.chat.hidden_by_hand_after(self.auto.through))
     }
 }
 
