@@ -353,17 +353,25 @@ impl Chats {
         let mut names = std::collections::BTreeSet::new();
         let mut tenants: std::collections::BTreeSet<Tenant> =
             self.tenants_with_settings().into_iter().collect();
-        match self
+        // Every chat's tenant: one with chats of its own settings may have
+        // no global settings.
+        let listing = self
             .store()
-            .quiet_chats(crate::domain::time::UnixMicros(i64::MAX), usize::MAX >> 1)
-            .await
-        {
+            .quiet_chats(crate::domain::time::UnixMicros(i64::MAX), usize::MAX >> 1);
+        let listed = tokio::select! {
+            listed = listing => listed,
+            () = stop.cancelled() => return,
+        };
+        match listed {
             Ok(chats) => tenants.extend(chats.into_iter().map(|chat| chat.tenant)),
             Err(error) => {
                 tracing::warn!(%error, "could not list the chats whose tokenizers to load at start");
             }
         }
         for tenant in tenants {
+            if stop.is_cancelled() {
+                return;
+            }
             let global = self.global(&tenant);
             names.extend(global.patch.tokenizer_name.clone());
             for patch in global.profiles.profiles.profiles.values() {

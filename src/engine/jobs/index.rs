@@ -23,6 +23,7 @@ use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobLane, JobState, ReadSet};
 use crate::domain::recall::RecallIndex;
 use crate::domain::recall::index::PendingChunk;
+use crate::domain::recall::vectors::MAX_DIMS;
 use crate::domain::recall::{Source, StoredVector, indexable};
 use crate::domain::refresh::Trigger;
 use crate::domain::time::UnixMicros;
@@ -49,6 +50,12 @@ fn keep_vectors(
     vectors: &[Vec<f32>],
     model: &str,
 ) -> Result<Kept, String> {
+    if let Some(long) = vectors.iter().find(|v| v.len() > MAX_DIMS) {
+        return Err(format!(
+            "the endpoint's vectors have {} dimensions, more than the {MAX_DIMS} recapd keeps",
+            long.len()
+        ));
+    }
     if let Some(wrong) = vectors
         .iter()
         .find(|v| index.dims() != 0 && v.len() != index.dims())
@@ -408,5 +415,19 @@ impl Lane for IndexLane {
             .commit(&slot, guard, job_commit(writes, next, changed, Vec::new()))
             .await
             .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_past_the_most_dimensions_fail_the_batch_naming_them() {
+        let mut index = RecallIndex::build(&Chat::default(), 1000, "m", Vec::new());
+        let error =
+            keep_vectors(&mut index, &[], &[vec![0.5; MAX_DIMS + 1]], "m").expect_err("refused");
+        assert!(error.contains(&(MAX_DIMS + 1).to_string()), "{error}");
+        assert!(keep_vectors(&mut index, &[], &[vec![0.5; 384]], "m").is_ok());
     }
 }
