@@ -29,6 +29,11 @@ export function mountProfiles(container, ctx, host) {
   const profilesPart = h("section", { class: "profiles", "aria-label": "Profiles" }, h("p", { class: "muted" }, "Reading the profiles…"));
   const groupPart = h("section", { class: "group-panel", "aria-label": "Group" });
   replace(container, profilesPart, groupPart);
+  // What the user changed in the group panel and has not saved yet, kept
+  // when the panel is drawn again (a live refresh of the view reads the
+  // group anew): the group, each member's box, the profile to bind.
+  /** @type {{ groupId: string, members: Map<string, boolean>, bound: string | null }} */
+  const pending = { groupId: "", members: new Map(), bound: null };
 
   async function load() {
     try {
@@ -193,21 +198,32 @@ export function mountProfiles(container, ctx, host) {
       replace(groupPart);
       return;
     }
+    if (pending.groupId !== group.id) {
+      pending.groupId = group.id;
+      pending.members.clear();
+      pending.bound = null;
+    }
     /** @type {Map<string, HTMLInputElement>} */
     const boxes = new Map();
     const members = group.members.map((/** @type {string} */ m) => {
-      const box = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", id: uid("gm"), checked: group.disabledMembers.includes(m), "data-member": m }));
+      const checked = pending.members.get(m) ?? group.disabledMembers.includes(m);
+      const box = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", id: uid("gm"), checked, "data-member": m }));
+      box.addEventListener("change", () => pending.members.set(m, box.checked));
       boxes.set(m, box);
       return h("li", { class: "switch" }, box, h("label", { for: box.id }, `Disable ${m}`));
     });
+    const shown = pending.bound ?? group.profile;
     const bound = /** @type {HTMLSelectElement} */ (
       h(
         "select",
         { "data-testid": "group-profile" },
         h("option", { value: "" }, "No profile bound"),
-        profiles.map((p) => h("option", { value: p.name, selected: p.name === group.profile }, p.name)),
+        profiles.map((p) => h("option", { value: p.name, selected: p.name === shown }, p.name)),
       )
     );
+    bound.addEventListener("change", () => {
+      pending.bound = bound.value;
+    });
     replace(
       groupPart,
       h("h4", null, `Group ${group.name || group.id}`),
@@ -221,6 +237,7 @@ export function mountProfiles(container, ctx, host) {
           const disabled = disabledMembers(group.members, group.disabledMembers, (m) => Boolean(boxes.get(m)?.checked));
           try {
             await api.clients.settings.setGroupMembers({ groupId: group.id, disabledMembers: disabled });
+            pending.members.clear();
             notify(`Saved: ${disabled.length} disabled member${disabled.length === 1 ? "" : "s"} in ${group.name || group.id}.`);
             ctx.changed();
             await load();
@@ -237,6 +254,7 @@ export function mountProfiles(container, ctx, host) {
         actionButton("Bind to the group", async () => {
           try {
             await api.clients.settings.bindProfile({ target: { case: "groupId", value: group.id }, profile: bound.value });
+            pending.bound = null;
             notify(bound.value ? `Bound ${bound.value} to ${group.name || group.id}.` : `Unbound the profile of ${group.name || group.id}.`);
             ctx.changed();
             await host.reload();
