@@ -281,6 +281,13 @@ pub struct Config {
           value_parser = parse_size)]
     pub max_resident_memory: u64,
 
+    /// Most passages a chat's recall index may hold for its searches to run
+    /// under the chat's lock; a longer chat's run on a blocking thread, and
+    /// its recall tier answers from its previous search until the new one
+    /// is done (then a refresh with trigger RECALL_SEARCHED). 0: always.
+    #[arg(long, env = "RECAPD_RECALL_INLINE_PASSAGES", default_value_t = Limits::default().recall_inline_passages as u64)]
+    pub recall_inline_passages: u64,
+
     /// Delete chats with no change for this long, as DeleteChat would: a
     /// duration such as 90d or 12h; a bare number is seconds. Unset (the
     /// default): chats are kept until deleted. Never zero (refused: it
@@ -432,6 +439,7 @@ impl Config {
             max_subscribers: size(self.max_subscribers),
             max_subscribers_per_connection: size(self.max_subscribers_per_connection),
             max_resident_bytes: size(self.max_resident_memory),
+            recall_inline_passages: size(self.recall_inline_passages),
         }
     }
 

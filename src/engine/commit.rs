@@ -514,11 +514,7 @@ impl Chats {
             return false;
         }
         let recall = resident.recall.lock();
-        !recall.indexing_failed
-            && recall
-                .index
-                .as_ref()
-                .is_some_and(|index| index.missing_count() > 0)
+        !recall.indexing_failed && recall.missing_count() > 0
     }
 }
 

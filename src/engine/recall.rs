@@ -10,14 +10,25 @@
 //! after the other; a refresh, which holds its chat's lock, reads another
 //! chat only if its lock is free and it is in memory now (and asks for it
 //! to be loaded otherwise, for the next refresh).
+//!
+//! A search of a chat of more than `--recall-inline-passages` passages
+//! never runs under a chat's lock ([`order`]): Recall waits for it on a
+//! blocking thread; the recall tier answers from the latest search and
+//! starts a new one in the background, whose end refreshes the chat again
+//! (REFRESH_TRIGGER_RECALL_SEARCHED).
 
+mod order;
+mod state;
+
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
-use crate::domain::recall::search::{Hit, RecallQuery, passage_key};
+use crate::domain::recall::search::{Candidates, Hit, SearchKey, passage_key};
 use crate::domain::recall::tier::{self, AlreadyInjected, MomentQuery, TierLine};
 use crate::domain::recall::{MAX_HITS, RecallIndex};
+use crate::domain::refresh::Trigger;
 use crate::domain::settings::Settings;
 use crate::llm::LlmError;
 use crate::telemetry;
@@ -25,6 +36,9 @@ use crate::telemetry;
 use super::commit::TierSource;
 use super::slot::Resident;
 use super::{Chats, EngineError};
+use order::Order;
+pub use state::RecallState;
+use state::{Answer, TierSearches};
 
 /// The hits Recall answers with when the request names no limit.
 pub const DEFAULT_RECALL_LIMIT: usize = 10;
@@ -61,11 +75,13 @@ pub struct RecallAnswer {
     pub used_vectors: bool,
 }
 
-/// What one chat's search looks for: the query text, its direction, and
-/// whether the chat's recent window is left out (the moment's own chat).
-struct Search {
-    moment: MomentQuery,
-    exclude_recent: bool,
+/// A search of one chat for a client: answered under the chat's lock,
+/// or to be ranked away from it (see [`order`]).
+enum Found {
+    /// The hits.
+    Hits(Vec<Hit>),
+    /// A snapshot of the chat's index and what to rank on it.
+    Later(Arc<RecallIndex>, Order),
 }
 
 impl Chats {
@@ -91,6 +107,7 @@ impl Chats {
             _ => None,
         };
         let model = self.jobs().recall_model().to_owned();
+        let inline_limit = self.limits().recall_inline_passages;
         let started = Instant::now();
         let (search, settings, own, used_vectors) = self
             .read_chat(chat_id, |resident| {
@@ -100,26 +117,28 @@ impl Chats {
                     .clone()
                     .ok_or_else(|| EngineError::unknown_chat(chat_id))?;
                 let mut recall = resident.recall.lock();
-                let index = recall.synced(&chat, &settings, &model);
+                let index = recall.synced(&chat, &settings, &model, inline_limit);
                 let search = match &direction {
-                    None if request.query.trim().is_empty() => Search {
-                        moment: tier::moment_query(&chat, index, &settings),
-                        exclude_recent: true,
-                    },
-                    _ => Search {
-                        moment: MomentQuery {
+                    None if request.query.trim().is_empty() => {
+                        Order::of(tier::moment_query(&chat, index, &settings), &settings, true)
+                    }
+                    _ => Order::of(
+                        MomentQuery {
                             text: request.query.clone(),
                             vector: direction.clone(),
                             exclude_from_seq: None,
                         },
-                        exclude_recent: false,
-                    },
+                        &settings,
+                        false,
+                    ),
                 };
-                let hits = run_search(&chat, index, &search, &settings, request);
+                let search = for_client(search, request);
                 let vectors = search.moment.vector.is_some() && index.vector_count() > 0;
-                Ok((search, settings, hits, vectors))
+                let found = search_now_or_later(&chat, index, search.clone(), inline_limit);
+                Ok((search, settings, found, vectors))
             })
             .await?;
+        let own = self.finish(chat_id, own).await?;
         let mut found: Vec<(String, Hit)> = own
             .into_iter()
             .map(|hit| (chat_id.id.clone(), hit))
@@ -134,22 +153,22 @@ impl Chats {
                     let own = resident.effective(&global, &key.id);
                     Ok(resident.chat.clone().map(|chat| {
                         let mut recall = resident.recall.lock();
-                        let index = recall.synced(&chat, &own, &model);
-                        let elsewhere = Search {
+                        let index = recall.synced(&chat, &own, &model, inline_limit);
+                        let elsewhere = Order {
                             exclude_recent: false,
-                            ..search_copy(&search)
+                            ..search.clone()
                         };
-                        run_search(&chat, index, &elsewhere, &settings, request)
+                        search_now_or_later(&chat, index, elsewhere, inline_limit)
                     }))
                 })
                 .await?;
             // A listed chat that does not exist (yet, or any more) has no
             // passages.
-            found.extend(
-                hits.unwrap_or_default()
-                    .into_iter()
-                    .map(|h| (other.clone(), h)),
-            );
+            let hits = match hits {
+                Some(found) => self.finish(&key, found).await?,
+                None => Vec::new(),
+            };
+            found.extend(hits.into_iter().map(|h| (other.clone(), h)));
         }
         found.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
         // Each chat's hits hold a passage once; several chats may still
@@ -187,21 +206,27 @@ impl Chats {
         settings: &Settings,
     ) -> Vec<TierLine> {
         let model = self.jobs().recall_model();
+        let inline_limit = self.limits().recall_inline_passages;
         let mut recall = resident.recall.lock();
-        let index = recall.synced(chat, settings, model);
-        let moment = tier::moment_query(chat, index, settings);
+        let index = recall.synced(chat, settings, model, inline_limit).clone();
+        let moment = tier::moment_query(chat, &index, settings);
         if moment.is_empty() {
             return Vec::new();
         }
-        // A refresh whose moment and index are as they were (a debounced
-        // trigger, a settings change elsewhere) searches nothing again.
-        let own = index.search_again(
-            chat,
-            &tier::moment_search(&moment, settings, MAX_HITS, true),
+        let searched: Vec<&str> = std::iter::once(key.id.as_str())
+            .chain(settings.recall.chats.ids().iter().map(String::as_str))
+            .collect();
+        recall.searches.retain(&searched);
+        let own = self.tier_candidates(
+            key,
+            &mut recall.searches,
+            &key.id,
+            &index,
+            Order::of(moment.clone(), settings, true),
         );
-        drop(recall);
+        drop((recall, index));
         let already = AlreadyInjected::of(chat, settings, &self.counter(settings));
-        let mut lines = tier::tier_lines(chat, own, &already);
+        let mut lines = tier::tier_lines(chat, own.hits(chat), &already);
         for other in settings.recall.chats.ids() {
             if *other == key.id {
                 continue;
@@ -211,30 +236,131 @@ impl Chats {
             let Ok(mut guard) = slot.state.try_lock() else {
                 continue;
             };
-            let Some(resident) = guard.as_mut() else {
+            let Some(resident_other) = guard.as_mut() else {
                 drop(guard);
                 self.load_in_background(other_key);
                 continue;
             };
-            let Some(other_chat) = resident.chat.clone() else {
+            let Some(other_chat) = resident_other.chat.clone() else {
                 continue;
             };
             // The other chat's passages are cut by its own settings.
-            let own = resident.effective(&self.global(&other_key.tenant), &other_key.id);
-            let mut recall = resident.recall.lock();
-            let index = recall.synced(&other_chat, &own, model);
-            let hits = index.search(
-                &other_chat,
-                &tier::moment_search(&moment, settings, MAX_HITS, false),
+            let own = resident_other.effective(&self.global(&other_key.tenant), &other_key.id);
+            let index = resident_other
+                .recall
+                .lock()
+                .synced(&other_chat, &own, model, inline_limit)
+                .clone();
+            let candidates = self.tier_candidates(
+                key,
+                &mut resident.recall.lock().searches,
+                other,
+                &index,
+                Order::of(moment.clone(), settings, false),
             );
+            drop(index);
             lines.extend(tier::tier_lines(
                 &other_chat,
-                hits,
+                candidates.hits(&other_chat),
                 &AlreadyInjected::default(),
             ));
         }
         lines.sort_by(|a, b| b.score.total_cmp(&a.score));
         lines
+    }
+
+    /// The candidates of `order` on chat `searched`'s `index` for the
+    /// recall tier of chat `home`: the latest answer when it is for the
+    /// same query and index generation; else ranked now when the index is
+    /// small (see [`order`]); else the latest answer whatever it was for
+    /// (none: nothing), while a background search ranks them anew and
+    /// then refreshes `home` (one such search per searched chat at a
+    /// time).
+    fn tier_candidates(
+        &self,
+        home: &ChatKey,
+        searches: &mut TierSearches,
+        searched: &str,
+        index: &Arc<RecallIndex>,
+        order: Order,
+    ) -> Candidates {
+        let key = SearchKey::of(&order.query());
+        let generation = index.generation();
+        if let Some(answer) = searches.current(searched, &key, generation) {
+            return answer.candidates.clone();
+        }
+        if order::inline(index, self.limits().recall_inline_passages) {
+            let candidates = index.candidates(&order.query());
+            searches.keep(
+                searched,
+                Answer {
+                    key,
+                    generation,
+                    candidates: candidates.clone(),
+                },
+            );
+            return candidates;
+        }
+        if searches.start(searched) {
+            let reporter = searches.reporter();
+            let engine = self.clone();
+            let home = home.clone();
+            let searched = searched.to_owned();
+            let index = index.clone();
+            tokio::spawn(async move {
+                let ranked = order::rank_away(index, order).await;
+                let finished = {
+                    let mut background = reporter.lock();
+                    background.running.remove(&searched);
+                    match ranked {
+                        Ok(candidates) => {
+                            background.done.push((
+                                searched,
+                                Answer {
+                                    key,
+                                    generation,
+                                    candidates,
+                                },
+                            ));
+                            true
+                        }
+                        Err(error) => {
+                            tracing::error!(chat = %home, %error, "a recall search failed");
+                            false
+                        }
+                    }
+                };
+                if finished
+                    && let Err(error) = engine.refresh_chat(&home, Trigger::RecallSearched).await
+                {
+                    tracing::debug!(chat = %home, %error, "no refresh after a recall search");
+                }
+            });
+        }
+        searches
+            .latest(searched)
+            .map(|answer| answer.candidates.clone())
+            .unwrap_or_default()
+    }
+
+    /// The hits of a client's search of chat `key`: as found, or ranked
+    /// away from the chat's lock and then read from the chat.
+    async fn finish(&self, key: &ChatKey, found: Found) -> Result<Vec<Hit>, EngineError> {
+        let (index, order) = match found {
+            Found::Hits(hits) => return Ok(hits),
+            Found::Later(index, order) => (index, order),
+        };
+        let candidates = order::rank_away(index, order)
+            .await
+            .map_err(EngineError::Panicked)?;
+        self.read_chat(key, |resident| {
+            Ok(resident
+                .chat
+                .as_ref()
+                .map(|chat| candidates.hits(chat))
+                .unwrap_or_default())
+        })
+        .await
     }
 
     /// Loads `chat` into memory in a task of its own (for a refresh that
@@ -250,32 +376,31 @@ impl Chats {
     }
 }
 
-/// A copy of a search's query (the direction is shared by every chat).
-fn search_copy(search: &Search) -> Search {
-    Search {
-        moment: search.moment.clone(),
-        exclude_recent: search.exclude_recent,
+/// A client's search: the request's limit and lowest score.
+fn for_client(order: Order, request: &RecallRequest) -> Order {
+    Order {
+        limit: request.limit.clamp(1, MAX_HITS),
+        min_score: request.min_score.unwrap_or(order.min_score),
+        ..order
     }
 }
 
-/// One chat's search for a client.
-fn run_search(
+/// One chat's search for a client: its hits now when the index is small
+/// (or there is nothing to look for), else what to rank away from the
+/// chat's lock.
+fn search_now_or_later(
     chat: &Chat,
-    index: &RecallIndex,
-    search: &Search,
-    settings: &Settings,
-    request: &RecallRequest,
-) -> Vec<Hit> {
-    if search.moment.is_empty() {
-        return Vec::new();
+    index: &Arc<RecallIndex>,
+    order: Order,
+    inline_limit: usize,
+) -> Found {
+    if order.is_empty() {
+        return Found::Hits(Vec::new());
     }
-    let base = tier::moment_search(&search.moment, settings, MAX_HITS, search.exclude_recent);
-    let query = RecallQuery {
-        limit: request.limit.clamp(1, MAX_HITS),
-        min_score: request.min_score.unwrap_or(base.min_score),
-        ..base
-    };
-    index.search(chat, &query)
+    if order::inline(index, inline_limit) {
+        return Found::Hits(index.search(chat, &order.query()));
+    }
+    Found::Later(index.clone(), order)
 }
 
 /// The direction of a client's query, from the embeddings endpoint.

@@ -15,11 +15,11 @@ use tokio::task::JoinHandle;
 
 use super::errors::EngineError;
 use super::global_settings::GlobalSettings;
+use super::recall::RecallState;
 use crate::domain::chat::Chat;
 use crate::domain::chat::ChatEvent;
 use crate::domain::footprint::{Footprint, allocation_bytes};
 use crate::domain::ids::ChatKey;
-use crate::domain::recall::{RecallIndex, StoredVector};
 use crate::domain::refresh::{Injection, InjectionKey, Trigger};
 use crate::domain::settings::Settings;
 use crate::domain::time::{UnixMicros, UnixMillis};
@@ -356,79 +356,6 @@ pub(super) struct Resident {
     pub recall: parking_lot::Mutex<RecallState>,
 }
 
-/// A chat's recall index as held: built the first time recall needs it
-/// (a refresh with `recall_enabled`, a Recall, an index job), from the
-/// chat and the vectors loaded with it; then kept in step by every commit
-/// ([`RecallIndex::mark`]).
-#[derive(Debug, Default)]
-pub struct RecallState {
-    /// The index, once built (boxed: most chats never build one).
-    pub index: Option<Box<RecallIndex>>,
-    /// The vectors loaded with the chat, until the index is built from them.
-    pub stored: Vec<StoredVector>,
-    /// The chat's latest index job FAILED (the endpoint refused it, or
-    /// it gave up): no index job is queued for the chat on its own until
-    /// one succeeds (RetryJob runs the failed one again), so a permanent
-    /// refusal does not make a job fail after job. Held in memory only: a
-    /// chat loaded again tries once more.
-    pub indexing_failed: bool,
-}
-
-impl RecallState {
-    /// The index, brought up to date with `chat` (built the first time,
-    /// from the vectors loaded with the chat), with `settings`' chunk size
-    /// and the vectors of `model` (the embeddings model; empty without
-    /// one, which no vector matches).
-    pub fn synced(&mut self, chat: &Chat, settings: &Settings, model: &str) -> &mut RecallIndex {
-        let chunk_chars = settings.recall.chunk_chars as usize;
-        let stored = &mut self.stored;
-        let index = self.index.get_or_insert_with(|| {
-            Box::new(RecallIndex::build(
-                chat,
-                chunk_chars,
-                model,
-                std::mem::take(stored),
-            ))
-        });
-        index.sync(chat, chunk_chars, model);
-        index
-    }
-
-    /// Notes the rows a commit wrote, so the index cuts those messages
-    /// again at its next sync (nothing before the index is built: it is
-    /// built from the chat as it then is).
-    pub fn note_writes(&mut self, writes: &[store::Write]) {
-        let Some(index) = &mut self.index else {
-            return;
-        };
-        for write in writes {
-            match write {
-                store::Write::Message { message, .. } => index.mark(&message.id),
-                store::Write::DeleteMessage { message_id, .. } => index.mark(message_id),
-                store::Write::ReplaceChat { .. } => index.mark_all(),
-                _ => {}
-            }
-        }
-    }
-
-    /// Bytes held on the heap.
-    pub fn heap_bytes(&self) -> usize {
-        self.index
-            .as_ref()
-            .map_or(0, |i| size_of::<RecallIndex>() + i.heap_bytes())
-            + self
-                .stored
-                .iter()
-                .map(|v| {
-                    size_of::<StoredVector>()
-                        + v.vector.capacity() * size_of::<f32>()
-                        + v.model.capacity()
-                        + v.key.message_id.heap_bytes()
-                })
-                .sum::<usize>()
-    }
-}
-
 impl Resident {
     /// A chat as the store gave it. Stored injections do not repeat their
     /// chat's key: it is put back here.
@@ -495,11 +422,7 @@ impl Resident {
                     job
                 })
                 .collect(),
-            recall: parking_lot::Mutex::new(RecallState {
-                index: None,
-                stored: vectors,
-                indexing_failed: false,
-            }),
+            recall: parking_lot::Mutex::new(RecallState::loaded(vectors)),
         }
     }
 

@@ -113,6 +113,10 @@ impl DomainError {
     }
 }
 
+/// The default of [`Limits::recall_inline_passages`]: a search of this
+/// many passages costs about a millisecond (bench/recall.sh).
+pub const DEFAULT_RECALL_INLINE_PASSAGES: usize = 20_000;
+
 /// Size limits applied to client-supplied text, configurable by the operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -132,6 +136,11 @@ pub struct Limits {
     /// dropped (and read again from the store when next needed). 0: no
     /// budget.
     pub max_resident_bytes: usize,
+    /// The most passages a chat's recall index may hold for its searches
+    /// to run under the chat's lock; a longer chat's recall searches run
+    /// on a blocking thread instead (its recall tier then answers from its
+    /// previous search until the new one is done).
+    pub recall_inline_passages: usize,
 }
 
 impl Default for Limits {
@@ -143,6 +152,7 @@ impl Default for Limits {
             max_subscribers: 100_000,
             max_subscribers_per_connection: 20_000,
             max_resident_bytes: 1 << 30,
+            recall_inline_passages: DEFAULT_RECALL_INLINE_PASSAGES,
         }
     }
 }

@@ -82,6 +82,9 @@ pub enum Trigger {
     /// The LLM endpoint counted texts that a refresh had to estimate (the
     /// LLM_ENDPOINT tokenizer).
     TokensCounted,
+    /// A search for the recall tier of a long chat, run away from the
+    /// chat's lock, finished.
+    RecallSearched,
     /// The chat was deleted (DeleteChat or `--chat-retention`): the
     /// injection that says so. Not a refresh: not in [`Trigger::ALL`].
     ChatDeleted,
@@ -90,7 +93,7 @@ pub enum Trigger {
 impl Trigger {
     /// Every trigger a refresh runs with, in declaration order: the
     /// `trigger` labels the refresh counter shows from start-up.
-    pub const ALL: [Trigger; 15] = [
+    pub const ALL: [Trigger; 16] = [
         Trigger::ChatChanged,
         Trigger::MessageSent,
         Trigger::MessageReceived,
@@ -106,6 +109,7 @@ impl Trigger {
         Trigger::RecapGenerated,
         Trigger::RecallIndexed,
         Trigger::TokensCounted,
+        Trigger::RecallSearched,
     ];
 
     /// The trigger of an event.
@@ -140,6 +144,7 @@ impl Trigger {
             Trigger::RecapGenerated => "recap_generated",
             Trigger::RecallIndexed => "recall_indexed",
             Trigger::TokensCounted => "tokens_counted",
+            Trigger::RecallSearched => "recall_searched",
             Trigger::ChatDeleted => "chat_deleted",
         }
     }

@@ -21,7 +21,6 @@ use crate::domain::backoff;
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::jobs::{self, Job, JobKind, JobLane, JobState, ReadSet};
-use crate::domain::recall::RecallIndex;
 use crate::domain::recall::index::PendingChunk;
 use crate::domain::recall::vectors::MAX_DIMS;
 use crate::domain::recall::{Source, StoredVector, indexable};
@@ -30,6 +29,7 @@ use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
 
+use super::super::recall::RecallState;
 use super::super::slot::Resident;
 use super::super::{EngineError, Next};
 use super::apply::{self, Retries, fail, job_commit};
@@ -45,7 +45,7 @@ use super::{JobDriver, Jobs};
 type Kept = (Vec<StoredVector>, u64, Vec<(String, Source, u32)>, usize);
 
 fn keep_vectors(
-    index: &mut RecallIndex,
+    index: &mut RecallState,
     passages: &[PendingChunk],
     vectors: &[Vec<f32>],
     model: &str,
@@ -185,9 +185,9 @@ impl JobDriver {
             if recall.indexing_failed {
                 return Ok(None);
             }
-            recall
-                .synced(&chat, &settings, self.jobs().recall_model())
-                .missing_count()
+            let inline_limit = self.chats.limits().recall_inline_passages;
+            recall.synced(&chat, &settings, self.jobs().recall_model(), inline_limit);
+            recall.missing_count()
         };
         if missing == 0 {
             return Ok(None);
@@ -255,11 +255,11 @@ impl Lane for IndexLane {
         let Some(chat) = resident.chat.clone() else {
             return Err(EngineError::unknown_chat(chat_id));
         };
-        let passages = resident
-            .recall
-            .lock()
-            .synced(&chat, settings, engine.jobs().recall_model())
-            .missing(&chat, batch_size);
+        let inline_limit = engine.chats.limits().recall_inline_passages;
+        let mut recall = resident.recall.lock();
+        recall.synced(&chat, settings, engine.jobs().recall_model(), inline_limit);
+        let passages = recall.missing(&chat, batch_size);
+        drop(recall);
         if passages.is_empty() {
             return Ok(Prepared::Settled(apply::end(
                 resident,
@@ -347,10 +347,11 @@ impl Lane for IndexLane {
             return Err(EngineError::unknown_chat(chat_id));
         };
         let model = engine.jobs().recall_model().to_owned();
+        let inline_limit = engine.chats.limits().recall_inline_passages;
         let kept = {
             let mut recall = resident.recall.lock();
-            let index = recall.synced(&chat, &settings, &model);
-            keep_vectors(index, &claimed.ask, vectors, &model)
+            recall.synced(&chat, &settings, &model, inline_limit);
+            keep_vectors(&mut recall, &claimed.ask, vectors, &model)
         };
         let (stored, discarded, trims, remaining) = match kept {
             Ok(kept) => {
@@ -424,7 +425,7 @@ mod tests {
 
     #[test]
     fn vectors_past_the_most_dimensions_fail_the_batch_naming_them() {
-        let mut index = RecallIndex::build(&Chat::default(), 1000, "m", Vec::new());
+        let mut index = RecallState::default();
         let error =
             keep_vectors(&mut index, &[], &[vec![0.5; MAX_DIMS + 1]], "m").expect_err("refused");
         assert!(error.contains(&(MAX_DIMS + 1).to_string()), "{error}");

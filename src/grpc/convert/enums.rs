@@ -178,6 +178,7 @@ impl From<Trigger> for pb::RefreshTrigger {
             Trigger::RecapGenerated => pb::RefreshTrigger::RecapGenerated,
             Trigger::RecallIndexed => pb::RefreshTrigger::RecallIndexed,
             Trigger::TokensCounted => pb::RefreshTrigger::TokensCounted,
+            Trigger::RecallSearched => pb::RefreshTrigger::RecallSearched,
             Trigger::ChatDeleted => pb::RefreshTrigger::ChatDeleted,
         }
     }

@@ -67,9 +67,9 @@ fn every_injection() -> Vec<Injection> {
 #[test]
 fn served_bytes_are_the_wire_message_for_every_field_combination() {
     let all = every_injection();
-    // 3 tiers, 17 triggers (none, the 15 refreshes, a deletion), deleted
+    // 3 tiers, 18 triggers (none, the 16 refreshes, a deletion), deleted
     // or not, 4 running_recap_versions.
-    assert_eq!(all.len(), 3 * 17 * 2 * 4);
+    assert_eq!(all.len(), 3 * 18 * 2 * 4);
     for injection in all {
         let expected = pb::Injection::from(&injection).encode_to_vec();
         let wire = WireInjection(Arc::new(injection));

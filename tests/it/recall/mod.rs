@@ -20,6 +20,7 @@ use crate::common::fake_embeddings::FakeEmbeddings;
 use crate::common::{self, Server};
 pub use crate::recap_jobs::{all_finished, jobs_of, kind, state};
 
+mod background;
 mod duplicates;
 mod erasure;
 mod failures;

@@ -15,16 +15,15 @@ use compact_str::CompactString;
 
 use super::chunk::chunks;
 use super::keyword::KeywordIndex;
-use super::search::{self, CANDIDATES, Hit, RecallQuery};
+use super::search::{self, CANDIDATES, Candidates, Hit, RecallQuery};
 use super::vectors::{VectorSet, centroid};
 use super::{ChunkKey, Source, StoredVector, indexable};
 use crate::chat::Chat;
-use crate::footprint::Footprint;
 use crate::jobs::fingerprint_text;
 use crate::message::Message;
 
 /// One chunk in the index.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Doc {
     pub key: ChunkKey,
     /// The message's position key when indexed.
@@ -66,48 +65,9 @@ pub struct RecallIndex {
     all_dirty: bool,
     /// The heap `by_message` holds, kept as it changes (an estimate).
     message_bytes: usize,
-    /// The latest [`RecallIndex::search_again`]'s query and hits, until the
-    /// index changes.
-    last_search: Option<(SearchKey, Vec<Hit>)>,
-}
-
-/// A query as [`RecallIndex::search_again`] compares it (floats by their
-/// bits).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct SearchKey {
-    text: String,
-    vector: Option<Vec<u32>>,
-    exclude_from_seq: Option<i64>,
-    exclude_ids: Vec<String>,
-    limit: usize,
-    min_score: u32,
-    min_similarity: u32,
-}
-
-impl SearchKey {
-    fn of(query: &RecallQuery<'_>) -> SearchKey {
-        SearchKey {
-            text: query.text.to_owned(),
-            vector: query
-                .vector
-                .map(|v| v.iter().map(|x| x.to_bits()).collect()),
-            exclude_from_seq: query.exclude_from_seq,
-            exclude_ids: query
-                .exclude_ids
-                .iter()
-                .map(|id| (*id).to_owned())
-                .collect(),
-            limit: query.limit,
-            min_score: query.min_score.to_bits(),
-            min_similarity: query.min_similarity.to_bits(),
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.text.capacity()
-            + self.vector.as_ref().map_or(0, |v| v.capacity() * 4)
-            + self.exclude_ids.iter().map(String::capacity).sum::<usize>()
-    }
+    /// Bumped by every change a search could see (a message cut again, a
+    /// vector attached, the whole chat replaced).
+    generation: u64,
 }
 
 /// The estimated heap of one message's entry in `by_message`.
@@ -175,7 +135,7 @@ impl RecallIndex {
     /// is cut again and every vector dropped (the store drops them too: an
     /// imported chat is indexed anew).
     pub fn mark_all(&mut self) {
-        self.last_search = None;
+        self.generation += 1;
         self.all_dirty = true;
         self.dirty.clear();
         self.vectors = VectorSet::default();
@@ -191,7 +151,7 @@ impl RecallIndex {
             || self.all_dirty
             || !self.dirty.is_empty();
         if changes {
-            self.last_search = None;
+            self.generation += 1;
         }
         if model != self.model {
             self.model = model.to_owned();
@@ -207,6 +167,7 @@ impl RecallIndex {
             *self = RecallIndex {
                 chunk_chars: self.chunk_chars,
                 model: self.model.clone(),
+                generation: self.generation,
                 ..RecallIndex::default()
             };
             self.spare = kept;
@@ -371,7 +332,7 @@ impl RecallIndex {
                 Some(PendingChunk {
                     key: doc.key.clone(),
                     fingerprint: doc.fingerprint,
-                    text: self.text_of(chat, doc)?.to_owned(),
+                    text: passage_text(chat, doc)?.to_owned(),
                 })
             })
             .collect()
@@ -390,7 +351,7 @@ impl RecallIndex {
             {
                 let attached = doc.fingerprint == fingerprint && self.vectors.put(*slot, vector);
                 if attached {
-                    self.last_search = None;
+                    self.generation += 1;
                 }
                 return attached;
             }
@@ -420,16 +381,31 @@ impl RecallIndex {
         centroid(vectors.iter().map(Vec::as_slice))
     }
 
-    /// The text of a chunk, read from `chat`.
-    pub(super) fn text_of<'c>(&self, chat: &'c Chat, doc: &Doc) -> Option<&'c str> {
-        let (_, message) = chat.message(&doc.key.message_id)?;
-        let text = source_text(message, doc.key.source)?;
-        text.get(doc.range.start as usize..doc.range.end as usize)
+    /// The index's generation: it changes whenever the index does in a
+    /// way a search could see, so that equal queries over one generation
+    /// find the same candidates.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
-    /// The best chunks for `query` (see [`search`]), read from `chat`
-    /// (synced).
-    pub fn search(&self, chat: &Chat, query: &RecallQuery<'_>) -> Vec<Hit> {
+    /// Whether chunk `key` is held with the text of `fingerprint`, and a
+    /// vector of `dims` numbers would fit the index (what
+    /// [`RecallIndex::attach`] would accept, without attaching).
+    pub fn accepts(&self, key: &ChunkKey, fingerprint: u64, dims: usize) -> bool {
+        (self.dims() == 0 || self.dims() == dims)
+            && self.by_message.get(&key.message_id).is_some_and(|slots| {
+                slots.iter().any(|slot| {
+                    self.docs[*slot as usize]
+                        .as_ref()
+                        .is_some_and(|doc| doc.key == *key && doc.fingerprint == fingerprint)
+                })
+            })
+    }
+
+    /// The ranked candidates for `query` (see [`search`]): the index alone
+    /// is read, so this may run on a snapshot of the index while the chat
+    /// changes; [`Candidates::hits`] reads their texts afterwards.
+    pub fn candidates(&self, query: &RecallQuery<'_>) -> Candidates {
         let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
         let keep = search::keeper(query, doc);
         let keyword = search::best(self.keyword.scores(query.text), CANDIDATES, &keep);
@@ -437,24 +413,13 @@ impl RecallIndex {
             self.vectors
                 .similar(q, query.min_similarity, CANDIDATES, &keep)
         });
-        search::fuse(keyword, vector, query, doc, |doc| self.text_of(chat, doc))
+        search::rank(keyword, vector, query, doc)
     }
 
-    /// [`RecallIndex::search`], answered from the latest answer when the
-    /// query is the latest one's and the index has not changed since
-    /// (nothing was cut again, no vector attached): a refresh whose
-    /// moment and index are as they were searches nothing. `chat` must be
-    /// the chat the index was synced with.
-    pub fn search_again(&mut self, chat: &Chat, query: &RecallQuery<'_>) -> Vec<Hit> {
-        let key = SearchKey::of(query);
-        if let Some((last, hits)) = &self.last_search
-            && *last == key
-        {
-            return hits.clone();
-        }
-        let hits = self.search(chat, query);
-        self.last_search = Some((key, hits.clone()));
-        hits
+    /// The best chunks for `query` (see [`search`]), read from `chat`
+    /// (synced).
+    pub fn search(&self, chat: &Chat, query: &RecallQuery<'_>) -> Vec<Hit> {
+        self.candidates(query).hits(chat)
     }
 
     /// Bytes the index holds on the heap (an estimate, kept as the index
@@ -462,22 +427,18 @@ impl RecallIndex {
     pub fn heap_bytes(&self) -> usize {
         let docs =
             self.docs.capacity() * std::mem::size_of::<Option<Doc>>() + self.free.capacity() * 4;
-        let last_search = self.last_search.as_ref().map_or(0, |(key, hits)| {
-            key.heap_bytes()
-                + hits
-                    .iter()
-                    .map(|h| {
-                        std::mem::size_of::<Hit>()
-                            + h.text.capacity()
-                            + h.key.message_id.heap_bytes()
-                    })
-                    .sum::<usize>()
-        });
-        docs + self.message_bytes
-            + self.keyword.heap_bytes()
-            + self.vectors.heap_bytes()
-            + last_search
+        docs + self.message_bytes + self.keyword.heap_bytes() + self.vectors.heap_bytes()
     }
+}
+
+/// The text of chunk `doc` in `chat`, if its message still has the text
+/// the chunk was cut from (its fingerprint): a passage ranked on an older
+/// snapshot of the index is read only if it is unchanged.
+pub(super) fn passage_text<'c>(chat: &'c Chat, doc: &Doc) -> Option<&'c str> {
+    let (_, message) = chat.message(&doc.key.message_id)?;
+    let text = source_text(message, doc.key.source)?;
+    let chunk = text.get(doc.range.start as usize..doc.range.end as usize)?;
+    (fingerprint_text(chunk) == doc.fingerprint).then_some(chunk)
 }
 
 fn to_u32(n: usize) -> u32 {

@@ -25,8 +25,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::index::Doc;
+use super::index::{Doc, passage_text};
 use super::{ChunkKey, MAX_HITS};
+use crate::chat::Chat;
+use crate::footprint::Footprint;
 
 /// The weight of the keyword score in the fused score (the vector
 /// similarity's is `1 - KEYWORD_WEIGHT`), fitted on LoCoMo (see the module
@@ -163,30 +165,135 @@ pub(super) fn best(
         .collect()
 }
 
-/// One fused candidate: its slot, fused score, BM25 score and
-/// similarity.
-struct Fused {
-    slot: u32,
+/// A query as the engine compares two searches (floats by their bits):
+/// two searches with equal keys over the same index generation
+/// ([`super::RecallIndex::generation`]) find the same candidates.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SearchKey {
+    text: String,
+    vector: Option<Vec<u32>>,
+    exclude_from_seq: Option<i64>,
+    exclude_ids: Vec<String>,
+    limit: usize,
+    min_score: u32,
+    min_similarity: u32,
+}
+
+impl SearchKey {
+    /// The key of `query`.
+    pub fn of(query: &RecallQuery<'_>) -> SearchKey {
+        SearchKey {
+            text: query.text.to_owned(),
+            vector: query
+                .vector
+                .map(|v| v.iter().map(|x| x.to_bits()).collect()),
+            exclude_from_seq: query.exclude_from_seq,
+            exclude_ids: query
+                .exclude_ids
+                .iter()
+                .map(|id| (*id).to_owned())
+                .collect(),
+            limit: query.limit,
+            min_score: query.min_score.to_bits(),
+            min_similarity: query.min_similarity.to_bits(),
+        }
+    }
+
+    /// Bytes the key holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.text.capacity()
+            + self.vector.as_ref().map_or(0, |v| v.capacity() * 4)
+            + self.exclude_ids.iter().map(String::capacity).sum::<usize>()
+    }
+}
+
+/// One passage a search ranked, before its text is read: where it is in
+/// the chat (its chunk, position, bytes and text fingerprint, as the index
+/// held them) and its scores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    doc: Doc,
     score: f32,
     keyword: f32,
     vector: Option<f32>,
 }
 
+/// A search's ranked passages, best first (ties: the newer message, then
+/// chunk order), those under the query's `min_score` left out, identical
+/// passages not yet told apart (their texts are not read). Owned and
+/// independent of the index, so that a search can run on a snapshot of
+/// the index away from the chat and its texts be read from the chat
+/// later ([`Candidates::hits`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Candidates {
+    ranked: Vec<Candidate>,
+    limit: usize,
+}
+
+impl Candidates {
+    /// How many passages were ranked.
+    pub fn len(&self) -> usize {
+        self.ranked.len()
+    }
+
+    /// Whether none was.
+    pub fn is_empty(&self) -> bool {
+        self.ranked.is_empty()
+    }
+
+    /// The hits, best first: the query's `limit` at most, identical
+    /// passages once (the best placed), each passage's text read from
+    /// `chat`. A passage whose message changed since the search (its text
+    /// is no longer the one ranked) or is gone is left out.
+    pub fn hits(&self, chat: &Chat) -> Vec<Hit> {
+        let limit = self.limit.min(MAX_HITS);
+        let mut seen = HashSet::new();
+        let mut hits = Vec::with_capacity(limit.min(self.ranked.len()));
+        for candidate in &self.ranked {
+            if hits.len() >= limit {
+                break;
+            }
+            let Some(text) = passage_text(chat, &candidate.doc) else {
+                continue;
+            };
+            if !seen.insert(passage_key(text)) {
+                continue;
+            }
+            hits.push(Hit {
+                key: candidate.doc.key.clone(),
+                seq: candidate.doc.seq,
+                text: text.to_owned(),
+                keyword_score: candidate.keyword,
+                vector_score: candidate.vector,
+                score: candidate.score,
+            });
+        }
+        hits
+    }
+
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.ranked.capacity() * std::mem::size_of::<Candidate>()
+            + self
+                .ranked
+                .iter()
+                .map(|c| c.doc.key.message_id.heap_bytes())
+                .sum::<usize>()
+    }
+}
+
 /// Fuses the keyword ranking and (with a direction) the vector ranking of
 /// the index's slots, each its best [`CANDIDATES`] as [`best`] gives them
-/// (the query's exclusions applied), into the query's hits (see the module
-/// documentation), best first (ties: the newer message, then chunk order),
-/// identical passages once. `doc` gives a slot's chunk, `text` a chunk's
-/// text (read for the hits only, best first: a lookup in the chat per
-/// scored passage would cost more than the search).
-pub(super) fn fuse<'i>(
+/// (the query's exclusions applied), into ranked candidates (see the
+/// module documentation). `doc` gives a slot's chunk.
+pub(super) fn rank<'i>(
     keyword: Vec<(u32, f32)>,
     vector: Option<Vec<(u32, f32)>>,
     query: &RecallQuery<'_>,
     doc: impl Fn(u32) -> Option<&'i Doc>,
-    text: impl Fn(&Doc) -> Option<&'i str>,
-) -> Vec<Hit> {
+) -> Candidates {
     let vector = vector.unwrap_or_default();
+    let limit = query.limit;
     // Each ranking's best score (the lists are sorted best first); a
     // ranking without candidates takes no part.
     let best_keyword = keyword.first().map_or(0.0, |(_, s)| *s);
@@ -195,72 +302,39 @@ pub(super) fn fuse<'i>(
         (true, true) => (KEYWORD_WEIGHT, 1.0 - KEYWORD_WEIGHT),
         (true, false) => (1.0, 0.0),
         (false, true) => (0.0, 1.0),
-        (false, false) => return Vec::new(),
+        (false, false) => return Candidates::default(),
     };
     // 1.0: the best BM25 score and the best similarity in one passage.
     let top = keyword_weight + vector_weight * best_vector;
-    let mut fused: HashMap<u32, Fused> = HashMap::with_capacity(keyword.len() + vector.len());
-    for (slot, score) in keyword {
-        let part = if best_keyword > 0.0 {
-            keyword_weight * score / best_keyword
-        } else {
-            0.0
-        };
-        fused.insert(
-            slot,
-            Fused {
-                slot,
-                score: part,
-                keyword: score,
-                vector: None,
-            },
-        );
+    // slot -> (fused score, BM25 score, similarity)
+    let mut fused: HashMap<u32, (f32, f32, Option<f32>)> =
+        HashMap::with_capacity(keyword.len() + vector.len());
+    for (slot, score) in keyword.into_iter().filter(|_| best_keyword > 0.0) {
+        fused.insert(slot, (keyword_weight * score / best_keyword, score, None));
     }
     for (slot, similarity) in vector {
-        let entry = fused.entry(slot).or_insert(Fused {
-            slot,
-            score: 0.0,
-            keyword: 0.0,
-            vector: None,
-        });
-        entry.score += vector_weight * similarity.max(0.0);
-        entry.vector = Some(similarity);
+        let entry = fused.entry(slot).or_insert((0.0, 0.0, None));
+        entry.0 += vector_weight * similarity.max(0.0);
+        entry.2 = Some(similarity);
     }
-    let mut ranked: Vec<(Fused, &Doc)> = fused
-        .into_values()
-        .filter_map(|mut f| {
-            f.score = (f.score / top).clamp(0.0, 1.0);
-            let doc = doc(f.slot)?;
-            (f.score >= query.min_score).then_some((f, doc))
+    let mut ranked: Vec<Candidate> = fused
+        .into_iter()
+        .filter_map(|(slot, (score, keyword, vector))| {
+            let score = (score / top).clamp(0.0, 1.0);
+            let doc = doc(slot)?;
+            (score >= query.min_score).then(|| Candidate {
+                doc: doc.clone(),
+                score,
+                keyword,
+                vector,
+            })
         })
         .collect();
-    ranked.sort_by(|(a, da), (b, db)| {
+    ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
-            .then(db.seq.cmp(&da.seq))
-            .then(da.key.cmp(&db.key))
+            .then(b.doc.seq.cmp(&a.doc.seq))
+            .then(a.doc.key.cmp(&b.doc.key))
     });
-    let limit = query.limit.min(MAX_HITS);
-    let mut seen = HashSet::new();
-    let mut hits = Vec::with_capacity(limit);
-    for (f, doc) in ranked {
-        if hits.len() >= limit {
-            break;
-        }
-        let Some(text) = text(doc) else {
-            continue;
-        };
-        if !seen.insert(passage_key(text)) {
-            continue;
-        }
-        hits.push(Hit {
-            key: doc.key.clone(),
-            seq: doc.seq,
-            text: text.to_owned(),
-            keyword_score: f.keyword,
-            vector_score: f.vector,
-            score: f.score,
-        });
-    }
-    hits
+    Candidates { ranked, limit }
 }

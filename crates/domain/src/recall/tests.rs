@@ -329,23 +329,33 @@ fn timing_of_a_search_over_a_large_chat() {
     }
 }
 
-#[test]
-fn a_search_asked_again_answers_as_before_until_the_index_changes() {
-    let mut chat = story();
-    let mut index = RecallIndex::build(&chat, 1000, "m", Vec::new());
-    let query = RecallQuery {
-        text: "sealed letter",
+/// A keyword query for `text`, ten hits, no thresholds, nothing left out.
+fn words(text: &str) -> RecallQuery<'_> {
+    RecallQuery {
+        text,
         vector: None,
         exclude_from_seq: None,
         exclude_ids: &[],
         limit: 10,
         min_score: 0.0,
         min_similarity: 0.0,
-    };
-    let first = index.search_again(&chat, &query);
-    assert_eq!(ids(&first)[..2], ["m6", "m2"]);
-    assert_eq!(index.search_again(&chat, &query), first);
-    // An edit cuts the message again: the next search sees it.
+    }
+}
+
+#[test]
+fn the_generation_moves_with_every_change_a_search_could_see() {
+    let mut chat = story();
+    let mut index = RecallIndex::build(&chat, 1000, "m", Vec::new());
+    let query = words("sealed letter");
+    let generation = index.generation();
+    let first = index.candidates(&query);
+    assert_eq!(ids(&first.hits(&chat))[..2], ["m6", "m2"]);
+    // A sync with nothing marked changes nothing.
+    index.sync(&chat, 1000, "m");
+    assert_eq!(index.generation(), generation);
+    assert_eq!(index.candidates(&query), first);
+    // An edit cuts the message again: a new generation, and the next
+    // search sees it.
     chat.apply(ChatEvent::MessageEdited {
         message_id: "m4".into(),
         text: "Another sealed letter, sealed twice: a sealed letter.".into(),
@@ -353,13 +363,15 @@ fn a_search_asked_again_answers_as_before_until_the_index_changes() {
     .expect("edits");
     index.mark("m4");
     index.sync(&chat, 1000, "m");
-    assert_eq!(ids(&index.search_again(&chat, &query))[0], "m4");
+    let edited = index.generation();
+    assert_ne!(edited, generation);
+    assert_eq!(ids(&index.search(&chat, &query))[0], "m4");
     // So does a vector attached since.
     let with_vector = RecallQuery {
         vector: Some(&[1.0, 0.0]),
         ..query
     };
-    let before = index.search_again(&chat, &with_vector);
+    let before = index.search(&chat, &with_vector);
     assert!(before.iter().all(|h| h.vector_score.is_none()));
     let key = ChunkKey {
         message_id: "m5".into(),
@@ -367,11 +379,37 @@ fn a_search_asked_again_answers_as_before_until_the_index_changes() {
         part: 0,
     };
     let fingerprint = crate::jobs::fingerprint_text("Wolves howled all night.");
+    assert!(index.accepts(&key, fingerprint, 2));
+    assert!(!index.accepts(&key, fingerprint + 1, 2));
     assert!(index.attach(&key, fingerprint, &[1.0, 0.0]));
-    let after = index.search_again(&chat, &with_vector);
+    assert_ne!(index.generation(), edited);
+    assert!(
+        !index.accepts(&key, fingerprint, 3),
+        "the index holds 2 dimensions now"
+    );
+    let after = index.search(&chat, &with_vector);
     let m5 = after
         .iter()
         .find(|h| h.key.message_id == "m5")
         .expect("found by its vector");
     assert!(m5.vector_score.is_some_and(|s| s > 0.99));
+}
+
+#[test]
+fn candidates_ranked_before_an_edit_leave_the_edited_passage_out() {
+    let mut chat = story();
+    let index = RecallIndex::build(&chat, 1000, "m", Vec::new());
+    let query = words("sealed letter");
+    let candidates = index.candidates(&query);
+    assert_eq!(ids(&candidates.hits(&chat))[..2], ["m6", "m2"]);
+    // The chat changes while the (snapshot's) candidates wait: the edited
+    // passage is not read with its new text under its old rank.
+    chat.apply(ChatEvent::MessageEdited {
+        message_id: "m6".into(),
+        text: "Nothing about it any more.".into(),
+    })
+    .expect("edits");
+    let hits = candidates.hits(&chat);
+    assert_eq!(ids(&hits)[0], "m2");
+    assert!(hits.iter().all(|h| h.key.message_id != "m6"));
 }

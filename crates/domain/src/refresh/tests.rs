@@ -238,6 +238,7 @@ fn all_lists_every_trigger_once() {
         Trigger::RecapGenerated => 12,
         Trigger::RecallIndexed => 13,
         Trigger::TokensCounted => 14,
+        Trigger::RecallSearched => 15,
         // Not a refresh: no place in ALL.
         Trigger::ChatDeleted => usize::MAX,
     };
