@@ -90,6 +90,11 @@ pub struct Eval {
     /// With --retrieval: the embeddings model (recapd's --embedding-model).
     #[arg(long, default_value = "all-MiniLM-L6-v2")]
     embedding_model: String,
+    /// With --retrieval: the chats' `recall_min_similarity` (0 keeps every
+    /// similarity in the hits' scores, for studying fusions with --out);
+    /// unset: recapd's default.
+    #[arg(long, requires = "retrieval")]
+    min_similarity: Option<f64>,
     /// With --retrieval: the k of recall@k (at most 100).
     #[arg(long, value_delimiter = ',', default_values_t = [1, 5, 10])]
     k: Vec<usize>,
@@ -254,6 +259,7 @@ async fn retrieval_check(
         ks: &ks,
         timeout: args.timeout,
         max_questions: args.max_questions,
+        min_similarity: args.min_similarity,
     };
     let mut runs = Vec::new();
     let mut errors = Vec::new();

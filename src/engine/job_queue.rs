@@ -130,10 +130,19 @@ struct Shared {
     index_wake: Notify,
 }
 
+/// How many attempts of a lane may be under way for each request it may
+/// have in flight: the others claim their job or apply an answer (each a
+/// commit) while a request is out, so that the endpoint is never left
+/// waiting on recapd's commits.
+pub(in crate::engine) const TURNS_PER_REQUEST: usize = 3;
+
 /// One lane's runner state.
 pub(in crate::engine) struct LaneRunner {
     /// Requests in flight, for the whole process.
     pub permits: Arc<Semaphore>,
+    /// Attempts under way (claimed, asking, or applying), for the whole
+    /// process: [`TURNS_PER_REQUEST`] per request in flight.
+    pub turns: Arc<Semaphore>,
     /// Wakes the lane's runner: a job was queued or became runnable.
     pub wake: Notify,
     /// Chats that had nothing to start at their latest turn (disabled, or
@@ -147,6 +156,7 @@ impl LaneRunner {
     fn new(concurrency: usize) -> LaneRunner {
         LaneRunner {
             permits: Arc::new(Semaphore::new(concurrency)),
+            turns: Arc::new(Semaphore::new(concurrency * TURNS_PER_REQUEST)),
             wake: Notify::new(),
             idle: Mutex::new(HashMap::new()),
             busy: Mutex::new(HashSet::new()),

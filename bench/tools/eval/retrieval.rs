@@ -40,6 +40,8 @@ pub struct Setup<'a> {
     pub timeout: Duration,
     /// Questions asked per conversation (the first ones with evidence).
     pub max_questions: Option<usize>,
+    /// The chats' `recall_min_similarity`; `None`: recapd's default.
+    pub min_similarity: Option<f64>,
 }
 
 /// One question asked.
@@ -51,6 +53,10 @@ pub struct Retrieved {
     pub evidence: Vec<String>,
     /// The message ids of the passages found, best first.
     pub found: Vec<String>,
+    /// Their BM25 scores and similarities (`None`: not in the vector
+    /// ranking), in the same order: what `--out` keeps for studying other
+    /// fusions of the two rankings offline.
+    pub scores: Vec<(f64, Option<f64>)>,
 }
 
 impl Retrieved {
@@ -151,6 +157,7 @@ async fn run_on(
             chat_id: chat_id.clone(),
             settings: Some(pb::Settings {
                 recall_enabled: Some(true),
+                recall_min_similarity: setup.min_similarity,
                 ..Default::default()
             }),
             clear: Vec::new(),
@@ -223,6 +230,11 @@ async fn run_on(
             question: question.question.clone(),
             category: question.category,
             evidence,
+            scores: answer
+                .hits
+                .iter()
+                .map(|h| (h.keyword_score, h.vector_score))
+                .collect(),
             found: answer.hits.into_iter().map(|h| h.message_id).collect(),
         });
     }
@@ -387,6 +399,7 @@ pub fn json(runs: &[ModeRun], ks: &[usize], errors: &[String]) -> Value {
                     "category": q.category,
                     "evidence": q.evidence,
                     "found": q.found,
+                    "scores": q.scores,
                 })).collect::<Vec<_>>(),
             })
         })

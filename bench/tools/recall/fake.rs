@@ -102,7 +102,7 @@ impl Fake {
 async fn embeddings(
     State(fake): State<Arc<Fake>>,
     Json(body): Json<serde_json::Value>,
-) -> Json<serde_json::Value> {
+) -> impl axum::response::IntoResponse {
     fake.first_us.fetch_min(fake.now_us(), Ordering::SeqCst);
     let now = fake.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     fake.max_in_flight.fetch_max(now, Ordering::SeqCst);
@@ -124,19 +124,26 @@ async fn embeddings(
             serde_json::json!({"object": "embedding", "index": index, "embedding": vector(text, fake.dims)})
         })
         .collect();
-    // The latency is the whole answer's: computing the vectors counts in it.
-    if let Some(rest) = fake.latency.checked_sub(started.elapsed()) {
-        tokio::time::sleep(rest).await;
-    }
     let words: usize = texts.iter().map(|t| t.split_whitespace().count()).sum();
-    fake.in_flight.fetch_sub(1, Ordering::SeqCst);
-    fake.last_us.fetch_max(fake.now_us(), Ordering::SeqCst);
-    Json(serde_json::json!({
+    let answer = serde_json::json!({
         "object": "list",
         "model": body["model"],
         "data": data,
         "usage": {"prompt_tokens": words, "total_tokens": words}
-    }))
+    });
+    let bytes = serde_json::to_vec(&answer).unwrap_or_default();
+    // The latency is the whole answer's: computing the vectors and
+    // encoding the answer (about 250 KB of JSON for 32 vectors of 384
+    // numbers) count in it.
+    if let Some(rest) = fake.latency.checked_sub(started.elapsed()) {
+        tokio::time::sleep(rest).await;
+    }
+    fake.in_flight.fetch_sub(1, Ordering::SeqCst);
+    fake.last_us.fetch_max(fake.now_us(), Ordering::SeqCst);
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
 }
 
 /// FNV-1a of a word: the seed of its vector.

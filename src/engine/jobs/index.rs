@@ -10,9 +10,10 @@
 //! fence, by the driver recap jobs share, [`super::lane`]), asks with the
 //! lock released, and applies under the lock again: a vector lands only if its passage still has the
 //! text it was asked for (an edit, a swipe or a deletion meanwhile
-//! discards it, and the passage stays to be asked again). The job then
-//! goes back to PENDING while passages lack vectors, and SUCCEEDS when
-//! none does. Vectors are written in the commit that moves the job, so a
+//! discards it, and the passage stays to be asked again). While passages
+//! lack vectors, the commit that applies a batch claims the next one (up
+//! to the driver's requests in a row; then the job goes back to PENDING
+//! for the other chats' turn); the job SUCCEEDS when none lacks one. Vectors are written in the commit that moves the job, so a
 //! kill -9 loses at most the batch in flight.
 
 use std::collections::BTreeSet;
@@ -20,7 +21,7 @@ use std::collections::BTreeSet;
 use crate::domain::backoff;
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
-use crate::domain::jobs::{self, Job, JobKind, JobLane, JobState, ReadSet};
+use crate::domain::jobs::{self, Job, JobKind, JobLane, JobState, Lease, ReadSet};
 use crate::domain::recall::index::PendingChunk;
 use crate::domain::recall::vectors::MAX_DIMS;
 use crate::domain::recall::{Source, StoredVector, indexable};
@@ -89,6 +90,23 @@ fn keep_vectors(
         .map(|(id, source)| (id.to_owned(), source, index.parts(id, source)))
         .collect();
     Ok((stored, discarded, trims, index.missing_count()))
+}
+
+/// What asking `passages` reads: their messages as they are now (the rest
+/// of the job's read set, `read`, kept).
+fn batch_read(chat: &Chat, passages: &[PendingChunk], read: &ReadSet) -> ReadSet {
+    let ids: BTreeSet<&str> = passages.iter().map(|p| p.key.message_id.as_str()).collect();
+    let messages = ids
+        .into_iter()
+        .filter_map(|id| {
+            chat.message(id)
+                .map(|(_, m)| (id.to_owned(), jobs::fingerprint(m)))
+        })
+        .collect();
+    ReadSet {
+        messages,
+        ..read.clone()
+    }
 }
 
 impl JobDriver {
@@ -269,19 +287,8 @@ impl Lane for IndexLane {
                 now,
             )));
         }
-        let read: BTreeSet<&str> = passages.iter().map(|p| p.key.message_id.as_str()).collect();
-        let messages = read
-            .into_iter()
-            .filter_map(|id| {
-                chat.message(id)
-                    .map(|(_, m)| (id.to_owned(), jobs::fingerprint(m)))
-            })
-            .collect();
         Ok(Prepared::Ask {
-            read: ReadSet {
-                messages,
-                ..resident.jobs[at].read.clone()
-            },
+            read: batch_read(&chat, &passages, &resident.jobs[at].read),
             message_id: None,
             ask: passages,
         })
@@ -333,7 +340,8 @@ impl Lane for IndexLane {
         applying: Applying<'_>,
         claimed: &Claimed<Vec<PendingChunk>>,
         vectors: &Vec<Vec<f32>>,
-    ) -> Result<(), EngineError> {
+        go_on: bool,
+    ) -> Result<Option<Claimed<Vec<PendingChunk>>>, EngineError> {
         let Applying {
             chat_id,
             slot,
@@ -362,7 +370,11 @@ impl Lane for IndexLane {
                 resident.jobs[at].last_error = queue::short(&reason);
                 resident.recall.lock().indexing_failed = true;
                 let commit = fail(resident, at, "vectors of another dimension", now);
-                return engine.chats.commit(&slot, guard, commit).await.map(|_| ());
+                return engine
+                    .chats
+                    .commit(&slot, guard, commit)
+                    .await
+                    .map(|_| None);
             }
         };
         // The tier's query is made of the latest messages: new vectors of
@@ -397,25 +409,62 @@ impl Lane for IndexLane {
         let note = format!(
             "{indexed} passages indexed, {discarded} discarded (changed meanwhile), {remaining} to go"
         );
+        // The next batch, claimed in this same commit (see `Lane::apply`).
+        let batch = if go_on && remaining > 0 && settings.chat_enabled(resident.settings().enabled)
+        {
+            let batch_size = engine
+                .jobs()
+                .embedder()
+                .map_or(1, |e| e.setup.batch_size.max(1));
+            resident.recall.lock().missing(&chat, batch_size)
+        } else {
+            Vec::new()
+        };
+        let mut next_claim = None;
         let changed = if remaining == 0 {
             queue::end_with_dependents(resident, at, JobState::Succeeded, &note, now)
         } else {
+            let read =
+                (!batch.is_empty()).then(|| batch_read(&chat, &batch, &resident.jobs[at].read));
+            let lease = engine.jobs().queue().lease;
+            let owner = engine.jobs().owner().to_owned();
             let job = &mut resident.jobs[at];
             let fence = job.fence;
-            job.state = JobState::Pending;
             job.lease = None;
-            job.attempts = 0;
             job.last_error.clear();
             job.result = queue::short(&note);
-            job.not_before_us = now;
+            match read {
+                Some(read) => {
+                    job.state = JobState::Running;
+                    job.attempts = 1;
+                    job.fence += 1;
+                    job.lease = Some(Lease {
+                        owner,
+                        until_us: now.saturating_add(lease),
+                    });
+                    job.read = read;
+                    next_claim = Some(Claimed {
+                        job: job.clone(),
+                        ask: batch,
+                    });
+                }
+                None => {
+                    job.state = JobState::Pending;
+                    job.attempts = 0;
+                    job.not_before_us = now;
+                }
+            }
             queue::touch(job, now);
+            if let Some(next) = &mut next_claim {
+                next.job = job.clone();
+            }
             vec![(job.clone(), fence)]
         };
         engine
             .chats
             .commit(&slot, guard, job_commit(writes, next, changed, Vec::new()))
             .await
-            .map(|_| ())
+            .map(|_| next_claim)
     }
 }
 

@@ -7,17 +7,19 @@
 //!    taken over), prepared by the lane (which may settle it without a
 //!    request), then marked RUNNING under a lease and a new fence, with
 //!    what it read recorded, in one commit.
-//! 2. **Work**, with the lock released: the lane asks its endpoint while
-//!    the driver renews the lease every third of `--job-lease`.
+//! 2. **Work**, with the lock released: once one of the lane's places for
+//!    requests in flight is free, the lane asks its endpoint while the
+//!    driver renews the lease every third of `--job-lease`.
 //! 3. **Apply**, under the lock again, only if the job is still this
 //!    runner's (its fence): a failed attempt is recorded here (retried
 //!    after a pause, or the job fails); an answer goes to the lane, which
-//!    applies it in the commit that moves the job on.
+//!    applies it in the commit that moves the job on. An index job with
+//!    passages left claims its next batch in that same commit and goes
+//!    back to 2, up to [`REQUESTS_IN_A_ROW`] requests before it gives the
+//!    other chats their turn: a batch costs one commit, not two.
 
 use std::sync::Arc;
 use std::time::Duration;
-
-use tokio::sync::OwnedSemaphorePermit;
 
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
@@ -35,6 +37,11 @@ use super::apply::{Retries, fail, job_commit, record_retry};
 use super::failure::{Endpoint, JobFailure};
 use super::queue;
 use super::{JobDriver, Jobs};
+
+/// How many requests of one job an attempt asks in a row, each answer's
+/// commit claiming the next (see [`Lane::apply`]), before the job goes
+/// back to the queue for the other chats' turn.
+const REQUESTS_IN_A_ROW: u32 = 8;
 
 /// One lane of jobs (recap and lore jobs with the LLM; index jobs with the
 /// embeddings endpoint): what the driver needs of it.
@@ -84,14 +91,18 @@ pub(super) trait Lane: Sync {
     fn gave_up(&self, _resident: &mut Resident) {}
 
     /// Under the chat's lock again, the job still this runner's: applies
-    /// `answer` and commits.
+    /// `answer` and commits. With `go_on`, a lane whose job has more to
+    /// ask (an index job's next batch) may claim that in the same commit
+    /// and return it: the driver asks it at once, one commit per request
+    /// instead of two.
     fn apply(
         &self,
         engine: &JobDriver,
         applying: Applying<'_>,
         claimed: &Claimed<Self::Ask>,
         answer: &Self::Answer,
-    ) -> impl Future<Output = Result<(), EngineError>> + Send;
+        go_on: bool,
+    ) -> impl Future<Output = Result<Option<Claimed<Self::Ask>>, EngineError>> + Send;
 }
 
 /// What a lane's [`Lane::prepare`] found.
@@ -213,42 +224,57 @@ impl Drop for StopOnDrop {
 impl JobDriver {
     /// Starts the next runnable job of `lane` in `chat`, if any, and sees
     /// it through. Returns whether a job was started or settled (false:
-    /// the chat had nothing to do now). `permit` is one of the lane's
-    /// places for requests in flight, held until the request is answered.
+    /// the chat had nothing to do now). The request waits for one of the
+    /// lane's places for requests in flight, held until it is answered
+    /// (the job's lease is renewed meanwhile).
     pub(super) async fn run_next<L: Lane>(
         &self,
         lane: &L,
         chat: &ChatKey,
-        permit: OwnedSemaphorePermit,
     ) -> Result<bool, EngineError> {
-        let claimed = match self.chats.retrying(|| self.claim_next(lane, chat)).await {
+        let mut claimed = match self.chats.retrying(|| self.claim_next(lane, chat)).await {
             Ok(Step::Idle) => return Ok(false),
             Ok(Step::Settled) => return Ok(true),
-            Ok(Step::Claimed(claimed)) => claimed,
+            Ok(Step::Claimed(claimed)) => *claimed,
             // Another runner took it first: it is theirs.
             Err(EngineError::Store(StoreError::Fenced(_))) => return Ok(true),
             Err(error) => return Err(error),
         };
-        let renewal = self.renew_lease_meanwhile(chat, &claimed.job);
-        let outcome = lane.work(self, chat, &claimed).await;
-        drop(renewal);
-        metrics::counter!(
-            telemetry::LLM_ATTEMPTS,
-            "kind" => claimed.job.kind.name(),
-            "outcome" => outcome.label()
-        )
-        .increment(1);
-        drop(permit);
-        match self
-            .chats
-            .retrying(|| self.apply_outcome(lane, chat, &claimed, &outcome))
-            .await
-        {
-            Err(EngineError::Store(StoreError::Fenced(job))) => {
-                tracing::info!(%chat, %job, "{}", L::DROPPED);
-                Ok(true)
+        let mut in_a_row = 1;
+        loop {
+            let renewal = self.renew_lease_meanwhile(chat, &claimed.job);
+            let permits = self.jobs().lane(L::LANE).permits.clone();
+            let Ok(permit) = permits.acquire_owned().await else {
+                // Closed: never (the lane's semaphore lives as long as the
+                // engine); the job stays RUNNING and is taken over later.
+                return Ok(true);
+            };
+            let outcome = lane.work(self, chat, &claimed).await;
+            drop(renewal);
+            metrics::counter!(
+                telemetry::LLM_ATTEMPTS,
+                "kind" => claimed.job.kind.name(),
+                "outcome" => outcome.label()
+            )
+            .increment(1);
+            drop(permit);
+            let go_on = in_a_row < REQUESTS_IN_A_ROW;
+            match self
+                .chats
+                .retrying(|| self.apply_outcome(lane, chat, &claimed, &outcome, go_on))
+                .await
+            {
+                Ok(Some(next)) => {
+                    claimed = next;
+                    in_a_row += 1;
+                }
+                Ok(None) => return Ok(true),
+                Err(EngineError::Store(StoreError::Fenced(job))) => {
+                    tracing::info!(%chat, %job, "{}", L::DROPPED);
+                    return Ok(true);
+                }
+                Err(error) => return Err(error),
             }
-            other => other.map(|()| true),
         }
     }
 
@@ -329,7 +355,8 @@ impl JobDriver {
         chat_id: &ChatKey,
         claimed: &Claimed<L::Ask>,
         outcome: &Outcome<L::Answer>,
-    ) -> Result<(), EngineError> {
+        go_on: bool,
+    ) -> Result<Option<Claimed<L::Ask>>, EngineError> {
         let slot = self.chats.slot(chat_id);
         let mut chat = self.chats.lock(&slot).await?;
         let Some(at) = chat
@@ -349,7 +376,7 @@ impl JobDriver {
                     at,
                     now,
                 };
-                return lane.apply(self, applying, claimed, answer).await;
+                return lane.apply(self, applying, claimed, answer, go_on).await;
             }
             Outcome::Retry {
                 reason,
@@ -366,7 +393,7 @@ impl JobDriver {
                 fail(&mut chat, at, L::REFUSED, now)
             }
         };
-        self.chats.commit(&slot, chat, commit).await.map(|_| ())
+        self.chats.commit(&slot, chat, commit).await.map(|_| None)
     }
 
     /// Renews `job`'s lease every third of `--job-lease` until the

@@ -200,8 +200,9 @@ impl Lane for RecapLane {
         applying: Applying<'_>,
         _claimed: &Claimed<RecapAsk>,
         answer: &Answer,
-    ) -> Result<(), EngineError> {
-        engine.apply_answer(applying, answer).await
+        _go_on: bool,
+    ) -> Result<Option<Claimed<RecapAsk>>, EngineError> {
+        engine.apply_answer(applying, answer).await.map(|()| None)
     }
 }
 

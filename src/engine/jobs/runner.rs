@@ -1,8 +1,9 @@
 //! The runners: one task per lane that takes the lane's runnable jobs
 //! round-robin over the chats that have some, one job per chat and lane at
 //! a time, with at most `--llm-concurrency` (recap lane) or
-//! `--embedding-concurrency` (index lane) requests in flight; and removes
-//! finished jobs past `--job-retention`.
+//! `--embedding-concurrency` (index lane) requests in flight, and twice as
+//! many attempts under way (the others claim their job or apply their
+//! answer meanwhile); and removes finished jobs past `--job-retention`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -92,27 +93,27 @@ impl JobDriver {
                 next_purge = Instant::now() + PURGE_EVERY;
             }
             while attempts.try_join_next().is_some() {}
-            let permit = if runs {
-                let permits = self.jobs().lane(lane).permits.clone();
+            let turn = if runs {
+                let turns = self.jobs().lane(lane).turns.clone();
                 tokio::select! {
-                    permit = permits.acquire_owned() => permit.ok(),
+                    turn = turns.acquire_owned() => turn.ok(),
                     () = shutdown.cancelled() => break,
                 }
             } else {
                 None
             };
-            let picked = match &permit {
+            let picked = match &turn {
                 Some(_) => self.jobs().pick_chat(lane, &mut last_served).await,
                 None => None,
             };
-            match (picked, permit) {
-                (Some(chat), Some(permit)) => {
+            match (picked, turn) {
+                (Some(chat), Some(turn)) => {
                     self.jobs().started(lane, &chat);
                     let engine = self.clone();
                     attempts.spawn(async move {
                         let run = match lane {
-                            JobLane::Recap => engine.run_next(&RecapLane, &chat, permit).await,
-                            JobLane::Index => engine.run_next(&IndexLane, &chat, permit).await,
+                            JobLane::Recap => engine.run_next(&RecapLane, &chat).await,
+                            JobLane::Index => engine.run_next(&IndexLane, &chat).await,
                         };
                         let started = match run {
                             Ok(started) => started,
@@ -132,6 +133,7 @@ impl JobDriver {
                                 .insert(chat.clone(), Instant::now() + IDLE_PAUSE);
                         }
                         engine.jobs().ended(lane, &chat);
+                        drop(turn);
                         if started {
                             engine.jobs().wake(lane);
                         }

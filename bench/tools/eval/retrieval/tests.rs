@@ -6,6 +6,7 @@ fn q(evidence: &[&str], found: &[&str]) -> Retrieved {
         category: 1,
         evidence: evidence.iter().map(|s| (*s).to_owned()).collect(),
         found: found.iter().map(|s| (*s).to_owned()).collect(),
+        scores: found.iter().map(|_| (1.0, None)).collect(),
     }
 }
 
