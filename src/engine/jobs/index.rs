@@ -410,7 +410,10 @@ impl Lane for IndexLane {
             "{indexed} passages indexed, {discarded} discarded (changed meanwhile), {remaining} to go"
         );
         // The next batch, claimed in this same commit (see `Lane::apply`).
-        let batch = if go_on && remaining > 0 && settings.chat_enabled(resident.settings().enabled)
+        let batch = if go_on
+            && remaining > 0
+            && settings.recall.enabled
+            && settings.chat_enabled(resident.settings().enabled)
         {
             let batch_size = engine
                 .jobs()
