@@ -132,6 +132,7 @@ mod profile_ops;
 mod prompt;
 mod publish;
 mod recall;
+mod recall_state;
 mod refreshes;
 mod replicas;
 mod retry;

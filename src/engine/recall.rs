@@ -18,7 +18,6 @@
 //! (REFRESH_TRIGGER_RECALL_SEARCHED).
 
 mod order;
-mod state;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,11 +33,10 @@ use crate::llm::LlmError;
 use crate::telemetry;
 
 use super::commit::TierSource;
+use super::recall_state::{Answer, TierSearches};
 use super::slot::Resident;
 use super::{Chats, EngineError};
 use order::Order;
-pub use state::RecallState;
-use state::{Answer, TierSearches};
 
 /// The hits Recall answers with when the request names no limit.
 pub const DEFAULT_RECALL_LIMIT: usize = 10;

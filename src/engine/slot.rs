@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 
 use super::errors::EngineError;
 use super::global_settings::GlobalSettings;
-use super::recall::RecallState;
+use super::recall_state::RecallState;
 use crate::domain::chat::Chat;
 use crate::domain::chat::ChatEvent;
 use crate::domain::footprint::{Footprint, allocation_bytes};

@@ -113,8 +113,9 @@ impl DomainError {
     }
 }
 
-/// The default of [`Limits::recall_inline_passages`]: a search of this
-/// many passages costs about a millisecond (bench/recall.sh).
+/// The default of [`Limits::recall_inline_passages`]: a fifth of the
+/// 100,000-passage chat whose search `bench/recall.sh` measured at about
+/// 3 ms by keyword and 15 ms hybrid (on a slow day of a 2-core machine).
 pub const DEFAULT_RECALL_INLINE_PASSAGES: usize = 20_000;
 
 /// Size limits applied to client-supplied text, configurable by the operator.

@@ -30,7 +30,7 @@ use crate::domain::time::UnixMicros;
 use crate::store::Write;
 use crate::telemetry;
 
-use super::super::recall::RecallState;
+use super::super::recall_state::RecallState;
 use super::super::slot::Resident;
 use super::super::{EngineError, Next};
 use super::apply::{self, Retries, fail, job_commit};

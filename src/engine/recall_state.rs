@@ -3,7 +3,7 @@
 //!
 //! The index sits behind an `Arc` so that a search of a long chat can read
 //! a snapshot of it on a blocking thread, away from the chat's lock
-//! ([`super::background`]). While such a search holds the snapshot, the
+//! (`super::recall`). While such a search holds the snapshot, the
 //! index is not changed under it (that would copy it): what the chat's
 //! commits wrote meanwhile, and the vectors an index job brought, wait in
 //! [`Deferred`] and are applied by the first sync that finds the index
