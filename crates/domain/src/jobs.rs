@@ -421,7 +421,15 @@ pub fn clip(text: &str, max: usize) -> String {
 /// A stable 64-bit FNV-1a hash (the same across builds and platforms, so
 /// a fingerprint stored before a restart still compares after it).
 pub fn fingerprint_text(text: &str) -> u64 {
-    fnv1a(0xcbf2_9ce4_8422_2325, text.as_bytes())
+    fingerprint_parts(&[text])
+}
+
+/// [`fingerprint_text`] of `parts` written one after the other, without
+/// building that text.
+pub fn fingerprint_parts(parts: &[&str]) -> u64 {
+    parts.iter().fold(0xcbf2_9ce4_8422_2325, |hash, part| {
+        fnv1a(hash, part.as_bytes())
+    })
 }
 
 fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {

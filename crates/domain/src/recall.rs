@@ -10,9 +10,12 @@
 //! [`search`] runs both and weighs them together; [`tier`] turns
 //! the best hits into the `auto_recap_recall` injection.
 //!
-//! A chunk is known by its [`ChunkKey`] (message, source, part) and its
-//! text's fingerprint: a vector belongs to one text of one chunk, so a
-//! vector of an older text is never used for a newer one.
+//! A chunk is known by its [`ChunkKey`] (message, source, part) and the
+//! fingerprint of what its vector is computed from ([`embedding_input`]:
+//! a message's chunk after its speaker's name, a scene recap's as it is):
+//! a vector belongs to one text of one chunk, so a vector of an older
+//! text (or of the same text under another name) is never used for a
+//! newer one.
 //!
 //! Which messages are indexed: every message that is not hidden by hand
 //! and not one of the extension's own memory messages, with a non-empty
@@ -87,7 +90,7 @@ pub struct ChunkKey {
 pub struct StoredVector {
     /// The chunk.
     pub key: ChunkKey,
-    /// [`crate::jobs::fingerprint_text`] of the chunk's text.
+    /// [`input_fingerprint`] of the chunk.
     pub fingerprint: u64,
     /// The model that computed it.
     pub model: String,
@@ -99,6 +102,39 @@ pub struct StoredVector {
 // other answer, and a store reads back what was written), so equality is
 // an equivalence.
 impl Eq for StoredVector {}
+
+/// The speaker a chunk of `message`'s text of `source` is embedded after:
+/// the message's name (trimmed; `None` when blank) for its own text, `None`
+/// for the scene recap it carries (a narration of the scene, no one's
+/// line).
+pub fn speaker(message: &Message, source: Source) -> Option<&str> {
+    match source {
+        Source::Message => Some(message.name.trim()).filter(|name| !name.is_empty()),
+        Source::SceneRecap => None,
+    }
+}
+
+/// What a chunk's vector is computed from: `"{speaker}: {chunk}"`, or the
+/// chunk alone without a speaker. Chat lines are short and a question
+/// names who it is about ("what did Mira find at the inn?"): with the
+/// name, the embeddings model places the line near questions about its
+/// speaker (on LoCoMo, all-MiniLM-L6-v2's vector ranking alone finds a
+/// question's evidence in its top 5 about half as often without it).
+pub fn embedding_input(speaker: Option<&str>, chunk: &str) -> String {
+    match speaker {
+        Some(name) => format!("{name}: {chunk}"),
+        None => chunk.to_owned(),
+    }
+}
+
+/// [`crate::jobs::fingerprint_text`] of [`embedding_input`], without
+/// building it: a vector is kept only for the input it was computed from.
+pub fn input_fingerprint(speaker: Option<&str>, chunk: &str) -> u64 {
+    match speaker {
+        Some(name) => crate::jobs::fingerprint_parts(&[name, ": ", chunk]),
+        None => crate::jobs::fingerprint_text(chunk),
+    }
+}
 
 /// Whether a message's text is indexed (see the module documentation).
 pub fn indexable(message: &Message) -> bool {

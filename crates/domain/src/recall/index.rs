@@ -17,9 +17,10 @@ use super::chunk::chunks;
 use super::keyword::KeywordIndex;
 use super::search::{self, CANDIDATES, Candidates, Hit, RecallQuery};
 use super::vectors::{VectorSet, centroid};
-use super::{ChunkKey, Source, StoredVector, indexable};
+use super::{
+    ChunkKey, Source, StoredVector, embedding_input, indexable, input_fingerprint, speaker,
+};
 use crate::chat::Chat;
-use crate::jobs::fingerprint_text;
 use crate::message::Message;
 
 /// One chunk in the index.
@@ -30,7 +31,7 @@ pub(super) struct Doc {
     pub seq: i64,
     /// The chunk's bytes in its text.
     pub range: Range<u32>,
-    /// [`fingerprint_text`] of the chunk's text.
+    /// [`input_fingerprint`] of the chunk (its speaker and text).
     pub fingerprint: u64,
 }
 
@@ -39,9 +40,10 @@ pub(super) struct Doc {
 pub struct PendingChunk {
     /// The chunk.
     pub key: ChunkKey,
-    /// Its text's fingerprint: the vector is for this text only.
+    /// Its [`input_fingerprint`]: the vector is for this input only.
     pub fingerprint: u64,
-    /// Its text.
+    /// What its vector is computed from ([`embedding_input`]: its text,
+    /// after its speaker's name for a message's).
     pub text: String,
 }
 
@@ -211,7 +213,7 @@ impl RecallIndex {
                     source,
                     part: u32::try_from(part).unwrap_or(u32::MAX),
                 };
-                let fingerprint = fingerprint_text(chunk);
+                let fingerprint = input_fingerprint(speaker(message, source), chunk);
                 let slot = self.take_slot();
                 self.keyword.insert(slot, chunk);
                 if let Some((stored, vector)) = self.spare.remove(&key)
@@ -329,10 +331,11 @@ impl RecallIndex {
             .into_iter()
             .filter_map(|(_, _, slot)| {
                 let doc = self.docs[slot as usize].as_ref()?;
+                let (speaker, chunk) = passage(chat, doc)?;
                 Some(PendingChunk {
                     key: doc.key.clone(),
                     fingerprint: doc.fingerprint,
-                    text: passage_text(chat, doc)?.to_owned(),
+                    text: embedding_input(speaker, chunk),
                 })
             })
             .collect()
@@ -435,10 +438,16 @@ impl RecallIndex {
 /// the chunk was cut from (its fingerprint): a passage ranked on an older
 /// snapshot of the index is read only if it is unchanged.
 pub(super) fn passage_text<'c>(chat: &'c Chat, doc: &Doc) -> Option<&'c str> {
+    passage(chat, doc).map(|(_, chunk)| chunk)
+}
+
+/// [`passage_text`] with the speaker the chunk is embedded after.
+fn passage<'c>(chat: &'c Chat, doc: &Doc) -> Option<(Option<&'c str>, &'c str)> {
     let (_, message) = chat.message(&doc.key.message_id)?;
     let text = source_text(message, doc.key.source)?;
     let chunk = text.get(doc.range.start as usize..doc.range.end as usize)?;
-    (fingerprint_text(chunk) == doc.fingerprint).then_some(chunk)
+    let speaker = speaker(message, doc.key.source);
+    (input_fingerprint(speaker, chunk) == doc.fingerprint).then_some((speaker, chunk))
 }
 
 fn to_u32(n: usize) -> u32 {

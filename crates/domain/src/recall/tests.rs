@@ -100,7 +100,7 @@ fn vectors_rank_by_meaning_and_fuse_with_keywords() {
                 source: Source::Message,
                 part: 0,
             },
-            fingerprint: crate::jobs::fingerprint_text(m.text()),
+            fingerprint: super::input_fingerprint(Some(m.name.as_str()), m.text()),
             model: "toy".into(),
             vector: vector(&m.id),
         })
@@ -136,7 +136,8 @@ fn an_edit_drops_the_chunk_vector_and_a_stale_vector_is_refused() {
             source: Source::Message,
             part: 0,
         },
-        fingerprint: crate::jobs::fingerprint_text(
+        fingerprint: super::input_fingerprint(
+            Some("Tomas"),
             "The innkeeper gave me a letter sealed with green wax.",
         ),
         model: "toy".into(),
@@ -158,7 +159,10 @@ fn an_edit_drops_the_chunk_vector_and_a_stale_vector_is_refused() {
         .iter()
         .find(|p| p.key.message_id == "m2")
         .expect("m2 needs a vector again");
-    assert_eq!(m2.text, "The innkeeper gave me a parcel.");
+    assert_eq!(
+        m2.text, "Tomas: The innkeeper gave me a parcel.",
+        "a message's passage is embedded after its speaker's name"
+    );
     assert!(index.attach(&m2.key, m2.fingerprint, &[1.0, 0.0]));
     assert_eq!(pending[0].key.message_id, "m6", "newest first");
     // An unchanged message cut again keeps its vector.
@@ -301,7 +305,7 @@ fn timing_of_a_search_over_a_large_chat() {
                 source: Source::Message,
                 part: 0,
             },
-            fingerprint: crate::jobs::fingerprint_text(&text),
+            fingerprint: super::input_fingerprint(Some("A"), &text),
             model: "m".into(),
             vector: (0..384)
                 .map(|_| (next() % 1000) as f32 / 1000.0 - 0.5)
@@ -378,7 +382,7 @@ fn the_generation_moves_with_every_change_a_search_could_see() {
         source: Source::Message,
         part: 0,
     };
-    let fingerprint = crate::jobs::fingerprint_text("Wolves howled all night.");
+    let fingerprint = super::input_fingerprint(Some("Mira"), "Wolves howled all night.");
     assert!(index.accepts(&key, fingerprint, 2));
     assert!(!index.accepts(&key, fingerprint + 1, 2));
     assert!(index.attach(&key, fingerprint, &[1.0, 0.0]));
@@ -412,4 +416,42 @@ fn candidates_ranked_before_an_edit_leave_the_edited_passage_out() {
     let hits = candidates.hits(&chat);
     assert_eq!(ids(&hits)[0], "m2");
     assert!(hits.iter().all(|h| h.key.message_id != "m6"));
+}
+
+#[test]
+fn a_vector_of_the_bare_text_is_computed_again_with_the_speaker() {
+    // Before the speaker's name was embedded with a message's passage,
+    // vectors were stored for the bare text: such a vector no longer
+    // matches, so the chat is indexed again rather than ranked on it.
+    let chat = story();
+    let key = ChunkKey {
+        message_id: "m5".into(),
+        source: Source::Message,
+        part: 0,
+    };
+    let bare = StoredVector {
+        key: key.clone(),
+        fingerprint: crate::jobs::fingerprint_text("Wolves howled all night."),
+        model: "toy".into(),
+        vector: vec![1.0, 0.0],
+    };
+    let index = RecallIndex::build(&chat, 1000, "toy", vec![bare.clone()]);
+    assert_eq!(index.vector_count(), 0);
+    let pending = index.missing(&chat, 100);
+    let m5 = pending
+        .iter()
+        .find(|p| p.key == key)
+        .expect("m5 is asked again");
+    assert_eq!(m5.text, "Mira: Wolves howled all night.");
+    assert_eq!(
+        m5.fingerprint,
+        crate::jobs::fingerprint_text("Mira: Wolves howled all night."),
+        "the fingerprint is that of what the endpoint is asked for"
+    );
+    let named = StoredVector {
+        fingerprint: m5.fingerprint,
+        ..bare
+    };
+    let index = RecallIndex::build(&chat, 1000, "toy", vec![named]);
+    assert_eq!(index.vector_count(), 1, "the named text's vector is kept");
 }

@@ -30,7 +30,7 @@ fn vector_of(id: &str, text: &str, vector: Vec<f32>) -> StoredVector {
             source: Source::Message,
             part: 0,
         },
-        fingerprint: crate::jobs::fingerprint_text(text),
+        fingerprint: crate::recall::input_fingerprint(Some("A"), text),
         model: "noise".into(),
         vector,
     }
