@@ -53,7 +53,7 @@ async fn an_edit_during_a_batch_discards_its_vector_and_the_new_text_is_asked_fo
         .flat_map(|r| r.input.clone())
         .collect();
     assert!(
-        asked_after.iter().any(|t| *t == edited_input),
+        asked_after.contains(&edited_input),
         "the new text was asked after the edit: {asked_after:?}"
     );
     for text in (0..STORY.len()).filter(|i| *i != 11).map(said) {

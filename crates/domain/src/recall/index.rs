@@ -215,7 +215,12 @@ impl RecallIndex {
                 };
                 let fingerprint = input_fingerprint(speaker(message, source), chunk);
                 let slot = self.take_slot();
-                self.keyword.insert(slot, chunk);
+                // A message's words are searched with its speaker's name:
+                // "what did Mira find" prefers Mira's lines.
+                match speaker(message, source) {
+                    Some(name) => self.keyword.insert(slot, &format!("{name} {chunk}")),
+                    None => self.keyword.insert(slot, chunk),
+                }
                 if let Some((stored, vector)) = self.spare.remove(&key)
                     && stored == fingerprint
                 {

@@ -17,8 +17,9 @@
 //! recall worse than keyword search alone in every category (any@5 0.422
 //! against 0.574). A score, unlike a rank, says how sure each ranking is:
 //! a passage the vector ranking barely prefers gains little. The weight was
-//! fitted on half of LoCoMo's conversations and checked on the other half
-//! (docs/recall.md and BENCHMARKS.md give the figures).
+//! chosen on LoCoMo's conversations, half by half: the best on one half
+//! that is below keyword search alone in no category of question on
+//! either (docs/recall.md and BENCHMARKS.md give the figures).
 //!
 //! Identical passages (same text once whitespace and case are set aside)
 //! are returned once, the best placed one.
@@ -33,7 +34,7 @@ use crate::footprint::Footprint;
 /// The weight of the keyword score in the fused score (the vector
 /// similarity's is `1 - KEYWORD_WEIGHT`), fitted on LoCoMo (see the module
 /// documentation).
-pub const KEYWORD_WEIGHT: f32 = 0.75;
+pub const KEYWORD_WEIGHT: f32 = 0.65;
 /// How many of each ranking's best are fused.
 pub const CANDIDATES: usize = 200;
 

@@ -455,3 +455,30 @@ fn a_vector_of_the_bare_text_is_computed_again_with_the_speaker() {
     let index = RecallIndex::build(&chat, 1000, "toy", vec![named]);
     assert_eq!(index.vector_count(), 1, "the named text's vector is kept");
 }
+
+#[test]
+fn a_speakers_name_finds_their_lines() {
+    let chat = story();
+    let index = RecallIndex::build(&chat, 1000, "", Vec::new());
+    let query = words;
+    // m2 (Tomas) and m3 (Mira) both speak of the letter: the name decides
+    // which comes first.
+    let rank = |hits: &[super::Hit], id: &str| {
+        ids(hits)
+            .iter()
+            .position(|h| *h == id)
+            .expect("both letters are found")
+    };
+    let hits = index.search(&chat, &query("the letter Tomas got"));
+    assert!(rank(&hits, "m2") < rank(&hits, "m3"), "{:?}", ids(&hits));
+    let hits = index.search(&chat, &query("the letter Mira keeps"));
+    assert!(rank(&hits, "m3") < rank(&hits, "m2"), "{:?}", ids(&hits));
+    let hits = index.search(&chat, &query("Tomas"));
+    assert_eq!(ids(&hits).len(), 3, "his three lines: {:?}", ids(&hits));
+    assert!(ids(&hits).iter().all(|id| ["m2", "m4", "m6"].contains(id)));
+    assert_eq!(
+        hits[0].text.split_once(':').map(|(name, _)| name),
+        None,
+        "the passage is the message's text, without the name"
+    );
+}
