@@ -119,7 +119,8 @@ pub fn speaker(message: &Message, source: Source) -> Option<&str> {
 /// names who it is about ("what did Mira find at the inn?"): with the
 /// name, the embeddings model places the line near questions about its
 /// speaker (on LoCoMo, all-MiniLM-L6-v2's vector ranking alone finds a
-/// question's evidence in its top 5 about half as often without it).
+/// question's evidence in its top 5 for 37% of the questions with it, 27%
+/// without).
 pub fn embedding_input(speaker: Option<&str>, chunk: &str) -> String {
     match speaker {
         Some(name) => format!("{name}: {chunk}"),
