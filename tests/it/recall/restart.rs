@@ -173,12 +173,12 @@ async fn replicas_share_the_vectors_one_of_them_fetched() {
     .await;
     assert_eq!(on_a.hits[0].text, KEY_PASSAGE);
 
-    // Each passage embedded once by the two replicas together (the
-    // queries of the Recall calls besides).
+    // Each passage embedded once by the two replicas together, after its
+    // speaker's name (the queries of the Recall calls besides).
     let asked = asked(&fake);
-    for text in STORY {
+    for text in (0..STORY.len()).map(said) {
         assert_eq!(
-            asked.get(text),
+            asked.get(&text),
             Some(&1),
             "{text:?} embedded once: {asked:#?}"
         );
