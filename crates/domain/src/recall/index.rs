@@ -213,11 +213,12 @@ impl RecallIndex {
                     source,
                     part: u32::try_from(part).unwrap_or(u32::MAX),
                 };
-                let fingerprint = input_fingerprint(speaker(message, source), chunk);
+                let speaker = speaker(message, source);
+                let fingerprint = input_fingerprint(speaker, chunk);
                 let slot = self.take_slot();
                 // A message's words are searched with its speaker's name:
                 // "what did Mira find" prefers Mira's lines.
-                match speaker(message, source) {
+                match speaker {
                     Some(name) => self.keyword.insert(slot, &format!("{name} {chunk}")),
                     None => self.keyword.insert(slot, chunk),
                 }
