@@ -246,7 +246,8 @@ impl App {
     }
 
     /// Stops serving: health goes NOT_SERVING, open streams end, in-flight
-    /// calls finish, pending debounced refreshes run, and the store's
+    /// calls finish, the tasks they left running (recall's background
+    /// searches) end, pending debounced refreshes run, and the store's
     /// group commit drains. Every acknowledged write is on disk when this returns.
     pub async fn shutdown(self) {
         let App {
@@ -294,6 +295,8 @@ impl App {
         if let Err(error) = preload.await {
             tracing::error!(%error, "loading the tokenizers at start failed");
         }
+        // Recall searches under way end (their refreshes commit).
+        engine.chats().finish_background().await;
         engine.chats().flush_debounced().await;
         drop(engine);
         if tokio::time::timeout(Duration::from_secs(5), store.close())

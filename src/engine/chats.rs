@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::broadcast;
+use tokio_util::task::TaskTracker;
 
 use super::cache::ChatCache;
 use super::commit;
@@ -97,6 +98,10 @@ pub(in crate::engine) struct ChatsInner {
     indexing: bool,
     /// The model tokenizers chats may count with.
     tokenizers: Tokenizers,
+    /// The tasks calls leave running (recall's searches away from a
+    /// chat's lock and the loads they start), so that a shutdown waits
+    /// for them ([`Chats::finish_background`]).
+    background: TaskTracker,
 }
 
 /// A reserved place for a new chat (see [`Chats::reserve_chat`]).
@@ -187,8 +192,26 @@ impl Chats {
                 lorebooks,
                 indexing,
                 tokenizers,
+                background: TaskTracker::new(),
             }),
         }
+    }
+
+    /// Runs `task` on its own, counted among the tasks a shutdown waits
+    /// for.
+    pub(in crate::engine) fn spawn_background(
+        &self,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) {
+        self.inner.background.spawn(task);
+    }
+
+    /// Waits until every task [`Chats::spawn_background`] started has
+    /// ended (those started meanwhile too): at shutdown, once no call can
+    /// start another, before the last debounced refreshes run.
+    pub async fn finish_background(&self) {
+        self.inner.background.close();
+        self.inner.background.wait().await;
     }
 
     /// Limits on client text.

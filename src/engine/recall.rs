@@ -305,7 +305,7 @@ impl Chats {
             let home = home.clone();
             let searched = searched.to_owned();
             let index = index.clone();
-            tokio::spawn(async move {
+            self.spawn_background(async move {
                 let ranked = order::rank_away(index, order).await;
                 let finished = {
                     let mut background = reporter.lock();
@@ -365,7 +365,7 @@ impl Chats {
     /// found it cold).
     fn load_in_background(&self, chat: ChatKey) {
         let engine = self.clone();
-        tokio::spawn(async move {
+        self.spawn_background(async move {
             let slot = engine.slot(&chat);
             if let Err(error) = engine.lock(&slot).await {
                 tracing::debug!(%chat, %error, "could not load a chat recall searches");
