@@ -8,13 +8,14 @@
 //! chats that still have some (`JobDriver::queue_index_jobs`). Each attempt
 //! claims a batch under the chat's lock (RUNNING, under a lease and a
 //! fence, by the driver recap jobs share, [`super::lane`]), asks with the
-//! lock released, and applies under the lock again: a vector lands only if its passage still has the
-//! text it was asked for (an edit, a swipe or a deletion meanwhile
-//! discards it, and the passage stays to be asked again). While passages
-//! lack vectors, the commit that applies a batch claims the next one (up
-//! to the driver's requests in a row; then the job goes back to PENDING
-//! for the other chats' turn); the job SUCCEEDS when none lacks one. Vectors are written in the commit that moves the job, so a
-//! kill -9 loses at most the batch in flight.
+//! lock released, and applies under the lock again: a vector lands only if
+//! its passage still has the text it was asked for (an edit, a swipe or a
+//! deletion meanwhile discards it, and the passage stays to be asked
+//! again). While passages lack vectors, the commit that applies a batch
+//! claims the next one (up to the driver's requests in a row; then the job
+//! goes back to PENDING for the other chats' turn); the job SUCCEEDS when
+//! none lacks one. Vectors are written in the commit that moves the job,
+//! so a kill -9 loses at most the batch in flight.
 
 use std::collections::BTreeSet;
 
