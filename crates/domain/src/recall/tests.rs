@@ -287,13 +287,7 @@ fn timing_of_a_search_over_a_large_chat() {
     // Zipf's law from 8,000, each message's vector the sum of its words'
     // (random) vectors, so that common words give every vector a shared
     // direction, as a model's vectors have.
-    let mut seed = 7u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = super::vectors::tests::xorshift(7);
     let word_vectors: Vec<Vec<f32>> = (0..8000)
         .map(|_| {
             (0..384)
