@@ -22,7 +22,7 @@ use super::{Chats, EngineError};
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobState};
 use crate::domain::time::UnixMicros;
-use crate::store::{ChatSettings, Tombstone};
+use crate::store::{BranchOrigin, ChatSettings, Tombstone};
 
 /// Why a chat is deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +64,9 @@ pub struct ChatSummary {
     pub character_key: Option<String>,
     /// The group it is in (its own, else the one listing it), if any.
     pub group_id: Option<String>,
+    /// The chat it is a branch of and the message it was branched at, if
+    /// it is a branch.
+    pub branched_from: Option<BranchOrigin>,
 }
 
 /// The tombstone a chat's erasure leaves: the next revision of each
@@ -198,6 +201,7 @@ impl Chats {
                     updated_us: chat.updated_us,
                     character_key: chat.character_key,
                     group_id,
+                    branched_from: chat.branched_from,
                     chat_id: chat.chat_id,
                 }
             })

@@ -113,6 +113,7 @@
 //! its commit; the in-memory maps (`chats`, `global`) are held only for a
 //! lookup, never across an `.await`.
 
+mod branches;
 mod cache;
 mod catch_up;
 mod chats;
@@ -149,6 +150,7 @@ use crate::model_tokenizers::Tokenizers;
 use crate::store::Stores;
 use crate::telemetry;
 use crate::wall_clock::{SystemClock, WallClock};
+pub use branches::Branched;
 pub use chats::Chats;
 pub use errors::EngineError;
 pub use fanout::Updates;

@@ -10,6 +10,7 @@ use crate::domain::Limits;
 use crate::domain::chat::ChatEvent;
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::message::{Message, MessageData, NewMessage};
+use crate::domain::recall::StoredVector;
 use crate::domain::refresh::{InjectionKey, Trigger};
 use crate::domain::settings::SettingsPatch;
 use crate::domain::time::UnixMicros;
@@ -43,6 +44,9 @@ impl ChatStore for Faulty {
     }
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
         self.inner.load(chat).await
+    }
+    async fn recall_vectors(&self, chat: &ChatKey) -> Result<Vec<StoredVector>, StoreError> {
+        self.inner.recall_vectors(chat).await
     }
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {
         self.inner.global_settings().await

@@ -15,7 +15,7 @@ use super::status::domain_status;
 use crate::auth::Tenant;
 use crate::domain::ids::{self, ChatKey};
 use crate::domain::st_settings::import_st_settings;
-use crate::engine::{Engine, SettingsUpdate};
+use crate::engine::{Branched, Engine, SettingsUpdate};
 
 /// The caller's tenant (set by [`crate::auth::AuthLayer`]; the default
 /// tenant without authentication) and the request's message.
@@ -98,6 +98,37 @@ impl MemoryService for MemoryApi {
         let chat_id = scoped(&tenant, &chat_id)?;
         let revision = self.engine.chats().delete_chat(&chat_id).await?;
         Ok(Response::new(pb::DeleteChatResponse { revision }))
+    }
+
+    async fn branch_chat(
+        &self,
+        request: Request<pb::BranchChatRequest>,
+    ) -> Result<Response<pb::BranchChatResponse>, Status> {
+        let (
+            tenant,
+            pb::BranchChatRequest {
+                chat_id,
+                message_id,
+                new_chat_id,
+            },
+        ) = split(request);
+        let from = scoped(&tenant, &chat_id)?;
+        let new_chat = scoped(&tenant, &new_chat_id)?;
+        let Branched {
+            message_count,
+            running_recap_count,
+            chat_book,
+        } = self
+            .engine
+            .chats()
+            .branch_chat(&from, &message_id, &new_chat)
+            .await?;
+        Ok(Response::new(pb::BranchChatResponse {
+            chat_id: new_chat_id,
+            message_count: u32::try_from(message_count).unwrap_or(u32::MAX),
+            running_recap_count: u32::try_from(running_recap_count).unwrap_or(u32::MAX),
+            chat_book: chat_book.unwrap_or_default(),
+        }))
     }
 
     async fn list_chats(

@@ -111,6 +111,21 @@ pub struct ChatMeta {
     /// a group lists is in it without this). `None`: none said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    /// The chat this one is a branch of (BranchChat). `None`: it is no
+    /// branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branched_from: Option<BranchOrigin>,
+}
+
+/// Where a branch comes from: its parent chat and the message it was
+/// branched at (the parent may since have changed or be gone).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BranchOrigin {
+    /// The parent chat's id (same tenant).
+    pub chat_id: String,
+    /// The parent's message the branch ends at.
+    pub message_id: String,
 }
 
 /// A chat's own settings: its overrides of the global settings and its
@@ -329,6 +344,8 @@ pub struct ChatListing {
     pub character_key: Option<String>,
     /// Its row's [`ChatMeta::group_id`].
     pub group_id: Option<String>,
+    /// Its row's [`ChatMeta::branched_from`].
+    pub branched_from: Option<BranchOrigin>,
 }
 
 /// A whole chat shared with the store for [`Write::ReplaceChat`]; two are
@@ -450,6 +467,9 @@ pub trait ChatStore: Send + Sync + 'static {
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError>;
     /// A chat's rows and settings as one consistent read.
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError>;
+    /// The vectors stored for a chat's passages (recall), in no order
+    /// (empty for an unknown chat): what a branch of the chat copies.
+    async fn recall_vectors(&self, chat: &ChatKey) -> Result<Vec<StoredVector>, StoreError>;
     /// Every tenant's global settings, with its profiles.
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError>;
     /// How many chats the store holds, all tenants together.

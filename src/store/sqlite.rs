@@ -23,6 +23,7 @@ use super::{
 };
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobLane};
+use crate::domain::recall::StoredVector;
 use crate::domain::time::UnixMicros;
 use writes::EncodedGroup;
 
@@ -171,6 +172,11 @@ fn chat_keys(
 impl ChatStore for SqliteStore {
     async fn commit(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         self.commits.commit(EncodedGroup::encode(writes)?).await
+    }
+
+    async fn recall_vectors(&self, chat: &ChatKey) -> Result<Vec<StoredVector>, StoreError> {
+        let key = chat.clone();
+        self.read(move |conn| recall::vectors_of(conn, &key)).await
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {

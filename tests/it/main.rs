@@ -12,6 +12,7 @@ mod api_message_data;
 mod api_settings;
 mod api_subscribe;
 mod api_tokenizers;
+mod branches;
 mod chat_lifecycle;
 mod cli_chats;
 mod cli_durations;

@@ -292,17 +292,6 @@ async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportCh
         .into_inner()
 }
 
-async fn versions(server: &mut Server, chat: &str) -> pb::ListRunningRecapsResponse {
-    server
-        .memory
-        .list_running_recaps(pb::ListRunningRecapsRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-}
-
 #[tokio::test]
 async fn real_file_shapes_import_whole_without_warnings() {
     let (_dir, mut server) = start().await;

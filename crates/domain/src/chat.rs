@@ -18,6 +18,7 @@ use super::verbatim::StFile;
 use id_index::IdIndex;
 use message_list::MessageList;
 
+mod branch;
 mod id_index;
 mod message_data;
 mod message_list;

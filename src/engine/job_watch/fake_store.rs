@@ -8,6 +8,7 @@ use parking_lot::Mutex;
 
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::Job;
+use crate::domain::recall::StoredVector;
 use crate::domain::time::UnixMicros;
 use crate::store::{
     ChatSettings, ChatStore, JobQuery, LoadedChat, SqliteStore, StoreError, TenantSettings, Write,
@@ -61,6 +62,9 @@ impl ChatStore for JobsStore {
     }
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
         self.inner.load(chat).await
+    }
+    async fn recall_vectors(&self, chat: &ChatKey) -> Result<Vec<StoredVector>, StoreError> {
+        self.inner.recall_vectors(chat).await
     }
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {
         self.inner.global_settings().await

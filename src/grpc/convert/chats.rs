@@ -44,7 +44,11 @@ impl From<ChatSummary> for pb::ChatSummary {
             updated_us,
             character_key,
             group_id,
+            branched_from,
         } = chat;
+        let (parent_chat_id, parent_message_id) = branched_from
+            .map(|origin| (origin.chat_id, origin.message_id))
+            .unwrap_or_default();
         pb::ChatSummary {
             chat_id,
             message_count: u32::try_from(message_count).unwrap_or(u32::MAX),
@@ -53,6 +57,8 @@ impl From<ChatSummary> for pb::ChatSummary {
             updated_at: Some(timestamp_us(updated_us)),
             character_key: character_key.unwrap_or_default(),
             group_id: group_id.unwrap_or_default(),
+            parent_chat_id,
+            parent_message_id,
         }
     }
 }

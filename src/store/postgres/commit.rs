@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 use super::hint::Hint;
 use super::writes::{Param, claim, statement};
 use super::{as_i64, as_u64, bounded, jobs, pg_err, pool_err, replace};
-use crate::domain::ids::ClaimKey;
+use crate::domain::ids::{ChatKey, ClaimKey};
 use crate::store::group_commit::BatchCommit;
 use crate::store::{StoreError, Write};
 
@@ -94,7 +94,16 @@ impl PgCommitter {
         // The statements that answer a row only when applied (a lorebook's
         // version checked), with the book each names.
         let mut conditional: Vec<(usize, &str)> = Vec::new();
+        // Whole chats are written last (below): the recall vectors written
+        // after a chat's replacement in the batch's order (a branch's) are
+        // written after it too, or the replacement would remove them.
+        let mut replaced: Vec<&ChatKey> = Vec::new();
         for write in groups.iter().flatten() {
+            match write {
+                Write::ReplaceChat { chat, .. } => replaced.push(chat),
+                Write::RecallVectors { chat, .. } if replaced.contains(&chat) => continue,
+                _ => {}
+            }
             if let Write::GlobalSettings { tenant, .. } | Write::Profiles { tenant, .. } = write {
                 tenants.push(tenant.name().to_owned());
             }
@@ -171,6 +180,20 @@ impl PgCommitter {
                     .any(|w| matches!(w, Write::DeleteChat { chat: gone, .. } if gone == chat));
                 if !deleted_later {
                     replace::replace_chat(&tx, chat, &content.0).await?;
+                    for vectors in writes[at + 1..].iter().filter(
+                        |w| matches!(w, Write::RecallVectors { chat: of, .. } if of == chat),
+                    ) {
+                        if let Some((sql, params)) = statement(vectors)? {
+                            let params: Vec<&(dyn ToSql + Sync)> =
+                                params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+                            bounded(async {
+                                tx.execute(sql, &params)
+                                    .await
+                                    .map_err(pg_err("writing a branch's recall vectors"))
+                            })
+                            .await?;
+                        }
+                    }
                 }
             }
         }

@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 
 use super::{PgStore, as_u64, bounded, pg_err};
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::store::{ChatListing, ChatSettings, StoreError, from_json};
+use crate::store::{BranchOrigin, ChatListing, ChatSettings, StoreError, from_json};
 
 /// The columns of a listed chat; `$1` is the tenant. The first page's form.
 const FIRST_PAGE: &str = "SELECT c.chat_id, c.body, a.message_count, a.updated_us, s.body
@@ -49,6 +49,8 @@ struct RowRevision {
     character_key: Option<String>,
     #[serde(default)]
     group_id: Option<String>,
+    #[serde(default)]
+    branched_from: Option<BranchOrigin>,
 }
 
 /// A count as an SQL `LIMIT`.
@@ -95,6 +97,7 @@ impl PgStore {
                         updated_us: UnixMicros(updated_us.unwrap_or(0)),
                         character_key: row_meta.character_key,
                         group_id: row_meta.group_id,
+                        branched_from: row_meta.branched_from,
                         settings: settings
                             .map(|body| from_json::<ChatSettings>("chat settings", body))
                             .transpose()?,

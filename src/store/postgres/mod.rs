@@ -49,6 +49,7 @@ use super::{
 };
 use crate::domain::ids::{ChatKey, Tenant};
 use crate::domain::jobs::{Job, JobLane};
+use crate::domain::recall::StoredVector;
 use crate::tls_common::with_causes;
 
 /// How long a call waits for a connection, or to open one, before it
@@ -315,6 +316,17 @@ impl ChatStore for PgStore {
 
     async fn lorebook_count(&self, tenant: &Tenant) -> Result<usize, StoreError> {
         self.read_lorebook_count(tenant).await
+    }
+
+    async fn recall_vectors(&self, chat: &ChatKey) -> Result<Vec<StoredVector>, StoreError> {
+        // Many rows may take longer than one call's bound to arrive; the
+        // read is one statement, bounded as a whole like a chat's load.
+        let progress = AtomicU64::new(0);
+        bounded_while_progressing(&progress, async {
+            let client = self.client().await?;
+            reads::vectors_of(&client, chat.tenant.name(), &chat.id).await
+        })
+        .await
     }
 
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {

@@ -19,6 +19,40 @@ use crate::store::{
 };
 use crate::wall_clock::now_ms;
 
+/// A chat's recall vectors, read by `client` (a transaction or not).
+pub(super) async fn vectors_of(
+    client: &impl deadpool_postgres::GenericClient,
+    tenant: &str,
+    id: &str,
+) -> Result<Vec<StoredVector>, StoreError> {
+    client
+        .query(
+            "SELECT message_id, source, part, fingerprint, model, vector FROM recall_vectors
+             WHERE tenant = $1 AND chat_id = $2",
+            &[&tenant, &id],
+        )
+        .await
+        .map_err(pg_err("reading a chat's recall vectors"))?
+        .iter()
+        .map(|r| {
+            let source: i16 = r.get(1);
+            let source = Source::from_code(i64::from(source)).ok_or_else(|| {
+                StoreError::corrupt("recall vector".to_owned(), format!("source {source}"))
+            })?;
+            Ok(StoredVector {
+                key: ChunkKey {
+                    message_id: r.get::<_, &str>(0).into(),
+                    source,
+                    part: u32::try_from(r.get::<_, i32>(2)).unwrap_or(0),
+                },
+                fingerprint: r.get::<_, i64>(3).cast_unsigned(),
+                model: r.get(4),
+                vector: from_bytes(r.get::<_, &[u8]>(5))?,
+            })
+        })
+        .collect()
+}
+
 impl PgStore {
     /// A chat's rows, open jobs, tombstone and activity in one read-only
     /// REPEATABLE READ transaction, so the claim clock read is the one they
@@ -142,32 +176,7 @@ impl PgStore {
             .await
             .map_err(&reading)?;
         let jobs = jobs::decode_jobs(&jobs)?;
-        let vectors = tx
-            .query(
-                "SELECT message_id, source, part, fingerprint, model, vector FROM recall_vectors
-                 WHERE tenant = $1 AND chat_id = $2",
-                &[&tenant, &id],
-            )
-            .await
-            .map_err(&reading)?
-            .iter()
-            .map(|r| {
-                let source: i16 = r.get(1);
-                let source = Source::from_code(i64::from(source)).ok_or_else(|| {
-                    StoreError::corrupt("recall vector".to_owned(), format!("source {source}"))
-                })?;
-                Ok(StoredVector {
-                    key: ChunkKey {
-                        message_id: r.get::<_, &str>(0).into(),
-                        source,
-                        part: u32::try_from(r.get::<_, i32>(2)).unwrap_or(0),
-                    },
-                    fingerprint: r.get::<_, i64>(3).cast_unsigned(),
-                    model: r.get(4),
-                    vector: from_bytes(r.get::<_, &[u8]>(5))?,
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let vectors = vectors_of(&tx, tenant, id).await?;
         tx.commit().await.map_err(&reading)?;
         Ok(LoadedChat {
             chat,

@@ -18,7 +18,9 @@ use rusqlite::{Connection, Statement, Transaction, params};
 use super::db_err;
 use super::writes::{execute, run};
 use crate::domain::ids::{ChatKey, Tenant};
-use crate::store::{ChatListing, ChatSettings, StoreError, Tombstone, Write, from_json};
+use crate::store::{
+    BranchOrigin, ChatListing, ChatSettings, StoreError, Tombstone, Write, from_json,
+};
 
 /// A count as an SQL `LIMIT`.
 fn limit_column(limit: usize) -> i64 {
@@ -152,7 +154,9 @@ pub(super) fn list_chats(
     let sql = format!(
         "SELECT c.chat_id, coalesce(json_extract(c.body, '$.revision'), 0),
                 coalesce(a.message_count, 0), coalesce(a.updated_us, 0), s.body,
-                json_extract(c.body, '$.character_key'), json_extract(c.body, '$.group_id')
+                json_extract(c.body, '$.character_key'), json_extract(c.body, '$.group_id'),
+                json_extract(c.body, '$.branched_from.chat_id'),
+                json_extract(c.body, '$.branched_from.message_id')
          FROM chats c
          LEFT JOIN chat_activity a ON a.tenant = c.tenant AND a.chat_id = c.chat_id
          LEFT JOIN chat_settings s ON s.tenant = c.tenant AND s.chat_id = c.chat_id
@@ -174,6 +178,10 @@ pub(super) fn list_chats(
             r.get::<_, Option<String>>(4)?,
             r.get::<_, Option<String>>(5)?,
             r.get::<_, Option<String>>(6)?,
+            (
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, Option<String>>(8)?,
+            ),
         ))
     };
     let rows = match after {
@@ -182,8 +190,16 @@ pub(super) fn list_chats(
     }
     .map_err(&listing)?;
     rows.map(|row| {
-        let (chat_id, revision, message_count, updated_us, settings, character_key, group_id) =
-            row.map_err(&listing)?;
+        let (
+            chat_id,
+            revision,
+            message_count,
+            updated_us,
+            settings,
+            character_key,
+            group_id,
+            parent,
+        ) = row.map_err(&listing)?;
         Ok(ChatListing {
             chat_id,
             message_count: u64::try_from(message_count).unwrap_or(0),
@@ -194,6 +210,13 @@ pub(super) fn list_chats(
                 .transpose()?,
             character_key,
             group_id,
+            branched_from: match parent {
+                (Some(chat_id), message_id) => Some(BranchOrigin {
+                    chat_id,
+                    message_id: message_id.unwrap_or_default(),
+                }),
+                (None, _) => None,
+            },
         })
     })
     .collect()

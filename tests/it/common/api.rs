@@ -239,3 +239,15 @@ pub fn assert_code<T: std::fmt::Debug>(result: Result<T, tonic::Status>, code: C
         status.message()
     );
 }
+
+/// The running-recap versions of `chat`.
+pub async fn versions(server: &mut Server, chat: &str) -> pb::ListRunningRecapsResponse {
+    server
+        .memory
+        .list_running_recaps(pb::ListRunningRecapsRequest {
+            chat_id: chat.into(),
+        })
+        .await
+        .expect("the chat's versions")
+        .into_inner()
+}

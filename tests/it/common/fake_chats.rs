@@ -128,6 +128,12 @@ impl MemoryService for FakeChats {
             next_page_token,
         }))
     }
+    async fn branch_chat(
+        &self,
+        _: Request<pb::BranchChatRequest>,
+    ) -> Result<Response<pb::BranchChatResponse>, Status> {
+        unimplemented()
+    }
     async fn delete_chat(
         &self,
         request: Request<pb::DeleteChatRequest>,

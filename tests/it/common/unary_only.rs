@@ -53,6 +53,12 @@ impl MemoryService for UnaryOnly {
             .ok_or_else(|| Status::not_found("chat"))?;
         Ok(Response::new(pb::ExportChatResponse { jsonl }))
     }
+    async fn branch_chat(
+        &self,
+        _: Request<pb::BranchChatRequest>,
+    ) -> Result<Response<pb::BranchChatResponse>, Status> {
+        unimplemented()
+    }
     async fn delete_chat(
         &self,
         _: Request<pb::DeleteChatRequest>,

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 
 use recapd::domain::ids::{ChatKey, Tenant};
 use recapd::domain::jobs::Job;
+use recapd::domain::recall::StoredVector;
 use recapd::domain::time::UnixMicros;
 use recapd::engine::Engine;
 use recapd::engine::EngineOptions;
@@ -87,6 +88,9 @@ impl ChatStore for Faulty {
     }
     async fn load(&self, chat: &ChatKey) -> Result<LoadedChat, StoreError> {
         self.inner.load(chat).await
+    }
+    async fn recall_vectors(&self, chat: &ChatKey) -> Result<Vec<StoredVector>, StoreError> {
+        self.inner.recall_vectors(chat).await
     }
     async fn global_settings(&self) -> Result<Vec<TenantSettings>, StoreError> {
         self.inner.global_settings().await

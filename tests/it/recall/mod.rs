@@ -21,6 +21,7 @@ use crate::common::{self, Server};
 pub use crate::recap_jobs::{all_finished, jobs_of, kind, state};
 
 mod background;
+mod branches;
 mod duplicates;
 mod erasure;
 mod failures;

@@ -74,6 +74,19 @@ impl TimedState {
         self.sticky.is_empty() && self.cooldown.is_empty()
     }
 
+    /// Makes the effects of book `from`'s entries (keys `"<from>.<uid>"`)
+    /// effects of book `to`'s, as a copy of the book under a new name
+    /// needs (a branch of a chat gets a copy of its chat book). Effects
+    /// keep their order and values.
+    pub fn rename_book(&mut self, from: &str, to: &str) {
+        let prefix = format!("{from}.");
+        for (key, _) in self.sticky.iter_mut().chain(self.cooldown.iter_mut()) {
+            if let Some(uid) = key.strip_prefix(&prefix) {
+                *key = format!("{to}.{uid}");
+            }
+        }
+    }
+
     fn effects_mut(&mut self, kind: Kind) -> &mut Vec<(String, Js)> {
         match kind {
             Kind::Sticky => &mut self.sticky,

@@ -307,6 +307,7 @@ async fn list_chats_pages_one_tenants_chats_by_chat_id_bytes() {
             settings: Some(settings(false)),
             character_key: None,
             group_id: None,
+            branched_from: None,
         }
     );
     let b = all.iter().find(|c| c.chat_id == "b").unwrap();

@@ -3,6 +3,17 @@
 use super::*;
 
 #[test]
+fn a_renamed_book_takes_its_effects_along() {
+    let json = r#"{"sticky":{"Chat book.0":{"hash":1,"start":1,"end":3},"Other.0":{"hash":2,"start":1,"end":3}},"cooldown":{"Chat book.7":{"hash":3,"start":2,"end":9},"Chat bookX.1":{"hash":4,"start":2,"end":9}}}"#;
+    let mut state = TimedState::from_json(json);
+    state.rename_book("Chat book", "Branch book");
+    assert_eq!(
+        state.to_json(),
+        r#"{"sticky":{"Branch book.0":{"hash":1,"start":1,"end":3},"Other.0":{"hash":2,"start":1,"end":3}},"cooldown":{"Branch book.7":{"hash":3,"start":2,"end":9},"Chat bookX.1":{"hash":4,"start":2,"end":9}}}"#
+    );
+}
+
+#[test]
 fn junk_reads_as_empty_state() {
     // world-info.js:572-592: non-objects are replaced or dropped.
     for json in [

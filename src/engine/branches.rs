@@ -1,0 +1,216 @@
+//! Branches: a new chat made from another as it stood at one of its
+//! messages (BranchChat), as SillyTavern's "Create branch" and checkpoints
+//! make one, with the memory that belongs to that point of the story.
+//!
+//! The branch gets the messages up to its message (every swipe, their
+//! data: scene breaks and scene recaps), the running-recap versions whose
+//! scene ends there or before ([`Chat::branch_through`]), the chat's own
+//! settings and enabled state, its character and group (so its profile),
+//! its timed World Info effects (SillyTavern's rule drops, at the next
+//! scan, an effect started after the branch's last message, as it does
+//! for a branch file that inherited them), a copy of its chat book under
+//! a new name, and the recall vectors of the passages it keeps (nothing
+//! is embedded again). All of it in one commit: a crash or a replica's
+//! conflict leaves no half branch. The two chats then share nothing.
+
+use std::sync::Arc;
+
+use super::chats::Change;
+use super::commit::Commit;
+use super::lorebooks::{HeldBook, templated_name};
+use super::recall_state::RecallState;
+use super::{Chats, EngineError, Next};
+use crate::domain::DomainError;
+use crate::domain::chat::Chat;
+use crate::domain::ids::ChatKey;
+use crate::domain::recall::StoredVector;
+use crate::domain::refresh::Trigger;
+use crate::domain::world_info::timed::TimedState;
+use crate::domain::writing::macros::speakers;
+use crate::store::{BranchOrigin, ChatMeta, ChatSettings, SharedChat, Write};
+
+/// What BranchChat made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branched {
+    /// Messages in the branch.
+    pub message_count: usize,
+    /// Running-recap versions in the branch.
+    pub running_recap_count: usize,
+    /// The branch's copy of the chat book; `None` when the chat named no
+    /// book (or named one that does not exist: the branch names it too).
+    pub chat_book: Option<String>,
+}
+
+/// The parent as read under its lock: the branch's content and what its
+/// row and settings copy.
+struct Parent {
+    branch: Arc<Chat>,
+    settings: ChatSettings,
+    meta: ChatMeta,
+}
+
+impl Chats {
+    /// Makes chat `new_chat` a branch of `from` at its message
+    /// `message_id` (see the module documentation). `NotFound` for an
+    /// unknown chat or message; `AlreadyExists` when `new_chat` is a chat
+    /// already (it is left as it is).
+    pub async fn branch_chat(
+        &self,
+        from: &ChatKey,
+        message_id: &str,
+        new_chat: &ChatKey,
+    ) -> Result<Branched, EngineError> {
+        if from == new_chat {
+            return Err(already_exists(new_chat));
+        }
+        let parent = self
+            .read_chat(from, |resident| {
+                let chat = resident
+                    .chat
+                    .as_deref()
+                    .ok_or_else(|| EngineError::unknown_chat(from))?;
+                let branch = chat.branch_through(message_id).ok_or_else(|| {
+                    DomainError::NotFound(format!("message {message_id:?} of chat {:?}", from.id))
+                })?;
+                Ok(Parent {
+                    branch: Arc::new(branch),
+                    settings: resident.settings().clone(),
+                    meta: resident.meta.clone(),
+                })
+            })
+            .await?;
+        // A vector whose passage changed since the read above no longer
+        // matches its text and is dropped when the branch's index is built.
+        let vectors: Vec<StoredVector> = self
+            .inner
+            .store
+            .recall_vectors(from)
+            .await?
+            .into_iter()
+            .filter(|v| parent.branch.message(&v.key.message_id).is_some())
+            .collect();
+        let mut settings = parent.settings.clone();
+        let mut timed = parent.meta.world_info_timed.clone();
+        let book = match parent.settings.overrides.world_info_chat_book.as_deref() {
+            Some(name) if !name.is_empty() => self.copy_book(new_chat, &parent, name).await?,
+            _ => None,
+        };
+        if let Some((held, _)) = &book {
+            let (old, new) = (
+                parent
+                    .settings
+                    .overrides
+                    .world_info_chat_book
+                    .clone()
+                    .unwrap_or_default(),
+                held.name().to_owned(),
+            );
+            if let Some(json) = &timed {
+                let mut state = TimedState::from_json(json);
+                state.rename_book(&old, &new);
+                timed = Some(state.to_json());
+            }
+            settings.overrides.world_info_chat_book = Some(new);
+        }
+        let now = self.now();
+        let book_write = book
+            .as_ref()
+            .map(|(held, copy)| held.write(copy.clone(), now));
+        let origin = BranchOrigin {
+            chat_id: from.id.clone(),
+            message_id: message_id.to_owned(),
+        };
+        let place = self
+            .update(new_chat, |_, resident| {
+                if resident.chat.is_some() {
+                    return Err(already_exists(new_chat));
+                }
+                let place = self.reserve_chat()?;
+                let chat = parent.branch.clone();
+                let mut writes = vec![Write::ReplaceChat {
+                    chat: new_chat.clone(),
+                    content: SharedChat(chat.clone()),
+                }];
+                if settings != ChatSettings::default() {
+                    writes.push(Write::ChatSettings {
+                        chat: new_chat.clone(),
+                        settings: settings.clone(),
+                    });
+                }
+                resident.set_settings(settings.clone());
+                if let Some((write, _)) = &book_write {
+                    writes.push(write.clone());
+                }
+                if !vectors.is_empty() {
+                    writes.push(Write::RecallVectors {
+                        chat: new_chat.clone(),
+                        vectors: vectors.clone(),
+                        trims: Vec::new(),
+                    });
+                }
+                // The row, written by the commit, carries the rest.
+                let meta = &mut resident.meta;
+                meta.world_info_timed.clone_from(&timed);
+                meta.character_key.clone_from(&parent.meta.character_key);
+                meta.group_id.clone_from(&parent.meta.group_id);
+                meta.st_file.clone_from(&parent.meta.st_file);
+                meta.lore_book = book.as_ref().map(|(held, _)| held.name().to_owned());
+                meta.branched_from = Some(origin.clone());
+                *resident.recall.lock() = RecallState::loaded(vectors.clone());
+                resident.chat = Some(chat);
+                let commit = Commit::one(writes, Next::Refresh(Trigger::ChatChanged));
+                Ok(Change::Commit(commit, place))
+            })
+            .await?;
+        place.keep();
+        let chat_book = book.as_ref().map(|(held, _)| held.name().to_owned());
+        if let Some((_, written)) = book_write {
+            self.lorebooks().keep_written_book(written);
+        }
+        Ok(Branched {
+            message_count: parent.branch.len(),
+            running_recap_count: parent.branch.recaps().versions().count(),
+            chat_book: chat_book.or_else(|| {
+                parent
+                    .settings
+                    .overrides
+                    .world_info_chat_book
+                    .clone()
+                    .filter(|n| !n.is_empty())
+            }),
+        })
+    }
+
+    /// The parent's chat book `name`, to copy for branch `new_chat`: a new
+    /// book, locked, named by `lore_book_name_template` for the branch
+    /// (made free), and the book's content. `None` when no book has that
+    /// name (the branch then names it as its parent does).
+    async fn copy_book(
+        &self,
+        new_chat: &ChatKey,
+        parent: &Parent,
+        name: &str,
+    ) -> Result<Option<(HeldBook<'_>, crate::domain::world_info::book::Book)>, EngineError> {
+        let lorebooks = self.lorebooks();
+        let Some(book) = lorebooks.book_now(&new_chat.tenant, name).await? else {
+            return Ok(None);
+        };
+        let settings = parent.settings.overrides.clone();
+        let template = self
+            .global(&new_chat.tenant)
+            .settings
+            .with(&settings)
+            .lore
+            .book_name_template;
+        let names = speakers(&parent.branch);
+        let wanted = templated_name(&template, new_chat, &names.user, &names.char);
+        let free = lorebooks.free_book_name(&new_chat.tenant, &wanted).await?;
+        let held = lorebooks.hold_book(&new_chat.tenant, &free).await?;
+        Ok(Some((held, (*book).clone())))
+    }
+}
+
+/// `new_chat` is a chat already.
+fn already_exists(new_chat: &ChatKey) -> EngineError {
+    DomainError::AlreadyExists(format!("chat {:?}", new_chat.id)).into()
+}

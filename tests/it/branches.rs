@@ -1,0 +1,231 @@
+//! BranchChat over a real socket (issue 45): issue 45's story of 36
+//! messages with scene breaks at m11, m23 and m35, a running-recap version
+//! after each and a chat book, branched at m25, injects the second
+//! version, holds the first two scene recaps and a copy of the book of its
+//! own; the two chats change apart, the branch outlives its parent, and
+//! ListChats names the parent.
+
+use crate::common::api::*;
+use crate::common::*;
+use recapd::grpc::pb;
+use recapd::grpc::pb::lorebook_service_client::LorebookServiceClient;
+use tonic::Code;
+
+/// A book of one entry, in SillyTavern's World Info format.
+const BOOK: &str = r#"{"entries":{"0":{"uid":0,"key":["lighthouse"],"content":"The lighthouse has been dark for years.","comment":"Lighthouse"}}}"#;
+
+/// The story: m0..m35, scene recaps at m11, m23 and m35, a running-recap
+/// version after each break, and the chat book "Harbour".
+async fn story(server: &mut Server) {
+    let messages = (0..36)
+        .map(|i| message(&format!("m{i}"), &format!("line {i} of the story")))
+        .collect();
+    server
+        .publish("story", chat_changed(messages))
+        .await
+        .expect("the story is published");
+    let mut previous = String::new();
+    for (n, at) in ["m11", "m23", "m35"].into_iter().enumerate() {
+        set_data(
+            server,
+            "story",
+            at,
+            pb::MessageData {
+                scene_break: Some(true),
+                scene_recap_memory: Some(format!("scene recap {n}")),
+                ..Default::default()
+            },
+        )
+        .await;
+        server
+            .memory
+            .add_running_recap(pb::AddRunningRecapRequest {
+                chat_id: "story".into(),
+                content: format!("running recap through scene {n}"),
+                scene_count: n as u32 + 1,
+                prev_scene_message_id: previous.clone(),
+                new_scene_message_id: at.into(),
+                ..Default::default()
+            })
+            .await
+            .expect("a version");
+        previous = at.into();
+    }
+    LorebookServiceClient::new(server.channel.clone())
+        .import_lorebook(pb::ImportLorebookRequest {
+            name: "Harbour".into(),
+            json: BOOK.into(),
+        })
+        .await
+        .expect("the book is imported");
+    server
+        .update_settings(
+            "story",
+            pb::Settings {
+                world_info_chat_book: Some("Harbour".into()),
+                ..Default::default()
+            },
+        )
+        .await;
+}
+
+async fn branch(
+    server: &mut Server,
+    chat: &str,
+    at: &str,
+    new: &str,
+) -> Result<pb::BranchChatResponse, tonic::Status> {
+    server
+        .memory
+        .branch_chat(pb::BranchChatRequest {
+            chat_id: chat.into(),
+            message_id: at.into(),
+            new_chat_id: new.into(),
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+#[tokio::test]
+async fn a_branch_at_m25_remembers_what_happened_up_to_m25_and_no_more() {
+    let (dir, mut server) = start().await;
+    story(&mut server).await;
+
+    let made = branch(&mut server, "story", "m25", "fork").await.unwrap();
+    assert_eq!((made.message_count, made.running_recap_count), (26, 2));
+    assert!(
+        !made.chat_book.is_empty() && made.chat_book != "Harbour",
+        "a book of its own: {:?}",
+        made.chat_book
+    );
+
+    let injection = server.injection("fork").await;
+    assert!(
+        injection.text.contains("running recap through scene 1")
+            && !injection.text.contains("scene 2"),
+        "{}",
+        injection.text
+    );
+    let listed = versions(&mut server, "fork").await;
+    assert_eq!(listed.versions.len(), 2);
+    assert_eq!(
+        data(&mut server, "fork", "m11").await.scene_recap_memory,
+        Some("scene recap 0".into())
+    );
+    assert_eq!(
+        data(&mut server, "fork", "m23").await.scene_recap_memory,
+        Some("scene recap 1".into())
+    );
+    assert_code(
+        try_data(&mut server, "fork", "m26").await,
+        Code::NotFound,
+        "message",
+    );
+    assert_eq!(
+        settings_of(&mut server, "fork").await.world_info_chat_book,
+        Some(made.chat_book.clone())
+    );
+    // The copy is a book of its own, with the parent's entry.
+    let mut books = LorebookServiceClient::new(server.channel.clone());
+    let copy = books
+        .export_lorebook(pb::ExportLorebookRequest {
+            name: made.chat_book.clone(),
+        })
+        .await
+        .expect("the copy exists")
+        .into_inner();
+    assert!(copy.json.contains("The lighthouse has been dark"));
+
+    // Each chat changes alone.
+    server
+        .publish("fork", message_sent("f1", "only in the fork"))
+        .await
+        .unwrap();
+    server
+        .publish("story", message_sent("s1", "only in the story"))
+        .await
+        .unwrap();
+    assert_code(
+        try_data(&mut server, "story", "f1").await,
+        Code::NotFound,
+        "message",
+    );
+    assert_code(
+        try_data(&mut server, "fork", "s1").await,
+        Code::NotFound,
+        "message",
+    );
+    assert_eq!(order(&mut server, "fork").await.len(), 27);
+
+    // ListChats names the parent.
+    let chats = server
+        .memory
+        .list_chats(pb::ListChatsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .chats;
+    let fork = chats.iter().find(|c| c.chat_id == "fork").expect("listed");
+    assert_eq!(
+        (
+            fork.parent_chat_id.as_str(),
+            fork.parent_message_id.as_str()
+        ),
+        ("story", "m25")
+    );
+    let parent = chats.iter().find(|c| c.chat_id == "story").expect("listed");
+    assert!(parent.parent_chat_id.is_empty());
+
+    // Deleting the parent leaves the branch whole, across a restart too.
+    server
+        .memory
+        .delete_chat(pb::DeleteChatRequest {
+            chat_id: "story".into(),
+        })
+        .await
+        .unwrap();
+    server.stop().await;
+    let mut server = Server::start(dir.path()).await;
+    let injection = server.injection("fork").await;
+    assert!(injection.text.contains("running recap through scene 1"));
+    assert_eq!(versions(&mut server, "fork").await.versions.len(), 2);
+    assert_eq!(order(&mut server, "fork").await.len(), 27);
+}
+
+#[tokio::test]
+async fn a_branch_before_the_first_scene_has_no_running_recap_and_errors_are_precise() {
+    let (_dir, mut server) = start().await;
+    story(&mut server).await;
+
+    let early = branch(&mut server, "story", "m5", "early").await.unwrap();
+    assert_eq!((early.message_count, early.running_recap_count), (6, 0));
+    assert!(versions(&mut server, "early").await.versions.is_empty());
+
+    assert_code(
+        branch(&mut server, "story", "m25", "early").await,
+        Code::AlreadyExists,
+        "chat",
+    );
+    assert_code(
+        branch(&mut server, "story", "m25", "story").await,
+        Code::AlreadyExists,
+        "chat",
+    );
+    assert_code(
+        branch(&mut server, "nobody", "m1", "other").await,
+        Code::NotFound,
+        "chat",
+    );
+    assert_code(
+        branch(&mut server, "story", "m99", "other").await,
+        Code::NotFound,
+        "message",
+    );
+    assert_code(
+        branch(&mut server, "story", "m1", "").await,
+        Code::InvalidArgument,
+        "chat_id",
+    );
+    // A refused branch leaves nothing: "other" is no chat.
+    assert_code(refresh(&mut server, "other").await, Code::NotFound, "chat");
+}
