@@ -229,3 +229,114 @@ async fn a_branch_before_the_first_scene_has_no_running_recap_and_errors_are_pre
     // A refused branch leaves nothing: "other" is no chat.
     assert_code(refresh(&mut server, "other").await, Code::NotFound, "chat");
 }
+
+/// How a branch of the story at m25 must read: whole, or not at all.
+async fn whole_or_absent(server: &mut Server, chat: &str) -> bool {
+    match try_data(server, chat, "m25").await {
+        Err(status) => {
+            assert_eq!(status.code(), Code::NotFound, "{status:?}");
+            assert_code(refresh(server, chat).await, Code::NotFound, "chat");
+            false
+        }
+        Ok(_) => {
+            assert_eq!(order(server, chat).await.len(), 26, "{chat}'s messages");
+            assert_eq!(versions(server, chat).await.versions.len(), 2, "{chat}");
+            let book = settings_of(server, chat)
+                .await
+                .world_info_chat_book
+                .expect("the branch names its book");
+            LorebookServiceClient::new(server.channel.clone())
+                .export_lorebook(pb::ExportLorebookRequest { name: book })
+                .await
+                .expect("the branch's book exists");
+            true
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_kill_9_during_branches_leaves_each_branch_whole_or_absent() {
+    use crate::common::process::Recapd;
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Recapd::start(dir.path());
+    let mut server = Server::clients(first.channel().await);
+    story(&mut server).await;
+    // Branches one after the other until the kill.
+    let mut memory = server.memory.clone();
+    let branching = tokio::spawn(async move {
+        let mut acknowledged = Vec::new();
+        for i in 0.. {
+            let made = memory
+                .branch_chat(pb::BranchChatRequest {
+                    chat_id: "story".into(),
+                    message_id: "m25".into(),
+                    new_chat_id: format!("b{i}"),
+                })
+                .await;
+            match made {
+                Ok(_) => acknowledged.push(i),
+                Err(_) => return (acknowledged, i),
+            }
+        }
+        unreachable!("the loop ends at the first refused call")
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    first.kill9();
+    let (acknowledged, tried) = branching.await.expect("the client ends");
+    assert!(
+        !acknowledged.is_empty(),
+        "some branches were made before the kill"
+    );
+    eprintln!(
+        "{} branches acknowledged before the kill, b{tried} refused",
+        acknowledged.len()
+    );
+
+    let second = Recapd::start(dir.path());
+    let mut server = Server::clients(second.channel().await);
+    for i in 0..=tried {
+        let exists = whole_or_absent(&mut server, &format!("b{i}")).await;
+        if acknowledged.contains(&i) {
+            assert!(exists, "acknowledged branch b{i} was lost");
+        }
+    }
+}
+
+#[tokio::test]
+async fn two_replicas_branching_one_chat_to_one_id_make_one_branch() {
+    use crate::common::replicas::{fresh_schema, replica_config, wait_for_debounce};
+    let dir = tempfile::tempdir().unwrap();
+    let schema = fresh_schema(dir.path());
+    let url = crate::common::config::test_database_url();
+    let mut a = Server::start_with(replica_config(&dir.path().join("a"), &url, &schema)).await;
+    let mut b = Server::start_with(replica_config(&dir.path().join("b"), &url, &schema)).await;
+    b.set_global_debounce(0).await;
+    wait_for_debounce(&mut a, 0).await;
+    story(&mut a).await;
+
+    let (on_a, on_b) = tokio::join!(
+        branch(&mut a, "story", "m25", "fork"),
+        branch(&mut b, "story", "m25", "fork")
+    );
+    let refused = match (&on_a, &on_b) {
+        (Ok(_), Err(refused)) | (Err(refused), Ok(_)) => refused,
+        other => panic!("exactly one replica must branch: {other:?}"),
+    };
+    assert!(
+        matches!(refused.code(), Code::AlreadyExists | Code::Aborted),
+        "{refused:?}"
+    );
+    eprintln!("the other replica: {:?} {}", refused.code(), refused.message());
+    for server in [&mut a, &mut b] {
+        assert!(whole_or_absent(server, "fork").await);
+    }
+    // One copy of the book: the tenant holds "Harbour" and the branch's.
+    let books = LorebookServiceClient::new(a.channel.clone())
+        .list_lorebooks(pb::ListLorebooksRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(books.lorebooks.len(), 2, "{books:?}");
+    a.stop().await;
+    b.stop().await;
+}
