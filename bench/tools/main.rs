@@ -38,6 +38,7 @@
 //!   a scan whose deadline passed.
 
 mod bare;
+mod branch;
 mod data;
 mod drive;
 mod eval;
@@ -105,6 +106,8 @@ enum Command {
     Recall(recall::Recall),
     /// Hostile World Info: bounded scans, and the chats beside them.
     Hostile(hostile::Hostile),
+    /// BranchChat's time and memory at chats of several lengths.
+    Branch(branch::Branch),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -137,6 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::WorldInfo(args) => world_info::world_info(args).await,
                     Command::Lore(args) => lore::lore(args).await,
                     Command::Recall(args) => recall::recall(args).await,
+                    Command::Branch(args) => branch::branch(args).await,
                     Command::Hostile(args) => hostile::hostile(args)
                         .await
                         .map_err(|e| e.to_string().into()),

@@ -26,7 +26,7 @@
 //!
 //! Each phase prints `key=value` lines.
 
-mod corpus;
+pub(crate) mod corpus;
 mod fake;
 mod phases;
 mod rpc;

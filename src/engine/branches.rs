@@ -12,6 +12,12 @@
 //! a new name, and the recall vectors of the passages it keeps (nothing
 //! is embedded again). All of it in one commit: a crash or a replica's
 //! conflict leaves no half branch. The two chats then share nothing.
+//!
+//! A chat started from another (StartChatFrom) is the way a long
+//! roleplay goes on in a new chat: it has no message, and its first
+//! running-recap version is the other chat's current one (marked as
+//! carried over), so its own scenes merge on top of it; it uses the other
+//! chat's book (not a copy) and its recall reaches the other chat.
 
 use std::sync::Arc;
 
@@ -24,7 +30,10 @@ use crate::domain::DomainError;
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::recall::StoredVector;
+use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Trigger;
+use crate::domain::settings::SettingsPatch;
+use crate::domain::settings::{ChatIds, MAX_RECALL_CHATS};
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::writing::macros::speakers;
 use crate::store::{BranchOrigin, ChatMeta, ChatSettings, SharedChat, Write};
@@ -39,6 +48,17 @@ pub struct Branched {
     /// The branch's copy of the chat book; `None` when the chat named no
     /// book (or named one that does not exist: the branch names it too).
     pub chat_book: Option<String>,
+}
+
+/// What StartChatFrom made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// Whether the other chat had a running recap to carry over.
+    pub carried_recap: bool,
+    /// The book the new chat's settings name as its chat book, if any.
+    pub chat_book: Option<String>,
+    /// The chats the new chat's recall reaches besides itself.
+    pub recall_chats: Vec<String>,
 }
 
 /// The parent as read under its lock: the branch's content and what its
@@ -207,6 +227,106 @@ impl Chats {
         let free = lorebooks.free_book_name(&new_chat.tenant, &wanted).await?;
         let held = lorebooks.hold_book(&new_chat.tenant, &free).await?;
         Ok(Some((held, (*book).clone())))
+    }
+}
+
+impl Chats {
+    /// Makes chat `new_chat` start from `from` (see the module
+    /// documentation): no message, `from`'s current running recap as its
+    /// first version (marked as carried over from `from`), the book
+    /// `from` uses as its chat book, and `recall_chats` reaching `from`
+    /// and the chats `from` reaches (at most `MAX_RECALL_CHATS`); its
+    /// character and group are `from`'s, so its profile too. One commit.
+    /// `NotFound` for an unknown `from`; `AlreadyExists` when `new_chat`
+    /// is a chat already.
+    pub async fn start_chat_from(
+        &self,
+        from: &ChatKey,
+        new_chat: &ChatKey,
+    ) -> Result<Started, EngineError> {
+        if from == new_chat {
+            return Err(already_exists(new_chat));
+        }
+        let global = self.global(&from.tenant);
+        let (current, own, meta, effective) = self
+            .read_chat(from, |resident| {
+                let chat = resident
+                    .chat
+                    .as_deref()
+                    .ok_or_else(|| EngineError::unknown_chat(from))?;
+                Ok((
+                    chat.recaps().current().cloned(),
+                    resident.settings().clone(),
+                    resident.meta.clone(),
+                    resident.effective(&global, &from.id),
+                ))
+            })
+            .await?;
+        let carried = current.map(|v| RecapVersion {
+            version: 0,
+            created_at_ms: self.now_ms(),
+            content: v.content,
+            scene_count: v.scene_count,
+            excluded_count: v.excluded_count,
+            prev_scene_message_id: None,
+            new_scene_message_id: None,
+            st: None,
+            carried_from: Some(from.id.clone()),
+        });
+        let carried_recap = carried.is_some();
+        let current = carried.as_ref().map(|v| v.version);
+        let chat = Arc::new(Chat::from_parts(
+            Vec::new(),
+            carried.into_iter().collect(),
+            current,
+        ));
+        let book = Some(effective.world_info.chat_book.clone()).filter(|b| !b.is_empty());
+        let mut reach = vec![from.id.clone()];
+        for id in effective.recall.chats.ids() {
+            if *id != new_chat.id && !reach.contains(id) {
+                reach.push(id.clone());
+            }
+        }
+        reach.truncate(MAX_RECALL_CHATS);
+        let settings = ChatSettings {
+            overrides: SettingsPatch {
+                world_info_chat_book: book.clone(),
+                recall_chats: Some(ChatIds(reach.clone())),
+                ..SettingsPatch::default()
+            },
+            enabled: own.enabled,
+        };
+        global.settings.with(&settings.overrides).validate()?;
+        let place = self
+            .update(new_chat, |_, resident| {
+                if resident.chat.is_some() {
+                    return Err(already_exists(new_chat));
+                }
+                let place = self.reserve_chat()?;
+                let writes = vec![
+                    Write::ReplaceChat {
+                        chat: new_chat.clone(),
+                        content: SharedChat(chat.clone()),
+                    },
+                    Write::ChatSettings {
+                        chat: new_chat.clone(),
+                        settings: settings.clone(),
+                    },
+                ];
+                resident.set_settings(settings.clone());
+                resident.meta.character_key.clone_from(&meta.character_key);
+                resident.meta.group_id.clone_from(&meta.group_id);
+                resident.chat = Some(chat.clone());
+                let commit = Commit::one(writes, Next::Refresh(Trigger::ChatChanged));
+                Ok(Change::Commit(commit, place))
+            })
+            .await?;
+        place.keep();
+        Ok(Started {
+            carried_recap,
+            chat_book: book,
+            recall_chats: reach,
+        })
     }
 }
 

@@ -150,7 +150,7 @@ use crate::model_tokenizers::Tokenizers;
 use crate::store::Stores;
 use crate::telemetry;
 use crate::wall_clock::{SystemClock, WallClock};
-pub use branches::Branched;
+pub use branches::{Branched, Started};
 pub use chats::Chats;
 pub use errors::EngineError;
 pub use fanout::Updates;

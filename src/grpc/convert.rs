@@ -304,6 +304,7 @@ impl From<&RecapVersion> for pb::RunningRecapVersion {
             excluded_count: v.excluded_count,
             prev_scene_message_id: v.prev_scene_message_id.clone().unwrap_or_default(),
             new_scene_message_id: v.new_scene_message_id.clone().unwrap_or_default(),
+            carried_from_chat_id: v.carried_from.clone().unwrap_or_default(),
         }
     }
 }

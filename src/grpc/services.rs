@@ -15,7 +15,7 @@ use super::status::domain_status;
 use crate::auth::Tenant;
 use crate::domain::ids::{self, ChatKey};
 use crate::domain::st_settings::import_st_settings;
-use crate::engine::{Branched, Engine, SettingsUpdate};
+use crate::engine::{Branched, Engine, SettingsUpdate, Started};
 
 /// The caller's tenant (set by [`crate::auth::AuthLayer`]; the default
 /// tenant without authentication) and the request's message.
@@ -128,6 +128,36 @@ impl MemoryService for MemoryApi {
             message_count: u32::try_from(message_count).unwrap_or(u32::MAX),
             running_recap_count: u32::try_from(running_recap_count).unwrap_or(u32::MAX),
             chat_book: chat_book.unwrap_or_default(),
+        }))
+    }
+
+    async fn start_chat_from(
+        &self,
+        request: Request<pb::StartChatFromRequest>,
+    ) -> Result<Response<pb::StartChatFromResponse>, Status> {
+        let (
+            tenant,
+            pb::StartChatFromRequest {
+                from_chat_id,
+                new_chat_id,
+            },
+        ) = split(request);
+        let from = scoped(&tenant, &from_chat_id)?;
+        let new_chat = scoped(&tenant, &new_chat_id)?;
+        let Started {
+            carried_recap,
+            chat_book,
+            recall_chats,
+        } = self
+            .engine
+            .chats()
+            .start_chat_from(&from, &new_chat)
+            .await?;
+        Ok(Response::new(pb::StartChatFromResponse {
+            chat_id: new_chat_id,
+            carried_recap,
+            chat_book: chat_book.unwrap_or_default(),
+            recall_chats,
         }))
     }
 

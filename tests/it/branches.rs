@@ -326,7 +326,11 @@ async fn two_replicas_branching_one_chat_to_one_id_make_one_branch() {
         matches!(refused.code(), Code::AlreadyExists | Code::Aborted),
         "{refused:?}"
     );
-    eprintln!("the other replica: {:?} {}", refused.code(), refused.message());
+    eprintln!(
+        "the other replica: {:?} {}",
+        refused.code(),
+        refused.message()
+    );
     for server in [&mut a, &mut b] {
         assert!(whole_or_absent(server, "fork").await);
     }
@@ -339,4 +343,84 @@ async fn two_replicas_branching_one_chat_to_one_id_make_one_branch() {
     assert_eq!(books.lorebooks.len(), 2, "{books:?}");
     a.stop().await;
     b.stop().await;
+}
+
+#[tokio::test]
+async fn a_chat_started_from_the_story_carries_its_running_recap_book_and_recall() {
+    let (_dir, mut server) = start().await;
+    story(&mut server).await;
+    let started = server
+        .memory
+        .start_chat_from(pb::StartChatFromRequest {
+            from_chat_id: "story".into(),
+            new_chat_id: "sequel".into(),
+        })
+        .await
+        .expect("started")
+        .into_inner();
+    assert!(started.carried_recap);
+    assert_eq!(started.chat_book, "Harbour");
+    assert_eq!(started.recall_chats, ["story"]);
+
+    let injection = server.injection("sequel").await;
+    assert!(
+        injection.text.contains("running recap through scene 2"),
+        "{}",
+        injection.text
+    );
+    let listed = versions(&mut server, "sequel").await;
+    assert_eq!(listed.versions.len(), 1);
+    assert_eq!(listed.versions[0].carried_from_chat_id, "story");
+    let settings = settings_of(&mut server, "sequel").await;
+    assert_eq!(settings.world_info_chat_book.as_deref(), Some("Harbour"));
+    assert_eq!(
+        settings.recall_chats.map(|list| list.values),
+        Some(vec!["story".to_owned()])
+    );
+    assert!(order(&mut server, "sequel").await.is_empty());
+
+    // The new chat's story goes on; recall reaches the old one's.
+    server
+        .publish("sequel", message_sent("s0", "Back at the harbour."))
+        .await
+        .unwrap();
+    let hits =
+        recapd::grpc::pb::recall_service_client::RecallServiceClient::new(server.channel.clone())
+            .recall(pb::RecallRequest {
+                chat_id: "sequel".into(),
+                query: "line 17 of the story".into(),
+                limit: 5,
+                min_score: None,
+            })
+            .await
+            .expect("recall")
+            .into_inner()
+            .hits;
+    assert!(
+        hits.iter().any(|h| h.chat_id == "story"),
+        "the old chat's passages are reached: {hits:?}"
+    );
+
+    assert_code(
+        server
+            .memory
+            .start_chat_from(pb::StartChatFromRequest {
+                from_chat_id: "story".into(),
+                new_chat_id: "sequel".into(),
+            })
+            .await,
+        Code::AlreadyExists,
+        "chat",
+    );
+    assert_code(
+        server
+            .memory
+            .start_chat_from(pb::StartChatFromRequest {
+                from_chat_id: "nobody".into(),
+                new_chat_id: "other".into(),
+            })
+            .await,
+        Code::NotFound,
+        "chat",
+    );
 }

@@ -30,6 +30,10 @@ pub struct RecapVersion {
     /// was (`event_keys`, ...); `None` for versions added through the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub st: Option<Box<StVersion>>,
+    /// The chat whose running recap this version carries over (a chat
+    /// started from another, StartChatFrom); `None` for the chat's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_from: Option<String>,
 }
 
 /// What a client supplies for a new version; the number and time are assigned.
@@ -123,6 +127,7 @@ impl RunningRecaps {
                 prev_scene_message_id,
                 new_scene_message_id,
                 st: None,
+                carried_from: None,
             },
         );
         self.current = Some(version);

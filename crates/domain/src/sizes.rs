@@ -250,11 +250,13 @@ impl Footprint for RecapVersion {
             prev_scene_message_id,
             new_scene_message_id,
             st,
+            carried_from,
         } = self;
         content.heap_bytes()
             + prev_scene_message_id.heap_bytes()
             + new_scene_message_id.heap_bytes()
             + st.heap_bytes()
+            + carried_from.heap_bytes()
     }
 }
 

@@ -134,6 +134,12 @@ impl MemoryService for FakeChats {
     ) -> Result<Response<pb::BranchChatResponse>, Status> {
         unimplemented()
     }
+    async fn start_chat_from(
+        &self,
+        _: Request<pb::StartChatFromRequest>,
+    ) -> Result<Response<pb::StartChatFromResponse>, Status> {
+        unimplemented()
+    }
     async fn delete_chat(
         &self,
         request: Request<pb::DeleteChatRequest>,

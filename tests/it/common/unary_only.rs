@@ -59,6 +59,12 @@ impl MemoryService for UnaryOnly {
     ) -> Result<Response<pb::BranchChatResponse>, Status> {
         unimplemented()
     }
+    async fn start_chat_from(
+        &self,
+        _: Request<pb::StartChatFromRequest>,
+    ) -> Result<Response<pb::StartChatFromResponse>, Status> {
+        unimplemented()
+    }
     async fn delete_chat(
         &self,
         _: Request<pb::DeleteChatRequest>,

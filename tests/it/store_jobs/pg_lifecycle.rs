@@ -112,6 +112,7 @@ fn whole_chat(chat: &ChatKey, clock: u64) -> Vec<Write> {
                 prev_scene_message_id: None,
                 new_scene_message_id: None,
                 st: None,
+                carried_from: None,
             },
         },
         own_settings(chat, false),

@@ -128,6 +128,7 @@ fn read_versions(
             prev_scene_message_id: None,
             new_scene_message_id: None,
             st: None,
+            carried_from: None,
         };
         let mut scenes: [Option<u64>; 2] = [None, None];
         let mut kept = Vec::new();

@@ -64,6 +64,7 @@ fn recap(chat: &ChatKey, version: u32, content: &str) -> Write {
             prev_scene_message_id: None,
             new_scene_message_id: None,
             st: None,
+            carried_from: None,
         },
     }
 }
