@@ -151,7 +151,9 @@ impl Chats {
                     chat: new_chat.clone(),
                     content: SharedChat(chat.clone()),
                 }];
-                if settings != ChatSettings::default() {
+                // Settings stored for the id before it was a chat are
+                // replaced too.
+                if settings != *resident.settings() {
                     writes.push(Write::ChatSettings {
                         chat: new_chat.clone(),
                         settings: settings.clone(),

@@ -194,12 +194,37 @@ async fn a_branch_at_m25_remembers_what_happened_up_to_m25_and_no_more() {
 
 #[tokio::test]
 async fn a_branch_before_the_first_scene_has_no_running_recap_and_errors_are_precise() {
-    let (_dir, mut server) = start().await;
+    let (dir, mut server) = start().await;
     story(&mut server).await;
-
     let early = branch(&mut server, "story", "m5", "early").await.unwrap();
     assert_eq!((early.message_count, early.running_recap_count), (6, 0));
     assert!(versions(&mut server, "early").await.versions.is_empty());
+
+    // Settings stored for an id before it is a chat give way to the
+    // parent's (here none), in memory and on disk alike.
+    server
+        .publish(
+            "plain",
+            chat_changed(vec![message("p0", "a"), message("p1", "b")]),
+        )
+        .await
+        .unwrap();
+    let default_depth = settings_of(&mut server, "plain").await.depth;
+    server
+        .update_settings(
+            "pre",
+            pb::Settings {
+                depth: Some(7),
+                ..Default::default()
+            },
+        )
+        .await;
+    branch(&mut server, "plain", "p1", "pre").await.unwrap();
+    assert_eq!(settings_of(&mut server, "pre").await.depth, default_depth);
+    server.stop().await;
+    let mut server = Server::start(dir.path()).await;
+    assert_eq!(settings_of(&mut server, "pre").await.depth, default_depth);
+    assert_ne!(default_depth, Some(7));
 
     assert_code(
         branch(&mut server, "story", "m25", "early").await,
