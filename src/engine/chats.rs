@@ -203,7 +203,18 @@ impl Chats {
         &self,
         task: impl Future<Output = ()> + Send + 'static,
     ) {
-        self.inner.background.spawn(task);
+        self.spawn_tracked(task);
+    }
+
+    /// [`Chats::spawn_background`] for a task whose answer is awaited: a
+    /// change that must run to its end even when its caller goes away
+    /// (a global settings or profile change and the refreshes after it),
+    /// and that a shutdown waits for.
+    pub(in crate::engine) fn spawn_tracked<T: Send + 'static>(
+        &self,
+        task: impl Future<Output = T> + Send + 'static,
+    ) -> tokio::task::JoinHandle<T> {
+        self.inner.background.spawn(task)
     }
 
     /// Waits until every task [`Chats::spawn_background`] started has

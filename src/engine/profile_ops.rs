@@ -133,7 +133,7 @@ impl Chats {
         // goes away.
         let engine = self.clone();
         let tenant = tenant.clone();
-        tokio::spawn(async move {
+        self.spawn_tracked(async move {
             let _one_at_a_time = engine.inner.global_changes.lock().await;
             let changed = engine
                 .retrying(|| engine.store_profiles(&tenant, change.clone()))

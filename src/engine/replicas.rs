@@ -34,7 +34,7 @@ impl Chats {
                     Some(Change::Chats(chats)) => {
                         for (chat_id, clock) in chats {
                             let engine = self.clone();
-                            tokio::spawn(async move {
+                            self.spawn_background(async move {
                                 engine.catch_up(&chat_id, clock, "hint").await;
                             });
                         }

@@ -72,7 +72,8 @@ impl Chats {
             // chat's refresh runs even if the caller goes away.
             let engine = self.clone();
             let tenant = tenant.clone();
-            return tokio::spawn(async move { engine.update_global(&tenant, patch, clear).await })
+            return self
+                .spawn_tracked(async move { engine.update_global(&tenant, patch, clear).await })
                 .await
                 .map_err(EngineError::from_join)?;
         };
