@@ -17,7 +17,7 @@ use crate::domain::ids::ChatKey;
 use crate::domain::refresh::Trigger;
 use crate::domain::st_chat::world_info::ChatWorldInfo;
 use crate::domain::st_chat::{ImportedChat, st_chat_lines_of};
-use crate::store::{SharedChat, Write};
+use crate::store::{BranchOrigin, SharedChat, Write};
 
 /// A chat as it was at one moment, shared rather than copied (later
 /// changes do not touch it), with what its export needs besides: the
@@ -80,8 +80,9 @@ pub fn imported_character(chat: &Chat) -> Option<String> {
 
 impl Chats {
     /// Replaces a chat (created when new) with one read from a SillyTavern
-    /// file: all its messages and running-recap versions, and its World
-    /// Info state as the file has it (the chat's `world_info_chat_book`
+    /// file: all its messages and running-recap versions, its parent when
+    /// the file is a branch or checkpoint (`main_chat`; none otherwise),
+    /// and its World Info state as the file has it (the chat's `world_info_chat_book`
     /// override is the file's `chat_metadata.world_info`, and cleared when
     /// the file has none; its timed effects are the file's
     /// `timedWorldInfo`, or none), in one commit with an immediate refresh
@@ -107,10 +108,14 @@ impl Chats {
         group_id: Option<String>,
     ) -> Result<(usize, usize), EngineError> {
         let world_info = std::mem::take(&mut imported.world_info);
+        let parent = imported.parent.take().map(|chat_id| BranchOrigin {
+            chat_id,
+            message_id: String::new(),
+        });
         let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
         let (counts, place) = self
             .update(chat_id, |_, resident| {
-                self.import_into(chat_id, resident, &held, (&world_info, &group_id))
+                self.import_into(chat_id, resident, &held, (&world_info, &group_id, &parent))
             })
             .await?;
         if let Some(place) = place {
@@ -128,7 +133,7 @@ impl Chats {
         chat_id: &ChatKey,
         resident: &mut Resident,
         held: &parking_lot::Mutex<Option<Held>>,
-        (world_info, group_id): (&ChatWorldInfo, &Option<String>),
+        (world_info, group_id, parent): (&ChatWorldInfo, &Option<String>, &Option<BranchOrigin>),
     ) -> Result<Change<Imported<'_>>, EngineError> {
         let auto_hide = resident
             .effective(&self.global(&chat_id.tenant), &chat_id.id)
@@ -166,6 +171,9 @@ impl Chats {
         // and the chat's character.
         resident.meta.world_info_timed.clone_from(&world_info.timed);
         resident.meta.character_key = imported_character(&chat);
+        // A SillyTavern branch or checkpoint file names its parent; a file
+        // that names none makes the chat no branch.
+        resident.meta.branched_from.clone_from(parent);
         if group_id.is_some() {
             resident.meta.group_id.clone_from(group_id);
         }

@@ -449,3 +449,78 @@ async fn a_chat_started_from_the_story_carries_its_running_recap_book_and_recall
         "chat",
     );
 }
+
+#[tokio::test]
+async fn an_imported_sillytavern_branch_file_names_its_parent_and_exports_as_it_came() {
+    // The header SillyTavern 1.18.0's "Create branch" writes
+    // (public/scripts/bookmarks.js: the parent's metadata and `main_chat`).
+    let file = concat!(
+        r#"{"user_name":"User","character_name":"Alice","create_date":"2026-11-30@09h00m00s","chat_metadata":{"note_prompt":"","main_chat":"Alice - 2026-11-29@20h11m05s"}}"#,
+        "\n",
+        r#"{"name":"Alice","is_user":false,"mes":"The lighthouse was dark.","send_date":"2026-11-29@20h11m06s","extra":{}}"#,
+        "\n"
+    );
+    let (_dir, mut server) = start().await;
+    server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "Alice - Branch #1".into(),
+            jsonl: file.as_bytes().to_vec(),
+            ..Default::default()
+        })
+        .await
+        .expect("imported");
+    let chats = server
+        .memory
+        .list_chats(pb::ListChatsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .chats;
+    let branch = chats
+        .iter()
+        .find(|c| c.chat_id == "Alice - Branch #1")
+        .expect("listed");
+    assert_eq!(branch.parent_chat_id, "Alice - 2026-11-29@20h11m05s");
+    assert_eq!(branch.parent_message_id, "");
+    let exported = server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: "Alice - Branch #1".into(),
+        })
+        .await
+        .expect("exported")
+        .into_inner()
+        .jsonl;
+    let header: serde_json::Value = serde_json::from_slice(
+        exported
+            .split(|b| *b == b'\n')
+            .next()
+            .expect("a header line"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        header["chat_metadata"]["main_chat"],
+        "Alice - 2026-11-29@20h11m05s"
+    );
+
+    // The same file without `main_chat` makes the chat no branch again.
+    let plain = file.replace(r#","main_chat":"Alice - 2026-11-29@20h11m05s""#, "");
+    server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: "Alice - Branch #1".into(),
+            jsonl: plain.into_bytes(),
+            ..Default::default()
+        })
+        .await
+        .expect("imported again");
+    let chats = server
+        .memory
+        .list_chats(pb::ListChatsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .chats;
+    assert!(chats.iter().all(|c| c.parent_chat_id.is_empty()));
+}

@@ -44,6 +44,9 @@ use world_info::ChatWorldInfo;
 const DATA_KEY: &str = "auto_recap_memory";
 /// The metadata key of ST-Auto-Recap's running-recap versions.
 const RECAPS_KEY: &str = "auto_recap_running_scene_recaps";
+/// The `chat_metadata` member of a SillyTavern branch or checkpoint file
+/// naming the chat it was made from.
+const MAIN_CHAT_KEY: &str = "main_chat";
 /// The `extra` key holding the id of a message whose id is not `m<index>`.
 const ID_KEY: &str = "recapd_message_id";
 
@@ -65,6 +68,10 @@ pub struct ImportedChat {
     /// `timedWorldInfo`), for the chat's settings and row; not part of the
     /// chat ([`ImportedChat::into_chat`] leaves it).
     pub world_info: ChatWorldInfo,
+    /// `chat_metadata.main_chat` when it is a non-empty string: the chat
+    /// SillyTavern made this one from (a branch or checkpoint file), for
+    /// the chat's row. The member stays in the file's metadata as written.
+    pub parent: Option<String>,
 }
 
 impl ImportedChat {

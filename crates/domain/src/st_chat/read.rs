@@ -280,6 +280,7 @@ impl ChatReader {
         // The header comes first: its repairs are reported first.
         let mut warnings = Vec::new();
         let mut world_info = ChatWorldInfo::default();
+        let mut parent = None;
         let (file, recaps, current) = match self.header {
             None => return Err(bad(1, "the file is empty")),
             Some((_, None)) => (StFile::Headerless, Vec::new(), None),
@@ -290,6 +291,7 @@ impl ChatReader {
                     &self.messages,
                     &self.limits,
                     &mut world_info,
+                    &mut parent,
                     &mut warnings,
                 )?;
                 (StFile::Header(header), recaps, current)
@@ -303,6 +305,7 @@ impl ChatReader {
             warnings,
             file,
             world_info,
+            parent,
         })
     }
 }

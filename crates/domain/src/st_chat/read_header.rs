@@ -5,17 +5,18 @@
 use crate::time::UnixMillis;
 use serde_json::value::RawValue;
 
-use super::RECAPS_KEY;
 use super::read::{bad, object, read};
 use super::verbatim::{Kept, StHeader, StVersion, header_has, kept_len, members, version_lacks};
 use super::world_info::ChatWorldInfo;
+use super::{MAIN_CHAT_KEY, RECAPS_KEY};
 use crate::message::Message;
 use crate::recaps::RecapVersion;
 use crate::{DomainError, Limits};
 
 /// The header at file line `line`: what is kept of it, the running-recap
 /// versions and the current version; the chat's World Info state goes to
-/// `world_info`, repairs to `warnings`. Scene
+/// `world_info`, a non-empty string `chat_metadata.main_chat` (its
+/// parent, also kept) to `parent`, repairs to `warnings`. Scene
 /// indices become the ids of the file's `messages` at those indices (an id
 /// from `extra.recapd_message_id` where a message has one).
 pub(super) fn header(
@@ -24,6 +25,7 @@ pub(super) fn header(
     messages: &[(i64, Message)],
     limits: &Limits,
     world_info: &mut ChatWorldInfo,
+    parent: &mut Option<String>,
     warnings: &mut Vec<String>,
 ) -> Result<(StHeader, Vec<RecapVersion>, Option<u32>), DomainError> {
     let top = members(text).map_err(|_| bad(line, "the header must be a JSON object"))?;
@@ -41,6 +43,11 @@ pub(super) fn header(
         for (key, value) in object(line, "chat_metadata", value)? {
             if world_info.take_member(&key, value, line, warnings) {
                 continue;
+            }
+            if key == MAIN_CHAT_KEY {
+                *parent = serde_json::from_str::<String>(value.get())
+                    .ok()
+                    .filter(|name| !name.is_empty());
             }
             if key != RECAPS_KEY || !value.get().starts_with('{') {
                 kept_metadata.push((key, value));
