@@ -319,8 +319,8 @@ impl ChatStore for PgStore {
     }
 
     async fn recall_vectors(&self, chat: &ChatKey) -> Result<Vec<StoredVector>, StoreError> {
-        // Many rows may take longer than one call's bound to arrive; the
-        // read is one statement, bounded as a whole like a chat's load.
+        // One statement: the call limit bounds the whole read, as nothing
+        // counts rows as progress here (a chat's load does, row by row).
         let progress = AtomicU64::new(0);
         bounded_while_progressing(&progress, async {
             let client = self.client().await?;
