@@ -86,6 +86,48 @@ async fn branch(
         .map(tonic::Response::into_inner)
 }
 
+/// Every chat of the tenant (one page: these tests make few).
+async fn chats_of(server: &mut Server) -> Vec<pb::ChatSummary> {
+    server
+        .memory
+        .list_chats(pb::ListChatsRequest::default())
+        .await
+        .expect("the chats")
+        .into_inner()
+        .chats
+}
+
+async fn start_from(
+    server: &mut Server,
+    from: &str,
+    new: &str,
+) -> Result<pb::StartChatFromResponse, tonic::Status> {
+    server
+        .memory
+        .start_chat_from(pb::StartChatFromRequest {
+            from_chat_id: from.into(),
+            new_chat_id: new.into(),
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+async fn import(
+    server: &mut Server,
+    chat: &str,
+    jsonl: Vec<u8>,
+) -> Result<pb::ImportChatResponse, tonic::Status> {
+    server
+        .memory
+        .import_chat(pb::ImportChatRequest {
+            chat_id: chat.into(),
+            jsonl,
+            ..Default::default()
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 #[tokio::test]
 async fn a_branch_at_m25_remembers_what_happened_up_to_m25_and_no_more() {
     let (dir, mut server) = start().await;
@@ -158,13 +200,7 @@ async fn a_branch_at_m25_remembers_what_happened_up_to_m25_and_no_more() {
     assert_eq!(order(&mut server, "fork").await.len(), 27);
 
     // ListChats names the parent.
-    let chats = server
-        .memory
-        .list_chats(pb::ListChatsRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .chats;
+    let chats = chats_of(&mut server).await;
     let fork = chats.iter().find(|c| c.chat_id == "fork").expect("listed");
     assert_eq!(
         (
@@ -374,15 +410,9 @@ async fn two_replicas_branching_one_chat_to_one_id_make_one_branch() {
 async fn a_chat_started_from_the_story_carries_its_running_recap_book_and_recall() {
     let (_dir, mut server) = start().await;
     story(&mut server).await;
-    let started = server
-        .memory
-        .start_chat_from(pb::StartChatFromRequest {
-            from_chat_id: "story".into(),
-            new_chat_id: "sequel".into(),
-        })
+    let started = start_from(&mut server, "story", "sequel")
         .await
-        .expect("started")
-        .into_inner();
+        .expect("started");
     assert!(started.carried_recap);
     assert_eq!(started.chat_book, "Harbour");
     assert_eq!(started.recall_chats, ["story"]);
@@ -427,24 +457,12 @@ async fn a_chat_started_from_the_story_carries_its_running_recap_book_and_recall
     );
 
     assert_code(
-        server
-            .memory
-            .start_chat_from(pb::StartChatFromRequest {
-                from_chat_id: "story".into(),
-                new_chat_id: "sequel".into(),
-            })
-            .await,
+        start_from(&mut server, "story", "sequel").await,
         Code::AlreadyExists,
         "chat",
     );
     assert_code(
-        server
-            .memory
-            .start_chat_from(pb::StartChatFromRequest {
-                from_chat_id: "nobody".into(),
-                new_chat_id: "other".into(),
-            })
-            .await,
+        start_from(&mut server, "nobody", "other").await,
         Code::NotFound,
         "chat",
     );
@@ -461,22 +479,10 @@ async fn an_imported_sillytavern_branch_file_names_its_parent_and_exports_as_it_
         "\n"
     );
     let (_dir, mut server) = start().await;
-    server
-        .memory
-        .import_chat(pb::ImportChatRequest {
-            chat_id: "Alice - Branch #1".into(),
-            jsonl: file.as_bytes().to_vec(),
-            ..Default::default()
-        })
+    import(&mut server, "Alice - Branch #1", file.as_bytes().to_vec())
         .await
         .expect("imported");
-    let chats = server
-        .memory
-        .list_chats(pb::ListChatsRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .chats;
+    let chats = chats_of(&mut server).await;
     let branch = chats
         .iter()
         .find(|c| c.chat_id == "Alice - Branch #1")
@@ -506,21 +512,9 @@ async fn an_imported_sillytavern_branch_file_names_its_parent_and_exports_as_it_
 
     // The same file without `main_chat` makes the chat no branch again.
     let plain = file.replace(r#","main_chat":"Alice - 2026-11-29@20h11m05s""#, "");
-    server
-        .memory
-        .import_chat(pb::ImportChatRequest {
-            chat_id: "Alice - Branch #1".into(),
-            jsonl: plain.into_bytes(),
-            ..Default::default()
-        })
+    import(&mut server, "Alice - Branch #1", plain.into_bytes())
         .await
         .expect("imported again");
-    let chats = server
-        .memory
-        .list_chats(pb::ListChatsRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .chats;
+    let chats = chats_of(&mut server).await;
     assert!(chats.iter().all(|c| c.parent_chat_id.is_empty()));
 }
