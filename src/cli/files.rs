@@ -51,7 +51,7 @@ async fn import_streamed(
     memory: &mut MemoryServiceClient<Channel>,
     token: Option<&str>,
     path: &Path,
-    chat_id: &str,
+    (chat_id, as_branch): (&str, bool),
 ) -> Result<Option<pb::ImportChatResponse>, String> {
     let mut file = tokio::fs::File::open(path)
         .await
@@ -80,6 +80,7 @@ async fn import_streamed(
                 chunk,
                 // The CLI imports chats without their group.
                 group_id: String::new(),
+                branch_from_main_chat: as_branch,
             };
             if chunks.send(message).await.is_err() || read == 0 {
                 return;
@@ -105,7 +106,7 @@ async fn import_unary(
     memory: &mut MemoryServiceClient<Channel>,
     token: Option<&str>,
     path: &Path,
-    chat_id: &str,
+    (chat_id, as_branch): (&str, bool),
 ) -> Result<pb::ImportChatResponse, String> {
     let jsonl = tokio::fs::read(path).await.map_err(|e| e.to_string())?;
     let request = authorized(
@@ -113,6 +114,7 @@ async fn import_unary(
             chat_id: chat_id.to_owned(),
             jsonl,
             group_id: String::new(),
+            branch_from_main_chat: as_branch,
         },
         token,
     )?;
@@ -126,8 +128,15 @@ async fn import_unary(
 /// Imports each file as the chat named by its file name; stops at the
 /// first failure (exit 1) and says which file it was. What the server
 /// repaired rather than refused goes to stderr, one line each, and is no
-/// failure.
-pub async fn import(addr: &Dial, token: Option<&str>, paths: &[PathBuf]) -> ExitCode {
+/// failure. `as_branch`: each file is imported with
+/// `branch_from_main_chat`; whether it was branched is said on stdout,
+/// and why not on stderr.
+pub async fn import(
+    addr: &Dial,
+    token: Option<&str>,
+    paths: &[PathBuf],
+    as_branch: bool,
+) -> ExitCode {
     let mut memory = match client(addr).await {
         Ok(memory) => memory,
         Err(error) => {
@@ -140,9 +149,10 @@ pub async fn import(addr: &Dial, token: Option<&str>, paths: &[PathBuf]) -> Exit
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let result = match import_streamed(&mut memory, token, path, &chat_id).await {
+        let target = (chat_id.as_str(), as_branch);
+        let result = match import_streamed(&mut memory, token, path, target).await {
             Ok(Some(done)) => Ok(done),
-            Ok(None) => import_unary(&mut memory, token, path, &chat_id).await,
+            Ok(None) => import_unary(&mut memory, token, path, target).await,
             Err(error) => Err(error),
         };
         match result {
@@ -150,8 +160,20 @@ pub async fn import(addr: &Dial, token: Option<&str>, paths: &[PathBuf]) -> Exit
                 for warning in &done.warnings {
                     eprintln!("recapd import: {}: repaired: {warning}", path.display());
                 }
+                if !done.not_branched_reason.is_empty() {
+                    eprintln!(
+                        "recapd import: {}: not branched: {}",
+                        path.display(),
+                        done.not_branched_reason
+                    );
+                }
+                let branch = if done.branched_from_chat_id.is_empty() {
+                    String::new()
+                } else {
+                    format!(", a branch of {:?}", done.branched_from_chat_id)
+                };
                 println!(
-                    "{}: chat {:?}, {} messages, {} running-recap versions",
+                    "{}: chat {:?}, {} messages, {} running-recap versions{branch}",
                     path.display(),
                     done.chat_id,
                     done.message_count,

@@ -50,9 +50,12 @@ pub async fn run(command: Command, config: &Config) -> ExitCode {
     };
     match command {
         Command::Health { .. } => health::probe(&dial).await,
-        Command::Import { token, paths, .. } => {
-            files::import(&dial, token.as_deref(), &paths).await
-        }
+        Command::Import {
+            token,
+            paths,
+            branch_from_main_chat,
+            ..
+        } => files::import(&dial, token.as_deref(), &paths, branch_from_main_chat).await,
         Command::Export { token, chat, .. } => files::export(&dial, token.as_deref(), &chat).await,
         Command::Chats {
             action: ChatsAction::List { client },

@@ -50,6 +50,13 @@ pub enum Command {
         /// How to dial: plaintext, or TLS.
         #[command(flatten)]
         tls: ClientTls,
+        /// Makes each SillyTavern branch or checkpoint file a branch of the
+        /// chat it names as its parent (`main_chat`) when that chat starts
+        /// with the file's messages, so its memory comes along; a file
+        /// that is not is imported as it is (the reason on stderr). The
+        /// chats must be new.
+        #[arg(long)]
+        branch_from_main_chat: bool,
         /// The files.
         #[arg(required = true)]
         paths: Vec<PathBuf>,

@@ -34,6 +34,7 @@ use crate::domain::recaps::RecapVersion;
 use crate::domain::refresh::Trigger;
 use crate::domain::settings::SettingsPatch;
 use crate::domain::settings::{ChatIds, MAX_RECALL_CHATS};
+use crate::domain::verbatim::StFile;
 use crate::domain::world_info::timed::TimedState;
 use crate::domain::writing::macros::speakers;
 use crate::store::{BranchOrigin, ChatMeta, ChatSettings, SharedChat, Write};
@@ -61,6 +62,15 @@ pub struct Started {
     pub recall_chats: Vec<String>,
 }
 
+/// What a SillyTavern branch file imported as a branch gives the branch
+/// besides its parent's content.
+pub(super) struct BranchFile {
+    /// The file's header, written back by an export.
+    pub header: Arc<StFile>,
+    /// The group the import named; `None`: the parent's.
+    pub group_id: Option<String>,
+}
+
 /// The parent as read under its lock: the branch's content and what its
 /// row and settings copy.
 struct Parent {
@@ -80,6 +90,19 @@ impl Chats {
         message_id: &str,
         new_chat: &ChatKey,
     ) -> Result<Branched, EngineError> {
+        self.branch_with(from, message_id, new_chat, None).await
+    }
+
+    /// [`Chats::branch_chat`], the branch taking from `file` (a
+    /// SillyTavern branch file imported as a branch) its header and group
+    /// instead of the parent's.
+    pub(super) async fn branch_with(
+        &self,
+        from: &ChatKey,
+        message_id: &str,
+        new_chat: &ChatKey,
+        file: Option<BranchFile>,
+    ) -> Result<Branched, EngineError> {
         if from == new_chat {
             return Err(already_exists(new_chat));
         }
@@ -89,9 +112,12 @@ impl Chats {
                     .chat
                     .as_deref()
                     .ok_or_else(|| EngineError::unknown_chat(from))?;
-                let branch = chat.branch_through(message_id).ok_or_else(|| {
+                let mut branch = chat.branch_through(message_id).ok_or_else(|| {
                     DomainError::NotFound(format!("message {message_id:?} of chat {:?}", from.id))
                 })?;
+                if let Some(file) = &file {
+                    branch.set_st_file(Some(file.header.clone()));
+                }
                 Ok(Parent {
                     branch: Arc::new(branch),
                     settings: resident.settings().clone(),
@@ -174,8 +200,14 @@ impl Chats {
                 let meta = &mut resident.meta;
                 meta.world_info_timed.clone_from(&timed);
                 meta.character_key.clone_from(&parent.meta.character_key);
-                meta.group_id.clone_from(&parent.meta.group_id);
-                meta.st_file.clone_from(&parent.meta.st_file);
+                meta.group_id = match &file {
+                    Some(BranchFile {
+                        group_id: Some(group),
+                        ..
+                    }) => Some(group.clone()),
+                    _ => parent.meta.group_id.clone(),
+                };
+                meta.st_file = chat.st_file().cloned();
                 meta.lore_book = book.as_ref().map(|(held, _)| held.name().to_owned());
                 meta.branched_from = Some(origin.clone());
                 *resident.recall.lock() = RecallState::loaded(vectors.clone());

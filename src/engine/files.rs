@@ -12,6 +12,7 @@ use super::chats::ChatPlace;
 use super::commit::Commit;
 use super::slot::Resident;
 use super::{Chats, EngineError, Next};
+use crate::domain::DomainError;
 use crate::domain::chat::Chat;
 use crate::domain::ids::ChatKey;
 use crate::domain::refresh::Trigger;
@@ -36,6 +37,9 @@ pub struct ChatSnapshot {
     pub world_info: ChatWorldInfo,
     /// Whether the chat is in a group (its header is then a group chat's).
     pub group_chat: bool,
+    /// The chat it is a branch of (its row's parent), written as the
+    /// file's `chat_metadata.main_chat`; `None` for a chat that is none.
+    pub parent: Option<String>,
 }
 
 impl ChatSnapshot {
@@ -48,6 +52,7 @@ impl ChatSnapshot {
             self.auto_hide_scene_count,
             &self.world_info,
             self.group_chat,
+            self.parent.as_deref(),
         )
     }
 }
@@ -104,8 +109,20 @@ impl Chats {
     pub async fn import_chat_in_group(
         &self,
         chat_id: &ChatKey,
+        imported: ImportedChat,
+        group_id: Option<String>,
+    ) -> Result<(usize, usize), EngineError> {
+        self.import_with(chat_id, imported, group_id, false).await
+    }
+
+    /// [`Chats::import_chat_in_group`]; when `new_only`, `AlreadyExists`
+    /// if `chat_id` is a chat already (nothing changes).
+    pub(super) async fn import_with(
+        &self,
+        chat_id: &ChatKey,
         mut imported: ImportedChat,
         group_id: Option<String>,
+        new_only: bool,
     ) -> Result<(usize, usize), EngineError> {
         let world_info = std::mem::take(&mut imported.world_info);
         let parent = imported.parent.take().map(|chat_id| BranchOrigin {
@@ -115,6 +132,9 @@ impl Chats {
         let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
         let (counts, place) = self
             .update(chat_id, |_, resident| {
+                if new_only && resident.chat.is_some() {
+                    return Err(DomainError::AlreadyExists(format!("chat {:?}", chat_id.id)).into());
+                }
                 self.import_into(chat_id, resident, &held, (&world_info, &group_id, &parent))
             })
             .await?;
@@ -208,6 +228,11 @@ impl Chats {
                         group_id: resident.meta.group_id.as_deref(),
                     })
                     .is_some(),
+                parent: resident
+                    .meta
+                    .branched_from
+                    .as_ref()
+                    .map(|origin| origin.chat_id.clone()),
             })
         })
         .await

@@ -113,6 +113,7 @@
 //! its commit; the in-memory maps (`chats`, `global`) are held only for a
 //! lookup, never across an `.await`.
 
+mod branch_files;
 mod branches;
 mod cache;
 mod catch_up;
@@ -150,6 +151,7 @@ use crate::model_tokenizers::Tokenizers;
 use crate::store::Stores;
 use crate::telemetry;
 use crate::wall_clock::{SystemClock, WallClock};
+pub use branch_files::FileImported;
 pub use branches::{Branched, Started};
 pub use chats::Chats;
 pub use errors::EngineError;

@@ -14,7 +14,7 @@ use super::pb;
 use super::status::{self, domain_status};
 use crate::auth::Tenant;
 use crate::domain::st_chat::{ChatReader, ImportedChat};
-use crate::engine::Engine;
+use crate::engine::{Engine, FileImported};
 
 /// Most bytes in one ExportChatStream message (the proto says 1 MiB).
 pub const EXPORT_CHUNK_BYTES: usize = 1 << 20;
@@ -27,28 +27,48 @@ pub type ExportStream =
     Pin<Box<dyn Stream<Item = Result<pb::ExportChatStreamResponse, Status>> + Send>>;
 
 /// Stores a read file as chat `chat_id` of `tenant`: the answer to both
-/// import calls.
+/// import calls. `as_branch`: the request's `branch_from_main_chat`.
 async fn store(
     engine: &Engine,
     tenant: &Tenant,
     chat_id: String,
     imported: ImportedChat,
-    group_id: String,
+    (group_id, as_branch): (String, bool),
 ) -> Result<pb::ImportChatResponse, Status> {
     let warnings = imported.warnings.clone();
+    let chat = tenant.chat(&chat_id);
+    let group_id = Some(group_id).filter(|g| !g.is_empty());
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    if as_branch {
+        let FileImported {
+            message_count,
+            running_recap_count,
+            branched_from,
+            not_branched,
+        } = engine
+            .chats()
+            .import_branch_file(&chat, imported, group_id)
+            .await?;
+        return Ok(pb::ImportChatResponse {
+            chat_id,
+            message_count: count(message_count),
+            running_recap_count: count(running_recap_count),
+            warnings,
+            branched_from_chat_id: branched_from.unwrap_or_default(),
+            not_branched_reason: not_branched.unwrap_or_default(),
+        });
+    }
     let (messages, recaps) = engine
         .chats()
-        .import_chat_in_group(
-            &tenant.chat(&chat_id),
-            imported,
-            Some(group_id).filter(|g| !g.is_empty()),
-        )
+        .import_chat_in_group(&chat, imported, group_id)
         .await?;
     Ok(pb::ImportChatResponse {
         chat_id,
-        message_count: u32::try_from(messages).unwrap_or(u32::MAX),
-        running_recap_count: u32::try_from(recaps).unwrap_or(u32::MAX),
+        message_count: count(messages),
+        running_recap_count: count(recaps),
         warnings,
+        branched_from_chat_id: String::new(),
+        not_branched_reason: String::new(),
     })
 }
 
@@ -60,6 +80,7 @@ pub async fn import(
         chat_id,
         jsonl,
         group_id,
+        branch_from_main_chat,
     }: pb::ImportChatRequest,
 ) -> Result<pb::ImportChatResponse, Status> {
     convert::chat_id(&chat_id).map_err(domain_status)?;
@@ -72,7 +93,7 @@ pub async fn import(
         tenant,
         chat_id,
         reader.finish().map_err(domain_status)?,
-        group_id,
+        (group_id, branch_from_main_chat),
     )
     .await
 }
@@ -91,6 +112,7 @@ pub async fn import_stream(
     optional_group(&first.group_id)?;
     let chat_id = first.chat_id;
     let group_id = first.group_id;
+    let as_branch = first.branch_from_main_chat;
     let mut reader = ChatReader::new(*engine.limits());
     reader.push(&first.chunk).map_err(domain_status)?;
     while let Some(next) = chunks.message().await? {
@@ -101,7 +123,7 @@ pub async fn import_stream(
         tenant,
         chat_id,
         reader.finish().map_err(domain_status)?,
-        group_id,
+        (group_id, as_branch),
     )
     .await
 }

@@ -510,6 +510,7 @@ async fn an_imported_chat_takes_its_characters_profile_and_a_given_group() {
                 chat_id: chat.into(),
                 jsonl: file.as_bytes().to_vec(),
                 group_id: group_id.into(),
+                ..Default::default()
             })
             .await
             .unwrap();

@@ -19,6 +19,7 @@ use id_index::IdIndex;
 use message_list::MessageList;
 
 mod branch;
+pub use branch::NotItsStart;
 mod id_index;
 mod message_data;
 mod message_list;

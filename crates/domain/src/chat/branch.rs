@@ -2,6 +2,30 @@
 //! SillyTavern's "Create branch" and checkpoints copy it.
 
 use super::Chat;
+use crate::message::Message;
+
+/// Why a file's messages are not the start of a chat
+/// ([`Chat::starting_with`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotItsStart {
+    /// The file has no message to branch at.
+    #[error("the file has no message")]
+    NoMessage,
+    /// The file has more messages than the chat.
+    #[error("the file has {file} messages and the chat {chat}")]
+    Longer {
+        /// The file's messages.
+        file: usize,
+        /// The chat's.
+        chat: usize,
+    },
+    /// The message at `index` (from 0) differs in speaker or text.
+    #[error("its message {index} (from 0) differs from the chat's in speaker or text")]
+    Differs {
+        /// Its position in the file.
+        index: usize,
+    },
+}
 
 impl Chat {
     /// The chat up to and including message `message_id` (`None`: no such
@@ -40,10 +64,42 @@ impl Chat {
         branch.set_st_file(self.st_file().cloned());
         Some(branch)
     }
+
+    /// The id of this chat's message where `messages` end, when they are
+    /// its first messages: the same speaker (`name`, `is_user`) and shown
+    /// text, in order, as SillyTavern copies them into a branch file.
+    /// Swipes that are not shown and message data are not compared: a
+    /// branch made there takes this chat's.
+    pub fn starting_with<'a>(
+        &self,
+        messages: impl ExactSizeIterator<Item = &'a Message>,
+    ) -> Result<&str, NotItsStart> {
+        let count = messages.len();
+        if count == 0 {
+            return Err(NotItsStart::NoMessage);
+        }
+        if count > self.len() {
+            return Err(NotItsStart::Longer {
+                file: count,
+                chat: self.len(),
+            });
+        }
+        let mut last = None;
+        for (index, (file, (_, own))) in messages.zip(self.messages()).enumerate() {
+            if file.name != own.name || file.is_user != own.is_user || file.text() != own.text() {
+                return Err(NotItsStart::Differs { index });
+            }
+            last = Some(own.id.as_str());
+        }
+        // `count` is at least 1 and at most the chat's length, so the loop
+        // ran and set it.
+        last.ok_or(NotItsStart::NoMessage)
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::NotItsStart;
     use crate::chat::tests::{ids, msg};
     use crate::chat::{Chat, ChatEvent};
     use crate::message::MessageData;
@@ -114,6 +170,32 @@ mod tests {
         assert_eq!(early.recaps().versions().count(), 0);
         assert!(early.recaps().current().is_none());
         assert!(chat.branch_through("m99").is_none());
+    }
+
+    #[test]
+    fn a_files_messages_are_the_chats_start_when_speakers_and_texts_match() {
+        let chat = story();
+        let start: Vec<_> = chat.messages().take(26).map(|(_, m)| m.clone()).collect();
+        assert_eq!(chat.starting_with(start.iter()), Ok("m25"));
+        let mut edited = start.clone();
+        edited[7] = msg("m7", "a line the chat never had");
+        assert_eq!(
+            chat.starting_with(edited.iter()),
+            Err(NotItsStart::Differs { index: 7 })
+        );
+        let mut renamed = start.clone();
+        renamed[3].name = "Someone else".into();
+        assert_eq!(
+            chat.starting_with(renamed.iter()),
+            Err(NotItsStart::Differs { index: 3 })
+        );
+        assert_eq!(chat.starting_with([].iter()), Err(NotItsStart::NoMessage));
+        let mut longer: Vec<_> = chat.messages().map(|(_, m)| m.clone()).collect();
+        longer.push(msg("m36", "one more"));
+        assert_eq!(
+            chat.starting_with(longer.iter()),
+            Err(NotItsStart::Longer { file: 37, chat: 36 })
+        );
     }
 
     #[test]

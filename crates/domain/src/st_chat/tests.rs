@@ -213,7 +213,7 @@ fn written_lines_are_the_written_file() {
 fn a_group_chat_made_through_the_api_gets_sillytaverns_group_header() {
     let chat = Chat::default();
     let header = |group_chat| {
-        st_chat_lines_of("c", &chat, 0, &ChatWorldInfo::default(), group_chat)
+        st_chat_lines_of("c", &chat, 0, &ChatWorldInfo::default(), group_chat, None)
             .next()
             .unwrap()
     };
@@ -224,6 +224,44 @@ fn a_group_chat_made_through_the_api_gets_sillytaverns_group_header() {
         header(true)
     );
     assert!(!header(false).contains("unused"), "{}", header(false));
+}
+
+/// The header of `chat` written as a branch of `parent`.
+fn header_with_parent(chat: &Chat, parent: Option<&str>) -> String {
+    st_chat_lines_of("c", chat, 0, &ChatWorldInfo::default(), false, parent)
+        .next()
+        .expect("a header line")
+}
+
+#[test]
+fn a_branch_names_its_parent_as_sillytaverns_branch_files_do() {
+    let made = Chat::default();
+    let header: serde_json::Value =
+        serde_json::from_str(&header_with_parent(&made, Some("Alice - 1"))).unwrap();
+    assert_eq!(header["chat_metadata"]["main_chat"], "Alice - 1");
+    assert!(!header_with_parent(&made, None).contains("main_chat"));
+
+    // SillyTavern's branch file, its parent already named: written as the
+    // file had it.
+    let file = concat!(
+        r#"{"user_name":"U","character_name":"Alice","chat_metadata":{"note_prompt":"","main_chat":"Alice - 1"}}"#,
+        "\n",
+        r#"{"name":"Alice","is_user":false,"mes":"The lighthouse was dark.","extra":{}}"#,
+        "\n"
+    );
+    let imported = parse_st_chat(file, &Limits::default())
+        .unwrap()
+        .into_chat(0);
+    assert_eq!(
+        header_with_parent(&imported, Some("Alice - 1")),
+        header_with_parent(&imported, None)
+    );
+    // A branch of it names its own parent, once.
+    let branched = header_with_parent(&imported, Some("Alice - Branch #1"));
+    assert_eq!(branched.matches("main_chat").count(), 1, "{branched}");
+    let header: serde_json::Value = serde_json::from_str(&branched).unwrap();
+    assert_eq!(header["chat_metadata"]["main_chat"], "Alice - Branch #1");
+    assert_eq!(header["chat_metadata"]["note_prompt"], "");
 }
 
 #[test]

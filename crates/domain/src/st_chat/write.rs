@@ -15,7 +15,7 @@ use super::verbatim::{
     version_lacks,
 };
 use super::world_info::{BOOK_KEY, ChatWorldInfo, TIMED_KEY};
-use super::{DATA_KEY, ID_KEY, RECAPS_KEY, message_id};
+use super::{DATA_KEY, ID_KEY, MAIN_CHAT_KEY, RECAPS_KEY, message_id};
 use crate::autohide::auto_hide;
 use crate::chat::Chat;
 use crate::message::{Message, MessageData, Swipe};
@@ -133,7 +133,14 @@ pub fn st_chat_lines<'a>(
     auto_hide_scene_count: u32,
     world_info: &'a ChatWorldInfo,
 ) -> impl Iterator<Item = String> + 'a {
-    st_chat_lines_of(chat_id, chat, auto_hide_scene_count, world_info, false)
+    st_chat_lines_of(
+        chat_id,
+        chat,
+        auto_hide_scene_count,
+        world_info,
+        false,
+        None,
+    )
 }
 
 /// [`st_chat_lines`] of a chat that is a group chat when `group_chat`:
@@ -141,15 +148,21 @@ pub fn st_chat_lines<'a>(
 /// then starts as SillyTavern's group chat files do, with `user_name` and
 /// `character_name` both `"unused"`. An imported file's header is written
 /// as the file had it either way.
+///
+/// `main_chat` is the chat's parent when it is a branch: written as
+/// `chat_metadata.main_chat`, as SillyTavern's branch and checkpoint files
+/// name theirs (a member of that name the file had gives way to it, and
+/// stays where it was when it already names the parent).
 pub fn st_chat_lines_of<'a>(
     chat_id: &'a str,
     chat: &'a Chat,
     auto_hide_scene_count: u32,
     world_info: &'a ChatWorldInfo,
     group_chat: bool,
+    main_chat: Option<&'a str>,
 ) -> impl Iterator<Item = String> + 'a {
     let hidden = auto_hide(chat, auto_hide_scene_count);
-    std::iter::once_with(move || header_line(chat_id, chat, world_info, group_chat))
+    std::iter::once_with(move || header_line(chat_id, chat, world_info, group_chat, main_chat))
         .flatten()
         .chain(
             chat.messages()
@@ -163,6 +176,7 @@ fn header_line(
     chat: &Chat,
     world_info: &ChatWorldInfo,
     group_chat: bool,
+    main_chat: Option<&str>,
 ) -> Option<String> {
     let recaps = chat.recaps();
     let versions_exist = recaps.versions().next().is_some();
@@ -175,12 +189,19 @@ fn header_line(
         Some(StFile::Headerless) | None => (&minimal, false),
     };
     let needs_recaps = versions_exist || recaps.current_version().is_some();
+    // The parent, unless the file's own `main_chat` already names it.
+    let main_chat = main_chat.filter(|parent| !names_parent(header, parent));
     let mut top = Obj::new();
     if group_chat && !imported {
         top.put("user_name", "unused");
         top.put("character_name", "unused");
     }
-    if header.had(header_has::METADATA) || needs_recaps || !imported || !world_info.is_empty() {
+    if header.had(header_has::METADATA)
+        || needs_recaps
+        || !imported
+        || !world_info.is_empty()
+        || main_chat.is_some()
+    {
         let mut metadata = Obj::new();
         if header.had(header_has::RECAPS) || needs_recaps || !imported {
             let mut store = Obj::new();
@@ -221,11 +242,25 @@ fn header_line(
         if let Some(timed) = &world_info.timed {
             metadata.put_raw(TIMED_KEY, timed);
         }
+        if let Some(parent) = main_chat {
+            metadata.put(MAIN_CHAT_KEY, parent);
+        }
         metadata.kept(header.metadata.as_ref());
         top.put_raw("chat_metadata", &metadata.finish());
     }
     top.kept(header.keys.as_ref());
     Some(top.finish())
+}
+
+/// Whether the file's kept `chat_metadata.main_chat` is the string
+/// `parent`.
+fn names_parent(header: &StHeader, parent: &str) -> bool {
+    header.metadata.as_ref().is_some_and(|metadata| {
+        metadata.members().into_iter().any(|(key, value)| {
+            key == MAIN_CHAT_KEY
+                && serde_json::from_str::<String>(value.get()).is_ok_and(|named| named == parent)
+        })
+    })
 }
 
 fn version_json(v: &RecapVersion, index_of: &HashMap<&str, usize>) -> String {
