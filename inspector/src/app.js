@@ -75,6 +75,7 @@ export function mountApp(root, api) {
         },
         onChanged: () => list.refresh(),
         onInjection: (inj) => list.update(chatId, { revision: inj.revision, enabled: inj.enabled }),
+        chats: list,
       });
       content.focus({ preventScroll: true });
     } else if (chat) {

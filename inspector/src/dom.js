@@ -158,6 +158,17 @@ export function actionButton(label, action, attrs = {}) {
 }
 
 /**
+ * Disables a form's buttons while its change is sent (and marks it busy).
+ * @param {HTMLElement} form
+ * @param {boolean} on
+ */
+export function formBusy(form, on) {
+  for (const b of form.querySelectorAll("button")) /** @type {HTMLButtonElement} */ (b).disabled = on;
+  if (on) form.setAttribute("aria-busy", "true");
+  else form.removeAttribute("aria-busy");
+}
+
+/**
  * A message id that opens the timeline at that message.
  * @param {(messageId: string) => void} showMessage
  * @param {string} messageId

@@ -17,7 +17,8 @@
 //                     prefix), injectionText, excludedReason (optional),
 //                     sceneMessageId (no scene break, and none after
 //                     `publish`), editMessageId (a recap whose `error` is
-//                     set), editError (that error)}
+//                     set), editError (that error), branchMessageId (a
+//                     message to branch the chat at, after `publish`)}
 //   publish        → {injectionText}: the injection changed to hold it
 //   job            → {jobId}: a job whose LLM call is held
 //   release        → {}: the call let go, the job will succeed
@@ -31,12 +32,16 @@
 //   group-state    → {disabledMembers, profile} as GetGroup answers
 //   chat-profile   → {profile}: the chat's effective `profile` setting
 //                    (GetSettings; null when none applies)
+//   branch <id>    → chat <id> as ListChats and ListRunningRecaps see it:
+//                    {chatId, messageCount, parentChatId, parentMessageId,
+//                    runningRecapCount}; {} when not listed
 // The seeded messages should be among the chat's newest 200 (the timeline
 // shows those first).
 import { chromium } from "playwright-core";
 import { createInterface } from "node:readline";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { branchAndFamily } from "./browser-branch.mjs";
 
 const URL_ = process.env.INSPECTOR_URL;
 const TOKEN = process.env.RECAPD_TOKEN ?? "";
@@ -165,7 +170,7 @@ async function run() {
   mkdirSync(SHOTS, { recursive: true });
 
   const seed = await step("ready");
-  for (const key of ["chatId", "includedMessageId", "excludedMessageId", "hiddenMessageId", "injectionText", "sceneMessageId", "editMessageId", "editError"]) {
+  for (const key of ["chatId", "includedMessageId", "excludedMessageId", "hiddenMessageId", "injectionText", "sceneMessageId", "editMessageId", "editError", "branchMessageId"]) {
     if (typeof seed[key] !== "string" || !seed[key]) throw new Error(`STEP ready: the answer has no ${key}`);
   }
 
@@ -310,7 +315,10 @@ async function run() {
   // ---- 11. jobs started from the page, shown with the job the RPC returned
   await startJobs(seed.sceneMessageId);
 
-  // ---- 12. profiles and the chat's group, in the settings view
+  // ---- 12. "Branch here", and the family of the branch and of its parent
+  await branchAndFamily({ page, step, waitText, shot, msg, openTab, wait: WAIT }, seed.chatId, seed.branchMessageId);
+
+  // ---- 13. profiles and the chat's group, in the settings view
   await profilesAndGroup();
 
   // ---- 8. World Info and recall, when this server has them (optional)

@@ -155,7 +155,7 @@ async function main() {
     else if (name === "ready") {
       answer({
         chatId: CHAT, includedMessageId: "m1", excludedMessageId: "m2", hiddenMessageId: "m0", injectionText: first,
-        sceneMessageId: "m4", editMessageId: "m1", editError: RECAP_ERROR,
+        sceneMessageId: "m4", editMessageId: "m1", editError: RECAP_ERROR, branchMessageId: "m3",
       });
     } else if (name === "publish") {
       const next = "Alice came to the inn; Bob told her the courier hid the letter in her room.";
@@ -177,6 +177,17 @@ async function main() {
       const d = await memory.getMessageData({ chatId: CHAT, messageId: rest });
       const keys = ["memory", "error", "edited", "prefill", "sceneBreak", "sceneBreakVisible", "sceneBreakName", "sceneRecapMemory", "sceneRecapVersions", "sceneRecapCurrentIndex"];
       answer(Object.fromEntries(keys.map((k) => [k, d[k] ?? null])));
+    } else if (name === "branch") {
+      const chats = [];
+      for (let pageToken = ""; ; ) {
+        const page = await memory.listChats({ pageSize: 1000, pageToken });
+        chats.push(...page.chats);
+        pageToken = page.nextPageToken;
+        if (!pageToken) break;
+      }
+      const c = chats.find((x) => x.chatId === rest);
+      const recaps = c ? await memory.listRunningRecaps({ chatId: rest }) : null;
+      answer(c ? { chatId: c.chatId, messageCount: c.messageCount, parentChatId: c.parentChatId, parentMessageId: c.parentMessageId, runningRecapCount: recaps.versions.length } : {});
     } else if (name === "recaps") {
       const list = await memory.listRunningRecaps({ chatId: CHAT });
       answer({ currentVersion: list.currentVersion ?? null, versions: list.versions.map((v) => v.version) });

@@ -18,8 +18,10 @@
 //! `recaps` (the running-recap versions, around the page's deletion),
 //! `group` (a group listing the chat, imported here), `group-state` and
 //! `chat-profile` (the group and the chat's profile through gRPC, after the
-//! page made a profile, gave it to the chat and disabled a member). It
-//! prints `DONE` at the end.
+//! page made a profile, gave it to the chat and disabled a member), and
+//! `branch <chat id>` (the chat the page's "Branch here" made, through
+//! ListChats and ListRunningRecaps: `family.rs`). It prints `DONE` at the
+//! end.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -42,6 +44,8 @@ use tonic::transport::Channel;
 use crate::common::fake_llm::{FakeLlm, Reply};
 use crate::common::*;
 use crate::recap_jobs::{scripted_prompts, story};
+
+mod family;
 
 const TOKEN: &str = "inspector-test-token-0123456789";
 const CHAT: &str = "tavern-1";
@@ -298,6 +302,9 @@ async fn seed(clients: &mut Clients) -> Value {
         "sceneMessageId": "m6",
         "editMessageId": "m1",
         "editError": RECAP_ERROR,
+        // Still there after the publish step deletes m5: the branch holds
+        // m0 to m4.
+        "branchMessageId": "m4",
     })
 }
 
@@ -485,6 +492,10 @@ async fn the_inspector_shows_and_steers_recapd_in_a_real_browser() {
                 ("STEP", "group") => import_group(&mut clients).await,
                 ("STEP", "group-state") => group_state(&mut clients).await,
                 ("STEP", "chat-profile") => chat_profile(&mut clients).await,
+                ("STEP", "branch") => {
+                    let id = detail.strip_prefix("branch").unwrap_or_default().trim();
+                    family::branch_summary(&mut clients, id).await
+                }
                 ("STEP", "release") => {
                     released.store(true, Ordering::SeqCst);
                     json!({})
@@ -532,6 +543,9 @@ async fn the_inspector_shows_and_steers_recapd_in_a_real_browser() {
         "scene-versions",
         "running-recap-deleted",
         "jobs-started",
+        "branch-made",
+        "branch-family",
+        "chat-family",
     ] {
         assert!(
             screenshots.join(format!("{view}.png")).is_file(),

@@ -1,5 +1,6 @@
-// One chat: its header (enabled switch, latest refresh), the views in tabs,
-// and beside them the live injection, which every view shares. Views are
+// One chat: its header (enabled switch, latest refresh, its parent and
+// branches: views/chat-family.js), the views in tabs, and beside them the
+// live injection, which every view shares. Views are
 // made the first time their tab is opened; when the chat changes (a new
 // injection revision), the open view reads its data again and the others
 // do when next opened.
@@ -8,6 +9,7 @@ import { describeError } from "../api.js";
 import { createInjectionStore } from "../injection-store.js";
 import { notify, showError } from "../notices.js";
 import { mountLiveInjection } from "./live-injection.js";
+import { mountChatFamily } from "./chat-family.js";
 import { mountTimeline } from "./timeline.js";
 import { mountRunningRecap } from "./running-recap.js";
 import { mountInjection } from "./injection.js";
@@ -43,9 +45,10 @@ export const TABS = [
 /**
  * @param {HTMLElement} container
  * @param {import("../api.js").Api} api
- * @param {{ chatId: string, tab: string, onTab: (tab: string) => void, onChanged: () => void, onInjection?: (inj: any) => void }} opts
+ * @param {{ chatId: string, tab: string, onTab: (tab: string) => void, onChanged: () => void, onInjection?: (inj: any) => void, chats: import("./chat-family.js").ChatSource }} opts
+ *   `chats`: the chat list, whose reads give the chat's family
  */
-export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInjection }) {
+export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInjection, chats }) {
   const store = createInjectionStore(api, chatId);
   const tabs = TABS.filter((t) => api.clients[/** @type {keyof typeof api.clients} */ (t.needs)]);
   /** @type {ViewContext} */
@@ -67,6 +70,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
   // ---- header
   const enabledBox = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", id: uid("enabled"), "data-testid": "chat-enabled" }));
   const meta = h("p", { class: "chat-head-meta muted" });
+  const family = mountChatFamily(chatId, chats);
   enabledBox.addEventListener("change", async () => {
     const want = enabledBox.checked;
     enabledBox.disabled = true;
@@ -103,6 +107,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
       h("div", { class: "switch" }, enabledBox, h("label", { for: enabledBox.id }, "Memory enabled")),
     ),
     meta,
+    family.element,
   );
 
   function renderMeta() {
@@ -233,6 +238,7 @@ export function mountChat(container, api, { chatId, tab, onTab, onChanged, onInj
       unlisten();
       store.dispose();
       live.dispose();
+      family.dispose();
       for (const entry of entries.values()) entry.view?.dispose?.();
       container.replaceChildren();
     },

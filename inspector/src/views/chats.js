@@ -1,9 +1,22 @@
 // The tenant's chats (MemoryService.ListChats, every page): searchable by
-// id, with their enabled state, size, revision and last activity.
+// id, with their enabled state, size, revision and last activity, and for a
+// branch the chat it is a branch of. The open chat's family (its parent and
+// branches) is computed from the same read: `listen` hands it every list read.
 import { h, replace, field, badge, timeEl } from "../dom.js";
 import { listAll, describeError } from "../api.js";
+import { branchNote } from "../family.js";
 
 const MAX_CHATS = 20000;
+
+/**
+ * What the list has read, handed to its listeners.
+ * @typedef {object} ChatListState
+ * @property {any[]} chats the ChatSummary messages read, by chat id
+ * @property {boolean} truncated the read stopped at `max` chats
+ * @property {number} max the most chats read
+ * @property {boolean} loading a read is under way
+ * @property {string | null} error why the last read failed
+ */
 
 /**
  * @param {HTMLElement} container
@@ -17,6 +30,16 @@ export function mountChatList(container, api, { hrefFor }) {
   /** @type {string | null} */
   let current = null;
   let loading = false;
+  // Reads may overlap (a refresh after each edit): only the latest one counts.
+  let readSeq = 0;
+  /** @type {string | null} */
+  let readError = null;
+  /** @type {Set<(state: ChatListState) => void>} */
+  const listeners = new Set();
+  const state = () => ({ chats, truncated, max: MAX_CHATS, loading, error: readError });
+  const tell = () => {
+    for (const listener of listeners) listener(state());
+  };
 
   const search = /** @type {HTMLInputElement} */ (
     h("input", { type: "search", autocomplete: "off", spellcheck: "false", "data-testid": "chat-search" })
@@ -39,6 +62,7 @@ export function mountChatList(container, api, { hrefFor }) {
     const shown = query ? chats.filter((c) => c.chatId.toLowerCase().includes(query)) : chats;
     const items = shown.slice(0, 500).map((c) => {
       const isCurrent = c.chatId === current;
+      const note = branchNote(c);
       return h(
         "li",
         null,
@@ -58,6 +82,7 @@ export function mountChatList(container, api, { hrefFor }) {
             ` ${c.messageCount} msg · rev ${c.revision} · `,
             timeEl(c.updatedAt, true),
           ),
+          note ? h("span", { class: "chat-meta chat-branch-note", "data-testid": "chat-branch-note" }, note) : null,
         ),
       );
     });
@@ -75,23 +100,31 @@ export function mountChatList(container, api, { hrefFor }) {
   }
 
   async function refresh() {
+    const seq = ++readSeq;
     loading = true;
     render();
+    tell();
     try {
       const result = await listAll(
         (pageToken) => api.clients.memory.listChats({ pageSize: 1000, pageToken }),
         "chats",
         MAX_CHATS,
       );
+      if (seq !== readSeq) return;
       chats = result.items;
       truncated = result.truncated;
+      readError = null;
     } catch (err) {
-      status.textContent = `Could not list the chats: ${describeError(err)}`;
+      if (seq !== readSeq) return;
+      readError = describeError(err);
+      status.textContent = `Could not list the chats: ${readError}`;
       loading = false;
+      tell();
       return;
     }
     loading = false;
     render();
+    tell();
   }
 
   refresh();
@@ -107,6 +140,16 @@ export function mountChatList(container, api, { hrefFor }) {
       }
     },
     refresh,
+    /**
+     * Hands `listener` what the list holds now, then every read's result.
+     * @param {(state: ChatListState) => void} listener
+     * @returns {() => void} stops listening
+     */
+    listen(listener) {
+      listeners.add(listener);
+      listener(state());
+      return () => listeners.delete(listener);
+    },
     /**
      * Updates one chat's entry from what the open chat learnt (its latest
      * injection), without reading the whole list again.
@@ -128,6 +171,7 @@ export function mountChatList(container, api, { hrefFor }) {
       if (changed) render();
     },
     dispose() {
+      listeners.clear();
       container.replaceChildren();
     },
   };

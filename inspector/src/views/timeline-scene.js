@@ -4,7 +4,7 @@
 // recapd keeps it as a new version), go back and forth between the
 // versions (SelectSceneRecapVersion), and have recapd write one
 // (GenerateSceneRecap, a job).
-import { h, replace, field, actionButton } from "../dom.js";
+import { h, replace, field, actionButton, formBusy } from "../dom.js";
 import { notify, showError } from "../notices.js";
 import { sceneVersions, breakAction, fromMessageData } from "../scene.js";
 import { jobButton } from "../job-start.js";
@@ -46,17 +46,6 @@ async function change(env, m, call, done, doing, closeForm) {
     showError(doing, err);
     return false;
   }
-}
-
-/**
- * Disables a form's buttons while its change is sent.
- * @param {HTMLElement} form
- * @param {boolean} on
- */
-function busy(form, on) {
-  for (const b of form.querySelectorAll("button")) /** @type {HTMLButtonElement} */ (b).disabled = on;
-  if (on) form.setAttribute("aria-busy", "true");
-  else form.removeAttribute("aria-busy");
 }
 
 /**
@@ -161,7 +150,7 @@ export function sceneItem(m, env) {
           onsubmit: async (/** @type {Event} */ e) => {
             e.preventDefault();
             const form = /** @type {HTMLFormElement} */ (e.currentTarget);
-            busy(form, true);
+            formBusy(form, true);
             const ok = await change(
               env,
               m,
@@ -170,7 +159,7 @@ export function sceneItem(m, env) {
               `Renaming the scene of message ${m.id}`,
               () => setOpen(false),
             );
-            if (!ok) busy(form, false);
+            if (!ok) formBusy(form, false);
           },
           onkeydown: (/** @type {KeyboardEvent} */ e) => {
             if (e.key === "Escape") cancel();
@@ -258,7 +247,7 @@ export function sceneItem(m, env) {
           onsubmit: async (/** @type {Event} */ e) => {
             e.preventDefault();
             const form = /** @type {HTMLFormElement} */ (e.currentTarget);
-            busy(form, true);
+            formBusy(form, true);
             const ok = await change(
               env,
               m,
@@ -267,7 +256,7 @@ export function sceneItem(m, env) {
               `Saving the scene recap of message ${m.id}`,
               () => setOpen(false),
             );
-            if (!ok) busy(form, false);
+            if (!ok) formBusy(form, false);
           },
           onkeydown: (/** @type {KeyboardEvent} */ e) => {
             if (e.key === "Escape") cancel();

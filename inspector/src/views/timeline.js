@@ -2,7 +2,8 @@
 // computed (included, excluded and why, hidden by hand or by auto-hide),
 // its recap (editable by hand), and the scene breaks with their names and
 // scene recaps (views/timeline-scene.js: marking, renaming, scene-recap
-// versions). Scene-break detection starts from here (DetectSceneBreaks).
+// versions). Scene-break detection starts from here (DetectSceneBreaks),
+// and a branch of the chat at a message (views/timeline-branch.js).
 //
 // Read with two calls: InjectionService.GetInclusion (every message's id,
 // inclusion, hidden state and tokens, in chat order) and
@@ -17,6 +18,7 @@ import { loadChatFile } from "../chat-file.js";
 import { fromMessageData, isVisibleBreak } from "../scene.js";
 import { jobButton } from "../job-start.js";
 import { sceneItem, markButton } from "./timeline-scene.js";
+import { branchAction, canBranch } from "./timeline-branch.js";
 
 const PAGE = 200;
 const TEXT_PREVIEW = 600;
@@ -63,6 +65,10 @@ export function mountTimeline(panel, ctx) {
       }
     },
   };
+
+  /** @type {import("./timeline-branch.js").BranchEnv} */
+  const branchEnv = { ctx, forms, made: new Map() };
+  const branching = canBranch(ctx);
 
   const summary = h("p", { class: "muted", role: "status" }, "Reading the messages…");
   const filterSelect = /** @type {HTMLSelectElement} */ (
@@ -233,6 +239,7 @@ export function mountTimeline(panel, ctx) {
       });
       text.append(" ", btn);
     }
+    const branch = branching ? branchAction(m, branchEnv) : null;
     return h(
       "li",
       {
@@ -249,11 +256,12 @@ export function mountTimeline(panel, ctx) {
         h("code", { class: "small", title: "Message id" }, m.id),
         h("span", { class: "muted small" }, `${m.tokenCount} tokens`),
         m.swipes > 1 ? h("span", { class: "muted small" }, `swipe ${m.swipeId + 1} of ${m.swipes}`) : null,
-        m.data.scene_break ? null : h("span", { class: "msg-actions" }, markButton(m, sceneEnv)),
+        h("span", { class: "msg-actions" }, m.data.scene_break ? null : markButton(m, sceneEnv), branch?.button),
       ),
       h("div", { class: "msg-badges" }, badges),
       text,
       recapBlock(m),
+      branch?.box,
     );
   }
 
