@@ -137,23 +137,21 @@ impl Chats {
             .collect();
         let mut settings = parent.settings.clone();
         let mut timed = parent.meta.world_info_timed.clone();
-        let book = match parent.settings.overrides.world_info_chat_book.as_deref() {
-            Some(name) if !name.is_empty() => self.copy_book(new_chat, &parent, name).await?,
-            _ => None,
+        let parent_book = parent
+            .settings
+            .overrides
+            .world_info_chat_book
+            .clone()
+            .filter(|name| !name.is_empty());
+        let book = match &parent_book {
+            Some(name) => self.copy_book(new_chat, &parent, name).await?,
+            None => None,
         };
-        if let Some((held, _)) = &book {
-            let (old, new) = (
-                parent
-                    .settings
-                    .overrides
-                    .world_info_chat_book
-                    .clone()
-                    .unwrap_or_default(),
-                held.name().to_owned(),
-            );
+        if let (Some((held, _)), Some(old)) = (&book, &parent_book) {
+            let new = held.name().to_owned();
             if let Some(json) = &timed {
                 let mut state = TimedState::from_json(json);
-                state.rename_book(&old, &new);
+                state.rename_book(old, &new);
                 timed = Some(state.to_json());
             }
             settings.overrides.world_info_chat_book = Some(new);
@@ -224,14 +222,7 @@ impl Chats {
         Ok(Branched {
             message_count: parent.branch.len(),
             running_recap_count: parent.branch.recaps().versions().count(),
-            chat_book: chat_book.or_else(|| {
-                parent
-                    .settings
-                    .overrides
-                    .world_info_chat_book
-                    .clone()
-                    .filter(|n| !n.is_empty())
-            }),
+            chat_book: chat_book.or(parent_book),
         })
     }
 
@@ -249,11 +240,10 @@ impl Chats {
         let Some(book) = lorebooks.book_now(&new_chat.tenant, name).await? else {
             return Ok(None);
         };
-        let settings = parent.settings.overrides.clone();
         let template = self
             .global(&new_chat.tenant)
             .settings
-            .with(&settings)
+            .with(&parent.settings.overrides)
             .lore
             .book_name_template;
         let names = speakers(&parent.branch);
