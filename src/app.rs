@@ -489,6 +489,24 @@ fn log_serving(config: &Config, local_addr: SocketAddr) {
     }
 }
 
+/// Waits for SIGTERM or SIGINT (only SIGINT when SIGTERM cannot be
+/// watched): what stops the server and `recapd mcp --mcp-listen`.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot watch SIGTERM; only SIGINT stops recapd");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
 mod listeners;
 
 #[cfg(test)]

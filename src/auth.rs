@@ -107,7 +107,7 @@ fn unauthenticated<B: Default>() -> http::Response<B> {
 /// The token of an `authorization` header value `Bearer <token>`: the
 /// scheme in any case (RFC 7235 makes it case-insensitive), one or more
 /// spaces, then the token, taken as it is (tokens are case-sensitive).
-fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+pub(crate) fn bearer_token(value: &[u8]) -> Option<&[u8]> {
     let (scheme, rest) = value.split_at_checked(b"Bearer".len())?;
     if !scheme.eq_ignore_ascii_case(b"Bearer") || !rest.starts_with(b" ") {
         return None;

@@ -58,7 +58,16 @@ fn main() -> ExitCode {
         }
     };
     match task {
-        Task::Tool(command) => runtime.block_on(recapd::cli::run(command, &config)),
+        Task::Tool(command) => {
+            if matches!(command, Command::Mcp { .. }) {
+                // stdout may be the MCP channel: logs go to stderr.
+                tracing_subscriber::fmt()
+                    .with_writer(std::io::stderr)
+                    .with_env_filter(filter)
+                    .init();
+            }
+            runtime.block_on(recapd::cli::run(command, &config))
+        }
         Task::Serve(files) => {
             match config.log_format {
                 LogFormat::Text => tracing_subscriber::fmt()
@@ -95,7 +104,7 @@ async fn serve(config: Config, files: StartupFiles) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    wait_for_signal().await;
+    recapd::app::shutdown_signal().await;
     tracing::info!(grace_seconds = grace.as_secs_f64(), "shutting down");
     match tokio::time::timeout(grace, app.shutdown()).await {
         Ok(()) => {
@@ -105,22 +114,6 @@ async fn serve(config: Config, files: StartupFiles) -> ExitCode {
         Err(_) => {
             tracing::error!("shutdown took longer than the grace period; exiting anyway");
             ExitCode::FAILURE
-        }
-    }
-}
-
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(error) => {
-            tracing::warn!(%error, "cannot watch SIGTERM; only SIGINT stops recapd");
-            let _ = tokio::signal::ctrl_c().await;
         }
     }
 }

@@ -7,17 +7,21 @@
 //!   to and from `MemoryService`.
 //! - `recapd chats list` / `recapd chats delete` ([`chats`]): the chats a
 //!   server holds, listed or deleted.
+//! - `recapd mcp` ([`mcp`]): the memory as MCP tools for agents, over
+//!   stdio or Streamable HTTP.
 //!
 //! All dial through [`connect`]: plaintext or TLS.
 
 use std::process::ExitCode;
 
-use crate::config::{ChatsAction, Command, Config, EXIT_INVALID_CONFIG};
+use crate::auth::TokenTable;
+use crate::config::{ChatsAction, Command, Config, EXIT_INVALID_CONFIG, TenantTokens};
 
 pub mod chats;
 pub mod connect;
 pub mod files;
 pub mod health;
+pub mod mcp;
 
 use connect::Dial;
 
@@ -31,6 +35,7 @@ pub async fn run(command: Command, config: &Config) -> ExitCode {
         Command::Health { addr, tls } => ("health", addr, tls),
         Command::Import { addr, tls, .. } => ("import", addr, tls),
         Command::Export { addr, tls, .. } => ("export", addr, tls),
+        Command::Mcp { client, .. } => ("mcp", &client.addr, &client.tls),
         Command::Chats {
             action: ChatsAction::List { client },
         } => ("chats list", &client.addr, &client.tls),
@@ -57,6 +62,45 @@ pub async fn run(command: Command, config: &Config) -> ExitCode {
             ..
         } => files::import(&dial, token.as_deref(), &paths, branch_from_main_chat).await,
         Command::Export { token, chat, .. } => files::export(&dial, token.as_deref(), &chat).await,
+        Command::Mcp {
+            client,
+            mcp_listen,
+            mcp_allow_writes,
+            mcp_tokens_file,
+            mcp_allowed_hosts,
+        } => {
+            let options = mcp::McpOptions {
+                token: client.token,
+                allow_writes: mcp_allow_writes,
+            };
+            match mcp_listen {
+                None => mcp::serve_stdio(dial, options).await,
+                Some(listen) => {
+                    let tokens = match mcp_tokens_file.or(config.auth_tokens_file.clone()) {
+                        None => None,
+                        Some(path) => match TenantTokens::load(&path) {
+                            Ok(tokens) => Some(TokenTable::new(tokens.iter())),
+                            Err(error) => {
+                                eprintln!(
+                                    "recapd mcp: invalid configuration: --auth-tokens-file {error}"
+                                );
+                                return ExitCode::from(EXIT_INVALID_CONFIG as u8);
+                            }
+                        },
+                    };
+                    let http = mcp::http::HttpOptions {
+                        listen,
+                        tokens,
+                        allowed_hosts: mcp_allowed_hosts
+                            .iter()
+                            .chain(&config.web.allowed_hosts)
+                            .map(ToString::to_string)
+                            .collect(),
+                    };
+                    mcp::http::serve_http(dial, options, http).await
+                }
+            }
+        }
         Command::Chats {
             action: ChatsAction::List { client },
         } => chats::list(&dial, client.token.as_deref()).await,

@@ -75,6 +75,38 @@ pub enum Command {
         /// The chat.
         chat: String,
     },
+    /// Serves recapd's memory to agents as a Model Context Protocol (MCP)
+    /// server: tools that read a running recapd (recall, get_memory,
+    /// list_chats, search_lore, render_prompt) and, with
+    /// --mcp-allow-writes, store recaps (add_memory). Over stdio, or over
+    /// Streamable HTTP with --mcp-listen.
+    Mcp {
+        /// Where and how to dial recapd.
+        #[command(flatten)]
+        client: ClientArgs,
+        /// Serve over Streamable HTTP on this address (path /mcp) instead
+        /// of stdio. With --auth-tokens-file each request needs
+        /// `Authorization: Bearer <token>` of that file, passed on to
+        /// recapd; requests must name a loopback host, this address or
+        /// one of --allowed-hosts.
+        #[arg(long, env = "RECAPD_MCP_LISTEN", value_name = "ADDR")]
+        mcp_listen: Option<std::net::SocketAddr>,
+        /// Offer the write tool, add_memory (off by default: an agent
+        /// only reads).
+        #[arg(long)]
+        mcp_allow_writes: bool,
+        /// With --mcp-listen: the file of `TENANT TOKEN` lines whose tokens
+        /// requests must carry, as the server's own --auth-tokens-file
+        /// (given before `mcp`, or RECAPD_AUTH_TOKENS_FILE, it applies
+        /// too).
+        #[arg(long = "auth-tokens-file", value_name = "FILE")]
+        mcp_tokens_file: Option<PathBuf>,
+        /// With --mcp-listen: host names (comma-separated) requests may
+        /// name besides loopback and the listen address, as the server's
+        /// --allowed-hosts (which applies too).
+        #[arg(long = "allowed-hosts", value_name = "HOSTS", value_delimiter = ',')]
+        mcp_allowed_hosts: Vec<super::AllowedHost>,
+    },
     /// Lists or deletes the chats of a running recapd (those of the
     /// token's tenant).
     Chats {
