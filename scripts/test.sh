@@ -25,6 +25,10 @@
 #      from Debian's packages when missing)
 #   6. a live recapd: grpcurl through reflection, both example clients, the
 #      health probe and a clean SIGTERM exit
+#   7. the client packages, each installed fresh against live servers:
+#      clients/python (a venv), clients/typescript (a new folder, Node and
+#      gRPC-Web from Chromium), and `recapd mcp` driven by the official MCP
+#      Python SDK (tests/mcp)
 # Extra arguments go to both `cargo test` runs. Each step's wall time is
 # printed as it ends, and all of them at the end.
 set -euo pipefail
@@ -206,5 +210,10 @@ wait "$pid" || status=$?
 trap 'rm -rf "$data"' EXIT
 [ "$status" -eq 0 ] || { echo "recapd exited with $status after SIGTERM"; exit 1; }
 echo "clean exit"
+
+step "client packages: Python, TypeScript (Node and gRPC-Web), and recapd mcp driven by the MCP SDK"
+RECAPD_BIN=$bin clients/python/test.sh
+RECAPD_BIN=$bin clients/typescript/test.sh
+RECAPD_BIN=$bin tests/mcp/test.sh
 step_summary "scripts/test.sh"
 printf '\n==> all tests passed\n'

@@ -430,3 +430,52 @@ fn the_checker_finds_broken_links_and_ignores_code_and_urls() {
         ["x.md: 2 headings give #errors: [\"Errors\", \"Errors\"]"]
     );
 }
+
+/// The fenced code blocks of `markdown` in the language `language`, in
+/// document order.
+fn code_blocks(markdown: &str, language: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for event in Parser::new(markdown) {
+        match event {
+            Event::Start(Tag::CodeBlock(pulldown_cmark::CodeBlockKind::Fenced(info)))
+                if info.as_ref() == language =>
+            {
+                current = Some(String::new());
+            }
+            Event::Text(text) => {
+                if let Some(block) = current.as_mut() {
+                    block.push_str(&text);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => blocks.extend(current.take()),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_docs_show_the_first_injection_each_package_tests() {
+    let read = |path: &str| {
+        std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    for (shown_in, readme, language) in [
+        ("docs/clients.md", "clients/python/README.md", "python"),
+        ("docs/clients.md", "clients/typescript/README.md", "js"),
+        ("README.md", "clients/python/README.md", "python"),
+    ] {
+        let tested = code_blocks(&read(readme), language);
+        let shown = code_blocks(&read(shown_in), language);
+        assert_eq!(
+            shown.first(),
+            tested.first(),
+            "{shown_in}'s first {language} block must be {readme}'s (its tests run that one)"
+        );
+        let lines = shown.first().map_or(0, |block| block.lines().count());
+        assert!(
+            lines <= 10,
+            "{language}: a first injection in {lines} lines"
+        );
+    }
+}
