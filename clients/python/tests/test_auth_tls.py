@@ -9,6 +9,8 @@ import asyncio
 import datetime
 import ipaddress
 import pathlib
+import subprocess
+import sys
 
 import grpc
 import pytest
@@ -150,6 +152,40 @@ def test_token_is_sent_with_unary_calls_and_streams(auth_server):
                 metadata=[("authorization", f"Bearer {OTHER_TOKEN}")],
             )
         assert raised.value.code() == grpc.StatusCode.NOT_FOUND
+        # The other ways to make a unary call carry it too.
+        _, call = client.injections.GetInjection.with_call(
+            pb.GetInjectionRequest(chat_id="auth-chat"), timeout=EVENT_TIMEOUT
+        )
+        assert call.code() == grpc.StatusCode.OK
+        future = client.injections.GetInjection.future(
+            pb.GetInjectionRequest(chat_id="auth-chat"), timeout=EVENT_TIMEOUT
+        )
+        assert future.result(timeout=EVENT_TIMEOUT).revision == 1
+
+
+def test_calls_after_close_raise_rather_than_crash(auth_server):
+    # grpcio crashes the process (SIGSEGV) on a call through a closed
+    # grpc.intercept_channel; the client with a token must raise ValueError
+    # as a plain channel does. Run in a child process so that a crash is a
+    # failure of this test, not of the whole session.
+    script = f"""
+import recapd
+from recapd.v1 import recap_pb2 as pb
+client = recapd.connect({auth_server.address!r}, token={TOKEN!r})
+client.close()
+for name, call in (
+    ("unary", lambda: client.injections.GetInjection(pb.GetInjectionRequest(chat_id="c"), timeout=5)),
+    ("stream", lambda: list(client.injections.Subscribe(pb.SubscribeRequest(chat_ids=["c"]), timeout=5))),
+):
+    try:
+        call()
+    except ValueError:
+        print(name, "ValueError")
+print("follow", list(client.follow(["c"])))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr}"
+    assert result.stdout.split("\n")[:3] == ["unary ValueError", "stream ValueError", "follow []"], result.stdout
 
 
 def test_follow_without_the_token_raises_instead_of_retrying(auth_server):

@@ -29,12 +29,12 @@ export interface RecapdClient {
      * restarts; see {@link followInjections}, which this calls with
      * {@link RecapdClient.injections}.
      *
-     * @param chatIds the chats to follow; empty: every chat of the tenant,
-     *   live updates only (no snapshot, so updates made while disconnected
-     *   are not seen).
+     * @param chatIds the chats to follow (a single string is one chat id);
+     *   empty: every chat of the tenant, live updates only (no snapshot, so
+     *   updates made while disconnected are not seen).
      * @param options back-off, cancellation and a retry callback.
      */
-    follow(chatIds: Iterable<string>, options?: FollowOptions): AsyncGenerator<Injection, void, undefined>;
+    follow(chatIds: string | Iterable<string>, options?: FollowOptions): AsyncGenerator<Injection, void, undefined>;
     /** The transport every service client calls through. */
     readonly transport: Transport;
 }

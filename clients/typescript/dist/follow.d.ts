@@ -90,10 +90,10 @@ export declare function isRetryableFollowError(error: ConnectError): boolean;
  * ends the iteration without an error; so does leaving a `for await` loop.
  *
  * @param injections an `InjectionService` client (`RecapdClient.injections`).
- * @param chatIds the chats to follow; empty: every chat of the tenant,
- *   live updates only (no snapshot: refreshes made while disconnected are
- *   not seen).
+ * @param chatIds the chats to follow (a single string is one chat id, not
+ *   its characters); empty: every chat of the tenant, live updates only (no
+ *   snapshot: refreshes made while disconnected are not seen).
  * @param options back-off, cancellation, a retry callback.
  * @returns the injections, as they come.
  */
-export declare function followInjections(injections: Client<typeof InjectionService>, chatIds: Iterable<string>, options?: FollowOptions): AsyncGenerator<Injection, void, undefined>;
+export declare function followInjections(injections: Client<typeof InjectionService>, chatIds: string | Iterable<string>, options?: FollowOptions): AsyncGenerator<Injection, void, undefined>;

@@ -36,6 +36,9 @@ export interface FollowRetryEvent {
   delayMs: number;
 }
 
+/** The running recap's injection key (an empty key stands for it). */
+const SCENE_KEY = "auto_recap_scene";
+
 /** The default back-off: 100 ms, doubling to 5 s, half of it random. */
 export const DEFAULT_FOLLOW_BACKOFF = Object.freeze({
   initialBackoffMs: 100,
@@ -102,18 +105,20 @@ export function isRetryableFollowError(error: ConnectError): boolean {
  * ends the iteration without an error; so does leaving a `for await` loop.
  *
  * @param injections an `InjectionService` client (`RecapdClient.injections`).
- * @param chatIds the chats to follow; empty: every chat of the tenant,
- *   live updates only (no snapshot: refreshes made while disconnected are
- *   not seen).
+ * @param chatIds the chats to follow (a single string is one chat id, not
+ *   its characters); empty: every chat of the tenant, live updates only (no
+ *   snapshot: refreshes made while disconnected are not seen).
  * @param options back-off, cancellation, a retry callback.
  * @returns the injections, as they come.
  */
 export async function* followInjections(
   injections: Client<typeof InjectionService>,
-  chatIds: Iterable<string>,
+  chatIds: string | Iterable<string>,
   options: FollowOptions = {},
 ): AsyncGenerator<Injection, void, undefined> {
-  const ids = [...chatIds];
+  // A string is iterable too: `follow("alice-1")` must not follow the
+  // chats "a", "l", "i"...
+  const ids = typeof chatIds === "string" ? [chatIds] : [...chatIds];
   const initial = positive(options.initialBackoffMs, DEFAULT_FOLLOW_BACKOFF.initialBackoffMs, "initialBackoffMs");
   const max = Math.max(initial, positive(options.maxBackoffMs, DEFAULT_FOLLOW_BACKOFF.maxBackoffMs, "maxBackoffMs"));
   const multiplier = Math.max(1, positive(options.backoffMultiplier, DEFAULT_FOLLOW_BACKOFF.backoffMultiplier, "backoffMultiplier"));
@@ -133,7 +138,7 @@ export async function* followInjections(
     try {
       for await (const injection of injections.subscribe({ chatIds: ids }, { signal: controller.signal, timeoutMs: 0 })) {
         attempt = 0;
-        const slot = `${injection.chatId}\u0000${injection.key}`;
+        const slot = `${injection.chatId}\u0000${injection.key || SCENE_KEY}`;
         const seen = latest.get(slot);
         if (seen !== undefined && injection.revision <= seen) continue;
         latest.set(slot, injection.revision);

@@ -5,10 +5,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "@recapd/client";
-import { Recapd } from "./lib/server.mjs";
+import { Recapd, within } from "./lib/server.mjs";
 import { collect } from "./lib/collect.mjs";
 
 const CHAT = "restart-1";
+// Refreshed only to show that follow has subscribed again: once its new
+// revision arrives, the new subscription's snapshot has repeated CHAT's
+// current revision, which must have been skipped.
+const PROBE = "restart-probe";
 const WAIT = 20_000;
 
 test("follow survives kill -9 and a restart, and a clean restart", async (t) => {
@@ -16,22 +20,25 @@ test("follow survives kill -9 and a restart, and a clean restart", async (t) => 
   t.after(() => server.close());
   await server.start();
   const recapd = connect({ address: server.address });
-  const refresh = async () => (await recapd.events.publish({ event: { chatId: CHAT, kind: { case: "refreshRequested", value: {} } } })).revision;
+  const refreshChat = async (chatId) => (await recapd.events.publish({ event: { chatId, kind: { case: "refreshRequested", value: {} } } })).revision;
+  const refresh = () => refreshChat(CHAT);
 
   assert.equal(await refresh(), 1n);
+  assert.equal(await refreshChat(PROBE), 1n);
   /** @type {Array<{ code?: number, attempt: number, delayMs: number }>} */
   const retries = [];
   const stop = new AbortController();
   const followed = collect(
-    recapd.follow([CHAT], {
+    recapd.follow([CHAT, PROBE], {
       signal: stop.signal,
       initialBackoffMs: 50,
       maxBackoffMs: 500,
       onRetry: ({ error, attempt, delayMs }) => retries.push({ code: error?.code, attempt, delayMs }),
     }),
   );
-  const has = (revision) => (items) => items.some((i) => i.revision === revision);
+  const has = (revision, chatId = CHAT) => (items) => items.some((i) => i.chatId === chatId && i.revision === revision);
   await followed.until(has(1n), WAIT, "revision 1 (the snapshot)");
+  await followed.until(has(1n, PROBE), WAIT, "the probe's revision 1 (the snapshot)");
   assert.equal(await refresh(), 2n);
   assert.equal(await refresh(), 3n);
   await followed.until(has(3n), WAIT, "revision 3");
@@ -42,8 +49,11 @@ test("follow survives kill -9 and a restart, and a clean restart", async (t) => 
   await server.start();
   const afterKill = retries.length;
   assert.ok(afterKill >= 1, "follow retried after the kill");
-  // Revision 4 may come as the resubscription's snapshot or live; 5 and 6
+  // The probe's revision 2 shows that follow subscribed again: that
+  // subscription began with CHAT's revision 3, again (skipped). 5 and 6
   // are published once 4 arrived, so they come live on the new stream.
+  assert.equal(await refreshChat(PROBE), 2n);
+  await followed.until(has(2n, PROBE), WAIT, "the probe's revision 2, after the restart");
   assert.equal(await refresh(), 4n);
   await followed.until(has(4n), WAIT, "revision 4, after the restart");
   assert.equal(await refresh(), 5n);
@@ -53,19 +63,22 @@ test("follow survives kill -9 and a restart, and a clean restart", async (t) => 
   // A clean shutdown ends the stream normally: follow subscribes again.
   await server.stop();
   await server.start();
+  assert.equal(await refreshChat(PROBE), 3n);
+  await followed.until(has(3n, PROBE), WAIT, "the probe's revision 3, after the clean restart");
   assert.equal(await refresh(), 7n);
   await followed.until(has(7n), WAIT, "revision 7, after a clean restart");
   assert.ok(retries.slice(afterKill).some((r) => r.code === undefined), "the clean shutdown ended the stream normally");
 
   stop.abort();
-  await followed.finished;
+  await within(followed.finished, WAIT, "follow to end after the abort");
   assert.equal(followed.error, undefined);
-  const revisions = followed.items.map((i) => i.revision);
+  const revisions = followed.items.filter((i) => i.chatId === CHAT).map((i) => i.revision);
   for (let i = 1; i < revisions.length; i++) {
     assert.ok(revisions[i] > revisions[i - 1], `revisions strictly increase: ${revisions.join(", ")}`);
   }
   assert.deepEqual(revisions, [1n, 2n, 3n, 4n, 5n, 6n, 7n]);
-  assert.ok(followed.items.every((i) => i.chatId === CHAT && i.key === "auto_recap_scene"));
+  assert.deepEqual(followed.items.filter((i) => i.chatId === PROBE).map((i) => i.revision), [1n, 2n, 3n]);
+  assert.ok(followed.items.every((i) => i.key === "auto_recap_scene"));
   assert.ok(retries.every((r) => r.delayMs <= 500), "waits stay under maxBackoffMs");
 });
 
@@ -87,6 +100,6 @@ test("follow started while the server is down waits for it", async (t) => {
   await followed.until((items) => items.length === 1, WAIT, "the snapshot once the server is up");
   assert.equal(followed.items[0].revision, 1n);
   stop.abort();
-  await followed.finished;
+  await within(followed.finished, WAIT, "follow to end after the abort");
   assert.equal(followed.error, undefined);
 });

@@ -37,6 +37,12 @@ class BearerTokenInterceptor(
     only over TLS (or `grpc.local_channel_credentials`, which only reaches
     local addresses), and recapd is often run in plaintext on a private
     network. A call that passes its own ``authorization`` metadata keeps it.
+
+    For channels of your own (``grpc.intercept_channel(channel,
+    BearerTokenInterceptor(token))``); `connect` does not use it: grpcio
+    (1.85) crashes the process when a call goes through an intercepted
+    channel after that channel was closed, so never call such a channel
+    after closing it.
     """
 
     def __init__(self, token: str) -> None:
@@ -67,6 +73,131 @@ class BearerTokenInterceptor(
     def intercept_stream_stream(self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request_iterator: Any) -> Any:
         """Forward a bidirectional call with the token attached."""
         return continuation(self._with_token(client_call_details), request_iterator)
+
+
+class _TokenCall:
+    """A multi-callable of the real channel that adds ``authorization:
+    Bearer <token>`` to each call's metadata (unless the call has its own).
+    Shared by the four call kinds below."""
+
+    def __init__(self, inner: Any, header_value: str) -> None:
+        self._inner = inner
+        self._header_value = header_value
+
+    def _invoke(
+        self,
+        function: Callable[..., Any],
+        request: Any,
+        timeout: Optional[float],
+        metadata: Any,
+        credentials: Optional[grpc.CallCredentials],
+        wait_for_ready: Optional[bool],
+        compression: Optional[grpc.Compression],
+    ) -> Any:
+        return function(
+            request,
+            timeout=timeout,
+            metadata=_common.metadata_with_token(metadata, self._header_value),
+            credentials=credentials,
+            wait_for_ready=wait_for_ready,
+            compression=compression,
+        )
+
+    def __call__(self, request: Any, timeout: Optional[float] = None, metadata: Any = None, credentials: Optional[grpc.CallCredentials] = None, wait_for_ready: Optional[bool] = None, compression: Optional[grpc.Compression] = None) -> Any:
+        """Make the call, with the token."""
+        return self._invoke(self._inner, request, timeout, metadata, credentials, wait_for_ready, compression)
+
+
+class _TokenResponseCall(_TokenCall):
+    """`_TokenCall` for the kinds with one response (``with_call``, ``future``)."""
+
+    def with_call(self, request: Any, timeout: Optional[float] = None, metadata: Any = None, credentials: Optional[grpc.CallCredentials] = None, wait_for_ready: Optional[bool] = None, compression: Optional[grpc.Compression] = None) -> Any:
+        """Make the call, with the token; the response and the call."""
+        return self._invoke(self._inner.with_call, request, timeout, metadata, credentials, wait_for_ready, compression)
+
+    def future(self, request: Any, timeout: Optional[float] = None, metadata: Any = None, credentials: Optional[grpc.CallCredentials] = None, wait_for_ready: Optional[bool] = None, compression: Optional[grpc.Compression] = None) -> Any:
+        """Start the call, with the token; a future of the response."""
+        return self._invoke(self._inner.future, request, timeout, metadata, credentials, wait_for_ready, compression)
+
+
+class _TokenUnaryUnary(_TokenResponseCall, grpc.UnaryUnaryMultiCallable):
+    """A unary call with the token."""
+
+
+class _TokenUnaryStream(_TokenCall, grpc.UnaryStreamMultiCallable):
+    """A server-streaming call with the token."""
+
+
+class _TokenStreamUnary(_TokenResponseCall, grpc.StreamUnaryMultiCallable):
+    """A client-streaming call with the token."""
+
+
+class _TokenStreamStream(_TokenCall, grpc.StreamStreamMultiCallable):
+    """A bidirectional call with the token."""
+
+
+class _TokenChannel(grpc.Channel):
+    """A channel whose calls all carry ``authorization: Bearer <token>``.
+
+    What `connect` uses instead of ``grpc.intercept_channel`` with
+    `BearerTokenInterceptor`: an intercepted channel looks each method up
+    on the real channel again at every call, and grpcio (1.85) crashes the
+    process (a segmentation fault in ``get_registered_call_handle``) when
+    that happens after `close`, so a call made after (or while) the client
+    closes would kill the program. Here each method is looked up once, when
+    the stubs are made, and a call after `close` raises ValueError as on a
+    plain channel.
+    """
+
+    def __init__(self, channel: grpc.Channel, token: str) -> None:
+        self._channel = channel
+        self._header_value = f"Bearer {token}"
+
+    def subscribe(self, callback: Callable[[grpc.ChannelConnectivity], None], try_to_connect: bool = False) -> None:
+        """Watch the real channel's connectivity."""
+        self._channel.subscribe(callback, try_to_connect=try_to_connect)
+
+    def unsubscribe(self, callback: Callable[[grpc.ChannelConnectivity], None]) -> None:
+        """Stop watching the real channel's connectivity."""
+        self._channel.unsubscribe(callback)
+
+    def unary_unary(self, method: str, request_serializer: Any = None, response_deserializer: Any = None, _registered_method: Optional[bool] = False) -> grpc.UnaryUnaryMultiCallable:
+        """A unary method of the real channel, with the token."""
+        return _TokenUnaryUnary(
+            self._channel.unary_unary(method, request_serializer, response_deserializer, _registered_method),  # type: ignore[call-arg]
+            self._header_value,
+        )
+
+    def unary_stream(self, method: str, request_serializer: Any = None, response_deserializer: Any = None, _registered_method: Optional[bool] = False) -> grpc.UnaryStreamMultiCallable:
+        """A server-streaming method of the real channel, with the token."""
+        return _TokenUnaryStream(
+            self._channel.unary_stream(method, request_serializer, response_deserializer, _registered_method),  # type: ignore[call-arg]
+            self._header_value,
+        )
+
+    def stream_unary(self, method: str, request_serializer: Any = None, response_deserializer: Any = None, _registered_method: Optional[bool] = False) -> grpc.StreamUnaryMultiCallable:
+        """A client-streaming method of the real channel, with the token."""
+        return _TokenStreamUnary(
+            self._channel.stream_unary(method, request_serializer, response_deserializer, _registered_method),  # type: ignore[call-arg]
+            self._header_value,
+        )
+
+    def stream_stream(self, method: str, request_serializer: Any = None, response_deserializer: Any = None, _registered_method: Optional[bool] = False) -> grpc.StreamStreamMultiCallable:
+        """A bidirectional method of the real channel, with the token."""
+        return _TokenStreamStream(
+            self._channel.stream_stream(method, request_serializer, response_deserializer, _registered_method),  # type: ignore[call-arg]
+            self._header_value,
+        )
+
+    def close(self) -> None:
+        """Close the real channel."""
+        self._channel.close()
+
+    def __enter__(self) -> "_TokenChannel":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class Client:
@@ -159,8 +290,8 @@ class Client:
         PERMISSION_DENIED, NOT_FOUND, INTERNAL...).
 
         Per chat id and injection key (each tier counts its own revisions)
-        it never yields a revision it already yielded, nor an older one: the current injection that a new subscription repeats is
-        skipped. Updates of a chat made while disconnected are not replayed
+        it never yields a revision it already yielded, nor an older one:
+        the current injection that a new subscription repeats is skipped. Updates of a chat made while disconnected are not replayed
         one by one; the chat's latest injection arrives on resubscribing.
         (Revisions count per store, so this assumes the server comes back
         with the same data directory or database.) A deleted chat's last
@@ -184,10 +315,11 @@ class Client:
                 `max_backoff`. The delay starts again from
                 `initial_backoff` after a subscription that delivered a
                 message or stayed open for `max_backoff` seconds.
-            max_retries: Give up after this many consecutive subscriptions
-                that failed or ended without delivering anything, raising
-                `recapd.FollowRetriesExhausted`. None (the default): never
-                give up on retryable failures.
+            max_retries: Give up when this many resubscriptions in a row
+                failed or ended without delivering anything (after the
+                subscription that failed first: ``max_retries + 1`` in
+                all), raising `recapd.FollowRetriesExhausted`. None (the
+                default): never give up on retryable failures.
             retry_codes: The status codes that are retried (default
                 `recapd.RETRYABLE_CODES`: UNAVAILABLE, RESOURCE_EXHAUSTED).
             last_revisions: Revisions already seen (e.g. saved before a
@@ -213,14 +345,9 @@ class Client:
             started = time.monotonic()
             delivered = False
             last_error: Optional[grpc.RpcError] = None
+            call: Any = None
             try:
                 call = self.injections.Subscribe(request)
-            except ValueError:
-                # "Cannot invoke RPC on closed channel!": close() raced us.
-                if self._closed.is_set():
-                    return
-                raise
-            try:
                 for injection in call:
                     delivered = True
                     if revisions.admit(injection):
@@ -231,8 +358,16 @@ class Client:
                 if error.code() not in settings.retry_codes:  # type: ignore[attr-defined]
                     raise
                 last_error = error
+            except ValueError:
+                # "Cannot invoke RPC: Channel closed!" (raised by Subscribe,
+                # or by the first read through an intercepted channel):
+                # close() raced us.
+                if self._closed.is_set():
+                    return
+                raise
             finally:
-                call.cancel()
+                if call is not None:
+                    call.cancel()
             if self._closed.is_set():
                 return
             if delivered or time.monotonic() - started >= settings.backoff.maximum:
@@ -294,5 +429,5 @@ def connect(
     else:
         channel = grpc.secure_channel(target, credentials, options=channel_options)
     if token is not None:
-        channel = grpc.intercept_channel(channel, BearerTokenInterceptor(token))
+        channel = _TokenChannel(channel, token)
     return Client(channel)

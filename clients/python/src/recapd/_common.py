@@ -67,8 +67,9 @@ AUTHORIZATION_HEADER = "authorization"
 
 
 class FollowRetriesExhausted(Exception):
-    """`follow` gave up: ``max_retries`` consecutive subscriptions failed
-    (with a retryable code) or ended without delivering anything.
+    """`follow` gave up: ``max_retries`` resubscriptions in a row (after a
+    first failed subscription) failed with a retryable code or ended
+    without delivering anything; ``attempts`` counts them all.
 
     ``last_error`` is the last subscription's `grpc.RpcError`, or None when it
     ended cleanly (status OK); it is also the exception's ``__cause__``.
