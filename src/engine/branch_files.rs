@@ -87,8 +87,9 @@ impl Chats {
                 "the file names no parent chat (chat_metadata.main_chat)".to_owned(),
             ));
         };
-        if check_chat_id("main_chat", parent).is_err() {
-            return Ok(Err(format!("its parent {parent:?} is no valid chat id")));
+        // Not echoed: it may be as long as the file allows.
+        if let Err(why) = check_chat_id("chat_metadata.main_chat", parent) {
+            return Ok(Err(format!("its parent is no valid chat id: {why}")));
         }
         let parent = chat_id.tenant.chat(parent);
         if parent == *chat_id {

@@ -14,7 +14,7 @@ use super::slot::Resident;
 use super::{Chats, EngineError, Next};
 use crate::domain::DomainError;
 use crate::domain::chat::Chat;
-use crate::domain::ids::ChatKey;
+use crate::domain::ids::{ChatKey, check_chat_id};
 use crate::domain::refresh::Trigger;
 use crate::domain::st_chat::world_info::ChatWorldInfo;
 use crate::domain::st_chat::{ImportedChat, st_chat_lines_of};
@@ -125,10 +125,17 @@ impl Chats {
         new_only: bool,
     ) -> Result<(usize, usize), EngineError> {
         let world_info = std::mem::take(&mut imported.world_info);
-        let parent = imported.parent.take().map(|chat_id| BranchOrigin {
-            chat_id,
-            message_id: String::new(),
-        });
+        // A parent that is no valid chat id (a hostile file's may be as long
+        // as the file) is not recorded; the file's header keeps it, so an
+        // export still writes it back.
+        let parent = imported
+            .parent
+            .take()
+            .filter(|chat_id| check_chat_id("chat_metadata.main_chat", chat_id).is_ok())
+            .map(|chat_id| BranchOrigin {
+                chat_id,
+                message_id: String::new(),
+            });
         let held = parking_lot::Mutex::new(Some(Held::Parsed(Box::new(imported))));
         let (counts, place) = self
             .update(chat_id, |_, resident| {

@@ -31,6 +31,9 @@ from recapd.v1 import recap_pb2 as pb
 
 BIN = os.environ["RECAPD_BIN"]
 TOKEN = "acme-token-0123456789"
+# Another tenant's token: given to the HTTP listener as --token, never used
+# for a caller that brings its own.
+OTHER_TOKEN = "other-token-9876543210"
 READ_TOOLS = {"recall", "get_memory", "list_chats", "search_lore", "render_prompt"}
 BOOK = json.dumps(
     {
@@ -205,7 +208,18 @@ def raw_post(url: str, headers: dict) -> int:
 async def over_http(addr: str, tokens_file: Path) -> None:
     port = free_port()
     server = subprocess.Popen(
-        [BIN, "mcp", "--addr", addr, "--mcp-listen", f"127.0.0.1:{port}", "--auth-tokens-file", str(tokens_file)],
+        [
+            BIN,
+            "mcp",
+            "--addr",
+            addr,
+            "--token",
+            OTHER_TOKEN,
+            "--mcp-listen",
+            f"127.0.0.1:{port}",
+            "--auth-tokens-file",
+            str(tokens_file),
+        ],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -230,6 +244,9 @@ async def over_http(addr: str, tokens_file: Path) -> None:
                     assert names == READ_TOOLS, names
                     found = answer_of(await call(session, "recall", {"chat_id": "tavern", "query": "storm"}))
                     assert found["passages"][0]["message_id"] == "m1", found
+                    # The caller's tenant (acme), not --token's.
+                    chats = answer_of(await call(session, "list_chats", {}))
+                    assert [c["chat_id"] for c in chats["chats"]] == ["tavern"], chats
     finally:
         server.terminate()
         server.wait(timeout=DEADLINE_SECONDS)
@@ -244,7 +261,7 @@ def _listening(port: int) -> bool:
 async def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         tokens_file = Path(scratch) / "tokens"
-        tokens_file.write_text(f"acme {TOKEN}\n")
+        tokens_file.write_text(f"acme {TOKEN}\nother {OTHER_TOKEN}\n")
         port = free_port()
         addr = f"127.0.0.1:{port}"
         server = subprocess.Popen(

@@ -171,8 +171,23 @@ pub fn lore(scan: pb::ScanWorldInfoResponse) -> Value {
     json!({ "entries": entries })
 }
 
+/// The bytes a tool result adds around its JSON and the JSON's text copy
+/// (`{"content":[{"type":"text","text":…}],"structuredContent":…,…}`),
+/// with room to spare.
+const RESULT_OVERHEAD: usize = 256;
+
+/// The bytes `value` takes in a tool's result: its JSON (the structured
+/// content) and that JSON again as a JSON string (the text copy for
+/// clients that read only text), where escapes can double it.
+pub fn sent_size(value: &Value) -> usize {
+    let json = value.to_string();
+    let copy = serde_json::to_string(&json).map_or(json.len() * 6 + 2, |copy| copy.len());
+    json.len() + copy
+}
+
 /// `render_prompt`: the prompt's text (text mode) and messages, the oldest
-/// messages left out (and counted) until the JSON fits in `max_bytes`.
+/// messages left out (and counted) until the tool's result (the JSON and
+/// its text copy) fits in `max_bytes`.
 pub fn prompt(prompt: pb::RenderPromptResponse, max_bytes: usize) -> Value {
     let pb::RenderPromptResponse {
         text,
@@ -198,13 +213,11 @@ pub fn prompt(prompt: pb::RenderPromptResponse, max_bytes: usize) -> Value {
             Value::Object(entry)
         })
         .collect();
-    // Each message's JSON and its comma; what is left fits, or only the
-    // text is kept.
-    let sizes: Vec<usize> = messages.iter().map(|m| m.to_string().len() + 1).collect();
-    let fixed = json!({ "text": text, "messages": [], "omitted_messages": 0 })
-        .to_string()
-        .len()
-        + 20;
+    // Each message as sent (in the JSON and in its text copy, a comma
+    // each); what is left fits, or only the text is kept.
+    let sizes: Vec<usize> = messages.iter().map(sent_size).collect();
+    let fixed = sent_size(&json!({ "text": text, "messages": [], "omitted_messages": usize::MAX }))
+        + RESULT_OVERHEAD;
     let mut total: usize = fixed + sizes.iter().sum::<usize>();
     let mut omitted = 0;
     while total > max_bytes && omitted < sizes.len() {
@@ -224,48 +237,4 @@ pub fn prompt(prompt: pb::RenderPromptResponse, max_bytes: usize) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_prompt_too_large_loses_its_oldest_messages_and_says_how_many() {
-        let messages = (0..100)
-            .map(|i| pb::PromptMessage {
-                role: pb::InjectionRole::User.into(),
-                content: format!("message {i} {}", "x".repeat(100)),
-                ..Default::default()
-            })
-            .collect();
-        let answer = prompt(
-            pb::RenderPromptResponse {
-                messages,
-                ..Default::default()
-            },
-            2_000,
-        );
-        assert!(
-            answer.to_string().len() <= 2_000,
-            "{}",
-            answer.to_string().len()
-        );
-        let kept = answer["messages"].as_array().unwrap();
-        assert!(!kept.is_empty());
-        assert_eq!(
-            answer["omitted_messages"].as_u64().unwrap() as usize + kept.len(),
-            100
-        );
-        assert!(
-            kept.last().unwrap()["content"]
-                .as_str()
-                .unwrap()
-                .starts_with("message 99 ")
-        );
-    }
-
-    #[test]
-    fn enum_values_read_as_short_words() {
-        assert_eq!(position(pb::InjectionPosition::InChat.into()), "IN_CHAT");
-        assert_eq!(role(pb::InjectionRole::Assistant.into()), "ASSISTANT");
-        assert_eq!(role(99), "UNKNOWN");
-    }
-}
+mod tests;

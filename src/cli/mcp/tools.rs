@@ -15,10 +15,10 @@ use rmcp::model::{
 use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tonic::transport::Channel;
 use tonic::Status;
+use tonic::transport::Channel;
 
-use super::super::connect::Dial;
+use super::super::connect::{Dial, with_causes};
 use super::super::files::authorized;
 use super::McpOptions;
 use super::answers;
@@ -33,9 +33,16 @@ pub const MAX_ANSWER_BYTES: usize = 1 << 20;
 const WRITE_TOOLS: [&str; 1] = ["add_memory"];
 
 /// The token an HTTP caller authenticated with (put in the request's
-/// extensions by the listener), passed on to recapd for its calls.
-#[derive(Debug, Clone)]
+/// extensions by the listener), passed on to recapd for its calls. Its
+/// `Debug` does not show it.
+#[derive(Clone)]
 pub struct CallerToken(pub String);
+
+impl std::fmt::Debug for CallerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallerToken(..)")
+    }
+}
 
 /// The MCP server: cheap to clone (rmcp clones it per session), the
 /// channel to recapd made at the first call that needs it and shared.
@@ -79,7 +86,7 @@ pub struct ListChatsArgs {
 pub struct SearchLoreArgs {
     /// The chat whose lorebooks apply.
     pub chat_id: String,
-    /// Text to scan as the latest user message; omit to scan the chat.
+    /// Text to scan instead of the chat; omit to scan the chat.
     pub text: Option<String>,
 }
 
@@ -105,34 +112,68 @@ pub struct AddMemoryArgs {
     pub text: String,
 }
 
-/// A tool's failure, answered as an MCP tool error.
-struct ToolError(String);
+/// A tool's failure, answered as an MCP tool error ([`error_text`]).
+enum ToolError {
+    /// A call's status: recapd's answer, or a transport failure.
+    Status(Status),
+    /// A refusal of this server's own, its text as answered.
+    Text(String),
+}
 
 impl From<Status> for ToolError {
     fn from(status: Status) -> ToolError {
-        ToolError(format!(
-            "{}: {}",
-            code_name(status.code()),
-            status.message()
-        ))
+        ToolError::Status(status)
     }
 }
 
-/// A tool's answer: its JSON, or its failure as a tool error.
-fn answer(result: Result<Value, ToolError>) -> Result<CallToolResult, ErrorData> {
+/// The text of a tool error: the status's code and message when recapd
+/// answered it; when the call failed on its way (the status has a cause:
+/// recapd went away, a connection broke), a fixed message naming `addr`,
+/// the cause logged, never answered.
+fn error_text(error: ToolError, addr: &dyn std::fmt::Display) -> String {
+    match error {
+        ToolError::Text(text) => text,
+        ToolError::Status(status) => match std::error::Error::source(&status) {
+            Some(cause) => {
+                tracing::warn!(
+                    %addr,
+                    code = code_name(status.code()),
+                    cause = %with_causes(cause),
+                    "a call to recapd failed on its way"
+                );
+                unreachable_text(addr)
+            }
+            None => format!("{}: {}", code_name(status.code()), status.message()),
+        },
+    }
+}
+
+/// What a tool answers when recapd cannot be reached.
+fn unreachable_text(addr: &dyn std::fmt::Display) -> String {
+    format!("UNAVAILABLE: recapd at {addr} cannot be reached")
+}
+
+/// A tool's answer: its JSON, or its failure as a tool error. The answer
+/// as sent (the JSON, and the same as text) is at most
+/// [`MAX_ANSWER_BYTES`], else refused.
+fn answer(
+    result: Result<Value, ToolError>,
+    addr: &dyn std::fmt::Display,
+) -> Result<CallToolResult, ErrorData> {
     Ok(match result {
         Ok(value) => {
-            let size = value.to_string().len();
+            let answered = CallToolResult::structured(value);
+            let size = serde_json::to_vec(&answered).map_or(usize::MAX, |json| json.len());
             if size > MAX_ANSWER_BYTES {
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "RESOURCE_EXHAUSTED: the answer is {size} bytes, over the {MAX_ANSWER_BYTES} a \
                      tool returns"
                 ))])
             } else {
-                CallToolResult::structured(value)
+                answered
             }
         }
-        Err(ToolError(message)) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error_text(error, addr))]),
     })
 }
 
@@ -161,10 +202,7 @@ impl RecapdTools {
             .get_or_try_init(|| async {
                 self.dial.channel().await.map_err(|cause| {
                     tracing::warn!(addr = %self.dial, %cause, "recapd cannot be reached");
-                    ToolError(format!(
-                        "UNAVAILABLE: recapd at {} cannot be reached",
-                        self.dial
-                    ))
+                    ToolError::Text(unreachable_text(&self.dial))
                 })
             })
             .await
@@ -183,7 +221,7 @@ impl RecapdTools {
             .and_then(|parts| parts.extensions.get::<CallerToken>())
             .map(|token| token.0.as_str());
         authorized(message, caller.or(self.token.as_deref()))
-            .map_err(|reason| ToolError(format!("UNAUTHENTICATED: {reason}")))
+            .map_err(|reason| ToolError::Text(format!("UNAUTHENTICATED: {reason}")))
     }
 }
 
@@ -197,7 +235,7 @@ impl RecapdTools {
         Parameters(args): Parameters<RecallArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.recall_call(args, &extensions).await)
+        answer(self.recall_call(args, &extensions).await, &*self.dial)
     }
 
     #[tool(
@@ -208,7 +246,7 @@ impl RecapdTools {
         Parameters(args): Parameters<ChatArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.get_memory_call(args, &extensions).await)
+        answer(self.get_memory_call(args, &extensions).await, &*self.dial)
     }
 
     #[tool(description = "List the chats, 100 per page.")]
@@ -217,7 +255,7 @@ impl RecapdTools {
         Parameters(args): Parameters<ListChatsArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.list_chats_call(args, &extensions).await)
+        answer(self.list_chats_call(args, &extensions).await, &*self.dial)
     }
 
     #[tool(
@@ -228,7 +266,7 @@ impl RecapdTools {
         Parameters(args): Parameters<SearchLoreArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.search_lore_call(args, &extensions).await)
+        answer(self.search_lore_call(args, &extensions).await, &*self.dial)
     }
 
     #[tool(
@@ -239,7 +277,10 @@ impl RecapdTools {
         Parameters(args): Parameters<RenderPromptArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.render_prompt_call(args, &extensions).await)
+        answer(
+            self.render_prompt_call(args, &extensions).await,
+            &*self.dial,
+        )
     }
 
     #[tool(
@@ -250,7 +291,7 @@ impl RecapdTools {
         Parameters(args): Parameters<AddMemoryArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.add_memory_call(args, &extensions).await)
+        answer(self.add_memory_call(args, &extensions).await, &*self.dial)
     }
 }
 
@@ -352,7 +393,7 @@ impl RecapdTools {
             "chat" => pb::PromptMode::ChatCompletion,
             "text" => pb::PromptMode::TextCompletion,
             other => {
-                return Err(ToolError(format!(
+                return Err(ToolError::Text(format!(
                     "INVALID_ARGUMENT: mode {other:?} is neither \"chat\" nor \"text\""
                 )));
             }
@@ -391,7 +432,7 @@ impl RecapdTools {
                 client.set_message_data(self.request(ext, request)?).await?;
                 Ok(json!({ "stored": "message_recap", "message_id": message_id }))
             }
-            ("message_recap", None) => Err(ToolError(
+            ("message_recap", None) => Err(ToolError::Text(
                 "INVALID_ARGUMENT: message_id: a message_recap needs the message".into(),
             )),
             ("running_recap", _) => {
@@ -406,7 +447,7 @@ impl RecapdTools {
                     .into_inner();
                 Ok(json!({ "stored": "running_recap", "version": added.version }))
             }
-            (other, _) => Err(ToolError(format!(
+            (other, _) => Err(ToolError::Text(format!(
                 "INVALID_ARGUMENT: kind {other:?} is neither \"message_recap\" nor \"running_recap\""
             ))),
         }
@@ -414,41 +455,4 @@ impl RecapdTools {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each tool as `tools/list` sends it, and its tokens (o200k_base):
-    /// what an agent pays for it on every turn.
-    fn tool_tokens() -> Vec<(String, usize)> {
-        let bpe = tiktoken_rs::o200k_base_singleton();
-        RecapdTools::tool_router()
-            .list_all()
-            .into_iter()
-            .map(|tool| {
-                let json = serde_json::to_string(&tool).expect("a tool serializes");
-                (tool.name.to_string(), bpe.encode_ordinary(&json).len())
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_tools_cost_what_docs_mcp_md_says() {
-        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/mcp.md"))
-            .unwrap_or_default();
-        let counted = tool_tokens();
-        let total: usize = counted.iter().map(|(_, tokens)| tokens).sum();
-        let mut rows: Vec<String> = counted
-            .iter()
-            .map(|(name, tokens)| format!("| `{name}` | {tokens} |"))
-            .collect();
-        rows.push(format!("| all six | {total} |"));
-        let missing: Vec<&String> = rows.iter().filter(|row| !docs.contains(*row)).collect();
-        assert!(
-            missing.is_empty(),
-            "docs/mcp.md should have these rows:\n{}",
-            rows.join("\n")
-        );
-        // A budget: the tools must stay small beside an agent's context.
-        assert!(total < 1_500, "{total} tokens");
-    }
-}
+mod tests;

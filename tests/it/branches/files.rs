@@ -192,6 +192,41 @@ async fn a_file_that_cannot_be_a_branch_is_imported_as_it_is_with_the_reason() {
 }
 
 #[tokio::test]
+async fn a_main_chat_that_is_no_chat_id_is_neither_echoed_nor_recorded_but_exported() {
+    let (_dir, mut server) = start().await;
+    story(&mut server).await;
+    let parent_file = export(&mut server, "story").await;
+    let long = "x".repeat(100_000);
+    let file = sillytavern_branch_file(&long, &parent_file, 5);
+    let made = import_as_branch(&mut server, "long parent", &file)
+        .await
+        .expect("imported");
+    assert_eq!(made.branched_from_chat_id, "");
+    assert_eq!(made.message_count, 6);
+    // The reason says why without repeating the file's text.
+    let reason = &made.not_branched_reason;
+    assert!(
+        reason.contains("no valid chat id") && reason.len() < 300,
+        "{} bytes: {}",
+        reason.len(),
+        &reason[..reason.len().min(300)]
+    );
+    // Not the chat's parent, so not in every ListChats answer...
+    let chats = chats_of(&mut server).await;
+    let chat = chats
+        .iter()
+        .find(|c| c.chat_id == "long parent")
+        .expect("listed");
+    assert_eq!(chat.parent_chat_id, "");
+    // ...but the file's, written back as it came.
+    let exported = export(&mut server, "long parent").await;
+    assert_eq!(
+        header_of(&exported)["chat_metadata"]["main_chat"],
+        long.as_str()
+    );
+}
+
+#[tokio::test]
 async fn an_imported_sillytavern_branch_file_names_its_parent_and_exports_as_it_came() {
     // The header SillyTavern 1.18.0's "Create branch" writes
     // (public/scripts/bookmarks.js: the parent's metadata and `main_chat`).

@@ -264,6 +264,55 @@ fn a_branch_names_its_parent_as_sillytaverns_branch_files_do() {
     assert_eq!(header["chat_metadata"]["note_prompt"], "");
 }
 
+/// The parent a reader takes from `chat` written as a branch of `parent`.
+fn parent_read_back(chat: &Chat, parent: &str) -> Option<String> {
+    let lines: Vec<String> =
+        st_chat_lines_of("c", chat, 0, &ChatWorldInfo::default(), false, Some(parent)).collect();
+    parse_st_chat(&lines.join("\n"), &Limits::default())
+        .unwrap()
+        .parent
+}
+
+#[test]
+fn a_branch_of_a_header_less_file_still_names_its_parent() {
+    let file = r#"{"name":"Alice","is_user":false,"mes":"The lighthouse was dark.","extra":{}}"#;
+    let headerless = parse_st_chat(file, &Limits::default())
+        .unwrap()
+        .into_chat(0);
+    assert_eq!(
+        parent_read_back(&headerless, "Alice - 1").as_deref(),
+        Some("Alice - 1")
+    );
+    // Not a branch: still no header.
+    let lines: Vec<String> =
+        st_chat_lines_of("c", &headerless, 0, &ChatWorldInfo::default(), false, None).collect();
+    assert_eq!(lines, [file]);
+}
+
+#[test]
+fn a_file_naming_main_chat_twice_is_read_back_with_the_branchs_parent() {
+    // A reader takes the last member of a name: this file's parent is
+    // "Alice - 1", though it names "Alice - 2" first.
+    let file = concat!(
+        r#"{"user_name":"U","character_name":"Alice","chat_metadata":{"main_chat":"Alice - 2","main_chat":"Alice - 1"}}"#,
+        "\n",
+        r#"{"name":"Alice","is_user":false,"mes":"The lighthouse was dark.","extra":{}}"#,
+        "\n"
+    );
+    let imported = parse_st_chat(file, &Limits::default()).unwrap();
+    assert_eq!(imported.parent.as_deref(), Some("Alice - 1"));
+    let chat = imported.into_chat(0);
+    assert_eq!(
+        parent_read_back(&chat, "Alice - 1").as_deref(),
+        Some("Alice - 1")
+    );
+    // Written as a branch of the chat the file named first.
+    assert_eq!(
+        parent_read_back(&chat, "Alice - 2").as_deref(),
+        Some("Alice - 2")
+    );
+}
+
 #[test]
 fn a_line_that_never_ends_is_refused_once_it_passes_the_longest_line() {
     let limits = Limits {

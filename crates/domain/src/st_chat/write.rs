@@ -184,7 +184,11 @@ fn header_line(
     // A chat made through the API (or a header-less file with running
     // recaps or World Info state) gets the header recapd writes of its own.
     let (header, imported) = match chat.st_file().map(|f| &**f) {
-        Some(StFile::Headerless) if !versions_exist && world_info.is_empty() => return None,
+        Some(StFile::Headerless)
+            if !versions_exist && world_info.is_empty() && main_chat.is_none() =>
+        {
+            return None;
+        }
         Some(StFile::Header(header)) => (header, true),
         Some(StFile::Headerless) | None => (&minimal, false),
     };
@@ -253,13 +257,17 @@ fn header_line(
 }
 
 /// Whether the file's kept `chat_metadata.main_chat` is the string
-/// `parent`.
+/// `parent`: its last member of that name, the one a reader takes (a file
+/// may name it twice).
 fn names_parent(header: &StHeader, parent: &str) -> bool {
     header.metadata.as_ref().is_some_and(|metadata| {
-        metadata.members().into_iter().any(|(key, value)| {
-            key == MAIN_CHAT_KEY
-                && serde_json::from_str::<String>(value.get()).is_ok_and(|named| named == parent)
-        })
+        metadata
+            .members()
+            .into_iter()
+            .rfind(|(key, _)| key == MAIN_CHAT_KEY)
+            .is_some_and(|(_, value)| {
+                serde_json::from_str::<String>(value.get()).is_ok_and(|named| named == parent)
+            })
     })
 }
 
