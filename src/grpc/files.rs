@@ -38,37 +38,36 @@ async fn store(
     let warnings = imported.warnings.clone();
     let chat = tenant.chat(&chat_id);
     let group_id = Some(group_id).filter(|g| !g.is_empty());
-    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    if as_branch {
-        let FileImported {
-            message_count,
-            running_recap_count,
-            branched_from,
-            not_branched,
-        } = engine
+    let FileImported {
+        message_count,
+        running_recap_count,
+        branched_from,
+        not_branched,
+    } = if as_branch {
+        engine
             .chats()
             .import_branch_file(&chat, imported, group_id)
+            .await?
+    } else {
+        let (message_count, running_recap_count) = engine
+            .chats()
+            .import_chat_in_group(&chat, imported, group_id)
             .await?;
-        return Ok(pb::ImportChatResponse {
-            chat_id,
-            message_count: count(message_count),
-            running_recap_count: count(running_recap_count),
-            warnings,
-            branched_from_chat_id: branched_from.unwrap_or_default(),
-            not_branched_reason: not_branched.unwrap_or_default(),
-        });
-    }
-    let (messages, recaps) = engine
-        .chats()
-        .import_chat_in_group(&chat, imported, group_id)
-        .await?;
+        FileImported {
+            message_count,
+            running_recap_count,
+            branched_from: None,
+            not_branched: None,
+        }
+    };
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     Ok(pb::ImportChatResponse {
         chat_id,
-        message_count: count(messages),
-        running_recap_count: count(recaps),
+        message_count: count(message_count),
+        running_recap_count: count(running_recap_count),
         warnings,
-        branched_from_chat_id: String::new(),
-        not_branched_reason: String::new(),
+        branched_from_chat_id: branched_from.unwrap_or_default(),
+        not_branched_reason: not_branched.unwrap_or_default(),
     })
 }
 

@@ -117,15 +117,35 @@ async fn import(
     chat: &str,
     jsonl: Vec<u8>,
 ) -> Result<pb::ImportChatResponse, tonic::Status> {
-    server
-        .memory
-        .import_chat(pb::ImportChatRequest {
+    import_request(
+        server,
+        pb::ImportChatRequest {
             chat_id: chat.into(),
             jsonl,
             ..Default::default()
-        })
+        },
+    )
+    .await
+}
+
+async fn import_request(
+    server: &mut Server,
+    request: pb::ImportChatRequest,
+) -> Result<pb::ImportChatResponse, tonic::Status> {
+    server
+        .memory
+        .import_chat(request)
         .await
         .map(tonic::Response::into_inner)
+}
+
+/// Chat `chat`'s entry in ListChats.
+async fn summary_of(server: &mut Server, chat: &str) -> pb::ChatSummary {
+    chats_of(server)
+        .await
+        .into_iter()
+        .find(|c| c.chat_id == chat)
+        .expect("listed")
 }
 
 #[tokio::test]
@@ -200,8 +220,7 @@ async fn a_branch_at_m25_remembers_what_happened_up_to_m25_and_no_more() {
     assert_eq!(order(&mut server, "fork").await.len(), 27);
 
     // ListChats names the parent.
-    let chats = chats_of(&mut server).await;
-    let fork = chats.iter().find(|c| c.chat_id == "fork").expect("listed");
+    let fork = summary_of(&mut server, "fork").await;
     assert_eq!(
         (
             fork.parent_chat_id.as_str(),
@@ -209,7 +228,7 @@ async fn a_branch_at_m25_remembers_what_happened_up_to_m25_and_no_more() {
         ),
         ("story", "m25")
     );
-    let parent = chats.iter().find(|c| c.chat_id == "story").expect("listed");
+    let parent = summary_of(&mut server, "story").await;
     assert!(parent.parent_chat_id.is_empty());
 
     // Deleting the parent leaves the branch whole, across a restart too.

@@ -52,16 +52,7 @@ pub async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::Impo
 
 /// Exports `chat`: its JSON lines.
 pub async fn export(server: &mut Server, chat: &str) -> Vec<Value> {
-    let jsonl = server
-        .memory
-        .export_chat(pb::ExportChatRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .jsonl;
-    lines(&jsonl)
+    lines(&exported(server, chat).await)
 }
 
 async fn hide_count(server: &mut Server, chat: &str, count: i32) {

@@ -52,18 +52,6 @@ async fn import(server: &mut Server, chat: &str, jsonl: Vec<u8>) -> pb::ImportCh
         .into_inner()
 }
 
-async fn export(server: &mut Server, chat: &str) -> Vec<u8> {
-    server
-        .memory
-        .export_chat(pb::ExportChatRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .jsonl
-}
-
 async fn export_stream(server: &mut Server, chat: &str) -> Vec<u8> {
     let mut stream = server
         .memory
@@ -114,18 +102,18 @@ async fn the_chat_book_and_timed_effects_come_back_json_equal_across_a_restart()
             .as_deref(),
         Some("")
     );
-    assert_eq!(lines(&export(&mut server, "sera").await), lines(&file));
+    assert_eq!(lines(&exported(&mut server, "sera").await), lines(&file));
     assert_eq!(
         lines(&export_stream(&mut server, "sera").await),
         lines(&file)
     );
     // The timed state as written, numbers included.
-    let text = String::from_utf8(export(&mut server, "sera").await).unwrap();
+    let text = String::from_utf8(exported(&mut server, "sera").await).unwrap();
     assert!(text.contains(r#""end":7.0"#), "{text}");
 
     server.stop().await;
     let mut server = Server::start(dir.path()).await;
-    assert_eq!(lines(&export(&mut server, "sera").await), lines(&file));
+    assert_eq!(lines(&exported(&mut server, "sera").await), lines(&file));
     assert_eq!(
         settings_of(&mut server, "sera")
             .await
@@ -156,7 +144,7 @@ async fn export_writes_the_chat_book_the_chat_has_now_and_the_file_decides_at_im
     .unwrap();
     let mut expected = lines(&file);
     expected[0]["chat_metadata"]["world_info"] = json!("Forest lore");
-    assert_eq!(lines(&export(&mut server, "sera").await), expected);
+    assert_eq!(lines(&exported(&mut server, "sera").await), expected);
 
     // No override of its own: no `world_info` (a global value is not the
     // chat's book in SillyTavern's file).
@@ -179,7 +167,7 @@ async fn export_writes_the_chat_book_the_chat_has_now_and_the_file_decides_at_im
     )
     .await
     .unwrap();
-    let out = lines(&export(&mut server, "sera").await);
+    let out = lines(&exported(&mut server, "sera").await);
     assert!(
         out[0]["chat_metadata"].get("world_info").is_none(),
         "{out:?}"
@@ -204,7 +192,7 @@ async fn export_writes_the_chat_book_the_chat_has_now_and_the_file_decides_at_im
     let plain = chat_file(r#"{"user_name":"User","chat_metadata":{"note_prompt":""}}"#);
     let done = import(&mut server, "sera", plain.clone()).await;
     assert!(done.warnings.is_empty(), "{:?}", done.warnings);
-    assert_eq!(lines(&export(&mut server, "sera").await), lines(&plain));
+    assert_eq!(lines(&exported(&mut server, "sera").await), lines(&plain));
     assert_eq!(
         settings_of(&mut server, "sera")
             .await
@@ -226,7 +214,7 @@ async fn values_sillytavern_would_not_use_are_dropped_with_warnings() {
     assert_eq!(done.warnings.len(), 2, "{:?}", done.warnings);
     assert!(done.warnings[0].contains("chat_metadata.world_info"));
     assert!(done.warnings[1].contains("chat_metadata.timedWorldInfo"));
-    let out = lines(&export(&mut server, "odd").await);
+    let out = lines(&exported(&mut server, "odd").await);
     assert_eq!(out[0]["chat_metadata"], json!({}));
     assert_eq!(
         settings_of(&mut server, "odd")

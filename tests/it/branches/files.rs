@@ -4,24 +4,15 @@
 //! of it, its memory coming along, and any other file is imported as it
 //! is, with the reason.
 
-use super::{branch, chats_of, import, story};
+use super::{branch, chats_of, import, import_request, story, summary_of};
 use crate::common::api::*;
 use crate::common::*;
 use recapd::grpc::pb;
 use tonic::Code;
 
-/// Chat `chat`'s SillyTavern file.
+/// Chat `chat`'s SillyTavern file, as text.
 async fn export(server: &mut Server, chat: &str) -> String {
-    let jsonl = server
-        .memory
-        .export_chat(pb::ExportChatRequest {
-            chat_id: chat.into(),
-        })
-        .await
-        .expect("exported")
-        .into_inner()
-        .jsonl;
-    String::from_utf8(jsonl).expect("UTF-8")
+    String::from_utf8(exported(server, chat).await).expect("UTF-8")
 }
 
 /// A file's header line as JSON.
@@ -35,16 +26,16 @@ async fn import_as_branch(
     chat: &str,
     jsonl: &str,
 ) -> Result<pb::ImportChatResponse, tonic::Status> {
-    server
-        .memory
-        .import_chat(pb::ImportChatRequest {
+    import_request(
+        server,
+        pb::ImportChatRequest {
             chat_id: chat.into(),
             jsonl: jsonl.as_bytes().to_vec(),
             branch_from_main_chat: true,
             ..Default::default()
-        })
-        .await
-        .map(tonic::Response::into_inner)
+        },
+    )
+    .await
 }
 
 /// Asserts that `chat` injects the story's running recap as it stood at
@@ -91,11 +82,7 @@ async fn a_branch_exports_its_parent_as_main_chat_and_comes_back_as_a_branch() {
     assert_eq!(again.not_branched_reason, "");
     assert_eq!((again.message_count, again.running_recap_count), (26, 2));
     injects_the_story_through_m25(&mut server, "fork again").await;
-    let listed = chats_of(&mut server).await;
-    let row = listed
-        .iter()
-        .find(|c| c.chat_id == "fork again")
-        .expect("listed");
+    let row = summary_of(&mut server, "fork again").await;
     assert_eq!(
         (row.parent_chat_id.as_str(), row.parent_message_id.as_str()),
         ("story", "m25")
@@ -212,11 +199,7 @@ async fn a_main_chat_that_is_no_chat_id_is_neither_echoed_nor_recorded_but_expor
         &reason[..reason.len().min(300)]
     );
     // Not the chat's parent, so not in every ListChats answer...
-    let chats = chats_of(&mut server).await;
-    let chat = chats
-        .iter()
-        .find(|c| c.chat_id == "long parent")
-        .expect("listed");
+    let chat = summary_of(&mut server, "long parent").await;
     assert_eq!(chat.parent_chat_id, "");
     // ...but the file's, written back as it came.
     let exported = export(&mut server, "long parent").await;
@@ -240,29 +223,10 @@ async fn an_imported_sillytavern_branch_file_names_its_parent_and_exports_as_it_
     import(&mut server, "Alice - Branch #1", file.as_bytes().to_vec())
         .await
         .expect("imported");
-    let chats = chats_of(&mut server).await;
-    let branch = chats
-        .iter()
-        .find(|c| c.chat_id == "Alice - Branch #1")
-        .expect("listed");
+    let branch = summary_of(&mut server, "Alice - Branch #1").await;
     assert_eq!(branch.parent_chat_id, "Alice - 2026-11-29@20h11m05s");
     assert_eq!(branch.parent_message_id, "");
-    let exported = server
-        .memory
-        .export_chat(pb::ExportChatRequest {
-            chat_id: "Alice - Branch #1".into(),
-        })
-        .await
-        .expect("exported")
-        .into_inner()
-        .jsonl;
-    let header: serde_json::Value = serde_json::from_slice(
-        exported
-            .split(|b| *b == b'\n')
-            .next()
-            .expect("a header line"),
-    )
-    .expect("JSON");
+    let header = header_of(&export(&mut server, "Alice - Branch #1").await);
     assert_eq!(
         header["chat_metadata"]["main_chat"],
         "Alice - 2026-11-29@20h11m05s"

@@ -251,3 +251,16 @@ pub async fn versions(server: &mut Server, chat: &str) -> pb::ListRunningRecapsR
         .expect("the chat's versions")
         .into_inner()
 }
+
+/// ExportChat's file of `chat`.
+pub async fn exported(server: &mut Server, chat: &str) -> Vec<u8> {
+    server
+        .memory
+        .export_chat(pb::ExportChatRequest {
+            chat_id: chat.into(),
+        })
+        .await
+        .expect("exported")
+        .into_inner()
+        .jsonl
+}
