@@ -23,6 +23,7 @@ mod embedding;
 mod llm;
 mod lorebooks;
 mod tokens;
+mod traces;
 mod web;
 pub use cli::{ChatsAction, Cli, ClientArgs, ClientTls, Command};
 pub use duration::{BareUnit, parse_duration};
@@ -30,6 +31,7 @@ pub use embedding::{EmbeddingOptions, EmbeddingSetup};
 pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
 pub use lorebooks::LorebookOptions;
 pub use tokens::TenantTokens;
+pub use traces::{OtlpProtocol, TraceOptions, TraceSampler, resource_attributes};
 pub use web::{AllowedHost, AllowedOrigin, WebOptions};
 
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
@@ -337,6 +339,10 @@ pub struct Config {
     /// gRPC-Web's allowed origins and the inspector page.
     #[command(flatten)]
     pub web: WebOptions,
+
+    /// OpenTelemetry traces: where spans go and what they carry.
+    #[command(flatten)]
+    pub traces: TraceOptions,
 }
 
 /// Parses a size in bytes: a number with an optional unit (`KiB`, `MiB`,
@@ -379,6 +385,7 @@ impl Config {
     /// failure is one line naming the option (`main` exits 64 with it,
     /// before anything is bound).
     pub fn read_startup_files(&self) -> Result<StartupFiles, String> {
+        self.traces.validate()?;
         Ok(StartupFiles {
             postgres: self.postgres()?,
             tokens: self.auth_tokens()?,

@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use recapd::app::App;
 use recapd::config::{Cli, Command, Config, EXIT_INVALID_CONFIG, LogFormat, StartupFiles};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// What this run of the binary does.
 enum Task {
@@ -69,17 +72,36 @@ fn main() -> ExitCode {
             runtime.block_on(recapd::cli::run(command, &config))
         }
         Task::Serve(files) => {
-            match config.log_format {
-                LogFormat::Text => tracing_subscriber::fmt()
+            // The tracer's export task and gRPC channel start on the runtime.
+            let installed = {
+                let _runtime = runtime.enter();
+                recapd::telemetry::traces::install(&config.traces)
+            };
+            let (trace_layer, traces) = match installed {
+                Ok(Some((layer, traces))) => (Some(layer), Some(traces)),
+                Ok(None) => (None, None),
+                Err(message) => return invalid(&message),
+            };
+            let log_layer = match config.log_format {
+                LogFormat::Text => tracing_subscriber::fmt::layer()
                     .fmt_fields(recapd::telemetry::text_log::EscapedFields)
-                    .with_env_filter(filter)
-                    .init(),
-                LogFormat::Json => tracing_subscriber::fmt()
-                    .json()
-                    .with_env_filter(filter)
-                    .init(),
-            }
-            runtime.block_on(serve(config, *files))
+                    .boxed(),
+                LogFormat::Json => tracing_subscriber::fmt::layer().json().boxed(),
+            };
+            // The spans meant for traces never reach the log: it reads the
+            // same with traces on or off.
+            let log_filter = filter.add_directive(
+                format!("{}=off", recapd::telemetry::traces::TARGET)
+                    .parse()
+                    .expect("a constant target and level make a valid directive"),
+            );
+            let trace_filter = tracing_subscriber::filter::Targets::new()
+                .with_target(recapd::telemetry::traces::TARGET, tracing::Level::TRACE);
+            tracing_subscriber::registry()
+                .with(log_layer.with_filter(log_filter))
+                .with(trace_layer.with_filter(trace_filter))
+                .init();
+            runtime.block_on(serve(config, *files, traces))
         }
     }
 }
@@ -95,7 +117,11 @@ fn invalid(message: &str) -> ExitCode {
     ExitCode::from(EXIT_INVALID_CONFIG as u8)
 }
 
-async fn serve(config: Config, files: StartupFiles) -> ExitCode {
+async fn serve(
+    config: Config,
+    files: StartupFiles,
+    traces: Option<recapd::telemetry::traces::Traces>,
+) -> ExitCode {
     let grace = config.shutdown_grace;
     let app = match App::build_with(config, files).await {
         Ok(app) => app,
@@ -106,7 +132,17 @@ async fn serve(config: Config, files: StartupFiles) -> ExitCode {
     };
     recapd::app::shutdown_signal().await;
     tracing::info!(grace_seconds = grace.as_secs_f64(), "shutting down");
-    match tokio::time::timeout(grace, app.shutdown()).await {
+    let started = std::time::Instant::now();
+    let stopped = tokio::time::timeout(grace, app.shutdown()).await;
+    if let Some(traces) = traces {
+        // The spans of the shutdown itself go too, in what is left of the
+        // grace period (at least a second).
+        let left = grace
+            .saturating_sub(started.elapsed())
+            .max(std::time::Duration::from_secs(1));
+        traces.shutdown(left).await;
+    }
+    match stopped {
         Ok(()) => {
             tracing::info!("stopped cleanly");
             ExitCode::SUCCESS

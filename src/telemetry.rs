@@ -11,7 +11,9 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 
 #[cfg(test)]
 pub(crate) mod captured_log;
+pub mod spans;
 pub mod text_log;
+pub mod traces;
 
 /// Counter of finished RPCs, labelled `method` and `code` (gRPC status name).
 pub const RPC_REQUESTS: &str = "recapd_rpc_requests_total";
@@ -121,6 +123,12 @@ pub const WORLD_INFO_SCANS_INTERRUPTED: &str = "recapd_world_info_scans_interrup
 /// text not queued for the endpoint: too many waiting) or `no_endpoint`
 /// (LLM_ENDPOINT without `--llm-url`; once per counter resolved).
 pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
+
+/// Counter of spans lost before reaching the OpenTelemetry collector,
+/// labelled `reason`: `queue_full` (`traces::QUEUE_SPANS` spans were
+/// already waiting) or `export` (the collector did not take their batch:
+/// down, refusing, or slower than `traces::EXPORT_TIMEOUT`).
+pub const TRACE_SPANS_DROPPED: &str = "recapd_trace_spans_dropped_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.
 const SECONDS_BUCKETS: [f64; 14] = [
@@ -345,6 +353,10 @@ fn describe() {
         "Chats dropped from memory to keep within --max-resident-memory."
     );
     metrics::describe_counter!(CHAT_LOADS, "Chats read from the store into memory.");
+    metrics::describe_counter!(
+        TRACE_SPANS_DROPPED,
+        "Spans lost before the OpenTelemetry collector, by reason (queue_full, export)."
+    );
     metrics::describe_counter!(
         CHATS_DELETED,
         "Chats deleted, by reason (api: DeleteChat, retention: --chat-retention)."

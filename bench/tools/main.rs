@@ -36,6 +36,8 @@
 //!   quadratic lookahead and a recursion chain, scanned alone; another
 //!   chat's GetInjection while they scan in loops; the server's CPU after
 //!   a scan whose deadline passed.
+//! - `otlp-sink`: a collector stand-in for traces (issue 47): accepts OTLP
+//!   spans over gRPC and HTTP and counts them, for `bench/traces.sh`.
 
 mod bare;
 mod branch;
@@ -47,6 +49,7 @@ mod hostile;
 mod import;
 mod jobs;
 mod lore;
+mod otlp_sink;
 mod recall;
 mod replicas;
 mod resident;
@@ -108,6 +111,8 @@ enum Command {
     Hostile(hostile::Hostile),
     /// BranchChat's time and memory at chats of several lengths.
     Branch(branch::Branch),
+    /// A collector stand-in: counts OTLP spans received over gRPC and HTTP.
+    OtlpSink(otlp_sink::OtlpSink),
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -141,6 +146,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Command::Lore(args) => lore::lore(args).await,
                     Command::Recall(args) => recall::recall(args).await,
                     Command::Branch(args) => branch::branch(args).await,
+                    Command::OtlpSink(args) => otlp_sink::otlp_sink(args).await,
                     Command::Hostile(args) => hostile::hostile(args)
                         .await
                         .map_err(|e| e.to_string().into()),

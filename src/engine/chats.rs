@@ -214,7 +214,9 @@ impl Chats {
         &self,
         task: impl Future<Output = T> + Send + 'static,
     ) -> tokio::task::JoinHandle<T> {
-        self.inner.background.spawn(task)
+        self.inner
+            .background
+            .spawn(crate::telemetry::spans::carry(task))
     }
 
     /// Waits until every task [`Chats::spawn_background`] started has

@@ -36,6 +36,7 @@ use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
 use crate::domain::tokens::CounterKey;
 use crate::store::{ChatMeta, StoreError, Tombstone, Write};
+use crate::telemetry::spans;
 
 mod erase;
 mod plan;
@@ -486,6 +487,11 @@ impl Chats {
             );
         }
         if !fresh.is_empty() {
+            let span = spans::push(
+                slot.latest.receiver_count() + self.inner.all_chats.receiver_count(),
+                fresh.len(),
+            );
+            let _entered = span.enter();
             // One send for both keys: each subscriber wakes once.
             slot.latest.send_modify(|latest| {
                 for injection in &fresh {

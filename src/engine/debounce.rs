@@ -9,7 +9,8 @@ use super::slot::{ChatSlot, Debounce, LoadedChat, Resident};
 use super::{Chats, EngineError, Next};
 use crate::domain::refresh::Trigger;
 use crate::store::StoreError;
-use crate::telemetry;
+use crate::telemetry::{self, spans};
+use tracing::Instrument as _;
 
 impl Chats {
     pub(super) fn schedule_debounce(
@@ -27,9 +28,15 @@ impl Chats {
             metrics::counter!(telemetry::DEBOUNCE_COALESCED).increment(coalesced);
         }
         let deadline = tokio::time::Instant::now() + delay;
+        let traced_by = spans::current();
         if let Some(pending) = resident.debounce.as_mut() {
             pending.trigger = trigger;
             pending.deadline = deadline;
+            if let Some(traced_by) = traced_by
+                && pending.traced_by.len() < spans::MAX_LINKS
+            {
+                pending.traced_by.push(traced_by);
+            }
             return;
         }
         resident.debounce_ticket += 1;
@@ -50,6 +57,7 @@ impl Chats {
             trigger,
             deadline,
             timer,
+            traced_by: traced_by.into_iter().collect(),
         });
     }
 
@@ -73,16 +81,24 @@ impl Chats {
                 return Some(deadline);
             }
             // Called from the timer task itself: dropping its handle is enough.
-            chat.debounce.take().map(|pending| pending.trigger)
+            chat.debounce
+                .take()
+                .map(|pending| (pending.trigger, pending.traced_by))
         } else {
-            chat.cancel_debounce()
+            chat.cancel_debounce().map(|trigger| (trigger, Vec::new()))
         };
-        let trigger = trigger?;
+        let (trigger, traced_by) = trigger?;
+        let span = spans::debounced_refresh(&traced_by);
+        spans::chat_id(&span, &slot.key.id);
         // The commit in this task (nothing cancels a timer), and what
         // follows it carried out here; a refresh changes no job, so there
         // is none to announce.
         let commit = Commit::one(Vec::new(), Next::Refresh(trigger)).in_caller_task();
-        match self.commit_locked(slot, chat, commit, self).await {
+        match self
+            .commit_locked(slot, chat, commit, self)
+            .instrument(span)
+            .await
+        {
             Ok((mut chat, committed)) => {
                 self.carry_out(slot, &mut chat, committed);
             }

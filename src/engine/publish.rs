@@ -121,9 +121,9 @@ impl Chats {
                 // update.
                 let engine = self.clone();
                 let slot = slot.clone();
-                let served = tokio::spawn(async move {
+                let served = tokio::spawn(crate::telemetry::spans::carry(async move {
                     engine.serve_publishes(&slot, chat, batch).await;
-                });
+                }));
                 if let Err(error) = served.await {
                     return Err(EngineError::from_join(error));
                 }

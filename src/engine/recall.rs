@@ -30,7 +30,8 @@ use crate::domain::recall::{MAX_HITS, RecallIndex};
 use crate::domain::refresh::Trigger;
 use crate::domain::settings::Settings;
 use crate::llm::LlmError;
-use crate::telemetry;
+use crate::telemetry::{self, spans};
+use tracing::Instrument as _;
 
 use super::commit::TierSource;
 use super::recall_state::{Answer, TierSearches};
@@ -91,6 +92,26 @@ impl Chats {
     /// NotFound for an unknown chat; Unavailable when the embeddings
     /// endpoint does not answer for a non-empty query; store errors.
     pub async fn recall(
+        &self,
+        chat_id: &ChatKey,
+        request: &RecallRequest,
+    ) -> Result<RecallAnswer, EngineError> {
+        let span = spans::recall();
+        spans::chat_id(&span, &chat_id.id);
+        spans::content(&span, "recapd.recall.query", || request.query.clone());
+        let answer = self
+            .recall_untraced(chat_id, request)
+            .instrument(span.clone())
+            .await;
+        if let Ok(answer) = &answer {
+            span.record("recapd.recall.vectors", answer.used_vectors);
+            spans::record_count(&span, "recapd.recall.hits", answer.hits.len());
+        }
+        answer
+    }
+
+    /// [`Chats::recall`] without its span.
+    async fn recall_untraced(
         &self,
         chat_id: &ChatKey,
         request: &RecallRequest,

@@ -309,6 +309,9 @@ pub(super) struct Debounce {
     pub deadline: tokio::time::Instant,
     /// The timer task; aborted when an immediate refresh covers it.
     pub timer: JoinHandle<()>,
+    /// The traced events' spans that owe it (at most
+    /// `spans::MAX_LINKS`): the refresh's span links to them.
+    pub traced_by: Vec<opentelemetry::trace::SpanContext>,
 }
 
 /// A loaded chat.

@@ -37,7 +37,7 @@ use crate::domain::world_info::timed::TimedState;
 use crate::domain::world_info::types::{Activated, GenerationType, ScanTexts};
 use crate::domain::writing::macros;
 use crate::store::Write;
-use crate::telemetry;
+use crate::telemetry::{self, spans};
 
 /// One scan's request: what SillyTavern knows at a generation beyond the
 /// chat recapd keeps.
@@ -288,9 +288,18 @@ impl WorldInfo {
         let thread_permits = permits.clone();
         let cancelled = cancel.flag();
         let timeout = self.chats.lorebooks().limits().scan_pool.timeout;
+        let span = spans::world_info();
+        spans::chat_id(&span, &chat_id.id);
         let (history, outcome) = tokio::task::spawn_blocking(move || {
             let _permits = thread_permits;
-            job.run(&cancelled, timeout)
+            let (history, outcome) = span.in_scope(|| job.run(&cancelled, timeout));
+            match &outcome {
+                Ok(done) => {
+                    spans::record_count(&span, "recapd.world_info.activated", done.activated.len())
+                }
+                Err(_) => spans::failed(&span, "interrupted"),
+            }
+            (history, outcome)
         })
         .await
         .map_err(|error| match error.try_into_panic() {

@@ -24,7 +24,7 @@ use tonic::{Code, Status};
 use tower::{Layer, Service};
 
 use crate::grpc::status::error_id;
-use crate::telemetry;
+use crate::telemetry::{self, spans};
 
 mod methods;
 
@@ -150,10 +150,13 @@ where
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
         let method = methods::method(request.uri().path());
         let started = Instant::now();
+        let span = spans::rpc(method.label, request.headers());
+        let inner = span.in_scope(|| self.inner.call(request));
         ObservedFuture {
-            inner: self.inner.call(request),
+            inner,
             method,
             started,
+            span,
         }
     }
 }
@@ -166,6 +169,9 @@ pin_project! {
         inner: F,
         method: &'static methods::Method,
         started: Instant,
+        // The call's server span (disabled with traces off), entered while
+        // the call runs so that what it does nests under it.
+        span: tracing::Span,
     }
 }
 
@@ -178,7 +184,11 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let mut result = ready!(this.inner.poll(cx));
+        let polled = {
+            let _entered = this.span.enter();
+            this.inner.poll(cx)
+        };
+        let mut result = ready!(polled);
         let status = match &mut result {
             Ok(response) => request_too_large_is_resource_exhausted(response),
             Err(_) => Some(Status::internal("transport error")),
@@ -189,6 +199,7 @@ where
         }
         this.method
             .record(code, this.started.elapsed().as_secs_f64());
+        spans::rpc_status(this.span, code);
         Poll::Ready(result)
     }
 }

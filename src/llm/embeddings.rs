@@ -25,7 +25,8 @@ use tokio::sync::Semaphore;
 
 use super::transport::{self, InFlight, Transport, TransportSetup};
 use super::{EmbeddingSetup, FailureKind, LlmError, MAX_ANSWER_BYTES, wire};
-use crate::telemetry;
+use crate::telemetry::{self, spans};
+use tracing::Instrument as _;
 
 /// The metrics' `kind` label of embedding requests.
 const KIND: &str = "embedding";
@@ -65,6 +66,8 @@ struct Inner {
     batch_size: usize,
     /// One permit per request in flight (`concurrency`).
     slots: Semaphore,
+    /// The endpoint's host and port, for traces' `server.address`.
+    server: (String, Option<u16>),
 }
 
 impl fmt::Debug for EmbeddingClient {
@@ -104,6 +107,7 @@ impl EmbeddingClient {
         Ok(EmbeddingClient {
             inner: Arc::new(Inner {
                 transport,
+                server: transport::server_of(&endpoint),
                 endpoint,
                 model: setup.model.clone(),
                 batch_size: setup.batch_size.max(1),
@@ -176,10 +180,15 @@ impl EmbeddingClient {
         // were it not, the request would only go unlimited.
         let _slot = self.inner.slots.acquire().await.ok();
         self.inner.transport.wait_turn().await;
+        let span = spans::llm_embeddings(&self.inner.model, &self.inner.server, batch.len());
         let in_flight = InFlight::enter();
         let sent_at = Instant::now();
-        let result = self.send(batch).await;
+        let result = self.send(batch).instrument(span.clone()).await;
         let spent = sent_at.elapsed();
+        match &result {
+            Ok(answer) => spans::llm_answer(&span, None, None, answer.prompt_tokens, None),
+            Err(error) => spans::failed(&span, error.kind().label()),
+        }
         drop(in_flight);
         let result = result.map_err(|e| self.inner.transport.scrub(e));
         let outcome = match &result {

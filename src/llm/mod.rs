@@ -27,6 +27,7 @@ mod wire;
 
 pub use embeddings::{EmbeddingClient, Embeddings};
 pub use setup::{ApiKey, EmbeddingSetup, LlmSetup};
+pub(crate) use transport::tls_config;
 
 use std::fmt;
 use std::sync::Arc;
@@ -35,7 +36,8 @@ use std::time::{Duration, Instant};
 use reqwest::Url;
 
 use crate::domain::settings::{MaxTokensField, StructuredOutput};
-use crate::telemetry;
+use crate::telemetry::{self, spans};
+use tracing::Instrument as _;
 
 use dialect::{Dialect, Learned};
 use fallback::Failure;
@@ -90,6 +92,12 @@ pub struct Completion {
     pub prompt_tokens: Option<u64>,
     /// `usage.completion_tokens`, when the API reported it.
     pub completion_tokens: Option<u64>,
+    /// The model that answered (`model`), when the API said, cut to 200
+    /// characters.
+    pub model: Option<String>,
+    /// The first choice's `finish_reason`, when the API said, cut to 64
+    /// characters.
+    pub finish_reason: Option<String>,
 }
 
 /// Which kind of failure an [`LlmError`] is: what a job's client is told
@@ -118,6 +126,24 @@ pub enum FailureKind {
     NoModel,
     /// The request could not be built: nothing was sent.
     NotSent,
+}
+
+impl FailureKind {
+    /// A short fixed name of the kind (a trace's `error.kind`), never the
+    /// endpoint's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            FailureKind::Unreachable => "unreachable",
+            FailureKind::Status(_) => "http_status",
+            FailureKind::TimedOut => "timeout",
+            FailureKind::NotJson => "not_json",
+            FailureKind::Malformed => "malformed",
+            FailureKind::Empty => "empty",
+            FailureKind::TooLong => "too_long",
+            FailureKind::NoModel => "no_model",
+            FailureKind::NotSent => "not_sent",
+        }
+    }
 }
 
 /// Why a request gave no usable answer: its [`FailureKind`] (what a
@@ -199,6 +225,8 @@ struct Inner {
     tokenize: Url,
     /// The forms this endpoint refused, per model (`AUTO` settings).
     learned: Learned,
+    /// The endpoint's host and port, for traces' `server.address`.
+    server: (String, Option<u16>),
 }
 
 impl fmt::Debug for LlmClient {
@@ -236,6 +264,7 @@ impl LlmClient {
         Ok(LlmClient {
             inner: Arc::new(Inner {
                 transport,
+                server: transport::server_of(&endpoint),
                 endpoint,
                 tokenize,
                 learned: Learned::default(),
@@ -274,7 +303,35 @@ impl LlmClient {
             });
         }
         let mut spent = Duration::ZERO;
-        let result = self.complete_adapting(request, &mut spent).await;
+        let span = spans::llm_chat(&request.model, &self.inner.server, request.max_tokens);
+        spans::content(&span, "gen_ai.input.messages", || {
+            serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": request.prompt}]}])
+                .to_string()
+        });
+        let result = self
+            .complete_adapting(request, &mut spent)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(answer) => {
+                spans::llm_answer(
+                    &span,
+                    answer.model.as_deref(),
+                    answer.finish_reason.as_deref(),
+                    answer.prompt_tokens,
+                    answer.completion_tokens,
+                );
+                spans::content(&span, "gen_ai.output.messages", || {
+                    serde_json::json!([{
+                        "role": "assistant",
+                        "parts": [{"type": "text", "content": answer.text}],
+                        "finish_reason": answer.finish_reason,
+                    }])
+                    .to_string()
+                });
+            }
+            Err(error) => spans::failed(&span, error.kind().label()),
+        }
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) => e.outcome(),

@@ -272,10 +272,19 @@ impl Transport {
     }
 }
 
+/// `url`'s host and port (the scheme's default when it names none), as
+/// traces' `server.address` and `server.port` give them.
+pub(super) fn server_of(url: &Url) -> (String, Option<u16>) {
+    (
+        url.host_str().unwrap_or_default().to_owned(),
+        url.port_or_known_default(),
+    )
+}
+
 /// The rustls configuration of a client: the ring provider and the
 /// system's roots, HTTP/1.1. Without any root, an `https` endpoint is an
 /// error naming `url_flag`; a plain `http` one needs none.
-fn tls_config(https: bool, url_flag: &str) -> Result<ClientConfig, String> {
+pub(crate) fn tls_config(https: bool, url_flag: &str) -> Result<ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();

@@ -155,10 +155,17 @@ pub(crate) fn parse_answer(body: &[u8]) -> Result<Completion, (FailureKind, Stri
         };
         return Err((FailureKind::Empty, reason));
     }
+    let bounded = |value: Option<&Value>, chars: usize| {
+        value
+            .and_then(Value::as_str)
+            .map(|text| text.chars().take(chars).collect::<String>())
+    };
     Ok(Completion {
         text,
         prompt_tokens: tokens("prompt_tokens"),
         completion_tokens: tokens("completion_tokens"),
+        model: bounded(answer.get("model"), 200),
+        finish_reason: bounded(choice.get("finish_reason"), 64),
     })
 }
 

@@ -26,8 +26,10 @@ use std::time::Instant;
 use futures_util::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 
+use tracing::Instrument as _;
+
 use super::{StoreError, Write};
-use crate::telemetry;
+use crate::telemetry::{self, spans};
 
 /// Most groups put into one transaction.
 const MAX_GROUPS_PER_COMMIT: usize = 4096;
@@ -67,6 +69,9 @@ type Answer<G> = oneshot::Sender<(Result<(), StoreError>, G)>;
 pub struct Request<G> {
     group: G,
     done: Answer<G>,
+    /// The caller's span, when traced: the commit's span is its child (the
+    /// first caller's) or links to it (the others').
+    traced_by: Option<opentelemetry::trace::SpanContext>,
 }
 
 /// The sending side of a store's commit loop. Closing it (see
@@ -114,7 +119,11 @@ impl<G: Group> CommitQueue<G> {
             let sender = self.sender.read();
             let sender = sender.as_ref().ok_or(StoreError::Closed)?;
             sender
-                .send(Request { group, done })
+                .send(Request {
+                    group,
+                    done,
+                    traced_by: spans::current(),
+                })
                 .map_err(|_| StoreError::Closed)?;
         }
         match answer.await {
@@ -142,6 +151,8 @@ struct Batch<G> {
     callers: Vec<Answer<G>>,
     groups: Vec<G>,
     started: Instant,
+    /// The traced callers' spans, in the order they came.
+    traced_by: Vec<opentelemetry::trace::SpanContext>,
 }
 
 impl<G: Group> Batch<G> {
@@ -158,6 +169,7 @@ impl<G: Group> Batch<G> {
             callers: Vec::new(),
             groups: Vec::new(),
             started: Instant::now(),
+            traced_by: Vec::new(),
         };
         let alone = first.group.goes_alone();
         batch.push(first);
@@ -177,6 +189,16 @@ impl<G: Group> Batch<G> {
     fn push(&mut self, request: Request<G>) {
         self.callers.push(request.done);
         self.groups.push(request.group);
+        if let Some(traced_by) = request.traced_by
+            && self.traced_by.len() <= spans::MAX_LINKS
+        {
+            self.traced_by.push(traced_by);
+        }
+    }
+
+    /// The span of this batch's transaction (see [`spans::commit`]).
+    fn span(&self) -> tracing::Span {
+        spans::commit(self.groups.len(), &self.traced_by)
     }
 
     /// Answers every caller with the transaction's outcome, or, when it
@@ -241,7 +263,7 @@ pub fn run_blocking<G: Group>(
     while let Some(first) = held.take().or_else(|| requests.requests.blocking_recv()) {
         let (batch, next) = Batch::gather(first, &mut requests.requests);
         held = next;
-        let outcome = guarded(&batch.groups);
+        let outcome = batch.span().in_scope(|| guarded(&batch.groups));
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
             let outcome = guarded(std::slice::from_ref(&group));
             let _ = caller.send((outcome, group));
@@ -281,7 +303,7 @@ pub async fn run_async(mut requests: CommitRequests<Vec<Write>>, committer: impl
         };
         let (batch, next) = Batch::gather(first, &mut requests.requests);
         held = next;
-        let outcome = guarded(&batch.groups).await;
+        let outcome = guarded(&batch.groups).instrument(batch.span()).await;
         for (group, caller) in batch.settle(outcome).into_iter().flatten() {
             let outcome = guarded(std::slice::from_ref(&group)).await;
             let _ = caller.send((outcome, group));

@@ -51,6 +51,7 @@ mod st_stream;
 mod store_jobs;
 mod tenants;
 mod tls_postgres;
+mod traces;
 mod upgrade;
 mod world_info;
 mod world_info_import;

@@ -356,6 +356,11 @@ pub struct Job {
     /// [`same_work`]: Job::same_work
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub subject: String,
+    /// The W3C `traceparent` of the traced call or event that queued the
+    /// job, so that its attempts, which run later and maybe on another
+    /// replica, link back to it; empty when that was not traced.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub traced_by: String,
     /// A lore resolution's, merge's or compaction's input (the entity's new
     /// facts, the entry); `None` for every other kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -392,6 +397,7 @@ impl Job {
             read: ReadSet::default(),
             cancelled_by: None,
             subject: String::new(),
+            traced_by: String::new(),
             lore: None,
         }
     }

@@ -341,6 +341,7 @@ impl Footprint for Job {
             cancelled_by,
             subject,
             lore,
+            traced_by,
         } = self;
         id.heap_bytes()
             + chat.heap_bytes()
@@ -352,6 +353,7 @@ impl Footprint for Job {
             + read.heap_bytes()
             + cancelled_by.heap_bytes()
             + subject.heap_bytes()
+            + traced_by.heap_bytes()
             + lore.as_ref().map_or(0, lore_heap_bytes)
     }
 }

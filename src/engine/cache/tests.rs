@@ -102,14 +102,20 @@ fn past_the_budget_the_least_recently_used_chats_go_first() {
     }
     // c0 is used again: now c1 is the least recently used.
     drop(cache.slot(&key("c0")));
-    for i in 10..14 {
-        fill(&cache, &format!("c{i}"), 10, &|| false);
+    // More chats until the budget is passed (whatever a chat's exact
+    // estimate): the fill that passes it runs an eviction pass.
+    let mut last = 10;
+    while held(&cache, "c1") {
+        assert!(last < 30, "20 more chats of 10 KB never passed 150 KB");
+        fill(&cache, &format!("c{last}"), 10, &|| false);
+        last += 1;
     }
     assert!(held(&cache, "c0"), "used again: kept");
-    assert!(!held(&cache, "c1"), "least recently used: dropped");
-    assert!(held(&cache, "c13"), "just filled: kept");
+    assert!(
+        held(&cache, &format!("c{}", last - 1)),
+        "just filled: kept"
+    );
     let total = cache.total();
-    assert!(total <= 150_000, "{total} over the budget");
     // A pass goes down to 90% of the budget.
     assert!(total <= 135_000, "{total} over the target");
     assert_eq!(total, counted(&cache));
@@ -140,6 +146,7 @@ async fn pinned_chats_are_never_dropped() {
             trigger: Trigger::MessageSent,
             deadline: tokio::time::Instant::now(),
             timer: tokio::spawn(std::future::pending()),
+            traced_by: Vec::new(),
         });
     }
     fill(&cache, "free", 3, &|| false);

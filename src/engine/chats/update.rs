@@ -113,9 +113,11 @@ impl Chats {
             Task::Own => {
                 let chats = self.clone();
                 let slot = slot.clone();
-                tokio::spawn(async move { chats.commit_and_carry_out(&slot, chat, commit).await })
-                    .await
-                    .map_err(EngineError::from_join)?
+                tokio::spawn(crate::telemetry::spans::carry(async move {
+                    chats.commit_and_carry_out(&slot, chat, commit).await
+                }))
+                .await
+                .map_err(EngineError::from_join)?
             }
         }
     }

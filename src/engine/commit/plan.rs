@@ -11,7 +11,7 @@ use crate::domain::recall;
 use crate::domain::refresh::{self, Injection, RefreshContext};
 use crate::domain::settings::Settings;
 use crate::store::ChatMeta;
-use crate::telemetry;
+use crate::telemetry::{self, spans};
 
 impl Chats {
     /// Step one: the chat's new row, from `base` (its row before the
@@ -86,6 +86,9 @@ impl Chats {
         let Some(chat) = &resident.chat else {
             return;
         };
+        let span = spans::refresh(ctx.trigger.name());
+        spans::chat_id(&span, &ctx.chat.id);
+        let _entered = span.enter();
         let settings = ctx.settings;
         let counter = ctx.counter;
         let same_tokenizer = resident.counted_with == Some(counter.key());

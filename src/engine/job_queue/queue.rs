@@ -12,7 +12,7 @@ use crate::domain::jobs::{Job, JobKind, JobState, ReadSet};
 use crate::domain::lore::LoreTask;
 use crate::domain::time::UnixMicros;
 use crate::store::Write;
-use crate::telemetry;
+use crate::telemetry::{self, spans};
 
 use super::new_job_id;
 use crate::engine::EngineError;
@@ -160,6 +160,11 @@ pub fn queue(
     );
     job.not_before_us = not_before_us;
     job.depends_on = depends_on;
+    // Its attempts run later: their spans link to the call or event
+    // queuing it, when traced.
+    if let Some(queued_by) = spans::current() {
+        job.traced_by = spans::traceparent(&queued_by);
+    }
     resident.jobs.push(job.clone());
     Ok(Queued::New(job))
 }

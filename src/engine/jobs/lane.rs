@@ -28,7 +28,8 @@ use crate::domain::settings::Settings;
 use crate::domain::time::UnixMicros;
 use crate::llm::LlmError;
 use crate::store::{StoreError, Write};
-use crate::telemetry;
+use crate::telemetry::{self, spans};
+use tracing::Instrument as _;
 
 use super::super::commit::Commit;
 use super::super::slot::{ChatSlot, LoadedChat, Resident};
@@ -249,7 +250,17 @@ impl JobDriver {
                 // engine); the job stays RUNNING and is taken over later.
                 return Ok(true);
             };
-            let outcome = lane.work(self, chat, &claimed).await;
+            let attempt = spans::job_attempt(
+                claimed.job.kind.name(),
+                claimed.job.attempts,
+                &claimed.job.traced_by,
+            );
+            spans::chat_id(&attempt, &chat.id);
+            let outcome = lane
+                .work(self, chat, &claimed)
+                .instrument(attempt.clone())
+                .await;
+            attempt.record("recapd.job.outcome", outcome.label());
             drop(renewal);
             metrics::counter!(
                 telemetry::LLM_ATTEMPTS,
@@ -262,6 +273,7 @@ impl JobDriver {
             match self
                 .chats
                 .retrying(|| self.apply_outcome(lane, chat, &claimed, &outcome, go_on))
+                .instrument(attempt)
                 .await
             {
                 Ok(Some(next)) => {

@@ -50,6 +50,8 @@ impl From<&Job> for pb::Job {
             // A lore job's input (the entity's facts), shown through
             // `subject` and `result`, not whole.
             lore: _lore,
+            // The queuing call's trace, for the attempts' span links only.
+            traced_by: _traced_by,
         } = job;
         pb::Job {
             job_id: id.clone(),

@@ -20,6 +20,7 @@ pub mod fake_chats;
 pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod logs;
+pub mod otlp_collector;
 pub mod process;
 pub mod replicas;
 pub mod settings_doc;

@@ -1,0 +1,345 @@
+//! The spans recapd records for traces, one constructor each, so that their
+//! names and attributes are written once (docs/operating.md lists them).
+//!
+//! Every span here has the target [`TARGET`]: with traces off no subscriber
+//! wants it, and making one costs a check of its callsite's cached interest
+//! (the fields are not even evaluated). The helpers that would do more work
+//! (capture a context, format a link) ask [`traces::enabled`] first.
+//!
+//! Privacy: no constructor takes text from a chat. Chat ids are added only
+//! with `--trace-chat-ids` ([`chat_id`]), text only with `--trace-content`
+//! ([`content`]).
+
+use std::collections::HashMap;
+
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::{SpanContext, TraceContextExt};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tracing::Span;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use super::traces::{self, TARGET};
+
+/// Most links a span carries (a group commit of thousands of calls links
+/// to the first ones only).
+pub const MAX_LINKS: usize = 32;
+
+/// The server span of one RPC, `label` being "package.Service/Method",
+/// child of the caller's W3C `traceparent` when its headers carry one.
+pub fn rpc(label: &'static str, headers: &http::HeaderMap) -> Span {
+    let (service, method) = label.split_once('/').unwrap_or((label, ""));
+    let span = tracing::info_span!(
+        target: TARGET,
+        "rpc",
+        otel.name = label,
+        otel.kind = "server",
+        rpc.system = "grpc",
+        rpc.service = service,
+        rpc.method = method,
+        rpc.grpc.status_code = Empty,
+        otel.status_code = Empty,
+    );
+    if traces::enabled() && headers.contains_key("traceparent") {
+        let parent =
+            TraceContextPropagator::new().extract(&opentelemetry_http::HeaderExtractor(headers));
+        if parent.span().span_context().is_valid() {
+            let _ = span.set_parent(parent);
+        }
+    }
+    span
+}
+
+/// Records an RPC's final status on its span: the code, and ERROR for the
+/// codes that are the server's failures (the client's mistakes are not).
+pub fn rpc_status(span: &Span, code: tonic::Code) {
+    span.record("rpc.grpc.status_code", code as i64);
+    if matches!(
+        code,
+        tonic::Code::Internal
+            | tonic::Code::Unknown
+            | tonic::Code::Unavailable
+            | tonic::Code::DataLoss
+            | tonic::Code::DeadlineExceeded
+    ) {
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The span of a refresh (`refresh_memory` run for one chat), with what
+/// triggered it.
+pub fn refresh(trigger: &'static str) -> Span {
+    tracing::info_span!(target: TARGET, "refresh", recapd.refresh.trigger = trigger, recapd.chat.id = Empty)
+}
+
+/// The span of a debounced refresh, run once its chat was quiet: a trace
+/// of its own, linked to the events that owed it (`owed_by`).
+pub fn debounced_refresh(owed_by: &[SpanContext]) -> Span {
+    let span = tracing::info_span!(target: TARGET, "debounced_refresh", recapd.chat.id = Empty);
+    for event in owed_by.iter().take(MAX_LINKS) {
+        span.add_link(event.clone());
+    }
+    span
+}
+
+/// The span of one store commit of `groups` write groups, child of the
+/// first caller's span and linked to the others' (at most [`MAX_LINKS`]).
+pub fn commit(groups: usize, callers: &[SpanContext]) -> Span {
+    let span =
+        tracing::info_span!(target: TARGET, "store.commit", recapd.commit.groups = int(groups));
+    if let Some((first, rest)) = callers.split_first() {
+        let _ =
+            span.set_parent(opentelemetry::Context::new().with_remote_span_context(first.clone()));
+        for caller in rest.iter().take(MAX_LINKS) {
+            span.add_link(caller.clone());
+        }
+    }
+    span
+}
+
+/// The span of the hand-off of `injections` new injections of one chat to
+/// the `subscribers` streams that may take them (a count, never which).
+pub fn push(subscribers: usize, injections: usize) -> Span {
+    tracing::info_span!(
+        target: TARGET,
+        "push",
+        recapd.push.subscribers = int(subscribers),
+        recapd.push.injections = int(injections),
+    )
+}
+
+/// The span of one World Info activation; the entries it activated are
+/// recorded with [`record_count`] as `recapd.world_info.activated`.
+pub fn world_info() -> Span {
+    tracing::info_span!(
+        target: TARGET,
+        "world_info.activate",
+        recapd.world_info.activated = Empty,
+        recapd.chat.id = Empty,
+        error.kind = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// The span of one recall search (the GenAI conventions' memory search);
+/// its hits are recorded with [`record_count`] as `recapd.recall.hits`,
+/// and whether vectors took part as `recapd.recall.vectors`.
+pub fn recall() -> Span {
+    tracing::info_span!(
+        target: TARGET,
+        "search_memory",
+        gen_ai.operation.name = "search_memory",
+        recapd.recall.vectors = Empty,
+        recapd.recall.hits = Empty,
+        recapd.recall.query = Empty,
+        recapd.chat.id = Empty,
+    )
+}
+
+/// The span of one job attempt, linked to the span that queued the job
+/// (`queued_by`, a W3C traceparent kept with the job; it ran in another
+/// call, maybe on another replica, long before). Recap and lore jobs are
+/// memory updates in the GenAI conventions' terms.
+pub fn job_attempt(kind: &'static str, attempt: u32, queued_by: &str) -> Span {
+    let operation = match kind {
+        "index" => "embeddings",
+        _ => "update_memory",
+    };
+    let span = tracing::info_span!(
+        target: TARGET,
+        "job.attempt",
+        otel.name = %format_args!("job {kind}"),
+        gen_ai.operation.name = operation,
+        recapd.job.kind = kind,
+        recapd.job.attempt = i64::from(attempt),
+        recapd.job.outcome = Empty,
+        recapd.chat.id = Empty,
+    );
+    if traces::enabled()
+        && let Some(queued_by) = parse_traceparent(queued_by)
+    {
+        span.add_link(queued_by);
+    }
+    span
+}
+
+/// The client span of one LLM chat-completions call (every resend of the
+/// call within it), with the GenAI conventions' request attributes; the
+/// answer's are recorded with [`llm_answer`].
+pub fn llm_chat(model: &str, server: &(String, Option<u16>), max_tokens: u64) -> Span {
+    tracing::info_span!(
+        target: TARGET,
+        "chat",
+        otel.name = %format_args!("chat {model}"),
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.request.model = model,
+        gen_ai.request.max_tokens = i64::try_from(max_tokens).unwrap_or(i64::MAX),
+        gen_ai.response.model = Empty,
+        gen_ai.response.finish_reasons = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        gen_ai.input.messages = Empty,
+        gen_ai.output.messages = Empty,
+        server.address = server.0.as_str(),
+        server.port = server.1.map(i64::from),
+        error.kind = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// The client span of one embeddings call of `inputs` texts.
+pub fn llm_embeddings(model: &str, server: &(String, Option<u16>), inputs: usize) -> Span {
+    tracing::info_span!(
+        target: TARGET,
+        "embeddings",
+        otel.name = %format_args!("embeddings {model}"),
+        otel.kind = "client",
+        gen_ai.operation.name = "embeddings",
+        gen_ai.request.model = model,
+        recapd.embeddings.inputs = int(inputs),
+        gen_ai.usage.input_tokens = Empty,
+        server.address = server.0.as_str(),
+        server.port = server.1.map(i64::from),
+        error.kind = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Records an LLM or embeddings answer's usage and model on its span; the
+/// finish reasons as the conventions' string array.
+pub fn llm_answer(
+    span: &Span,
+    model: Option<&str>,
+    finish_reason: Option<&str>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+) {
+    if let Some(model) = model {
+        span.record("gen_ai.response.model", model);
+    }
+    if let Some(n) = input_tokens {
+        span.record(
+            "gen_ai.usage.input_tokens",
+            i64::try_from(n).unwrap_or(i64::MAX),
+        );
+    }
+    if let Some(n) = output_tokens {
+        span.record(
+            "gen_ai.usage.output_tokens",
+            i64::try_from(n).unwrap_or(i64::MAX),
+        );
+    }
+    if let Some(reason) = finish_reason
+        && traces::enabled()
+    {
+        span.set_attribute(
+            "gen_ai.response.finish_reasons",
+            opentelemetry::Value::Array(
+                vec![opentelemetry::StringValue::from(reason.to_owned())].into(),
+            ),
+        );
+    }
+}
+
+/// Marks a span failed with a short, fixed kind (never the error's text,
+/// which may quote an endpoint's answer).
+pub fn failed(span: &Span, kind: &'static str) {
+    span.record("error.kind", kind);
+    span.record("otel.status_code", "ERROR");
+}
+
+/// Records `value` under `field` (a count such as `recapd.recall.hits`).
+pub fn record_count(span: &Span, field: &'static str, value: usize) {
+    span.record(field, int(value));
+}
+
+/// `n` as a span attribute's integer: `tracing-opentelemetry` exports
+/// `i64` fields as integers (and `u64` ones as text).
+fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Records the chat's id on `span` when `--trace-chat-ids` allows it.
+pub fn chat_id(span: &Span, chat_id: &str) {
+    if traces::enabled() && traces::chat_ids() {
+        span.record("recapd.chat.id", chat_id);
+    }
+}
+
+/// Records `text` under `field` when `--trace-content` allows it (fields
+/// declared on the span: the LLM spans' `gen_ai.input.messages` and
+/// `gen_ai.output.messages`); otherwise nothing, and `text` is not built.
+pub fn content(span: &Span, field: &'static str, text: impl FnOnce() -> String) {
+    if traces::enabled() && traces::content() {
+        span.record(field, text());
+    }
+}
+
+/// The context of the current span, for a link or a parent made later in
+/// another task (a commit, a queued job); `None` with traces off or
+/// outside any sampled span. Entering a span makes its context the current
+/// OpenTelemetry context (`tracing-opentelemetry`'s context activation),
+/// and a task spawned with [`spawn`] carries its spawner's.
+pub fn current() -> Option<SpanContext> {
+    if !traces::enabled() {
+        return None;
+    }
+    let context = opentelemetry::Context::current();
+    let span_context = context.span().span_context().clone();
+    (span_context.is_valid() && span_context.is_sampled()).then_some(span_context)
+}
+
+/// `task` so that, with traces on, it runs in the current trace context:
+/// the spans it makes are children of the spawner's span, which it does
+/// not keep open. With traces off, `task` as it is.
+pub fn carry<F: std::future::Future>(
+    task: F,
+) -> futures_util::future::Either<opentelemetry::context::WithContext<F>, F> {
+    if traces::enabled() {
+        futures_util::future::Either::Left(opentelemetry::trace::FutureExt::with_current_context(
+            task,
+        ))
+    } else {
+        futures_util::future::Either::Right(task)
+    }
+}
+
+/// `context` as a W3C `traceparent` header value.
+pub fn traceparent(context: &SpanContext) -> String {
+    format!(
+        "00-{}-{}-{:02x}",
+        context.trace_id(),
+        context.span_id(),
+        context.trace_flags().to_u8()
+    )
+}
+
+/// The span context a W3C `traceparent` names; `None` for an empty or
+/// malformed one.
+pub fn parse_traceparent(value: &str) -> Option<SpanContext> {
+    if value.is_empty() {
+        return None;
+    }
+    let headers = HashMap::from([("traceparent".to_string(), value.to_string())]);
+    let context = TraceContextPropagator::new().extract(&headers);
+    let span_context = context.span().span_context().clone();
+    span_context.is_valid().then_some(span_context)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_traceparent_reads_back_as_written() {
+        let written = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let context = parse_traceparent(written).expect("a valid traceparent");
+        assert_eq!(traceparent(&context), written);
+        assert!(parse_traceparent("").is_none());
+        assert!(parse_traceparent("00-zz-00f067aa0ba902b7-01").is_none());
+        assert!(
+            parse_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01").is_none()
+        );
+    }
+}

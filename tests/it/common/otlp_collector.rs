@@ -1,0 +1,232 @@
+//! A collector stand-in: an OTLP trace receiver over gRPC (the protocol's
+//! own generated `TraceService`, from `opentelemetry-proto`) and over HTTP
+//! (`POST /v1/traces`, protobuf bodies), keeping every export request it is
+//! sent, so that tests read the spans recapd exported as a real collector
+//! would receive them.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message as _;
+
+/// The receiver: its address and what it was sent.
+#[derive(Clone)]
+pub struct Collector {
+    received: Arc<Mutex<Vec<ExportTraceServiceRequest>>>,
+    url: String,
+}
+
+struct Receiver {
+    received: Arc<Mutex<Vec<ExportTraceServiceRequest>>>,
+}
+
+#[tonic::async_trait]
+impl TraceService for Receiver {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        self.received
+            .lock()
+            .expect("not poisoned")
+            .push(request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+impl Collector {
+    /// A receiver of OTLP over gRPC on a loopback port.
+    pub async fn start_grpc() -> Collector {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let url = format!("http://{}", listener.local_addr().expect("bound"));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let service = TraceServiceServer::new(Receiver {
+            received: received.clone(),
+        });
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        Collector { received, url }
+    }
+
+    /// A receiver of OTLP over HTTP (protobuf) on a loopback port: its url
+    /// is the base, requests go to `/v1/traces`; anything else is 404.
+    pub async fn start_http() -> Collector {
+        use http_body_util::BodyExt as _;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let url = format!("http://{}", listener.local_addr().expect("bound"));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let kept = received.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let kept = kept.clone();
+                let service = hyper::service::service_fn(
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        let kept = kept.clone();
+                        async move {
+                            let wanted = request.method() == hyper::Method::POST
+                                && request.uri().path() == "/v1/traces"
+                                && request
+                                    .headers()
+                                    .get("content-type")
+                                    .is_some_and(|v| v == "application/x-protobuf");
+                            let body = request.into_body().collect().await?.to_bytes();
+                            let decoded = ExportTraceServiceRequest::decode(body);
+                            let status = match (wanted, decoded) {
+                                (true, Ok(export)) => {
+                                    kept.lock().expect("not poisoned").push(export);
+                                    200
+                                }
+                                (true, Err(_)) => 400,
+                                (false, _) => 404,
+                            };
+                            let answer = ExportTraceServiceResponse::default().encode_to_vec();
+                            let response = hyper::Response::builder()
+                                .status(status)
+                                .header("content-type", "application/x-protobuf")
+                                .body(http_body_util::Full::new(bytes::Bytes::from(answer)))?;
+                            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
+                        }
+                    },
+                );
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+                );
+            }
+        });
+        Collector { received, url }
+    }
+
+    /// The base URL to give `--otlp-endpoint`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Every span received so far.
+    pub fn spans(&self) -> Vec<Span> {
+        self.received
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .flat_map(|export| &export.resource_spans)
+            .flat_map(|resource| &resource.scope_spans)
+            .flat_map(|scope| scope.spans.iter().cloned())
+            .collect()
+    }
+
+    /// The `service.name` of every resource received.
+    pub fn service_names(&self) -> Vec<String> {
+        self.received
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .flat_map(|export| &export.resource_spans)
+            .filter_map(|resource| resource.resource.as_ref())
+            .flat_map(|resource| &resource.attributes)
+            .filter(|kv| kv.key == "service.name")
+            .filter_map(|kv| match kv.value.as_ref()?.value.as_ref()? {
+                Value::StringValue(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Everything received, as text (every name, attribute, event and
+    /// link), for checks that some text appears nowhere.
+    pub fn everything(&self) -> String {
+        format!("{:?}", self.received.lock().expect("not poisoned"))
+    }
+
+    /// Waits up to 20 s until `found` picks something from the spans
+    /// received; panics naming `what` otherwise.
+    pub async fn wait_for<T>(&self, what: &str, found: impl Fn(&[Span]) -> Option<T>) -> T {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(found) = found(&self.spans()) {
+                return found;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{what} never reached the collector; received: {:#?}",
+                self.spans()
+                    .iter()
+                    .map(|span| &span.name)
+                    .collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The value of attribute `key` of `span`.
+pub fn attribute<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref()?.value.as_ref())
+}
+
+/// A string attribute of `span`.
+pub fn text(span: &Span, key: &str) -> Option<String> {
+    match attribute(span, key)? {
+        Value::StringValue(text) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// An integer attribute of `span`.
+pub fn int(span: &Span, key: &str) -> Option<i64> {
+    match attribute(span, key)? {
+        Value::IntValue(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// A W3C `traceparent` for a new sampled trace, and its trace and span ids
+/// as the bytes OTLP carries.
+pub fn new_traceparent() -> (String, Vec<u8>, Vec<u8>) {
+    let trace: [u8; 16] = rand_bytes();
+    let span: [u8; 8] = rand_bytes();
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    (
+        format!("00-{}-{}-01", hex(&trace), hex(&span)),
+        trace.to_vec(),
+        span.to_vec(),
+    )
+}
+
+/// Distinct bytes per call (a counter mixed with the time and the process),
+/// never all zeros.
+fn rand_bytes<const N: usize>() -> [u8; N] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = [0u8; N];
+    for chunk in out.chunks_mut(8) {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        let bytes = (hasher.finish() | 1).to_be_bytes();
+        chunk.copy_from_slice(&bytes[..chunk.len()]);
+    }
+    out
+}
