@@ -1,7 +1,9 @@
 //! A tower layer that records every RPC's method, status code and latency,
 //! and logs each failed one: its method, code and message, and for a
 //! failure of the server's own the error id its cause was logged under
-//! (see `grpc::status`).
+//! (see `grpc::status`). With traces on it also makes each call's server
+//! span (`telemetry::spans::rpc`), entered while the call runs, and
+//! records the call's code (and error id) on it.
 //!
 //! The status is read from the response headers: tonic sends a handler's
 //! error as a trailers-only response with `grpc-status` in the headers, and
@@ -196,6 +198,9 @@ where
         let code = status.as_ref().map_or(Code::Ok, Status::code);
         if let Some(status) = &status {
             log_failure(this.method.label, status);
+            if let Some(id) = error_id(status) {
+                spans::rpc_error_id(this.span, id);
+            }
         }
         this.method
             .record(code, this.started.elapsed().as_secs_f64());

@@ -23,6 +23,7 @@ use crate::engine::EngineError;
 pub use crate::error_id::ErrorId;
 use crate::grpc::observe::code_name;
 use crate::store::StoreError;
+use crate::telemetry::spans;
 use crate::tls_common::with_causes;
 
 /// The metadata key (sent in the trailers, or the headers of a
@@ -124,10 +125,13 @@ pub fn withheld(code: Code, message: &'static str, cause: &dyn std::error::Error
     let id = ErrorId::new();
     let chain = with_causes(cause);
     let name = code_name(code);
+    // With traces on, the trace this failure is part of: one lookup leads
+    // from the id to the call's spans.
+    let trace_id = spans::current().map(|span| span.trace_id().to_string());
     if code == Code::Internal {
-        tracing::error!(error_id = %id, code = name, cause = %chain, "{message}");
+        tracing::error!(error_id = %id, code = name, cause = %chain, trace_id, "{message}");
     } else {
-        tracing::warn!(error_id = %id, code = name, cause = %chain, "{message}");
+        tracing::warn!(error_id = %id, code = name, cause = %chain, trace_id, "{message}");
     }
     let mut metadata = MetadataMap::new();
     // Hex digits are always a valid value; were one refused, the id would

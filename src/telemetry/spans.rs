@@ -38,6 +38,7 @@ pub fn rpc(label: &'static str, headers: &http::HeaderMap) -> Span {
         rpc.service = service,
         rpc.method = method,
         rpc.grpc.status_code = Empty,
+        recapd.error.id = Empty,
         otel.status_code = Empty,
     );
     if traces::enabled() && headers.contains_key("traceparent") {
@@ -64,6 +65,12 @@ pub fn rpc_status(span: &Span, code: tonic::Code) {
     ) {
         span.record("otel.status_code", "ERROR");
     }
+}
+
+/// Records the error id of a call's failure on its span (the id its cause
+/// was logged under), so that an id leads to the trace and back.
+pub fn rpc_error_id(span: &Span, id: &str) {
+    span.record("recapd.error.id", id);
 }
 
 /// The span of a refresh (`refresh_memory` run for one chat), with what

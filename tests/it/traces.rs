@@ -479,3 +479,46 @@ async fn a_bad_endpoint_or_attribute_is_refused_at_start() {
         assert!(stderr.contains(named), "{args:?}: {stderr}");
     }
 }
+
+#[tokio::test]
+async fn a_failures_error_id_is_on_its_span() {
+    // Recall with a query while the embeddings endpoint is down: UNAVAILABLE
+    // with an error id, which the call's span carries.
+    let collector = Collector::start_grpc().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dead = format!("http://127.0.0.1:{}/v1", free_port());
+    let recapd = traced_recapd(
+        dir.path(),
+        &collector,
+        "grpc",
+        &["--embedding-url", &dead, "--embedding-model", "m", "--embedding-max-attempts", "1"],
+    );
+    let mut server = Server::clients(recapd.channel().await);
+    server
+        .publish("c", chat_changed(story_chat(3, &[])))
+        .await
+        .expect("published");
+    let failed = RecallServiceClient::new(server.channel.clone())
+        .recall(pb::RecallRequest {
+            chat_id: "c".into(),
+            query: "anything".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("the endpoint is down");
+    assert_eq!(failed.code(), tonic::Code::Unavailable);
+    let id = recapd::grpc::status::error_id(&failed)
+        .expect("an error id")
+        .to_owned();
+    let span = collector
+        .wait_for("the failed Recall's span", |spans| {
+            named(spans, "recap.v1.RecallService/Recall").first().map(|s| (*s).clone())
+        })
+        .await;
+    assert_eq!(text(&span, "recapd.error.id"), Some(id));
+    assert_eq!(int(&span, "rpc.grpc.status_code"), Some(14));
+    assert_eq!(
+        span.status.as_ref().map(|s| s.code),
+        Some(opentelemetry_proto::tonic::trace::v1::status::StatusCode::Error as i32)
+    );
+}
