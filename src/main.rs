@@ -97,10 +97,13 @@ fn main() -> ExitCode {
             );
             let trace_filter = tracing_subscriber::filter::Targets::new()
                 .with_target(recapd::telemetry::traces::TARGET, tracing::Level::TRACE);
-            tracing_subscriber::registry()
-                .with(log_layer.with_filter(log_filter))
-                .with(trace_layer.with_filter(trace_filter))
-                .init();
+            let registry = tracing_subscriber::registry().with(log_layer.with_filter(log_filter));
+            // Without traces no layer wants their target: a span is then a
+            // check of its callsite's cached interest, never made.
+            match trace_layer {
+                Some(layer) => registry.with(layer.with_filter(trace_filter)).init(),
+                None => registry.init(),
+            }
             runtime.block_on(serve(config, *files, traces))
         }
     }

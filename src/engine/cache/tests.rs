@@ -111,10 +111,7 @@ fn past_the_budget_the_least_recently_used_chats_go_first() {
         last += 1;
     }
     assert!(held(&cache, "c0"), "used again: kept");
-    assert!(
-        held(&cache, &format!("c{}", last - 1)),
-        "just filled: kept"
-    );
+    assert!(held(&cache, &format!("c{}", last - 1)), "just filled: kept");
     let total = cache.total();
     // A pass goes down to 90% of the budget.
     assert!(total <= 135_000, "{total} over the target");
