@@ -491,7 +491,14 @@ async fn a_failures_error_id_is_on_its_span() {
         dir.path(),
         &collector,
         "grpc",
-        &["--embedding-url", &dead, "--embedding-model", "m", "--embedding-max-attempts", "1"],
+        &[
+            "--embedding-url",
+            &dead,
+            "--embedding-model",
+            "m",
+            "--embedding-max-attempts",
+            "1",
+        ],
     );
     let mut server = Server::clients(recapd.channel().await);
     server
@@ -512,7 +519,9 @@ async fn a_failures_error_id_is_on_its_span() {
         .to_owned();
     let span = collector
         .wait_for("the failed Recall's span", |spans| {
-            named(spans, "recap.v1.RecallService/Recall").first().map(|s| (*s).clone())
+            named(spans, "recap.v1.RecallService/Recall")
+                .first()
+                .map(|s| (*s).clone())
         })
         .await;
     assert_eq!(text(&span, "recapd.error.id"), Some(id));
