@@ -55,10 +55,10 @@ impl Chats {
         for id in ids {
             let engine = self.clone();
             let permits = permits.clone();
-            tasks.spawn(async move {
+            tasks.spawn(crate::telemetry::spans::carry(async move {
                 let _permit = permits.acquire().await;
                 engine.refresh_chat(&id, trigger).await.map(drop)
-            });
+            }));
         }
         let mut first_error = None;
         while let Some(result) = tasks.join_next().await {
