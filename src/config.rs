@@ -31,7 +31,7 @@ pub use embedding::{EmbeddingOptions, EmbeddingSetup};
 pub use llm::{ApiKey, LlmOptions, LlmSetup, QueueOptions};
 pub use lorebooks::LorebookOptions;
 pub use tokens::TenantTokens;
-pub use traces::{OtlpProtocol, TraceOptions, TraceSampler, resource_attributes};
+pub use traces::{OtlpProtocol, TraceOptions, TraceSampler, TraceSetup, resource_attributes};
 pub use web::{AllowedHost, AllowedOrigin, WebOptions};
 
 /// Exit code for invalid configuration (EX_USAGE), reported before any port
@@ -385,7 +385,7 @@ impl Config {
     /// failure is one line naming the option (`main` exits 64 with it,
     /// before anything is bound).
     pub fn read_startup_files(&self) -> Result<StartupFiles, String> {
-        self.traces.validate()?;
+        self.traces.resolve()?;
         Ok(StartupFiles {
             postgres: self.postgres()?,
             tokens: self.auth_tokens()?,

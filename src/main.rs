@@ -73,11 +73,15 @@ fn main() -> ExitCode {
         }
         Task::Serve(files) => {
             // The tracer's export task and gRPC channel start on the runtime.
-            let installed = {
-                let _runtime = runtime.enter();
-                recapd::telemetry::traces::install(&config.traces)
+            let setup = match config.traces.resolve() {
+                Ok(setup) => setup,
+                Err(message) => return invalid(&message),
             };
-            let (trace_layer, traces) = match installed {
+            let installed = setup.as_ref().map(|setup| {
+                let _runtime = runtime.enter();
+                recapd::telemetry::traces::install(setup)
+            });
+            let (trace_layer, traces) = match installed.transpose() {
                 Ok(Some((layer, traces))) => (Some(layer), Some(traces)),
                 Ok(None) => (None, None),
                 Err(message) => return invalid(&message),
@@ -103,6 +107,9 @@ fn main() -> ExitCode {
             match trace_layer {
                 Some(layer) => registry.with(layer.with_filter(trace_filter)).init(),
                 None => registry.init(),
+            }
+            for warning in setup.iter().flat_map(|setup| &setup.warnings) {
+                tracing::warn!("{warning}");
             }
             runtime.block_on(serve(config, *files, traces))
         }

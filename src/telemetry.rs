@@ -126,8 +126,9 @@ pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
 
 /// Counter of spans lost before reaching the OpenTelemetry collector,
 /// labelled `reason`: `queue_full` (`traces::QUEUE_SPANS` spans were
-/// already waiting) or `export` (the collector did not take their batch:
-/// down, refusing, or slower than `traces::EXPORT_TIMEOUT`).
+/// already waiting), `export` (the collector did not take their batch:
+/// down, refusing, or slower than `traces::EXPORT_TIMEOUT`) or `shutdown`
+/// (ended after the export stopped).
 pub const TRACE_SPANS_DROPPED: &str = "recapd_trace_spans_dropped_total";
 
 /// Latency buckets shared by the duration histograms, in seconds.
@@ -355,7 +356,7 @@ fn describe() {
     metrics::describe_counter!(CHAT_LOADS, "Chats read from the store into memory.");
     metrics::describe_counter!(
         TRACE_SPANS_DROPPED,
-        "Spans lost before the OpenTelemetry collector, by reason (queue_full, export)."
+        "Spans lost before the OpenTelemetry collector, by reason (queue_full, export, shutdown)."
     );
     metrics::describe_counter!(
         CHATS_DELETED,

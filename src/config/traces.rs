@@ -6,95 +6,79 @@
 //! traced.
 
 /// How spans travel to the collector (`OTEL_EXPORTER_OTLP_PROTOCOL`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtlpProtocol {
     /// OTLP over gRPC (a collector's port 4317).
-    #[value(name = "grpc")]
     Grpc,
     /// OTLP over HTTP with protobuf bodies (a collector's port 4318); the
     /// endpoint is a base URL and `/v1/traces` is added to it.
-    #[value(name = "http/protobuf")]
     HttpProtobuf,
+    /// OTLP over HTTP with JSON bodies, as `HttpProtobuf` otherwise.
+    HttpJson,
 }
 
 /// Which traces are recorded and exported (`OTEL_TRACES_SAMPLER`), with the
 /// names OpenTelemetry's SDKs give them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceSampler {
     /// Every trace.
-    #[value(name = "always_on")]
     AlwaysOn,
     /// No trace.
-    #[value(name = "always_off")]
     AlwaysOff,
-    /// A share of traces, `--traces-sampler-arg` (0 to 1), chosen by trace id.
-    #[value(name = "traceidratio")]
+    /// A share of traces (the ratio), chosen by trace id.
     TraceIdRatio,
     /// As the caller's `traceparent` says; every trace that starts here.
-    #[value(name = "parentbased_always_on")]
     ParentBasedAlwaysOn,
     /// As the caller's `traceparent` says; no trace that starts here.
-    #[value(name = "parentbased_always_off")]
     ParentBasedAlwaysOff,
     /// As the caller's `traceparent` says; a share of the traces that start
-    /// here (`--traces-sampler-arg`).
-    #[value(name = "parentbased_traceidratio")]
+    /// here (the ratio).
     ParentBasedTraceIdRatio,
 }
 
-/// Options of traces, flattened into [`super::Config`].
+/// Options of traces, flattened into [`super::Config`]. They are read as
+/// text and checked only when an endpoint is set ([`TraceOptions::resolve`]):
+/// the `OTEL_*` variables an environment sets for other services never stop
+/// a recapd that does not trace.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TraceOptions {
     /// Where spans are exported over OTLP: a collector's base URL such as
     /// http://127.0.0.1:4318 (http/protobuf) or http://127.0.0.1:4317
-    /// (grpc); https:// for TLS, checked against the system's roots. Unset:
-    /// no span is recorded at all.
+    /// (grpc); https:// for TLS, checked against the system's roots. Unset
+    /// or empty: no span is recorded at all.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
     pub otlp_endpoint: Option<String>,
 
-    /// The OTLP transport: grpc or http/protobuf.
-    #[arg(
-        long,
-        env = "OTEL_EXPORTER_OTLP_PROTOCOL",
-        value_enum,
-        default_value = "http/protobuf"
-    )]
-    pub otlp_protocol: OtlpProtocol,
+    /// The OTLP transport: http/protobuf (the default), http/json or grpc.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_PROTOCOL", value_name = "PROTOCOL")]
+    pub otlp_protocol: Option<String>,
 
-    /// The `service.name` of recapd's spans.
-    #[arg(long, env = "OTEL_SERVICE_NAME", default_value = "recapd")]
-    pub otel_service_name: String,
+    /// The `service.name` of recapd's spans; unset: `service.name` of
+    /// --otel-resource-attributes, else `recapd`.
+    #[arg(long, env = "OTEL_SERVICE_NAME", value_name = "NAME")]
+    pub otel_service_name: Option<String>,
 
     /// More resource attributes, as `key=value` pairs separated by commas
     /// (values %-encoded as the OpenTelemetry spec says), e.g.
     /// `deployment.environment.name=prod,service.instance.id=replica-2`.
-    #[arg(
-        long,
-        env = "OTEL_RESOURCE_ATTRIBUTES",
-        default_value = "",
-        value_name = "PAIRS"
-    )]
-    pub otel_resource_attributes: String,
+    #[arg(long, env = "OTEL_RESOURCE_ATTRIBUTES", value_name = "PAIRS")]
+    pub otel_resource_attributes: Option<String>,
 
-    /// Which traces are kept: always_on, always_off, traceidratio,
-    /// parentbased_always_on, parentbased_always_off or
-    /// parentbased_traceidratio.
-    #[arg(
-        long,
-        env = "OTEL_TRACES_SAMPLER",
-        value_enum,
-        default_value = "parentbased_always_on"
-    )]
-    pub traces_sampler: TraceSampler,
+    /// Which traces are kept: parentbased_always_on (the default),
+    /// always_on, always_off, traceidratio, parentbased_always_off or
+    /// parentbased_traceidratio. A job's attempt and a debounced refresh,
+    /// which start traces of their own, are kept whenever the call they
+    /// link to was.
+    #[arg(long, env = "OTEL_TRACES_SAMPLER", value_name = "SAMPLER")]
+    pub traces_sampler: Option<String>,
 
     /// The share of traces kept by traceidratio and
     /// parentbased_traceidratio, from 0 to 1 (default 1).
-    #[arg(long, env = "OTEL_TRACES_SAMPLER_ARG", value_name = "RATIO",
-          value_parser = parse_ratio)]
-    pub traces_sampler_arg: Option<f64>,
+    #[arg(long, env = "OTEL_TRACES_SAMPLER_ARG", value_name = "RATIO")]
+    pub traces_sampler_arg: Option<String>,
 
-    /// Puts text in spans: messages, recaps, prompts, LLM answers, recall
-    /// queries. For debugging only: whoever reads the traces reads the
+    /// Puts text in spans: prompts, LLM answers, recall queries (each cut
+    /// to 32 KiB). For debugging only: whoever reads the traces reads the
     /// chats.
     #[arg(long, env = "RECAPD_TRACE_CONTENT")]
     pub trace_content: bool,
@@ -105,11 +89,109 @@ pub struct TraceOptions {
     pub trace_chat_ids: bool,
 }
 
-/// A sampler's ratio: a number from 0 to 1.
-fn parse_ratio(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(ratio) if (0.0..=1.0).contains(&ratio) => Ok(ratio),
-        _ => Err(format!("'{text}' is not a ratio from 0 to 1")),
+/// [`TraceOptions`] checked, for an endpoint that is set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSetup {
+    /// The collector's URL, as given.
+    pub endpoint: String,
+    /// The transport.
+    pub protocol: OtlpProtocol,
+    /// `service.name`.
+    pub service_name: String,
+    /// The other resource attributes (`service.name` taken out).
+    pub resource_attributes: Vec<(String, String)>,
+    /// The sampler.
+    pub sampler: TraceSampler,
+    /// Its ratio, 0 to 1.
+    pub ratio: f64,
+    /// `--trace-content`.
+    pub content: bool,
+    /// `--trace-chat-ids`.
+    pub chat_ids: bool,
+    /// What was not understood and given its default instead, for the log
+    /// (the spec's rule for a sampler or ratio it does not know).
+    pub warnings: Vec<String>,
+}
+
+/// A value that is set and not blank.
+fn given(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+impl TraceOptions {
+    /// `None` when no endpoint is set (traces are off, and nothing else is
+    /// read); otherwise the setup, or one line naming the option at fault:
+    /// an endpoint that is not an http(s) URL, an unknown protocol,
+    /// malformed resource attributes. An unknown sampler or a ratio out of
+    /// range gives way to the default, with a warning (as the spec says).
+    pub fn resolve(&self) -> Result<Option<TraceSetup>, String> {
+        let Some(endpoint) = given(&self.otlp_endpoint) else {
+            return Ok(None);
+        };
+        let scheme_ok = endpoint.starts_with("http://") || endpoint.starts_with("https://");
+        if !scheme_ok || endpoint.parse::<http::Uri>().is_err() {
+            return Err(format!(
+                "--otlp-endpoint '{endpoint}' is not an http:// or https:// URL"
+            ));
+        }
+        let protocol = match given(&self.otlp_protocol).unwrap_or("http/protobuf") {
+            "http/protobuf" => OtlpProtocol::HttpProtobuf,
+            "http/json" => OtlpProtocol::HttpJson,
+            "grpc" => OtlpProtocol::Grpc,
+            other => {
+                return Err(format!(
+                    "--otlp-protocol '{other}' is not grpc, http/protobuf or http/json"
+                ));
+            }
+        };
+        let mut attributes =
+            resource_attributes(given(&self.otel_resource_attributes).unwrap_or(""))?;
+        let from_attributes = attributes
+            .iter()
+            .position(|(key, _)| key == "service.name")
+            .map(|at| attributes.remove(at).1);
+        let service_name = given(&self.otel_service_name)
+            .map(str::to_owned)
+            .or(from_attributes)
+            .unwrap_or_else(|| "recapd".to_owned());
+        let mut warnings = Vec::new();
+        let sampler = match given(&self.traces_sampler).unwrap_or("parentbased_always_on") {
+            "always_on" => TraceSampler::AlwaysOn,
+            "always_off" => TraceSampler::AlwaysOff,
+            "traceidratio" => TraceSampler::TraceIdRatio,
+            "parentbased_always_on" => TraceSampler::ParentBasedAlwaysOn,
+            "parentbased_always_off" => TraceSampler::ParentBasedAlwaysOff,
+            "parentbased_traceidratio" => TraceSampler::ParentBasedTraceIdRatio,
+            other => {
+                warnings.push(format!(
+                    "--traces-sampler '{other}' is not one recapd knows; parentbased_always_on instead"
+                ));
+                TraceSampler::ParentBasedAlwaysOn
+            }
+        };
+        let ratio = match given(&self.traces_sampler_arg) {
+            None => 1.0,
+            Some(text) => match text.parse::<f64>() {
+                Ok(ratio) if (0.0..=1.0).contains(&ratio) => ratio,
+                _ => {
+                    warnings.push(format!(
+                        "--traces-sampler-arg '{text}' is not a ratio from 0 to 1; 1 instead"
+                    ));
+                    1.0
+                }
+            },
+        };
+        Ok(Some(TraceSetup {
+            endpoint: endpoint.to_owned(),
+            protocol,
+            service_name,
+            resource_attributes: attributes,
+            sampler,
+            ratio,
+            content: self.trace_content,
+            chat_ids: self.trace_chat_ids,
+            warnings,
+        }))
     }
 }
 
@@ -139,26 +221,22 @@ pub fn resource_attributes(text: &str) -> Result<Vec<(String, String)>, String> 
     Ok(pairs)
 }
 
-impl TraceOptions {
-    /// Checks what clap cannot: the endpoint is an http(s) URL and the
-    /// resource attributes parse. Run with the rest of the configuration,
-    /// so a mistake exits 64 before anything is bound.
-    pub fn validate(&self) -> Result<(), String> {
-        if let Some(endpoint) = &self.otlp_endpoint {
-            let scheme_ok = endpoint.starts_with("http://") || endpoint.starts_with("https://");
-            if !scheme_ok || endpoint.parse::<http::Uri>().is_err() {
-                return Err(format!(
-                    "--otlp-endpoint '{endpoint}' is not an http:// or https:// URL"
-                ));
-            }
-        }
-        resource_attributes(&self.otel_resource_attributes).map(|_| ())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn options(endpoint: Option<&str>) -> TraceOptions {
+        TraceOptions {
+            otlp_endpoint: endpoint.map(str::to_owned),
+            otlp_protocol: None,
+            otel_service_name: None,
+            otel_resource_attributes: None,
+            traces_sampler: None,
+            traces_sampler_arg: None,
+            trace_content: false,
+            trace_chat_ids: false,
+        }
+    }
 
     #[test]
     fn resource_attributes_read_as_the_spec_writes_them() {
@@ -176,10 +254,49 @@ mod tests {
     }
 
     #[test]
-    fn ratios_are_from_zero_to_one() {
-        assert_eq!(parse_ratio("0.25"), Ok(0.25));
-        assert!(parse_ratio("1.5").is_err());
-        assert!(parse_ratio("-0.1").is_err());
-        assert!(parse_ratio("NaN").is_err());
+    fn without_an_endpoint_nothing_else_is_read() {
+        let mut off = options(None);
+        off.otlp_protocol = Some("thrift".into());
+        off.traces_sampler = Some("xray".into());
+        off.traces_sampler_arg = Some("2".into());
+        off.otel_resource_attributes = Some("novalue".into());
+        assert_eq!(off.resolve(), Ok(None));
+        off.otlp_endpoint = Some("  ".into());
+        assert_eq!(off.resolve(), Ok(None), "an empty endpoint is unset");
+    }
+
+    #[test]
+    fn with_an_endpoint_mistakes_are_refused_and_unknown_samplers_give_way() {
+        let mut on = options(Some("http://127.0.0.1:4318"));
+        let setup = on.resolve().unwrap().unwrap();
+        assert_eq!(setup.protocol, OtlpProtocol::HttpProtobuf);
+        assert_eq!(setup.sampler, TraceSampler::ParentBasedAlwaysOn);
+        assert_eq!((setup.ratio, setup.service_name.as_str()), (1.0, "recapd"));
+        on.traces_sampler = Some("xray".into());
+        on.traces_sampler_arg = Some("1.5".into());
+        let setup = on.resolve().unwrap().unwrap();
+        assert_eq!(setup.sampler, TraceSampler::ParentBasedAlwaysOn);
+        assert_eq!(setup.ratio, 1.0);
+        assert_eq!(setup.warnings.len(), 2);
+        on.otlp_protocol = Some("thrift".into());
+        assert!(on.resolve().unwrap_err().contains("--otlp-protocol"));
+        on.otlp_protocol = Some("grpc".into());
+        on.otel_resource_attributes = Some("novalue".into());
+        assert!(on.resolve().unwrap_err().contains("resource attribute"));
+        assert!(options(Some("ftp://x")).resolve().is_err());
+    }
+
+    #[test]
+    fn the_service_name_comes_from_the_flag_then_the_attributes_then_the_default() {
+        let mut on = options(Some("http://127.0.0.1:4318"));
+        on.otel_resource_attributes = Some("service.name=from-attributes,a=b".into());
+        let setup = on.resolve().unwrap().unwrap();
+        assert_eq!(setup.service_name, "from-attributes");
+        assert_eq!(
+            setup.resource_attributes,
+            vec![("a".to_string(), "b".to_string())]
+        );
+        on.otel_service_name = Some("from-flag".into());
+        assert_eq!(on.resolve().unwrap().unwrap().service_name, "from-flag");
     }
 }

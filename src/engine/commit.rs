@@ -487,10 +487,15 @@ impl Chats {
             );
         }
         if !fresh.is_empty() {
-            let span = spans::push(
-                slot.latest.receiver_count() + self.inner.all_chats.receiver_count(),
-                fresh.len(),
-            );
+            // The counts cost a lock of the shared channel: only for a span.
+            let span = if crate::telemetry::traces::enabled() {
+                spans::push(
+                    slot.latest.receiver_count() + self.inner.all_chats.receiver_count(),
+                    fresh.len(),
+                )
+            } else {
+                tracing::Span::none()
+            };
             let _entered = span.enter();
             // One send for both keys: each subscriber wakes once.
             slot.latest.send_modify(|latest| {

@@ -28,6 +28,8 @@ use crate::domain::ids::ChatKey;
 use crate::domain::jobs::Job;
 use crate::domain::refresh::Trigger;
 use crate::store::Write;
+use crate::telemetry::spans;
+use tracing::Instrument as _;
 
 /// What applying a batch of events left.
 enum Batch<'a> {
@@ -155,6 +157,12 @@ impl Chats {
         mut chat: LoadedChat,
         batch: Vec<QueuedPublish>,
     ) {
+        // The calls whose events this task serves besides its own: the
+        // commit's span links to them.
+        let span = spans::publish_batch(
+            batch.len(),
+            batch.iter().filter_map(|q| q.traced_by.as_ref()),
+        );
         let applying = AssertUnwindSafe(|| self.apply_batch(slot, &mut chat, batch));
         let group = match std::panic::catch_unwind(applying) {
             Ok(Batch::Staged(group)) => group,
@@ -176,7 +184,7 @@ impl Chats {
             jobs,
         } = group;
         let commit = Commit::group(pending).with_jobs(jobs).in_caller_task();
-        match self.commit(slot, chat, commit).await {
+        match self.commit(slot, chat, commit).instrument(span).await {
             Ok(_) => {
                 places.into_iter().for_each(ChatPlace::keep);
                 for (answer, revision) in staged {
@@ -208,6 +216,8 @@ impl Chats {
         let mut jobs = Vec::new();
         let mut queue = batch.into_iter();
         while let Some(queued) = queue.next() {
+            // In its caller's trace context: what it queues links there.
+            let _context = spans::in_context_of(queued.traced_by.as_ref());
             match self.apply_event(&slot.key, resident, queued.event) {
                 Ok(applied) => {
                     let revision = self.stage(

@@ -180,6 +180,7 @@ impl ChatSlot {
             ticket,
             event,
             answer,
+            traced_by: crate::telemetry::spans::current(),
         });
         Withdraw {
             slot: self,
@@ -263,6 +264,10 @@ pub(super) struct QueuedPublish {
     pub event: ChatEvent,
     /// Where its outcome goes.
     pub answer: Answer,
+    /// Its caller's span, when traced: the event is applied in that
+    /// context (jobs it queues link to its call), and a batch served by
+    /// another caller links to it.
+    pub traced_by: Option<opentelemetry::trace::SpanContext>,
 }
 
 /// Takes a queued event back off its slot when its caller goes away (a

@@ -28,7 +28,9 @@ pub const MAX_LINKS: usize = 32;
 /// The server span of one RPC, `label` being "package.Service/Method",
 /// child of the caller's W3C `traceparent` when its headers carry one.
 pub fn rpc(label: &'static str, headers: &http::HeaderMap) -> Span {
-    let (service, method) = label.split_once('/').unwrap_or((label, ""));
+    // A path recapd does not serve has the label "unknown": `_OTHER`, as
+    // the conventions name a method outside the known set.
+    let (service, method) = label.split_once('/').unwrap_or(("_OTHER", "_OTHER"));
     let span = tracing::info_span!(
         target: TARGET,
         "rpc",
@@ -62,6 +64,7 @@ pub fn rpc_status(span: &Span, code: tonic::Code) {
             | tonic::Code::Unavailable
             | tonic::Code::DataLoss
             | tonic::Code::DeadlineExceeded
+            | tonic::Code::Unimplemented
     ) {
         span.record("otel.status_code", "ERROR");
     }
@@ -89,17 +92,55 @@ pub fn debounced_refresh(owed_by: &[SpanContext]) -> Span {
     span
 }
 
+/// The span of a batch of `events` published events of one chat served
+/// together by one caller's task: under that caller's span, linked to the
+/// other traced callers' (`callers`, the current one left out); none for a
+/// batch of one caller's events.
+pub fn publish_batch<'a>(events: usize, callers: impl Iterator<Item = &'a SpanContext>) -> Span {
+    let Some(own) = current() else {
+        return Span::none();
+    };
+    let others: Vec<&SpanContext> = callers
+        .filter(|caller| caller.span_id() != own.span_id())
+        .take(MAX_LINKS)
+        .collect();
+    if others.is_empty() {
+        return Span::none();
+    }
+    let span =
+        tracing::info_span!(target: TARGET, "publish.batch", recapd.publish.events = int(events));
+    for caller in others {
+        span.add_link(caller.clone());
+    }
+    span
+}
+
+/// Makes `context` the current trace context until the guard drops (an
+/// event applied for a caller other than the task's own); nothing with
+/// traces off or no context.
+pub fn in_context_of(context: Option<&SpanContext>) -> Option<opentelemetry::ContextGuard> {
+    let context = context.filter(|_| traces::enabled())?;
+    Some(
+        opentelemetry::Context::current()
+            .with_remote_span_context(context.clone())
+            .attach(),
+    )
+}
+
 /// The span of one store commit of `groups` write groups, child of the
-/// first caller's span and linked to the others' (at most [`MAX_LINKS`]).
+/// first traced caller's span and linked to the others' (at most
+/// [`MAX_LINKS`]); none when no caller was traced.
 pub fn commit(groups: usize, callers: &[SpanContext]) -> Span {
+    // A commit no traced call waited for (a lease renewal, a claim, a
+    // purge) is no trace of its own.
+    let Some((first, rest)) = callers.split_first() else {
+        return Span::none();
+    };
     let span =
         tracing::info_span!(target: TARGET, "store.commit", recapd.commit.groups = int(groups));
-    if let Some((first, rest)) = callers.split_first() {
-        let _ =
-            span.set_parent(opentelemetry::Context::new().with_remote_span_context(first.clone()));
-        for caller in rest.iter().take(MAX_LINKS) {
-            span.add_link(caller.clone());
-        }
+    let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(first.clone()));
+    for caller in rest.iter().take(MAX_LINKS) {
+        span.add_link(caller.clone());
     }
     span
 }
@@ -123,7 +164,7 @@ pub fn world_info() -> Span {
         "world_info.activate",
         recapd.world_info.activated = Empty,
         recapd.chat.id = Empty,
-        error.kind = Empty,
+        error.type = Empty,
         otel.status_code = Empty,
     )
 }
@@ -148,15 +189,11 @@ pub fn recall() -> Span {
 /// call, maybe on another replica, long before). Recap and lore jobs are
 /// memory updates in the GenAI conventions' terms.
 pub fn job_attempt(kind: &'static str, attempt: u32, queued_by: &str) -> Span {
-    let operation = match kind {
-        "index" => "embeddings",
-        _ => "update_memory",
-    };
     let span = tracing::info_span!(
         target: TARGET,
         "job.attempt",
         otel.name = %format_args!("job {kind}"),
-        gen_ai.operation.name = operation,
+        gen_ai.operation.name = "update_memory",
         recapd.job.kind = kind,
         recapd.job.attempt = i64::from(attempt),
         recapd.job.outcome = Empty,
@@ -174,6 +211,7 @@ pub fn job_attempt(kind: &'static str, attempt: u32, queued_by: &str) -> Span {
 /// call within it), with the GenAI conventions' request attributes; the
 /// answer's are recorded with [`llm_answer`].
 pub fn llm_chat(model: &str, server: &(String, Option<u16>), max_tokens: u64) -> Span {
+    let model = bounded(model, 200);
     tracing::info_span!(
         target: TARGET,
         "chat",
@@ -190,13 +228,14 @@ pub fn llm_chat(model: &str, server: &(String, Option<u16>), max_tokens: u64) ->
         gen_ai.output.messages = Empty,
         server.address = server.0.as_str(),
         server.port = server.1.map(i64::from),
-        error.kind = Empty,
+        error.type = Empty,
         otel.status_code = Empty,
     )
 }
 
 /// The client span of one embeddings call of `inputs` texts.
 pub fn llm_embeddings(model: &str, server: &(String, Option<u16>), inputs: usize) -> Span {
+    let model = bounded(model, 200);
     tracing::info_span!(
         target: TARGET,
         "embeddings",
@@ -208,7 +247,7 @@ pub fn llm_embeddings(model: &str, server: &(String, Option<u16>), inputs: usize
         gen_ai.usage.input_tokens = Empty,
         server.address = server.0.as_str(),
         server.port = server.1.map(i64::from),
-        error.kind = Empty,
+        error.type = Empty,
         otel.status_code = Empty,
     )
 }
@@ -249,10 +288,10 @@ pub fn llm_answer(
     }
 }
 
-/// Marks a span failed with a short, fixed kind (never the error's text,
-/// which may quote an endpoint's answer).
+/// Marks a span failed with a short, fixed kind as `error.type` (never the
+/// error's text, which may quote an endpoint's answer).
 pub fn failed(span: &Span, kind: &'static str) {
-    span.record("error.kind", kind);
+    span.record("error.type", kind);
     span.record("otel.status_code", "ERROR");
 }
 
@@ -278,16 +317,29 @@ pub fn chat_id(span: &Span, chat_id: &str) {
 /// declared on the span: the LLM spans' `gen_ai.input.messages` and
 /// `gen_ai.output.messages`); otherwise nothing, and `text` is not built.
 pub fn content(span: &Span, field: &'static str, text: impl FnOnce() -> String) {
-    if traces::enabled() && traces::content() {
-        span.record(field, text());
+    if traces::enabled() && traces::content() && !span.is_disabled() {
+        let text = text();
+        span.record(field, bounded(&text, traces::MAX_TEXT_BYTES));
     }
+}
+
+/// `text` cut to at most `bytes` bytes, at a character boundary.
+fn bounded(text: &str, bytes: usize) -> &str {
+    if text.len() <= bytes {
+        return text;
+    }
+    let mut end = bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The context of the current span, for a link or a parent made later in
 /// another task (a commit, a queued job); `None` with traces off or
 /// outside any sampled span. Entering a span makes its context the current
 /// OpenTelemetry context (`tracing-opentelemetry`'s context activation),
-/// and a task spawned with [`spawn`] carries its spawner's.
+/// and a task wrapped by [`carry`] carries its spawner's.
 pub fn current() -> Option<SpanContext> {
     if !traces::enabled() {
         return None;
@@ -337,6 +389,13 @@ pub fn parse_traceparent(value: &str) -> Option<SpanContext> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_are_cut_at_a_character_boundary() {
+        assert_eq!(bounded("abc", 5), "abc");
+        assert_eq!(bounded("abcdef", 3), "abc");
+        assert_eq!(bounded("aé", 2), "a");
+    }
 
     #[test]
     fn a_traceparent_reads_back_as_written() {

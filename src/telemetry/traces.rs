@@ -20,14 +20,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
+use opentelemetry::trace::TraceContextExt as _;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider, SpanData, SpanExporter, SpanProcessor};
+use opentelemetry_sdk::trace::{
+    Sampler, SamplingDecision, SamplingResult, SdkTracerProvider, ShouldSample, SpanData,
+    SpanExporter, SpanProcessor,
+};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::config::{OtlpProtocol, TraceOptions, TraceSampler, resource_attributes};
+use crate::config::{OtlpProtocol, TraceSampler, TraceSetup};
 use crate::telemetry::Registered;
+
+/// Most bytes of a text attribute (`--trace-content`): a batch of long
+/// prompts must stay under a collector's request limit.
+pub const MAX_TEXT_BYTES: usize = 32 * 1024;
 
 /// The `tracing` target of every span meant for traces.
 pub const TARGET: &str = "recapd::traces";
@@ -47,6 +55,7 @@ static CHAT_IDS: AtomicBool = AtomicBool::new(false);
 
 static DROPPED_QUEUE_FULL: Registered<metrics::Counter> = Registered::new();
 static DROPPED_EXPORT: Registered<metrics::Counter> = Registered::new();
+static DROPPED_SHUTDOWN: Registered<metrics::Counter> = Registered::new();
 
 /// Counts `spans` dropped for `reason` (see [`super::TRACE_SPANS_DROPPED`]).
 fn dropped(cell: &Registered<metrics::Counter>, reason: &'static str, spans: u64) {
@@ -86,31 +95,29 @@ pub struct Traces {
 pub type TraceLayer<S> =
     tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>;
 
-/// Builds the exporter, the processor and the tracer from `options`, and
-/// turns span recording on. `None` when no endpoint is set (nothing is
-/// traced). Must run inside the Tokio runtime (the export task and the gRPC
-/// channel start on it). An error is one line for the operator.
-pub fn install<S>(options: &TraceOptions) -> Result<Option<(TraceLayer<S>, Traces)>, String>
+/// Builds the exporter, the processor and the tracer from `setup`, and
+/// turns span recording on. Must run inside the Tokio runtime (the export
+/// task and the gRPC channel start on it). An error is one line for the
+/// operator.
+pub fn install<S>(setup: &TraceSetup) -> Result<(TraceLayer<S>, Traces), String>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
-    let Some(endpoint) = options.otlp_endpoint.as_deref() else {
-        return Ok(None);
-    };
-    let exporter = exporter(options.otlp_protocol, endpoint)?;
-    let mut attributes: Vec<KeyValue> = resource_attributes(&options.otel_resource_attributes)?
-        .into_iter()
-        .map(|(key, value)| KeyValue::new(key, value))
+    let exporter = exporter(setup.protocol, &setup.endpoint)?;
+    let mut attributes: Vec<KeyValue> = setup
+        .resource_attributes
+        .iter()
+        .map(|(key, value)| KeyValue::new(key.clone(), value.clone()))
         .collect();
     attributes.push(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
     let resource = opentelemetry_sdk::Resource::builder_empty()
         .with_attributes(attributes)
-        .with_service_name(options.otel_service_name.clone())
+        .with_service_name(setup.service_name.clone())
         .build();
     let (processor, flusher) = ExportingProcessor::start(exporter, &resource);
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
-        .with_sampler(sampler(options.traces_sampler, options.traces_sampler_arg))
+        .with_sampler(FollowingLinks(sampler(setup.sampler, setup.ratio)))
         .with_resource(resource)
         .build();
     let tracer = provider.tracer("recapd");
@@ -120,13 +127,41 @@ where
         .with_threads(false)
         .with_target(false)
         .with_tracked_inactivity(false);
-    opentelemetry::global::set_text_map_propagator(
-        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
-    );
-    CONTENT.store(options.trace_content, Ordering::Relaxed);
-    CHAT_IDS.store(options.trace_chat_ids, Ordering::Relaxed);
+    CONTENT.store(setup.content, Ordering::Relaxed);
+    CHAT_IDS.store(setup.chat_ids, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Relaxed);
-    Ok(Some((layer, Traces { provider, flusher })))
+    Ok((layer, Traces { provider, flusher }))
+}
+
+/// The configured sampler, except that a span starting a trace of its own
+/// with a link to a sampled span is sampled: a job's attempt and a
+/// debounced refresh, which run later in traces of their own, are kept
+/// whenever the call or event they link to was (the SDK's samplers read no
+/// link), so a traced call's work is never half missing.
+#[derive(Debug, Clone)]
+struct FollowingLinks(Sampler);
+
+impl ShouldSample for FollowingLinks {
+    fn should_sample(
+        &self,
+        parent_context: Option<&opentelemetry::Context>,
+        trace_id: opentelemetry::trace::TraceId,
+        name: &str,
+        span_kind: &opentelemetry::trace::SpanKind,
+        attributes: &[KeyValue],
+        links: &[opentelemetry::trace::Link],
+    ) -> SamplingResult {
+        let has_parent = parent_context.is_some_and(|parent| parent.has_active_span());
+        if !has_parent && links.iter().any(|link| link.span_context.is_sampled()) {
+            return SamplingResult {
+                decision: SamplingDecision::RecordAndSample,
+                attributes: Vec::new(),
+                trace_state: Default::default(),
+            };
+        }
+        self.0
+            .should_sample(parent_context, trace_id, name, span_kind, attributes, links)
+    }
 }
 
 impl Traces {
@@ -159,7 +194,7 @@ fn exporter(
             }
             builder.build()
         }
-        OtlpProtocol::HttpProtobuf => {
+        OtlpProtocol::HttpProtobuf | OtlpProtocol::HttpJson => {
             let client = reqwest::Client::builder()
                 .use_preconfigured_tls(crate::llm::tls_config(
                     endpoint.starts_with("https://"),
@@ -170,10 +205,15 @@ fn exporter(
                 .map_err(|error| {
                     format!("--otlp-endpoint: cannot build the HTTP client: {error}")
                 })?;
+            let wire = if protocol == OtlpProtocol::HttpJson {
+                opentelemetry_otlp::Protocol::HttpJson
+            } else {
+                opentelemetry_otlp::Protocol::HttpBinary
+            };
             opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
                 .with_http_client(client)
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                .with_protocol(wire)
                 .with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')))
                 .with_timeout(EXPORT_TIMEOUT)
                 .build()
@@ -182,9 +222,8 @@ fn exporter(
     built.map_err(|error| format!("--otlp-endpoint '{endpoint}': {error}"))
 }
 
-/// The sampler `OTEL_TRACES_SAMPLER` names, with its ratio (default 1).
-fn sampler(choice: TraceSampler, ratio: Option<f64>) -> Sampler {
-    let ratio = ratio.unwrap_or(1.0);
+/// The sampler `OTEL_TRACES_SAMPLER` names, with its ratio.
+fn sampler(choice: TraceSampler, ratio: f64) -> Sampler {
     match choice {
         TraceSampler::AlwaysOn => Sampler::AlwaysOn,
         TraceSampler::AlwaysOff => Sampler::AlwaysOff,
@@ -235,8 +274,13 @@ impl SpanProcessor for ExportingProcessor {
         if !span.span_context.is_sampled() {
             return;
         }
-        if self.spans.try_send(span).is_err() {
-            dropped(&DROPPED_QUEUE_FULL, "queue_full", 1);
+        match self.spans.try_send(span) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                dropped(&DROPPED_QUEUE_FULL, "queue_full", 1)
+            }
+            // The export task has ended: the server is stopping.
+            Err(mpsc::error::TrySendError::Closed(_)) => dropped(&DROPPED_SHUTDOWN, "shutdown", 1),
         }
     }
 

@@ -168,6 +168,14 @@ async fn a_scene_recap_job_links_to_the_call_and_its_llm_span_carries_the_usage(
     assert!(!job.job_id.is_empty());
 
     // The attempt runs later, in a trace of its own linked to the call.
+    let call = collector
+        .wait_for("the GenerateSceneRecap span", |spans| {
+            named(spans, "recap.v1.RecapService/GenerateSceneRecap")
+                .into_iter()
+                .find(|span| span.trace_id == trace_id)
+                .cloned()
+        })
+        .await;
     let attempt = collector
         .wait_for("the scene recap's attempt", |spans| {
             named(spans, "job scene_recap")
@@ -176,6 +184,12 @@ async fn a_scene_recap_job_links_to_the_call_and_its_llm_span_carries_the_usage(
                 .cloned()
         })
         .await;
+    assert_eq!(attempt.links.len(), 1);
+    assert_eq!(
+        attempt.links[0].span_id, call.span_id,
+        "linked to the call's own span"
+    );
+    assert!(attempt.parent_span_id.is_empty(), "a trace of its own");
     assert_eq!(
         text(&attempt, "recapd.job.kind").as_deref(),
         Some("scene_recap")
@@ -276,11 +290,23 @@ async fn secret_chat_traced(
         .await
         .expect("recall answers");
     collector
-        .wait_for("the recap's LLM request and the recall", |spans| {
-            (!named(spans, "chat fake").is_empty() && !named(spans, "search_memory").is_empty())
+        .wait_for(
+            "the recap's attempt, its LLM request and the recall",
+            |spans| {
+                (!named(spans, "chat fake").is_empty()
+                    && !named(spans, "search_memory").is_empty()
+                    && !named(spans, "job scene_recap").is_empty())
                 .then_some(())
-        })
+            },
+        )
         .await;
+    // What the attempt committed and pushed after it: until nothing new
+    // arrives for a second.
+    let mut seen = 0;
+    while collector.spans().len() != seen {
+        seen = collector.spans().len();
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+    }
     (recapd, llm, dir)
 }
 
@@ -390,14 +416,19 @@ async fn the_sampler_is_honoured() {
             spans.iter().find(|span| span.trace_id == trace_id).cloned()
         })
         .await;
-    // Given time, nothing else arrives: every span is of the caller's trace.
+    // Given time, nothing else arrives: every span is of the caller's
+    // trace, or of a trace linked to it (its debounced refresh's).
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    assert!(
-        collector
-            .spans()
+    let spans = collector.spans();
+    let mut kept = vec![&trace_id];
+    kept.extend(
+        spans
             .iter()
-            .all(|span| span.trace_id == trace_id)
+            .filter(|span| span.links.iter().any(|link| link.trace_id == trace_id))
+            .map(|span| &span.trace_id),
     );
+    assert!(spans.iter().all(|span| kept.contains(&&span.trace_id)));
+    assert_eq!(named(&spans, "recap.v1.EventService/Publish").len(), 1);
 }
 
 #[tokio::test]
@@ -472,7 +503,15 @@ async fn a_bad_endpoint_or_attribute_is_refused_at_start() {
             ],
             "resource attribute",
         ),
-        (vec!["--otlp-protocol", "thrift"], "--otlp-protocol"),
+        (
+            vec![
+                "--otlp-endpoint",
+                "http://127.0.0.1:4318",
+                "--otlp-protocol",
+                "thrift",
+            ],
+            "--otlp-protocol",
+        ),
     ] {
         let (code, _, stderr) = run_recapd(&args, &[]).await;
         assert_eq!(code, Some(64), "{args:?}: {stderr}");
@@ -530,4 +569,145 @@ async fn a_failures_error_id_is_on_its_span() {
         span.status.as_ref().map(|s| s.code),
         Some(opentelemetry_proto::tonic::trace::v1::status::StatusCode::Error as i32)
     );
+}
+
+#[tokio::test]
+async fn a_sampled_calls_job_and_debounced_refresh_are_kept_whatever_the_sampler() {
+    // parentbased_always_off keeps nothing that starts here; a job's attempt
+    // and a debounced refresh start traces of their own, and are kept
+    // because the call they link to was sampled.
+    let collector = Collector::start_grpc().await;
+    let llm = FakeLlm::start(story).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let args = [
+        "--otlp-endpoint",
+        collector.url(),
+        "--otlp-protocol",
+        "grpc",
+        "--traces-sampler",
+        "parentbased_always_off",
+    ];
+    let recapd = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &args);
+    let mut server = Server::clients(recapd.channel().await);
+    let mut recaps = RecapServiceClient::new(server.channel.clone());
+    open_chat(&mut server, "story", story_chat(8, &[])).await;
+    server
+        .update_settings(
+            "story",
+            pb::Settings {
+                debounce_ms: Some(300),
+                ..Default::default()
+            },
+        )
+        .await;
+    let (first, first_trace, _) = new_traceparent();
+    let (second, second_trace, _) = new_traceparent();
+    for (traceparent, id) in [(&first, "m8"), (&second, "m9")] {
+        server
+            .events
+            .publish(traced(
+                publish("story", message_sent(id, "and then")),
+                traceparent,
+            ))
+            .await
+            .expect("published");
+    }
+    let debounced = collector
+        .wait_for("the debounced refresh", |spans| {
+            named(spans, "debounced_refresh")
+                .first()
+                .map(|s| (*s).clone())
+        })
+        .await;
+    let linked: Vec<&Vec<u8>> = debounced.links.iter().map(|link| &link.trace_id).collect();
+    assert_eq!(
+        linked,
+        vec![&first_trace, &second_trace],
+        "both events that owed it"
+    );
+    let (traceparent, trace_id, _) = new_traceparent();
+    recaps
+        .generate_scene_recap(traced(
+            pb::GenerateSceneRecapRequest {
+                chat_id: "story".into(),
+                message_id: "m5".into(),
+            },
+            &traceparent,
+        ))
+        .await
+        .expect("queued");
+    let attempt = collector
+        .wait_for("the attempt linked to the sampled call", |spans| {
+            named(spans, "job scene_recap")
+                .into_iter()
+                .find(|span| span.links.iter().any(|link| link.trace_id == trace_id))
+                .cloned()
+        })
+        .await;
+    collector
+        .wait_for("the attempt's LLM request", |spans| {
+            spans
+                .iter()
+                .find(|span| span.parent_span_id == attempt.span_id && span.name == "chat fake")
+                .cloned()
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn a_collector_that_never_answers_delays_no_call() {
+    // It accepts connections and reads nothing: each export waits for its
+    // timeout, while calls go on at their own pace.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("bound"));
+    let held = tokio::spawn(async move {
+        let mut connections = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            connections.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut command = Recapd::command(dir.path());
+    command.args(["--otlp-endpoint", &url, "--otlp-protocol", "grpc"]);
+    let recapd = Recapd::start_with(command, dir.path());
+    let mut server = Server::clients(recapd.channel().await);
+    server
+        .publish("slow", chat_changed(story_chat(4, &[])))
+        .await
+        .expect("published");
+    for round in 0..40 {
+        let started = std::time::Instant::now();
+        server
+            .events
+            .publish(publish("slow", message_sent(&format!("n{round}"), "more")))
+            .await
+            .expect("published");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "call {round} waited {:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    held.abort();
+}
+
+#[tokio::test]
+async fn otel_variables_set_for_other_services_never_stop_a_recapd_without_traces() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut command = Recapd::command(dir.path());
+    command
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+        .env("OTEL_TRACES_SAMPLER", "xray")
+        .env("OTEL_TRACES_SAMPLER_ARG", "2")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "novalue");
+    let recapd = Recapd::start_with(command, dir.path());
+    let mut server = Server::clients(recapd.channel().await);
+    server
+        .publish("fine", chat_changed(story_chat(2, &[])))
+        .await
+        .expect("serving");
 }
