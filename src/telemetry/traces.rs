@@ -313,8 +313,11 @@ async fn export_loop<E: SpanExporter>(
 ) {
     let mut batch = Vec::with_capacity(BATCH_SPANS);
     let mut asking = true;
+    // When the batch's first span has waited long enough (armed when it
+    // comes).
+    let deadline = tokio::time::sleep(BATCH_DELAY);
+    tokio::pin!(deadline);
     loop {
-        // The first span of a batch, or a command.
         tokio::select! {
             biased;
             command = asked.recv(), if asking => match command {
@@ -322,30 +325,19 @@ async fn export_loop<E: SpanExporter>(
                 None => asking = false,
             },
             span = queued.recv() => match span {
-                Some(span) => batch.push(span),
-                None => return,
+                Some(span) => {
+                    if batch.is_empty() {
+                        deadline.as_mut().reset(tokio::time::Instant::now() + BATCH_DELAY);
+                    }
+                    batch.push(span);
+                    if batch.len() >= BATCH_SPANS {
+                        export(&exporter, &mut batch).await;
+                    }
+                }
+                None => return export(&exporter, &mut batch).await,
             },
+            () = &mut deadline, if !batch.is_empty() => export(&exporter, &mut batch).await,
         }
-        if batch.is_empty() {
-            continue;
-        }
-        let deadline = tokio::time::sleep(BATCH_DELAY);
-        tokio::pin!(deadline);
-        while batch.len() < BATCH_SPANS {
-            tokio::select! {
-                biased;
-                command = asked.recv(), if asking => match command {
-                    Some(done) => return finish(&exporter, batch, queued, done).await,
-                    None => asking = false,
-                },
-                span = queued.recv() => match span {
-                    Some(span) => batch.push(span),
-                    None => break,
-                },
-                () = &mut deadline => break,
-            }
-        }
-        export(&exporter, &mut batch).await;
     }
 }
 

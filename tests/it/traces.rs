@@ -61,6 +61,55 @@ fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
     spans.iter().filter(|span| span.name == name).collect()
 }
 
+/// A recapd writing recaps with `llm` (the fake) and exporting over
+/// OTLP/gRPC to `collector`, with `extra` flags; its clients, and its
+/// data directory (kept as long as it runs).
+async fn recapd_with_llm_traced(
+    collector: &Collector,
+    llm: &FakeLlm,
+    extra: &[&str],
+) -> (
+    Recapd,
+    Server,
+    RecapServiceClient<tonic::transport::Channel>,
+    tempfile::TempDir,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut args = vec![
+        "--otlp-endpoint",
+        collector.url(),
+        "--otlp-protocol",
+        "grpc",
+    ];
+    args.extend_from_slice(extra);
+    let recapd = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &args);
+    let server = Server::clients(recapd.channel().await);
+    let recaps = RecapServiceClient::new(server.channel.clone());
+    (recapd, server, recaps, dir)
+}
+
+/// The attempt of a scene recap job linked to the trace `trace_id` (the
+/// call that queued it), and the fake LLM's request under it.
+async fn attempt_and_its_llm_request(collector: &Collector, trace_id: &[u8]) -> (Span, Span) {
+    let attempt = collector
+        .wait_for("the scene recap's attempt", |spans| {
+            named(spans, "job scene_recap")
+                .into_iter()
+                .find(|span| span.links.iter().any(|link| link.trace_id == trace_id))
+                .cloned()
+        })
+        .await;
+    let chat = collector
+        .wait_for("the attempt's LLM request", |spans| {
+            spans
+                .iter()
+                .find(|span| span.parent_span_id == attempt.span_id && span.name == "chat fake")
+                .cloned()
+        })
+        .await;
+    (attempt, chat)
+}
+
 #[tokio::test]
 async fn a_calls_span_is_the_child_of_its_traceparent_and_its_commit_is_in_the_trace() {
     let collector = Collector::start_grpc().await;
@@ -142,16 +191,8 @@ async fn a_calls_span_is_the_child_of_its_traceparent_and_its_commit_is_in_the_t
 async fn a_scene_recap_job_links_to_the_call_and_its_llm_span_carries_the_usage() {
     let collector = Collector::start_grpc().await;
     let llm = FakeLlm::start(story).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let otlp = [
-        "--otlp-endpoint",
-        collector.url(),
-        "--otlp-protocol",
-        "grpc",
-    ];
-    let recapd = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &otlp);
-    let mut server = Server::clients(recapd.channel().await);
-    let mut recaps = RecapServiceClient::new(server.channel.clone());
+    let (_recapd, mut server, mut recaps, _dir) =
+        recapd_with_llm_traced(&collector, &llm, &[]).await;
     open_chat(&mut server, "story", story_chat(8, &[])).await;
     let (traceparent, trace_id, _) = new_traceparent();
     let job = recaps
@@ -176,14 +217,7 @@ async fn a_scene_recap_job_links_to_the_call_and_its_llm_span_carries_the_usage(
                 .cloned()
         })
         .await;
-    let attempt = collector
-        .wait_for("the scene recap's attempt", |spans| {
-            named(spans, "job scene_recap")
-                .into_iter()
-                .find(|span| span.links.iter().any(|link| link.trace_id == trace_id))
-                .cloned()
-        })
-        .await;
+    let (attempt, chat) = attempt_and_its_llm_request(&collector, &trace_id).await;
     assert_eq!(attempt.links.len(), 1);
     assert_eq!(
         attempt.links[0].span_id, call.span_id,
@@ -199,14 +233,6 @@ async fn a_scene_recap_job_links_to_the_call_and_its_llm_span_carries_the_usage(
         text(&attempt, "gen_ai.operation.name").as_deref(),
         Some("update_memory")
     );
-    let chat = collector
-        .wait_for("the attempt's LLM request", |spans| {
-            spans
-                .iter()
-                .find(|span| span.parent_span_id == attempt.span_id && span.name == "chat fake")
-                .cloned()
-        })
-        .await;
     assert_eq!(chat.trace_id, attempt.trace_id);
     assert_eq!(chat.kind, SpanKind::Client as i32);
     assert_eq!(
@@ -258,17 +284,8 @@ async fn secret_chat_traced(
     extra: &[&str],
 ) -> (Recapd, FakeLlm, tempfile::TempDir) {
     let llm = FakeLlm::start(story).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut args = vec![
-        "--otlp-endpoint",
-        collector.url(),
-        "--otlp-protocol",
-        "grpc",
-    ];
-    args.extend_from_slice(extra);
-    let recapd = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &args);
-    let mut server = Server::clients(recapd.channel().await);
-    let mut recaps = RecapServiceClient::new(server.channel.clone());
+    let (recapd, mut server, mut recaps, dir) =
+        recapd_with_llm_traced(collector, &llm, extra).await;
     let mut messages = story_chat(8, &[]);
     for message in &mut messages {
         message.text = format!("{} {SECRET_WORD}", message.text);
@@ -578,18 +595,9 @@ async fn a_sampled_calls_job_and_debounced_refresh_are_kept_whatever_the_sampler
     // because the call they link to was sampled.
     let collector = Collector::start_grpc().await;
     let llm = FakeLlm::start(story).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let args = [
-        "--otlp-endpoint",
-        collector.url(),
-        "--otlp-protocol",
-        "grpc",
-        "--traces-sampler",
-        "parentbased_always_off",
-    ];
-    let recapd = recapd_with_llm(dir.path(), dir.path(), &llm.url(), &args);
-    let mut server = Server::clients(recapd.channel().await);
-    let mut recaps = RecapServiceClient::new(server.channel.clone());
+    let sampler = ["--traces-sampler", "parentbased_always_off"];
+    let (_recapd, mut server, mut recaps, _dir) =
+        recapd_with_llm_traced(&collector, &llm, &sampler).await;
     open_chat(&mut server, "story", story_chat(8, &[])).await;
     server
         .update_settings(
@@ -636,22 +644,7 @@ async fn a_sampled_calls_job_and_debounced_refresh_are_kept_whatever_the_sampler
         ))
         .await
         .expect("queued");
-    let attempt = collector
-        .wait_for("the attempt linked to the sampled call", |spans| {
-            named(spans, "job scene_recap")
-                .into_iter()
-                .find(|span| span.links.iter().any(|link| link.trace_id == trace_id))
-                .cloned()
-        })
-        .await;
-    collector
-        .wait_for("the attempt's LLM request", |spans| {
-            spans
-                .iter()
-                .find(|span| span.parent_span_id == attempt.span_id && span.name == "chat fake")
-                .cloned()
-        })
-        .await;
+    attempt_and_its_llm_request(&collector, &trace_id).await;
 }
 
 #[tokio::test]

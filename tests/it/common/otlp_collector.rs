@@ -203,30 +203,15 @@ pub fn int(span: &Span, key: &str) -> Option<i64> {
 /// A W3C `traceparent` for a new sampled trace, and its trace and span ids
 /// as the bytes OTLP carries.
 pub fn new_traceparent() -> (String, Vec<u8>, Vec<u8>) {
-    let trace: [u8; 16] = rand_bytes();
-    let span: [u8; 8] = rand_bytes();
+    // Never all zeros (an invalid id): the last byte of each is odd.
+    let mut trace: [u8; 16] = rand::random();
+    let mut span: [u8; 8] = rand::random();
+    trace[15] |= 1;
+    span[7] |= 1;
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
     (
         format!("00-{}-{}-01", hex(&trace), hex(&span)),
         trace.to_vec(),
         span.to_vec(),
     )
-}
-
-/// Distinct bytes per call (a counter mixed with the time and the process),
-/// never all zeros.
-fn rand_bytes<const N: usize>() -> [u8; N] {
-    use std::hash::{BuildHasher, Hasher};
-    let mut out = [0u8; N];
-    for chunk in out.chunks_mut(8) {
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        let bytes = (hasher.finish() | 1).to_be_bytes();
-        chunk.copy_from_slice(&bytes[..chunk.len()]);
-    }
-    out
 }
