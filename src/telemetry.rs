@@ -11,6 +11,8 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 
 #[cfg(test)]
 pub(crate) mod captured_log;
+mod otlp_export;
+mod otlp_wire;
 pub mod spans;
 pub mod text_log;
 pub mod traces;
@@ -127,7 +129,7 @@ pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
 /// Counter of spans lost before reaching the OpenTelemetry collector,
 /// labelled `reason`: `queue_full` (`traces::QUEUE_SPANS` spans were
 /// already waiting), `export` (the collector did not take their batch:
-/// down, refusing, or slower than `traces::EXPORT_TIMEOUT`) or `shutdown`
+/// down, refusing, or slower than the export timeout, `--otlp-timeout`) or `shutdown`
 /// (ended after the export stopped).
 pub const TRACE_SPANS_DROPPED: &str = "recapd_trace_spans_dropped_total";
 

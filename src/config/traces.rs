@@ -77,6 +77,36 @@ pub struct TraceOptions {
     #[arg(long, env = "OTEL_TRACES_SAMPLER_ARG", value_name = "RATIO")]
     pub traces_sampler_arg: Option<String>,
 
+    /// Headers sent with every export request, as `key=value` pairs
+    /// separated by commas (values %-encoded), such as a vendor's API key;
+    /// `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, when set, is used instead.
+    #[arg(
+        long,
+        env = "OTEL_EXPORTER_OTLP_HEADERS",
+        value_name = "PAIRS",
+        hide_env_values = true
+    )]
+    pub otlp_headers: Option<String>,
+
+    /// The traces-only form of --otlp-headers, which it overrides.
+    #[arg(
+        long,
+        env = "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        hide = true,
+        hide_env_values = true
+    )]
+    pub otlp_traces_headers: Option<String>,
+
+    /// How long one export request may take, in milliseconds (default
+    /// 10000); `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, when set, is used
+    /// instead.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_TIMEOUT", value_name = "MS")]
+    pub otlp_timeout: Option<String>,
+
+    /// The traces-only form of --otlp-timeout, which it overrides.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", hide = true)]
+    pub otlp_traces_timeout: Option<String>,
+
     /// Puts text in spans: prompts, LLM answers, recall queries (each cut
     /// to 32 KiB). For debugging only: whoever reads the traces reads the
     /// chats.
@@ -100,6 +130,10 @@ pub struct TraceSetup {
     pub service_name: String,
     /// The other resource attributes (`service.name` taken out).
     pub resource_attributes: Vec<(String, String)>,
+    /// Headers of every export request (names and values HTTP allows).
+    pub headers: Vec<(String, String)>,
+    /// How long one export request may take.
+    pub timeout: std::time::Duration,
     /// The sampler.
     pub sampler: TraceSampler,
     /// Its ratio, 0 to 1.
@@ -112,6 +146,11 @@ pub struct TraceSetup {
     /// (the spec's rule for a sampler or ratio it does not know).
     pub warnings: Vec<String>,
 }
+
+/// How long one export request may take by default (the spec's 10 s).
+pub const DEFAULT_EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// The longest export timeout accepted, in milliseconds (10 minutes).
+const MAX_EXPORT_TIMEOUT_MS: u64 = 600_000;
 
 /// A value that is set and not blank.
 fn given(value: &Option<String>) -> Option<&str> {
@@ -146,6 +185,23 @@ impl TraceOptions {
         };
         let mut attributes =
             resource_attributes(given(&self.otel_resource_attributes).unwrap_or(""))?;
+        let headers = key_value_pairs(
+            given(&self.otlp_traces_headers)
+                .or(given(&self.otlp_headers))
+                .unwrap_or(""),
+            "header",
+            "--otlp-headers",
+        )?;
+        for (name, value) in &headers {
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(format!("--otlp-headers: '{name}' is not a header name"));
+            }
+            if http::HeaderValue::from_str(value).is_err() {
+                return Err(format!(
+                    "--otlp-headers: the value of '{name}' is not a header value"
+                ));
+            }
+        }
         let from_attributes = attributes
             .iter()
             .position(|(key, _)| key == "service.name")
@@ -169,6 +225,20 @@ impl TraceOptions {
                 TraceSampler::ParentBasedAlwaysOn
             }
         };
+        let timeout = match given(&self.otlp_traces_timeout).or(given(&self.otlp_timeout)) {
+            None => DEFAULT_EXPORT_TIMEOUT,
+            Some(text) => match text.parse::<u64>() {
+                Ok(ms) if (1..=MAX_EXPORT_TIMEOUT_MS).contains(&ms) => {
+                    std::time::Duration::from_millis(ms)
+                }
+                _ => {
+                    warnings.push(format!(
+                        "--otlp-timeout '{text}' is not a number of milliseconds from 1 to {MAX_EXPORT_TIMEOUT_MS}; 10000 instead"
+                    ));
+                    DEFAULT_EXPORT_TIMEOUT
+                }
+            },
+        };
         let ratio = match given(&self.traces_sampler_arg) {
             None => 1.0,
             Some(text) => match text.parse::<f64>() {
@@ -186,6 +256,8 @@ impl TraceOptions {
             protocol,
             service_name,
             resource_attributes: attributes,
+            headers,
+            timeout,
             sampler,
             ratio,
             content: self.trace_content,
@@ -199,22 +271,27 @@ impl TraceOptions {
 /// commas, keys and values %-decoded and trimmed; an empty text is no pair.
 /// A pair without `=` or with an empty key is an error naming it.
 pub fn resource_attributes(text: &str) -> Result<Vec<(String, String)>, String> {
+    key_value_pairs(text, "resource attribute", "--otel-resource-attributes")
+}
+
+/// `key=value` pairs separated by commas, as OpenTelemetry's variables
+/// write them (keys and values %-decoded and trimmed); an error names the
+/// pair as `what` and the option it came from.
+fn key_value_pairs(text: &str, what: &str, option: &str) -> Result<Vec<(String, String)>, String> {
     let mut pairs = Vec::new();
     for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((key, value)) = pair.split_once('=') else {
-            return Err(format!(
-                "resource attribute '{pair}' is not key=value (--otel-resource-attributes)"
-            ));
+            return Err(format!("{what} '{pair}' is not key=value ({option})"));
         };
         let decode = |s: &str| {
             percent_encoding::percent_decode_str(s.trim())
                 .decode_utf8()
                 .map(|s| s.into_owned())
-                .map_err(|_| format!("resource attribute '{pair}' is not UTF-8 once decoded"))
+                .map_err(|_| format!("{what} '{pair}' is not UTF-8 once decoded ({option})"))
         };
         let (key, value) = (decode(key)?, decode(value)?);
         if key.is_empty() {
-            return Err(format!("resource attribute '{pair}' has no key"));
+            return Err(format!("{what} '{pair}' has no key ({option})"));
         }
         pairs.push((key, value));
     }
@@ -233,6 +310,10 @@ mod tests {
             otel_resource_attributes: None,
             traces_sampler: None,
             traces_sampler_arg: None,
+            otlp_headers: None,
+            otlp_traces_headers: None,
+            otlp_timeout: None,
+            otlp_traces_timeout: None,
             trace_content: false,
             trace_chat_ids: false,
         }
@@ -284,6 +365,43 @@ mod tests {
         on.otel_resource_attributes = Some("novalue".into());
         assert!(on.resolve().unwrap_err().contains("resource attribute"));
         assert!(options(Some("ftp://x")).resolve().is_err());
+    }
+
+    #[test]
+    fn headers_and_timeout_read_as_the_spec_writes_them() {
+        let mut on = options(Some("http://127.0.0.1:4318"));
+        let setup = on.resolve().unwrap().unwrap();
+        assert!(setup.headers.is_empty());
+        assert_eq!(setup.timeout, DEFAULT_EXPORT_TIMEOUT);
+        on.otlp_headers = Some("x-api-key=s%3Dcret, x-team = one".into());
+        on.otlp_timeout = Some("2500".into());
+        let setup = on.resolve().unwrap().unwrap();
+        assert_eq!(
+            setup.headers,
+            vec![
+                ("x-api-key".to_string(), "s=cret".to_string()),
+                ("x-team".to_string(), "one".to_string()),
+            ]
+        );
+        assert_eq!(setup.timeout, std::time::Duration::from_millis(2500));
+        on.otlp_traces_headers = Some("only=traces".into());
+        on.otlp_traces_timeout = Some("0".into());
+        let setup = on.resolve().unwrap().unwrap();
+        assert_eq!(
+            setup.headers,
+            vec![("only".to_string(), "traces".to_string())]
+        );
+        assert_eq!(
+            setup.timeout, DEFAULT_EXPORT_TIMEOUT,
+            "0 gives way to the default"
+        );
+        assert_eq!(setup.warnings.len(), 1);
+        on.otlp_traces_headers = Some("novalue".into());
+        assert!(on.resolve().unwrap_err().contains("--otlp-headers"));
+        on.otlp_traces_headers = Some("two words=x".into());
+        assert!(on.resolve().unwrap_err().contains("--otlp-headers"));
+        on.otlp_traces_headers = Some("x-key=line%0Abreak".into());
+        assert!(on.resolve().unwrap_err().contains("--otlp-headers"));
     }
 
     #[test]

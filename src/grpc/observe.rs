@@ -152,8 +152,11 @@ where
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
         let method = methods::method(request.uri().path());
         let started = Instant::now();
-        let span = spans::rpc(method.label, request.headers());
-        let inner = span.in_scope(|| self.inner.call(request));
+        let span = spans::rpc(method.label, method.service_and_method, request.headers());
+        let inner = {
+            let _entered = span.enter();
+            self.inner.call(request)
+        };
         ObservedFuture {
             inner,
             method,
@@ -171,9 +174,9 @@ pin_project! {
         inner: F,
         method: &'static methods::Method,
         started: Instant,
-        // The call's server span (disabled with traces off), entered while
-        // the call runs so that what it does nests under it.
-        span: tracing::Span,
+        // The call's server span (none with traces off), entered while the
+        // call runs so that what it does nests under it.
+        span: spans::RpcSpan,
     }
 }
 
@@ -199,12 +202,13 @@ where
         if let Some(status) = &status {
             log_failure(this.method.label, status);
             if let Some(id) = error_id(status) {
-                spans::rpc_error_id(this.span, id);
+                this.span.error_id(id);
             }
         }
         this.method
             .record(code, this.started.elapsed().as_secs_f64());
-        spans::rpc_status(this.span, code);
+        this.span.status(code);
+        this.span.end();
         Poll::Ready(result)
     }
 }

@@ -12,8 +12,9 @@
 
 use std::collections::HashMap;
 
+use opentelemetry::KeyValue;
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::{SpanContext, TraceContextExt};
+use opentelemetry::trace::{SpanContext, SpanKind, TraceContextExt, Tracer as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing::Span;
 use tracing::field::Empty;
@@ -25,55 +26,108 @@ use super::traces::{self, TARGET};
 /// to the first ones only).
 pub const MAX_LINKS: usize = 32;
 
-/// The server span of one RPC, `label` being "package.Service/Method",
-/// child of the caller's W3C `traceparent` when its headers carry one.
-pub fn rpc(label: &'static str, headers: &http::HeaderMap) -> Span {
-    // A path recapd does not serve has the label "unknown": `_OTHER`, as
-    // the conventions name a method outside the known set.
-    let (service, method) = label.split_once('/').unwrap_or(("_OTHER", "_OTHER"));
-    let span = tracing::info_span!(
-        target: TARGET,
-        "rpc",
-        otel.name = label,
-        otel.kind = "server",
-        rpc.system = "grpc",
-        rpc.service = service,
-        rpc.method = method,
-        rpc.grpc.status_code = Empty,
-        recapd.error.id = Empty,
-        otel.status_code = Empty,
-    );
-    if traces::enabled() && headers.contains_key("traceparent") {
-        let parent =
+/// The server span of one RPC (see [`rpc`]): the OpenTelemetry context
+/// holding it, made current while the call is polled ([`RpcSpan::enter`])
+/// so that what the call does nests under it; nothing with traces off.
+///
+/// It is made with the OpenTelemetry API rather than as a `tracing` span:
+/// every call has one, and a `tracing` span would cost a field visitor at
+/// its start and a pass through the subscriber's layers at each poll.
+/// Ends when the call answers ([`RpcSpan::end`]) or, for a call dropped
+/// before that, when dropped.
+#[derive(Debug, Default)]
+pub struct RpcSpan(Option<opentelemetry::Context>);
+
+/// The W3C header of a caller's trace context (a constant: no name parsed
+/// per call).
+static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+
+/// The server span of one RPC, `label` being "package.Service/Method"
+/// (`_OTHER` for a path recapd does not serve) and `service_and_method`
+/// its two parts, child of the caller's W3C `traceparent` when its headers carry one.
+/// Kept (not sampled) as a context even when the sampler drops it, so that
+/// the spans the call makes follow its decision.
+pub fn rpc(
+    label: &'static str,
+    (service, method): (&'static str, &'static str),
+    headers: &http::HeaderMap,
+) -> RpcSpan {
+    let Some(tracer) = traces::tracer() else {
+        return RpcSpan(None);
+    };
+    let mut parent = opentelemetry::Context::new();
+    if headers.contains_key(&TRACEPARENT) {
+        let extracted =
             TraceContextPropagator::new().extract(&opentelemetry_http::HeaderExtractor(headers));
-        if parent.span().span_context().is_valid() {
-            let _ = span.set_parent(parent);
+        if extracted.span().span_context().is_valid() {
+            parent = extracted;
         }
     }
-    span
+    // Room for the status code and an error id: no reallocation at the end.
+    let mut attributes = Vec::with_capacity(5);
+    attributes.extend([
+        KeyValue::new("rpc.system", "grpc"),
+        KeyValue::new("rpc.service", service),
+        KeyValue::new("rpc.method", method),
+    ]);
+    let span = tracer
+        .span_builder(label)
+        .with_kind(SpanKind::Server)
+        .with_attributes(attributes)
+        .start_with_context(tracer, &parent);
+    RpcSpan(Some(parent.with_span(span)))
 }
 
-/// Records an RPC's final status on its span: the code, and ERROR for the
-/// codes that are the server's failures (the client's mistakes are not).
-pub fn rpc_status(span: &Span, code: tonic::Code) {
-    span.record("rpc.grpc.status_code", code as i64);
-    if matches!(
-        code,
-        tonic::Code::Internal
-            | tonic::Code::Unknown
-            | tonic::Code::Unavailable
-            | tonic::Code::DataLoss
-            | tonic::Code::DeadlineExceeded
-            | tonic::Code::Unimplemented
-    ) {
-        span.record("otel.status_code", "ERROR");
+impl RpcSpan {
+    /// Makes the call's span the current context until the guard drops.
+    pub fn enter(&self) -> Option<opentelemetry::ContextGuard> {
+        self.0.as_ref().map(|context| context.clone().attach())
+    }
+
+    /// Records the call's final status: the code, and ERROR for the codes
+    /// that are the server's failures (the client's mistakes are not).
+    pub fn status(&self, code: tonic::Code) {
+        let Some(context) = &self.0 else {
+            return;
+        };
+        let span = context.span();
+        span.set_attribute(KeyValue::new("rpc.grpc.status_code", code as i64));
+        if matches!(
+            code,
+            tonic::Code::Internal
+                | tonic::Code::Unknown
+                | tonic::Code::Unavailable
+                | tonic::Code::DataLoss
+                | tonic::Code::DeadlineExceeded
+                | tonic::Code::Unimplemented
+        ) {
+            span.set_status(opentelemetry::trace::Status::error(""));
+        }
+    }
+
+    /// Records the error id of the call's failure (the id its cause was
+    /// logged under), so that an id leads to the trace and back.
+    pub fn error_id(&self, id: &str) {
+        if let Some(context) = &self.0 {
+            context
+                .span()
+                .set_attribute(KeyValue::new("recapd.error.id", id.to_owned()));
+        }
+    }
+
+    /// Ends the span now (the spawned work that carries its context may
+    /// run on; it does not keep the span open).
+    pub fn end(&mut self) {
+        if let Some(context) = self.0.take() {
+            context.span().end();
+        }
     }
 }
 
-/// Records the error id of a call's failure on its span (the id its cause
-/// was logged under), so that an id leads to the trace and back.
-pub fn rpc_error_id(span: &Span, id: &str) {
-    span.record("recapd.error.id", id);
+impl Drop for RpcSpan {
+    fn drop(&mut self) {
+        self.end();
+    }
 }
 
 /// The span of a refresh (`refresh_memory` run for one chat), with what

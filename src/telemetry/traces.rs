@@ -10,27 +10,27 @@
 //! Export never blocks a call: a finished span goes into a bounded queue
 //! ([`QUEUE_SPANS`]) with `try_send`, and one task sends batches to the
 //! collector. A span that finds the queue full, or whose batch the collector
-//! did not take (down, refusing, slower than [`EXPORT_TIMEOUT`]), is counted
+//! did not take (down, refusing, slower than its timeout), is counted
 //! in `recapd_trace_spans_dropped_total` by reason, and is lost: a
 //! collector that is down costs nothing else. This processor is recapd's
 //! own rather than the SDK's batching one because that one keeps its count
 //! of dropped spans to itself.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TraceContextExt as _;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{
     Sampler, SamplingDecision, SamplingResult, SdkTracerProvider, ShouldSample, SpanData,
     SpanExporter, SpanProcessor,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
-use crate::config::{OtlpProtocol, TraceSampler, TraceSetup};
+use crate::config::{TraceSampler, TraceSetup};
 use crate::telemetry::Registered;
 
 /// Most bytes of a text attribute (`--trace-content`): a batch of long
@@ -46,10 +46,11 @@ pub const QUEUE_SPANS: usize = 8192;
 pub const BATCH_SPANS: usize = 512;
 /// How long a span may wait in the queue before its batch is sent.
 pub const BATCH_DELAY: Duration = Duration::from_millis(500);
-/// How long one export request may take before its spans count as dropped.
-pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
+/// The tracer of the spans made with the OpenTelemetry API directly (a
+/// call's server span); the first installed one (one per process).
+static TRACER: OnceLock<opentelemetry_sdk::trace::Tracer> = OnceLock::new();
 static CONTENT: AtomicBool = AtomicBool::new(false);
 static CHAT_IDS: AtomicBool = AtomicBool::new(false);
 
@@ -65,11 +66,22 @@ fn dropped(cell: &Registered<metrics::Counter>, reason: &'static str, spans: u64
     );
 }
 
+/// Counts `spans` a collector took but rejected as dropped for export.
+pub(super) fn count_dropped_export(spans: u64) {
+    dropped(&DROPPED_EXPORT, "export", spans);
+}
+
 /// Whether spans are recorded (an endpoint is configured): code that would
 /// do work only for a span (capture a context, format an attribute) asks
 /// this first.
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
+}
+
+/// The tracer for spans made with the OpenTelemetry API directly; `None`
+/// with traces off (or shut down).
+pub fn tracer() -> Option<&'static opentelemetry_sdk::trace::Tracer> {
+    if enabled() { TRACER.get() } else { None }
 }
 
 /// Whether spans may carry text (`--trace-content`).
@@ -103,7 +115,7 @@ pub fn install<S>(setup: &TraceSetup) -> Result<(TraceLayer<S>, Traces), String>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
-    let exporter = exporter(setup.protocol, &setup.endpoint)?;
+    let exporter = super::otlp_export::Exporter::new(setup)?;
     let mut attributes: Vec<KeyValue> = setup
         .resource_attributes
         .iter()
@@ -114,13 +126,14 @@ where
         .with_attributes(attributes)
         .with_service_name(setup.service_name.clone())
         .build();
-    let (processor, flusher) = ExportingProcessor::start(exporter, &resource);
+    let (processor, flusher) = ExportingProcessor::start(exporter, &resource, setup.timeout);
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
         .with_sampler(FollowingLinks(sampler(setup.sampler, setup.ratio)))
         .with_resource(resource)
         .build();
     let tracer = provider.tracer("recapd");
+    let _ = TRACER.set(tracer.clone());
     let layer = tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_location(false)
@@ -176,52 +189,6 @@ impl Traces {
     }
 }
 
-/// The OTLP exporter for `protocol`: gRPC to `endpoint` as given, HTTP to
-/// `endpoint` + `/v1/traces` (the spec's rule for the base endpoint).
-fn exporter(
-    protocol: OtlpProtocol,
-    endpoint: &str,
-) -> Result<opentelemetry_otlp::SpanExporter, String> {
-    let built = match protocol {
-        OtlpProtocol::Grpc => {
-            let mut builder = opentelemetry_otlp::SpanExporter::builder()
-                .with_tonic()
-                .with_endpoint(endpoint)
-                .with_timeout(EXPORT_TIMEOUT);
-            if endpoint.starts_with("https://") {
-                builder = builder
-                    .with_tls_config(tonic::transport::ClientTlsConfig::new().with_native_roots());
-            }
-            builder.build()
-        }
-        OtlpProtocol::HttpProtobuf | OtlpProtocol::HttpJson => {
-            let client = reqwest::Client::builder()
-                .use_preconfigured_tls(crate::llm::tls_config(
-                    endpoint.starts_with("https://"),
-                    "--otlp-endpoint",
-                )?)
-                .timeout(EXPORT_TIMEOUT)
-                .build()
-                .map_err(|error| {
-                    format!("--otlp-endpoint: cannot build the HTTP client: {error}")
-                })?;
-            let wire = if protocol == OtlpProtocol::HttpJson {
-                opentelemetry_otlp::Protocol::HttpJson
-            } else {
-                opentelemetry_otlp::Protocol::HttpBinary
-            };
-            opentelemetry_otlp::SpanExporter::builder()
-                .with_http()
-                .with_http_client(client)
-                .with_protocol(wire)
-                .with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')))
-                .with_timeout(EXPORT_TIMEOUT)
-                .build()
-        }
-    };
-    built.map_err(|error| format!("--otlp-endpoint '{endpoint}': {error}"))
-}
-
 /// The sampler `OTEL_TRACES_SAMPLER` names, with its ratio.
 fn sampler(choice: TraceSampler, ratio: f64) -> Sampler {
     match choice {
@@ -241,9 +208,39 @@ fn sampler(choice: TraceSampler, ratio: f64) -> Sampler {
 type FlushAndStop = oneshot::Sender<()>;
 
 /// The span processor: finished spans into a bounded queue, never waiting.
+///
+/// The queue is a vector behind a lock that the export task empties in one
+/// take, so a span costs a lock and a push on its way in and nothing on its
+/// way out; the task is woken twice a batch, not once a span: by the span
+/// that finds the queue empty (which arms the batch's deadline) and by the
+/// one that fills a batch. (A channel's send, receive and wake per span
+/// were a third of what a traced call cost.)
 #[derive(Debug)]
 struct ExportingProcessor {
-    spans: mpsc::Sender<SpanData>,
+    queue: Arc<SpanQueue>,
+}
+
+/// Finished spans waiting for export, and how they wake the export task.
+#[derive(Debug, Default)]
+struct SpanQueue {
+    spans: parking_lot::Mutex<Vec<SpanData>>,
+    wake: Notify,
+    /// Set (under the lock) when the export task takes its last spans: a
+    /// span ended later is dropped.
+    closed: AtomicBool,
+}
+
+impl SpanQueue {
+    /// Every span queued, in the order they ended; the queue starts again
+    /// with room for a batch (no growing while spans are pushed).
+    fn take(&self) -> Vec<SpanData> {
+        let fresh = Vec::with_capacity(BATCH_SPANS);
+        std::mem::replace(&mut *self.spans.lock(), fresh)
+    }
+
+    fn len(&self) -> usize {
+        self.spans.lock().len()
+    }
 }
 
 /// The handle that stops the export task.
@@ -258,12 +255,17 @@ impl ExportingProcessor {
     fn start<E: SpanExporter + 'static>(
         mut exporter: E,
         resource: &opentelemetry_sdk::Resource,
+        timeout: Duration,
     ) -> (ExportingProcessor, Flusher) {
         exporter.set_resource(resource);
-        let (spans, queued) = mpsc::channel(QUEUE_SPANS);
         let (commands, asked) = mpsc::unbounded_channel();
-        tokio::spawn(export_loop(exporter, queued, asked));
-        (ExportingProcessor { spans }, Flusher { commands })
+        let queue = Arc::new(SpanQueue::default());
+        tokio::spawn(export_loop(
+            Export { exporter, timeout },
+            queue.clone(),
+            asked,
+        ));
+        (ExportingProcessor { queue }, Flusher { commands })
     }
 }
 
@@ -274,13 +276,23 @@ impl SpanProcessor for ExportingProcessor {
         if !span.span_context.is_sampled() {
             return;
         }
-        match self.spans.try_send(span) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                dropped(&DROPPED_QUEUE_FULL, "queue_full", 1)
+        let queued = {
+            let mut spans = self.queue.spans.lock();
+            if self.queue.closed.load(Ordering::Relaxed) {
+                Err("shutdown")
+            } else if spans.len() >= QUEUE_SPANS {
+                Err("queue_full")
+            } else {
+                spans.push(span);
+                Ok(spans.len())
             }
+        };
+        match queued {
+            Ok(1 | BATCH_SPANS) => self.queue.wake.notify_one(),
+            Ok(_) => {}
             // The export task has ended: the server is stopping.
-            Err(mpsc::error::TrySendError::Closed(_)) => dropped(&DROPPED_SHUTDOWN, "shutdown", 1),
+            Err("shutdown") => dropped(&DROPPED_SHUTDOWN, "shutdown", 1),
+            Err(_) => dropped(&DROPPED_QUEUE_FULL, "queue_full", 1),
         }
     }
 
@@ -305,78 +317,93 @@ impl Flusher {
 }
 
 /// Sends batches of spans as they fill ([`BATCH_SPANS`]) or age
-/// ([`BATCH_DELAY`]), until asked to stop or every sender is gone.
+/// ([`BATCH_DELAY`] after the first span of a batch), until asked to stop.
 async fn export_loop<E: SpanExporter>(
-    exporter: E,
-    mut queued: mpsc::Receiver<SpanData>,
+    exporter: Export<E>,
+    queue: Arc<SpanQueue>,
     mut asked: mpsc::UnboundedReceiver<FlushAndStop>,
 ) {
-    let mut batch = Vec::with_capacity(BATCH_SPANS);
     let mut asking = true;
-    // When the batch's first span has waited long enough (armed when it
-    // comes).
+    // When the open batch's first span has waited long enough; armed when
+    // the task finds spans queued (the span that finds the queue empty
+    // wakes it, or leaves a permit if it came since).
     let deadline = tokio::time::sleep(BATCH_DELAY);
     tokio::pin!(deadline);
+    let mut armed = false;
     loop {
+        let queued = queue.len();
+        if queued >= BATCH_SPANS {
+            exporter.send_all(queue.take()).await;
+            armed = false;
+            continue;
+        }
+        if queued > 0 && !armed {
+            deadline
+                .as_mut()
+                .reset(tokio::time::Instant::now() + BATCH_DELAY);
+            armed = true;
+        }
         tokio::select! {
             biased;
             command = asked.recv(), if asking => match command {
-                Some(done) => return finish(&exporter, batch, queued, done).await,
+                Some(done) => return finish(&exporter, &queue, done).await,
                 None => asking = false,
             },
-            span = queued.recv() => match span {
-                Some(span) => {
-                    if batch.is_empty() {
-                        deadline.as_mut().reset(tokio::time::Instant::now() + BATCH_DELAY);
-                    }
-                    batch.push(span);
-                    if batch.len() >= BATCH_SPANS {
-                        export(&exporter, &mut batch).await;
-                    }
-                }
-                None => return export(&exporter, &mut batch).await,
-            },
-            () = &mut deadline, if !batch.is_empty() => export(&exporter, &mut batch).await,
+            () = queue.wake.notified() => {}
+            () = &mut deadline, if armed => {
+                exporter.send_all(queue.take()).await;
+                armed = false;
+            }
         }
     }
 }
 
-/// Sends `batch` and everything still queued, shuts the exporter down and
+/// Sends everything queued, stops the queue, shuts the exporter down and
 /// answers `done`.
-async fn finish<E: SpanExporter>(
-    exporter: &E,
-    mut batch: Vec<SpanData>,
-    mut queued: mpsc::Receiver<SpanData>,
-    done: FlushAndStop,
-) {
-    queued.close();
-    while let Ok(span) = queued.try_recv() {
-        batch.push(span);
-        if batch.len() >= BATCH_SPANS {
-            export(exporter, &mut batch).await;
-        }
-    }
-    export(exporter, &mut batch).await;
-    let _ = exporter.shutdown();
+async fn finish<E: SpanExporter>(exporter: &Export<E>, queue: &SpanQueue, done: FlushAndStop) {
+    let last = {
+        let mut spans = queue.spans.lock();
+        queue.closed.store(true, Ordering::Relaxed);
+        std::mem::take(&mut *spans)
+    };
+    exporter.send_all(last).await;
+    let _ = exporter.exporter.shutdown();
     let _ = done.send(());
 }
 
-/// Sends `batch` (emptied), counting its spans as dropped when the
-/// collector does not take them in time.
-async fn export<E: SpanExporter>(exporter: &E, batch: &mut Vec<SpanData>) {
-    if batch.is_empty() {
-        return;
+/// The exporter, with how long one of its requests may take.
+struct Export<E> {
+    exporter: E,
+    timeout: Duration,
+}
+
+impl<E: SpanExporter> Export<E> {
+    /// Sends `spans` in batches of at most [`BATCH_SPANS`].
+    async fn send_all(&self, mut spans: Vec<SpanData>) {
+        while spans.len() > BATCH_SPANS {
+            let rest = spans.split_off(BATCH_SPANS);
+            self.send(spans).await;
+            spans = rest;
+        }
+        self.send(spans).await;
     }
-    let spans = std::mem::take(batch);
-    let count = spans.len();
-    let outcome = tokio::time::timeout(EXPORT_TIMEOUT, exporter.export(spans)).await;
-    let failed = match outcome {
-        Ok(Ok(())) => None,
-        Ok(Err(error)) => Some(error),
-        Err(_) => Some(OTelSdkError::Timeout(EXPORT_TIMEOUT)),
-    };
-    if let Some(error) = failed {
-        dropped(&DROPPED_EXPORT, "export", count as u64);
-        tracing::debug!(%error, spans = count, "spans not exported");
+
+    /// Sends `batch`, counting its spans as dropped when the collector
+    /// does not take them in time.
+    async fn send(&self, batch: Vec<SpanData>) {
+        if batch.is_empty() {
+            return;
+        }
+        let count = batch.len();
+        let outcome = tokio::time::timeout(self.timeout, self.exporter.export(batch)).await;
+        let failed = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(error),
+            Err(_) => Some(OTelSdkError::Timeout(self.timeout)),
+        };
+        if let Some(error) = failed {
+            dropped(&DROPPED_EXPORT, "export", count as u64);
+            tracing::debug!(%error, spans = count, "spans not exported");
+        }
     }
 }

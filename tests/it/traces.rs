@@ -114,7 +114,18 @@ async fn attempt_and_its_llm_request(collector: &Collector, trace_id: &[u8]) -> 
 async fn a_calls_span_is_the_child_of_its_traceparent_and_its_commit_is_in_the_trace() {
     let collector = Collector::start_grpc().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let recapd = traced_recapd(dir.path(), &collector, "grpc", &[]);
+    let mut command = Recapd::command(dir.path());
+    command
+        .args([
+            "--otlp-endpoint",
+            collector.url(),
+            "--otlp-protocol",
+            "grpc",
+        ])
+        // The traces-only variable wins over the general one.
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=general")
+        .env("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-api-key=for-traces");
+    let recapd = Recapd::start_with(command, dir.path());
     let mut server = Server::clients(recapd.channel().await);
     let (traceparent, trace_id, caller_span) = new_traceparent();
     server
@@ -185,6 +196,11 @@ async fn a_calls_span_is_the_child_of_its_traceparent_and_its_commit_is_in_the_t
         .await;
     assert!(refused.parent_span_id.is_empty(), "a root span");
     assert_ne!(refused.trace_id, trace_id);
+    let keys = collector.header_values("x-api-key");
+    assert!(
+        !keys.is_empty() && keys.iter().all(|key| key == "for-traces"),
+        "every export carries the operator's header as gRPC metadata: {keys:?}"
+    );
 }
 
 #[tokio::test]
@@ -371,6 +387,8 @@ async fn spans_reach_a_collector_over_http() {
             "recapd-eu",
             "--otel-resource-attributes",
             "deployment.environment.name=test",
+            "--otlp-headers",
+            "x-api-key=s%3Dcret",
         ],
     );
     let mut server = Server::clients(recapd.channel().await);
@@ -398,6 +416,11 @@ async fn spans_reach_a_collector_over_http() {
         collector
             .everything()
             .contains("deployment.environment.name")
+    );
+    let keys = collector.header_values("x-api-key");
+    assert!(
+        !keys.is_empty() && keys.iter().all(|key| key == "s=cret"),
+        "every export carries the operator's header, decoded: {keys:?}"
     );
 }
 
@@ -528,6 +551,15 @@ async fn a_bad_endpoint_or_attribute_is_refused_at_start() {
                 "thrift",
             ],
             "--otlp-protocol",
+        ),
+        (
+            vec![
+                "--otlp-endpoint",
+                "http://127.0.0.1:4318",
+                "--otlp-headers",
+                "two words=x",
+            ],
+            "--otlp-headers",
         ),
     ] {
         let (code, _, stderr) = run_recapd(&args, &[]).await;

@@ -27,6 +27,10 @@ const CODES: usize = 17;
 pub(super) struct Method {
     /// "recap.v1.EventService/Publish", or [`UNKNOWN`].
     pub(super) label: &'static str,
+    /// The label's service and method ("recap.v1.EventService",
+    /// "Publish"); `_OTHER` for both of [`UNKNOWN`], as the trace
+    /// conventions name a method outside the known set.
+    pub(super) service_and_method: (&'static str, &'static str),
     duration: Registered<Histogram>,
     requests: [Registered<Counter>; CODES],
 }
@@ -35,6 +39,7 @@ impl Method {
     fn new(label: &'static str) -> Self {
         Method {
             label,
+            service_and_method: label.split_once('/').unwrap_or(("_OTHER", "_OTHER")),
             duration: Registered::new(),
             requests: std::array::from_fn(|_| Registered::new()),
         }

@@ -21,11 +21,13 @@ use prost::Message as _;
 #[derive(Clone)]
 pub struct Collector {
     received: Arc<Mutex<Vec<ExportTraceServiceRequest>>>,
+    headers: Arc<Mutex<Vec<http::HeaderMap>>>,
     url: String,
 }
 
 struct Receiver {
     received: Arc<Mutex<Vec<ExportTraceServiceRequest>>>,
+    headers: Arc<Mutex<Vec<http::HeaderMap>>>,
 }
 
 #[tonic::async_trait]
@@ -34,6 +36,10 @@ impl TraceService for Receiver {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        self.headers
+            .lock()
+            .expect("not poisoned")
+            .push(request.metadata().clone().into_headers());
         self.received
             .lock()
             .expect("not poisoned")
@@ -50,15 +56,21 @@ impl Collector {
             .expect("a loopback port");
         let url = format!("http://{}", listener.local_addr().expect("bound"));
         let received = Arc::new(Mutex::new(Vec::new()));
+        let headers = Arc::new(Mutex::new(Vec::new()));
         let service = TraceServiceServer::new(Receiver {
             received: received.clone(),
+            headers: headers.clone(),
         });
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(service)
                 .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
         );
-        Collector { received, url }
+        Collector {
+            received,
+            headers,
+            url,
+        }
     }
 
     /// A receiver of OTLP over HTTP (protobuf) on a loopback port: its url
@@ -70,16 +82,23 @@ impl Collector {
             .expect("a loopback port");
         let url = format!("http://{}", listener.local_addr().expect("bound"));
         let received = Arc::new(Mutex::new(Vec::new()));
+        let headers = Arc::new(Mutex::new(Vec::new()));
         let kept = received.clone();
+        let kept_headers = headers.clone();
         tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
                 let kept = kept.clone();
+                let kept_headers = kept_headers.clone();
                 let service = hyper::service::service_fn(
                     move |request: hyper::Request<hyper::body::Incoming>| {
                         let kept = kept.clone();
+                        kept_headers
+                            .lock()
+                            .expect("not poisoned")
+                            .push(request.headers().clone());
                         async move {
                             let wanted = request.method() == hyper::Method::POST
                                 && request.uri().path() == "/v1/traces"
@@ -112,7 +131,23 @@ impl Collector {
                 );
             }
         });
-        Collector { received, url }
+        Collector {
+            received,
+            headers,
+            url,
+        }
+    }
+
+    /// The values of header `name` on every request received (gRPC
+    /// metadata included).
+    pub fn header_values(&self, name: &str) -> Vec<String> {
+        self.headers
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .flat_map(|headers| headers.get_all(name))
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+            .collect()
     }
 
     /// The base URL to give `--otlp-endpoint`.
