@@ -415,9 +415,45 @@ impl RecallIndex {
     /// is read, so this may run on a snapshot of the index while the chat
     /// changes; [`Candidates::hits`] reads their texts afterwards.
     pub fn candidates(&self, query: &RecallQuery<'_>) -> Candidates {
+        self.candidates_by(query, |keep| self.keyword.top(query.text, CANDIDATES, keep))
+    }
+
+    /// [`RecallIndex::candidates`] with the old keyword phase (every
+    /// entry of every list scored, then the best kept), for the timing.
+    #[cfg(test)]
+    pub(super) fn candidates_exhaustive(&self, query: &RecallQuery<'_>) -> Candidates {
+        self.candidates_by(query, |keep| {
+            search::best(self.keyword.scores(query.text), CANDIDATES, keep)
+        })
+    }
+
+    /// The keyword phase of [`RecallIndex::candidates`] alone, by the new
+    /// path or (`exhaustive`) the old one, for the timing.
+    #[cfg(test)]
+    pub(super) fn keyword_phase(
+        &self,
+        query: &RecallQuery<'_>,
+        exhaustive: bool,
+    ) -> Vec<(u32, f32)> {
         let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
         let keep = search::keeper(query, doc);
-        let keyword = search::best(self.keyword.scores(query.text), CANDIDATES, &keep);
+        if exhaustive {
+            search::best(self.keyword.scores(query.text), CANDIDATES, &keep)
+        } else {
+            self.keyword.top(query.text, CANDIDATES, &keep)
+        }
+    }
+
+    /// [`RecallIndex::candidates`] with `keyword` for its keyword phase
+    /// (given the query's exclusions).
+    fn candidates_by(
+        &self,
+        query: &RecallQuery<'_>,
+        keyword: impl FnOnce(&dyn Fn(u32) -> bool) -> Vec<(u32, f32)>,
+    ) -> Candidates {
+        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
+        let keep = search::keeper(query, doc);
+        let keyword = keyword(&keep);
         let vector = query.vector.map(|q| {
             self.vectors
                 .similar(q, query.min_similarity, CANDIDATES, &keep)

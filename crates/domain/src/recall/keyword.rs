@@ -18,6 +18,11 @@ use std::sync::OnceLock;
 
 use bm25::{DefaultTokenizer, Language, Tokenizer};
 
+use postings::{Posting, PostingList};
+
+mod postings;
+mod top;
+
 /// BM25's term-frequency saturation.
 const K1: f32 = 1.2;
 /// BM25's length normalisation.
@@ -32,36 +37,48 @@ pub fn terms(text: &str) -> Vec<String> {
         .tokenize(text)
 }
 
-/// One occurrence list entry: a document and how often the term is in it.
-#[derive(Debug, Clone, Copy)]
-struct Posting {
-    doc: u32,
-    count: u32,
-}
-
 /// An inverted index of documents named by slot numbers (the caller's),
 /// with BM25 scoring. Invariants: `postings[t]` holds each document whose
-/// terms include `t` exactly once; `doc_terms[d]` lists the distinct terms
+/// terms include `t` exactly once, in document order (see
+/// [`postings`]); `doc_terms[d]` lists the distinct terms
 /// of document `d` (empty for a free slot); `total_len` is the sum of
 /// `doc_len` over documents present, `docs` their number.
 #[derive(Debug, Default, Clone)]
 pub struct KeywordIndex {
     ids: HashMap<Box<str>, u32>,
-    postings: Vec<Vec<Posting>>,
+    postings: Vec<PostingList>,
     doc_terms: Vec<Box<[u32]>>,
     doc_len: Vec<u32>,
     present: Vec<bool>,
     total_len: u64,
     docs: u32,
-    /// The heap the terms, postings and term lists hold, kept as they
-    /// change (an estimate: the vectors' spare capacity left out), so
-    /// that reading it costs nothing.
+    /// The heap the terms, postings (with their blocks) and term lists
+    /// hold, kept as they change (an estimate: the vectors' spare capacity
+    /// left out), so that reading it costs nothing.
     bytes: usize,
 }
 
 /// The estimated heap of a new term in the map and its posting list.
 fn term_bytes(term: &str) -> usize {
-    term.len() + std::mem::size_of::<(Box<str>, u32)>() + 8 + std::mem::size_of::<Vec<Posting>>()
+    term.len() + std::mem::size_of::<(Box<str>, u32)>() + 8 + std::mem::size_of::<PostingList>()
+}
+
+/// The heap of `blocks` blocks of a posting list.
+fn block_bytes(blocks: usize) -> usize {
+    blocks * std::mem::size_of::<postings::Block>()
+}
+
+/// BM25's share of one term in one document: the term's `idf`, its count
+/// `tf` in the document, the document's length `len` and the average
+/// length. The one formula every search scores with (and bounds with:
+/// it grows with `tf` and shrinks with `len`).
+fn part(idf: f32, tf: f32, len: f32, average: f32) -> f32 {
+    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / average))
+}
+
+/// BM25's idf of a term in `df` of `n` documents.
+fn idf(n: f32, df: f32) -> f32 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 impl KeywordIndex {
@@ -73,7 +90,7 @@ impl KeywordIndex {
             let next = self.ids.len() as u32;
             let id = *self.ids.entry(word.as_str().into()).or_insert(next);
             if id as usize == self.postings.len() {
-                self.postings.push(Vec::new());
+                self.postings.push(PostingList::default());
                 self.bytes += term_bytes(word);
             }
             *counts.entry(id).or_default() += 1;
@@ -90,13 +107,19 @@ impl KeywordIndex {
         self.present[slot] = true;
         let mut distinct: Vec<u32> = counts.keys().copied().collect();
         distinct.sort_unstable();
-        for (&term, &count) in &counts {
-            self.postings[term as usize].push(Posting { doc, count });
-        }
         let len = u32::try_from(words.len()).unwrap_or(u32::MAX);
+        // The blocks' bounds read the length.
+        self.doc_len[slot] = len;
+        for (&term, &count) in &counts {
+            if let Some(list) = self.postings.get_mut(term as usize) {
+                let blocks = list.block_count();
+                list.insert(Posting { doc, count }, &self.doc_len);
+                self.bytes = (self.bytes + block_bytes(list.block_count()))
+                    .saturating_sub(block_bytes(blocks));
+            }
+        }
         self.bytes += distinct.len() * (std::mem::size_of::<Posting>() + 4);
         self.doc_terms[slot] = distinct.into_boxed_slice();
-        self.doc_len[slot] = len;
         self.total_len += u64::from(len);
         self.docs += 1;
     }
@@ -114,7 +137,10 @@ impl KeywordIndex {
             .saturating_sub(terms.len() * (std::mem::size_of::<Posting>() + 4));
         for term in terms.iter() {
             if let Some(list) = self.postings.get_mut(*term as usize) {
-                list.retain(|p| p.doc != doc);
+                let blocks = list.block_count();
+                list.remove(doc, &self.doc_len);
+                self.bytes = (self.bytes + block_bytes(list.block_count()))
+                    .saturating_sub(block_bytes(blocks));
             }
         }
         self.total_len -= u64::from(self.doc_len[slot]);
@@ -122,11 +148,12 @@ impl KeywordIndex {
         self.docs = self.docs.saturating_sub(1);
     }
 
-    /// The BM25 score of every document sharing a term with `query`, as
-    /// `(doc, score)` in no order; each distinct query term counts once.
-    pub fn scores(&self, query: &str) -> Vec<(u32, f32)> {
+    /// The distinct known terms of `query` (each once, in term order),
+    /// with the number of documents and their average length; `None` when
+    /// the index is empty.
+    fn query_terms(&self, query: &str) -> Option<(Vec<u32>, f32, f32)> {
         if self.docs == 0 {
-            return Vec::new();
+            return None;
         }
         let mut wanted: Vec<u32> = terms(query)
             .iter()
@@ -136,6 +163,43 @@ impl KeywordIndex {
         wanted.dedup();
         let n = self.docs as f32;
         let average = (self.total_len as f32 / n).max(1.0);
+        Some((wanted, n, average))
+    }
+
+    /// The best `k` documents for `query` by BM25 among those `keep` lets
+    /// through, as `(doc, score)` best first (ties: the lower slot): the
+    /// same as scoring every document sharing a term with `query` and
+    /// keeping the best `k` of those `keep` accepts, to the bit, but
+    /// reading only the parts of the lists that could change the answer
+    /// (see [`top`]). `keep` is asked only of documents that would enter
+    /// the best `k` so far.
+    pub fn top(&self, query: &str, k: usize, keep: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        let Some((wanted, n, average)) = self.query_terms(query) else {
+            return Vec::new();
+        };
+        let lists: Vec<(u32, &PostingList)> = wanted
+            .iter()
+            .filter_map(|t| Some((*t, self.postings.get(*t as usize)?)))
+            .filter(|(_, list)| !list.is_empty())
+            .collect();
+        let corpus = top::Corpus {
+            doc_len: &self.doc_len,
+            doc_terms: &self.doc_terms,
+            n,
+            average,
+        };
+        top::top(&lists, &corpus, k, keep)
+    }
+
+    /// The BM25 score of every document sharing a term with `query`, as
+    /// `(doc, score)` in no order; each distinct query term counts once.
+    /// Every entry of every list read: the oracle [`KeywordIndex::top`] is
+    /// checked against, and the old search the timing compares with.
+    #[cfg(test)]
+    pub fn scores(&self, query: &str) -> Vec<(u32, f32)> {
+        let Some((wanted, n, average)) = self.query_terms(query) else {
+            return Vec::new();
+        };
         let mut score = vec![0f32; self.doc_len.len()];
         let mut touched = Vec::new();
         for term in wanted {
@@ -143,13 +207,12 @@ impl KeywordIndex {
             if list.is_empty() {
                 continue;
             }
-            let df = list.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for posting in list {
+            let idf = idf(n, list.len() as f32);
+            for posting in list.postings() {
                 let d = posting.doc as usize;
                 let tf = posting.count as f32;
                 let len = self.doc_len[d] as f32;
-                let part = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / average));
+                let part = part(idf, tf, len, average);
                 if score[d] == 0.0 {
                     touched.push(posting.doc);
                 }
@@ -161,6 +224,14 @@ impl KeywordIndex {
             .map(|d| (d, score[d as usize]))
             .filter(|(_, s)| *s > 0.0)
             .collect()
+    }
+
+    /// Checks the posting lists' invariants (tests).
+    #[cfg(test)]
+    fn check(&self) {
+        for list in &self.postings {
+            list.check(&self.doc_len);
+        }
     }
 
     /// Bytes the index holds on the heap (an estimate kept as it changes,
@@ -177,10 +248,14 @@ impl KeywordIndex {
 mod tests {
     use super::*;
 
+    mod random;
+
     fn ranked(index: &KeywordIndex, query: &str) -> Vec<u32> {
+        let found = index.top(query, 1000, |_| true);
         let mut scores = index.scores(query);
-        scores.sort_by(|a, b| b.1.total_cmp(&a.1));
-        scores.into_iter().map(|(d, _)| d).collect()
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        assert_eq!(found, scores);
+        found.into_iter().map(|(d, _)| d).collect()
     }
 
     #[test]

@@ -115,10 +115,10 @@ pub(super) fn keeper<'i>(
     }
 }
 
-/// A scored slot in [`best`]'s heap: the worst on top (lower score, then
-/// the higher slot).
+/// A scored slot in [`best`]'s heap (and a keyword search's): the worst
+/// on top (lower score, then the higher slot).
 #[derive(PartialEq)]
-struct Ranked(f32, u32);
+pub(super) struct Ranked(pub f32, pub u32);
 
 impl Eq for Ranked {}
 

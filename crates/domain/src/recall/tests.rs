@@ -14,6 +14,7 @@ use crate::settings::{Milli, Settings};
 use crate::time::UnixMicros;
 
 mod fusion;
+mod timing;
 
 fn message(id: &str, name: &str, text: &str) -> Message {
     NewMessage {
@@ -275,121 +276,6 @@ fn the_tier_fits_its_budget_and_goes_where_its_settings_say() {
     assert!(tier.text.is_empty());
     let nothing = refresh_recall(&Chat::default(), Some(Vec::new()), ctx, count);
     assert!(nothing.text.is_empty(), "no hits inject nothing");
-}
-
-/// A rough timing of one search over a large chat, for profiling by hand
-/// (`cargo test -p recapd-domain --release --lib recall::tests::timing
-/// -- --ignored --nocapture`); asserts nothing about time.
-#[test]
-#[ignore = "a timing for profiling by hand"]
-fn timing_of_a_search_over_a_large_chat() {
-    // As `bench/recall.sh`'s chats: twenty words a message drawn by
-    // Zipf's law from 8,000, each message's vector the sum of its words'
-    // (random) vectors, so that common words give every vector a shared
-    // direction, as a model's vectors have.
-    let mut next = super::vectors::tests::xorshift(7);
-    let word_vectors: Vec<Vec<f32>> = (0..8000)
-        .map(|_| {
-            (0..384)
-                .map(|_| (next() % 1000) as f32 / 1000.0 - 0.5)
-                .collect()
-        })
-        .collect();
-    let harmonic: Vec<f64> = (1..=8000)
-        .scan(0.0, |sum, r| {
-            *sum += 1.0 / f64::from(r);
-            Some(*sum)
-        })
-        .collect();
-    let mut zipf = move || {
-        let u = (next() >> 11) as f64 / (1u64 << 53) as f64 * harmonic[7999];
-        harmonic.partition_point(|h| *h < u).min(7999)
-    };
-    let sum_of = |words: &[usize]| -> Vec<f32> {
-        let mut sum = vec![0f32; 384];
-        for &w in words {
-            sum.iter_mut()
-                .zip(&word_vectors[w])
-                .for_each(|(s, x)| *s += x);
-        }
-        sum
-    };
-    let mut chat = Chat::default();
-    let mut stored = Vec::new();
-    let mut messages = Vec::new();
-    for i in 0..100_000 {
-        let words: Vec<usize> = (0..20).map(|_| zipf()).collect();
-        let text = words
-            .iter()
-            .map(|w| format!("w{w}x"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let id = format!("m{i}");
-        stored.push(StoredVector {
-            key: ChunkKey {
-                message_id: id.as_str().into(),
-                source: Source::Message,
-                part: 0,
-            },
-            fingerprint: super::input_fingerprint(Some("A"), &text),
-            model: "m".into(),
-            vector: sum_of(&words),
-        });
-        chat.apply(ChatEvent::MessageSent(message(&id, "A", &text)))
-            .expect("appends");
-        messages.push(words);
-    }
-    let started = std::time::Instant::now();
-    let index = RecallIndex::build(&chat, 1000, "m", stored);
-    println!("build {:?}", started.elapsed());
-    let settings = {
-        let mut settings = Settings::default();
-        settings.recall.enabled = true;
-        settings
-    };
-    for _ in 0..3 {
-        let started = std::time::Instant::now();
-        let hits = moment_hits(&chat, &index, &settings, 10);
-        println!(
-            "moment search {:?} ({} hits)",
-            started.elapsed(),
-            hits.len()
-        );
-    }
-    // Six words of a message, by keyword alone and with their direction.
-    for hybrid in [false, true] {
-        let mut took = Vec::new();
-        let mut own = 0;
-        for q in 0..200 {
-            let about = q * 457 % messages.len();
-            let six = &messages[about][..6];
-            let text = six
-                .iter()
-                .map(|w| format!("w{w}x"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let direction = sum_of(six);
-            let query = RecallQuery {
-                vector: hybrid.then_some(direction.as_slice()),
-                ..words(&text)
-            };
-            let started = std::time::Instant::now();
-            let found = index.candidates(&query);
-            took.push(started.elapsed());
-            own += usize::from(
-                found
-                    .hits(&chat)
-                    .iter()
-                    .any(|h| h.key.message_id.as_str() == format!("m{about}")),
-            );
-        }
-        took.sort();
-        println!(
-            "text search, hybrid {hybrid}: p50 {:?} p99 {:?}; its message in the top 10: {own} of 200",
-            took[took.len() / 2],
-            took[took.len() * 99 / 100]
-        );
-    }
 }
 
 /// A keyword query for `text`, ten hits, no thresholds, nothing left out.
