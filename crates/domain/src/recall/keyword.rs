@@ -226,6 +226,19 @@ impl KeywordIndex {
             .collect()
     }
 
+    /// The part of [`KeywordIndex::heap_bytes`] the lists' blocks and
+    /// their headers (beyond a plain vector's) account for (the timing).
+    #[cfg(test)]
+    pub fn block_overhead(&self) -> usize {
+        self.postings
+            .iter()
+            .map(|list| {
+                block_bytes(list.block_count()) + std::mem::size_of::<PostingList>()
+                    - std::mem::size_of::<Vec<Posting>>()
+            })
+            .sum()
+    }
+
     /// Checks the posting lists' invariants (tests).
     #[cfg(test)]
     fn check(&self) {

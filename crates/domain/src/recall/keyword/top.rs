@@ -217,6 +217,9 @@ pub(super) fn top(
     // The best `k` found so far, by their found scores.
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(k.min(4096) + 1);
     let mut pool: Vec<Pooled> = Vec::new();
+    // Whether every score found was the exact one (then the best `k` are
+    // known already).
+    let mut all_exact = true;
     let mut sums = vec![0f32; window];
     let mut shares = vec![0f32; window];
     let mut touched = [0u64; WINDOW / 64];
@@ -342,6 +345,7 @@ pub(super) fn top(
             if floor.is_some_and(|floor| c.found * square < floor) || !keep(c.doc) {
                 continue;
             }
+            all_exact &= !c.more;
             pool.push(Pooled {
                 doc: c.doc,
                 found: if c.more { c.found } else { c.sum },
@@ -368,6 +372,9 @@ pub(super) fn top(
             Ok(next) => from = next,
             Err(_) => break,
         }
+    }
+    if all_exact {
+        return ranked(heap);
     }
     // The pool's scores in term order, as the exhaustive search sums them
     // (the pool is in slot order), and the best `k` of them.
@@ -408,7 +415,12 @@ pub(super) fn top(
             }
         }
     }
-    best.into_sorted_vec()
+    ranked(best)
+}
+
+/// The heap's documents, best first.
+fn ranked(heap: BinaryHeap<Ranked>) -> Vec<(u32, f32)> {
+    heap.into_sorted_vec()
         .into_iter()
         .map(|Ranked(score, doc)| (doc, score))
         .collect()

@@ -198,10 +198,11 @@ fn timing_of_a_search_over_a_large_chat() {
             moved.push(started.elapsed());
         }
         println!(
-            "  keyword index: built in {built:?}, p50 insert at the end {:?}, remove and insert in the middle {:?}; {} bytes",
+            "  keyword index: built in {built:?}, p50 insert at the end {:?}, remove and insert in the middle {:?}; {} bytes, of which blocks and list headers {}",
             median(added),
             median(moved),
-            keywords.heap_bytes()
+            keywords.heap_bytes(),
+            keywords.block_overhead()
         );
     }
 }
