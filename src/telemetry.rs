@@ -129,7 +129,8 @@ pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
 /// Counter of spans lost before reaching the OpenTelemetry collector,
 /// labelled `reason`: `queue_full` (`traces::QUEUE_SPANS` spans were
 /// already waiting), `export` (the collector did not take their batch:
-/// down, refusing, or slower than the export timeout, `--otlp-timeout`) or `shutdown`
+/// down, refusing, or slower than the export timeout, `--otlp-timeout`;
+/// or took it but said it rejected some, OTLP's partial success) or `shutdown`
 /// (ended after the export stopped).
 pub const TRACE_SPANS_DROPPED: &str = "recapd_trace_spans_dropped_total";
 

@@ -40,7 +40,7 @@ pub enum TraceSampler {
 /// text and checked only when an endpoint is set ([`TraceOptions::resolve`]):
 /// the `OTEL_*` variables an environment sets for other services never stop
 /// a recapd that does not trace.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Clone, clap::Args)]
 pub struct TraceOptions {
     /// Where spans are exported over OTLP: a collector's base URL such as
     /// http://127.0.0.1:4318 (http/protobuf) or http://127.0.0.1:4317
@@ -131,7 +131,7 @@ pub struct TraceSetup {
     /// The other resource attributes (`service.name` taken out).
     pub resource_attributes: Vec<(String, String)>,
     /// Headers of every export request (names and values HTTP allows).
-    pub headers: Vec<(String, String)>,
+    pub headers: ExportHeaders,
     /// How long one export request may take.
     pub timeout: std::time::Duration,
     /// The sampler.
@@ -151,6 +151,54 @@ pub struct TraceSetup {
 pub const DEFAULT_EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The longest export timeout accepted, in milliseconds (10 minutes).
 const MAX_EXPORT_TIMEOUT_MS: u64 = 600_000;
+
+/// The headers of every export request, as `(name, value)`: their values
+/// may be keys, so `Debug` shows the names only.
+#[derive(Clone, PartialEq, Default)]
+pub struct ExportHeaders(pub Vec<(String, String)>);
+
+impl std::fmt::Debug for ExportHeaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(name, _)| format!("{name}: <hidden>")))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for TraceOptions {
+    /// Every option but the headers' values (they may be keys).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let TraceOptions {
+            otlp_endpoint,
+            otlp_protocol,
+            otel_service_name,
+            otel_resource_attributes,
+            traces_sampler,
+            traces_sampler_arg,
+            otlp_headers,
+            otlp_traces_headers,
+            otlp_timeout,
+            otlp_traces_timeout,
+            trace_content,
+            trace_chat_ids,
+        } = self;
+        let hidden = |value: &Option<String>| value.as_ref().map(|_| "<hidden>");
+        f.debug_struct("TraceOptions")
+            .field("otlp_endpoint", otlp_endpoint)
+            .field("otlp_protocol", otlp_protocol)
+            .field("otel_service_name", otel_service_name)
+            .field("otel_resource_attributes", otel_resource_attributes)
+            .field("traces_sampler", traces_sampler)
+            .field("traces_sampler_arg", traces_sampler_arg)
+            .field("otlp_headers", &hidden(otlp_headers))
+            .field("otlp_traces_headers", &hidden(otlp_traces_headers))
+            .field("otlp_timeout", otlp_timeout)
+            .field("otlp_traces_timeout", otlp_traces_timeout)
+            .field("trace_content", trace_content)
+            .field("trace_chat_ids", trace_chat_ids)
+            .finish()
+    }
+}
 
 /// A value that is set and not blank.
 fn given(value: &Option<String>) -> Option<&str> {
@@ -191,6 +239,7 @@ impl TraceOptions {
                 .unwrap_or(""),
             "header",
             "--otlp-headers",
+            true,
         )?;
         for (name, value) in &headers {
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
@@ -256,7 +305,7 @@ impl TraceOptions {
             protocol,
             service_name,
             resource_attributes: attributes,
-            headers,
+            headers: ExportHeaders(headers),
             timeout,
             sampler,
             ratio,
@@ -271,27 +320,44 @@ impl TraceOptions {
 /// commas, keys and values %-decoded and trimmed; an empty text is no pair.
 /// A pair without `=` or with an empty key is an error naming it.
 pub fn resource_attributes(text: &str) -> Result<Vec<(String, String)>, String> {
-    key_value_pairs(text, "resource attribute", "--otel-resource-attributes")
+    key_value_pairs(
+        text,
+        "resource attribute",
+        "--otel-resource-attributes",
+        false,
+    )
 }
 
 /// `key=value` pairs separated by commas, as OpenTelemetry's variables
 /// write them (keys and values %-decoded and trimmed); an error names the
 /// pair as `what` and the option it came from.
-fn key_value_pairs(text: &str, what: &str, option: &str) -> Result<Vec<(String, String)>, String> {
+fn key_value_pairs(
+    text: &str,
+    what: &str,
+    option: &str,
+    secret: bool,
+) -> Result<Vec<(String, String)>, String> {
     let mut pairs = Vec::new();
-    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    let given = text.split(',').map(str::trim).filter(|p| !p.is_empty());
+    for (at, pair) in given.enumerate() {
+        // A header's value may be a key: an error names its place only.
+        let named = if secret {
+            format!("number {}", at + 1)
+        } else {
+            format!("'{pair}'")
+        };
         let Some((key, value)) = pair.split_once('=') else {
-            return Err(format!("{what} '{pair}' is not key=value ({option})"));
+            return Err(format!("{what} {named} is not key=value ({option})"));
         };
         let decode = |s: &str| {
             percent_encoding::percent_decode_str(s.trim())
                 .decode_utf8()
                 .map(|s| s.into_owned())
-                .map_err(|_| format!("{what} '{pair}' is not UTF-8 once decoded ({option})"))
+                .map_err(|_| format!("{what} {named} is not UTF-8 once decoded ({option})"))
         };
         let (key, value) = (decode(key)?, decode(value)?);
         if key.is_empty() {
-            return Err(format!("{what} '{pair}' has no key ({option})"));
+            return Err(format!("{what} {named} has no key ({option})"));
         }
         pairs.push((key, value));
     }
@@ -371,24 +437,30 @@ mod tests {
     fn headers_and_timeout_read_as_the_spec_writes_them() {
         let mut on = options(Some("http://127.0.0.1:4318"));
         let setup = on.resolve().unwrap().unwrap();
-        assert!(setup.headers.is_empty());
+        assert!(setup.headers.0.is_empty());
         assert_eq!(setup.timeout, DEFAULT_EXPORT_TIMEOUT);
         on.otlp_headers = Some("x-api-key=s%3Dcret, x-team = one".into());
         on.otlp_timeout = Some("2500".into());
         let setup = on.resolve().unwrap().unwrap();
         assert_eq!(
-            setup.headers,
+            setup.headers.0,
             vec![
                 ("x-api-key".to_string(), "s=cret".to_string()),
                 ("x-team".to_string(), "one".to_string()),
             ]
+        );
+        // The values never reach a log line through Debug.
+        let shown = format!("{on:?} {setup:?}");
+        assert!(
+            shown.contains("x-api-key") && !shown.contains("cret"),
+            "{shown}"
         );
         assert_eq!(setup.timeout, std::time::Duration::from_millis(2500));
         on.otlp_traces_headers = Some("only=traces".into());
         on.otlp_traces_timeout = Some("0".into());
         let setup = on.resolve().unwrap().unwrap();
         assert_eq!(
-            setup.headers,
+            setup.headers.0,
             vec![("only".to_string(), "traces".to_string())]
         );
         assert_eq!(
@@ -396,8 +468,13 @@ mod tests {
             "0 gives way to the default"
         );
         assert_eq!(setup.warnings.len(), 1);
-        on.otlp_traces_headers = Some("novalue".into());
-        assert!(on.resolve().unwrap_err().contains("--otlp-headers"));
+        // A malformed pair is named by its place, never by its text.
+        for bad in ["Authorization: Bearer sk-1", "=sk-1", "x=%FF%FEsk-1"] {
+            on.otlp_traces_headers = Some(format!("fine=1,{bad}"));
+            let error = on.resolve().unwrap_err();
+            assert!(error.contains("header number 2"), "{error}");
+            assert!(!error.contains("sk-1"), "{error}");
+        }
         on.otlp_traces_headers = Some("two words=x".into());
         assert!(on.resolve().unwrap_err().contains("--otlp-headers"));
         on.otlp_traces_headers = Some("x-key=line%0Abreak".into());

@@ -46,12 +46,14 @@ impl Exporter {
         let endpoint = setup.endpoint.as_str();
         let tls = endpoint.starts_with("https://");
         let mut headers = http::HeaderMap::new();
-        for (name, value) in &setup.headers {
+        for (name, value) in &setup.headers.0 {
             let name = http::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("--otlp-headers: '{name}' is not a header name"))?;
-            let value = http::HeaderValue::from_str(value).map_err(|_| {
+            let mut value = http::HeaderValue::from_str(value).map_err(|_| {
                 format!("--otlp-headers: the value of '{name}' is not a header value")
             })?;
+            // Never shown by Debug, never kept in HTTP/2's header table.
+            value.set_sensitive(true);
             headers.append(name, value);
         }
         let transport = match setup.protocol {
@@ -66,7 +68,8 @@ impl Exporter {
                         .map_err(|error| format!("--otlp-endpoint '{endpoint}': {error}"))?;
                 }
                 Transport::Grpc {
-                    client: tonic::client::Grpc::new(channel.connect_lazy()),
+                    client: tonic::client::Grpc::new(channel.connect_lazy())
+                        .max_decoding_message_size(MAX_ANSWER_BYTES),
                     metadata: tonic::metadata::MetadataMap::from_headers(headers),
                 }
             }
@@ -80,7 +83,7 @@ impl Exporter {
                     })?;
                 let url = format!("{}/v1/traces", endpoint.trim_end_matches('/'));
                 if setup.protocol == OtlpProtocol::HttpJson {
-                    let headers = setup.headers.iter().cloned().collect::<HashMap<_, _>>();
+                    let headers = setup.headers.0.iter().cloned().collect::<HashMap<_, _>>();
                     return opentelemetry_otlp::SpanExporter::builder()
                         .with_http()
                         .with_http_client(client)
@@ -92,6 +95,10 @@ impl Exporter {
                         .map(Exporter::Json)
                         .map_err(|error| format!("--otlp-endpoint '{endpoint}': {error}"));
                 }
+                headers.insert(
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("application/x-protobuf"),
+                );
                 Transport::Http {
                     client,
                     url,
@@ -136,7 +143,8 @@ pub struct WireExporter {
     transport: Transport,
 }
 
-/// Where a [`WireExporter`] sends, with the operator's headers.
+/// Where a [`WireExporter`] sends, with the operator's headers (marked
+/// sensitive: `Debug` shows none of their values).
 #[derive(Debug)]
 enum Transport {
     Grpc {
@@ -156,6 +164,7 @@ impl WireExporter {
             return Ok(());
         }
         let body = self.writer.write(&batch);
+        let sent = batch.len();
         drop(batch);
         let answer = match &self.transport {
             Transport::Grpc { client, metadata } => {
@@ -183,7 +192,6 @@ impl WireExporter {
                 let mut response = client
                     .post(url)
                     .headers(headers.clone())
-                    .header(http::header::CONTENT_TYPE, "application/x-protobuf")
                     .body(body)
                     .send()
                     .await
@@ -205,7 +213,9 @@ impl WireExporter {
             && partial.rejected_spans > 0
         {
             // Taken, but not all kept: those spans are lost.
-            super::traces::count_dropped_export(u64::try_from(partial.rejected_spans).unwrap_or(0));
+            // At most what was sent, whatever the collector claims.
+            let rejected = usize::try_from(partial.rejected_spans).map_or(sent, |n| n.min(sent));
+            super::traces::count_dropped_export(rejected as u64);
             tracing::debug!(
                 rejected = partial.rejected_spans,
                 message = %partial.error_message,

@@ -1,10 +1,12 @@
 //! The spans recapd records for traces, one constructor each, so that their
 //! names and attributes are written once (docs/operating.md lists them).
 //!
-//! Every span here has the target [`TARGET`]: with traces off no subscriber
-//! wants it, and making one costs a check of its callsite's cached interest
-//! (the fields are not even evaluated). The helpers that would do more work
-//! (capture a context, format a link) ask [`traces::enabled`] first.
+//! Every span here but the RPC's ([`rpc`], made with the OpenTelemetry API
+//! directly, and not at all with traces off) is a `tracing` span of the
+//! target [`TARGET`]: with traces off no subscriber wants it, and making
+//! one costs a check of its callsite's cached interest (the fields are not
+//! even evaluated). The helpers that would do more work (capture a context,
+//! format a link) ask [`traces::enabled`] first.
 //!
 //! Privacy: no constructor takes text from a chat. Chat ids are added only
 //! with `--trace-chat-ids` ([`chat_id`]), text only with `--trace-content`

@@ -2,16 +2,19 @@
 //! finished spans over OTLP.
 //!
 //! recapd's spans are `tracing` spans of the target [`TARGET`] (made by
-//! [`super::spans`]); with traces on, `tracing-opentelemetry`'s layer turns
-//! them into OpenTelemetry spans, and the log's layer never sees them (so
-//! the log reads the same either way). With traces off no layer wants the
-//! target, and a span costs one check of its callsite's cached interest.
+//! [`super::spans`]), which `tracing-opentelemetry`'s layer turns into
+//! OpenTelemetry spans (the log's layer never sees them, so the log reads
+//! the same either way), and one span per RPC made with the OpenTelemetry
+//! API directly ([`tracer`]). With traces off no layer wants the target, a
+//! span costs one check of its callsite's cached interest, and no RPC span
+//! is made.
 //!
 //! Export never blocks a call: a finished span goes into a bounded queue
-//! ([`QUEUE_SPANS`]) with `try_send`, and one task sends batches to the
-//! collector. A span that finds the queue full, or whose batch the collector
-//! did not take (down, refusing, slower than its timeout), is counted
-//! in `recapd_trace_spans_dropped_total` by reason, and is lost: a
+//! ([`QUEUE_SPANS`]) under a lock, without waiting, and one task sends
+//! batches to the collector ([`super::otlp_export`]). A span that finds
+//! the queue full, or whose batch the collector did not take (down,
+//! refusing, slower than `--otlp-timeout`, or taken but rejected), is
+//! counted in `recapd_trace_spans_dropped_total` by reason, and is lost: a
 //! collector that is down costs nothing else. This processor is recapd's
 //! own rather than the SDK's batching one because that one keeps its count
 //! of dropped spans to itself.
@@ -231,11 +234,16 @@ struct SpanQueue {
 }
 
 impl SpanQueue {
-    /// Every span queued, in the order they ended; the queue starts again
-    /// with room for a batch (no growing while spans are pushed).
+    /// The first [`BATCH_SPANS`] spans queued, in the order they ended
+    /// (the rest stay queued, so that at most a batch is held outside the
+    /// queue's bound); a queue taken whole starts again with room for a
+    /// batch (no growing while spans are pushed).
     fn take(&self) -> Vec<SpanData> {
-        let fresh = Vec::with_capacity(BATCH_SPANS);
-        std::mem::replace(&mut *self.spans.lock(), fresh)
+        let mut spans = self.spans.lock();
+        if spans.len() > BATCH_SPANS {
+            return spans.drain(..BATCH_SPANS).collect();
+        }
+        std::mem::replace(&mut *spans, Vec::with_capacity(BATCH_SPANS))
     }
 
     fn len(&self) -> usize {
@@ -333,7 +341,7 @@ async fn export_loop<E: SpanExporter>(
     loop {
         let queued = queue.len();
         if queued >= BATCH_SPANS {
-            exporter.send_all(queue.take()).await;
+            exporter.send(queue.take()).await;
             armed = false;
             continue;
         }
@@ -351,7 +359,7 @@ async fn export_loop<E: SpanExporter>(
             },
             () = queue.wake.notified() => {}
             () = &mut deadline, if armed => {
-                exporter.send_all(queue.take()).await;
+                exporter.send(queue.take()).await;
                 armed = false;
             }
         }
@@ -407,3 +415,6 @@ impl<E: SpanExporter> Export<E> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
