@@ -130,7 +130,7 @@ pub struct TraceSetup {
     pub service_name: String,
     /// The other resource attributes (`service.name` taken out).
     pub resource_attributes: Vec<(String, String)>,
-    /// Headers of every export request (names and values HTTP allows).
+    /// Headers of every export request.
     pub headers: ExportHeaders,
     /// How long one export request may take.
     pub timeout: std::time::Duration,
@@ -152,15 +152,29 @@ pub const DEFAULT_EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::fro
 /// The longest export timeout accepted, in milliseconds (10 minutes).
 const MAX_EXPORT_TIMEOUT_MS: u64 = 600_000;
 
-/// The headers of every export request, as `(name, value)`: their values
-/// may be keys, so `Debug` shows the names only.
+/// The headers of every export request, checked (names and values HTTP
+/// allows) and marked sensitive: their values may be keys, so `Debug`
+/// shows the names only.
 #[derive(Clone, PartialEq, Default)]
-pub struct ExportHeaders(pub Vec<(String, String)>);
+pub struct ExportHeaders(pub http::HeaderMap);
+
+impl ExportHeaders {
+    /// Each header as `(name, value)`, in the order given.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.0
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect()
+    }
+}
 
 impl std::fmt::Debug for ExportHeaders {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
-            .entries(self.0.iter().map(|(name, _)| format!("{name}: <hidden>")))
+            .entries(self.0.keys().map(|name| format!("{name}: <hidden>")))
             .finish()
     }
 }
@@ -233,7 +247,7 @@ impl TraceOptions {
         };
         let mut attributes =
             resource_attributes(given(&self.otel_resource_attributes).unwrap_or(""))?;
-        let headers = key_value_pairs(
+        let pairs = key_value_pairs(
             given(&self.otlp_traces_headers)
                 .or(given(&self.otlp_headers))
                 .unwrap_or(""),
@@ -241,15 +255,16 @@ impl TraceOptions {
             "--otlp-headers",
             true,
         )?;
-        for (name, value) in &headers {
-            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                return Err(format!("--otlp-headers: '{name}' is not a header name"));
-            }
-            if http::HeaderValue::from_str(value).is_err() {
-                return Err(format!(
-                    "--otlp-headers: the value of '{name}' is not a header value"
-                ));
-            }
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in &pairs {
+            let name = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("--otlp-headers: '{name}' is not a header name"))?;
+            let mut value = http::HeaderValue::from_str(value).map_err(|_| {
+                format!("--otlp-headers: the value of '{name}' is not a header value")
+            })?;
+            // Never shown by Debug, never kept in HTTP/2's header table.
+            value.set_sensitive(true);
+            headers.append(name, value);
         }
         let from_attributes = attributes
             .iter()
@@ -443,7 +458,7 @@ mod tests {
         on.otlp_timeout = Some("2500".into());
         let setup = on.resolve().unwrap().unwrap();
         assert_eq!(
-            setup.headers.0,
+            setup.headers.pairs(),
             vec![
                 ("x-api-key".to_string(), "s=cret".to_string()),
                 ("x-team".to_string(), "one".to_string()),
@@ -460,7 +475,7 @@ mod tests {
         on.otlp_traces_timeout = Some("0".into());
         let setup = on.resolve().unwrap().unwrap();
         assert_eq!(
-            setup.headers.0,
+            setup.headers.pairs(),
             vec![("only".to_string(), "traces".to_string())]
         );
         assert_eq!(

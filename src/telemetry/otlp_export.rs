@@ -45,17 +45,7 @@ impl Exporter {
     pub fn new(setup: &TraceSetup) -> Result<Exporter, String> {
         let endpoint = setup.endpoint.as_str();
         let tls = endpoint.starts_with("https://");
-        let mut headers = http::HeaderMap::new();
-        for (name, value) in &setup.headers.0 {
-            let name = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("--otlp-headers: '{name}' is not a header name"))?;
-            let mut value = http::HeaderValue::from_str(value).map_err(|_| {
-                format!("--otlp-headers: the value of '{name}' is not a header value")
-            })?;
-            // Never shown by Debug, never kept in HTTP/2's header table.
-            value.set_sensitive(true);
-            headers.append(name, value);
-        }
+        let mut headers = setup.headers.0.clone();
         let transport = match setup.protocol {
             OtlpProtocol::Grpc => {
                 let mut channel = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
@@ -83,7 +73,7 @@ impl Exporter {
                     })?;
                 let url = format!("{}/v1/traces", endpoint.trim_end_matches('/'));
                 if setup.protocol == OtlpProtocol::HttpJson {
-                    let headers = setup.headers.0.iter().cloned().collect::<HashMap<_, _>>();
+                    let headers = setup.headers.pairs().into_iter().collect::<HashMap<_, _>>();
                     return opentelemetry_otlp::SpanExporter::builder()
                         .with_http()
                         .with_http_client(client)

@@ -46,9 +46,9 @@ static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparen
 
 /// The server span of one RPC, `label` being "package.Service/Method"
 /// (`_OTHER` for a path recapd does not serve) and `service_and_method`
-/// its two parts, child of the caller's W3C `traceparent` when its headers carry one.
-/// Kept (not sampled) as a context even when the sampler drops it, so that
-/// the spans the call makes follow its decision.
+/// its two parts, child of the caller's W3C `traceparent` when its
+/// headers carry one. A span the sampler drops is still made current (not
+/// recorded), so that the spans the call makes follow its decision.
 pub fn rpc(
     label: &'static str,
     (service, method): (&'static str, &'static str),

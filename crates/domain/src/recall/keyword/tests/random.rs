@@ -3,17 +3,7 @@
 
 use super::super::KeywordIndex;
 use crate::recall::search::best;
-
-/// A small random generator (xorshift), seeded.
-fn generator(seed: u64) -> impl FnMut() -> u64 {
-    let mut state = seed.max(1);
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
+use crate::recall::vectors::tests::xorshift;
 
 /// A word drawn from a vocabulary of `size` by a Zipf-like law (a few
 /// common words, many rare ones).
@@ -40,7 +30,7 @@ fn text(next: &mut impl FnMut() -> u64, size: u64) -> String {
 
 #[test]
 fn the_pruned_search_finds_what_scoring_everything_finds() {
-    let mut next = generator(44);
+    let mut next = xorshift(44);
     let size = 3000;
     let mut index = KeywordIndex::default();
     let mut present: Vec<u32> = Vec::new();
