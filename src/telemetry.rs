@@ -127,8 +127,8 @@ pub const WORLD_INFO_SCANS_INTERRUPTED: &str = "recapd_world_info_scans_interrup
 pub const TOKENIZER_FALLBACKS: &str = "recapd_tokenizer_fallbacks_total";
 
 /// Counter of spans lost before reaching the OpenTelemetry collector,
-/// labelled `reason`: `queue_full` (`traces::QUEUE_SPANS` spans were
-/// already waiting), `export` (the collector did not take their batch:
+/// labelled `reason`: `queue_full` (`traces::queue::QUEUE_SPANS` spans, or
+/// `QUEUE_BYTES` of them, were already waiting), `export` (the collector did not take their batch:
 /// down, refusing, or slower than the export timeout, `--otlp-timeout`;
 /// or took it but said it rejected some, OTLP's partial success) or `shutdown`
 /// (ended after the export stopped).

@@ -152,7 +152,7 @@ where
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
         let method = methods::method(request.uri().path());
         let started = Instant::now();
-        let span = spans::rpc(method.label, method.service_and_method, request.headers());
+        let span = spans::rpc(method.label, &method.span_fields, request.headers());
         let inner = {
             let _entered = span.enter();
             self.inner.call(request)

@@ -1,25 +1,24 @@
 //! The exporter that sends batches of finished spans to the collector:
-//! OTLP over gRPC or over HTTP with protobuf bodies, the request written by
-//! [`super::otlp_wire`] (a tenth of what `opentelemetry-otlp`'s conversion
-//! costs a span); OTLP over HTTP with JSON bodies, a debugging aid, through
-//! `opentelemetry-otlp`'s own exporter.
+//! OTLP over gRPC, or over HTTP with protobuf or JSON bodies. The spans come
+//! written as OTLP ([`super::otlp_wire`]); the request is their bytes with
+//! the resource and scope around them. A JSON body is that request read
+//! back with `opentelemetry-proto`'s types and written with their serde
+//! form, OTLP/JSON as the protocol defines it (JSON is a debugging aid:
+//! the extra work is only its own).
 //!
 //! A collector's answer is read at most [`MAX_ANSWER_BYTES`]; spans it
 //! says it rejected (OTLP's partial success) count as dropped.
 
-use std::collections::HashMap;
-use std::time::Duration;
-
 use bytes::BufMut as _;
-use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use prost::Message as _;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
 use super::otlp_wire::RequestWriter;
+use super::traces::Sink;
+use super::traces::queue::Written;
 use crate::config::{OtlpProtocol, TraceSetup};
 
 /// Most bytes of a collector's answer read (its partial-success message).
@@ -28,21 +27,35 @@ pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// The OTLP/gRPC method spans are sent to.
 const GRPC_EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 
-/// The exporter for a setup: [`WireExporter`] for gRPC and http/protobuf,
-/// `opentelemetry-otlp`'s for http/json.
+/// Sends batches written by [`super::otlp_wire`] to the collector a setup
+/// names.
 #[derive(Debug)]
-pub enum Exporter {
-    /// Requests written by recapd.
-    Wire(WireExporter),
-    /// `opentelemetry-otlp`'s JSON exporter.
-    Json(opentelemetry_otlp::SpanExporter),
+pub struct Exporter {
+    writer: RequestWriter,
+    transport: Transport,
+}
+
+/// Where an [`Exporter`] sends, with the operator's headers (marked
+/// sensitive: `Debug` shows none of their values).
+#[derive(Debug)]
+enum Transport {
+    Grpc {
+        client: tonic::client::Grpc<tonic::transport::Channel>,
+        metadata: tonic::metadata::MetadataMap,
+    },
+    Http {
+        client: reqwest::Client,
+        url: String,
+        headers: http::HeaderMap,
+        json: bool,
+    },
 }
 
 impl Exporter {
-    /// The exporter `setup` asks for. Must run inside the Tokio runtime (a
-    /// gRPC channel connects lazily on it). An error is one line naming the
-    /// option at fault.
-    pub fn new(setup: &TraceSetup) -> Result<Exporter, String> {
+    /// The exporter `setup` asks for, writing requests with `writer`. Must
+    /// run inside the Tokio runtime (a gRPC channel connects lazily on it).
+    /// An error is one line naming the option at fault.
+    pub fn new(setup: &TraceSetup, writer: RequestWriter) -> Result<Exporter, String> {
         let endpoint = setup.endpoint.as_str();
         let tls = endpoint.starts_with("https://");
         let mut headers = setup.headers.0.clone();
@@ -71,95 +84,36 @@ impl Exporter {
                     .map_err(|error| {
                         format!("--otlp-endpoint: cannot build the HTTP client: {error}")
                     })?;
-                let url = format!("{}/v1/traces", endpoint.trim_end_matches('/'));
-                if setup.protocol == OtlpProtocol::HttpJson {
-                    let headers = setup.headers.pairs().into_iter().collect::<HashMap<_, _>>();
-                    return opentelemetry_otlp::SpanExporter::builder()
-                        .with_http()
-                        .with_http_client(client)
-                        .with_protocol(opentelemetry_otlp::Protocol::HttpJson)
-                        .with_endpoint(url)
-                        .with_headers(headers)
-                        .with_timeout(setup.timeout)
-                        .build()
-                        .map(Exporter::Json)
-                        .map_err(|error| format!("--otlp-endpoint '{endpoint}': {error}"));
-                }
+                let json = setup.protocol == OtlpProtocol::HttpJson;
                 headers.insert(
                     http::header::CONTENT_TYPE,
-                    http::HeaderValue::from_static("application/x-protobuf"),
+                    http::HeaderValue::from_static(if json {
+                        "application/json"
+                    } else {
+                        "application/x-protobuf"
+                    }),
                 );
                 Transport::Http {
                     client,
-                    url,
+                    url: format!("{}/v1/traces", endpoint.trim_end_matches('/')),
                     headers,
+                    json,
                 }
             }
         };
-        Ok(Exporter::Wire(WireExporter {
-            writer: RequestWriter::default(),
-            transport,
-        }))
+        Ok(Exporter { writer, transport })
     }
 }
 
-impl SpanExporter for Exporter {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        match self {
-            Exporter::Wire(exporter) => exporter.export(batch).await,
-            Exporter::Json(exporter) => exporter.export(batch).await,
-        }
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        match self {
-            Exporter::Wire(_) => Ok(()),
-            Exporter::Json(exporter) => exporter.shutdown_with_timeout(timeout),
-        }
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        match self {
-            Exporter::Wire(exporter) => exporter.writer = RequestWriter::new(resource),
-            Exporter::Json(exporter) => exporter.set_resource(resource),
-        }
-    }
-}
-
-/// Sends requests written by [`RequestWriter`].
-#[derive(Debug)]
-pub struct WireExporter {
-    writer: RequestWriter,
-    transport: Transport,
-}
-
-/// Where a [`WireExporter`] sends, with the operator's headers (marked
-/// sensitive: `Debug` shows none of their values).
-#[derive(Debug)]
-enum Transport {
-    Grpc {
-        client: tonic::client::Grpc<tonic::transport::Channel>,
-        metadata: tonic::metadata::MetadataMap,
-    },
-    Http {
-        client: reqwest::Client,
-        url: String,
-        headers: http::HeaderMap,
-    },
-}
-
-impl WireExporter {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let body = self.writer.write(&batch);
-        let sent = batch.len();
+impl Sink for Exporter {
+    async fn send(&self, batch: Written) -> Result<(), String> {
+        let sent = batch.spans();
+        let body = self.writer.write(&batch.bytes);
         drop(batch);
         let answer = match &self.transport {
             Transport::Grpc { client, metadata } => {
                 let mut client = client.clone();
-                client.ready().await.map_err(failure)?;
+                client.ready().await.map_err(|error| error.to_string())?;
                 let mut request = tonic::Request::new(body);
                 *request.metadata_mut() = metadata.clone();
                 client
@@ -169,34 +123,41 @@ impl WireExporter {
                         RawCodec,
                     )
                     .await
-                    .map_err(|status| {
-                        failure(format!("{:?}: {}", status.code(), status.message()))
-                    })?
+                    .map_err(|status| format!("{:?}: {}", status.code(), status.message()))?
                     .into_inner()
             }
             Transport::Http {
                 client,
                 url,
                 headers,
+                json,
             } => {
+                let body = if *json { as_json(&body)? } else { body };
                 let mut response = client
                     .post(url)
                     .headers(headers.clone())
                     .body(body)
                     .send()
                     .await
-                    .map_err(failure)?;
+                    .map_err(|error| error.to_string())?;
                 let status = response.status();
                 let mut read = Vec::new();
                 while read.len() < MAX_ANSWER_BYTES
-                    && let Some(chunk) = response.chunk().await.map_err(failure)?
+                    && let Some(chunk) =
+                        response.chunk().await.map_err(|error| error.to_string())?
                 {
                     read.extend_from_slice(&chunk);
                 }
                 if !status.is_success() {
-                    return Err(failure(format!("HTTP {status}")));
+                    return Err(format!("HTTP {status}"));
                 }
-                ExportTraceServiceResponse::decode(read.as_slice()).unwrap_or_default()
+                // An answer that does not parse (an empty body, a proxy's
+                // page) says nothing was rejected.
+                if *json {
+                    serde_json::from_slice(&read).unwrap_or_default()
+                } else {
+                    ExportTraceServiceResponse::decode(read.as_slice()).unwrap_or_default()
+                }
             }
         };
         if let Some(partial) = answer.partial_success
@@ -216,9 +177,11 @@ impl WireExporter {
     }
 }
 
-/// An export failure, for the debug log.
-fn failure(error: impl std::fmt::Display) -> OTelSdkError {
-    OTelSdkError::InternalFailure(error.to_string())
+/// A request written as protobuf, as OTLP/JSON.
+fn as_json(request: &[u8]) -> Result<Vec<u8>, String> {
+    let request = ExportTraceServiceRequest::decode(request)
+        .map_err(|error| format!("a written request does not decode: {error}"))?;
+    serde_json::to_vec(&request).map_err(|error| error.to_string())
 }
 
 /// The gRPC codec of an export: the request as written bytes, the answer

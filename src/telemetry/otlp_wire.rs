@@ -1,5 +1,7 @@
-//! Finished spans written as an OTLP `ExportTraceServiceRequest` in
-//! protobuf's wire format, straight from the SDK's [`SpanData`].
+//! Finished spans written as OTLP in protobuf's wire format: each span as
+//! it ends, straight from the SDK's [`SpanData`] ([`span_data`]) or from
+//! what an RPC's server span records ([`rpc_span`]), and a batch of them
+//! as an `ExportTraceServiceRequest` ([`RequestWriter`]).
 //!
 //! `opentelemetry-otlp` turns each span into the generated message types
 //! first (a `String` or `Vec` for every id, name, key and value), then
@@ -11,13 +13,13 @@
 //! test decodes what is written here with `opentelemetry-proto`'s types and
 //! compares it with that crate's own conversion of the same spans.
 //!
-//! Nested messages are written in place and their length put in front
-//! afterwards (the bytes shifted by the one to five bytes of the length),
-//! so a batch is written in one pass with no allocation but its buffer.
+//! A span's nested messages are written in place and their length put in
+//! front afterwards (the bytes shifted by the one to five bytes of the
+//! length); a batch's are computed ahead, as its spans are already written.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use opentelemetry::trace::{SpanKind, Status, TraceState};
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceState};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SpanData;
@@ -34,63 +36,183 @@ const CONTEXT_HAS_IS_REMOTE: u32 = 0x100;
 const CONTEXT_IS_REMOTE: u32 = 0x200;
 
 /// The parts of an export request that are the same for every batch: the
-/// resource, encoded once.
+/// resource and the instrumentation scope, encoded once.
+///
+/// recapd's spans all come from one tracer, so a request holds one
+/// `ResourceSpans` with one `ScopeSpans`, whose spans are written as they
+/// end ([`span_data`], [`rpc_span`]) and sent as they were written.
 #[derive(Debug, Clone, Default)]
 pub struct RequestWriter {
     /// The `Resource` message's fields.
     resource: Vec<u8>,
     /// The resource's schema URL.
-    schema_url: String,
+    resource_schema_url: String,
+    /// The `InstrumentationScope` message's fields.
+    scope: Vec<u8>,
+    /// The scope's schema URL.
+    scope_schema_url: String,
 }
 
 impl RequestWriter {
-    /// A writer of requests from `resource`.
-    pub fn new(resource: &Resource) -> RequestWriter {
+    /// A writer of requests from `resource`, for spans of `scope`.
+    pub fn new(resource: &Resource, scope: &InstrumentationScope) -> RequestWriter {
         let mut encoded = Vec::new();
         for (key, value) in resource.iter() {
             message(&mut encoded, 1, |out| key_value(out, key.as_str(), value));
         }
+        let mut scope_fields = Vec::new();
+        instrumentation_scope(&mut scope_fields, scope);
         RequestWriter {
             resource: encoded,
-            schema_url: resource.schema_url().unwrap_or_default().to_owned(),
+            resource_schema_url: resource.schema_url().unwrap_or_default().to_owned(),
+            scope: scope_fields,
+            scope_schema_url: scope.schema_url().unwrap_or_default().to_owned(),
         }
     }
 
-    /// `spans` as one `ExportTraceServiceRequest`: one `ResourceSpans`, and
-    /// in it one `ScopeSpans` per instrumentation scope, in the order the
-    /// scopes first appear.
-    pub fn write(&self, spans: &[SpanData]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(spans.len() * 256 + self.resource.len() + 64);
+    /// One `ExportTraceServiceRequest` of `spans`: `ScopeSpans.spans`
+    /// entries as [`span_data`] and [`rpc_span`] write them, one after the
+    /// other (the request is their bytes with the resource and the scope
+    /// around them; each nested length is known ahead, so nothing is
+    /// shifted). No span, an empty request.
+    pub fn write(&self, spans: &[u8]) -> Vec<u8> {
         if spans.is_empty() {
-            return out;
+            return Vec::new();
         }
-        message(&mut out, 1, |out| {
-            message(out, 1, |out| out.extend_from_slice(&self.resource));
-            // Almost always one scope (recapd's tracer): a scan per
-            // scope, not a map.
-            let mut scopes: Vec<&InstrumentationScope> = Vec::new();
-            for span in spans {
-                if !scopes.contains(&&span.instrumentation_scope) {
-                    scopes.push(&span.instrumentation_scope);
-                }
-            }
-            let one_scope = scopes.len() == 1;
-            for scope in scopes {
-                message(out, 2, |out| {
-                    message(out, 1, |out| instrumentation_scope(out, scope));
-                    for span in spans
-                        .iter()
-                        .filter(|s| one_scope || s.instrumentation_scope == *scope)
-                    {
-                        message(out, 2, |out| write_span(out, span));
-                    }
-                    string(out, 3, scope.schema_url().unwrap_or_default());
-                });
-            }
-            string(out, 3, &self.schema_url);
-        });
+        let nested = |len: usize| 1 + varint_len(len as u64) + len;
+        let scope_spans =
+            nested(self.scope.len()) + spans.len() + string_len(3, &self.scope_schema_url);
+        let resource_spans = nested(self.resource.len())
+            + nested(scope_spans)
+            + string_len(3, &self.resource_schema_url);
+        let mut out = Vec::with_capacity(nested(resource_spans));
+        key_of(&mut out, 1, LEN);
+        varint(&mut out, resource_spans as u64);
+        always_bytes(&mut out, 1, &self.resource);
+        key_of(&mut out, 2, LEN);
+        varint(&mut out, scope_spans as u64);
+        always_bytes(&mut out, 1, &self.scope);
+        out.extend_from_slice(spans);
+        string(&mut out, 3, &self.scope_schema_url);
+        string(&mut out, 3, &self.resource_schema_url);
         out
     }
+}
+
+/// One span as a `ScopeSpans.spans` entry (its field key, length and
+/// message), appended to `out`. The span's instrumentation scope is not
+/// written: it is the [`RequestWriter`]'s.
+pub fn span_data(out: &mut Vec<u8>, span: &SpanData) {
+    message(out, 2, |out| write_span(out, span));
+}
+
+/// What every server span of one RPC method shares, written once: its
+/// name and kind, and its `rpc.system`, `rpc.service` and `rpc.method`
+/// attributes (see [`rpc_span`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcMethodFields {
+    /// The name and kind fields.
+    named: Box<[u8]>,
+    /// The three attributes.
+    attributes: Box<[u8]>,
+}
+
+impl RpcMethodFields {
+    /// The fields of the method `name` ("package.Service/Method"), whose
+    /// parts are `service` and `method`.
+    pub fn new(name: &str, (service, method): (&str, &str)) -> RpcMethodFields {
+        let mut named = Vec::new();
+        string(&mut named, 5, name);
+        varint_field(&mut named, 6, 2);
+        let mut attributes = Vec::new();
+        string_attribute(&mut attributes, "rpc.system", "grpc");
+        string_attribute(&mut attributes, "rpc.service", service);
+        string_attribute(&mut attributes, "rpc.method", method);
+        RpcMethodFields {
+            named: named.into(),
+            attributes: attributes.into(),
+        }
+    }
+}
+
+/// What the server span of one RPC records (see `telemetry::spans::rpc`):
+/// written by [`rpc_span`] as the span the SDK would have made of it (the
+/// unit tests compare the two).
+#[derive(Debug)]
+pub struct RpcSpanRecord<'a> {
+    /// The span's ids, flags and trace state.
+    pub context: &'a SpanContext,
+    /// The caller's span, or [`SpanId::INVALID`] for a trace of its own.
+    pub parent: SpanId,
+    /// Whether the parent came from the caller (its `traceparent`).
+    pub parent_is_remote: bool,
+    /// The method's name, kind and attributes.
+    pub method: &'a RpcMethodFields,
+    /// When the call came in and when it answered.
+    pub start: SystemTime,
+    /// See `start`.
+    pub end: SystemTime,
+    /// The call's gRPC status code (`rpc.grpc.status_code`).
+    pub code: i64,
+    /// Whether the span's status is ERROR (a failure of the server's own).
+    pub error: bool,
+    /// The error id of the failure, when there is one (`recapd.error.id`).
+    pub error_id: Option<&'a str>,
+}
+
+/// One RPC's server span as a `ScopeSpans.spans` entry, appended to `out`:
+/// the fields [`span_data`] writes for such a span, without building one
+/// (the method's own fields copied as written once).
+pub fn rpc_span(out: &mut Vec<u8>, span: &RpcSpanRecord<'_>) {
+    message(out, 2, |out| {
+        let context = span.context;
+        bytes(out, 1, &context.trace_id().to_bytes());
+        bytes(out, 2, &context.span_id().to_bytes());
+        trace_state(out, 3, context.trace_state());
+        if span.parent != SpanId::INVALID {
+            bytes(out, 4, &span.parent.to_bytes());
+        }
+        out.extend_from_slice(&span.method.named);
+        fixed64(out, 7, nanos(span.start));
+        fixed64(out, 8, nanos(span.end));
+        out.extend_from_slice(&span.method.attributes);
+        // rpc.grpc.status_code: "rpc.grpc.status_code" is 20 bytes.
+        let code_len = varint_len(span.code as u64);
+        key_of(out, 9, LEN);
+        varint(out, (22 + 3 + code_len) as u64);
+        always_string(out, 1, "rpc.grpc.status_code");
+        key_of(out, 2, LEN);
+        varint(out, (1 + code_len) as u64);
+        key_of(out, 3, VARINT);
+        varint(out, span.code as u64);
+        if let Some(id) = span.error_id {
+            string_attribute(out, "recapd.error.id", id);
+        }
+        // The status message: an ERROR's code alone, or nothing set.
+        key_of(out, 15, LEN);
+        if span.error {
+            out.extend_from_slice(&[2, 3 << 3, 2]);
+        } else {
+            out.push(0);
+        }
+        fixed32(
+            out,
+            16,
+            flags(span.parent_is_remote, context.trace_flags().to_u8()),
+        );
+    });
+}
+
+/// A span attribute (field 9) of a text value, without a [`Value`].
+fn string_attribute(out: &mut Vec<u8>, key: &str, text: &str) {
+    let value_len = 1 + varint_len(text.len() as u64) + text.len();
+    let len = string_len(1, key) + 1 + varint_len(value_len as u64) + value_len;
+    key_of(out, 9, LEN);
+    varint(out, len as u64);
+    string(out, 1, key);
+    key_of(out, 2, LEN);
+    varint(out, value_len as u64);
+    always_string(out, 1, text);
 }
 
 /// An `InstrumentationScope` message's fields.
@@ -106,7 +228,7 @@ fn write_span(out: &mut Vec<u8>, span: &SpanData) {
     bytes(out, 1, &context.trace_id().to_bytes());
     bytes(out, 2, &context.span_id().to_bytes());
     trace_state(out, 3, context.trace_state());
-    if span.parent_span_id != opentelemetry::trace::SpanId::INVALID {
+    if span.parent_span_id != SpanId::INVALID {
         bytes(out, 4, &span.parent_span_id.to_bytes());
     }
     string(out, 5, &span.name);
@@ -189,15 +311,19 @@ fn nanos(time: SystemTime) -> u64 {
 
 /// `KeyValue` messages under `field`, one per attribute.
 fn attributes<'a>(out: &mut Vec<u8>, field: u32, attributes: impl Iterator<Item = &'a KeyValue>) {
-    for attribute in attributes {
-        let (key, value) = (attribute.key.as_str(), &attribute.value);
-        // Small and of a known length: written forward, nothing shifted.
-        let value_len = any_value_len(value);
-        let len = string_len(1, key) + 1 + varint_len(value_len as u64) + value_len;
-        key_of(out, field, LEN);
-        varint(out, len as u64);
-        key_value_fields(out, key, value, value_len);
+    for one in attributes {
+        attribute(out, field, one.key.as_str(), &one.value);
     }
+}
+
+/// One `KeyValue` message under `field`.
+fn attribute(out: &mut Vec<u8>, field: u32, key: &str, value: &Value) {
+    // Small and of a known length: written forward, nothing shifted.
+    let value_len = any_value_len(value);
+    let len = string_len(1, key) + 1 + varint_len(value_len as u64) + value_len;
+    key_of(out, field, LEN);
+    varint(out, len as u64);
+    key_value_fields(out, key, value, value_len);
 }
 
 /// A `KeyValue` message's fields (the resource's, written once).
@@ -352,6 +478,13 @@ fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
         varint(out, data.len() as u64);
         out.extend_from_slice(data);
     }
+}
+
+/// A bytes field written even when empty (a nested message's fields).
+fn always_bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
+    key_of(out, field, LEN);
+    varint(out, data.len() as u64);
+    out.extend_from_slice(data);
 }
 
 /// A nested message under `field`: written in place by `write`, then its

@@ -1,8 +1,8 @@
 //! The spans recapd records for traces, one constructor each, so that their
 //! names and attributes are written once (docs/operating.md lists them).
 //!
-//! Every span here but the RPC's ([`rpc`], made with the OpenTelemetry API
-//! directly, and not at all with traces off) is a `tracing` span of the
+//! Every span here but the RPC's ([`rpc`], made by recapd itself, and not
+//! at all with traces off) is a `tracing` span of the
 //! target [`TARGET`]: with traces off no subscriber wants it, and making
 //! one costs a check of its callsite's cached interest (the fields are not
 //! even evaluated). The helpers that would do more work (capture a context,
@@ -13,15 +13,18 @@
 //! ([`content`]).
 
 use std::collections::HashMap;
+use std::time::SystemTime;
 
-use opentelemetry::KeyValue;
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::{SpanContext, SpanKind, TraceContextExt, Tracer as _};
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{IdGenerator as _, SamplingDecision, ShouldSample as _};
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use super::otlp_wire;
+pub use super::otlp_wire::RpcMethodFields;
 use super::traces::{self, TARGET};
 
 /// Most links a span carries (a group commit of thousands of calls links
@@ -29,32 +32,61 @@ use super::traces::{self, TARGET};
 pub const MAX_LINKS: usize = 32;
 
 /// The server span of one RPC (see [`rpc`]): the OpenTelemetry context
-/// holding it, made current while the call is polled ([`RpcSpan::enter`])
-/// so that what the call does nests under it; nothing with traces off.
+/// holding its span context, made current while the call is polled
+/// ([`RpcSpan::enter`]) so that what the call does nests under it, and, when
+/// it is sampled, what it records; nothing with traces off.
 ///
-/// It is made with the OpenTelemetry API rather than as a `tracing` span:
-/// every call has one, and a `tracing` span would cost a field visitor at
-/// its start and a pass through the subscriber's layers at each poll.
-/// Ends when the call answers ([`RpcSpan::end`]) or, for a call dropped
-/// before that, when dropped.
+/// recapd makes this span itself rather than through the SDK's tracer: every
+/// call has one, and an SDK span (its attribute vector, its shared state, its
+/// `SpanData`, then that written as OTLP) cost a sampled call a tenth of its
+/// time. Its ids and sampling decision are the ones the SDK's tracer would
+/// give (the same id generator and sampler), and it is written as OTLP once,
+/// when the call answers ([`RpcSpan::end`]) or, for a call dropped before
+/// that, when dropped.
 #[derive(Debug, Default)]
-pub struct RpcSpan(Option<opentelemetry::Context>);
+pub struct RpcSpan(Option<OpenRpcSpan>);
+
+/// An RPC span not ended yet.
+#[derive(Debug)]
+struct OpenRpcSpan {
+    /// The parent's context with this span's context in it (not remote:
+    /// the spans the call makes are its local children).
+    context: opentelemetry::Context,
+    /// What is written when the span ends; `None` for a span the sampler
+    /// dropped.
+    recorded: Option<Box<RecordedRpc>>,
+}
+
+/// What a sampled RPC span records until it ends.
+#[derive(Debug)]
+struct RecordedRpc {
+    spans: &'static traces::RpcSpans,
+    span_context: SpanContext,
+    parent: SpanId,
+    parent_is_remote: bool,
+    method: &'static RpcMethodFields,
+    start: SystemTime,
+    code: i64,
+    error: bool,
+    error_id: Option<String>,
+}
 
 /// The W3C header of a caller's trace context (a constant: no name parsed
 /// per call).
 static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
 
 /// The server span of one RPC, `label` being "package.Service/Method"
-/// (`_OTHER` for a path recapd does not serve) and `service_and_method`
-/// its two parts, child of the caller's W3C `traceparent` when its
-/// headers carry one. A span the sampler drops is still made current (not
-/// recorded), so that the spans the call makes follow its decision.
+/// (`_OTHER` for a path recapd does not serve) and `method` what its spans
+/// share (written once per method), child of the caller's W3C
+/// `traceparent` when its headers carry one. A span the sampler drops is
+/// still made current (not recorded), so that the spans the call makes
+/// follow its decision.
 pub fn rpc(
     label: &'static str,
-    (service, method): (&'static str, &'static str),
+    method: &'static RpcMethodFields,
     headers: &http::HeaderMap,
 ) -> RpcSpan {
-    let Some(tracer) = traces::tracer() else {
+    let Some(spans) = traces::rpc_spans() else {
         return RpcSpan(None);
     };
     let mut parent = opentelemetry::Context::new();
@@ -65,36 +97,73 @@ pub fn rpc(
             parent = extracted;
         }
     }
-    // Room for the status code and an error id: no reallocation at the end.
-    let mut attributes = Vec::with_capacity(5);
-    attributes.extend([
-        KeyValue::new("rpc.system", "grpc"),
-        KeyValue::new("rpc.service", service),
-        KeyValue::new("rpc.method", method),
-    ]);
-    let span = tracer
-        .span_builder(label)
-        .with_kind(SpanKind::Server)
-        .with_attributes(attributes)
-        .start_with_context(tracer, &parent);
-    RpcSpan(Some(parent.with_span(span)))
+    // As the SDK's tracer starts a span: the parent's trace or a new one,
+    // a new span id, the sampler asked with the parent's context.
+    let (trace_id, parent_id, parent_is_remote, parent_flags) = {
+        let parent_span = parent.span();
+        let parent_context = parent_span.span_context();
+        if parent_context.is_valid() {
+            (
+                parent_context.trace_id(),
+                parent_context.span_id(),
+                parent_context.is_remote(),
+                parent_context.trace_flags(),
+            )
+        } else {
+            (
+                spans.ids.new_trace_id(),
+                SpanId::INVALID,
+                false,
+                TraceFlags::default(),
+            )
+        }
+    };
+    let span_id = spans.ids.new_span_id();
+    let sampling =
+        spans
+            .sampler
+            .should_sample(Some(&parent), trace_id, label, &SpanKind::Server, &[], &[]);
+    let sampled = sampling.decision == SamplingDecision::RecordAndSample;
+    let span_context = SpanContext::new(
+        trace_id,
+        span_id,
+        parent_flags.with_sampled(sampled),
+        false,
+        sampling.trace_state,
+    );
+    let recorded = sampled.then(|| {
+        Box::new(RecordedRpc {
+            spans,
+            span_context: span_context.clone(),
+            parent: parent_id,
+            parent_is_remote,
+            method,
+            start: SystemTime::now(),
+            code: 0,
+            error: false,
+            error_id: None,
+        })
+    });
+    RpcSpan(Some(OpenRpcSpan {
+        context: parent.with_remote_span_context(span_context),
+        recorded,
+    }))
 }
 
 impl RpcSpan {
     /// Makes the call's span the current context until the guard drops.
     pub fn enter(&self) -> Option<opentelemetry::ContextGuard> {
-        self.0.as_ref().map(|context| context.clone().attach())
+        self.0.as_ref().map(|open| open.context.clone().attach())
     }
 
     /// Records the call's final status: the code, and ERROR for the codes
     /// that are the server's failures (the client's mistakes are not).
-    pub fn status(&self, code: tonic::Code) {
-        let Some(context) = &self.0 else {
+    pub fn status(&mut self, code: tonic::Code) {
+        let Some(recorded) = self.recorded() else {
             return;
         };
-        let span = context.span();
-        span.set_attribute(KeyValue::new("rpc.grpc.status_code", code as i64));
-        if matches!(
+        recorded.code = code as i64;
+        recorded.error = matches!(
             code,
             tonic::Code::Internal
                 | tonic::Code::Unknown
@@ -102,27 +171,44 @@ impl RpcSpan {
                 | tonic::Code::DataLoss
                 | tonic::Code::DeadlineExceeded
                 | tonic::Code::Unimplemented
-        ) {
-            span.set_status(opentelemetry::trace::Status::error(""));
-        }
+        );
     }
 
     /// Records the error id of the call's failure (the id its cause was
     /// logged under), so that an id leads to the trace and back.
-    pub fn error_id(&self, id: &str) {
-        if let Some(context) = &self.0 {
-            context
-                .span()
-                .set_attribute(KeyValue::new("recapd.error.id", id.to_owned()));
+    pub fn error_id(&mut self, id: &str) {
+        if let Some(recorded) = self.recorded() {
+            recorded.error_id = Some(id.to_owned());
         }
     }
 
-    /// Ends the span now (the spawned work that carries its context may
-    /// run on; it does not keep the span open).
+    fn recorded(&mut self) -> Option<&mut RecordedRpc> {
+        self.0.as_mut()?.recorded.as_deref_mut()
+    }
+
+    /// Ends the span now and queues it for export (the spawned work that
+    /// carries its context may run on; it does not keep the span open).
     pub fn end(&mut self) {
-        if let Some(context) = self.0.take() {
-            context.span().end();
-        }
+        let Some(recorded) = self.0.take().and_then(|open| open.recorded) else {
+            return;
+        };
+        let end = SystemTime::now();
+        recorded.spans.queue(|out| {
+            otlp_wire::rpc_span(
+                out,
+                &otlp_wire::RpcSpanRecord {
+                    context: &recorded.span_context,
+                    parent: recorded.parent,
+                    parent_is_remote: recorded.parent_is_remote,
+                    method: recorded.method,
+                    start: recorded.start,
+                    end,
+                    code: recorded.code,
+                    error: recorded.error,
+                    error_id: recorded.error_id.as_deref(),
+                },
+            );
+        });
     }
 }
 

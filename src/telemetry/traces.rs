@@ -4,34 +4,36 @@
 //! recapd's spans are `tracing` spans of the target [`TARGET`] (made by
 //! [`super::spans`]), which `tracing-opentelemetry`'s layer turns into
 //! OpenTelemetry spans (the log's layer never sees them, so the log reads
-//! the same either way), and one span per RPC made with the OpenTelemetry
-//! API directly ([`tracer`]). With traces off no layer wants the target, a
-//! span costs one check of its callsite's cached interest, and no RPC span
-//! is made.
+//! the same either way), and one server span per RPC, which recapd makes
+//! itself ([`rpc_spans`]: ids and sampling as the SDK's tracer would give
+//! them, written as OTLP once, when the call answers). With traces off no
+//! layer wants the target, a span costs one check of its callsite's cached
+//! interest, and no RPC span is made.
 //!
-//! Export never blocks a call: a finished span goes into a bounded queue
-//! ([`QUEUE_SPANS`]) under a lock, without waiting, and one task sends
-//! batches to the collector ([`super::otlp_export`]). A span that finds
-//! the queue full, or whose batch the collector did not take (down,
+//! Export never blocks a call: a finished span is written as OTLP into a
+//! bounded queue ([`queue`]) under a lock, without waiting, and one task
+//! sends batches to the collector ([`super::otlp_export`]). A span that
+//! finds the queue full, or whose batch the collector did not take (down,
 //! refusing, slower than `--otlp-timeout`, or taken but rejected), is
 //! counted in `recapd_trace_spans_dropped_total` by reason, and is lost: a
 //! collector that is down costs nothing else. This processor is recapd's
 //! own rather than the SDK's batching one because that one keeps its count
 //! of dropped spans to itself.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use opentelemetry::KeyValue;
 use opentelemetry::trace::TraceContextExt as _;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry::{InstrumentationScope, KeyValue};
+use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
-    Sampler, SamplingDecision, SamplingResult, SdkTracerProvider, ShouldSample, SpanData,
-    SpanExporter, SpanProcessor,
+    RandomIdGenerator, Sampler, SamplingDecision, SamplingResult, SdkTracerProvider, ShouldSample,
+    SpanData, SpanProcessor,
 };
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::config::{TraceSampler, TraceSetup};
 use crate::telemetry::Registered;
@@ -43,17 +45,17 @@ pub const MAX_TEXT_BYTES: usize = 32 * 1024;
 /// The `tracing` target of every span meant for traces.
 pub const TARGET: &str = "recapd::traces";
 
-/// Finished spans waiting for export, at most; past it spans are dropped.
-pub const QUEUE_SPANS: usize = 8192;
-/// Spans sent in one export request, at most.
-pub const BATCH_SPANS: usize = 512;
+pub mod queue;
+
+use queue::{NotQueued, SpanQueue, Written};
+
 /// How long a span may wait in the queue before its batch is sent.
 pub const BATCH_DELAY: Duration = Duration::from_millis(500);
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
-/// The tracer of the spans made with the OpenTelemetry API directly (a
-/// call's server span); the first installed one (one per process).
-static TRACER: OnceLock<opentelemetry_sdk::trace::Tracer> = OnceLock::new();
+/// What RPC server spans are made with; the first installed (one per
+/// process).
+static RPC_SPANS: OnceLock<RpcSpans> = OnceLock::new();
 static CONTENT: AtomicBool = AtomicBool::new(false);
 static CHAT_IDS: AtomicBool = AtomicBool::new(false);
 
@@ -81,10 +83,44 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// The tracer for spans made with the OpenTelemetry API directly; `None`
-/// with traces off (or shut down).
-pub fn tracer() -> Option<&'static opentelemetry_sdk::trace::Tracer> {
-    if enabled() { TRACER.get() } else { None }
+/// What an RPC's server span is made with (see `spans::rpc`): the
+/// configured sampler, the SDK's id generator and the export queue, so that
+/// the span has the ids and the sampling decision the SDK's tracer would
+/// give it and is queued as OTLP when it ends, without an SDK span in
+/// between (which cost a sampled call a tenth of its time).
+#[derive(Debug)]
+pub struct RpcSpans {
+    /// The configured sampler (it adds no attribute: none of the SDK's
+    /// samplers does).
+    pub sampler: FollowingLinks,
+    /// New trace and span ids.
+    pub ids: RandomIdGenerator,
+    queue: Arc<SpanQueue>,
+}
+
+impl RpcSpans {
+    /// Queues a finished span written by `write` (see
+    /// [`super::otlp_wire::rpc_span`]); a span the queue cannot take is
+    /// counted as dropped.
+    pub fn queue(&self, write: impl FnOnce(&mut Vec<u8>)) {
+        queue_span(&self.queue, write);
+    }
+}
+
+/// What RPC server spans are made with; `None` with traces off (or shut
+/// down).
+pub fn rpc_spans() -> Option<&'static RpcSpans> {
+    if enabled() { RPC_SPANS.get() } else { None }
+}
+
+/// Queues one span written by `write`, counting it as dropped when the
+/// queue cannot take it.
+fn queue_span(queue: &SpanQueue, write: impl FnOnce(&mut Vec<u8>)) {
+    match queue.push(write) {
+        Ok(()) => {}
+        Err(NotQueued::Shutdown) => dropped(&DROPPED_SHUTDOWN, "shutdown", 1),
+        Err(NotQueued::Full) => dropped(&DROPPED_QUEUE_FULL, "queue_full", 1),
+    }
 }
 
 /// Whether spans may carry text (`--trace-content`).
@@ -118,7 +154,6 @@ pub fn install<S>(setup: &TraceSetup) -> Result<(TraceLayer<S>, Traces), String>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
-    let exporter = super::otlp_export::Exporter::new(setup)?;
     let mut attributes: Vec<KeyValue> = setup
         .resource_attributes
         .iter()
@@ -129,14 +164,24 @@ where
         .with_attributes(attributes)
         .with_service_name(setup.service_name.clone())
         .build();
-    let (processor, flusher) = ExportingProcessor::start(exporter, &resource, setup.timeout);
+    // Every span of recapd's comes from this one scope: a request holds one
+    // `ScopeSpans`.
+    let scope = InstrumentationScope::builder("recapd").build();
+    let writer = super::otlp_wire::RequestWriter::new(&resource, &scope);
+    let exporter = super::otlp_export::Exporter::new(setup, writer)?;
+    let (processor, flusher) = ExportingProcessor::start(exporter, setup.timeout);
+    let sampler = FollowingLinks(sampler(setup.sampler, setup.ratio));
+    let _ = RPC_SPANS.set(RpcSpans {
+        sampler: sampler.clone(),
+        ids: RandomIdGenerator::default(),
+        queue: processor.queue.clone(),
+    });
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
-        .with_sampler(FollowingLinks(sampler(setup.sampler, setup.ratio)))
+        .with_sampler(sampler)
         .with_resource(resource)
         .build();
-    let tracer = provider.tracer("recapd");
-    let _ = TRACER.set(tracer.clone());
+    let tracer = provider.tracer_with_scope(scope);
     let layer = tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_location(false)
@@ -155,7 +200,7 @@ where
 /// whenever the call or event they link to was (the SDK's samplers read no
 /// link), so a traced call's work is never half missing.
 #[derive(Debug, Clone)]
-struct FollowingLinks(Sampler);
+pub struct FollowingLinks(Sampler);
 
 impl ShouldSample for FollowingLinks {
     fn should_sample(
@@ -210,45 +255,17 @@ fn sampler(choice: TraceSampler, ratio: f64) -> Sampler {
 /// answer, and end.
 type FlushAndStop = oneshot::Sender<()>;
 
-/// The span processor: finished spans into a bounded queue, never waiting.
+/// The span processor: finished spans written as OTLP into a bounded
+/// queue ([`SpanQueue`]), never waiting.
 ///
-/// The queue is a vector behind a lock that the export task empties in one
-/// take, so a span costs a lock and a push on its way in and nothing on its
-/// way out; the task is woken twice a batch, not once a span: by the span
-/// that finds the queue empty (which arms the batch's deadline) and by the
-/// one that fills a batch. (A channel's send, receive and wake per span
-/// were a third of what a traced call cost.)
+/// A span costs a lock and its bytes on its way in and nothing on its way
+/// out; the export task is woken twice a batch, not once a span. (A
+/// channel's send, receive and wake per span were a third of what a traced
+/// call cost.) Every span comes from the provider's one tracer, whose scope
+/// the [`super::otlp_wire::RequestWriter`] writes.
 #[derive(Debug)]
 struct ExportingProcessor {
     queue: Arc<SpanQueue>,
-}
-
-/// Finished spans waiting for export, and how they wake the export task.
-#[derive(Debug, Default)]
-struct SpanQueue {
-    spans: parking_lot::Mutex<Vec<SpanData>>,
-    wake: Notify,
-    /// Set (under the lock) when the export task takes its last spans: a
-    /// span ended later is dropped.
-    closed: AtomicBool,
-}
-
-impl SpanQueue {
-    /// The first [`BATCH_SPANS`] spans queued, in the order they ended
-    /// (the rest stay queued, so that at most a batch is held outside the
-    /// queue's bound); a queue taken whole starts again with room for a
-    /// batch (no growing while spans are pushed).
-    fn take(&self) -> Vec<SpanData> {
-        let mut spans = self.spans.lock();
-        if spans.len() > BATCH_SPANS {
-            return spans.drain(..BATCH_SPANS).collect();
-        }
-        std::mem::replace(&mut *spans, Vec::with_capacity(BATCH_SPANS))
-    }
-
-    fn len(&self) -> usize {
-        self.spans.lock().len()
-    }
 }
 
 /// The handle that stops the export task.
@@ -257,15 +274,17 @@ struct Flusher {
     commands: mpsc::UnboundedSender<FlushAndStop>,
 }
 
+/// Where batches go: the OTLP exporter, or a test's recorder.
+pub trait Sink: Send + Sync + 'static {
+    /// Sends `batch` (spans written by [`super::otlp_wire`]), done when the
+    /// collector has answered; an error is a line for the debug log.
+    fn send(&self, batch: Written) -> impl Future<Output = Result<(), String>> + Send;
+}
+
 impl ExportingProcessor {
     /// The processor and its flusher; the export task runs on the current
     /// Tokio runtime.
-    fn start<E: SpanExporter + 'static>(
-        mut exporter: E,
-        resource: &opentelemetry_sdk::Resource,
-        timeout: Duration,
-    ) -> (ExportingProcessor, Flusher) {
-        exporter.set_resource(resource);
+    fn start<E: Sink>(exporter: E, timeout: Duration) -> (ExportingProcessor, Flusher) {
         let (commands, asked) = mpsc::unbounded_channel();
         let queue = Arc::new(SpanQueue::default());
         tokio::spawn(export_loop(
@@ -281,26 +300,8 @@ impl SpanProcessor for ExportingProcessor {
     fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
 
     fn on_end(&self, span: SpanData) {
-        if !span.span_context.is_sampled() {
-            return;
-        }
-        let queued = {
-            let mut spans = self.queue.spans.lock();
-            if self.queue.closed.load(Ordering::Relaxed) {
-                Err("shutdown")
-            } else if spans.len() >= QUEUE_SPANS {
-                Err("queue_full")
-            } else {
-                spans.push(span);
-                Ok(spans.len())
-            }
-        };
-        match queued {
-            Ok(1 | BATCH_SPANS) => self.queue.wake.notify_one(),
-            Ok(_) => {}
-            // The export task has ended: the server is stopping.
-            Err("shutdown") => dropped(&DROPPED_SHUTDOWN, "shutdown", 1),
-            Err(_) => dropped(&DROPPED_QUEUE_FULL, "queue_full", 1),
+        if span.span_context.is_sampled() {
+            queue_span(&self.queue, |out| super::otlp_wire::span_data(out, &span));
         }
     }
 
@@ -324,9 +325,10 @@ impl Flusher {
     }
 }
 
-/// Sends batches of spans as they fill ([`BATCH_SPANS`]) or age
-/// ([`BATCH_DELAY`] after the first span of a batch), until asked to stop.
-async fn export_loop<E: SpanExporter>(
+/// Sends batches of spans as they fill ([`queue::BATCH_SPANS`] or
+/// [`queue::BATCH_BYTES`]) or age ([`BATCH_DELAY`] after the first span of
+/// a batch), until asked to stop.
+async fn export_loop<E: Sink>(
     exporter: Export<E>,
     queue: Arc<SpanQueue>,
     mut asked: mpsc::UnboundedReceiver<FlushAndStop>,
@@ -339,8 +341,8 @@ async fn export_loop<E: SpanExporter>(
     tokio::pin!(deadline);
     let mut armed = false;
     loop {
-        let queued = queue.len();
-        if queued >= BATCH_SPANS {
+        let (queued, full) = queue.state();
+        if full {
             exporter.send(queue.take()).await;
             armed = false;
             continue;
@@ -366,16 +368,12 @@ async fn export_loop<E: SpanExporter>(
     }
 }
 
-/// Sends everything queued, stops the queue, shuts the exporter down and
-/// answers `done`.
-async fn finish<E: SpanExporter>(exporter: &Export<E>, queue: &SpanQueue, done: FlushAndStop) {
-    let last = {
-        let mut spans = queue.spans.lock();
-        queue.closed.store(true, Ordering::Relaxed);
-        std::mem::take(&mut *spans)
-    };
-    exporter.send_all(last).await;
-    let _ = exporter.exporter.shutdown();
+/// Sends everything queued, closes the queue and answers `done`.
+async fn finish<E: Sink>(exporter: &Export<E>, queue: &SpanQueue, done: FlushAndStop) {
+    let mut last = queue.close();
+    while last.spans() > 0 {
+        exporter.send(Some(last.take_batch(0))).await;
+    }
     let _ = done.send(());
 }
 
@@ -385,29 +383,18 @@ struct Export<E> {
     timeout: Duration,
 }
 
-impl<E: SpanExporter> Export<E> {
-    /// Sends `spans` in batches of at most [`BATCH_SPANS`].
-    async fn send_all(&self, mut spans: Vec<SpanData>) {
-        while spans.len() > BATCH_SPANS {
-            let rest = spans.split_off(BATCH_SPANS);
-            self.send(spans).await;
-            spans = rest;
-        }
-        self.send(spans).await;
-    }
-
+impl<E: Sink> Export<E> {
     /// Sends `batch`, counting its spans as dropped when the collector
     /// does not take them in time.
-    async fn send(&self, batch: Vec<SpanData>) {
-        if batch.is_empty() {
+    async fn send(&self, batch: Option<Written>) {
+        let Some(batch) = batch else {
             return;
-        }
-        let count = batch.len();
-        let outcome = tokio::time::timeout(self.timeout, self.exporter.export(batch)).await;
-        let failed = match outcome {
+        };
+        let count = batch.spans();
+        let failed = match tokio::time::timeout(self.timeout, self.exporter.send(batch)).await {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some(error),
-            Err(_) => Some(OTelSdkError::Timeout(self.timeout)),
+            Err(_) => Some(format!("no answer within {:?}", self.timeout)),
         };
         if let Some(error) = failed {
             dropped(&DROPPED_EXPORT, "export", count as u64);

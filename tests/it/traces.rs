@@ -376,12 +376,21 @@ async fn spans_hold_no_chat_text_or_id_unless_the_flags_ask() {
 
 #[tokio::test]
 async fn spans_reach_a_collector_over_http() {
+    spans_reach_a_collector_over("http/protobuf").await;
+}
+
+#[tokio::test]
+async fn spans_reach_a_collector_over_http_as_json() {
+    spans_reach_a_collector_over("http/json").await;
+}
+
+async fn spans_reach_a_collector_over(protocol: &str) {
     let collector = Collector::start_http().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let recapd = traced_recapd(
         dir.path(),
         &collector,
-        "http/protobuf",
+        protocol,
         &[
             "--otel-service-name",
             "recapd-eu",

@@ -13,6 +13,7 @@ use tonic::Code;
 
 use super::code_name;
 use crate::grpc::pb;
+use crate::telemetry::spans::RpcMethodFields;
 use crate::telemetry::{self, Registered};
 
 /// The label of every path that is not a served method.
@@ -27,10 +28,11 @@ const CODES: usize = 17;
 pub(super) struct Method {
     /// "recap.v1.EventService/Publish", or [`UNKNOWN`].
     pub(super) label: &'static str,
-    /// The label's service and method ("recap.v1.EventService",
-    /// "Publish"); `_OTHER` for both of [`UNKNOWN`], as the trace
-    /// conventions name a method outside the known set.
-    pub(super) service_and_method: (&'static str, &'static str),
+    /// What the method's server spans share, written once: the label, and
+    /// its service and method ("recap.v1.EventService", "Publish"; `_OTHER`
+    /// for both of [`UNKNOWN`], as the trace conventions name a method
+    /// outside the known set).
+    pub(super) span_fields: RpcMethodFields,
     duration: Registered<Histogram>,
     requests: [Registered<Counter>; CODES],
 }
@@ -39,7 +41,10 @@ impl Method {
     fn new(label: &'static str) -> Self {
         Method {
             label,
-            service_and_method: label.split_once('/').unwrap_or(("_OTHER", "_OTHER")),
+            span_fields: RpcMethodFields::new(
+                label,
+                label.split_once('/').unwrap_or(("_OTHER", "_OTHER")),
+            ),
             duration: Registered::new(),
             requests: std::array::from_fn(|_| Registered::new()),
         }

@@ -15,7 +15,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
 use prost::Message as _;
 
-use super::RequestWriter;
+use super::{RequestWriter, RpcMethodFields, RpcSpanRecord, rpc_span, span_data};
 
 fn context(trace: u128, span: u64, sampled: bool, remote: bool, state: &str) -> SpanContext {
     let flags = if sampled {
@@ -140,22 +140,32 @@ fn expected(spans: Vec<SpanData>, resource: &Resource) -> ExportTraceServiceRequ
     }
 }
 
+/// `spans` written one by one as they end, then as one request.
+fn written(spans: &[SpanData], resource: &Resource, scope: &InstrumentationScope) -> Vec<u8> {
+    let mut queued = Vec::new();
+    for span in spans {
+        span_data(&mut queued, span);
+    }
+    RequestWriter::new(resource, scope).write(&queued)
+}
+
 #[test]
 fn a_batch_is_the_message_the_generated_types_give() {
-    let recapd = InstrumentationScope::builder("recapd").build();
-    let other = InstrumentationScope::builder("other")
-        .with_version("0.1")
-        .with_schema_url("https://example.com/schema")
-        .with_attributes([KeyValue::new("scope.attr", 5)])
-        .build();
-    let spans: Vec<SpanData> = (0..60)
-        .map(|n| span(n, if n % 9 == 4 { &other } else { &recapd }))
-        .collect();
-    let resource = resource();
-    let written = RequestWriter::new(&resource).write(&spans);
-    let decoded =
-        ExportTraceServiceRequest::decode(written.as_slice()).expect("what is written decodes");
-    assert_eq!(decoded, expected(spans, &resource));
+    for scope in [
+        InstrumentationScope::builder("recapd").build(),
+        InstrumentationScope::builder("other")
+            .with_version("0.1")
+            .with_schema_url("https://example.com/schema")
+            .with_attributes([KeyValue::new("scope.attr", 5)])
+            .build(),
+    ] {
+        let spans: Vec<SpanData> = (0..60).map(|n| span(n, &scope)).collect();
+        let resource = resource();
+        let written = written(&spans, &resource, &scope);
+        let decoded =
+            ExportTraceServiceRequest::decode(written.as_slice()).expect("what is written decodes");
+        assert_eq!(decoded, expected(spans, &resource));
+    }
 }
 
 #[test]
@@ -164,7 +174,7 @@ fn one_span_and_a_bare_resource() {
     let resource = Resource::builder_empty().build();
     for n in 0..12 {
         let spans = vec![span(n, &scope)];
-        let written = RequestWriter::new(&resource).write(&spans);
+        let written = written(&spans, &resource, &scope);
         let decoded = ExportTraceServiceRequest::decode(written.as_slice()).expect("decodes");
         assert_eq!(decoded, expected(spans, &resource), "span {n}");
     }
@@ -172,6 +182,86 @@ fn one_span_and_a_bare_resource() {
 
 #[test]
 fn no_span_is_an_empty_request() {
-    let written = RequestWriter::new(&resource()).write(&[]);
-    assert!(written.is_empty());
+    let scope = InstrumentationScope::builder("recapd").build();
+    assert!(
+        RequestWriter::new(&resource(), &scope)
+            .write(&[])
+            .is_empty()
+    );
+}
+
+/// An RPC's span written from its record is the span the SDK would have
+/// made: with and without a parent (local or remote), sampled or not, a
+/// trace state, every status, an error id, and codes past one byte.
+#[test]
+fn an_rpc_span_is_the_span_the_sdk_would_make() {
+    let scope = InstrumentationScope::builder("recapd").build();
+    let resource = resource();
+    let method = RpcMethodFields::new(
+        "recap.v1.InjectionService/GetInjection",
+        ("recap.v1.InjectionService", "GetInjection"),
+    );
+    for n in 0u64..24 {
+        let context = context(
+            0x0af7_6519_16cd_43dd_8448_eb21_1c80_319c + u128::from(n),
+            0xb7ad_6b71_6920_3331 + n,
+            !n.is_multiple_of(5),
+            false,
+            if n.is_multiple_of(4) { "k=v" } else { "" },
+        );
+        let parent = if n.is_multiple_of(3) {
+            SpanId::INVALID
+        } else {
+            SpanId::from(0x42 + n)
+        };
+        let code = [0, 2, 3, 13, 14, 16, 300][(n % 7) as usize];
+        let error = n % 7 >= 3;
+        let error_id = (n % 7 == 3).then(|| format!("e-{n:08x}"));
+        let start = UNIX_EPOCH + Duration::from_nanos(1_700_000_000_000_000_000 + n);
+        let end = start + Duration::from_micros(25 + n);
+        let record = RpcSpanRecord {
+            context: &context,
+            parent,
+            parent_is_remote: n % 3 == 1,
+            method: &method,
+            start,
+            end,
+            code,
+            error,
+            error_id: error_id.as_deref(),
+        };
+        let mut attributes = vec![
+            KeyValue::new("rpc.system", "grpc"),
+            KeyValue::new("rpc.service", "recap.v1.InjectionService"),
+            KeyValue::new("rpc.method", "GetInjection"),
+            KeyValue::new("rpc.grpc.status_code", code),
+        ];
+        if let Some(id) = &error_id {
+            attributes.push(KeyValue::new("recapd.error.id", id.clone()));
+        }
+        let made = SpanData {
+            span_context: context.clone(),
+            parent_span_id: parent,
+            parent_span_is_remote: n % 3 == 1,
+            span_kind: SpanKind::Server,
+            name: Cow::Borrowed("recap.v1.InjectionService/GetInjection"),
+            start_time: start,
+            end_time: end,
+            attributes,
+            dropped_attributes_count: 0,
+            events: SpanEvents::default(),
+            links: SpanLinks::default(),
+            status: if error {
+                Status::error("")
+            } else {
+                Status::Unset
+            },
+            instrumentation_scope: scope.clone(),
+        };
+        let mut queued = Vec::new();
+        rpc_span(&mut queued, &record);
+        let written = RequestWriter::new(&resource, &scope).write(&queued);
+        let decoded = ExportTraceServiceRequest::decode(written.as_slice()).expect("decodes");
+        assert_eq!(decoded, expected(vec![made], &resource), "span {n}");
+    }
 }

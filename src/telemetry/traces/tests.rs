@@ -8,10 +8,10 @@ use opentelemetry::InstrumentationScope;
 use opentelemetry::trace::{
     SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
 };
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanExporter, SpanLinks, SpanProcessor};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks, SpanProcessor};
 
-use super::{BATCH_DELAY, BATCH_SPANS, ExportingProcessor};
+use super::queue::{BATCH_SPANS, Written};
+use super::{BATCH_DELAY, ExportingProcessor, Sink};
 
 /// An exporter that records the size of each batch it is sent.
 #[derive(Debug, Clone, Default)]
@@ -23,9 +23,9 @@ impl Recording {
     }
 }
 
-impl SpanExporter for Recording {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        self.0.lock().expect("not poisoned").push(batch.len());
+impl Sink for Recording {
+    async fn send(&self, batch: Written) -> Result<(), String> {
+        self.0.lock().expect("not poisoned").push(batch.spans());
         Ok(())
     }
 }
@@ -64,9 +64,7 @@ async fn settle() {
 #[tokio::test(start_paused = true)]
 async fn a_lone_span_leaves_after_the_batch_delay_and_a_full_batch_at_once() {
     let exported = Recording::default();
-    let resource = opentelemetry_sdk::Resource::builder_empty().build();
-    let (processor, flusher) =
-        ExportingProcessor::start(exported.clone(), &resource, Duration::from_secs(10));
+    let (processor, flusher) = ExportingProcessor::start(exported.clone(), Duration::from_secs(10));
     processor.on_end(span(0));
     settle().await;
     assert!(exported.batches().is_empty(), "not before the delay");
@@ -91,8 +89,5 @@ async fn a_lone_span_leaves_after_the_batch_delay_and_a_full_batch_at_once() {
     flusher.flush_and_stop(Duration::from_secs(1)).await;
     assert_eq!(exported.batches(), vec![1, BATCH_SPANS, 3, 2]);
     processor.on_end(span(3));
-    assert!(
-        processor.queue.spans.lock().is_empty(),
-        "dropped, not queued"
-    );
+    assert_eq!(processor.queue.state().0, 0, "dropped, not queued");
 }

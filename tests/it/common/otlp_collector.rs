@@ -1,6 +1,6 @@
 //! A collector stand-in: an OTLP trace receiver over gRPC (the protocol's
 //! own generated `TraceService`, from `opentelemetry-proto`) and over HTTP
-//! (`POST /v1/traces`, protobuf bodies), keeping every export request it is
+//! (`POST /v1/traces`, protobuf or JSON bodies), keeping every export request it is
 //! sent, so that tests read the spans recapd exported as a real collector
 //! would receive them.
 
@@ -73,7 +73,7 @@ impl Collector {
         }
     }
 
-    /// A receiver of OTLP over HTTP (protobuf) on a loopback port: its url
+    /// A receiver of OTLP over HTTP (protobuf or JSON) on a loopback port: its url
     /// is the base, requests go to `/v1/traces`; anything else is 404.
     pub async fn start_http() -> Collector {
         use http_body_util::BodyExt as _;
@@ -100,14 +100,24 @@ impl Collector {
                             .expect("not poisoned")
                             .push(request.headers().clone());
                         async move {
+                            let content_type = request
+                                .headers()
+                                .get("content-type")
+                                .and_then(|v| v.to_str().ok())
+                                .unwrap_or_default()
+                                .to_owned();
+                            let json = content_type == "application/json";
                             let wanted = request.method() == hyper::Method::POST
                                 && request.uri().path() == "/v1/traces"
-                                && request
-                                    .headers()
-                                    .get("content-type")
-                                    .is_some_and(|v| v == "application/x-protobuf");
+                                && (json || content_type == "application/x-protobuf");
                             let body = request.into_body().collect().await?.to_bytes();
-                            let decoded = ExportTraceServiceRequest::decode(body);
+                            let decoded = if json {
+                                serde_json::from_slice::<ExportTraceServiceRequest>(&body)
+                                    .map_err(|error| error.to_string())
+                            } else {
+                                ExportTraceServiceRequest::decode(body)
+                                    .map_err(|error| error.to_string())
+                            };
                             let status = match (wanted, decoded) {
                                 (true, Ok(export)) => {
                                     kept.lock().expect("not poisoned").push(export);
@@ -116,10 +126,14 @@ impl Collector {
                                 (true, Err(_)) => 400,
                                 (false, _) => 404,
                             };
-                            let answer = ExportTraceServiceResponse::default().encode_to_vec();
+                            let answer = if json {
+                                serde_json::to_vec(&ExportTraceServiceResponse::default())?
+                            } else {
+                                ExportTraceServiceResponse::default().encode_to_vec()
+                            };
                             let response = hyper::Response::builder()
                                 .status(status)
-                                .header("content-type", "application/x-protobuf")
+                                .header("content-type", content_type)
                                 .body(http_body_util::Full::new(bytes::Bytes::from(answer)))?;
                             Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
                         }
