@@ -11,7 +11,7 @@
 
 use bytes::BufMut as _;
 use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
+    ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use prost::Message as _;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -154,7 +154,7 @@ impl Sink for Exporter {
                 // An answer that does not parse (an empty body, a proxy's
                 // page) says nothing was rejected.
                 if *json {
-                    serde_json::from_slice(&read).unwrap_or_default()
+                    json_answer(&read)
                 } else {
                     ExportTraceServiceResponse::decode(read.as_slice()).unwrap_or_default()
                 }
@@ -174,6 +174,37 @@ impl Sink for Exporter {
             );
         }
         Ok(())
+    }
+}
+
+/// A collector's OTLP/JSON answer: its partial success, the rejected count
+/// a number or, as the protocol's JSON mapping writes 64-bit integers, a
+/// string (`opentelemetry-proto`'s serde form reads only numbers).
+fn json_answer(read: &[u8]) -> ExportTraceServiceResponse {
+    #[derive(serde::Deserialize, Default)]
+    #[serde(rename_all = "camelCase", default)]
+    struct Answer {
+        partial_success: Option<Partial>,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(rename_all = "camelCase", default)]
+    struct Partial {
+        rejected_spans: Option<serde_json::Value>,
+        error_message: String,
+    }
+    let answer: Answer = serde_json::from_slice(read).unwrap_or_default();
+    ExportTraceServiceResponse {
+        partial_success: answer.partial_success.map(|partial| {
+            let rejected = match partial.rejected_spans {
+                Some(serde_json::Value::Number(n)) => n.as_i64().unwrap_or(0),
+                Some(serde_json::Value::String(text)) => text.parse().unwrap_or(0),
+                _ => 0,
+            };
+            ExportTracePartialSuccess {
+                rejected_spans: rejected,
+                error_message: partial.error_message,
+            }
+        }),
     }
 }
 
@@ -225,5 +256,30 @@ impl Decoder for RawCodec {
         ExportTraceServiceResponse::decode(src)
             .map(Some)
             .map_err(|error| tonic::Status::internal(error.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_answer;
+
+    #[test]
+    fn a_json_answer_s_rejected_count_is_read_as_a_string_or_a_number() {
+        let rejected = |body: &str| {
+            json_answer(body.as_bytes())
+                .partial_success
+                .map(|partial| partial.rejected_spans)
+        };
+        assert_eq!(
+            rejected(r#"{"partialSuccess":{"rejectedSpans":"3","errorMessage":"x"}}"#),
+            Some(3)
+        );
+        assert_eq!(
+            rejected(r#"{"partialSuccess":{"rejectedSpans":4}}"#),
+            Some(4)
+        );
+        assert_eq!(rejected(r#"{"partialSuccess":{}}"#), Some(0));
+        assert_eq!(rejected("{}"), None);
+        assert_eq!(rejected("<html>a proxy's page</html>"), None);
     }
 }

@@ -3,15 +3,15 @@
 //! what an RPC's server span records ([`rpc_span`]), and a batch of them
 //! as an `ExportTraceServiceRequest` ([`RequestWriter`]).
 //!
-//! `opentelemetry-otlp` turns each span into the generated message types
-//! first (a `String` or `Vec` for every id, name, key and value), then
-//! encodes them, computing each nested message's length once per level
-//! above it, then frees them all: about 16,000 instructions a span, a
-//! quarter of a whole `GetInjection`, which made a sampled call cost 1.35
-//! times an unsampled one. Writing the bytes directly costs a tenth of
-//! that. The message is the one the generated types would give: a unit
-//! test decodes what is written here with `opentelemetry-proto`'s types and
-//! compares it with that crate's own conversion of the same spans.
+//! `opentelemetry-otlp`, which recapd used before, turned each span into
+//! the generated message types first (a `String` or `Vec` for every id,
+//! name, key and value), then encoded them, computing each nested
+//! message's length once per level above it, then freed them all: about
+//! 16,000 instructions a span, a quarter of a whole `GetInjection`.
+//! Writing the bytes directly costs a tenth of that. The message is the
+//! one the generated types would give: a unit test decodes what is written
+//! here with `opentelemetry-proto`'s types and compares it with that
+//! crate's own conversion of the same spans.
 //!
 //! A span's nested messages are written in place and their length put in
 //! front afterwards (the bytes shifted by the one to five bytes of the
@@ -41,7 +41,7 @@ const CONTEXT_IS_REMOTE: u32 = 0x200;
 /// recapd's spans all come from one tracer, so a request holds one
 /// `ResourceSpans` with one `ScopeSpans`, whose spans are written as they
 /// end ([`span_data`], [`rpc_span`]) and sent as they were written.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct RequestWriter {
     /// The `Resource` message's fields.
     resource: Vec<u8>,
@@ -109,7 +109,7 @@ pub fn span_data(out: &mut Vec<u8>, span: &SpanData) {
 /// What every server span of one RPC method shares, written once: its
 /// name and kind, and its `rpc.system`, `rpc.service` and `rpc.method`
 /// attributes (see [`rpc_span`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct RpcMethodFields {
     /// The name and kind fields.
     named: Box<[u8]>,
@@ -152,8 +152,9 @@ pub struct RpcSpanRecord<'a> {
     pub start: SystemTime,
     /// See `start`.
     pub end: SystemTime,
-    /// The call's gRPC status code (`rpc.grpc.status_code`).
-    pub code: i64,
+    /// The call's gRPC status code (`rpc.grpc.status_code`); `None` for a
+    /// call dropped before it answered.
+    pub code: Option<i64>,
     /// Whether the span's status is ERROR (a failure of the server's own).
     pub error: bool,
     /// The error id of the failure, when there is one (`recapd.error.id`).
@@ -176,15 +177,17 @@ pub fn rpc_span(out: &mut Vec<u8>, span: &RpcSpanRecord<'_>) {
         fixed64(out, 7, nanos(span.start));
         fixed64(out, 8, nanos(span.end));
         out.extend_from_slice(&span.method.attributes);
-        // rpc.grpc.status_code: "rpc.grpc.status_code" is 20 bytes.
-        let code_len = varint_len(span.code as u64);
-        key_of(out, 9, LEN);
-        varint(out, (22 + 3 + code_len) as u64);
-        always_string(out, 1, "rpc.grpc.status_code");
-        key_of(out, 2, LEN);
-        varint(out, (1 + code_len) as u64);
-        key_of(out, 3, VARINT);
-        varint(out, span.code as u64);
+        if let Some(code) = span.code {
+            // rpc.grpc.status_code: "rpc.grpc.status_code" is 20 bytes.
+            let code_len = varint_len(code as u64);
+            key_of(out, 9, LEN);
+            varint(out, (22 + 3 + code_len) as u64);
+            always_string(out, 1, "rpc.grpc.status_code");
+            key_of(out, 2, LEN);
+            varint(out, (1 + code_len) as u64);
+            key_of(out, 3, VARINT);
+            varint(out, code as u64);
+        }
         if let Some(id) = span.error_id {
             string_attribute(out, "recapd.error.id", id);
         }

@@ -43,7 +43,7 @@ pub const MAX_LINKS: usize = 32;
 /// give (the same id generator and sampler), and it is written as OTLP once,
 /// when the call answers ([`RpcSpan::end`]) or, for a call dropped before
 /// that, when dropped.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RpcSpan(Option<OpenRpcSpan>);
 
 /// An RPC span not ended yet.
@@ -66,7 +66,8 @@ struct RecordedRpc {
     parent_is_remote: bool,
     method: &'static RpcMethodFields,
     start: SystemTime,
-    code: i64,
+    /// `None` until the call answers (a call dropped before has none).
+    code: Option<i64>,
     error: bool,
     error_id: Option<String>,
 }
@@ -139,7 +140,7 @@ pub fn rpc(
             parent_is_remote,
             method,
             start: SystemTime::now(),
-            code: 0,
+            code: None,
             error: false,
             error_id: None,
         })
@@ -162,7 +163,7 @@ impl RpcSpan {
         let Some(recorded) = self.recorded() else {
             return;
         };
-        recorded.code = code as i64;
+        recorded.code = Some(code as i64);
         recorded.error = matches!(
             code,
             tonic::Code::Internal
@@ -404,7 +405,7 @@ pub fn llm_answer(
     output_tokens: Option<u64>,
 ) {
     if let Some(model) = model {
-        span.record("gen_ai.response.model", model);
+        span.record("gen_ai.response.model", bounded(model, 200));
     }
     if let Some(n) = input_tokens {
         span.record(

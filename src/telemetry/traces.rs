@@ -171,11 +171,13 @@ where
     let exporter = super::otlp_export::Exporter::new(setup, writer)?;
     let (processor, flusher) = ExportingProcessor::start(exporter, setup.timeout);
     let sampler = FollowingLinks(sampler(setup.sampler, setup.ratio));
-    let _ = RPC_SPANS.set(RpcSpans {
-        sampler: sampler.clone(),
-        ids: RandomIdGenerator::default(),
-        queue: processor.queue.clone(),
-    });
+    RPC_SPANS
+        .set(RpcSpans {
+            sampler: sampler.clone(),
+            ids: RandomIdGenerator::default(),
+            queue: processor.queue.clone(),
+        })
+        .map_err(|_| "traces are installed once per process".to_owned())?;
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
         .with_sampler(sampler)
@@ -251,9 +253,9 @@ fn sampler(choice: TraceSampler, ratio: f64) -> Sampler {
     }
 }
 
-/// What the export task is asked besides spans: send everything queued,
-/// answer, and end.
-type FlushAndStop = oneshot::Sender<()>;
+/// What the export task is asked besides spans: send everything queued
+/// before the deadline, answer, and end.
+type FlushAndStop = (oneshot::Sender<()>, tokio::time::Instant);
 
 /// The span processor: finished spans written as OTLP into a bounded
 /// queue ([`SpanQueue`]), never waiting.
@@ -317,17 +319,22 @@ impl SpanProcessor for ExportingProcessor {
 }
 
 impl Flusher {
+    /// Asks the export task to send what is queued within `within`, and
+    /// waits for it (a little longer than `within`: the task counts what
+    /// it could not send before it answers).
     async fn flush_and_stop(self, within: Duration) {
         let (done, finished) = oneshot::channel();
-        if self.commands.send(done).is_ok() {
-            let _ = tokio::time::timeout(within, finished).await;
+        let deadline = tokio::time::Instant::now() + within;
+        if self.commands.send((done, deadline)).is_ok() {
+            let _ = tokio::time::timeout(within + Duration::from_millis(100), finished).await;
         }
     }
 }
 
 /// Sends batches of spans as they fill ([`queue::BATCH_SPANS`] or
-/// [`queue::BATCH_BYTES`]) or age ([`BATCH_DELAY`] after the first span of
-/// a batch), until asked to stop.
+/// [`queue::BATCH_BYTES`]) or age ([`BATCH_DELAY`] after the task finds
+/// spans waiting: the first span of a batch, or what a full batch sent
+/// left behind), until asked to stop.
 async fn export_loop<E: Sink>(
     exporter: Export<E>,
     queue: Arc<SpanQueue>,
@@ -356,7 +363,7 @@ async fn export_loop<E: Sink>(
         tokio::select! {
             biased;
             command = asked.recv(), if asking => match command {
-                Some(done) => return finish(&exporter, &queue, done).await,
+                Some(command) => return finish(&exporter, &queue, command).await,
                 None => asking = false,
             },
             () = queue.wake.notified() => {}
@@ -368,11 +375,18 @@ async fn export_loop<E: Sink>(
     }
 }
 
-/// Sends everything queued, closes the queue and answers `done`.
-async fn finish<E: Sink>(exporter: &Export<E>, queue: &SpanQueue, done: FlushAndStop) {
+/// Closes the queue, sends what it held until `deadline` (what is left then
+/// is counted as dropped at shutdown) and answers `done`.
+async fn finish<E: Sink>(exporter: &Export<E>, queue: &SpanQueue, (done, deadline): FlushAndStop) {
     let mut last = queue.close();
-    while last.spans() > 0 {
-        exporter.send(Some(last.take_batch(0))).await;
+    while let Some(batch) = last.pop_front() {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            let spans = batch.spans() + last.iter().map(Written::spans).sum::<usize>();
+            dropped(&DROPPED_SHUTDOWN, "shutdown", spans as u64);
+            break;
+        }
+        exporter.send_within(Some(batch), left).await;
     }
     let _ = done.send(());
 }
@@ -387,14 +401,21 @@ impl<E: Sink> Export<E> {
     /// Sends `batch`, counting its spans as dropped when the collector
     /// does not take them in time.
     async fn send(&self, batch: Option<Written>) {
-        let Some(batch) = batch else {
+        self.send_within(batch, self.timeout).await;
+    }
+
+    /// [`Export::send`], waiting at most `within` (at most the timeout).
+    async fn send_within(&self, batch: Option<Written>, within: Duration) {
+        // A batch a refused span opened may have stayed empty.
+        let Some(batch) = batch.filter(|batch| batch.spans() > 0) else {
             return;
         };
+        let within = within.min(self.timeout);
         let count = batch.spans();
-        let failed = match tokio::time::timeout(self.timeout, self.exporter.send(batch)).await {
+        let failed = match tokio::time::timeout(within, self.exporter.send(batch)).await {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some(error),
-            Err(_) => Some(format!("no answer within {:?}", self.timeout)),
+            Err(_) => Some(format!("no answer within {within:?}")),
         };
         if let Some(error) = failed {
             dropped(&DROPPED_EXPORT, "export", count as u64);

@@ -130,7 +130,7 @@ fn resource() -> Resource {
         .build()
 }
 
-/// What `opentelemetry-otlp` would send for `spans`.
+/// `spans` as `opentelemetry-proto`'s own conversion makes them.
 fn expected(spans: Vec<SpanData>, resource: &Resource) -> ExportTraceServiceRequest {
     ExportTraceServiceRequest {
         resource_spans: group_spans_by_resource_and_scope(
@@ -214,7 +214,16 @@ fn an_rpc_span_is_the_span_the_sdk_would_make() {
         } else {
             SpanId::from(0x42 + n)
         };
-        let code = [0, 2, 3, 13, 14, 16, 300][(n % 7) as usize];
+        // None: a call dropped before it answered.
+        let code = [
+            Some(0),
+            Some(2),
+            Some(3),
+            Some(13),
+            Some(14),
+            None,
+            Some(300),
+        ][(n % 7) as usize];
         let error = n % 7 >= 3;
         let error_id = (n % 7 == 3).then(|| format!("e-{n:08x}"));
         let start = UNIX_EPOCH + Duration::from_nanos(1_700_000_000_000_000_000 + n);
@@ -234,8 +243,10 @@ fn an_rpc_span_is_the_span_the_sdk_would_make() {
             KeyValue::new("rpc.system", "grpc"),
             KeyValue::new("rpc.service", "recap.v1.InjectionService"),
             KeyValue::new("rpc.method", "GetInjection"),
-            KeyValue::new("rpc.grpc.status_code", code),
         ];
+        if let Some(code) = code {
+            attributes.push(KeyValue::new("rpc.grpc.status_code", code));
+        }
         if let Some(id) = &error_id {
             attributes.push(KeyValue::new("recapd.error.id", id.clone()));
         }

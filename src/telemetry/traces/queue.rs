@@ -1,27 +1,34 @@
 //! The export queue: finished spans, already written as OTLP, waiting for
 //! the export task.
 //!
-//! A span is written into one buffer as it ends (under the queue's lock:
-//! a few hundred bytes for most spans), so queueing it costs no allocation
-//! of its own and the export task sends a batch's bytes as they lie. The
-//! queue is bounded in spans ([`QUEUE_SPANS`]) and in bytes
-//! ([`QUEUE_BYTES`]), a batch in spans ([`BATCH_SPANS`]) and in bytes
-//! ([`BATCH_BYTES`], under a collector's usual 4 MiB request limit).
+//! A span is written into the queue's last batch as it ends (under the
+//! queue's lock: a few hundred bytes for most spans), so queueing it costs
+//! no allocation of its own and the export task sends a batch's bytes as
+//! they lie. The queue is a list of batches: a span that would pass a
+//! batch's bounds ([`BATCH_SPANS`], [`BATCH_BYTES`], the latter under a
+//! collector's usual 4 MiB request limit) opens the next one, and the
+//! export task takes the first whole, so taking copies nothing however
+//! long the queue has grown (a collector down, say). The whole queue is
+//! bounded in spans ([`QUEUE_SPANS`]) and in bytes ([`QUEUE_BYTES`]): a
+//! span that would pass either is not queued.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
 /// Finished spans waiting for export, at most; past it spans are dropped.
 pub const QUEUE_SPANS: usize = 8192;
-/// Bytes of finished spans waiting for export, at most (a span that finds
-/// the queue under it is queued whole); past it spans are dropped.
+/// Bytes of finished spans waiting for export, at most; a span that would
+/// pass it is dropped.
 pub const QUEUE_BYTES: usize = 32 * 1024 * 1024;
 /// Spans sent in one export request, at most.
 pub const BATCH_SPANS: usize = 512;
 /// Bytes of spans sent in one export request, at most, unless one span
 /// alone is larger (a collector refuses requests over 4 MiB by default).
 pub const BATCH_BYTES: usize = 3 * 1024 * 1024;
+/// The room a new batch starts with (about 250 spans of an RPC).
+const BATCH_START_BYTES: usize = 64 * 1024;
 
 /// Why a span was not queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,61 +39,40 @@ pub enum NotQueued {
     Full,
 }
 
-/// Spans written one after the other, and where each ends.
+/// A batch of spans written one after the other.
 #[derive(Debug, Default)]
 pub struct Written {
     /// `ScopeSpans.spans` entries, in the order the spans ended.
     pub bytes: Vec<u8>,
-    /// The end of each span in `bytes`.
-    ends: Vec<usize>,
+    /// How many spans.
+    spans: usize,
 }
 
 impl Written {
     /// How many spans.
     pub fn spans(&self) -> usize {
-        self.ends.len()
+        self.spans
     }
 
-    /// Whether a batch is full: [`BATCH_SPANS`] spans or [`BATCH_BYTES`].
+    /// Whether the batch is full: [`BATCH_SPANS`] spans or [`BATCH_BYTES`].
     fn full(&self) -> bool {
-        self.ends.len() >= BATCH_SPANS || self.bytes.len() >= BATCH_BYTES
+        self.spans >= BATCH_SPANS || self.bytes.len() >= BATCH_BYTES
     }
+}
 
-    /// The first batch (at most [`BATCH_SPANS`] spans and [`BATCH_BYTES`],
-    /// at least one span), taken out; the rest stay. Taken whole, the
-    /// buffer starts again with `capacity`.
-    pub fn take_batch(&mut self, capacity: usize) -> Written {
-        let most = self.ends.len().min(BATCH_SPANS);
-        let count = self.ends[..most]
-            .partition_point(|&end| end <= BATCH_BYTES)
-            .max(most.min(1));
-        if count == self.ends.len() {
-            return std::mem::replace(
-                self,
-                Written {
-                    bytes: Vec::with_capacity(capacity),
-                    ends: Vec::with_capacity(BATCH_SPANS),
-                },
-            );
-        }
-        let cut = self.ends[count - 1];
-        let rest_bytes = self.bytes.split_off(cut);
-        let mut rest_ends = self.ends.split_off(count);
-        rest_ends.iter_mut().for_each(|end| *end -= cut);
-        std::mem::replace(
-            self,
-            Written {
-                bytes: rest_bytes,
-                ends: rest_ends,
-            },
-        )
-    }
+/// The batches waiting, and their totals.
+#[derive(Debug, Default)]
+struct Batches {
+    /// Every batch but the last is full or closed; the last takes spans.
+    list: VecDeque<Written>,
+    spans: usize,
+    bytes: usize,
 }
 
 /// Finished spans waiting for export, and how they wake the export task.
 #[derive(Debug, Default)]
 pub struct SpanQueue {
-    written: parking_lot::Mutex<Written>,
+    batches: parking_lot::Mutex<Batches>,
     /// Woken by the span that finds the queue empty (which arms a batch's
     /// deadline) and by the one that fills a batch: twice a batch, not once
     /// a span.
@@ -97,23 +83,40 @@ pub struct SpanQueue {
 }
 
 impl SpanQueue {
-    /// Queues one span, written by `write` at the end of the queue's buffer
-    /// (a whole `ScopeSpans.spans` entry), unless the queue is closed or
-    /// full.
+    /// Queues one span, written by `write` at the end of the last batch (a
+    /// whole `ScopeSpans.spans` entry), unless the queue is closed or full,
+    /// or the span would make it pass [`QUEUE_BYTES`].
     pub fn push(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), NotQueued> {
         let wake = {
-            let mut written = self.written.lock();
+            let mut guard = self.batches.lock();
+            let batches = &mut *guard;
             if self.closed.load(Ordering::Relaxed) {
                 return Err(NotQueued::Shutdown);
             }
-            if written.ends.len() >= QUEUE_SPANS || written.bytes.len() >= QUEUE_BYTES {
+            if batches.spans >= QUEUE_SPANS || batches.bytes >= QUEUE_BYTES {
                 return Err(NotQueued::Full);
             }
-            let was_full = written.full();
-            write(&mut written.bytes);
-            let end = written.bytes.len();
-            written.ends.push(end);
-            written.ends.len() == 1 || (!was_full && written.full())
+            if batches.list.back().is_none_or(Written::full) {
+                batches.list.push_back(Written {
+                    bytes: Vec::with_capacity(BATCH_START_BYTES),
+                    spans: 0,
+                });
+            }
+            let last = batches
+                .list
+                .back_mut()
+                .expect("a batch with room was just made sure of");
+            let start = last.bytes.len();
+            write(&mut last.bytes);
+            let written = last.bytes.len() - start;
+            if batches.bytes + written > QUEUE_BYTES {
+                last.bytes.truncate(start);
+                return Err(NotQueued::Full);
+            }
+            last.spans += 1;
+            batches.spans += 1;
+            batches.bytes += written;
+            batches.spans == 1 || last.full()
         };
         if wake {
             self.wake.notify_one();
@@ -121,31 +124,30 @@ impl SpanQueue {
         Ok(())
     }
 
-    /// The first batch queued (see [`Written::take_batch`]); none when the
+    /// The first batch queued, taken whole (at most [`BATCH_SPANS`] spans
+    /// and [`BATCH_BYTES`], unless one span alone is larger); none when the
     /// queue is empty.
     pub fn take(&self) -> Option<Written> {
-        let mut written = self.written.lock();
-        if written.ends.is_empty() {
-            return None;
-        }
-        // Room for about as much as the batch taken: no growing while
-        // spans are pushed at a steady pace.
-        let capacity = written.bytes.len().min(BATCH_BYTES);
-        Some(written.take_batch(capacity))
+        let mut batches = self.batches.lock();
+        let first = batches.list.pop_front()?;
+        batches.spans -= first.spans;
+        batches.bytes -= first.bytes.len();
+        Some(first)
     }
 
     /// How many spans are queued, and whether a batch is full.
     pub fn state(&self) -> (usize, bool) {
-        let written = self.written.lock();
-        (written.ends.len(), written.full())
+        let batches = self.batches.lock();
+        let full = batches.list.len() > 1 || batches.list.front().is_some_and(Written::full);
+        (batches.spans, full)
     }
 
-    /// Closes the queue and takes everything in it: a span ended later is
+    /// Closes the queue and takes every batch in it: a span ended later is
     /// dropped, none is lost or counted twice.
-    pub fn close(&self) -> Written {
-        let mut written = self.written.lock();
+    pub fn close(&self) -> VecDeque<Written> {
+        let mut batches = self.batches.lock();
         self.closed.store(true, Ordering::Relaxed);
-        std::mem::take(&mut *written)
+        std::mem::take(&mut *batches).list
     }
 }
 
@@ -167,15 +169,17 @@ mod tests {
         }
         queue.push(span(10)).expect("room");
         let first = queue.take().expect("queued");
-        assert_eq!(first.spans(), 2, "a third span would pass BATCH_BYTES");
-        assert_eq!(first.bytes.len(), 2 * big);
+        assert_eq!(first.spans(), 3, "the third span passes BATCH_BYTES");
+        assert_eq!(first.bytes.len(), 3 * big);
         let second = queue.take().expect("queued");
-        assert_eq!((second.spans(), second.bytes.len()), (3, 2 * big + 10));
+        assert_eq!((second.spans(), second.bytes.len()), (2, big + 10));
         assert!(queue.take().is_none());
+        assert_eq!(queue.state(), (0, false));
 
         // A span larger than a batch leaves alone.
         queue.push(span(BATCH_BYTES + 1)).expect("room");
         queue.push(span(5)).expect("room");
+        assert_eq!(queue.state(), (2, true));
         assert_eq!(queue.take().expect("queued").spans(), 1);
         assert_eq!(queue.take().expect("queued").bytes, vec![7; 5]);
     }
@@ -187,18 +191,20 @@ mod tests {
             queue.push(span(1)).expect("room");
         }
         assert_eq!(queue.push(span(1)), Err(NotQueued::Full));
-        let mut all = queue.close();
-        assert_eq!(all.spans(), QUEUE_SPANS);
+        let all = queue.close();
+        assert_eq!(all.len(), QUEUE_SPANS / BATCH_SPANS);
+        assert!(all.iter().all(|batch| batch.spans() == BATCH_SPANS));
         assert_eq!(queue.push(span(1)), Err(NotQueued::Shutdown));
-        let mut batches = 0;
-        while all.spans() > 0 {
-            assert_eq!(all.take_batch(0).spans(), BATCH_SPANS);
-            batches += 1;
-        }
-        assert_eq!(batches, QUEUE_SPANS / BATCH_SPANS);
+    }
 
+    #[test]
+    fn a_span_that_would_pass_the_byte_bound_is_not_queued() {
         let queue = SpanQueue::default();
-        queue.push(span(QUEUE_BYTES)).expect("room");
-        assert_eq!(queue.push(span(1)), Err(NotQueued::Full), "bytes bound");
+        queue.push(span(QUEUE_BYTES - 10)).expect("room");
+        assert_eq!(queue.push(span(11)), Err(NotQueued::Full));
+        queue.push(span(10)).expect("exactly the bound");
+        assert_eq!(queue.push(span(1)), Err(NotQueued::Full));
+        let bytes: usize = queue.close().iter().map(|b| b.bytes.len()).sum();
+        assert_eq!(bytes, QUEUE_BYTES, "the refused spans left nothing behind");
     }
 }
