@@ -29,9 +29,10 @@
 //! turns, for its 1,986 questions, 99.9% of the 10 closest were (and
 //! retrieval's evidence in the best 10 was the same). In process, at
 //! 100,000 vectors of 384 dimensions (issue 44's timing test), the whole
-//! search took about 1.55 ms (1.95 ms before the sign counts were made a
-//! row at a time, ninth session), where one 8-bit pass over every vector
-//! took 2.6 to 5 ms. Below the size, one pass reads every vector.
+//! search took 1.75 to 1.8 ms (2.05 to 2.1 ms before the sign counts were
+//! made a row at a time and the rows read in order of agreement, ninth
+//! session), where one 8-bit pass over every vector took 2.6 to 5 ms.
+//! Below the size, one pass reads every vector.
 //!
 //! Vectors have at most [`MAX_DIMS`] components: the integer sums cannot
 //! overflow below that (`127 * 127 * MAX_DIMS` < 2^31).
