@@ -444,6 +444,23 @@ impl RecallIndex {
         }
     }
 
+    /// The vector phase of [`RecallIndex::candidates`] alone (empty
+    /// without a direction), by the new first pass or (`plain`) the one
+    /// before issue 44's ninth session, for the timing.
+    #[cfg(test)]
+    pub(super) fn vector_phase(&self, query: &RecallQuery<'_>, plain: bool) -> Vec<(u32, f32)> {
+        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
+        let keep = search::keeper(query, doc);
+        query.vector.map_or_else(Vec::new, |q| {
+            let (floor, vectors) = (query.min_similarity, &self.vectors);
+            if plain {
+                vectors.similar_plain(q, floor, CANDIDATES, &keep)
+            } else {
+                vectors.similar(q, floor, CANDIDATES, &keep)
+            }
+        })
+    }
+
     /// [`RecallIndex::candidates`] with `keyword` for its keyword phase
     /// (given the query's exclusions).
     fn candidates_by(

@@ -21,21 +21,27 @@
 //! such a set outgrows the CPU's caches and a search then waits on memory
 //! more than it computes: a first pass compares only the signs of the
 //! components (a bit each, 48 bytes for 384 dimensions, an eighth of the
-//! 8-bit array, in plain integer code), and the 8-bit pass reads the
-//! [`SIGN_SCAN_SHARE`]th of the vectors whose signs agree most with the
-//! query's. Two directions close in angle agree in most signs, so the
-//! closest vectors are almost always among them: of all-MiniLM-L6-v2's
-//! vectors of LoCoMo's 5,882 turns, for its 1,986 questions, 99.9% of the
-//! 10 closest were (and retrieval's evidence in the best 10 was the same).
-//! In process, at 100,000 vectors of 384 dimensions (issue 44's timing
-//! test), the sign pass took about 0.75 ms and the 8-bit pass over its
-//! sixteenth about 1 ms, where one 8-bit pass over every vector took 2.6
-//! to 5 ms. Below the size, one pass reads every vector.
+//! 8-bit array, in plain integer code: `vectors/signs.rs`), and the 8-bit
+//! pass reads the [`SIGN_SCAN_SHARE`]th of the vectors whose signs agree
+//! most with the query's, those that agree most first. Two directions
+//! close in angle agree in most signs, so the closest vectors are almost
+//! always among them: of all-MiniLM-L6-v2's vectors of LoCoMo's 5,882
+//! turns, for its 1,986 questions, 99.9% of the 10 closest were (and
+//! retrieval's evidence in the best 10 was the same). In process, at
+//! 100,000 vectors of 384 dimensions (issue 44's timing test), the whole
+//! search took 1.75 to 1.8 ms (2.05 to 2.1 ms before the sign counts were
+//! made a row at a time and the rows read in order of agreement, ninth
+//! session), where one 8-bit pass over every vector took 2.6 to 5 ms.
+//! Below the size, one pass reads every vector.
 //!
 //! Vectors have at most [`MAX_DIMS`] components: the integer sums cannot
 //! overflow below that (`127 * 127 * MAX_DIMS` < 2^31).
 
 use simsimd::SpatialSimilarity;
+
+use signs::{sign_bits, words};
+
+mod signs;
 
 /// Unit-length vectors of one dimension, by slot number (the caller's),
 /// in 8 bits a component (see the module documentation).
@@ -84,21 +90,6 @@ fn quantise(unit: &[f32], codes: &mut [i8]) -> f32 {
         *code = (x * to_code).round() as i8;
     }
     largest / 127.0
-}
-
-/// The 64-bit words holding the signs of a vector of `dims` components.
-fn words(dims: usize) -> usize {
-    dims.div_ceil(64)
-}
-
-/// The signs of `codes` (see [`VectorSet`]), written to `signs`.
-fn sign_bits(codes: &[i8], signs: &mut [u64]) {
-    signs.fill(0);
-    for (i, &code) in codes.iter().enumerate() {
-        if code > 0 {
-            signs[i / 64] |= 1 << (i % 64);
-        }
-    }
 }
 
 /// From how many vectors a search reads the signs first (see the module
@@ -216,6 +207,33 @@ impl VectorSet {
         limit: usize,
         keep: impl Fn(u32) -> bool,
     ) -> Vec<(u32, f32)> {
+        self.similar_by(query, floor, limit, keep, false)
+    }
+
+    /// [`VectorSet::similar`] with the first pass as it was before issue
+    /// 44's ninth session (the signs counted a word at a time, the slots
+    /// read in slot order), for the timing and as an oracle: the same
+    /// answer.
+    #[cfg(test)]
+    pub(super) fn similar_plain(
+        &self,
+        query: &[f32],
+        floor: f32,
+        limit: usize,
+        keep: impl Fn(u32) -> bool,
+    ) -> Vec<(u32, f32)> {
+        self.similar_by(query, floor, limit, keep, true)
+    }
+
+    /// [`VectorSet::similar`], its first pass the old one when `plain`.
+    fn similar_by(
+        &self,
+        query: &[f32],
+        floor: f32,
+        limit: usize,
+        keep: impl Fn(u32) -> bool,
+        plain: bool,
+    ) -> Vec<(u32, f32)> {
         if self.count == 0 || query.len() != self.dims || limit == 0 {
             return Vec::new();
         }
@@ -230,7 +248,7 @@ impl VectorSet {
         let rough_similarity =
             |slot: usize| dot_i8(self.row(slot), &codes) as f32 * self.scales[slot] * query_scale;
         let wanted = limit.saturating_mul(RESCORED);
-        let candidates = match self.agreeing(&codes) {
+        let candidates = match self.agreeing(&codes, plain) {
             None => {
                 let every = (0..self.scales.len())
                     .filter(|&slot| self.scales[slot] != 0.0)
@@ -240,13 +258,17 @@ impl VectorSet {
             Some(slots) => {
                 // The slots are scattered over an array larger than the
                 // CPU's caches: reading a byte of each cache line of the
-                // row a few slots ahead starts its loads while this row
-                // is scored (a prefetch in safe code), which made this
-                // loop three times faster (issue 44's note).
+                // row (and its scale) a few slots ahead starts its loads
+                // while this row is scored (a prefetch in safe code),
+                // which made this loop three times faster (issue 44's
+                // note). The order (fewest sign disagreements first) does
+                // not change the best found, only how many enter on the
+                // way.
                 let mut touched = 0i8;
                 let read = slots.iter().enumerate().map(|(i, &slot)| {
                     if let Some(&ahead) = slots.get(i + READ_AHEAD) {
                         let row = self.row(ahead as usize);
+                        touched ^= self.scales[ahead as usize].to_bits() as i8;
                         touched ^= row
                             .iter()
                             .step_by(64)
@@ -275,62 +297,37 @@ impl VectorSet {
     }
 
     /// The first pass of a large set's search (see the module
-    /// documentation): the slots, in order, of the vectors whose signs
-    /// disagree least with the query's (quantised as `codes`), as few as
-    /// let through a [`SIGN_SCAN_SHARE`]th of the vectors (ties at the
-    /// edge all in). `None` for a set below [`SIGN_SCAN_FROM`] vectors:
+    /// documentation): the slots of the vectors whose signs disagree
+    /// least with the query's (quantised as `codes`), as few as let
+    /// through a [`SIGN_SCAN_SHARE`]th of the vectors (ties at the edge
+    /// all in), fewest disagreements first. `None` for a set below [`SIGN_SCAN_FROM`] vectors:
     /// the scan reads them all.
-    fn agreeing(&self, codes: &[i8]) -> Option<Vec<u32>> {
+    fn agreeing(&self, codes: &[i8], plain: bool) -> Option<Vec<u32>> {
         if self.count < SIGN_SCAN_FROM {
             return None;
         }
-        let width = words(self.dims);
-        let mut query = vec![0u64; width];
+        let mut query = vec![0u64; words(self.dims)];
         sign_bits(codes, &mut query);
-        // At most `dims` disagreements; below MAX_DIMS (65,536) a count
-        // fits in u16, and MAX_DIMS itself saturates (still the worst).
-        let disagreements: Vec<u16> = self
-            .signs
-            .chunks_exact(width)
-            .zip(&self.scales)
-            .map(|(row, &scale)| {
-                let differ: u32 = row
-                    .iter()
-                    .zip(&query)
-                    .map(|(a, b)| (a ^ b).count_ones())
-                    .sum();
-                // An empty slot (scale 0) is never read.
-                if scale == 0.0 {
-                    u16::MAX
-                } else {
-                    u16::try_from(differ).unwrap_or(u16::MAX - 1)
-                }
-            })
-            .collect();
-        let mut histogram = vec![0usize; self.dims + 1];
-        for &differ in &disagreements {
-            if let Some(n) = histogram.get_mut(usize::from(differ)) {
-                *n += 1;
-            }
-        }
         let wanted = self.count.div_ceil(SIGN_SCAN_SHARE);
-        let mut seen = 0;
-        let cutoff = histogram
-            .iter()
-            .position(|&n| {
-                seen += n;
-                seen >= wanted
-            })
-            .unwrap_or(self.dims);
-        let cutoff = u16::try_from(cutoff).unwrap_or(u16::MAX - 1);
-        Some(
-            disagreements
-                .iter()
-                .enumerate()
-                .filter(|&(_, &differ)| differ <= cutoff)
-                .map(|(slot, _)| slot as u32)
-                .collect(),
-        )
+        #[cfg(test)]
+        if plain {
+            return Some(signs::agreeing_plain(
+                &self.signs,
+                &self.scales,
+                &query,
+                self.dims,
+                wanted,
+            ));
+        }
+        #[cfg(not(test))]
+        let _ = plain;
+        Some(signs::agreeing(
+            &self.signs,
+            &self.scales,
+            &query,
+            self.dims,
+            wanted,
+        ))
     }
 
     /// Bytes held on the heap.
@@ -395,198 +392,4 @@ pub fn centroid<'a>(vectors: impl IntoIterator<Item = &'a [f32]>) -> Option<Vec<
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-
-    /// A xorshift generator of pseudo-random numbers from `state` (not 0):
-    /// the same numbers every run.
-    pub(in crate::recall) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
-
-    #[test]
-    fn the_closest_vector_scores_highest_and_floors_apply() {
-        let mut set = VectorSet::default();
-        assert!(set.put(0, &[1.0, 0.0, 0.0]));
-        assert!(set.put(1, &[1.0, 1.0, 0.0]));
-        assert!(set.put(3, &[0.0, 0.0, 2.0]));
-        assert!(!set.put(2, &[1.0, 0.0]), "another dimension is refused");
-        let all = |_| true;
-        let hits = set.similar(&[2.0, 0.1, 0.0], 0.5, 10, all);
-        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [0, 1]);
-        assert!((hits[0].1 - 0.99875).abs() < 1e-2);
-        assert!(set.similar(&[1.0, 0.0], 0.0, 10, all).is_empty());
-        assert_eq!(
-            set.similar(&[2.0, 0.1, 0.0], 0.5, 10, |slot| slot != 0)[0].0,
-            1
-        );
-        assert_eq!(set.similar(&[2.0, 0.1, 0.0], 0.5, 1, all).len(), 1);
-        set.remove(0);
-        assert_eq!(set.len(), 2);
-        assert!(set.similar(&[1.0, 0.0, 0.0], 0.9, 10, all).is_empty());
-    }
-
-    #[test]
-    fn the_8_bit_search_ranks_as_the_exact_one() {
-        // Pseudo-random unit vectors of 384 dimensions: the best 10 by the
-        // 8-bit scan scored again are (but for near ties at the edge) the
-        // best 10 in full precision, with similarities within 0.01.
-        let mut random = xorshift(0x9E37_79B9_7F4A_7C15u64);
-        let mut next = move || (random() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
-        let vectors: Vec<Vec<f32>> = (0..2000)
-            .map(|_| (0..384).map(|_| next()).collect())
-            .collect();
-        let mut set = VectorSet::default();
-        for (slot, v) in vectors.iter().enumerate() {
-            assert!(set.put(slot as u32, v));
-        }
-        let query: Vec<f32> = (0..384).map(|_| next()).collect();
-        let unit = normalised(query.clone());
-        let mut exact: Vec<(u32, f32)> = vectors
-            .iter()
-            .enumerate()
-            .map(|(slot, v)| {
-                (
-                    slot as u32,
-                    normalised(v.clone())
-                        .iter()
-                        .zip(&unit)
-                        .map(|(a, b)| a * b)
-                        .sum(),
-                )
-            })
-            .collect();
-        let by_slot: Vec<f32> = exact.iter().map(|h| h.1).collect();
-        exact.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let found = set.similar(&query, -1.0, 10, |_| true);
-        assert_eq!(found.len(), 10);
-        let tenth = exact[9].1;
-        let mut same = 0;
-        for (slot, similarity) in &found {
-            let truth = by_slot[*slot as usize];
-            assert!(
-                (similarity - truth).abs() < 0.01,
-                "{similarity} against {truth}"
-            );
-            assert!(
-                truth >= tenth - 0.01,
-                "{truth} is far below the tenth best {tenth}"
-            );
-            same += usize::from(exact[..10].iter().any(|h| h.0 == *slot));
-        }
-        assert!(same >= 9, "{same} of the best 10");
-        // A byte a component (the arrays grow by doubling).
-        assert!(
-            set.heap_bytes() < 2 * 2000 * (384 + 5),
-            "{}",
-            set.heap_bytes()
-        );
-        assert!(
-            set.heap_bytes() < 2000 * 384 * 4 / 2,
-            "under half of 32-bit floats"
-        );
-    }
-
-    #[test]
-    fn a_large_set_read_by_its_signs_first_finds_the_closest() {
-        // Past SIGN_SCAN_FROM vectors, each the sum of eight "words"
-        // drawn by Zipf's law from 2,000 random vectors, so that every
-        // vector shares the common words' direction (as a model's do,
-        // and as makes signs agree the most); queries are sums of three
-        // words. The two-pass search finds (nearly) the 10 closest by
-        // exact similarity.
-        let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
-        let words: Vec<Vec<f32>> = (0..2000)
-            .map(|_| {
-                (0..384)
-                    .map(|_| (next() % 1000) as f32 / 1000.0 - 0.5)
-                    .collect()
-            })
-            .collect();
-        let mut zipf = move || {
-            // Rank r with probability about 1 / r (ranks 1..2000).
-            let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
-            ((2000f64.powf(u)) as usize).clamp(1, 2000) - 1
-        };
-        let mut sum_of = |n: usize| -> Vec<f32> {
-            let mut sum = vec![0f32; 384];
-            for _ in 0..n {
-                let word = &words[zipf()];
-                sum.iter_mut().zip(word).for_each(|(s, x)| *s += x);
-            }
-            normalised(sum)
-        };
-        let vectors: Vec<Vec<f32>> = (0..SIGN_SCAN_FROM + 3_000).map(|_| sum_of(8)).collect();
-        let mut set = VectorSet::default();
-        for (slot, v) in vectors.iter().enumerate() {
-            assert!(set.put(slot as u32, v));
-        }
-        let (mut found_in_best, queries) = (0, 20);
-        for _ in 0..queries {
-            let query = sum_of(3);
-            let mut exact: Vec<(usize, f32)> = vectors
-                .iter()
-                .enumerate()
-                .map(|(slot, v)| (slot, v.iter().zip(&query).map(|(a, b)| a * b).sum()))
-                .collect();
-            exact.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let found = set.similar(&query, -1.0, 10, |_| true);
-            assert_eq!(found.len(), 10);
-            let best: Vec<usize> = exact[..10].iter().map(|h| h.0).collect();
-            found_in_best += found
-                .iter()
-                .filter(|(slot, _)| best.contains(&(*slot as usize)))
-                .count();
-        }
-        assert!(
-            found_in_best * 100 >= queries * 10 * 97,
-            "{found_in_best} of the {} best",
-            queries * 10
-        );
-    }
-
-    #[test]
-    fn a_vector_past_the_most_components_is_refused_and_the_sums_hold() {
-        let mut set = VectorSet::default();
-        assert!(!set.put(0, &vec![1.0; MAX_DIMS + 1]));
-        assert!(set.put(0, &vec![1.0; MAX_DIMS]));
-        // The largest sum the set can make fits.
-        let codes = vec![-127i8; MAX_DIMS];
-        assert_eq!(dot_i8(&codes, &codes), 127 * 127 * MAX_DIMS as i32);
-        let hits = set.similar(&vec![2.0; MAX_DIMS], 0.99, 5, |_| true);
-        assert_eq!(hits.len(), 1);
-        assert!((hits[0].1 - 1.0).abs() < 0.01);
-    }
-
-    #[test]
-    fn the_8_bit_dot_product_is_the_exact_integer_sum() {
-        let a: Vec<i8> = (0..37).map(|i| i as i8).collect();
-        let b = vec![-1i8; 37];
-        assert_eq!(dot_i8(&a, &b), -(0..37).sum::<i32>());
-        // Every length up to a few vectors' worth, every sign.
-        let mut random = xorshift(0x2545_F491_4F6C_DD1Du64);
-        let mut next = move || (random() >> 56) as u8 as i8;
-        for len in [1, 15, 16, 17, 63, 64, 65, 383, 384, 385, 1536] {
-            let a: Vec<i8> = (0..len).map(|_| next().max(-127)).collect();
-            let b: Vec<i8> = (0..len).map(|_| next().max(-127)).collect();
-            let plain: i32 = a
-                .iter()
-                .zip(&b)
-                .map(|(&x, &y)| i32::from(x) * i32::from(y))
-                .sum();
-            assert_eq!(dot_i8(&a, &b), plain, "{len}");
-        }
-    }
-
-    #[test]
-    fn the_centroid_points_between() {
-        let c = centroid([&[1.0f32, 0.0][..], &[0.0, 1.0][..]]).expect("two vectors");
-        assert!((c[0] - c[1]).abs() < 1e-6 && (c[0] - 0.70710677).abs() < 1e-5);
-        assert!(centroid(std::iter::empty()).is_none());
-    }
-}
+pub(super) mod tests;
