@@ -39,13 +39,15 @@
 
 use simsimd::SpatialSimilarity;
 
+use rows::Rows;
 use signs::{sign_bits, words};
 
+mod rows;
 mod signs;
 
 /// Unit-length vectors of one dimension, by slot number (the caller's),
 /// in 8 bits a component (see the module documentation).
-/// Invariants: `codes.len() == present.len() * dims`,
+/// Invariants: `codes` holds `present.len() * dims` bytes,
 /// `signs.len() == present.len() * words(dims)` and
 /// `scales.len() == present.len()`; a slot not present holds zeros and a
 /// scale of 0; a present vector is its unit vector quantised, with its
@@ -55,7 +57,7 @@ mod signs;
 #[derive(Debug, Default, Clone)]
 pub struct VectorSet {
     dims: usize,
-    codes: Vec<i8>,
+    codes: Rows,
     signs: Vec<u64>,
     scales: Vec<f32>,
     present: Vec<bool>,
@@ -149,11 +151,11 @@ impl VectorSet {
         if self.present.len() <= slot {
             self.present.resize(slot + 1, false);
             self.scales.resize(slot + 1, 0.0);
-            self.codes.resize((slot + 1) * self.dims, 0);
+            self.codes.grow_to((slot + 1) * self.dims);
             self.signs.resize((slot + 1) * words(self.dims), 0);
         }
         let unit = normalised(vector.to_vec());
-        let codes = &mut self.codes[slot * self.dims..(slot + 1) * self.dims];
+        let codes = &mut self.codes.as_mut_slice()[slot * self.dims..(slot + 1) * self.dims];
         self.scales[slot] = quantise(&unit, codes);
         let width = words(self.dims);
         sign_bits(codes, &mut self.signs[slot * width..(slot + 1) * width]);
@@ -169,7 +171,7 @@ impl VectorSet {
         let slot = slot as usize;
         if self.present.get(slot).copied().unwrap_or(false) {
             self.present[slot] = false;
-            self.codes[slot * self.dims..(slot + 1) * self.dims].fill(0);
+            self.codes.as_mut_slice()[slot * self.dims..(slot + 1) * self.dims].fill(0);
             let width = words(self.dims);
             self.signs[slot * width..(slot + 1) * width].fill(0);
             self.scales[slot] = 0.0;
@@ -190,7 +192,7 @@ impl VectorSet {
     }
 
     fn row(&self, slot: usize) -> &[i8] {
-        &self.codes[slot * self.dims..(slot + 1) * self.dims]
+        &self.codes.as_slice()[slot * self.dims..(slot + 1) * self.dims]
     }
 
     /// The best `limit` vectors by cosine similarity with `query`
