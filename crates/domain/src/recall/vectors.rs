@@ -26,12 +26,13 @@
 //! most with the query's, those that agree most first. Two directions
 //! close in angle agree in most signs, so the closest vectors are almost
 //! always among them: of all-MiniLM-L6-v2's vectors of LoCoMo's 5,882
-//! turns, for its 1,986 questions, 99.9% of the 10 closest were (and
-//! retrieval's evidence in the best 10 was the same). In process, at
-//! 100,000 vectors of 384 dimensions (issue 44's timing test), the whole
-//! search took 1.75 to 1.8 ms (2.05 to 2.1 ms before the sign counts were
-//! made a row at a time and the rows read in order of agreement, ninth
-//! session), where one 8-bit pass over every vector took 2.6 to 5 ms.
+//! turns, for its 1,986 questions, 99.7% of the 10 closest were with a
+//! thirty-second kept (99.9% with a sixteenth, 98.2% with a sixty-fourth),
+//! and retrieval's evidence in the best 10 was the same as with every
+//! vector read. A thirty-second since issue 44's tenth session (a
+//! sixteenth before): the 8-bit pass is most of a search's time, and its
+//! rows are in huge pages where the system has them (`vectors/rows.rs`).
+//! Timings: issue 44's note and BENCHMARKS.md.
 //! Below the size, one pass reads every vector.
 //!
 //! Vectors have at most [`MAX_DIMS`] components: the integer sums cannot
@@ -100,7 +101,7 @@ pub const SIGN_SCAN_FROM: usize = 16_384;
 /// The share of the vectors (one in this many) whose signs agree most
 /// with the query's that the 8-bit scan reads, in sets of
 /// [`SIGN_SCAN_FROM`] vectors or more.
-pub const SIGN_SCAN_SHARE: usize = 16;
+pub const SIGN_SCAN_SHARE: usize = 32;
 
 /// How many slots ahead the second pass starts reading a row (see
 /// [`VectorSet::similar`]): 8 and 16 measured alike, 2 and 4 slower.

@@ -3,7 +3,7 @@
 //! bytes, given to the kernel's transparent huge pages where it offers
 //! them (Linux).
 //!
-//! Why: a large set's search reads a sixteenth of its rows, scattered over
+//! Why: a large set's search reads a share of its rows, scattered over
 //! the whole array (see [`super`]). On 4 KiB pages nearly every row read
 //! is on a page of its own, so it costs a miss in the CPU's address cache
 //! (in a virtual machine, a walk of two page tables) before its memory is

@@ -3,16 +3,16 @@
 //! vectors that disagree least.
 //!
 //! The pass reads every vector's signs (48 bytes for 384 dimensions) and
-//! counts the bits that differ from the query's. x86-64's baseline
-//! instruction set has no population count instruction, and choosing one
-//! at run time takes `unsafe`, which this crate forbids: `count_ones` on a
-//! 64-bit word is then a dozen shifts, masks and adds, and the counting,
-//! not the memory, was most of the pass (0.6 to 0.85 ms over 100,000
-//! vectors of 384 dimensions; 0.26 ms with the instruction). For the
-//! common widths the count is made for a whole row at once (the widths
-//! known when compiling, the partial sums of several words added before
-//! they are folded into one number), and the histogram of the counts is
-//! kept in the same pass.
+//! counts the bits that differ from the query's. recapd's x86-64 builds
+//! target x86-64-v2 (`.cargo/config.toml`), whose population count
+//! instruction makes `count_ones` one instruction a word: the pass over
+//! 100,000 vectors of 384 dimensions then takes about 0.26 ms. x86-64's
+//! baseline has no such instruction, and choosing one at run time takes
+//! `unsafe`, which this crate forbids: a build for it counts without one,
+//! a whole row at once for the common widths (the widths known when
+//! compiling, the partial sums of several words added before they are
+//! folded into one number; 0.5 to 0.75 ms where `count_ones` took 0.6 to
+//! 0.85). Either way the histogram of the counts is kept in the same pass.
 
 /// The 64-bit words holding the signs of a vector of `dims` components.
 pub(super) fn words(dims: usize) -> usize {
@@ -177,15 +177,28 @@ fn count_any(
     }
 }
 
+/// How many bits differ between `a` and `b`, `W` words each (at most 30):
+/// `count_ones` a word where the build has a population count instruction
+/// (x86-64-v2, as `.cargo/config.toml` builds; 64-bit ARM), else
+/// [`differ_without_popcnt`].
+fn differ<const W: usize>(a: &[u64; W], b: &[u64; W]) -> u32 {
+    if cfg!(any(target_feature = "popcnt", target_arch = "aarch64")) {
+        a.iter().zip(b).map(|(a, b)| (a ^ b).count_ones()).sum()
+    } else {
+        differ_without_popcnt(a, b)
+    }
+}
+
 /// How many bits differ between `a` and `b`, `W` words each (at most 30),
-/// counted without a population count instruction: each word's bits are
+/// counted without a population count instruction (x86-64's baseline has
+/// none, and `count_ones` is then a dozen shifts, masks and adds a word): each word's bits are
 /// summed in pairs and then in 4-bit fields (at most 4 each), three words'
 /// fields added together (at most 12, below 16), those folded into bytes
 /// and added over the row (at most 24 a group of three words: below 256
 /// for up to ten groups, 30 words), the bytes added in pairs into 16-bit
 /// lanes (a row may differ in more than 255 bits) and the lanes summed by
 /// one multiplication. The same count as `count_ones` (a test compares them).
-fn differ<const W: usize>(a: &[u64; W], b: &[u64; W]) -> u32 {
+fn differ_without_popcnt<const W: usize>(a: &[u64; W], b: &[u64; W]) -> u32 {
     const PAIRS: u64 = 0x5555_5555_5555_5555;
     const NIBBLES: u64 = 0x3333_3333_3333_3333;
     const BYTES: u64 = 0x0f0f_0f0f_0f0f_0f0f;
@@ -236,6 +249,7 @@ mod tests {
                     let (x, y): ([u64; $w], [u64; $w]) =
                         (x.try_into().expect("w"), y.try_into().expect("w"));
                     assert_eq!(differ(&x, &y), plain($w), "{} words", $w);
+                    assert_eq!(differ_without_popcnt(&x, &y), plain($w), "{} words", $w);
                 )*};
             }
             check!(1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 29, 30);
