@@ -44,17 +44,18 @@ pub(super) fn agreeing(
     wanted: usize,
 ) -> Vec<u32> {
     let mut disagreements = Vec::with_capacity(scales.len());
-    let mut histogram = vec![0usize; dims + 1];
+    let mut tally = Histogram::new(dims);
     match query.len() {
         // 256, 384, 512, 768, 1,024 and 1,536 dimensions.
-        4 => count_rows::<4>(signs, scales, query, &mut disagreements, &mut histogram),
-        6 => count_rows::<6>(signs, scales, query, &mut disagreements, &mut histogram),
-        8 => count_rows::<8>(signs, scales, query, &mut disagreements, &mut histogram),
-        12 => count_rows::<12>(signs, scales, query, &mut disagreements, &mut histogram),
-        16 => count_rows::<16>(signs, scales, query, &mut disagreements, &mut histogram),
-        24 => count_rows::<24>(signs, scales, query, &mut disagreements, &mut histogram),
-        _ => count_any(signs, scales, query, &mut disagreements, &mut histogram),
+        4 => count_rows::<4>(signs, scales, query, &mut disagreements, &mut tally),
+        6 => count_rows::<6>(signs, scales, query, &mut disagreements, &mut tally),
+        8 => count_rows::<8>(signs, scales, query, &mut disagreements, &mut tally),
+        12 => count_rows::<12>(signs, scales, query, &mut disagreements, &mut tally),
+        16 => count_rows::<16>(signs, scales, query, &mut disagreements, &mut tally),
+        24 => count_rows::<24>(signs, scales, query, &mut disagreements, &mut tally),
+        _ => count_any(signs, scales, query, &mut disagreements, &mut tally),
     }
+    let histogram = tally.merged();
     let mut seen = 0;
     let cutoff = histogram
         .iter()
@@ -98,8 +99,9 @@ pub(super) fn agreeing_plain(
     wanted: usize,
 ) -> Vec<u32> {
     let mut disagreements = Vec::with_capacity(scales.len());
-    let mut histogram = vec![0usize; dims + 1];
-    count_any(signs, scales, query, &mut disagreements, &mut histogram);
+    let mut tally = Histogram::new(dims);
+    count_any(signs, scales, query, &mut disagreements, &mut tally);
+    let histogram = tally.merged();
     let mut seen = 0;
     let cutoff = histogram
         .iter()
@@ -129,11 +131,46 @@ fn kept(differ: u32, scale: f32) -> u16 {
     }
 }
 
-/// Tallies `differ` in `histogram` (an empty slot's `u16::MAX` is past
-/// its end: not tallied).
-fn tally(histogram: &mut [usize], differ: u16) {
-    if let Some(n) = histogram.get_mut(usize::from(differ)) {
-        *n += 1;
+/// How many histograms [`Histogram`] interleaves.
+const HISTOGRAMS: usize = 4;
+
+/// The histogram of the rows' counts (index: bits that differ), kept as
+/// [`HISTOGRAMS`] interleaved ones (row `i` in the `i % HISTOGRAMS`th)
+/// and added up at the end: neighbouring rows often have the same count,
+/// and in one histogram each increment of a bin waits on the one before
+/// it through memory (a third of the pass, issue 44's tenth session).
+struct Histogram {
+    bins: Vec<usize>,
+    width: usize,
+}
+
+impl Histogram {
+    /// Empty, for counts of at most `dims`.
+    fn new(dims: usize) -> Histogram {
+        Histogram {
+            bins: vec![0; HISTOGRAMS * (dims + 1)],
+            width: dims + 1,
+        }
+    }
+
+    /// Tallies row `row`'s count `differ` (an empty slot's `u16::MAX` is
+    /// past the end: not tallied).
+    fn tally(&mut self, row: usize, differ: u16) {
+        let differ = usize::from(differ);
+        if differ < self.width
+            && let Some(n) = self.bins.get_mut(row % HISTOGRAMS * self.width + differ)
+        {
+            *n += 1;
+        }
+    }
+
+    /// The histogram: how many rows have each count.
+    fn merged(&self) -> Vec<usize> {
+        let mut sum = vec![0; self.width];
+        for lane in self.bins.chunks_exact(self.width) {
+            sum.iter_mut().zip(lane).for_each(|(s, n)| *s += n);
+        }
+        sum
     }
 }
 
@@ -144,15 +181,15 @@ fn count_rows<const W: usize>(
     scales: &[f32],
     query: &[u64],
     out: &mut Vec<u16>,
-    histogram: &mut [usize],
+    histogram: &mut Histogram,
 ) {
     let Ok(query) = <&[u64; W]>::try_from(query) else {
         return count_any(signs, scales, query, out, histogram);
     };
     let (rows, _) = signs.as_chunks::<W>();
-    for (row, &scale) in rows.iter().zip(scales) {
+    for (i, (row, &scale)) in rows.iter().zip(scales).enumerate() {
         let differ = kept(differ(row, query), scale);
-        tally(histogram, differ);
+        histogram.tally(i, differ);
         out.push(differ);
     }
 }
@@ -163,16 +200,20 @@ fn count_any(
     scales: &[f32],
     query: &[u64],
     out: &mut Vec<u16>,
-    histogram: &mut [usize],
+    histogram: &mut Histogram,
 ) {
-    for (row, &scale) in signs.chunks_exact(query.len().max(1)).zip(scales) {
+    for (i, (row, &scale)) in signs
+        .chunks_exact(query.len().max(1))
+        .zip(scales)
+        .enumerate()
+    {
         let differ: u32 = row
             .iter()
             .zip(query)
             .map(|(a, b)| (a ^ b).count_ones())
             .sum();
         let differ = kept(differ, scale);
-        tally(histogram, differ);
+        histogram.tally(i, differ);
         out.push(differ);
     }
 }
@@ -270,7 +311,7 @@ mod tests {
                 .collect();
             let query: Vec<u64> = (0..width).map(|_| next()).collect();
             let dims = width * 64;
-            let (mut plain, mut histogram) = (Vec::new(), vec![0; dims + 1]);
+            let (mut plain, mut histogram) = (Vec::new(), Histogram::new(dims));
             count_any(&signs, &scales, &query, &mut plain, &mut histogram);
             let found = agreeing(&signs, &scales, &query, dims, rows / 16);
             assert!(found.len() >= rows / 16, "{}", found.len());
