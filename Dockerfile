@@ -5,10 +5,14 @@
 #   cargo build --release --locked      (the build stages)
 #   recapd health                       (the HEALTHCHECK; CI probes a live server with it)
 
-# ---- dependencies: cached until Cargo.toml, Cargo.lock, build.rs or proto/ change
+# ---- dependencies: cached until Cargo.toml, Cargo.lock, build.rs, .cargo/,
+# crates/ (the domain crate) or proto/ change
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
+# The build's flags (x86-64-v2 on x86-64) and the workspace's domain crate.
+COPY .cargo ./.cargo
+COPY crates ./crates
 # The workspace's other member, the benchmark tool: cargo needs its manifest
 # to load the workspace (and to check Cargo.lock), but builds only recapd,
 # so none of its sources or protos are copied.
