@@ -1,7 +1,8 @@
 //! A chat's messages with their position keys, in a deque sorted by
 //! position: about 144 bytes a message (one `(i64, Message)` entry) where
 //! a B-tree's nodes spent about 260, with appends and prepends at either
-//! end in amortized O(1) and lookups by position in O(log n).
+//! end in amortized O(1) and lookups by position in O(1) while the
+//! positions have no gap (no message was deleted), O(log n) otherwise.
 
 use std::collections::VecDeque;
 
@@ -54,8 +55,21 @@ impl MessageList {
         self.entries.back().map(|(seq, _)| *seq)
     }
 
-    /// Where the message at `seq` sits in the list.
+    /// Where the message at `seq` sits in the list: `seq` minus the first
+    /// position when that entry holds `seq` (positions are consecutive
+    /// until a message is deleted), else by a binary search. A long
+    /// chat's message looked up by id costs one probe instead of 17 at
+    /// 100,000 messages, each likely a cache miss (recall's hits, issue 44).
     fn index_of(&self, seq: i64) -> Option<usize> {
+        let guess = self
+            .first_seq()
+            .and_then(|first| seq.checked_sub(first))
+            .and_then(|offset| usize::try_from(offset).ok());
+        if let Some(index) = guess
+            && self.entries.get(index).is_some_and(|(s, _)| *s == seq)
+        {
+            return Some(index);
+        }
         self.entries.binary_search_by_key(&seq, |(s, _)| *s).ok()
     }
 

@@ -40,3 +40,33 @@ fn a_full_list_grows_by_an_eighth_not_by_doubling() {
     small.push_back(0, message("a"));
     assert_eq!(small.entries.capacity(), MIN_GROWTH);
 }
+
+#[test]
+fn lookups_find_every_position_with_and_without_gaps() {
+    // Consecutive positions (found at once), then gaps from removals and
+    // a prepend far before (found by the binary search): every present
+    // position found, no absent one, at either end and past them.
+    let rows = (0..200)
+        .map(|seq| (seq, message(&seq.to_string())))
+        .collect();
+    let mut list = MessageList::from_sorted(rows);
+    for seq in 0..200 {
+        assert_eq!(
+            list.get(seq).map(|m| m.id.to_string()),
+            Some(seq.to_string())
+        );
+    }
+    for seq in [0, 3, 50, 51, 199] {
+        assert!(list.remove(seq).is_some());
+    }
+    list.push_front(-1_000, message("far"));
+    for seq in -1_001..=201 {
+        let expected = match seq {
+            -1_000 => Some("far".to_owned()),
+            1..=198 if ![3, 50, 51].contains(&seq) => Some(seq.to_string()),
+            _ => None,
+        };
+        assert_eq!(list.get(seq).map(|m| m.id.to_string()), expected, "{seq}");
+    }
+    assert!(list.get(i64::MAX).is_none() && list.get(i64::MIN).is_none());
+}
