@@ -6,13 +6,15 @@
 #   recapd health                       (the HEALTHCHECK; CI probes a live server with it)
 
 # ---- dependencies: cached until Cargo.toml, Cargo.lock, build.rs, .cargo/,
-# crates/ (the domain crate) or proto/ change
+# the domain crate's manifest or proto/ change
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
-# The build's flags (x86-64-v2 on x86-64) and the workspace's domain crate.
+# The build's flags (x86-64-v2 on x86-64), and the workspace's domain
+# crate as its manifest and an empty library until the real build.
 COPY .cargo ./.cargo
-COPY crates ./crates
+COPY crates/domain/Cargo.toml ./crates/domain/Cargo.toml
+RUN mkdir crates/domain/src && touch crates/domain/src/lib.rs
 # The workspace's other member, the benchmark tool: cargo needs its manifest
 # to load the workspace (and to check Cargo.lock), but builds only recapd,
 # so none of its sources or protos are copied.
@@ -24,8 +26,9 @@ RUN mkdir src \
     && cargo build --release --locked \
     && rm -rf src
 # ---- the real build
+COPY crates ./crates
 COPY src ./src
-RUN touch src/main.rs src/lib.rs && cargo build --release --locked
+RUN touch src/main.rs src/lib.rs crates/domain/src/lib.rs && cargo build --release --locked
 
 # ---- runtime: small, non-root, data on a volume
 FROM debian:bookworm-slim

@@ -508,6 +508,7 @@ pub async fn shutdown_signal() {
 }
 
 mod listeners;
+pub mod processor;
 
 #[cfg(test)]
 mod tests;

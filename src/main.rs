@@ -20,6 +20,13 @@ enum Task {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: a build for x86-64-v2 on an older processor
+    // would otherwise die of an illegal instruction, somewhere.
+    let missing = recapd::app::processor::missing_features();
+    if !missing.is_empty() {
+        eprintln!("recapd: {}", recapd::app::processor::refusal(&missing));
+        return ExitCode::FAILURE;
+    }
     let cli = match Cli::from_args(std::env::args_os()) {
         Ok(cli) => cli,
         Err(error) if !error.use_stderr() => {

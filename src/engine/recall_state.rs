@@ -11,7 +11,9 @@
 //! passages) is copied instead, so that a small chat never waits.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::Arc;
+
+use builds::{OFF_WORKER_MESSAGES, off_the_workers};
 
 use crate::domain::chat::Chat;
 use crate::domain::footprint::Footprint;
@@ -21,81 +23,7 @@ use crate::domain::recall::{ChunkKey, RecallIndex, Source, StoredVector};
 use crate::domain::settings::Settings;
 use crate::store;
 
-/// The messages from which a chat's first index build leaves the async
-/// workers (see [`off_the_workers`]): below, the build is too short to
-/// be worth the hand-over (2,000 messages take about 25 ms).
-const OFF_WORKER_MESSAGES: usize = 500;
-
-/// How many index builds [`off_the_workers`] runs at once.
-static BUILDS: Builds = Builds {
-    running: Mutex::new(0),
-    freed: Condvar::new(),
-};
-
-/// Runs `build` (a chat's first index build: every message cut, tokenized
-/// and stemmed) so that it does not hold an async worker: on a
-/// multi-thread runtime the worker hands its other tasks to another
-/// thread meanwhile ([`tokio::task::block_in_place`]); elsewhere (a
-/// current-thread runtime, no runtime) it runs as it is. Otherwise a build
-/// stalls every task queued behind it on its worker: after recall is
-/// turned on for many chats, the index jobs of the chats already built
-/// could send no request until every chat's build was done. At most as
-/// many builds as the runtime has workers run at once (the others wait
-/// their turn, off the workers too): the CPU the builds take stays what
-/// `--workers` gives, and the first chats' builds end first, so that their
-/// index jobs start while the others build.
-fn off_the_workers<T>(build: impl FnOnce() -> T) -> T {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return build();
-    };
-    if runtime.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
-        return build();
-    }
-    let most = runtime.metrics().num_workers().max(1);
-    tokio::task::block_in_place(|| {
-        let _turn = BUILDS.take(most);
-        build()
-    })
-}
-
-/// A count of the index builds running, and a signal when one ends.
-struct Builds {
-    running: Mutex<usize>,
-    freed: Condvar,
-}
-
-impl Builds {
-    /// Waits (blocking the thread) until fewer than `most` builds run, and
-    /// counts one more until the turn returned is dropped.
-    fn take(&'static self, most: usize) -> BuildTurn {
-        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        while *running >= most {
-            running = self
-                .freed
-                .wait(running)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        *running += 1;
-        BuildTurn(self)
-    }
-}
-
-/// One running build's place in [`Builds`], given back when dropped (a
-/// build that panics gives it back too).
-struct BuildTurn(&'static Builds);
-
-impl Drop for BuildTurn {
-    fn drop(&mut self) {
-        let mut running = self
-            .0
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        *running = running.saturating_sub(1);
-        drop(running);
-        self.0.freed.notify_one();
-    }
-}
+mod builds;
 
 /// A chat's recall index as held: built the first time recall needs it
 /// (a refresh with `recall_enabled`, a Recall, an index job), from the
@@ -477,19 +405,6 @@ mod tests {
         let mut settings = Settings::default();
         settings.recall.enabled = true;
         settings
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
-    async fn a_build_off_the_workers_lets_the_worker_run_the_other_tasks() {
-        let built = tokio::spawn(async {
-            let (ran, heard) = std::sync::mpsc::channel();
-            // Queued on the runtime's one worker, which runs this task: it
-            // runs during the build only if the build left the worker.
-            tokio::spawn(async move { ran.send(()) });
-            off_the_workers(|| heard.recv_timeout(std::time::Duration::from_secs(10)))
-        });
-        let heard = built.await.expect("the task ends");
-        assert!(heard.is_ok(), "the other task did not run during the build");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 1)]

@@ -115,7 +115,10 @@ impl DomainError {
 
 /// The default of [`Limits::recall_inline_passages`]: a fifth of the
 /// 100,000-passage chat whose search `bench/recall.sh` measured at about
-/// 3 ms by keyword and 15 ms hybrid (on a slow day of a 2-core machine).
+/// 3 ms by keyword and 15 ms hybrid on a slow day of a 2-core machine
+/// (issue 44 since brought them to about 0.5 and 1.4 ms in process; a
+/// search of 20,000 passages still holds the chat's lock for less than a
+/// millisecond).
 pub const DEFAULT_RECALL_INLINE_PASSAGES: usize = 20_000;
 
 /// Size limits applied to client-supplied text, configurable by the operator.

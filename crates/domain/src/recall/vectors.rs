@@ -105,8 +105,8 @@ pub const SIGN_SCAN_SHARE: usize = 32;
 
 /// How many slots ahead the second pass asks for a row (see
 /// [`VectorSet::ask_for`]): with x86-64's prefetch instruction 16 took
-/// the 8-bit pass at 100,000 vectors from 0.83 to 0.71 ms against 8, and
-/// 32 did no better (with reads instead, 8 and 16 measured alike, 2 and
+/// the vector phase (both passes) at 100,000 vectors from 0.83 to 0.71 ms
+/// against 8, and 32 did no better (with reads instead, 8 and 16 measured alike, 2 and
 /// 4 slower).
 const READ_AHEAD: usize = 16;
 
@@ -358,7 +358,7 @@ impl VectorSet {
         ))
     }
 
-    /// Bytes held on the heap.
+    /// Bytes held on the heap and in the rows' mapping.
     pub fn heap_bytes(&self) -> usize {
         self.codes.capacity()
             + self.signs.capacity() * std::mem::size_of::<u64>()

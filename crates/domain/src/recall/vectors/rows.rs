@@ -32,11 +32,14 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// The rows' bytes, grown only (a removed vector's row is zeroed in place).
 /// Invariant: `len` bytes are in use, every one past what was written is
-/// zero, and `len` is at most the storage's capacity.
+/// zero, and `len` is at most the storage's capacity. Once the system
+/// refuses a mapping, the rows stay on the heap (`refused`): no mapping is
+/// asked for again at every growth.
 #[derive(Debug, Default)]
 pub(super) struct Rows {
     storage: Storage,
     len: usize,
+    refused: bool,
 }
 
 #[derive(Debug)]
@@ -77,12 +80,17 @@ impl Rows {
             return;
         }
         let fits = match &self.storage {
-            Storage::Heap(_) => len < MAPPED_FROM,
+            Storage::Heap(_) => len < MAPPED_FROM || self.refused,
             Storage::Mapped(map) => len <= map.len(),
         };
-        if !fits && let Some(mut map) = mapping(len.max(self.capacity().saturating_mul(2))) {
-            map[..self.len].copy_from_slice(bytemuck::cast_slice(self.as_slice()));
-            self.storage = Storage::Mapped(map);
+        if !fits {
+            match mapping(len.max(self.capacity().saturating_mul(2))) {
+                Some(mut map) => {
+                    map[..self.len].copy_from_slice(bytemuck::cast_slice(self.as_slice()));
+                    self.storage = Storage::Mapped(map);
+                }
+                None => self.refused = true,
+            }
         }
         match &mut self.storage {
             // A mapping is zero when made and the bytes past `len` were
@@ -90,7 +98,8 @@ impl Rows {
             Storage::Mapped(map) if len <= map.len() => {}
             Storage::Mapped(map) => {
                 // No larger mapping to be had: back to the heap.
-                let mut heap = bytemuck::cast_slice::<u8, i8>(&map[..self.len]).to_vec();
+                let mut heap = Vec::with_capacity(len);
+                heap.extend_from_slice(bytemuck::cast_slice::<u8, i8>(&map[..self.len]));
                 heap.resize(len, 0);
                 self.storage = Storage::Heap(heap);
             }
@@ -162,6 +171,7 @@ mod tests {
         }
         // 12 MiB: past the size, so in a mapping where the system gives
         // one (every system the tests run on).
+        #[cfg(any(unix, windows))]
         assert!(rows.is_mapped());
         assert_eq!(rows.as_slice(), &expected[..]);
         let copy = rows.clone();
