@@ -55,15 +55,7 @@ pub(super) fn agreeing(
         24 => count_rows::<24>(signs, scales, query, &mut disagreements, &mut tally),
         _ => count_any(signs, scales, query, &mut disagreements, &mut tally),
     }
-    let histogram = tally.merged();
-    let mut seen = 0;
-    let cutoff = histogram
-        .iter()
-        .position(|&n| {
-            seen += n;
-            seen >= wanted
-        })
-        .unwrap_or(dims);
+    let (histogram, cutoff) = tally.merged_with_cutoff(wanted);
     // Fewest disagreements first (a counting sort by the histogram, slot
     // order within a count), so that the 8-bit pass meets the likely best
     // early and fewer of the rows after them enter its best so far.
@@ -101,15 +93,7 @@ pub(super) fn agreeing_plain(
     let mut disagreements = Vec::with_capacity(scales.len());
     let mut tally = Histogram::new(dims);
     count_any(signs, scales, query, &mut disagreements, &mut tally);
-    let histogram = tally.merged();
-    let mut seen = 0;
-    let cutoff = histogram
-        .iter()
-        .position(|&n| {
-            seen += n;
-            seen >= wanted
-        })
-        .unwrap_or(dims);
+    let (_, cutoff) = tally.merged_with_cutoff(wanted);
     let cutoff = u16::try_from(cutoff).unwrap_or(u16::MAX - 1);
     disagreements
         .iter()
@@ -164,13 +148,23 @@ impl Histogram {
         }
     }
 
-    /// The histogram: how many rows have each count.
-    fn merged(&self) -> Vec<usize> {
+    /// The histogram (how many rows have each count) and the cutoff: the
+    /// fewest disagreements that let through `wanted` rows (the most
+    /// possible, `dims`, when fewer rows are counted).
+    fn merged_with_cutoff(&self, wanted: usize) -> (Vec<usize>, usize) {
         let mut sum = vec![0; self.width];
         for lane in self.bins.chunks_exact(self.width) {
             sum.iter_mut().zip(lane).for_each(|(s, n)| *s += n);
         }
-        sum
+        let mut seen = 0;
+        let cutoff = sum
+            .iter()
+            .position(|&n| {
+                seen += n;
+                seen >= wanted
+            })
+            .unwrap_or(self.width - 1);
+        (sum, cutoff)
     }
 }
 
