@@ -22,6 +22,9 @@ use super::{
 };
 use crate::chat::Chat;
 use crate::message::Message;
+use slots::Slots;
+
+mod slots;
 
 /// One chunk in the index.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +58,7 @@ pub struct PendingChunk {
 pub struct RecallIndex {
     chunk_chars: usize,
     model: String,
-    docs: Vec<Option<Doc>>,
+    docs: Slots,
     free: Vec<u32>,
     by_message: HashMap<CompactString, Vec<u32>>,
     keyword: KeywordIndex,
@@ -193,8 +196,8 @@ impl RecallIndex {
     /// Every held vector by chunk, for cutting again.
     fn take_vectors(&mut self) -> HashMap<ChunkKey, (u64, Vec<f32>)> {
         let mut kept = HashMap::new();
-        for (slot, doc) in self.docs.iter().enumerate() {
-            if let (Some(doc), Some(v)) = (doc, self.vectors.get(slot as u32)) {
+        for (slot, doc) in self.docs.iter() {
+            if let (Some(doc), Some(v)) = (doc, self.vectors.get(slot)) {
                 kept.insert(doc.key.clone(), (doc.fingerprint, v));
             }
         }
@@ -234,12 +237,15 @@ impl RecallIndex {
                 } else {
                     4
                 };
-                self.docs[slot as usize] = Some(Doc {
-                    key,
-                    seq,
-                    range: to_u32(range.start)..to_u32(range.end),
-                    fingerprint,
-                });
+                self.docs.put(
+                    slot,
+                    Doc {
+                        key,
+                        seq,
+                        range: to_u32(range.start)..to_u32(range.end),
+                        fingerprint,
+                    },
+                );
             }
         }
     }
@@ -247,10 +253,7 @@ impl RecallIndex {
     fn take_slot(&mut self) -> u32 {
         match self.free.pop() {
             Some(slot) => slot,
-            None => {
-                self.docs.push(None);
-                to_u32(self.docs.len() - 1)
-            }
+            None => self.docs.push_free(),
         }
     }
 
@@ -264,7 +267,7 @@ impl RecallIndex {
                 .saturating_sub(message_entry_bytes(&message_id.into(), slots.len()));
         }
         for slot in slots {
-            if let Some(doc) = self.docs[slot as usize].take() {
+            if let Some(doc) = self.docs.take(slot) {
                 if let Some(v) = self.vectors.get(slot) {
                     kept.push((doc.key, (doc.fingerprint, v)));
                 }
@@ -281,11 +284,7 @@ impl RecallIndex {
         let count = self.by_message.get(message_id).map_or(0, |slots| {
             slots
                 .iter()
-                .filter(|s| {
-                    self.docs[**s as usize]
-                        .as_ref()
-                        .is_some_and(|d| d.key.source == source)
-                })
+                .filter(|s| self.docs.get(**s).is_some_and(|d| d.key.source == source))
                 .count()
         });
         to_u32(count)
@@ -318,10 +317,9 @@ impl RecallIndex {
         let mut slots: Vec<(i64, u32, u32)> = self
             .docs
             .iter()
-            .enumerate()
             .filter_map(|(slot, doc)| {
-                let doc = doc.as_ref()?;
-                (!self.vectors.has(slot as u32)).then_some((doc.seq, doc.key.part, slot as u32))
+                let doc = doc?;
+                (!self.vectors.has(slot)).then_some((doc.seq, doc.key.part, slot))
             })
             .collect();
         let take = limit.min(slots.len());
@@ -336,7 +334,7 @@ impl RecallIndex {
         slots
             .into_iter()
             .filter_map(|(_, _, slot)| {
-                let doc = self.docs[slot as usize].as_ref()?;
+                let doc = self.docs.get(slot)?;
                 let (speaker, chunk) = passage(chat, doc)?;
                 Some(PendingChunk {
                     key: doc.key.clone(),
@@ -355,7 +353,7 @@ impl RecallIndex {
             return false;
         };
         for slot in slots {
-            if let Some(doc) = &self.docs[*slot as usize]
+            if let Some(doc) = self.docs.get(*slot)
                 && doc.key == *key
             {
                 let attached = doc.fingerprint == fingerprint && self.vectors.put(*slot, vector);
@@ -404,8 +402,8 @@ impl RecallIndex {
         (self.dims() == 0 || self.dims() == dims)
             && self.by_message.get(&key.message_id).is_some_and(|slots| {
                 slots.iter().any(|slot| {
-                    self.docs[*slot as usize]
-                        .as_ref()
+                    self.docs
+                        .get(*slot)
                         .is_some_and(|doc| doc.key == *key && doc.fingerprint == fingerprint)
                 })
             })
@@ -435,8 +433,7 @@ impl RecallIndex {
         query: &RecallQuery<'_>,
         exhaustive: bool,
     ) -> Vec<(u32, f32)> {
-        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
-        let keep = search::keeper(query, doc);
+        let keep = self.keeper(query);
         if exhaustive {
             search::best(self.keyword.scores(query.text), CANDIDATES, &keep)
         } else {
@@ -449,8 +446,7 @@ impl RecallIndex {
     /// before issue 44's ninth session, for the timing.
     #[cfg(test)]
     pub(super) fn vector_phase(&self, query: &RecallQuery<'_>, plain: bool) -> Vec<(u32, f32)> {
-        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
-        let keep = search::keeper(query, doc);
+        let keep = self.keeper(query);
         query.vector.map_or_else(Vec::new, |q| {
             let (floor, vectors) = (query.min_similarity, &self.vectors);
             if plain {
@@ -461,6 +457,25 @@ impl RecallIndex {
         })
     }
 
+    /// Whether a slot may be a hit for `query`: it holds a chunk, of a
+    /// message neither in the recent window nor one of the excluded ones.
+    /// Reads the slots' positions only (see [`slots`]); the excluded
+    /// messages' slots are looked up once.
+    fn keeper<'a>(&'a self, query: &RecallQuery<'_>) -> impl Fn(u32) -> bool + 'a {
+        let before = query.exclude_from_seq;
+        let mut excluded: Vec<u32> = query
+            .exclude_ids
+            .iter()
+            .filter_map(|id| self.by_message.get(*id))
+            .flatten()
+            .copied()
+            .collect();
+        excluded.sort_unstable();
+        move |slot: u32| {
+            self.docs.holds_before(slot, before) && excluded.binary_search(&slot).is_err()
+        }
+    }
+
     /// [`RecallIndex::candidates`] with `keyword` for its keyword phase
     /// (given the query's exclusions).
     fn candidates_by(
@@ -468,8 +483,8 @@ impl RecallIndex {
         query: &RecallQuery<'_>,
         keyword: impl FnOnce(&dyn Fn(u32) -> bool) -> Vec<(u32, f32)>,
     ) -> Candidates {
-        let doc = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref);
-        let keep = search::keeper(query, doc);
+        let doc = |slot: u32| self.docs.get(slot);
+        let keep = self.keeper(query);
         let keyword = keyword(&keep);
         let vector = query.vector.map(|q| {
             self.vectors
@@ -487,8 +502,7 @@ impl RecallIndex {
     /// Bytes the index holds on the heap (an estimate, kept as the index
     /// changes: reading it costs nothing, however big the chat).
     pub fn heap_bytes(&self) -> usize {
-        let docs =
-            self.docs.capacity() * std::mem::size_of::<Option<Doc>>() + self.free.capacity() * 4;
+        let docs = self.docs.heap_bytes() + self.free.capacity() * 4;
         docs + self.message_bytes + self.keyword.heap_bytes() + self.vectors.heap_bytes()
     }
 }

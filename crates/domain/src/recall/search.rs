@@ -93,28 +93,6 @@ pub fn passage_key(text: &str) -> String {
     key
 }
 
-/// Whether a slot may be a hit for `query`: its chunk exists and is
-/// neither in the recent window nor one of the excluded messages.
-pub(super) fn keeper<'i>(
-    query: &RecallQuery<'_>,
-    doc: impl Fn(u32) -> Option<&'i Doc>,
-) -> impl Fn(u32) -> bool {
-    let exclude_from_seq = query.exclude_from_seq;
-    let exclude_ids: Vec<String> = query
-        .exclude_ids
-        .iter()
-        .map(|id| (*id).to_owned())
-        .collect();
-    move |slot: u32| {
-        doc(slot).is_some_and(|doc| {
-            exclude_from_seq.is_none_or(|from| doc.seq < from)
-                && !exclude_ids
-                    .iter()
-                    .any(|id| id == doc.key.message_id.as_str())
-        })
-    }
-}
-
 /// A scored slot in [`best`]'s heap (and a keyword search's): the worst
 /// on top (lower score, then the higher slot).
 #[derive(PartialEq)]

@@ -66,6 +66,22 @@ fn settings() -> Settings {
     }
 }
 
+/// A vector of model "toy" for each message of `chat`, `vector` of its id.
+fn toy_vectors(chat: &Chat, vector: impl Fn(&str) -> Vec<f32>) -> Vec<StoredVector> {
+    chat.messages()
+        .map(|(_, m)| StoredVector {
+            key: ChunkKey {
+                message_id: m.id.clone(),
+                source: Source::Message,
+                part: 0,
+            },
+            fingerprint: super::input_fingerprint(Some(m.name.as_str()), m.text()),
+            model: "toy".into(),
+            vector: vector(&m.id),
+        })
+        .collect()
+}
+
 fn ids(hits: &[super::Hit]) -> Vec<&str> {
     hits.iter().map(|h| h.key.message_id.as_str()).collect()
 }
@@ -93,20 +109,7 @@ fn vectors_rank_by_meaning_and_fuse_with_keywords() {
         "m2" | "m3" | "m6" => vec![1.0, 0.1],
         _ => vec![0.1, 1.0],
     };
-    let stored = chat
-        .messages()
-        .map(|(_, m)| StoredVector {
-            key: ChunkKey {
-                message_id: m.id.clone(),
-                source: Source::Message,
-                part: 0,
-            },
-            fingerprint: super::input_fingerprint(Some(m.name.as_str()), m.text()),
-            model: "toy".into(),
-            vector: vector(&m.id),
-        })
-        .collect();
-    let index = RecallIndex::build(&chat, 1000, "toy", stored);
+    let index = RecallIndex::build(&chat, 1000, "toy", toy_vectors(&chat, vector));
     assert_eq!(index.missing_count(), 0);
     let hits = index.search(
         &chat,
@@ -426,4 +429,58 @@ fn a_speakers_name_finds_their_lines() {
         None,
         "the passage is the message's text, without the name"
     );
+}
+
+#[test]
+fn the_querys_own_messages_and_the_recent_window_are_left_out_by_both_rankings() {
+    let mut chat = story();
+    // Every message on one axis: the vector ranking finds them all.
+    let stored = |chat: &Chat| toy_vectors(chat, |_| vec![1.0, 0.1]);
+    let mut index = RecallIndex::build(&chat, 1000, "toy", stored(&chat));
+    let seq = |chat: &Chat, id: &str| chat.message(id).map(|(seq, _)| seq);
+    let search = |chat: &Chat, index: &RecallIndex, exclude_from_seq, exclude_ids| {
+        let hits = index.search(
+            chat,
+            &RecallQuery {
+                vector: Some(&[1.0, 0.0]),
+                exclude_from_seq,
+                exclude_ids,
+                ..words("the sealed letter")
+            },
+        );
+        ids(&hits)
+            .iter()
+            .map(|id| (*id).to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(search(&chat, &index, None, &[]).len(), 6);
+    // m2 by its id, m3 and after by the window: m1 alone is left, found
+    // by its vector only.
+    assert_eq!(search(&chat, &index, seq(&chat, "m3"), &["m2"]), ["m1"]);
+    // A slot freed by a deletion and taken by a new message: the new one
+    // is its own message, left out by its id, and the window moves on.
+    chat.apply(ChatEvent::MessageDeleted {
+        message_id: "m1".into(),
+    })
+    .expect("deletes");
+    chat.apply(ChatEvent::MessageSent(message(
+        "m7",
+        "Mira",
+        "Another sealed letter came at dawn.",
+    )))
+    .expect("appends");
+    index.mark("m1");
+    index.mark("m7");
+    index.sync(&chat, 1000, "toy");
+    for key in stored(&chat) {
+        index.attach(&key.key, key.fingerprint, &key.vector);
+    }
+    let found = search(&chat, &index, None, &["m7", "m6"]);
+    assert_eq!(found.len(), 4, "{found:?}");
+    assert!(
+        !found
+            .iter()
+            .any(|id| ["m1", "m6", "m7"].contains(&id.as_str()))
+    );
+    assert_eq!(search(&chat, &index, seq(&chat, "m7"), &[]).len(), 5);
 }

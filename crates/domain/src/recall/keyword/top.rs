@@ -13,6 +13,14 @@
 //! terms are essential is decided again at each window, as the `k`-th
 //! best rises.
 //!
+//! Before the first window, the rarest terms' lists (short, and holding
+//! the documents that score highest) are read whole to find a score the
+//! `k`-th best cannot be under ([`seed`]): with it, common terms are
+//! non-essential from the first window on, rather than once the windows
+//! have reached enough of the best documents, which are spread over the
+//! whole chat (issue 44's eleventh session: a six-word query's keyword
+//! phase x0.77 at 100,000 messages).
+//!
 //! A window of slots (small at first, so that `k` documents are found
 //! soon; at most [`WINDOW`]) is scored term at a time: each essential
 //! list's entries in the window add their share into a small array. The
@@ -154,6 +162,73 @@ impl Term<'_> {
     }
 }
 
+/// The most entries the seed reads (see [`seed`]), per document wanted.
+const SEED_ENTRIES_PER_DOC: usize = 8;
+
+/// A score the `k`-th best of the search cannot be under, found before
+/// the windows: the shortest lists (the rarest terms, whose documents
+/// score highest), read whole while their entries stay within
+/// [`SEED_ENTRIES_PER_DOC`] times `k`, give each of their documents the
+/// sum of those terms' shares, at most its score; the `k`-th best such
+/// sum among the documents `keep` lets through (divided by `slack`, as
+/// the sums are made in another order than the exhaustive one) is at
+/// most the `k`-th best score. Negative infinity when those lists hold
+/// fewer than `k` documents `keep` lets through. Without it, the `k`-th
+/// best found rises only as the windows reach the best documents, spread
+/// over the whole chat, and until then the windows read and test
+/// documents that cannot enter.
+fn seed(
+    terms: &[Term<'_>],
+    doc_len: &[u32],
+    average: f32,
+    k: usize,
+    slack: f32,
+    keep: impl Fn(u32) -> bool,
+) -> f32 {
+    let budget = k.saturating_mul(SEED_ENTRIES_PER_DOC);
+    let mut by_length: Vec<&Term<'_>> = terms.iter().collect();
+    by_length.sort_by_key(|t| t.postings.len());
+    let mut read = 0usize;
+    let mut shares: Vec<(u32, f32)> = Vec::new();
+    for term in by_length {
+        read += term.postings.len();
+        if read > budget {
+            break;
+        }
+        shares.extend(term.postings.iter().map(|p| {
+            (
+                p.doc,
+                part(term.idf, p.count as f32, length(doc_len, p.doc), average),
+            )
+        }));
+    }
+    if shares.len() < k {
+        return f32::NEG_INFINITY;
+    }
+    shares.sort_unstable_by_key(|(doc, _)| *doc);
+    let mut sums: Vec<(u32, f32)> = Vec::with_capacity(shares.len());
+    for (doc, share) in shares {
+        match sums.last_mut() {
+            Some((last, sum)) if *last == doc => *sum += share,
+            _ => sums.push((doc, share)),
+        }
+    }
+    if sums.len() < k {
+        return f32::NEG_INFINITY;
+    }
+    sums.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+    let mut kept = 0;
+    for (doc, sum) in sums {
+        if keep(doc) {
+            kept += 1;
+            if kept == k {
+                return sum / slack;
+            }
+        }
+    }
+    f32::NEG_INFINITY
+}
+
 /// The best `k` documents of `lists` (the query's distinct terms and
 /// their lists, in term order, none empty) in `corpus` that `keep` lets
 /// through, `(doc, score)` best first (ties: the lower slot); see the
@@ -211,6 +286,11 @@ pub(super) fn top(
     for (i, t) in order.iter().enumerate() {
         below[i + 1] = below[i] + terms[*t].bound;
     }
+    let seeded = if single {
+        f32::NEG_INFINITY
+    } else {
+        seed(&terms, doc_len, average, k, slack, &keep)
+    };
     let mut essential = vec![true; terms.len()];
     // order[..cheap] are the non-essential terms.
     let mut cheap = 0;
@@ -242,7 +322,8 @@ pub(super) fn top(
         let floor = heap
             .peek()
             .filter(|_| heap.len() >= k)
-            .map_or(f32::NEG_INFINITY, |r| r.0);
+            .map_or(f32::NEG_INFINITY, |r| r.0)
+            .max(seeded);
         let out = |bound: f32| bound * cube < floor;
         while cheap < order.len() && out(below[cheap + 1]) {
             essential[order[cheap]] = false;
@@ -341,8 +422,11 @@ pub(super) fn top(
             count = kept;
         }
         for c in &candidates[..count] {
-            let floor = (heap.len() >= k).then(|| heap.peek().map_or(0.0, |r| r.0));
-            if floor.is_some_and(|floor| c.found * square < floor) || !keep(c.doc) {
+            let floor = heap
+                .peek()
+                .filter(|_| heap.len() >= k)
+                .map_or(seeded, |r| r.0.max(seeded));
+            if c.found * square < floor || !keep(c.doc) {
                 continue;
             }
             all_exact &= !c.more;
@@ -363,7 +447,10 @@ pub(super) fn top(
             }
         }
         if pool.len() > k.max(64).saturating_mul(2)
-            && let Some(floor) = heap.peek().filter(|_| heap.len() >= k).map(|r| r.0)
+            && let Some(floor) = heap
+                .peek()
+                .filter(|_| heap.len() >= k)
+                .map(|r| r.0.max(seeded))
         {
             pool.retain(|p| p.found * square >= floor);
         }
