@@ -461,7 +461,7 @@ impl RecallIndex {
     /// message neither in the recent window nor one of the excluded ones.
     /// Reads the slots' positions only (see [`slots`]); the excluded
     /// messages' slots are looked up once.
-    fn keeper<'a>(&'a self, query: &RecallQuery<'_>) -> impl Fn(u32) -> bool + 'a {
+    fn keeper<'a>(&'a self, query: &RecallQuery<'_>) -> impl Fn(u32) -> bool + use<'a> {
         let before = query.exclude_from_seq;
         let mut excluded: Vec<u32> = query
             .exclude_ids

@@ -166,18 +166,12 @@ impl KeywordIndex {
         Some((wanted, n, average))
     }
 
-    /// The best `k` documents for `query` by BM25 among those `keep` lets
-    /// through, as `(doc, score)` best first (ties: the lower slot): the
-    /// same as scoring every document sharing a term with `query` and
-    /// keeping the best `k` of those `keep` accepts, to the bit, but
-    /// reading only the parts of the lists that could change the answer
-    /// (see [`top`]). `keep` is asked only of documents that would enter
-    /// the best `k` so far.
-    pub fn top(&self, query: &str, k: usize, keep: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
-        let Some((wanted, n, average)) = self.query_terms(query) else {
-            return Vec::new();
-        };
-        let lists: Vec<(u32, &PostingList)> = wanted
+    /// The query's distinct known terms with their (non-empty) lists, in
+    /// term order, and what a search reads of the index besides; `None`
+    /// when the index is empty.
+    fn lists(&self, query: &str) -> Option<(Vec<(u32, &PostingList)>, top::Corpus<'_>)> {
+        let (wanted, n, average) = self.query_terms(query)?;
+        let lists = wanted
             .iter()
             .filter_map(|t| Some((*t, self.postings.get(*t as usize)?)))
             .filter(|(_, list)| !list.is_empty())
@@ -188,7 +182,32 @@ impl KeywordIndex {
             n,
             average,
         };
-        top::top(&lists, &corpus, k, keep)
+        Some((lists, corpus))
+    }
+
+    /// The best `k` documents for `query` by BM25 among those `keep` lets
+    /// through, as `(doc, score)` best first (ties: the lower slot): the
+    /// same as scoring every document sharing a term with `query` and
+    /// keeping the best `k` of those `keep` accepts, to the bit, but
+    /// reading only the parts of the lists that could change the answer
+    /// (see [`top`]). `keep` is asked of the documents that may be among
+    /// the best `k`, and, for the search's first floor, of the rarest
+    /// terms' documents, the best first, until `k` are let through.
+    pub fn top(&self, query: &str, k: usize, keep: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        match self.lists(query) {
+            Some((lists, corpus)) => top::top(&lists, &corpus, k, keep),
+            None => Vec::new(),
+        }
+    }
+
+    /// The floor [`KeywordIndex::top`] starts from (see `top::seed`), for
+    /// the tests: negative infinity when it has none.
+    #[cfg(test)]
+    pub fn first_floor(&self, query: &str, k: usize, keep: impl Fn(u32) -> bool) -> f32 {
+        match self.lists(query) {
+            Some((lists, corpus)) => top::first_floor(&lists, &corpus, k, keep),
+            None => f32::NEG_INFINITY,
+        }
     }
 
     /// The BM25 score of every document sharing a term with `query`, as

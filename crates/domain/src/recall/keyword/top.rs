@@ -229,6 +229,61 @@ fn seed(
     f32::NEG_INFINITY
 }
 
+/// The search's terms for `lists` in `corpus`, each with its bound when
+/// `bounded` (else an infinite one: a chat of one window needs none).
+fn search_terms<'a>(
+    lists: &[(u32, &'a PostingList)],
+    corpus: &Corpus<'_>,
+    bounded: bool,
+) -> Vec<Term<'a>> {
+    let Corpus {
+        doc_len,
+        n,
+        average,
+        ..
+    } = *corpus;
+    lists
+        .iter()
+        .map(|(_, list)| {
+            let idf = super::idf(n, list.len() as f32);
+            let bound = if bounded {
+                list.bound(doc_len, |count, len| {
+                    part(idf, count as f32, len as f32, average)
+                })
+            } else {
+                f32::INFINITY
+            };
+            Term {
+                postings: list.postings(),
+                idf,
+                bound,
+                window: 0,
+                probe: 0,
+                exact: 0,
+            }
+        })
+        .collect()
+}
+
+/// [`seed`]'s floor for `lists` in `corpus` (for the tests).
+#[cfg(test)]
+pub(super) fn first_floor(
+    lists: &[(u32, &PostingList)],
+    corpus: &Corpus<'_>,
+    k: usize,
+    keep: impl Fn(u32) -> bool,
+) -> f32 {
+    let terms = search_terms(lists, corpus, false);
+    seed(
+        &terms,
+        corpus.doc_len,
+        corpus.average,
+        k,
+        slack(terms.len()),
+        keep,
+    )
+}
+
 /// The best `k` documents of `lists` (the query's distinct terms and
 /// their lists, in term order, none empty) in `corpus` that `keep` lets
 /// through, `(doc, score)` best first (ties: the lower slot); see the
@@ -246,8 +301,8 @@ pub(super) fn top(
     let Corpus {
         doc_len,
         doc_terms,
-        n,
         average,
+        ..
     } = *corpus;
     let ids: Vec<u32> = lists.iter().map(|(id, _)| *id).collect();
     // Windows no larger than the slots (a small chat's search zeroes
@@ -255,27 +310,7 @@ pub(super) fn top(
     // be known too late to spare much), and needs no bounds.
     let window = doc_len.len().clamp(64, WINDOW).next_power_of_two();
     let single = doc_len.len() <= window;
-    let mut terms: Vec<Term<'_>> = lists
-        .iter()
-        .map(|(_, list)| {
-            let idf = super::idf(n, list.len() as f32);
-            let bound = if single {
-                f32::INFINITY
-            } else {
-                list.bound(doc_len, |count, len| {
-                    part(idf, count as f32, len as f32, average)
-                })
-            };
-            Term {
-                postings: list.postings(),
-                idf,
-                bound,
-                window: 0,
-                probe: 0,
-                exact: 0,
-            }
-        })
-        .collect();
+    let mut terms = search_terms(lists, corpus, !single);
     let slack = slack(terms.len());
     let (square, cube) = (slack * slack, slack * slack * slack);
     // The terms by bound, smallest first, and the sums of the bounds of
